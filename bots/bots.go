@@ -1,0 +1,114 @@
+// Package bots is the contract between core and the chat platforms. Each
+// platform lives in its own package (bots/slack, bots/discord, bots/console)
+// and implements Adapter plus whichever optional abilities it has: streaming,
+// status, buttons, files. Core asks for an ability with a type assertion and
+// falls back when a platform lacks it.
+package bots
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/cards"
+)
+
+// Target is where a message goes on a platform.
+type Target struct {
+	Platform  string
+	Workspace string // Slack team, Discord guild
+	Channel   string
+	Thread    string // Slack thread_ts, Discord thread channel id; "" for none
+	// UserID is the person to DM when Channel is empty (reminders, pulses).
+	UserID string
+}
+
+// MessageRef names a message that was posted, so it can be edited later.
+type MessageRef struct {
+	Channel string
+	ID      string // Slack ts, Discord message id
+}
+
+// Identity is the name and icon an agent posts with when several agents share
+// one app.
+type Identity struct {
+	Name    string
+	IconURL string
+}
+
+// Button is one choice offered under a message.
+type Button struct {
+	// ActionID and Value come back in the click. ActionID is limited to what
+	// both platforms accept (Discord custom_id: 100 characters in all).
+	ActionID string
+	Value    string
+	Label    string
+	Style    string // "", "primary", "danger"
+}
+
+// File is an attachment, such as a chart rendered on the server.
+type File struct {
+	Name     string
+	MimeType string
+	Data     []byte
+	Title    string
+}
+
+// Message is what core asks a platform to show. Text is Markdown as the model
+// wrote it; the platform converts it (Slack mrkdwn) and splits it within its
+// limits. Card, when set, is a stamped card (core/cards) that the platform
+// renders natively; Text is then the plain fallback.
+type Message struct {
+	Text     string
+	Buttons  []Button
+	Files    []File
+	Card     *Card
+	Identity *Identity
+	// Ephemeral, with UserID on the target, shows the message to one person.
+	Ephemeral bool
+}
+
+// Card is a stamped card to render natively (Block Kit, embeds). EntryID is
+// the card entry's id: buttons carry it (cards.ActionID) so a click finds the
+// card and its declared action.
+type Card struct {
+	EntryID uuid.UUID
+	Stamped *cards.Stamped
+}
+
+// Adapter is what every platform implements.
+type Adapter interface {
+	// Name is the platform name used in bindings ("slack", "discord").
+	Name() string
+	Start(ctx context.Context) error
+	Stop()
+	// Post posts a new message and returns references to every message it
+	// made (a long text may be split into several).
+	Post(ctx context.Context, to Target, m *Message) ([]MessageRef, error)
+}
+
+// Editor can replace a posted message.
+type Editor interface {
+	Update(ctx context.Context, ref MessageRef, m *Message) error
+}
+
+// Streamer shows a reply as it is written.
+type Streamer interface {
+	// StartStream opens an in-progress reply in the target thread.
+	StartStream(ctx context.Context, to Target, id *Identity) (Stream, error)
+}
+
+// Stream is one in-progress reply.
+type Stream interface {
+	// Append adds text as the model writes it. Platforms throttle as they need.
+	Append(ctx context.Context, delta string) error
+	// Finish replaces the in-progress reply with the final text and returns
+	// the messages it now consists of.
+	Finish(ctx context.Context, final *Message) ([]MessageRef, error)
+}
+
+// StatusSetter shows what the agent is doing (Slack's assistant status,
+// Discord's typing indicator). An empty status clears it.
+type StatusSetter interface {
+	SetStatus(ctx context.Context, to Target, status string) error
+}

@@ -1,0 +1,441 @@
+// Package web is the HTTP client API: create conversations, post messages and
+// tool results, fork, read the log at any seq, and follow a conversation as
+// Server-Sent Events that resume exactly where a client left off.
+package web
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Options configures the API.
+type Options struct {
+	Service *core.Service
+	// Token, when set, is required as "Authorization: Bearer <Token>". When
+	// empty the API answers only requests from loopback addresses.
+	Token string
+	// PollInterval bounds how long a stream waits when a wake-up is lost
+	// (default 2s).
+	PollInterval time.Duration
+	// KeepAlive is the interval of SSE comments that keep proxies from
+	// closing an idle stream (default 15s).
+	KeepAlive time.Duration
+	Logger    *slog.Logger
+}
+
+// API serves /api/.
+type API struct {
+	opts Options
+	svc  *core.Service
+	st   store.Store
+	log  *slog.Logger
+}
+
+// New validates opts.
+func New(opts Options) (*API, error) {
+	if opts.Service == nil {
+		return nil, errors.New("web: Options.Service is required")
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = 15 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger}, nil
+}
+
+// Routes registers the API on mux.
+func (a *API) Routes(mux *http.ServeMux) {
+	mux.Handle("POST /api/conversations", a.auth(a.create))
+	mux.Handle("GET /api/conversations/{id}", a.auth(a.get))
+	mux.Handle("POST /api/conversations/{id}/messages", a.auth(a.message))
+	mux.Handle("GET /api/conversations/{id}/stream", a.auth(a.stream))
+	mux.Handle("POST /api/conversations/{id}/tool-results", a.auth(a.toolResults))
+	mux.Handle("POST /api/conversations/{id}/fork", a.auth(a.fork))
+	mux.Handle("GET /api/conversations/{id}/entries", a.auth(a.entries))
+}
+
+func (a *API) auth(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.opts.Token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.Token)) != 1 {
+				writeError(w, http.StatusUnauthorized, "a valid Authorization: Bearer token is required")
+				return
+			}
+		} else if !loopback(r.RemoteAddr) {
+			writeError(w, http.StatusForbidden, "without SWITCHBOARD_API_TOKEN the API answers only on loopback")
+			return
+		}
+		if err := h(w, r); err != nil {
+			a.fail(w, r, err)
+		}
+	})
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not found")
+	case errors.Is(err, core.ErrNotPending):
+		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, http.StatusConflict, "conflict")
+	default:
+		a.log.ErrorContext(r.Context(), "api request failed", "path", r.URL.Path, "error", err)
+		writeError(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", core.ErrInvalid, err)
+	}
+	return nil
+}
+
+func convID(r *http.Request) (uuid.UUID, error) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("%w: conversation id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// user names the API caller in the log.
+func user(r *http.Request) string {
+	if u := r.Header.Get("X-Switchboard-User"); u != "" {
+		return u
+	}
+	return "api"
+}
+
+func (a *API) create(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Agent string `json:"agent"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &body); err != nil {
+			return err
+		}
+	}
+	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, "api", user(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, conversationJSON(conv))
+	return nil
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	conv, err := a.st.ConversationGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := conversationJSON(conv)
+	forks, err := a.st.ConversationForks(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(forks))
+	for _, f := range forks {
+		ids = append(ids, f.ID.String())
+	}
+	out["forks"] = ids
+	pending, err := a.svc.PendingCalls(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out["pending_calls"] = pending
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func conversationJSON(c *store.Conversation) map[string]any {
+	out := map[string]any{
+		"id": c.ID, "root_id": c.RootID, "status": c.Status, "last_seq": c.LastSeq,
+		"child_count": c.ChildCount, "created_at": c.CreatedAt,
+	}
+	if c.ParentID != nil {
+		out["parent_id"] = c.ParentID
+		out["fork_seq"] = c.ForkSeq
+	}
+	return out
+}
+
+func (a *API) message(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Text string `json:"text"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	seq, err := a.svc.PostMessage(r.Context(), id, user(r), body.Text)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"conversation_id": id, "seq": seq})
+	return nil
+}
+
+func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Results []core.ToolResultInput `json:"results"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	seq, err := a.svc.PostToolResults(r.Context(), id, user(r), body.Results)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"conversation_id": id, "seq": seq})
+	return nil
+}
+
+func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Seq     int64  `json:"seq"`
+		Content string `json:"content"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	res, err := a.svc.Fork(r.Context(), id, body.Seq, user(r), body.Content)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"conversation_id": res.ConversationID, "forked": res.Forked, "seq": res.Entry.SeqValue(), "parent_id": id,
+	})
+	return nil
+}
+
+func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	p := &store.EntryListParams{ConversationID: id, WithErrors: r.URL.Query().Get("errors") != "0"}
+	if v := r.URL.Query().Get("at"); v != "" {
+		at, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || at < 1 {
+			return fmt.Errorf("%w: at=%q must be a seq of 1 or more", core.ErrInvalid, v)
+		}
+		p.UpToSeq = at
+	}
+	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+		return err
+	}
+	list, err := a.st.EntryList(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, e := range list {
+		out = append(out, EntryJSON(e))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversation_id": id, "entries": out})
+	return nil
+}
+
+// EntryJSON is an entry as clients see it.
+func EntryJSON(e *store.Entry) map[string]any {
+	out := map[string]any{
+		"id": e.ID, "kind": e.Kind, "author": e.Author, "content": e.Content, "created_at": e.CreatedAt,
+	}
+	if e.Seq != nil {
+		out["seq"] = *e.Seq
+	} else {
+		out["after_seq"] = e.AfterSeq
+	}
+	return out
+}
+
+// stream follows a conversation. The SSE id of each entry is its seq; a
+// client that reconnects with Last-Event-ID (or ?cursor=) gets exactly the
+// entries it missed, then live ones. Token deltas are a separate event type
+// with no id: they are ephemeral and never replayed.
+func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
+	id, err := convID(r)
+	if err != nil {
+		return err
+	}
+	cursor := int64(0)
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		cursor, err = strconv.ParseInt(v, 10, 64)
+	} else if v := r.URL.Query().Get("cursor"); v != "" {
+		cursor, err = strconv.ParseInt(v, 10, 64)
+	}
+	if err != nil || cursor < 0 {
+		return fmt.Errorf("%w: cursor must be a seq of 0 or more", core.ErrInvalid)
+	}
+	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+		return err
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming unsupported by the response writer")
+	}
+	ctx := r.Context()
+	// Subscribe before the catch-up read so nothing falls between them.
+	wake, err := a.st.Subscribe(ctx, store.TopicEntries)
+	if err != nil {
+		return err
+	}
+	live, unsubscribe := a.svc.Hub().Subscribe(id, 1024)
+	defer unsubscribe()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+
+	shownErrors := map[uuid.UUID]bool{}
+	catchUp := func() error {
+		list, err := a.st.EntryList(ctx, &store.EntryListParams{ConversationID: id, AfterSeq: cursor, WithErrors: true})
+		if err != nil {
+			return err
+		}
+		for _, e := range list {
+			if e.Seq == nil {
+				if shownErrors[e.ID] {
+					continue
+				}
+				shownErrors[e.ID] = true
+				if err := writeEvent(w, "", "error", EntryJSON(e)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := writeEvent(w, strconv.FormatInt(*e.Seq, 10), "entry", EntryJSON(e)); err != nil {
+				return err
+			}
+			cursor = *e.Seq
+		}
+		flusher.Flush()
+		return nil
+	}
+	if err := catchUp(); err != nil {
+		return nil // the client went away or the store failed mid-stream; nothing more to say
+	}
+	poll := time.NewTicker(a.opts.PollInterval)
+	defer poll.Stop()
+	keep := time.NewTicker(a.opts.KeepAlive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case n, ok := <-wake:
+			if !ok {
+				return nil
+			}
+			if n.Payload != id.String() {
+				continue
+			}
+		case ev, ok := <-live:
+			if !ok {
+				return nil
+			}
+			switch ev.Kind {
+			case core.EventDelta:
+				if err := writeEvent(w, "", "delta", map[string]string{"text": ev.Text}); err != nil {
+					return nil
+				}
+				flusher.Flush()
+				continue
+			case core.EventStatus, core.EventRestart, core.EventTurnStart, core.EventTurnEnd:
+				if err := writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text}); err != nil {
+					return nil
+				}
+				flusher.Flush()
+				if ev.Kind != core.EventTurnEnd {
+					continue
+				}
+			}
+		case <-poll.C:
+		case <-keep.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			flusher.Flush()
+			continue
+		}
+		if err := catchUp(); err != nil {
+			return nil
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, id, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	return err
+}

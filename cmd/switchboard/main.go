@@ -1,0 +1,148 @@
+// Command switchboard runs Switchboard: `serve` (the service), `chat` (talk
+// to an agent in the terminal through the same engine and store) and
+// `migrate` (apply the schema and print its version).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/switchboardhq/switchboard/bots/console"
+	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/store/dial"
+)
+
+const usage = `usage: switchboard <command> [flags]
+
+commands:
+  serve     run the service (HTTP, workers, Slack and Discord when configured)
+  chat      talk to an agent in this terminal
+  migrate   apply database migrations and print the schema version
+
+Configuration comes from the environment (see README); flags override it.
+Run 'switchboard <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, args := args[0], args[1:]
+	cfg, err := app.FromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
+	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
+	switch cmd {
+	case "serve":
+		fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address, default :8080 (SWITCHBOARD_ADDR)")
+		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
+	case "chat":
+		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
+	case "migrate":
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	var agentName string
+	if cmd == "chat" {
+		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	level, err := parseLevel(*logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	switch cmd {
+	case "migrate":
+		return migrate(ctx, cfg, stdout)
+	case "chat":
+		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
+	default:
+		return serve(ctx, cfg)
+	}
+}
+
+func serve(ctx context.Context, cfg app.Config) error {
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Stop()
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	cfg.Logger.Info("shutting down")
+	return nil
+}
+
+func migrate(ctx context.Context, cfg app.Config, stdout io.Writer) error {
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	v, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s schema at version %d\n", st.Dialect(), v)
+	return nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("SWITCHBOARD_LOG_LEVEL: %q must be debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+func envOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg.Addr = "-" // no HTTP server: the terminal is the platform
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Stop()
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	return console.Run(ctx, console.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout})
+}

@@ -1,0 +1,231 @@
+// Package agent declares agents: who they are (name, persona), which model
+// they run on with which credentials, which tools they may use and where they
+// answer. Declarations come from switchboard.yaml and are upserted into the
+// store at start; with no file there is one default agent.
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultName is the agent that answers when no file declares one.
+const DefaultName = "switchboard"
+
+// DefaultPersona is the default agent's persona.
+const DefaultPersona = "You are Switchboard, a helpful assistant working inside a team chat. " +
+	"Answer concisely, use Markdown, and ask before doing anything risky."
+
+// Agent is one declared agent.
+type Agent struct {
+	Name    string `yaml:"name" json:"name"`
+	Persona string `yaml:"persona" json:"persona"`
+	// Model is "provider:model", e.g. anthropic:claude-sonnet-4-5,
+	// openai:gpt-4.1-mini, scripted:path/to/script.yaml.
+	Model string `yaml:"model" json:"model"`
+	// APIKeyEnv names the environment variable holding the key (the
+	// credentials reference; the key itself is never stored). Defaults to the
+	// provider's own (ANTHROPIC_API_KEY, OPENAI_API_KEY).
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// BaseURL overrides the provider endpoint (an OpenAI-compatible server).
+	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	Thinking    string   `yaml:"thinking,omitempty" json:"thinking,omitempty"`
+	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// Tools lists the tools the agent may use; empty means every registered tool.
+	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// StepBudget caps model calls per turn (default 25).
+	StepBudget int `yaml:"step_budget,omitempty" json:"step_budget,omitempty"`
+	// Answers says where the agent answers.
+	Answers Answers `yaml:"answers,omitempty" json:"answers,omitempty"`
+	// Identity is the display name and icon on platforms that allow it.
+	DisplayName string `yaml:"display_name,omitempty" json:"display_name,omitempty"`
+	IconURL     string `yaml:"icon_url,omitempty" json:"icon_url,omitempty"`
+}
+
+// Answers is where an agent answers.
+type Answers struct {
+	// Default makes the agent answer wherever no other agent is configured.
+	Default bool `yaml:"default,omitempty" json:"default,omitempty"`
+	// Channels (Slack or Discord channel ids) where it answers every message,
+	// not only mentions.
+	Channels []string `yaml:"channels,omitempty" json:"channels,omitempty"`
+}
+
+// Config is the file.
+type Config struct {
+	Agents []Agent `yaml:"agents"`
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+var thinkingLevels = map[string]bool{"": true, "off": true, "low": true, "medium": true, "high": true}
+
+// Env is the slice of the environment the config reads; tests pass their own.
+type Env func(key string) string
+
+// Load reads the file at path. An empty path reads nothing and returns the
+// default agent. Environment: SWITCHBOARD_MODEL is the model of every agent
+// that declares none (and of the default agent).
+func Load(path string, env Env) (*Config, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	cfg := &Config{}
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading config %s: %w", path, err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+		dec.KnownFields(true)
+		// An empty file decodes as io.EOF: it declares nothing.
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("parsing config %s: %w", path, err)
+		}
+	}
+	if len(cfg.Agents) == 0 {
+		cfg.Agents = []Agent{{Name: DefaultName, Persona: DefaultPersona, Answers: Answers{Default: true}}}
+	}
+	for i := range cfg.Agents {
+		a := &cfg.Agents[i]
+		if a.Model == "" {
+			a.Model = DefaultModel(env)
+		}
+		if a.Persona == "" {
+			a.Persona = DefaultPersona
+		}
+		if a.StepBudget == 0 {
+			a.StepBudget = 25
+		}
+		if a.MaxTokens == 0 {
+			a.MaxTokens = 4096
+		}
+	}
+	if len(cfg.Agents) == 1 {
+		cfg.Agents[0].Answers.Default = true
+	}
+	if err := cfg.validate(); err != nil {
+		if path != "" {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// DefaultModel picks the model for agents that declare none: SWITCHBOARD_MODEL,
+// else a provider whose key is set, else the offline demo.
+func DefaultModel(env Env) string {
+	switch {
+	case env("SWITCHBOARD_MODEL") != "":
+		return env("SWITCHBOARD_MODEL")
+	case env("ANTHROPIC_API_KEY") != "":
+		return "anthropic:claude-sonnet-4-5"
+	case env("OPENAI_API_KEY") != "":
+		return "openai:gpt-4.1-mini"
+	default:
+		return DemoModel
+	}
+}
+
+// DemoModel is the scripted offline demo: never presented as a real model.
+const DemoModel = "scripted:demo"
+
+func (c *Config) validate() error {
+	seen := map[string]bool{}
+	defaults := 0
+	for i, a := range c.Agents {
+		where := fmt.Sprintf("agents[%d]", i)
+		if !nameRE.MatchString(a.Name) {
+			return fmt.Errorf("%s.name: %q must be 1-64 lowercase letters, digits, - or _", where, a.Name)
+		}
+		where = fmt.Sprintf("agent %q", a.Name)
+		if seen[a.Name] {
+			return fmt.Errorf("%s: declared twice", where)
+		}
+		seen[a.Name] = true
+		provider, model, ok := strings.Cut(a.Model, ":")
+		if !ok || provider == "" || model == "" {
+			return fmt.Errorf("%s: model %q must be provider:model, as in anthropic:claude-sonnet-4-5", where, a.Model)
+		}
+		switch provider {
+		case "anthropic", "openai", "scripted":
+		default:
+			return fmt.Errorf("%s: unknown model backend %q (use anthropic, openai or scripted)", where, provider)
+		}
+		if !thinkingLevels[a.Thinking] {
+			return fmt.Errorf("%s: thinking %q must be off, low, medium or high", where, a.Thinking)
+		}
+		if a.MaxTokens < 0 || a.MaxTokens > 200000 {
+			return fmt.Errorf("%s: max_tokens %d out of range", where, a.MaxTokens)
+		}
+		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
+			return fmt.Errorf("%s: temperature %v must be between 0 and 2", where, *a.Temperature)
+		}
+		if a.StepBudget < 1 || a.StepBudget > 200 {
+			return fmt.Errorf("%s: step_budget %d must be between 1 and 200", where, a.StepBudget)
+		}
+		if a.Answers.Default {
+			defaults++
+		}
+	}
+	if defaults > 1 {
+		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
+	}
+	return nil
+}
+
+// Find returns the named agent.
+func (c *Config) Find(name string) (*Agent, bool) {
+	for i := range c.Agents {
+		if c.Agents[i].Name == name {
+			return &c.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// Default returns the agent that answers where none is configured: the one
+// marked default, else the first.
+func (c *Config) Default() *Agent {
+	for i := range c.Agents {
+		if c.Agents[i].Answers.Default {
+			return &c.Agents[i]
+		}
+	}
+	return &c.Agents[0]
+}
+
+// ForChannel returns the agent configured to answer every message in channel.
+func (c *Config) ForChannel(channel string) (*Agent, bool) {
+	for i := range c.Agents {
+		for _, ch := range c.Agents[i].Answers.Channels {
+			if ch == channel {
+				return &c.Agents[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// KeyEnv is the environment variable holding the agent's key.
+func (a *Agent) KeyEnv() string {
+	if a.APIKeyEnv != "" {
+		return a.APIKeyEnv
+	}
+	provider, _, _ := strings.Cut(a.Model, ":")
+	switch provider {
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	case "openai":
+		return "OPENAI_API_KEY"
+	}
+	return ""
+}

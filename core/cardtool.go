@@ -1,0 +1,46 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/tool"
+)
+
+// postResultOutput hands the stamped card to the engine as an attachment of
+// CardMimeType, which the engine turns into a card entry; the model sees
+// only the summary.
+type postResultOutput struct {
+	cards.PostResultOutput
+	card []byte
+}
+
+func (o postResultOutput) Attachments() []tool.Attachment {
+	return []tool.Attachment{{Name: "card.json", MimeType: CardMimeType, Data: o.card, Title: o.Template}}
+}
+
+// RegisterPostResult registers the post_result tool: any agent may post a
+// structured result that platforms show as a rich card.
+func RegisterPostResult(r *tool.Registry, lib *cards.Library) error {
+	post := cards.NewPostResult(lib)
+	return tool.Register(r, tool.Def{
+		Name: cards.PostResultName,
+		Description: "Post a structured result (hotels, flights, emails, stock quotes, job listings, recipes, " +
+			"a briefing, news, weather, calendar events, a task list) that people see as a rich card with buttons. " +
+			"Use it instead of prose whenever the answer is a set of results.",
+		Risk: tool.RiskLow,
+		Tier: tool.TierServer,
+	}, func(ctx context.Context, in cards.Result) (postResultOutput, error) {
+		out, err := post(ctx, in)
+		if err != nil {
+			return postResultOutput{}, err
+		}
+		b, err := json.Marshal(out.Card)
+		if err != nil {
+			return postResultOutput{}, fmt.Errorf("encoding stamped card: %w", err)
+		}
+		return postResultOutput{PostResultOutput: out, card: b}, nil
+	})
+}

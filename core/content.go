@@ -1,0 +1,116 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// The JSON held in an entry's Content, by kind. These shapes are what
+// platforms render and what the prompt is rebuilt from, so they only grow.
+
+// UserContent is a message from a person or another agent.
+type UserContent struct {
+	Text      string `json:"text"`
+	UserID    string `json:"user_id,omitempty"`
+	UserName  string `json:"user_name,omitempty"`
+	Platform  string `json:"platform,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+}
+
+// AssistantContent is the agent's text.
+type AssistantContent struct {
+	Text  string `json:"text"`
+	Agent string `json:"agent,omitempty"`
+}
+
+// ToolCallContent is one call the model asked for.
+type ToolCallContent struct {
+	CallID string          `json:"call_id"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+}
+
+// Attachment is a file produced by a tool (a chart), kept with its result.
+type Attachment struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+	Data     []byte `json:"data"` // base64 in JSON
+	Title    string `json:"title,omitempty"`
+}
+
+// ToolResultContent is a tool's answer to one call.
+type ToolResultContent struct {
+	CallID      string          `json:"call_id"`
+	Name        string          `json:"name"`
+	Output      json.RawMessage `json:"output"`
+	IsError     bool            `json:"is_error,omitempty"`
+	Attachments []Attachment    `json:"attachments,omitempty"`
+	// DecidedBy names the person who answered a question or approval.
+	DecidedBy string `json:"decided_by,omitempty"`
+}
+
+// CardContent is a structured result with its layout stamped at save time
+// (see core/cards); Card holds the stamped card JSON.
+type CardContent struct {
+	CallID string          `json:"call_id,omitempty"`
+	Card   json.RawMessage `json:"card"`
+	Text   string          `json:"text,omitempty"` // plain fallback
+}
+
+// ActionContent is a button click handed back to the agent.
+type ActionContent struct {
+	EntryID  string `json:"entry_id,omitempty"` // the card clicked
+	ActionID string `json:"action_id"`
+	Value    string `json:"value,omitempty"`
+	UserID   string `json:"user_id,omitempty"`
+	UserName string `json:"user_name,omitempty"`
+	Label    string `json:"label,omitempty"`
+	// Tool and Args are set for a card's tool action: the turn runs it
+	// through the guard as a call of its own.
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// SystemContent is a note from the system.
+type SystemContent struct {
+	Text string `json:"text"`
+}
+
+// ErrorContent is shown to people and never sent to a model.
+type ErrorContent struct {
+	Message string `json:"message"`
+	// Retryable errors invite the user to send again.
+	Retryable bool `json:"retryable,omitempty"`
+	// Interim marks a notice that a retry follows; platforms need not show it.
+	Interim bool `json:"interim,omitempty"`
+}
+
+// TurnPayload is the payload of a "turn" work item.
+type TurnPayload struct {
+	// TriggerSeq is the seq of the entry that caused the turn (a message, a
+	// tool result, an action); a retried turn restarts after it.
+	TriggerSeq int64  `json:"trigger_seq"`
+	Reason     string `json:"reason"` // message, resume, action, schedule
+}
+
+// WorkTurn is the work kind of a turn.
+const WorkTurn = "turn"
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("core: marshalling %T: %v", v, err))
+	}
+	return b
+}
+
+// Decode reads an entry's content into v.
+func Decode[T any](e *store.Entry) (T, error) {
+	var v T
+	if err := json.Unmarshal(e.Content, &v); err != nil {
+		return v, fmt.Errorf("decoding %s entry %s: %w", e.Kind, e.ID, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,72 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Inbound is one message from a platform, normalised. Every adapter turns its
+// platform's event into exactly this before handing it to Submit; a message
+// from an agent takes the same path.
+type Inbound struct {
+	Platform  string // "slack", "discord", "api", "console", "scheduler"
+	EventID   string // the platform's id for dedupe (Slack event_id, Discord message id)
+	Workspace string // Slack team id, Discord guild id ("" for a Discord DM)
+	Channel   string
+	// Thread is the thread the message belongs to: the Slack thread_ts (the
+	// message's own ts when it starts one), the Discord thread channel id, or ""
+	// where the platform has no thread.
+	Thread    string
+	MessageID string // the platform's id of this message (Slack ts, Discord message id)
+	UserID    string
+	UserName  string
+	Text      string
+	IsDM      bool
+	Mentioned bool   // the bot was mentioned by name
+	Agent     string // the agent addressed, when the platform knows ("" for the default)
+	At        time.Time
+}
+
+// SubmitResult says what Submit did with an Inbound.
+type SubmitResult struct {
+	ConversationID uuid.UUID
+	Seq            int64
+	// Duplicate: the event id was seen before; nothing was stored.
+	Duplicate bool
+	// Ignored: the message is not for the bot (not mentioned, not in a thread
+	// it is engaged in); nothing was stored.
+	Ignored bool
+}
+
+// Action is a button click or a choice made on a platform, handed to core.
+type Action struct {
+	Platform       string
+	EventID        string // for dedupe
+	ConversationID uuid.UUID
+	// CallID is the pending tool call the click answers (ask_user, approval),
+	// or "" for a card's signal button.
+	CallID   string
+	ActionID string // the button's declared action
+	Value    string // the choice made
+	UserID   string
+	UserName string
+	At       time.Time
+}
+
+// ActionResult says what happened to an Action.
+type ActionResult struct {
+	// Refused is set when the user may not decide; Reason says why, for an
+	// ephemeral reply.
+	Refused bool
+	Reason  string
+	// Duplicate: already decided (by this click or another).
+	Duplicate bool
+}
+
+// Submitter is the inbound half of core that adapters call.
+type Submitter interface {
+	Submit(ctx context.Context, in *Inbound) (*SubmitResult, error)
+	Act(ctx context.Context, a *Action) (*ActionResult, error)
+}

@@ -1,0 +1,530 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// CardMimeType marks a tool attachment that is a stamped card: the engine
+// turns it into a card entry instead of a file.
+const CardMimeType = "application/vnd.switchboard.card+json"
+
+// turn is one run of the engine over one conversation. It is single use:
+// everything it knows comes from the log when it starts, and everything it
+// produces goes to the log as soon as it is finished.
+type turn struct {
+	s     *Service
+	item  *store.WorkItem
+	conv  *store.Conversation
+	agent *agent.Agent
+	meta  conversationMeta
+	model model.Backend
+	tools map[string]*tool.Tool
+	list  []*tool.Tool
+
+	mu      sync.Mutex // guards entries and appends from concurrent tools
+	entries []*store.Entry
+}
+
+// turnOutcome is how a turn ended.
+type turnOutcome int
+
+const (
+	turnDone   turnOutcome = iota // nothing pending
+	turnPaused                    // waiting for a person or a client
+)
+
+// RunTurn runs the turn a claimed work item asks for. It returns an error
+// only when the turn could not be finished and the item should not be marked
+// done (the context ended: shutdown or a lost lease). Model and tool failures
+// are recorded in the log as error entries and end the turn normally.
+func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
+	if item.ConversationID == nil {
+		return fmt.Errorf("turn %s has no conversation", item.ID)
+	}
+	var payload TurnPayload
+	if err := json.Unmarshal(item.Payload, &payload); err != nil {
+		return fmt.Errorf("decoding turn %s payload: %w", item.ID, err)
+	}
+	conv, err := s.st.ConversationGet(ctx, *item.ConversationID)
+	if err != nil {
+		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, err)
+	}
+	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
+
+	// A second attempt means the first died holding the lease (a crash or a
+	// lost heartbeat). Start again from the message that caused the turn.
+	if item.Attempts > 1 {
+		if err := s.recoverTurn(ctx, conv, item, payload); err != nil {
+			return err
+		}
+	}
+	attempts := item.Attempts
+	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
+		ConversationID: conv.ID, Status: store.ConversationRunning, TurnAttempts: &attempts, Now: s.now(),
+	}); err != nil {
+		return fmt.Errorf("marking conversation running: %w", err)
+	}
+
+	ag := s.agentOf(conv)
+	backend, err := s.backendFor(ag)
+	if err != nil {
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false))
+	}
+	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
+	if err != nil {
+		return fmt.Errorf("loading log: %w", err)
+	}
+	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries}
+	t.offer()
+
+	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: ag.Name})
+	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: ag.Name})
+
+	outcome, err := t.run(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
+		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true)
+	}
+	return s.endTurn(ctx, conv.ID, item, outcome, err)
+}
+
+// endTurn sets the conversation's coarse state after a turn.
+func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkItem, outcome turnOutcome, err error) error {
+	if err != nil {
+		return err
+	}
+	status := store.ConversationIdle
+	if outcome == turnPaused {
+		status = store.ConversationPaused
+	}
+	zero := 0
+	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
+		ConversationID: conv, Status: status, TurnAttempts: &zero, Now: s.now(),
+	}); err != nil {
+		return fmt.Errorf("marking conversation %s: %w", status, err)
+	}
+	return nil
+}
+
+// fail appends an error entry (seq NULL: people see it, models never do).
+func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool) error {
+	var turnID *uuid.UUID
+	if item != nil {
+		turnID = &item.ID
+	}
+	res, err := s.st.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: conv, Kind: store.EntryError, Author: "system",
+		Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID, Now: s.now(),
+	})
+	if err != nil {
+		return fmt.Errorf("recording error entry: %w", err)
+	}
+	s.hub.Publish(Event{ConversationID: conv, Kind: EventEntry, Entry: res.Entry})
+	return nil
+}
+
+// recoverTurn discards what a dead attempt of this turn left in the log
+// (kept in the discarded-entries table) and notes the retry. Messages that
+// people sent meanwhile are put back, in order, after the kept prefix.
+func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, p TurnPayload) error {
+	return s.st.InTx(ctx, func(q store.Queries) error {
+		after, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID, AfterSeq: p.TriggerSeq})
+		if err != nil {
+			return err
+		}
+		if len(after) > 0 {
+			if _, err := q.EntryDiscard(ctx, &store.EntryDiscardParams{
+				ConversationID: conv.ID, AfterSeq: p.TriggerSeq,
+				Reason: fmt.Sprintf("turn %s attempt %d died; retrying from seq %d", item.ID, item.Attempts-1, p.TriggerSeq),
+				Now:    s.now(),
+			}); err != nil {
+				return fmt.Errorf("discarding dead turn's entries: %w", err)
+			}
+			for _, e := range after {
+				if e.TurnID != nil {
+					continue // the dead turn's own output
+				}
+				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+					ConversationID: conv.ID, Kind: e.Kind, Author: e.Author, Content: e.Content, Now: s.now(),
+				}); err != nil {
+					return fmt.Errorf("restoring entry %s: %w", e.ID, err)
+				}
+			}
+		}
+		_, err = q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: conv.ID, Kind: store.EntryError, Author: "system", TurnID: &item.ID,
+			Content: mustJSON(ErrorContent{
+				Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, item.MaxAttempts),
+				Interim: true,
+			}),
+			Now: s.now(),
+		})
+		return err
+	})
+}
+
+// offer computes the tools this turn may use: the context's tools, limited
+// to the agent's list when it has one.
+func (t *turn) offer() {
+	t.tools = map[string]*tool.Tool{}
+	for _, tl := range t.s.opts.Tools(t.meta.Context) {
+		if len(t.agent.Tools) > 0 && !slices.Contains(t.agent.Tools, tl.Name()) {
+			continue
+		}
+		t.tools[tl.Name()] = tl
+		t.list = append(t.list, tl)
+	}
+	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name() < t.list[j].Name() })
+}
+
+func (t *turn) run(ctx context.Context) (turnOutcome, error) {
+	// A card's tool button: run the declared tool as a call of its own, so it
+	// passes the guard and the model sees what happened.
+	if n := len(t.entries); n > 0 && t.entries[n-1].Kind == store.EntryAction {
+		act, err := Decode[ActionContent](t.entries[n-1])
+		if err != nil {
+			return turnDone, err
+		}
+		if act.Tool != "" {
+			args := act.Args
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			call := ToolCallContent{CallID: "card_" + uuid.NewString(), Name: act.Tool, Input: args}
+			if _, err := t.append(ctx, store.EntryToolCall, call); err != nil {
+				return turnDone, err
+			}
+		}
+	}
+	if pending := pendingCalls(t.entries); len(pending) > 0 {
+		waiting, err := t.resolvePending(ctx, pending)
+		if err != nil {
+			return turnDone, err
+		}
+		if waiting {
+			return turnPaused, nil
+		}
+	}
+	if !needsResponse(t.entries) {
+		return turnDone, nil
+	}
+	for step := 0; step < t.agent.StepBudget; step++ {
+		resp, err := t.callModel(ctx)
+		if err != nil {
+			return turnDone, err
+		}
+		var calls []ToolCallContent
+		var text string
+		for _, p := range resp.Parts {
+			switch p.Kind {
+			case model.PartText:
+				text += p.Text
+			case model.PartToolCall:
+				in := p.Input
+				if len(in) == 0 {
+					in = json.RawMessage(`{}`)
+				}
+				calls = append(calls, ToolCallContent{CallID: p.CallID, Name: p.ToolName, Input: in})
+			}
+		}
+		if text != "" {
+			if _, err := t.append(ctx, store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name}); err != nil {
+				return turnDone, err
+			}
+		}
+		if len(calls) == 0 {
+			return turnDone, nil
+		}
+		for _, c := range calls {
+			if _, err := t.append(ctx, store.EntryToolCall, c); err != nil {
+				return turnDone, err
+			}
+		}
+		waiting, err := t.runCalls(ctx, calls)
+		if err != nil {
+			return turnDone, err
+		}
+		if waiting {
+			return turnPaused, nil
+		}
+	}
+	return turnDone, t.s.fail(ctx, t.conv.ID, t.item,
+		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true)
+}
+
+// callModel streams one model call, publishing deltas for live viewers and
+// recording usage.
+func (t *turn) callModel(ctx context.Context) (*model.Response, error) {
+	req, err := buildRequest(t.agent, t.meta.Context, t.list, t.entries, t.s.now())
+	if err != nil {
+		return nil, fmt.Errorf("building prompt: %w", err)
+	}
+	conv := t.conv.ID
+	t.s.hub.Publish(Event{ConversationID: conv, Kind: EventStatus, Text: "is thinking…", Agent: t.agent.Name})
+	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {
+		switch ev.Kind {
+		case model.EventTextDelta:
+			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventDelta, Text: ev.Text, Agent: t.agent.Name})
+		case model.EventRestart:
+			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventRestart, Agent: t.agent.Name})
+		case model.EventToolCallStart:
+			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventStatus, Text: "is running " + ev.ToolName + "…", Agent: t.agent.Name})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
+	}
+	spec, _ := model.ParseSpec(t.agent.Model)
+	u := &store.Usage{
+		ConversationID: conv, TurnID: &t.item.ID, AgentID: t.conv.AgentID,
+		Provider: spec.Provider, Model: resp.Model,
+		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+		CachedTokens: resp.Usage.CachedTokens, ReasoningTokens: resp.Usage.ReasoningTokens,
+		CreatedAt: t.s.now(),
+	}
+	if u.Model == "" {
+		u.Model = spec.Model
+	}
+	if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
+		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
+	}
+	if err := t.s.st.UsageRecord(ctx, u); err != nil {
+		return nil, fmt.Errorf("recording usage: %w", err)
+	}
+	return resp, nil
+}
+
+// append writes one finished entry to the log at once and publishes it.
+func (t *turn) append(ctx context.Context, kind store.EntryKind, content any) (*store.Entry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	author := "agent:" + t.agent.Name
+	res, err := t.s.st.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: t.conv.ID, Kind: kind, Author: author, Content: mustJSON(content), TurnID: &t.item.ID, Now: t.s.now(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("appending %s: %w", kind, err)
+	}
+	t.entries = append(t.entries, res.Entry)
+	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventEntry, Entry: res.Entry, Agent: t.agent.Name})
+	return res.Entry, nil
+}
+
+// runCalls runs a model step's tool calls, concurrently, through the guard.
+// It reports whether any call now waits for a person or a client.
+func (t *turn) runCalls(ctx context.Context, calls []ToolCallContent) (bool, error) {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		waiting  bool
+		firstErr error
+	)
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := t.runCall(ctx, c)
+			mu.Lock()
+			defer mu.Unlock()
+			waiting = waiting || w
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	return waiting, firstErr
+}
+
+// runCall guards and runs one call.
+func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
+	tl, ok := t.tools[c.Name]
+	if !ok {
+		return false, t.record(ctx, c, tool.UnknownTool(c.Name), "deny")
+	}
+	decision := t.s.opts.Policy.Decide(c.Name, tl.Risk(), t.meta.Context)
+	switch decision {
+	case tool.DecisionDeny:
+		return false, t.record(ctx, c, tool.Result{
+			Output: mustJSON(map[string]string{"error": "the policy does not allow " + c.Name + " here"}), IsError: true,
+		}, string(decision))
+	case tool.DecisionConfirm:
+		return true, t.ask(ctx, c, store.ApprovalConfirm, tl, &tool.Pause{Kind: tool.PauseConfirm, Prompt: "Allow " + c.Name + "?"}, string(decision))
+	}
+	return t.execute(ctx, c, tl, string(decision))
+}
+
+// execute runs an allowed call and records its result, or the pause it asks for.
+func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, decision string) (bool, error) {
+	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventStatus, Text: "is running " + c.Name + "…", Agent: t.agent.Name})
+	res := tl.Call(ctx, c.Input)
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if res.Pause != nil {
+		kind := store.ApprovalQuestion
+		if res.Pause.Kind == tool.PauseFrontend {
+			// A live client runs it and posts the result; nothing to ask.
+			return true, t.audit(ctx, c, tl.Risk(), decision, "pending", nil)
+		}
+		return true, t.ask(ctx, c, kind, tl, res.Pause, decision)
+	}
+	return false, t.record(ctx, c, res, decision)
+}
+
+// record appends a call's result (and any card it produced) and audits it.
+func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, decision string) error {
+	content := ToolResultContent{CallID: c.CallID, Name: c.Name, Output: res.Output, IsError: res.IsError}
+	if len(content.Output) == 0 {
+		content.Output = json.RawMessage(`null`)
+	}
+	for _, a := range res.Attachments {
+		if a.MimeType == CardMimeType {
+			if _, err := t.append(ctx, store.EntryCard, CardContent{CallID: c.CallID, Card: a.Data, Text: a.Title}); err != nil {
+				return err
+			}
+			continue
+		}
+		content.Attachments = append(content.Attachments, Attachment{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
+	}
+	if _, err := t.append(ctx, store.EntryToolResult, content); err != nil {
+		return err
+	}
+	outcome := "ok"
+	var detail json.RawMessage
+	if res.IsError {
+		outcome = "error"
+		if res.Err != nil {
+			detail = mustJSON(map[string]string{"error": redact.String(res.Err.Error())})
+		}
+	}
+	if decision == string(tool.DecisionDeny) {
+		outcome = "denied"
+	}
+	var risk tool.Risk
+	if tl, ok := t.tools[c.Name]; ok {
+		risk = tl.Risk()
+	}
+	return t.audit(ctx, c, risk, decision, outcome, detail)
+}
+
+// ask persists a request to a person and leaves the call pending.
+func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKind, tl *tool.Tool, p *tool.Pause, decision string) error {
+	var deciders []string
+	if t.meta.Starter != "" {
+		deciders = []string{t.meta.Starter}
+	}
+	req := map[string]any{"prompt": p.Prompt, "choices": p.Choices, "tool": c.Name, "input": c.Input}
+	if kind == store.ApprovalConfirm {
+		req["choices"] = []string{"approve", "deny"}
+	}
+	now := t.s.now()
+	if _, err := t.s.st.ApprovalCreate(ctx, &store.ApprovalCreateParams{
+		ConversationID: t.conv.ID, CallID: c.CallID, Tool: c.Name, Kind: kind, Risk: string(tl.Risk()),
+		Request: mustJSON(req), Deciders: deciders, ExpiresAt: now.Add(t.s.opts.ApprovalTTL), Now: now,
+	}); err != nil {
+		return fmt.Errorf("asking for %s on %s: %w", kind, c.Name, err)
+	}
+	return t.audit(ctx, c, tl.Risk(), decision, "pending", nil)
+}
+
+func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, decision, result string, detail json.RawMessage) error {
+	conv := t.conv.ID
+	if err := t.s.st.AuditRecord(ctx, &store.AuditRecord{
+		ConversationID: &conv, Actor: "agent:" + t.agent.Name, Action: c.Name, Risk: string(risk),
+		Decision: decision, Result: result, Detail: detail, CreatedAt: t.s.now(),
+	}); err != nil {
+		return fmt.Errorf("auditing %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// resolvePending settles calls left pending by an earlier turn: approved
+// ones run now, expired ones fail, the rest keep waiting.
+func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCall) (bool, error) {
+	calls := make([]pendingCall, 0, len(pending))
+	for _, p := range pending {
+		calls = append(calls, p)
+	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
+	waiting := false
+	for _, p := range calls {
+		c := p.ToolCallContent
+		tl, ok := t.tools[c.Name]
+		if !ok {
+			// Resolved by name: a tool gone since the call was made.
+			if tl, ok = t.s.opts.Registry.Get(c.Name); !ok {
+				if err := t.record(ctx, c, tool.UnknownTool(c.Name), "deny"); err != nil {
+					return false, err
+				}
+				continue
+			}
+		}
+		ap, err := t.s.st.ApprovalFindByCall(ctx, t.conv.ID, c.CallID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if tl.Tier() == tool.TierFrontend {
+				waiting = true // the client posts the result
+				continue
+			}
+			// A server call with no result and no request yet (a card's tool
+			// button): it goes through the guard like any call.
+			w, err := t.runCall(ctx, c)
+			if err != nil {
+				return false, err
+			}
+			waiting = waiting || w
+		case err != nil:
+			return false, fmt.Errorf("finding approval for %s: %w", c.CallID, err)
+		case ap.Status == store.ApprovalPending && ap.ExpiresAt.After(t.s.now()):
+			waiting = true
+		case ap.Status == store.ApprovalPending, ap.Status == store.ApprovalExpired:
+			if err := t.record(ctx, c, tool.Result{Output: mustJSON(map[string]string{"error": "nobody answered in time"}), IsError: true}, "confirm"); err != nil {
+				return false, err
+			}
+		case ap.Status == store.ApprovalApproved && ap.Kind == store.ApprovalConfirm:
+			if _, err := t.execute(ctx, c, tl, "confirm"); err != nil {
+				return false, err
+			}
+		default:
+			// Answered or denied: the decision appended the result already.
+		}
+	}
+	return waiting, nil
+}
+
+// TurnExhausted tells the user a turn failed for good after its lease
+// expired on the last attempt: one clear error they can retry by sending
+// again.
+func (s *Service) TurnExhausted(ctx context.Context, item *store.WorkItem) {
+	if item.Kind != WorkTurn || item.ConversationID == nil {
+		return
+	}
+	msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", item.Attempts)
+	if err := s.fail(ctx, *item.ConversationID, item, msg, true); err != nil {
+		s.log.ErrorContext(ctx, "recording exhausted turn", "error", err)
+	}
+	zero := 0
+	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
+		ConversationID: *item.ConversationID, Status: store.ConversationIdle, TurnAttempts: &zero, Now: s.now(),
+	}); err != nil {
+		s.log.ErrorContext(ctx, "resetting exhausted conversation", "error", err)
+	}
+}

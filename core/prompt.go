@@ -1,0 +1,203 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// stableBlock is the part of the prompt that stays byte-identical from turn
+// to turn, so the provider's prompt cache hits: persona and house rules. The
+// tool schemas, sent beside it in a stable order, belong to the same cached
+// prefix. Nothing here may depend on time, the speaker or the log.
+func stableBlock(a *agent.Agent, contextName string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your name is %s.\n\n%s\n\n", a.Name, strings.TrimSpace(a.Persona))
+	b.WriteString("How you work:\n")
+	b.WriteString("- You are talking in a shared chat; several people may speak. User messages start with the speaker's name in brackets.\n")
+	b.WriteString("- Write Markdown. Keep answers short unless asked for detail.\n")
+	b.WriteString("- When a tool can answer, call it rather than guessing. When you need a choice from a person, use ask_user.\n")
+	b.WriteString("- A structured set of results (hotels, flights, quotes, a briefing) goes out with post_result, not as prose.\n")
+	fmt.Fprintf(&b, "- You are reached through %s.\n", contextName)
+	return b.String()
+}
+
+// turnBlock changes every turn: the time and who is speaking.
+func turnBlock(now time.Time, speaker string) string {
+	s := "Current time: " + now.UTC().Format(time.RFC1123) + "."
+	if speaker != "" {
+		s += " The latest message is from " + speaker + "."
+	}
+	return s
+}
+
+// buildRequest turns the log into a model request. Tool results are placed
+// right after the assistant message that made the calls, wherever they sit
+// in the log (a person may have spoken between a call and its result), as
+// every provider requires.
+func buildRequest(a *agent.Agent, contextName string, tools []*tool.Tool, entries []*store.Entry, now time.Time) (*model.Request, error) {
+	spec, err := model.ParseSpec(a.Model)
+	if err != nil {
+		return nil, err
+	}
+	req := &model.Request{
+		Model:       spec.Model,
+		MaxTokens:   a.MaxTokens,
+		Temperature: a.Temperature,
+		Thinking:    a.Thinking,
+	}
+	for _, t := range tools {
+		req.Tools = append(req.Tools, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
+	}
+
+	results := map[string]*store.Entry{}
+	for _, e := range entries {
+		if e.Kind == store.EntryToolResult {
+			c, err := Decode[ToolResultContent](e)
+			if err != nil {
+				return nil, err
+			}
+			results[c.CallID] = e
+		}
+	}
+	var msgs []model.Message
+	add := func(role model.Role, p model.Part) {
+		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+			msgs[n-1].Parts = append(msgs[n-1].Parts, p)
+			return
+		}
+		msgs = append(msgs, model.Message{Role: role, Parts: []model.Part{p}})
+	}
+	var speaker string
+	placed := map[string]bool{}
+	for i, e := range entries {
+		switch e.Kind {
+		case store.EntryUser:
+			c, err := Decode[UserContent](e)
+			if err != nil {
+				return nil, err
+			}
+			name := c.UserName
+			if name == "" {
+				name = c.UserID
+			}
+			speaker = name
+			text := c.Text
+			if name != "" {
+				text = "[" + name + "] " + text
+			}
+			add(model.RoleUser, model.Part{Kind: model.PartText, Text: text})
+		case store.EntryAssistant:
+			c, err := Decode[AssistantContent](e)
+			if err != nil {
+				return nil, err
+			}
+			if c.Text != "" {
+				add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: c.Text})
+			}
+		case store.EntryToolCall:
+			c, err := Decode[ToolCallContent](e)
+			if err != nil {
+				return nil, err
+			}
+			add(model.RoleAssistant, model.Part{Kind: model.PartToolCall, CallID: c.CallID, ToolName: c.Name, Input: c.Input})
+			// Close the assistant message's calls with their results once the
+			// last consecutive call is placed.
+			if next := i + 1; next < len(entries) && entries[next].Kind == store.EntryToolCall {
+				continue
+			}
+			for j := i; j >= 0 && entries[j].Kind == store.EntryToolCall; j-- {
+				cc, _ := Decode[ToolCallContent](entries[j])
+				r, ok := results[cc.CallID]
+				if !ok {
+					continue
+				}
+				rc, err := Decode[ToolResultContent](r)
+				if err != nil {
+					return nil, err
+				}
+				placed[cc.CallID] = true
+				add(model.RoleUser, model.Part{Kind: model.PartToolResult, CallID: rc.CallID, Output: string(rc.Output), IsError: rc.IsError})
+			}
+		case store.EntryToolResult:
+			// Placed with its call above; a result whose call is missing
+			// (never expected) is dropped rather than sent unpaired.
+		case store.EntryAction:
+			c, err := Decode[ActionContent](e)
+			if err != nil {
+				return nil, err
+			}
+			name := c.UserName
+			if name == "" {
+				name = c.UserID
+			}
+			speaker = name
+			add(model.RoleUser, model.Part{Kind: model.PartText, Text: fmt.Sprintf("[%s] clicked the button %q (value %q) on your card.", name, c.ActionID, c.Value)})
+		case store.EntrySystem:
+			c, err := Decode[SystemContent](e)
+			if err != nil {
+				return nil, err
+			}
+			add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[system] " + c.Text})
+		case store.EntryCard:
+			// The card's data reached the model as the post_result call; the
+			// stamped layout is for people.
+		}
+	}
+	// Providers require the results' order to match the calls' and each
+	// result to answer a call; reorder within each user message is not
+	// needed because results were emitted in call order above.
+	req.Messages = msgs
+	req.System = []model.SystemBlock{
+		{Text: stableBlock(a, contextName), Cache: true},
+		{Text: turnBlock(now, speaker)},
+	}
+	return req, nil
+}
+
+// pendingCall is a tool call without a result yet.
+type pendingCall struct {
+	ToolCallContent
+	Seq int64
+}
+
+// pendingCalls finds the calls in the log that have no result, in log order.
+func pendingCalls(entries []*store.Entry) map[string]pendingCall {
+	out := map[string]pendingCall{}
+	for _, e := range entries {
+		switch e.Kind {
+		case store.EntryToolCall:
+			c, err := Decode[ToolCallContent](e)
+			if err == nil {
+				out[c.CallID] = pendingCall{ToolCallContent: c, Seq: e.SeqValue()}
+			}
+		case store.EntryToolResult:
+			c, err := Decode[ToolResultContent](e)
+			if err == nil {
+				delete(out, c.CallID)
+			}
+		}
+	}
+	return out
+}
+
+// needsResponse reports whether the log ends with something the agent has
+// not answered: a message, a click or tool results.
+func needsResponse(entries []*store.Entry) bool {
+	for i := len(entries) - 1; i >= 0; i-- {
+		switch entries[i].Kind {
+		case store.EntryUser, store.EntryAction, store.EntryToolResult:
+			return true
+		case store.EntryAssistant:
+			return false
+		case store.EntryToolCall:
+			return false // pending calls are resolved before this is asked
+		}
+	}
+	return false
+}

@@ -1,0 +1,259 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// BackendFunc builds the model backend of an agent.
+type BackendFunc func(a *agent.Agent) (model.Backend, error)
+
+// ToolsFunc returns the tools offered in a context ("slack", "discord",
+// "terminal", "scheduler", "api", "web"): the registry with frontend tools
+// swapped for their headless equivalents (see package headless).
+type ToolsFunc func(contextName string) []*tool.Tool
+
+// Options configures a Service.
+type Options struct {
+	Store  store.Store
+	Agents *agent.Config
+	// Backend builds each agent's model backend; default NewBackend.
+	Backend BackendFunc
+	// Tools lists what is offered per context; required.
+	Tools ToolsFunc
+	// Registry resolves tools by name when a paused call resumes; required.
+	Registry *tool.Registry
+	Policy   tool.Policy
+	Hub      *Hub
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// WorkerID names this process in leases; default host-pid-random.
+	WorkerID string
+	// LeaseTTL is how long a turn's lease lives between heartbeats (default 30s).
+	LeaseTTL time.Duration
+	// ApprovalTTL is how long a request to a person stays open (default 24h).
+	ApprovalTTL time.Duration
+	// MaxTurnAttempts caps automatic retries of a crashed turn (default 3).
+	MaxTurnAttempts int
+}
+
+func (o *Options) validate() error {
+	switch {
+	case o.Store == nil:
+		return errors.New("core: Options.Store is required")
+	case o.Agents == nil || len(o.Agents.Agents) == 0:
+		return errors.New("core: Options.Agents must declare at least one agent")
+	case o.Tools == nil:
+		return errors.New("core: Options.Tools is required")
+	case o.Registry == nil:
+		return errors.New("core: Options.Registry is required")
+	case o.LeaseTTL < time.Second:
+		return fmt.Errorf("core: Options.LeaseTTL %s must be at least 1s", o.LeaseTTL)
+	case o.Policy.Validate() != nil:
+		return fmt.Errorf("core: Options.Policy: %w", o.Policy.Validate())
+	case o.MaxTurnAttempts < 1:
+		return fmt.Errorf("core: Options.MaxTurnAttempts %d must be at least 1", o.MaxTurnAttempts)
+	}
+	return nil
+}
+
+func (o *Options) defaults() {
+	if o.Backend == nil {
+		o.Backend = NewBackend
+	}
+	if o.Hub == nil {
+		o.Hub = NewHub()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.WorkerID == "" {
+		host, _ := os.Hostname()
+		o.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 30 * time.Second
+	}
+	if o.ApprovalTTL == 0 {
+		o.ApprovalTTL = 24 * time.Hour
+	}
+	if o.MaxTurnAttempts == 0 {
+		o.MaxTurnAttempts = 3
+	}
+}
+
+// Service is core: it takes inbound messages and clicks (Submitter), runs
+// turns when the worker hands it one, and publishes what turns do.
+type Service struct {
+	opts Options
+	st   store.Store
+	log  *slog.Logger
+	hub  *Hub
+
+	mu       sync.Mutex
+	agentIDs map[string]uuid.UUID // name → store id
+	backends map[string]model.Backend
+}
+
+var _ Submitter = (*Service)(nil)
+
+// New validates opts and returns a Service. Call Init before use.
+func New(opts Options) (*Service, error) {
+	opts.defaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return &Service{
+		opts:     opts,
+		st:       opts.Store,
+		log:      opts.Logger,
+		hub:      opts.Hub,
+		agentIDs: map[string]uuid.UUID{},
+		backends: map[string]model.Backend{},
+	}, nil
+}
+
+// Init upserts the declared agents into the store and checks that each one's
+// model backend can be built (an unknown backend or a missing key names the
+// agent and the setting).
+func (s *Service) Init(ctx context.Context) error {
+	for i := range s.opts.Agents.Agents {
+		a := &s.opts.Agents.Agents[i]
+		if _, err := s.backendFor(a); err != nil {
+			return err
+		}
+		cfg, err := json.Marshal(a)
+		if err != nil {
+			return fmt.Errorf("encoding agent %q: %w", a.Name, err)
+		}
+		row, err := s.st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: a.Name, Config: cfg, Now: s.now()})
+		if err != nil {
+			return fmt.Errorf("registering agent %q: %w", a.Name, err)
+		}
+		s.mu.Lock()
+		s.agentIDs[a.Name] = row.ID
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// Hub is where live turn events are published.
+func (s *Service) Hub() *Hub { return s.hub }
+
+// Store is the service's store.
+func (s *Service) Store() store.Store { return s.st }
+
+// Agents is the declared agents.
+func (s *Service) Agents() *agent.Config { return s.opts.Agents }
+
+// WorkerID is this process's name in leases.
+func (s *Service) WorkerID() string { return s.opts.WorkerID }
+
+func (s *Service) now() time.Time { return s.opts.Now().UTC() }
+
+func (s *Service) backendFor(a *agent.Agent) (model.Backend, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.backends[a.Name]; ok {
+		return b, nil
+	}
+	b, err := s.opts.Backend(a)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+	}
+	s.backends[a.Name] = b
+	return b, nil
+}
+
+// agentOf finds the agent a conversation belongs to, falling back to the
+// default agent when the conversation names none or one no longer declared.
+func (s *Service) agentOf(conv *store.Conversation) *agent.Agent {
+	if conv.AgentID != nil {
+		s.mu.Lock()
+		var name string
+		for n, id := range s.agentIDs {
+			if id == *conv.AgentID {
+				name = n
+				break
+			}
+		}
+		s.mu.Unlock()
+		if a, ok := s.opts.Agents.Find(name); ok {
+			return a
+		}
+	}
+	return s.opts.Agents.Default()
+}
+
+func (s *Service) agentID(name string) *uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.agentIDs[name]; ok {
+		return &id
+	}
+	return nil
+}
+
+// conversationMeta is what core keeps in a conversation's metadata.
+type conversationMeta struct {
+	// Context picks the tool swap table: slack, discord, terminal, scheduler, api.
+	Context string `json:"context"`
+	// Starter is the user who started the conversation; by default only they
+	// decide approvals in it.
+	Starter string `json:"starter,omitempty"`
+}
+
+func metaOf(conv *store.Conversation) conversationMeta {
+	var m conversationMeta
+	_ = json.Unmarshal(conv.Metadata, &m)
+	if m.Context == "" {
+		m.Context = "api"
+	}
+	return m
+}
+
+// NewBackend builds an agent's backend from its declaration and the
+// environment: the key comes from the variable the agent names.
+func NewBackend(a *agent.Agent) (model.Backend, error) {
+	spec, err := model.ParseSpec(a.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", a.Model, err)
+	}
+	opts := model.Options{BaseURL: a.BaseURL}
+	switch spec.Provider {
+	case "anthropic":
+		opts.APIKey = os.Getenv(a.KeyEnv())
+		if opts.BaseURL == "" {
+			opts.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
+		}
+	case "openai":
+		opts.APIKey = os.Getenv(a.KeyEnv())
+		if opts.BaseURL == "" {
+			opts.BaseURL = os.Getenv("OPENAI_BASE_URL")
+		}
+	}
+	if (spec.Provider == "anthropic" || spec.Provider == "openai") && opts.APIKey == "" && opts.BaseURL == "" {
+		return nil, fmt.Errorf("model %s needs a key: set %s", a.Model, a.KeyEnv())
+	}
+	return model.New(spec, opts)
+}
+
+// IsDemo reports whether the agent runs on the scripted demo model.
+func IsDemo(a *agent.Agent) bool { return strings.HasPrefix(a.Model, "scripted:") }

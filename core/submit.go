@@ -1,0 +1,508 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// ErrInvalid marks bad input from a caller; the message says what is wrong.
+var ErrInvalid = errors.New("invalid input")
+
+// ErrNotPending is returned for a result or decision on a tool call that is
+// not waiting for one.
+var ErrNotPending = errors.New("tool call is not pending")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Submit stores an inbound message and queues the turn that answers it, in
+// one transaction with the dedupe record, so a redelivered event changes
+// nothing. It never runs the turn itself: platforms want an answer in three
+// seconds.
+func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error) {
+	if in == nil || in.Platform == "" || in.Channel == "" {
+		return nil, invalid("inbound needs a platform and a channel")
+	}
+	if strings.TrimSpace(in.Text) == "" {
+		return &SubmitResult{Ignored: true}, nil
+	}
+	now := s.now()
+
+	// Which agent: the one addressed, else the channel's, else the default.
+	ag := s.opts.Agents.Default()
+	channelAgent, inChannel := s.opts.Agents.ForChannel(in.Channel)
+	if inChannel {
+		ag = channelAgent
+	}
+	if in.Agent != "" {
+		a, ok := s.opts.Agents.Find(in.Agent)
+		if !ok {
+			return nil, invalid("no agent named %q", in.Agent)
+		}
+		ag = a
+	}
+
+	var res SubmitResult
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		res = SubmitResult{}
+		// A message that neither mentions the bot nor arrives where it is
+		// engaged (a DM, its channel, a thread it answers in) is not for it:
+		// store nothing, not even the dedupe row.
+		b, err := q.BindingFind(ctx, in.Platform, in.Workspace, in.Channel, in.Thread)
+		engaged := err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("finding binding: %w", err)
+		}
+		if !engaged && !in.Mentioned && !in.IsDM && !inChannel {
+			res.Ignored = true
+			return nil
+		}
+		if in.EventID != "" {
+			fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: in.Platform, EventID: in.EventID, Now: now})
+			if err != nil {
+				return fmt.Errorf("recording inbound event: %w", err)
+			}
+			if !fresh {
+				res.Duplicate = true
+				return nil
+			}
+		}
+		if b == nil {
+			meta := mustJSON(conversationMeta{Context: in.Platform, Starter: in.UserID})
+			ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
+				Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread,
+				Conversation: store.ConversationCreateParams{
+					AgentID: s.agentID(ag.Name), Title: title(in.Text), Metadata: meta, Now: now,
+				},
+				Now: now,
+			})
+			if err != nil {
+				return fmt.Errorf("binding conversation: %w", err)
+			}
+			b = ens.Binding
+		}
+		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, "user:"+in.UserID, UserContent{
+			Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID,
+		}, "message")
+		if err != nil {
+			return err
+		}
+		// The user's own message is already on the platform: mark it
+		// delivered there so delivery never echoes it back.
+		if _, err := q.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: b.ID, DeliveredSeq: seq, Now: now}); err != nil {
+			return fmt.Errorf("advancing delivered cursor: %w", err)
+		}
+		res.ConversationID, res.Seq = b.ConversationID, seq
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("submitting %s message: %w", in.Platform, err)
+	}
+	return &res, nil
+}
+
+// appendAndQueue appends an entry and enqueues the turn it causes, inside the
+// caller's transaction.
+func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author string, content any, reason string) (int64, error) {
+	now := s.now()
+	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: conv, Kind: kind, Author: author, Content: mustJSON(content), Now: now,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("appending %s entry: %w", kind, err)
+	}
+	seq := res.Entry.SeqValue()
+	if err := s.enqueueTurn(ctx, q, conv, seq, reason); err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UUID, triggerSeq int64, reason string) error {
+	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+		Kind:           WorkTurn,
+		Payload:        mustJSON(TurnPayload{TriggerSeq: triggerSeq, Reason: reason}),
+		ConversationID: &conv,
+		MaxAttempts:    s.opts.MaxTurnAttempts,
+		Now:            s.now(),
+	})
+	if err != nil {
+		return fmt.Errorf("queueing turn: %w", err)
+	}
+	return nil
+}
+
+// Act takes a button click: an answer to a question, a decision on an
+// approval, or a card's signal button handed back to the agent.
+func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
+	if a == nil {
+		return nil, invalid("no action")
+	}
+	now := s.now()
+	var ap *store.Approval
+	var err error
+	switch {
+	case strings.HasPrefix(a.ActionID, approvalPrefix):
+		// A platform button: the action id names the approval, the value
+		// the choice (an index for questions).
+		id, perr := uuid.Parse(strings.TrimPrefix(a.ActionID, approvalPrefix))
+		if perr != nil {
+			return nil, invalid("malformed approval action %q", a.ActionID)
+		}
+		ap, err = s.st.ApprovalGet(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("approval %s: %w", id, ErrNotPending)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("finding approval %s: %w", id, err)
+		}
+		a.ConversationID, a.CallID = ap.ConversationID, ap.CallID
+		if ap.Kind == store.ApprovalQuestion {
+			a.Value = choiceAt(ap, a.Value)
+		}
+	case a.CallID == "":
+		return s.signal(ctx, a)
+	default:
+		if a.ConversationID == uuid.Nil {
+			return nil, invalid("action needs a conversation")
+		}
+		ap, err = s.st.ApprovalFindByCall(ctx, a.ConversationID, a.CallID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("deciding call %s: %w", a.CallID, ErrNotPending)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("finding approval for call %s: %w", a.CallID, err)
+		}
+	}
+	if len(ap.Deciders) > 0 && !slices.Contains(ap.Deciders, a.UserID) {
+		return &ActionResult{Refused: true, Reason: "This isn't yours to answer: only the person who asked can decide."}, nil
+	}
+	if ap.Status != store.ApprovalPending {
+		return &ActionResult{Duplicate: true}, nil
+	}
+	status := store.ApprovalApproved
+	result := ToolResultContent{CallID: a.CallID, Name: ap.Tool, DecidedBy: who(a)}
+	switch ap.Kind {
+	case store.ApprovalQuestion:
+		result.Output = mustJSON(map[string]string{"answer": a.Value, "answered_by": who(a)})
+	case store.ApprovalConfirm:
+		if a.Value != "approve" {
+			status = store.ApprovalDenied
+			result.IsError = true
+			result.Output = mustJSON(map[string]string{"error": "denied by " + who(a)})
+		}
+	}
+	err = s.st.InTx(ctx, func(q store.Queries) error {
+		if err := recordEvent(ctx, q, a, now); err != nil {
+			return err
+		}
+		if _, err := q.ApprovalDecide(ctx, &store.ApprovalDecideParams{
+			ID: ap.ID, Status: status, Decision: mustJSON(map[string]string{"value": a.Value}), DecidedBy: who(a), Now: now,
+		}); err != nil {
+			return err
+		}
+		// An approved confirmation is run by the resumed turn; everything
+		// else is answered here.
+		if ap.Kind == store.ApprovalConfirm && status == store.ApprovalApproved {
+			conv, err := q.ConversationGet(ctx, a.ConversationID)
+			if err != nil {
+				return err
+			}
+			return s.enqueueTurn(ctx, q, a.ConversationID, conv.LastSeq, "resume")
+		}
+		_, err := s.appendAndQueue(ctx, q, a.ConversationID, store.EntryToolResult, "user:"+a.UserID, result, "resume")
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, errDuplicate) {
+		return &ActionResult{Duplicate: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deciding call %s: %w", a.CallID, err)
+	}
+	return &ActionResult{}, nil
+}
+
+const approvalPrefix = "sb-approval:"
+
+// ApprovalActionID is the button action id that answers an approval.
+func ApprovalActionID(id uuid.UUID) string { return approvalPrefix + id.String() }
+
+// choiceAt maps a button's value (the choice's index) to the choice's text;
+// a value that is not an index is taken as the text itself (API clients).
+func choiceAt(ap *store.Approval, v string) string {
+	var req struct {
+		Choices []string `json:"choices"`
+	}
+	if json.Unmarshal(ap.Request, &req) != nil {
+		return v
+	}
+	if i, err := strconv.Atoi(v); err == nil && i >= 0 && i < len(req.Choices) {
+		return req.Choices[i]
+	}
+	return v
+}
+
+func who(a *Action) string {
+	if a.UserName != "" {
+		return a.UserName
+	}
+	return a.UserID
+}
+
+// signal takes a card button click. The click names the card's entry and
+// the action; what the action does is read from the stamped card, never from
+// the platform. Both kinds become an action entry and a turn: a signal tells
+// the agent, a tool action is run by that turn through the guard.
+func (s *Service) signal(ctx context.Context, a *Action) (*ActionResult, error) {
+	entryID, actionID, ok := cards.ParseActionID(a.ActionID)
+	if !ok {
+		return nil, invalid("unknown action %q", a.ActionID)
+	}
+	entry, err := s.st.EntryGet(ctx, entryID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && entry.Kind != store.EntryCard) {
+		return nil, invalid("action %q names no card", a.ActionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading card %s: %w", entryID, err)
+	}
+	cc, err := Decode[CardContent](entry)
+	if err != nil {
+		return nil, err
+	}
+	var st cards.Stamped
+	if err := json.Unmarshal(cc.Card, &st); err != nil {
+		return nil, fmt.Errorf("decoding card %s: %w", entryID, err)
+	}
+	var act *cards.Action
+	for i := range st.Actions {
+		if st.Actions[i].ID == actionID {
+			act = &st.Actions[i]
+		}
+	}
+	if act == nil {
+		return nil, invalid("card %s has no action %q", entryID, actionID)
+	}
+	content := ActionContent{
+		EntryID: entryID.String(), ActionID: actionID, Value: a.Value, UserID: a.UserID, UserName: a.UserName,
+		Label: act.Label,
+	}
+	if act.Kind == "tool" {
+		content.Tool, content.Args = act.Tool, act.Args
+	}
+	a.ConversationID = entry.ConversationID
+	now := s.now()
+	err = s.st.InTx(ctx, func(q store.Queries) error {
+		if err := recordEvent(ctx, q, a, now); err != nil {
+			return err
+		}
+		_, err := s.appendAndQueue(ctx, q, entry.ConversationID, store.EntryAction, "user:"+a.UserID, content, "action")
+		return err
+	})
+	if errors.Is(err, errDuplicate) {
+		return &ActionResult{Duplicate: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording action %s: %w", a.ActionID, err)
+	}
+	return &ActionResult{}, nil
+}
+
+var errDuplicate = errors.New("duplicate event")
+
+// recordEvent dedupes a click by its platform event id, inside the
+// transaction that acts on it.
+func recordEvent(ctx context.Context, q store.Queries, a *Action, now time.Time) error {
+	if a.EventID == "" {
+		return nil
+	}
+	fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: a.Platform, EventID: a.EventID, Now: now})
+	if err != nil {
+		return fmt.Errorf("recording action event: %w", err)
+	}
+	if !fresh {
+		return errDuplicate
+	}
+	return nil
+}
+
+// CreateConversation starts a conversation for an API or terminal client.
+func (s *Service) CreateConversation(ctx context.Context, agentName, contextName, starter string) (*store.Conversation, error) {
+	ag := s.opts.Agents.Default()
+	if agentName != "" {
+		a, ok := s.opts.Agents.Find(agentName)
+		if !ok {
+			return nil, invalid("no agent named %q", agentName)
+		}
+		ag = a
+	}
+	if contextName == "" {
+		contextName = "api"
+	}
+	conv, err := s.st.ConversationCreate(ctx, &store.ConversationCreateParams{
+		AgentID: s.agentID(ag.Name), Metadata: mustJSON(conversationMeta{Context: contextName, Starter: starter}), Now: s.now(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating conversation: %w", err)
+	}
+	return conv, nil
+}
+
+// PostMessage appends a user message to a conversation and queues its turn.
+// It returns the entry's seq.
+func (s *Service) PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error) {
+	if strings.TrimSpace(text) == "" {
+		return 0, invalid("message text is empty")
+	}
+	var seq int64
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		seq, err = s.appendAndQueue(ctx, q, conv, store.EntryUser, "user:"+userID, UserContent{Text: text, UserID: userID}, "message")
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("posting message to %s: %w", conv, err)
+	}
+	return seq, nil
+}
+
+// ToolResultInput is a result posted by a client for a pending call.
+type ToolResultInput struct {
+	CallID  string          `json:"call_id"`
+	Output  json.RawMessage `json:"output"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// PostToolResults resumes a paused turn with results for pending calls. A
+// result for a call that is not pending gets ErrNotPending and changes
+// nothing.
+func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []ToolResultInput) (int64, error) {
+	if len(results) == 0 {
+		return 0, invalid("no results")
+	}
+	var last int64
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		entries, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+		if err != nil {
+			return err
+		}
+		pending := pendingCalls(entries)
+		seen := map[string]bool{}
+		for _, r := range results {
+			call, ok := pending[r.CallID]
+			if !ok || seen[r.CallID] {
+				return fmt.Errorf("call %q: %w", r.CallID, ErrNotPending)
+			}
+			seen[r.CallID] = true
+			out := r.Output
+			if len(out) == 0 || !json.Valid(out) {
+				return invalid("call %q: output must be JSON", r.CallID)
+			}
+			res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+				ConversationID: conv, Kind: store.EntryToolResult, Author: "user:" + userID,
+				Content: mustJSON(ToolResultContent{CallID: r.CallID, Name: call.Name, Output: out, IsError: r.IsError}),
+				Now:     s.now(),
+			})
+			if err != nil {
+				return err
+			}
+			last = res.Entry.SeqValue()
+			// A client answering a question closes its approval row too.
+			if ap, err := q.ApprovalFindByCall(ctx, conv, r.CallID); err == nil && ap.Status == store.ApprovalPending {
+				if _, err := q.ApprovalDecide(ctx, &store.ApprovalDecideParams{
+					ID: ap.ID, Status: store.ApprovalApproved, Decision: out, DecidedBy: userID, Now: s.now(),
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		return s.enqueueTurn(ctx, q, conv, last, "resume")
+	})
+	if err != nil {
+		return 0, fmt.Errorf("posting tool results to %s: %w", conv, err)
+	}
+	return last, nil
+}
+
+// Fork edits an earlier message: a new conversation seeded with the entries
+// before seq, with content as the message at seq, and a turn queued there.
+func (s *Service) Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error) {
+	if seq < 1 {
+		return nil, invalid("seq must be at least 1")
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, invalid("content is empty")
+	}
+	var res *store.EntryAppendResult
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		c, err := q.ConversationGet(ctx, conv)
+		if err != nil {
+			return err
+		}
+		if seq > c.LastSeq+1 {
+			return invalid("seq %d is past the end of the log (%d)", seq, c.LastSeq)
+		}
+		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: conv, ExpectSeq: &seq, Kind: store.EntryUser, Author: "user:" + userID,
+			Content: mustJSON(UserContent{Text: text, UserID: userID}), Now: s.now(),
+		})
+		if err != nil {
+			return err
+		}
+		return s.enqueueTurn(ctx, q, res.ConversationID, res.Entry.SeqValue(), "message")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("forking %s at %d: %w", conv, seq, err)
+	}
+	return res, nil
+}
+
+func title(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return text
+}
+
+// PendingCall is a tool call waiting for a result, as clients see it.
+type PendingCall struct {
+	CallID string          `json:"call_id"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	Seq    int64           `json:"seq"`
+	// WaitingFor is "client" (a frontend tool: post the result) or "person"
+	// (a question or approval: answer it on the platform or post a result).
+	WaitingFor string `json:"waiting_for"`
+}
+
+// PendingCalls lists the calls of a conversation that wait for a result.
+func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCall, error) {
+	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+	if err != nil {
+		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
+	}
+	out := []PendingCall{}
+	for _, p := range pendingCalls(entries) {
+		pc := PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: "client"}
+		if _, err := s.st.ApprovalFindByCall(ctx, conv, p.CallID); err == nil {
+			pc.WaitingFor = "person"
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	slices.SortFunc(out, func(a, b PendingCall) int { return int(a.Seq - b.Seq) })
+	return out, nil
+}

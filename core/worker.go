@@ -1,0 +1,285 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// HandlerFunc runs one claimed work item. A nil error completes the item; an
+// error fails the attempt (retried with backoff until MaxAttempts). When the
+// context ends because the lease was lost, the handler must stop without
+// writing further.
+type HandlerFunc func(ctx context.Context, item *store.WorkItem) error
+
+// WorkerOptions configures a Worker.
+type WorkerOptions struct {
+	Store    store.Store
+	WorkerID string
+	// Handlers by work kind. The worker claims only these kinds.
+	Handlers map[string]HandlerFunc
+	// Concurrency is how many items run at once (default 8).
+	Concurrency int
+	// LeaseTTL is the lease on each item; heartbeats renew it every third of
+	// it (default 30s).
+	LeaseTTL time.Duration
+	// PollInterval bounds the wait when a wake-up is lost (default 1s).
+	PollInterval time.Duration
+	// SweepInterval is how often expired leases are looked for (default 10s).
+	SweepInterval time.Duration
+	// OnExhausted is called for an item whose lease expired after its last
+	// attempt (core uses it to tell the user the turn failed).
+	OnExhausted func(ctx context.Context, item *store.WorkItem)
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+func (o *WorkerOptions) validate() error {
+	switch {
+	case o.Store == nil:
+		return errors.New("worker: WorkerOptions.Store is required")
+	case o.WorkerID == "":
+		return errors.New("worker: WorkerOptions.WorkerID is required")
+	case len(o.Handlers) == 0:
+		return errors.New("worker: WorkerOptions.Handlers is empty")
+	case o.Concurrency < 1:
+		return fmt.Errorf("worker: WorkerOptions.Concurrency %d must be at least 1", o.Concurrency)
+	case o.LeaseTTL < time.Second:
+		return fmt.Errorf("worker: WorkerOptions.LeaseTTL %s must be at least 1s", o.LeaseTTL)
+	}
+	return nil
+}
+
+// Worker claims work items and runs their handlers. Any number of workers,
+// in any number of processes, may share one store: a claim hands each item
+// to exactly one of them, and a conversation runs one item at a time.
+type Worker struct {
+	opts  WorkerOptions
+	log   *slog.Logger
+	kinds []string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{}
+}
+
+// NewWorker validates opts.
+func NewWorker(opts WorkerOptions) (*Worker, error) {
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 8
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.SweepInterval == 0 {
+		opts.SweepInterval = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	w := &Worker{opts: opts, log: opts.Logger.With("worker_id", opts.WorkerID), wake: make(chan struct{}, 1)}
+	for k := range opts.Handlers {
+		w.kinds = append(w.kinds, k)
+	}
+	return w, nil
+}
+
+// Start runs the claim loop until Stop. Items in flight finish their
+// current step; an item cut off by Stop is reclaimed after its lease.
+func (w *Worker) Start(ctx context.Context) error {
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = make(chan struct{})
+	notes, err := w.opts.Store.Subscribe(ctx, store.TopicWork)
+	if err != nil {
+		w.cancel()
+		return fmt.Errorf("subscribing to work wake-ups: %w", err)
+	}
+	go func() {
+		for range notes {
+			w.Wake()
+		}
+	}()
+	go w.loop(ctx)
+	return nil
+}
+
+// Stop ends the loop and waits for running handlers.
+func (w *Worker) Stop() {
+	if w.cancel == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+}
+
+// Wake makes the loop claim now rather than at the next poll.
+func (w *Worker) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) loop(ctx context.Context) {
+	defer close(w.done)
+	var running sync.WaitGroup
+	defer running.Wait()
+	slots := make(chan struct{}, w.opts.Concurrency)
+	finished := make(chan struct{}, w.opts.Concurrency)
+	lastSweep := time.Time{}
+	for {
+		if now := w.opts.Now(); now.Sub(lastSweep) >= w.opts.SweepInterval {
+			lastSweep = now
+			w.sweep(ctx)
+		}
+		free := cap(slots) - len(slots)
+		claimed := 0
+		if free > 0 {
+			items, err := w.opts.Store.WorkClaim(ctx, &store.WorkClaimParams{
+				Worker: w.opts.WorkerID, Kinds: w.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: w.opts.Now(),
+			})
+			if err != nil && ctx.Err() == nil {
+				w.log.ErrorContext(ctx, "claiming work", "error", redact.String(err.Error()))
+			}
+			claimed = len(items)
+			for _, it := range items {
+				slots <- struct{}{}
+				running.Add(1)
+				go func() {
+					defer running.Done()
+					defer func() {
+						<-slots
+						select {
+						case finished <- struct{}{}:
+						default:
+						}
+					}()
+					w.run(ctx, it)
+				}()
+			}
+		}
+		// A full batch suggests more is waiting: claim again at once.
+		if claimed > 0 && claimed == free {
+			continue
+		}
+		jitter := time.Duration(rand.Int64N(int64(w.opts.PollInterval) / 4))
+		timer := time.NewTimer(w.opts.PollInterval + jitter)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-w.wake:
+		case <-finished:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// run executes one item under its lease, heartbeating until it returns.
+func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
+	log := w.log.With("work_id", item.ID, "kind", item.Kind, "attempt", item.Attempts)
+	itemCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		t := time.NewTicker(w.opts.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-itemCtx.Done():
+				return
+			case <-t.C:
+				_, err := w.opts.Store.WorkHeartbeat(itemCtx, &store.WorkLeaseParams{
+					ID: item.ID, Worker: w.opts.WorkerID, LeaseTTL: w.opts.LeaseTTL, Now: w.opts.Now(),
+				})
+				if errors.Is(err, store.ErrLeaseLost) {
+					log.WarnContext(ctx, "lease lost; stopping the item")
+					cancel(err)
+					return
+				}
+				if err != nil && itemCtx.Err() == nil {
+					log.ErrorContext(ctx, "heartbeat", "error", redact.String(err.Error()))
+				}
+			}
+		}
+	}()
+	err := w.opts.Handlers[item.Kind](itemCtx, item)
+	cancel(nil)
+	<-hbDone
+	if ctx.Err() != nil || errors.Is(context.Cause(itemCtx), store.ErrLeaseLost) {
+		// Shutdown or lost lease: leave the item to be reclaimed.
+		return
+	}
+	// The outcome is written even if the handler's context ended, with a
+	// short context of its own.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer fcancel()
+	if err == nil {
+		if _, err := w.opts.Store.WorkComplete(fctx, &store.WorkLeaseParams{ID: item.ID, Worker: w.opts.WorkerID, Now: w.opts.Now()}); err != nil {
+			log.ErrorContext(ctx, "completing work", "error", redact.String(err.Error()))
+		}
+		return
+	}
+	msg := redact.String(err.Error())
+	log.WarnContext(ctx, "work failed", "error", msg)
+	if _, ferr := w.opts.Store.WorkFail(fctx, &store.WorkFailParams{
+		ID: item.ID, Worker: w.opts.WorkerID, Error: msg, RetryAt: w.opts.Now().Add(Backoff(item.Attempts)), Now: w.opts.Now(),
+	}); ferr != nil {
+		log.ErrorContext(ctx, "failing work", "error", redact.String(ferr.Error()))
+	}
+}
+
+// sweep settles items whose lease expired after their last attempt: nobody
+// may claim them again, so they are failed here and their owner told.
+func (w *Worker) sweep(ctx context.Context) {
+	now := w.opts.Now()
+	items, err := w.opts.Store.WorkList(ctx, &store.WorkListParams{States: []store.WorkState{store.WorkRunning}, Limit: 500})
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.ErrorContext(ctx, "sweeping expired leases", "error", redact.String(err.Error()))
+		}
+		return
+	}
+	for _, it := range items {
+		if it.LeaseExpiresAt == nil || it.LeaseExpiresAt.After(now) || it.Attempts < it.MaxAttempts {
+			continue
+		}
+		if _, err := w.opts.Store.WorkFail(ctx, &store.WorkFailParams{
+			ID: it.ID, Worker: it.ClaimedBy, Error: "lease expired on the last attempt", Now: now,
+		}); err != nil {
+			if !errors.Is(err, store.ErrLeaseLost) {
+				w.log.ErrorContext(ctx, "failing exhausted item", "work_id", it.ID, "error", redact.String(err.Error()))
+			}
+			continue
+		}
+		if w.opts.OnExhausted != nil {
+			w.opts.OnExhausted(ctx, it)
+		}
+	}
+}
+
+// Backoff is the wait before retry attempt n+1: exponential from 1s, capped
+// at 5 minutes, with jitter.
+func Backoff(attempt int) time.Duration {
+	d := time.Second << min(attempt, 9)
+	d = min(d, 5*time.Minute)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}

@@ -1,0 +1,327 @@
+// Package app wires Switchboard's parts into one running service: the store,
+// the agents, the tools, core, the workers, the platforms and the HTTP
+// server. cmd/switchboard is flags around it; end-to-end tests use it too.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/dial"
+)
+
+// Config is everything the service reads from flags and the environment.
+type Config struct {
+	Addr        string // SWITCHBOARD_ADDR, default :8080
+	DatabaseURL string // DATABASE_URL
+	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
+	APIToken    string // SWITCHBOARD_API_TOKEN
+	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
+	LeaseTTL    time.Duration
+
+	SlackBotToken      string
+	SlackAppToken      string
+	SlackSigningSecret string
+	SlackAPIURL        string
+
+	DiscordBotToken  string
+	DiscordPublicKey string
+	DiscordAPIURL    string
+	DiscordAppID     string
+
+	Env    agent.Env
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// FromEnv reads the configuration from the environment.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		Addr:               getenv("SWITCHBOARD_ADDR"),
+		DatabaseURL:        getenv("DATABASE_URL"),
+		ConfigPath:         getenv("SWITCHBOARD_CONFIG"),
+		APIToken:           getenv("SWITCHBOARD_API_TOKEN"),
+		SlackBotToken:      getenv("SLACK_BOT_TOKEN"),
+		SlackAppToken:      getenv("SLACK_APP_TOKEN"),
+		SlackSigningSecret: getenv("SLACK_SIGNING_SECRET"),
+		SlackAPIURL:        getenv("SLACK_API_URL"),
+		DiscordBotToken:    getenv("DISCORD_BOT_TOKEN"),
+		DiscordPublicKey:   getenv("DISCORD_PUBLIC_KEY"),
+		DiscordAPIURL:      getenv("DISCORD_API_URL"),
+		DiscordAppID:       getenv("DISCORD_APPLICATION_ID"),
+		Env:                getenv,
+	}
+	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			return c, fmt.Errorf("SWITCHBOARD_CONCURRENCY: %q must be a number from 1 to 256", v)
+		}
+		c.Concurrency = n
+	}
+	if c.ConfigPath == "" {
+		if _, err := os.Stat("switchboard.yaml"); err == nil {
+			c.ConfigPath = "switchboard.yaml"
+		}
+	}
+	return c, nil
+}
+
+func (c *Config) defaults() {
+	if c.Addr == "" {
+		c.Addr = ":8080"
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 8
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 30 * time.Second
+	}
+	if c.Env == nil {
+		c.Env = os.Getenv
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// App is a wired service.
+type App struct {
+	cfg      Config
+	log      *slog.Logger
+	Store    store.Store
+	Service  *core.Service
+	Registry *tool.Registry
+	Router   *bots.Router
+	Worker   *core.Worker
+	Adapters []bots.Adapter
+	Mux      *http.ServeMux
+
+	srv      *http.Server
+	listener net.Listener
+	stops    []func()
+	mu       sync.Mutex
+}
+
+// Open opens and migrates the store, loads the agents and builds every
+// part. Nothing runs until Start.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	cfg.defaults()
+	log := cfg.Logger
+	// The database URL is checked before anything else starts.
+	if _, err := dial.Parse(cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux()}
+	if err := a.build(ctx, agents); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) build(ctx context.Context, agents *agent.Config) error {
+	cfg := a.cfg
+	version, err := a.Store.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	a.log.InfoContext(ctx, "store ready", "dialect", a.Store.Dialect(), "schema_version", version)
+
+	a.Registry = tool.NewRegistry()
+	if err := headless.RegisterBuiltins(a.Registry); err != nil {
+		return fmt.Errorf("registering built-in tools: %w", err)
+	}
+	if err := core.RegisterPostResult(a.Registry, cards.DefaultLibrary()); err != nil {
+		return fmt.Errorf("registering post_result: %w", err)
+	}
+	reg := a.Registry
+	a.Service, err = core.New(core.Options{
+		Store:    a.Store,
+		Agents:   agents,
+		Registry: reg,
+		Tools:    func(contextName string) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
+		Logger:   a.log,
+		Now:      cfg.Now,
+		LeaseTTL: cfg.LeaseTTL,
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.Service.Init(ctx); err != nil {
+		return err
+	}
+	for _, ag := range agents.Agents {
+		if core.IsDemo(&ag) {
+			a.log.WarnContext(ctx, "agent runs on the scripted demo model, not a real one: set ANTHROPIC_API_KEY, OPENAI_API_KEY or SWITCHBOARD_MODEL", "agent", ag.Name)
+		}
+	}
+
+	if err := a.buildPlatforms(); err != nil {
+		return err
+	}
+	a.Router, err = bots.NewRouter(bots.RouterOptions{Store: a.Store, Hub: a.Service.Hub(), Adapters: a.Adapters, Logger: a.log, Now: cfg.Now})
+	if err != nil {
+		return err
+	}
+	a.Worker, err = core.NewWorker(core.WorkerOptions{
+		Store:    a.Store,
+		WorkerID: a.Service.WorkerID(),
+		Handlers: map[string]core.HandlerFunc{
+			core.WorkTurn:    a.Service.RunTurn,
+			bots.WorkDeliver: a.Router.HandleDeliver,
+		},
+		Concurrency: cfg.Concurrency,
+		LeaseTTL:    cfg.LeaseTTL,
+		OnExhausted: a.Service.TurnExhausted,
+		Logger:      a.log,
+		Now:         cfg.Now,
+	})
+	if err != nil {
+		return err
+	}
+
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	api.Routes(a.Mux)
+	a.Mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	a.Mux.HandleFunc("GET /readyz", a.readyz)
+	a.Mux.HandleFunc("GET /metrics", a.metrics)
+	return nil
+}
+
+// readyz answers 200 when the database answers and its schema is the one
+// this binary ships.
+func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain")
+	if err := a.Store.Ping(ctx); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("database unreachable\n"))
+		return
+	}
+	applied, latest, err := a.Store.SchemaVersion(ctx)
+	if err != nil || applied != latest {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "schema version %d, want %d\n", applied, latest)
+		return
+	}
+	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
+}
+
+// metrics serves a few gauges in the Prometheus text format.
+func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	fmt.Fprintln(w, "# HELP switchboard_up 1 when the process runs.")
+	fmt.Fprintln(w, "# TYPE switchboard_up gauge")
+	fmt.Fprintln(w, "switchboard_up 1")
+	fmt.Fprintln(w, "# HELP switchboard_work_items Work items by state (up to 10000 counted).")
+	fmt.Fprintln(w, "# TYPE switchboard_work_items gauge")
+	for _, st := range []store.WorkState{store.WorkAvailable, store.WorkRunning, store.WorkFailed} {
+		items, err := a.Store.WorkList(ctx, &store.WorkListParams{States: []store.WorkState{st}, Limit: 10000})
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "switchboard_work_items{state=%q} %d\n", st, len(items))
+	}
+}
+
+// Start runs the workers, the platforms and the HTTP server (when Addr is
+// not "-").
+func (a *App) Start(ctx context.Context) error {
+	if err := a.Router.Start(ctx); err != nil {
+		return err
+	}
+	a.onStop(a.Router.Stop)
+	if err := a.Worker.Start(ctx); err != nil {
+		return err
+	}
+	a.onStop(a.Worker.Stop)
+	for _, ad := range a.Adapters {
+		if err := ad.Start(ctx); err != nil {
+			return fmt.Errorf("starting %s: %w", ad.Name(), err)
+		}
+		a.onStop(ad.Stop)
+	}
+	if a.cfg.Addr == "-" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s (SWITCHBOARD_ADDR): %w", a.cfg.Addr, err)
+	}
+	a.listener = ln
+	a.srv = &http.Server{Handler: a.Mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.ErrorContext(ctx, "http server", "error", err)
+		}
+	}()
+	a.log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the address the HTTP server listens on, once started.
+func (a *App) Addr() string {
+	if a.listener == nil {
+		return ""
+	}
+	return a.listener.Addr().String()
+}
+
+func (a *App) onStop(f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stops = append(a.stops, f)
+}
+
+// Stop shuts everything down in reverse order and closes the store.
+func (a *App) Stop() {
+	if a.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.srv.Shutdown(ctx)
+		cancel()
+	}
+	a.mu.Lock()
+	stops := a.stops
+	a.stops = nil
+	a.mu.Unlock()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+	_ = a.Store.Close()
+}

@@ -1,0 +1,606 @@
+// Package store holds Switchboard's durable state behind one interface: the
+// conversation log, the work queue with its leases, inbound dedupe and the
+// wake-up notifications that tell workers new rows exist.
+//
+// Each database has its own driver package (store/postgres, store/sqlite);
+// both pass the one conformance suite in store/storetest. Callers only ever
+// see the domain types and sentinel errors defined here, never a driver's own
+// types or errors.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Sentinel errors. Drivers map their database's errors to these at their
+// boundary; compare with errors.Is.
+var (
+	// ErrNotFound: the row asked for does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a uniqueness or state rule refused the write.
+	ErrConflict = errors.New("store: conflict")
+	// ErrLeaseLost: the caller no longer holds the lease it acted under
+	// (it expired and was reclaimed, or was never held).
+	ErrLeaseLost = errors.New("store: lease lost")
+	// ErrInvalid: the parameters are malformed; the message says which.
+	ErrInvalid = errors.New("store: invalid parameters")
+)
+
+// EntryKind names what an entry in the log holds.
+type EntryKind string
+
+const (
+	EntryUser       EntryKind = "user"        // a message from a person (or another agent)
+	EntryAssistant  EntryKind = "assistant"   // the agent's text
+	EntryToolCall   EntryKind = "tool_call"   // the model asked for a tool
+	EntryToolResult EntryKind = "tool_result" // a tool's answer
+	EntryCard       EntryKind = "card"        // a structured result, layout stamped
+	EntryAction     EntryKind = "action"      // a button click handed back to the agent
+	EntrySystem     EntryKind = "system"      // a system note
+	EntryError      EntryKind = "error"       // shown, never sent to a model; seq is NULL
+)
+
+// Valid reports whether k is one of the known kinds.
+func (k EntryKind) Valid() bool {
+	switch k {
+	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
+		EntryAction, EntrySystem, EntryError:
+		return true
+	}
+	return false
+}
+
+// ConversationStatus is the coarse state of a conversation's turn.
+type ConversationStatus string
+
+const (
+	ConversationIdle    ConversationStatus = "idle"    // no turn in progress
+	ConversationRunning ConversationStatus = "running" // a worker holds the lease
+	ConversationPaused  ConversationStatus = "paused"  // waiting for tool results from a person or client
+)
+
+// Conversation is one thread of the log: a Slack thread, a DM, a Discord
+// channel, a scheduled run. Forks point back at their parent.
+type Conversation struct {
+	ID         uuid.UUID
+	ParentID   *uuid.UUID // nil for a root
+	RootID     uuid.UUID  // itself for a root
+	ForkSeq    *int64     // the seq at which this fork diverged from its parent
+	ChildCount int
+	AgentID    *uuid.UUID
+	Title      string
+	Provider   string
+	Model      string
+	Thinking   string
+	Status     ConversationStatus
+	// Metadata is free-form JSON owned by the caller (platform binding hints and
+	// the like). Never nil when read back: at least "{}".
+	Metadata json.RawMessage
+
+	// The lease of the turn running on this conversation.
+	LeaseOwner     string // empty when free
+	LeaseExpiresAt *time.Time
+	HeartbeatAt    *time.Time
+	// TurnAttempts counts automatic retries of the current turn; reset when a
+	// turn finishes.
+	TurnAttempts int
+
+	LastSeq   int64 // the highest seq in the log; 0 when empty
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// LeaseHeld reports whether a live lease is held on the conversation at now.
+func (c *Conversation) LeaseHeld(now time.Time) bool {
+	return c.LeaseOwner != "" && c.LeaseExpiresAt != nil && c.LeaseExpiresAt.After(now)
+}
+
+// Entry is one immutable row of the log.
+type Entry struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	// Seq is the log index and the stream cursor, from 1. Nil for error entries.
+	Seq *int64
+	// AfterSeq is the highest seq of the log when the entry was written. For an
+	// error entry it places the error in the display order.
+	AfterSeq  int64
+	Kind      EntryKind
+	Author    string          // "user:<id>", "agent:<name>", "system"
+	Content   json.RawMessage // kind-specific JSON, never nil
+	TurnID    *uuid.UUID      // the work item that produced it, when a turn did
+	CreatedAt time.Time
+}
+
+// SeqValue returns the seq, or 0 for an entry without one.
+func (e *Entry) SeqValue() int64 {
+	if e.Seq == nil {
+		return 0
+	}
+	return *e.Seq
+}
+
+// DiscardedEntry is an entry removed from the log by EntryDiscard, kept for
+// inspection with the reason it was removed.
+type DiscardedEntry struct {
+	Entry
+	Reason      string
+	DiscardedAt time.Time
+}
+
+// WorkState is the lifecycle state of a work item.
+type WorkState string
+
+const (
+	WorkAvailable WorkState = "available"
+	WorkRunning   WorkState = "running"
+	WorkDone      WorkState = "done"
+	WorkFailed    WorkState = "failed"
+	WorkCancelled WorkState = "cancelled"
+)
+
+// WorkItem is a durable unit of work: a turn, a delivery, a scheduled fire.
+type WorkItem struct {
+	ID             uuid.UUID
+	Kind           string
+	Payload        json.RawMessage // never nil: at least "{}"
+	ConversationID *uuid.UUID
+	AgentID        *uuid.UUID
+	RunAt          time.Time
+	Priority       int // higher runs first
+	Attempts       int // claims so far
+	MaxAttempts    int
+	UniqueKey      *string
+	State          WorkState
+	ClaimedBy      string
+	LeaseExpiresAt *time.Time
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+// Agent is a configured agent, upserted from the config file at start.
+type Agent struct {
+	ID        uuid.UUID
+	Name      string          // unique
+	Config    json.RawMessage // the agent's declaration as loaded
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Usage records what one model call cost.
+type Usage struct {
+	ID              uuid.UUID
+	ConversationID  uuid.UUID
+	TurnID          *uuid.UUID
+	AgentID         *uuid.UUID
+	Provider        string
+	Model           string
+	InputTokens     int64
+	OutputTokens    int64
+	CachedTokens    int64
+	ReasoningTokens int64
+	CostMicroUSD    int64 // cost in millionths of a US dollar
+	CreatedAt       time.Time
+}
+
+// Binding ties a conversation to a place on a platform (a Slack thread, a
+// Discord channel or thread) and tracks what has been delivered there.
+type Binding struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Platform       string
+	Workspace      string
+	Channel        string
+	Thread         string
+	// DeliveredSeq is the highest seq delivered to the platform.
+	DeliveredSeq int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Posted records the platform messages an entry became, so an entry is posted
+// once and later edits reach the same message.
+type Posted struct {
+	BindingID uuid.UUID
+	EntryID   uuid.UUID
+	// MessageIDs are the platform's ids in order (a long reply may be split).
+	MessageIDs []string
+	CreatedAt  time.Time
+}
+
+// ApprovalKind says what a person is asked for.
+type ApprovalKind string
+
+const (
+	ApprovalConfirm  ApprovalKind = "confirm"  // run a risky tool or not
+	ApprovalQuestion ApprovalKind = "question" // ask_user: pick a choice
+)
+
+// ApprovalStatus is the lifecycle of a request to a person.
+type ApprovalStatus string
+
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved" // for a question: answered
+	ApprovalDenied   ApprovalStatus = "denied"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// Approval is a paused tool call waiting for a person's decision.
+type Approval struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	CallID         string // the tool call it answers
+	Tool           string
+	Kind           ApprovalKind
+	Risk           string
+	Request        json.RawMessage // what is shown: the question, the choices, the arguments
+	// Deciders may decide; empty means anyone in the conversation.
+	Deciders  []string
+	Status    ApprovalStatus
+	Decision  json.RawMessage // the choice made, when decided
+	DecidedBy string
+	ExpiresAt time.Time
+	DecidedAt *time.Time
+	CreatedAt time.Time
+}
+
+// AuditRecord is one guarded tool call: who, what, the risk, the guard's
+// decision and the outcome.
+type AuditRecord struct {
+	ID             uuid.UUID
+	ConversationID *uuid.UUID
+	Actor          string
+	Action         string // the tool name
+	Risk           string
+	Decision       string // auto, notify, confirm, deny
+	Result         string // ok, error, denied, pending
+	Detail         json.RawMessage
+	CreatedAt      time.Time
+}
+
+// ---- parameters ----
+
+// ConversationCreateParams creates a root conversation.
+type ConversationCreateParams struct {
+	ID       uuid.UUID // optional; a new UUID when zero
+	AgentID  *uuid.UUID
+	Title    string
+	Provider string
+	Model    string
+	Thinking string
+	Metadata json.RawMessage // optional; "{}" when nil
+	Now      time.Time
+}
+
+// EntryAppendParams appends one entry.
+type EntryAppendParams struct {
+	ConversationID uuid.UUID
+	// ExpectSeq, when set, is the seq the caller believes is next. If that seq
+	// is already taken the append forks: a new conversation is seeded with the
+	// entries before ExpectSeq and the entry lands there at ExpectSeq. An edit
+	// of an earlier message is an append with ExpectSeq at that message's seq.
+	// When nil the entry takes the next seq. Ignored for error entries.
+	ExpectSeq *int64
+	Kind      EntryKind
+	Author    string
+	Content   json.RawMessage
+	TurnID    *uuid.UUID
+	Now       time.Time
+}
+
+// EntryAppendResult says where an append landed.
+type EntryAppendResult struct {
+	Entry *Entry
+	// ConversationID is where the entry landed: the requested conversation, or
+	// the new fork when Forked.
+	ConversationID uuid.UUID
+	Forked         bool
+}
+
+// EntryListParams reads entries in seq order.
+type EntryListParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64 // exclusive cursor; 0 reads from the start
+	UpToSeq        int64 // inclusive; 0 means no upper bound (time travel when set)
+	Limit          int   // 0 means no limit
+	// WithErrors includes error entries (seq NULL) for display: those whose
+	// AfterSeq is >= the AfterSeq cursor and, when UpToSeq is set, <= UpToSeq.
+	// An error sorts after the entry it followed. Never set this for the read
+	// that builds a model's context.
+	WithErrors bool
+}
+
+// EntryDiscardParams removes a crashed turn's partial entries.
+type EntryDiscardParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64 // entries with seq > AfterSeq are moved out of the log
+	Reason         string
+	Now            time.Time
+}
+
+// WorkEnqueueParams adds a work item.
+type WorkEnqueueParams struct {
+	Kind           string
+	Payload        json.RawMessage // optional; "{}" when nil
+	ConversationID *uuid.UUID
+	AgentID        *uuid.UUID
+	RunAt          time.Time // zero means Now
+	Priority       int
+	MaxAttempts    int     // 0 means 3
+	UniqueKey      *string // when set, a second enqueue with the same key returns the first item
+	Now            time.Time
+}
+
+// WorkEnqueueResult is the item and whether this call inserted it.
+type WorkEnqueueResult struct {
+	Item     *WorkItem
+	Inserted bool // false when UniqueKey matched an existing item
+}
+
+// WorkClaimParams claims up to Limit runnable items for Worker.
+type WorkClaimParams struct {
+	Worker   string
+	Kinds    []string // empty means any kind
+	Limit    int
+	LeaseTTL time.Duration
+	Now      time.Time
+}
+
+// WorkLeaseParams identifies a claimed item and its holder.
+type WorkLeaseParams struct {
+	ID       uuid.UUID
+	Worker   string
+	LeaseTTL time.Duration // for heartbeat
+	Now      time.Time
+}
+
+// WorkFailParams records a failed attempt.
+type WorkFailParams struct {
+	ID     uuid.UUID
+	Worker string
+	Error  string
+	// RetryAt is when the item may run again. Ignored once attempts reach
+	// MaxAttempts: the item is then failed for good.
+	RetryAt time.Time
+	Now     time.Time
+}
+
+// WorkListParams lists work items for inspection.
+type WorkListParams struct {
+	States         []WorkState // empty means all
+	Kind           string
+	ConversationID *uuid.UUID
+	Limit          int
+}
+
+// ConversationLeaseParams acts on a conversation's lease outside the queue.
+type ConversationLeaseParams struct {
+	ConversationID uuid.UUID
+	Owner          string
+	LeaseTTL       time.Duration
+	Now            time.Time
+}
+
+// ConversationStatusParams changes the coarse state (pause, idle) and the
+// turn attempt count.
+type ConversationStatusParams struct {
+	ConversationID uuid.UUID
+	Status         ConversationStatus
+	// TurnAttempts, when set, replaces the conversation's turn attempt count.
+	TurnAttempts *int
+	Now          time.Time
+}
+
+// InboundRecordParams records a platform event id.
+type InboundRecordParams struct {
+	Platform string
+	EventID  string
+	Now      time.Time
+}
+
+// AgentUpsertParams inserts or updates an agent by name.
+type AgentUpsertParams struct {
+	Name   string
+	Config json.RawMessage
+	Now    time.Time
+}
+
+// BindingEnsureParams finds the binding for a place, creating it (and a new
+// conversation with Conversation's fields) when absent.
+type BindingEnsureParams struct {
+	Platform     string
+	Workspace    string
+	Channel      string
+	Thread       string
+	Conversation ConversationCreateParams // used only when creating
+	Now          time.Time
+}
+
+// BindingEnsureResult is the binding and whether this call created it.
+type BindingEnsureResult struct {
+	Binding *Binding
+	Created bool
+}
+
+// BindingAdvanceParams moves the delivered cursor forward (never back).
+type BindingAdvanceParams struct {
+	ID           uuid.UUID
+	DeliveredSeq int64
+	Now          time.Time
+}
+
+// ApprovalCreateParams records a request to a person.
+type ApprovalCreateParams struct {
+	ConversationID uuid.UUID
+	CallID         string
+	Tool           string
+	Kind           ApprovalKind
+	Risk           string
+	Request        json.RawMessage
+	Deciders       []string
+	ExpiresAt      time.Time
+	Now            time.Time
+}
+
+// ApprovalDecideParams decides a pending approval. It succeeds only while the
+// approval is pending and not expired at Now: a second decision gets
+// ErrConflict, and so does one after expiry.
+type ApprovalDecideParams struct {
+	ID        uuid.UUID
+	Status    ApprovalStatus // approved or denied
+	Decision  json.RawMessage
+	DecidedBy string
+	Now       time.Time
+}
+
+// NamedLeaseParams takes or renews a named lease, such as the scheduler's
+// leadership. Acquire succeeds when the lease is free, expired, or already
+// held by Owner (then it is renewed).
+type NamedLeaseParams struct {
+	Name  string
+	Owner string
+	TTL   time.Duration
+	Now   time.Time
+}
+
+// ---- notifications ----
+
+// Topics for wake-up notifications. The payload is a pointer (an id or a
+// kind), never data: a woken listener re-reads the store.
+const (
+	TopicWork    = "switchboard_work"    // payload: the work kind
+	TopicEntries = "switchboard_entries" // payload: the conversation id
+)
+
+// Notification is one wake-up.
+type Notification struct {
+	Topic   string
+	Payload string
+}
+
+// Queries is everything that can run inside or outside a transaction.
+type Queries interface {
+	ConversationCreate(ctx context.Context, p *ConversationCreateParams) (*Conversation, error)
+	ConversationGet(ctx context.Context, id uuid.UUID) (*Conversation, error)
+	// ConversationForks lists the direct forks of a conversation, oldest first.
+	ConversationForks(ctx context.Context, id uuid.UUID) ([]*Conversation, error)
+	// ConversationLineage lists the conversation's ancestors from the root down
+	// to the conversation itself.
+	ConversationLineage(ctx context.Context, id uuid.UUID) ([]*Conversation, error)
+	ConversationSetStatus(ctx context.Context, p *ConversationStatusParams) (*Conversation, error)
+	// ConversationLeaseAcquire takes the conversation's lease when free or
+	// expired; ErrConflict when another owner holds a live lease.
+	ConversationLeaseAcquire(ctx context.Context, p *ConversationLeaseParams) (*Conversation, error)
+	// ConversationLeaseRelease frees the lease if Owner holds it.
+	ConversationLeaseRelease(ctx context.Context, p *ConversationLeaseParams) error
+	// ConversationListExpiredLeases lists conversations whose lease expired
+	// before now (for the sweep that fails dead turns).
+	ConversationListExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*Conversation, error)
+
+	// EntryAppend appends at the next seq, or forks (see EntryAppendParams).
+	// ErrNotFound when the conversation does not exist.
+	EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryAppendResult, error)
+	EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, error)
+	EntryGet(ctx context.Context, id uuid.UUID) (*Entry, error)
+	// EntryDiscard moves the entries past AfterSeq into the discarded-entries
+	// table with the reason, and returns how many it moved. It is the only way
+	// entries ever leave the log.
+	EntryDiscard(ctx context.Context, p *EntryDiscardParams) (int, error)
+	EntryListDiscarded(ctx context.Context, conversationID uuid.UUID) ([]*DiscardedEntry, error)
+
+	WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error)
+	// WorkClaim claims runnable items: available with run_at <= now, or running
+	// with an expired lease. It never hands out an item whose conversation has a
+	// live lease held by someone else, nor two items of one conversation, and
+	// takes the conversation's lease for each item it returns.
+	WorkClaim(ctx context.Context, p *WorkClaimParams) ([]*WorkItem, error)
+	// WorkHeartbeat extends the item's lease and its conversation's;
+	// ErrLeaseLost when Worker no longer holds it.
+	WorkHeartbeat(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
+	// WorkComplete marks the item done and releases the leases.
+	WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
+	// WorkFail records a failed attempt: back to available at RetryAt, or failed
+	// once attempts reach MaxAttempts. Releases the leases.
+	WorkFail(ctx context.Context, p *WorkFailParams) (*WorkItem, error)
+	// WorkCancel cancels an item that is not finished.
+	WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*WorkItem, error)
+	WorkGet(ctx context.Context, id uuid.UUID) (*WorkItem, error)
+	WorkList(ctx context.Context, p *WorkListParams) ([]*WorkItem, error)
+
+	// InboundRecord records a platform event id; false when it was seen before.
+	InboundRecord(ctx context.Context, p *InboundRecordParams) (bool, error)
+
+	AgentUpsert(ctx context.Context, p *AgentUpsertParams) (*Agent, error)
+	AgentGetByName(ctx context.Context, name string) (*Agent, error)
+	AgentList(ctx context.Context) ([]*Agent, error)
+
+	// BindingEnsure returns the binding for (platform, workspace, channel,
+	// thread), creating it and its conversation when absent. Safe when two
+	// callers race: both get the same binding.
+	BindingEnsure(ctx context.Context, p *BindingEnsureParams) (*BindingEnsureResult, error)
+	// BindingFind looks a binding up by its place; ErrNotFound when absent.
+	BindingFind(ctx context.Context, platform, workspace, channel, thread string) (*Binding, error)
+	// BindingListByConversation lists every binding of a conversation.
+	BindingListByConversation(ctx context.Context, conversationID uuid.UUID) ([]*Binding, error)
+	// BindingAdvance moves the delivered cursor forward; a lower seq is a no-op.
+	BindingAdvance(ctx context.Context, p *BindingAdvanceParams) (*Binding, error)
+	// PostedRecord records the messages an entry became; recording the same
+	// (binding, entry) again replaces the message ids.
+	PostedRecord(ctx context.Context, p *Posted) error
+	// PostedGet returns what an entry became on a binding; ErrNotFound if never posted.
+	PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (*Posted, error)
+
+	ApprovalCreate(ctx context.Context, p *ApprovalCreateParams) (*Approval, error)
+	ApprovalGet(ctx context.Context, id uuid.UUID) (*Approval, error)
+	// ApprovalFindByCall returns the approval for a tool call; ErrNotFound if none.
+	ApprovalFindByCall(ctx context.Context, conversationID uuid.UUID, callID string) (*Approval, error)
+	ApprovalDecide(ctx context.Context, p *ApprovalDecideParams) (*Approval, error)
+	// ApprovalExpire marks pending approvals whose expiry is before now as
+	// expired and returns them.
+	ApprovalExpire(ctx context.Context, now time.Time, limit int) ([]*Approval, error)
+
+	AuditRecord(ctx context.Context, r *AuditRecord) error
+	AuditList(ctx context.Context, conversationID uuid.UUID) ([]*AuditRecord, error)
+
+	// LeaseAcquire takes or renews a named lease; false when someone else
+	// holds a live one.
+	LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error)
+	// LeaseRelease frees a named lease if Owner holds it.
+	LeaseRelease(ctx context.Context, p *NamedLeaseParams) error
+
+	UsageRecord(ctx context.Context, u *Usage) error
+	UsageList(ctx context.Context, conversationID uuid.UUID) ([]*Usage, error)
+}
+
+// Store is a database. Methods of the embedded Queries run in their own
+// transaction; InTx runs several in one.
+type Store interface {
+	Queries
+
+	// InTx runs fn in one transaction. It commits when fn returns nil and rolls
+	// back otherwise. Notifications caused by writes inside fn (work enqueued,
+	// entries appended) are sent after the commit, never before.
+	InTx(ctx context.Context, fn func(q Queries) error) error
+
+	// Subscribe delivers wake-ups for topic until ctx ends. Delivery is best
+	// effort: a slow receiver loses notifications rather than blocking others,
+	// so a listener must also poll.
+	Subscribe(ctx context.Context, topic string) (<-chan Notification, error)
+
+	// Migrate applies pending migrations and returns the schema version.
+	Migrate(ctx context.Context) (int, error)
+	// SchemaVersion returns the applied version and the version this binary
+	// ships.
+	SchemaVersion(ctx context.Context) (applied, latest int, err error)
+	Ping(ctx context.Context) error
+	// Dialect is "postgres" or "sqlite".
+	Dialect() string
+	Close() error
+}
