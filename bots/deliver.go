@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -434,8 +435,21 @@ func render(e *store.Entry) (*Message, error) {
 	return nil, nil
 }
 
+// targetOf is where a binding's messages go. Two conventions of core.Start
+// are resolved here: a Channel "user:<id>" is a DM to that person, and a
+// Thread part "run:<id>" only makes a routine run's binding unique; it is
+// not a platform thread.
 func targetOf(b *store.Binding) Target {
-	return Target{Platform: b.Platform, Workspace: b.Workspace, Channel: b.Channel, Thread: b.Thread}
+	t := Target{Platform: b.Platform, Workspace: b.Workspace, Channel: b.Channel, Thread: b.Thread}
+	if user, ok := strings.CutPrefix(t.Channel, "user:"); ok {
+		t.Channel, t.UserID = "", user
+	}
+	if thread, _, ok := strings.Cut(t.Thread, "|run:"); ok {
+		t.Thread = thread
+	} else if strings.HasPrefix(t.Thread, "run:") {
+		t.Thread = ""
+	}
+	return t
 }
 
 func identityOf(agent string) *Identity {

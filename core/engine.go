@@ -374,7 +374,10 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 // execute runs an allowed call and records its result, or the pause it asks for.
 func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, decision string) (bool, error) {
 	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventStatus, Text: "is running " + c.Name + "…", Agent: t.agent.Name})
-	res := tl.Call(ctx, c.Input)
+	res := tl.Call(WithCallInfo(ctx, CallInfo{
+		ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID, Context: t.meta.Context,
+		Starter: t.meta.Starter, CallID: c.CallID, TurnID: t.item.ID,
+	}), c.Input)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}

@@ -191,7 +191,7 @@ func pendingCalls(entries []*store.Entry) map[string]pendingCall {
 func needsResponse(entries []*store.Entry) bool {
 	for i := len(entries) - 1; i >= 0; i-- {
 		switch entries[i].Kind {
-		case store.EntryUser, store.EntryAction, store.EntryToolResult:
+		case store.EntryUser, store.EntryAction, store.EntryToolResult, store.EntrySystem:
 			return true
 		case store.EntryAssistant:
 			return false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package discordcard_test
+
+const propertyIterations = 300

@@ -1,0 +1,211 @@
+package discord
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// threadArchiveMinutes is how long a thread the bot starts stays open
+// without activity (one day).
+const threadArchiveMinutes = 1440
+
+func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
+	if !a.enter() {
+		return
+	}
+	defer a.leave()
+	ctx, cancel := context.WithTimeout(a.ctx, a.opts.SubmitTimeout)
+	defer cancel()
+
+	in, ok := a.normalize(ctx, ev.Message)
+	if !ok {
+		return
+	}
+	res, err := a.opts.Submitter.Submit(ctx, in)
+	if err != nil {
+		a.log.ErrorContext(ctx, "submitting discord message", "message_id", in.MessageID, "channel_id", in.Channel, "err", err)
+		return
+	}
+	a.log.DebugContext(ctx, "discord message submitted", "message_id", in.MessageID,
+		"conversation_id", res.ConversationID, "duplicate", res.Duplicate, "ignored", res.Ignored)
+}
+
+// normalize turns a MESSAGE_CREATE into an Inbound, or reports false for a
+// message the bot must not see (its own, other bots' unless allowed, system
+// messages).
+//
+// Addressing: Mentioned is true when the bot is mentioned, in a DM, and in
+// a channel listed in Options.Channels (or a thread under one), because
+// those messages are addressed to the bot by configuration. Core decides the
+// rest (a thread the bot is engaged in) and marks the others Ignored.
+//
+// Threads: Channel is the parent channel and Thread the thread's channel id
+// when the message is in a thread; Thread is "" otherwise. Replies to a
+// Target with Thread set go to the thread.
+func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.Inbound, bool) {
+	if m == nil || m.Author == nil {
+		return nil, false
+	}
+	botID := a.botUserID()
+	if m.Author.ID == botID {
+		return nil, false
+	}
+	if (m.Author.Bot || m.WebhookID != "") && !a.opts.AllowBots {
+		return nil, false
+	}
+	if m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply {
+		return nil, false
+	}
+
+	in := &core.Inbound{
+		Platform:  Platform,
+		EventID:   m.ID,
+		Workspace: m.GuildID,
+		Channel:   m.ChannelID,
+		MessageID: m.ID,
+		UserID:    m.Author.ID,
+		UserName:  displayName(m.Author, m.Member),
+		IsDM:      m.GuildID == "",
+		At:        m.Timestamp,
+	}
+	if in.At.IsZero() {
+		in.At = a.opts.NowFunc()
+	}
+	mentioned := mentionsUser(m, botID)
+	configured := slices.Contains(a.opts.Channels, m.ChannelID)
+	topLevel := true
+	if !in.IsDM {
+		info, err := a.channel(ctx, m.ChannelID)
+		if err != nil {
+			// Without the channel we cannot tell a thread from a channel;
+			// treat it as a channel, which at worst answers in place.
+			a.log.WarnContext(ctx, "discord channel lookup failed; treating as a channel", "channel_id", m.ChannelID, "err", err)
+		} else if info.thread {
+			topLevel = false
+			in.Channel, in.Thread = info.parentID, m.ChannelID
+			configured = configured || slices.Contains(a.opts.Channels, info.parentID)
+		}
+	}
+	in.Mentioned = mentioned || configured || in.IsDM
+	in.Text = messageText(m, botID)
+
+	if topLevel && !in.IsDM && in.Mentioned && slices.Contains(a.opts.ThreadOnMention, m.ChannelID) {
+		if th, ok := a.startThread(ctx, m, in.Text, in.UserName); ok {
+			in.Thread = th
+		}
+	}
+	return in, true
+}
+
+// startThread opens a thread on the user's message for the answer.
+func (a *Adapter) startThread(ctx context.Context, m *discordgo.Message, text, user string) (string, bool) {
+	name := threadName(text, user)
+	ch, err := a.s.MessageThreadStartComplex(m.ChannelID, m.ID, &discordgo.ThreadStart{
+		Name: name, AutoArchiveDuration: threadArchiveMinutes,
+	}, discordgo.WithContext(ctx))
+	switch {
+	case err == nil:
+		a.rememberThread(ch.ID, m.ChannelID, m.GuildID)
+		return ch.ID, true
+	case restErrorCode(err) == discordgo.ErrCodeThreadAlreadyCreatedForThisMessage:
+		// A redelivered message: the thread exists, and a thread started
+		// from a message carries the message's id.
+		a.rememberThread(m.ID, m.ChannelID, m.GuildID)
+		return m.ID, true
+	default:
+		a.log.WarnContext(ctx, "starting discord thread failed; answering in the channel", "channel_id", m.ChannelID, "message_id", m.ID, "err", err)
+		return "", false
+	}
+}
+
+// threadName is the first line of the question, cut to Discord's 100
+// characters, or a neutral name.
+func threadName(text, user string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if line == "" {
+		line = "Question from " + user
+	}
+	const maxName = 100
+	if utf8.RuneCountInString(line) > maxName {
+		r := []rune(line)
+		line = strings.TrimSpace(string(r[:maxName-1])) + "…"
+	}
+	return line
+}
+
+func mentionsUser(m *discordgo.Message, userID string) bool {
+	if userID == "" {
+		return false
+	}
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == userID {
+			return true
+		}
+	}
+	return strings.Contains(m.Content, "<@"+userID+">") || strings.Contains(m.Content, "<@!"+userID+">")
+}
+
+// messageText is the content with the bot's mention removed and other user
+// mentions made readable, plus a line per attachment so the agent knows
+// one was sent.
+func messageText(m *discordgo.Message, botID string) string {
+	text := m.Content
+	if botID != "" {
+		text = strings.NewReplacer("<@"+botID+">", "", "<@!"+botID+">", "").Replace(text)
+	}
+	for _, u := range m.Mentions {
+		if u == nil || u.ID == botID {
+			continue
+		}
+		name := "@" + u.Username
+		if u.GlobalName != "" {
+			name = "@" + u.GlobalName
+		}
+		text = strings.NewReplacer("<@"+u.ID+">", name, "<@!"+u.ID+">", name).Replace(text)
+	}
+	text = strings.TrimSpace(text)
+	for _, att := range m.Attachments {
+		if att == nil {
+			continue
+		}
+		line := "[attachment: " + att.Filename + " " + att.URL + "]"
+		if text == "" {
+			text = line
+		} else {
+			text += "\n" + line
+		}
+	}
+	return text
+}
+
+func displayName(u *discordgo.User, mem *discordgo.Member) string {
+	if mem != nil && mem.Nick != "" {
+		return mem.Nick
+	}
+	if u.GlobalName != "" {
+		return u.GlobalName
+	}
+	return u.Username
+}
+
+// interactionUser is whoever triggered an interaction: the member's user in
+// a guild, the user in a DM.
+func interactionUser(i *discordgo.Interaction) (id, name string) {
+	if i.Member != nil && i.Member.User != nil {
+		return i.Member.User.ID, displayName(i.Member.User, i.Member)
+	}
+	if i.User != nil {
+		return i.User.ID, displayName(i.User, nil)
+	}
+	return "", ""
+}
+
+func (a *Adapter) now() time.Time { return a.opts.NowFunc() }

@@ -1,0 +1,354 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Slash command names.
+const (
+	CommandAsk    = "ask"
+	CommandAgents = "agents"
+	CommandRemind = "remind"
+)
+
+// RemindersPending is what /remind answers until Options.RemindFunc is set.
+const RemindersPending = "Reminders arrive with the scheduler."
+
+// Commands are the slash commands the adapter registers.
+func Commands() []*discordgo.ApplicationCommand {
+	minLen := 1
+	return []*discordgo.ApplicationCommand{
+		{
+			Name: CommandAsk, Description: "Ask an agent a question",
+			Options: []*discordgo.ApplicationCommandOption{
+				{Type: discordgo.ApplicationCommandOptionString, Name: "prompt", Description: "What to ask", Required: true, MinLength: &minLen, MaxLength: 4000},
+				{Type: discordgo.ApplicationCommandOptionString, Name: "agent", Description: "Which agent answers (default: this channel's)"},
+			},
+		},
+		{Name: CommandAgents, Description: "List the agents you can talk to"},
+		{
+			Name: CommandRemind, Description: "Have an agent remind you of something",
+			Options: []*discordgo.ApplicationCommandOption{
+				{Type: discordgo.ApplicationCommandOptionString, Name: "when", Description: "When, e.g. \"in 2 hours\" or \"tomorrow 9:00\"", Required: true},
+				{Type: discordgo.ApplicationCommandOptionString, Name: "what", Description: "What to remind you of", Required: true},
+			},
+		},
+	}
+}
+
+// registerCommands replaces the application's commands with Commands() in
+// one bulk overwrite, so a removed command does not linger.
+func (a *Adapter) registerCommands(ctx context.Context) error {
+	appID := a.applicationID()
+	if appID == "" {
+		return errors.New("discord: no application id (set Options.ApplicationID)")
+	}
+	if _, err := a.s.ApplicationCommandBulkOverwrite(appID, a.opts.CommandGuildID, Commands(), discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("discord: registering slash commands for application %s: %w", appID, err)
+	}
+	return nil
+}
+
+// followUp is the work after an interaction's first response: Discord
+// wants that response within 3 seconds, the rest may take longer.
+type followUp func(ctx context.Context)
+
+func (a *Adapter) onInteractionCreate(_ *discordgo.Session, ev *discordgo.InteractionCreate) {
+	if !a.enter() {
+		return
+	}
+	defer a.leave()
+	i := ev.Interaction
+	resp, then := a.plan(i)
+	if resp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 3*time.Second)
+	err := a.s.InteractionRespond(i, resp, discordgo.WithContext(ctx))
+	cancel()
+	if err != nil {
+		a.log.ErrorContext(a.ctx, "answering discord interaction", "interaction_id", i.ID, "type", i.Type.String(), "err", err)
+		return
+	}
+	if then != nil {
+		a.goTracked(then)
+	}
+}
+
+// plan decides an interaction's first response and the follow-up work.
+func (a *Adapter) plan(i *discordgo.Interaction) (*discordgo.InteractionResponse, followUp) {
+	switch i.Type {
+	case discordgo.InteractionPing:
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
+	case discordgo.InteractionMessageComponent:
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate},
+			func(ctx context.Context) { a.onButton(ctx, i) }
+	case discordgo.InteractionApplicationCommand:
+		return a.planCommand(i)
+	default:
+		a.log.Debug("ignoring discord interaction", "type", i.Type.String())
+		return nil, nil
+	}
+}
+
+func ephemeral(text string) *discordgo.InteractionResponse {
+	return &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()},
+	}
+}
+
+func deferred(private bool) *discordgo.InteractionResponse {
+	r := &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource, Data: &discordgo.InteractionResponseData{}}
+	if private {
+		r.Data.Flags = discordgo.MessageFlagsEphemeral
+	}
+	return r
+}
+
+func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionResponse, followUp) {
+	data := i.ApplicationCommandData()
+	opts := map[string]string{}
+	for _, o := range data.Options {
+		if o.Type == discordgo.ApplicationCommandOptionString {
+			opts[o.Name] = o.StringValue()
+		}
+	}
+	switch data.Name {
+	case CommandAsk:
+		return deferred(false), func(ctx context.Context) { a.onAsk(ctx, i, opts["prompt"], opts["agent"]) }
+	case CommandAgents:
+		return deferred(true), func(ctx context.Context) { a.onAgents(ctx, i) }
+	case CommandRemind:
+		if a.opts.RemindFunc == nil {
+			return ephemeral(RemindersPending), nil
+		}
+		return deferred(true), func(ctx context.Context) { a.onRemind(ctx, i, opts["when"], opts["what"]) }
+	default:
+		return ephemeral("Unknown command /" + data.Name + "."), nil
+	}
+}
+
+// editOriginal replaces the interaction's first response.
+func (a *Adapter) editOriginal(ctx context.Context, i *discordgo.Interaction, text string, clearComponents bool) (*discordgo.Message, error) {
+	text = truncateText(text, MaxMessageChars)
+	e := &discordgo.WebhookEdit{Content: &text, AllowedMentions: noMentions()}
+	if clearComponents {
+		e.Components = &[]discordgo.MessageComponent{}
+	}
+	m, err := a.s.InteractionResponseEdit(i, e, discordgo.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("editing interaction %s response: %w", i.ID, err)
+	}
+	return m, nil
+}
+
+// tellPrivately sends an ephemeral follow-up only the clicking user sees.
+func (a *Adapter) tellPrivately(ctx context.Context, i *discordgo.Interaction, text string) {
+	_, err := a.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{
+		Content: truncateText(text, MaxMessageChars), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		a.log.ErrorContext(ctx, "sending discord ephemeral follow-up", "interaction_id", i.ID, "err", err)
+	}
+}
+
+// onButton hands a click to core and shows the outcome: the choice and who
+// made it, with the buttons removed, or a private note when the click was
+// refused.
+func (a *Adapter) onButton(ctx context.Context, i *discordgo.Interaction) {
+	data := i.MessageComponentData()
+	actionID, value := decodeCustomID(data.CustomID)
+	userID, userName := interactionUser(i)
+	actx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
+	res, err := a.opts.Submitter.Act(actx, &core.Action{
+		Platform: Platform, EventID: i.ID, ActionID: actionID, Value: value,
+		UserID: userID, UserName: userName, At: a.now(),
+	})
+	cancel()
+	switch {
+	case errors.Is(err, core.ErrNotPending):
+		a.tellPrivately(ctx, i, "This was already decided.")
+		return
+	case errors.Is(err, core.ErrInvalid):
+		a.log.WarnContext(ctx, "discord button refused by core", "action_id", actionID, "err", err)
+		a.tellPrivately(ctx, i, "This button no longer works.")
+		return
+	case err != nil:
+		a.log.ErrorContext(ctx, "handing discord click to core", "action_id", actionID, "err", err)
+		a.tellPrivately(ctx, i, "Something went wrong; your choice was not recorded. Please try again.")
+		return
+	case res.Refused:
+		reason := res.Reason
+		if reason == "" {
+			reason = "You can't make this choice."
+		}
+		a.tellPrivately(ctx, i, reason)
+		return
+	case res.Duplicate:
+		a.tellPrivately(ctx, i, "This was already decided.")
+		return
+	}
+	label := buttonLabel(i.Message, data.CustomID)
+	if label == "" {
+		label = value
+	}
+	var original string
+	if i.Message != nil {
+		original = i.Message.Content
+	}
+	note := fmt.Sprintf("**%s** — chosen by <@%s>", label, userID)
+	text := note
+	if original != "" {
+		// Keep the question, cut so the note always fits.
+		room := MaxMessageChars - len([]rune(note)) - 2
+		text = truncateText(original, room) + "\n\n" + note
+	}
+	if _, err := a.editOriginal(ctx, i, text, true); err != nil {
+		a.log.ErrorContext(ctx, "showing discord choice", "interaction_id", i.ID, "err", err)
+	}
+}
+
+// onAsk echoes the question in the deferred response and submits it; the
+// answer arrives through core's delivery like any other reply.
+func (a *Adapter) onAsk(ctx context.Context, i *discordgo.Interaction, prompt, agent string) {
+	userID, userName := interactionUser(i)
+	prompt = strings.TrimSpace(prompt)
+	echo := fmt.Sprintf("<@%s> asked", userID)
+	if agent != "" {
+		echo += " " + agent
+	}
+	echo += ":\n" + quote(prompt)
+	msg, err := a.editOriginal(ctx, i, echo, false)
+	if err != nil {
+		a.log.ErrorContext(ctx, "echoing /ask", "interaction_id", i.ID, "err", err)
+		return
+	}
+	in := &core.Inbound{
+		Platform: Platform, EventID: i.ID, Workspace: i.GuildID, Channel: i.ChannelID,
+		MessageID: msg.ID, UserID: userID, UserName: userName, Text: prompt,
+		IsDM: i.GuildID == "", Mentioned: true, Agent: agent, At: a.now(),
+	}
+	if !in.IsDM {
+		if info, err := a.channel(ctx, i.ChannelID); err == nil && info.thread {
+			in.Channel, in.Thread = info.parentID, i.ChannelID
+		} else if err == nil && slices.Contains(a.opts.ThreadOnMention, i.ChannelID) {
+			msg.ChannelID, msg.GuildID = i.ChannelID, i.GuildID
+			if th, ok := a.startThread(ctx, msg, prompt, userName); ok {
+				in.Thread = th
+			}
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
+	defer cancel()
+	if _, err := a.opts.Submitter.Submit(sctx, in); err != nil {
+		a.log.ErrorContext(ctx, "submitting /ask", "interaction_id", i.ID, "err", err)
+		a.tellPrivately(ctx, i, "Your question could not be started. Please try again.")
+	}
+}
+
+func quote(s string) string {
+	return "> " + strings.ReplaceAll(s, "\n", "\n> ")
+}
+
+func (a *Adapter) onAgents(ctx context.Context, i *discordgo.Interaction) {
+	text := "Listing agents is not configured."
+	if a.opts.ListAgentsFunc != nil {
+		names, err := a.opts.ListAgentsFunc(ctx)
+		switch {
+		case err != nil:
+			a.log.ErrorContext(ctx, "listing agents for /agents", "err", err)
+			text = "The agents could not be listed. Please try again."
+		case len(names) == 0:
+			text = "No agents are configured."
+		default:
+			text = "Agents: " + strings.Join(names, ", ")
+		}
+	}
+	if _, err := a.editOriginal(ctx, i, text, false); err != nil {
+		a.log.ErrorContext(ctx, "answering /agents", "err", err)
+	}
+}
+
+func (a *Adapter) onRemind(ctx context.Context, i *discordgo.Interaction, when, what string) {
+	userID, userName := interactionUser(i)
+	reply, err := a.opts.RemindFunc(ctx, &RemindRequest{
+		UserID: userID, UserName: userName, Workspace: i.GuildID, Channel: i.ChannelID,
+		When: when, What: what, At: a.now(),
+	})
+	if err != nil {
+		a.log.WarnContext(ctx, "handling /remind", "err", err)
+		reply = "The reminder could not be set: " + err.Error()
+	}
+	if _, err := a.editOriginal(ctx, i, reply, false); err != nil {
+		a.log.ErrorContext(ctx, "answering /remind", "err", err)
+	}
+}
+
+// signatureWindow is how far an interaction's timestamp may be from now;
+// an older signed request is a replay.
+const signatureWindow = 5 * time.Minute
+
+// Routes adds the HTTP interactions endpoint, POST /discord/interactions,
+// used when the application's Interactions Endpoint URL points at this
+// service. Requests are verified with Options.PublicKey (Ed25519 over
+// timestamp + body); without a key the endpoint answers 404.
+func (a *Adapter) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /discord/interactions", a.serveInteractions)
+}
+
+func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
+	if a.pubKey == nil {
+		http.Error(w, "discord interactions endpoint not configured (DISCORD_PUBLIC_KEY)", http.StatusNotFound)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	ts, err := strconv.ParseInt(r.Header.Get("X-Signature-Timestamp"), 10, 64)
+	if err != nil || a.now().Sub(time.Unix(ts, 0)).Abs() > signatureWindow {
+		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	if !discordgo.VerifyInteraction(r, a.pubKey) {
+		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "reading body", http.StatusBadRequest)
+		return
+	}
+	var i discordgo.Interaction
+	if err := json.Unmarshal(body, &i); err != nil {
+		http.Error(w, "malformed interaction", http.StatusBadRequest)
+		return
+	}
+	resp, then := a.plan(&i)
+	if resp == nil {
+		http.Error(w, "unsupported interaction type", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(resp); err != nil {
+		a.log.ErrorContext(r.Context(), "writing discord interaction response", "err", err)
+		return
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	if then != nil {
+		a.goTracked(then)
+	}
+}

@@ -1,0 +1,206 @@
+package discord
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Options configures an Adapter.
+type Options struct {
+	// Token is the bot token (DISCORD_BOT_TOKEN), with or without "Bot ".
+	// Required.
+	Token string
+	// APIURL replaces https://discord.com for REST calls
+	// (DISCORD_API_URL; tests point it at internal/discordtest). The gateway
+	// URL then comes from that server's GET /gateway. Default: Discord.
+	APIURL string
+	// PublicKey is the application's hex Ed25519 public key
+	// (DISCORD_PUBLIC_KEY). It turns on POST /discord/interactions (Routes).
+	PublicKey string
+	// ApplicationID is used to register slash commands. Default: the
+	// application id from the gateway's READY.
+	ApplicationID string
+	// CommandGuildID registers the slash commands in one guild (instant, for
+	// development) instead of globally.
+	CommandGuildID string
+
+	// Channels are channel ids where every message is addressed to the bot,
+	// mention or not; threads under them count too.
+	Channels []string
+	// ThreadOnMention are channel ids where a top-level message addressed to
+	// the bot starts a thread, and the answer goes there.
+	ThreadOnMention []string
+	// AllowBots passes other bots' (and webhooks') messages to core. The
+	// bot's own messages are always dropped.
+	AllowBots bool
+
+	// Submitter is core's inbound half. Required.
+	Submitter core.Submitter
+	// ListAgentsFunc answers /agents. Without it /agents says listing is not
+	// configured.
+	ListAgentsFunc func(ctx context.Context) ([]string, error)
+	// RemindFunc answers /remind and returns the confirmation shown to the
+	// user. Without it /remind says reminders arrive with the scheduler.
+	RemindFunc func(ctx context.Context, r *RemindRequest) (string, error)
+	// RenderCardFunc renders Message.Card as embeds (bots/discord/discordcard).
+	// Without it, or when it fails, the card's Text fallback is posted.
+	RenderCardFunc func(card any) ([]*discordgo.MessageEmbed, error)
+
+	Logger *slog.Logger
+	// NowFunc is the clock (message times, interaction signature window).
+	// Default time.Now.
+	NowFunc func() time.Time
+	// HTTPClient is the base client for REST calls; its Transport is wrapped
+	// to honour APIURL. Default: a client with a 20 s timeout.
+	HTTPClient *http.Client
+
+	// StreamUpdateInterval is the least time between two edits of a
+	// streamed reply. Default and minimum 1s, Discord's comfortable rate for
+	// editing one message.
+	StreamUpdateInterval time.Duration
+	// TypingInterval is how often the typing indicator is refreshed while a
+	// status is set; Discord shows it for about 10 s. Default 8s.
+	TypingInterval time.Duration
+	// TypingMax stops a typing indicator nobody cleared. Default 10 minutes.
+	TypingMax time.Duration
+	// SubmitTimeout bounds one Submit or Act call. Default 10s.
+	SubmitTimeout time.Duration
+}
+
+// RemindRequest is a /remind command.
+type RemindRequest struct {
+	UserID    string
+	UserName  string
+	Workspace string // guild id, "" in a DM
+	Channel   string
+	When      string // as typed: "in 2 hours", "tomorrow 9:00"
+	What      string
+	At        time.Time
+}
+
+const minStreamInterval = time.Second
+
+func (o *Options) withDefaults() Options {
+	c := *o
+	c.Token = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.Token), "Bot "))
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.NowFunc == nil {
+		c.NowFunc = time.Now
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 20 * time.Second}
+	}
+	if c.StreamUpdateInterval == 0 {
+		c.StreamUpdateInterval = minStreamInterval
+	}
+	if c.TypingInterval == 0 {
+		c.TypingInterval = 8 * time.Second
+	}
+	if c.TypingMax == 0 {
+		c.TypingMax = 10 * time.Minute
+	}
+	if c.SubmitTimeout == 0 {
+		c.SubmitTimeout = 10 * time.Second
+	}
+	return c
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.Token == "" {
+		errs = append(errs, errors.New("Options.Token is required (the bot token, DISCORD_BOT_TOKEN)"))
+	}
+	if o.Submitter == nil {
+		errs = append(errs, errors.New("Options.Submitter is required"))
+	}
+	if o.APIURL != "" {
+		if _, err := parseAPIURL(o.APIURL); err != nil {
+			errs = append(errs, fmt.Errorf("Options.APIURL: %w", err))
+		}
+	}
+	if o.PublicKey != "" {
+		if _, err := parsePublicKey(o.PublicKey); err != nil {
+			errs = append(errs, fmt.Errorf("Options.PublicKey: %w", err))
+		}
+	}
+	if o.StreamUpdateInterval < minStreamInterval {
+		errs = append(errs, fmt.Errorf("Options.StreamUpdateInterval must be at least %s, got %s", minStreamInterval, o.StreamUpdateInterval))
+	}
+	if o.TypingInterval <= 0 || o.TypingMax <= 0 || o.SubmitTimeout <= 0 {
+		errs = append(errs, errors.New("Options.TypingInterval, TypingMax and SubmitTimeout must be positive"))
+	}
+	for _, id := range append(append([]string{}, o.Channels...), o.ThreadOnMention...) {
+		if id == "" || strings.Trim(id, "0123456789") != "" {
+			errs = append(errs, fmt.Errorf("Options.Channels and Options.ThreadOnMention take channel ids (digits), got %q", id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// parseAPIURL accepts an origin (http://127.0.0.1:8081) or an API base
+// (http://host/api/v9/) and returns the origin-with-path that replaces
+// https://discord.com.
+func parseAPIURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %q: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q must be an http(s) URL with a host", s)
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	p = strings.TrimSuffix(p, "/api/v"+discordgo.APIVersion)
+	p = strings.TrimSuffix(p, "/api")
+	u.Path = p
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+func parsePublicKey(s string) (ed25519.PublicKey, error) {
+	b, err := hex.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("decoding hex: %w", err)
+	}
+	if len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("an Ed25519 public key is %d bytes, got %d", ed25519.PublicKeySize, len(b))
+	}
+	return ed25519.PublicKey(b), nil
+}
+
+// rewriteTransport sends requests for https://discord.com to APIURL.
+// discordgo builds every endpoint from the package-level EndpointDiscord at
+// init, so rewriting at the transport is the one place that catches all of
+// them without touching global state.
+type rewriteTransport struct {
+	base   http.RoundTripper
+	target *url.URL
+}
+
+func (t *rewriteTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != "discord.com" {
+		return t.base.RoundTrip(r)
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme = t.target.Scheme
+	r2.URL.Host = t.target.Host
+	r2.URL.Path = t.target.Path + r.URL.Path
+	if r.URL.RawPath != "" {
+		r2.URL.RawPath = t.target.Path + r.URL.RawPath
+	}
+	r2.Host = t.target.Host
+	return t.base.RoundTrip(r2)
+}

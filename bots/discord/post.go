@@ -1,0 +1,281 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/bots"
+)
+
+// noMentions keeps a message from pinging anyone: the model's text may
+// contain @everyone or user ids, and a bot should not notify people by
+// accident.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// outgoing is one Discord message of a bots.Message.
+type outgoing struct {
+	content    string
+	embeds     []*discordgo.MessageEmbed
+	components []discordgo.MessageComponent
+	files      []bots.File
+}
+
+// render splits m into the messages Discord will show: the text in parts of
+// at most 2,000 characters, with the card's embeds, the buttons and the
+// files on the last part, so they sit under the whole answer.
+func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
+	comps, err := components(m.Buttons)
+	if err != nil {
+		return nil, err
+	}
+	var embeds []*discordgo.MessageEmbed
+	text := m.Text
+	if m.Card != nil && a.opts.RenderCardFunc != nil {
+		e, err := a.opts.RenderCardFunc(m.Card)
+		if err != nil {
+			a.log.Warn("rendering card as discord embeds failed; posting its text", "err", err)
+		} else {
+			embeds = e
+			if len(embeds) > 0 {
+				// The embed carries the card; the text is only the fallback
+				// for clients that cannot show it.
+				text = ""
+			}
+		}
+	}
+	parts := splitText(text, MaxMessageChars)
+	out := make([]outgoing, 0, len(parts)+1)
+	for _, p := range parts {
+		out = append(out, outgoing{content: p})
+	}
+	if len(out) == 0 {
+		if len(embeds) == 0 && len(m.Files) == 0 {
+			if len(comps) > 0 {
+				return nil, fmt.Errorf("%w: buttons need a text or a card to sit under", ErrButtons)
+			}
+			return nil, errors.New("empty message: no text, card or file")
+		}
+		out = append(out, outgoing{})
+	}
+	last := &out[len(out)-1]
+	last.embeds, last.components, last.files = embeds, comps, m.Files
+	return out, nil
+}
+
+func discordFiles(files []bots.File) []*discordgo.File {
+	out := make([]*discordgo.File, 0, len(files))
+	for _, f := range files {
+		out = append(out, &discordgo.File{Name: f.Name, ContentType: f.MimeType, Reader: bytes.NewReader(f.Data)})
+	}
+	return out
+}
+
+// targetChannel is the Discord channel a Target names: the thread when
+// there is one, else the channel, else a DM with the user.
+func (a *Adapter) targetChannel(ctx context.Context, to bots.Target, ephemeral bool) (string, error) {
+	if ephemeral && to.UserID != "" {
+		// Discord has ephemeral messages only as interaction responses; a
+		// private message is the nearest thing outside one.
+		return a.dmChannel(ctx, to.UserID)
+	}
+	switch {
+	case to.Thread != "":
+		return to.Thread, nil
+	case to.Channel != "":
+		return to.Channel, nil
+	case to.UserID != "":
+		return a.dmChannel(ctx, to.UserID)
+	default:
+		return "", errors.New("target has no channel, thread or user")
+	}
+}
+
+func (a *Adapter) dmChannel(ctx context.Context, userID string) (string, error) {
+	ch, err := a.s.UserChannelCreate(userID, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", fmt.Errorf("opening a dm with %s: %w", userID, err)
+	}
+	return ch.ID, nil
+}
+
+// Post implements bots.Adapter. A long text becomes several messages; a 429
+// is waited out by discordgo and the request sent again, once.
+func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	if m == nil {
+		return nil, errors.New("discord: posting a nil message")
+	}
+	parts, err := a.render(m)
+	if err != nil {
+		return nil, fmt.Errorf("discord: rendering message: %w", err)
+	}
+	channelID, err := a.targetChannel(ctx, to, m.Ephemeral)
+	if err != nil {
+		return nil, fmt.Errorf("discord: posting: %w", err)
+	}
+	a.stopTyping(channelID)
+	refs := make([]bots.MessageRef, 0, len(parts))
+	for i, p := range parts {
+		ref, err := a.send(ctx, channelID, p)
+		if err != nil {
+			return refs, fmt.Errorf("discord: posting part %d of %d to %s: %w", i+1, len(parts), channelID, err)
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.MessageRef, error) {
+	msg, err := a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{
+		Content:         p.content,
+		Embeds:          p.embeds,
+		Components:      p.components,
+		Files:           discordFiles(p.files),
+		AllowedMentions: noMentions(),
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		return bots.MessageRef{}, err
+	}
+	return bots.MessageRef{Channel: channelID, ID: msg.ID}, nil
+}
+
+// edit replaces a message's content, embeds and buttons.
+func (a *Adapter) edit(ctx context.Context, ref bots.MessageRef, p outgoing) error {
+	content := p.content
+	embeds := p.embeds
+	if embeds == nil {
+		embeds = []*discordgo.MessageEmbed{}
+	}
+	comps := p.components
+	if comps == nil {
+		comps = []discordgo.MessageComponent{}
+	}
+	_, err := a.s.ChannelMessageEditComplex(&discordgo.MessageEdit{
+		ID: ref.ID, Channel: ref.Channel,
+		Content: &content, Embeds: &embeds, Components: &comps,
+		Files:           discordFiles(p.files),
+		AllowedMentions: noMentions(),
+	}, discordgo.WithContext(ctx))
+	return err
+}
+
+// Update implements bots.Editor: the message is replaced whole. A text too
+// long for one message is cut, marked with "…", since an edit cannot add
+// messages.
+func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Message) error {
+	if m == nil {
+		return errors.New("discord: updating with a nil message")
+	}
+	parts, err := a.render(m)
+	if err != nil {
+		return fmt.Errorf("discord: rendering update: %w", err)
+	}
+	p := parts[len(parts)-1]
+	if len(parts) > 1 {
+		full := m.Text
+		if len(p.embeds) > 0 {
+			full = ""
+		}
+		p.content = truncateText(full, MaxMessageChars)
+	}
+	if err := a.edit(ctx, ref, p); err != nil {
+		return fmt.Errorf("discord: updating message %s in %s: %w", ref.ID, ref.Channel, err)
+	}
+	return nil
+}
+
+// typingLoop keeps Discord's typing indicator on in one channel.
+type typingLoop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (l *typingLoop) stop() {
+	l.once.Do(l.cancel)
+	<-l.done
+}
+
+// SetStatus implements bots.StatusSetter with the typing indicator: Discord
+// has no status text, so any non-empty status shows "typing…", refreshed
+// every TypingInterval until the status is cleared with "", a message is
+// posted to the channel, or TypingMax passes.
+func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) error {
+	channelID, err := a.targetChannel(ctx, to, false)
+	if err != nil {
+		return fmt.Errorf("discord: setting status: %w", err)
+	}
+	if status == "" {
+		a.stopTyping(channelID)
+		return nil
+	}
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return errors.New("discord: adapter stopped")
+	}
+	if _, running := a.typing[channelID]; running {
+		a.mu.Unlock()
+		return nil
+	}
+	a.mu.Unlock()
+	// The first indicator is sent here so a failure reaches the caller.
+	if err := a.s.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("discord: sending typing to %s: %w", channelID, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, running := a.typing[channelID]; running || a.stopped {
+		return nil
+	}
+	lctx, cancel := context.WithTimeout(a.ctx, a.opts.TypingMax)
+	l := &typingLoop{cancel: cancel, done: make(chan struct{})}
+	a.typing[channelID] = l
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer close(l.done)
+		defer cancel()
+		defer a.forgetTyping(channelID, l)
+		t := time.NewTicker(a.opts.TypingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-lctx.Done():
+				return
+			case <-t.C:
+				if err := a.s.ChannelTyping(channelID, discordgo.WithContext(lctx)); err != nil && lctx.Err() == nil {
+					a.log.WarnContext(lctx, "refreshing discord typing indicator", "channel_id", channelID, "err", err)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func (a *Adapter) forgetTyping(channelID string, l *typingLoop) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.typing[channelID] == l {
+		delete(a.typing, channelID)
+	}
+}
+
+// stopTyping ends the typing loop of a channel and waits for it, so no
+// indicator is sent after it returns.
+func (a *Adapter) stopTyping(channelID string) {
+	a.mu.Lock()
+	l := a.typing[channelID]
+	delete(a.typing, channelID)
+	a.mu.Unlock()
+	if l != nil {
+		l.stop()
+	}
+}

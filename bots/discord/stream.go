@@ -1,0 +1,202 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/bots"
+)
+
+// StartStream implements bots.Streamer by editing posted messages as text
+// arrives, at most once per StreamUpdateInterval. Nothing is posted until
+// there is text (Discord refuses empty messages). A reply that grows past
+// 2,000 characters continues in a new message.
+func (a *Adapter) StartStream(ctx context.Context, to bots.Target, _ *bots.Identity) (bots.Stream, error) {
+	channelID, err := a.targetChannel(ctx, to, false)
+	if err != nil {
+		return nil, fmt.Errorf("discord: starting stream: %w", err)
+	}
+	return &stream{a: a, channel: channelID}, nil
+}
+
+type stream struct {
+	a       *Adapter
+	channel string
+
+	// mu guards the fields below; flushMu serialises REST calls so two
+	// flushes never interleave their edits.
+	mu        sync.Mutex
+	text      string
+	dirty     bool
+	lastFlush time.Time
+	timer     *time.Timer
+	finished  bool
+	flushMu   sync.Mutex
+	refs      []bots.MessageRef
+	shown     []string
+	flushErr  error
+	flushWait sync.WaitGroup
+}
+
+// Append implements bots.Stream. It edits at once when the interval has
+// passed since the last edit, and otherwise schedules one edit for when it
+// has, so a pause in the model's output still shows what came before it.
+func (st *stream) Append(ctx context.Context, delta string) error {
+	if delta == "" {
+		return nil
+	}
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return errors.New("discord: append to a finished stream")
+	}
+	st.text += delta
+	st.dirty = true
+	wait := st.a.opts.StreamUpdateInterval - time.Since(st.lastFlush)
+	if wait > 0 {
+		if st.timer == nil {
+			st.armLocked(wait)
+		}
+		err := st.flushErr
+		st.mu.Unlock()
+		return err
+	}
+	st.mu.Unlock()
+	return st.flush(ctx)
+}
+
+// armLocked schedules a trailing flush; it runs under the adapter's
+// context, counted so Stop waits for it.
+func (st *stream) armLocked(wait time.Duration) {
+	if !st.a.enter() {
+		return
+	}
+	st.flushWait.Add(1)
+	st.timer = time.AfterFunc(wait, func() {
+		defer st.a.leave()
+		defer st.flushWait.Done()
+		st.mu.Lock()
+		st.timer = nil
+		done := st.finished
+		st.mu.Unlock()
+		if done {
+			return
+		}
+		if err := st.flush(st.a.ctx); err != nil {
+			st.a.log.WarnContext(st.a.ctx, "streaming edit to discord failed", "channel_id", st.channel, "err", err)
+		}
+	})
+}
+
+// flush shows the text so far: it edits the messages whose part changed and
+// posts a new message for a part that has none yet. It never runs twice
+// within StreamUpdateInterval; a flush that comes too early is rescheduled.
+func (st *stream) flush(ctx context.Context) error {
+	st.flushMu.Lock()
+	defer st.flushMu.Unlock()
+	st.mu.Lock()
+	if !st.dirty {
+		st.mu.Unlock()
+		return nil
+	}
+	if wait := st.a.opts.StreamUpdateInterval - time.Since(st.lastFlush); wait > 0 {
+		if st.timer == nil && !st.finished {
+			st.armLocked(wait)
+		}
+		st.mu.Unlock()
+		return nil
+	}
+	text := st.text
+	st.dirty = false
+	st.lastFlush = time.Now()
+	st.mu.Unlock()
+
+	parts := splitText(text, MaxMessageChars)
+	out := make([]outgoing, len(parts))
+	for i, p := range parts {
+		out[i] = outgoing{content: p}
+	}
+	err := st.show(ctx, out)
+	st.mu.Lock()
+	st.flushErr = err
+	st.mu.Unlock()
+	return err
+}
+
+// show makes the posted messages read parts: a message is edited when its
+// text changed or when the part carries embeds, buttons or files, and a
+// part without a message is posted. Callers hold flushMu.
+func (st *stream) show(ctx context.Context, parts []outgoing) error {
+	for i, p := range parts {
+		extras := p.embeds != nil || p.components != nil || p.files != nil
+		if i < len(st.refs) {
+			if st.shown[i] == p.content && !extras {
+				continue
+			}
+			if err := st.a.edit(ctx, st.refs[i], p); err != nil {
+				return fmt.Errorf("editing streamed message %s: %w", st.refs[i].ID, err)
+			}
+			st.shown[i] = p.content
+			continue
+		}
+		ref, err := st.a.send(ctx, st.channel, p)
+		if err != nil {
+			return fmt.Errorf("posting streamed message: %w", err)
+		}
+		st.refs = append(st.refs, ref)
+		st.shown = append(st.shown, p.content)
+	}
+	return nil
+}
+
+// Finish implements bots.Stream: the streamed messages are replaced with
+// the final message (its text split as Post would, with buttons, card and
+// files on the last part); surplus streamed messages are deleted.
+func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return nil, errors.New("discord: stream already finished")
+	}
+	st.finished = true
+	if st.timer != nil && st.timer.Stop() {
+		// The trailing flush will never run; release what it held.
+		st.timer = nil
+		st.flushWait.Done()
+		st.a.leave()
+	}
+	text := st.text
+	st.mu.Unlock()
+	st.flushWait.Wait()
+
+	if final == nil {
+		final = &bots.Message{Text: text}
+	}
+	st.a.stopTyping(st.channel)
+	parts, err := st.a.render(final)
+	if err != nil {
+		return nil, fmt.Errorf("discord: rendering final message: %w", err)
+	}
+	st.flushMu.Lock()
+	defer st.flushMu.Unlock()
+	if len(st.refs) == 0 {
+		return st.a.Post(ctx, bots.Target{Platform: Platform, Channel: st.channel}, final)
+	}
+	if len(parts) < len(st.refs) {
+		for _, ref := range st.refs[len(parts):] {
+			if err := st.a.s.ChannelMessageDelete(ref.Channel, ref.ID, discordgo.WithContext(ctx)); err != nil {
+				return nil, fmt.Errorf("discord: deleting surplus streamed message %s: %w", ref.ID, err)
+			}
+		}
+		st.refs, st.shown = st.refs[:len(parts)], st.shown[:len(parts)]
+	}
+	if err := st.show(ctx, parts); err != nil {
+		return nil, fmt.Errorf("discord: finishing stream: %w", err)
+	}
+	return append([]bots.MessageRef(nil), st.refs...), nil
+}

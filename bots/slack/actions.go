@@ -1,0 +1,147 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// handleInteraction hands each clicked button of a block_actions payload to
+// core, then (after Slack has its answer) tells the user what became of it.
+// ActionID and Value are passed through untouched: core put them on the
+// button and parses them back.
+func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCallback) error {
+	if ic.Type != slack.InteractionTypeBlockActions {
+		a.log.DebugContext(ctx, "ignoring slack interaction", "type", ic.Type)
+		return nil
+	}
+	for _, act := range ic.ActionCallback.BlockActions {
+		if act == nil {
+			continue
+		}
+		value, label := act.Value, act.Text.Text
+		if value == "" && act.SelectedOption.Value != "" { // a select menu
+			value = act.SelectedOption.Value
+			label = act.SelectedOption.Text.Text
+		}
+		action := &core.Action{
+			Platform: PlatformName,
+			EventID:  clickID(ic, act),
+			ActionID: act.ActionID,
+			Value:    value,
+			UserID:   ic.User.ID,
+			UserName: firstOf(ic.User.Username, ic.User.Name),
+			At:       parseTS(firstOf(act.ActionTs, ic.ActionTs)),
+		}
+		subCtx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
+		res, err := a.opts.Submitter.Act(subCtx, action)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("handing click %s to core: %w", action.EventID, err)
+		}
+		if res == nil {
+			res = &core.ActionResult{}
+		}
+		click := clicked{
+			channel:  firstOf(ic.Container.ChannelID, ic.Channel.ID),
+			ts:       firstOf(ic.Container.MessageTs, ic.Message.Timestamp),
+			thread:   firstOf(ic.Container.ThreadTs, ic.Message.ThreadTimestamp),
+			user:     ic.User.ID,
+			blockID:  act.BlockID,
+			choice:   firstOf(label, value),
+			text:     ic.Message.Text,
+			blocks:   ic.Message.Blocks.BlockSet,
+			refused:  res.Refused,
+			reason:   res.Reason,
+			repeated: res.Duplicate,
+		}
+		a.background(func(ctx context.Context) { a.afterClick(ctx, click) })
+	}
+	return nil
+}
+
+// clickID identifies one click for dedupe: trigger_id is unique per
+// interaction; the fallback names the message, action and time.
+func clickID(ic *slack.InteractionCallback, act *slack.BlockAction) string {
+	if ic.TriggerID != "" {
+		return "click:" + ic.TriggerID + ":" + act.ActionID
+	}
+	return "click:" + ic.Container.ChannelID + ":" + ic.Container.MessageTs + ":" + act.ActionID + ":" + ic.User.ID + ":" + act.ActionTs
+}
+
+type clicked struct {
+	channel, ts, thread, user string
+	blockID, choice, text     string
+	blocks                    []slack.Block
+	refused, repeated         bool
+	reason                    string
+}
+
+// afterClick answers a refused click privately, or replaces the buttons with
+// a line saying what was chosen and by whom.
+func (a *Adapter) afterClick(ctx context.Context, c clicked) {
+	switch {
+	case c.refused:
+		text := c.reason
+		if text == "" {
+			text = "This is not yours to answer."
+		}
+		opts := []slack.MsgOption{slack.MsgOptionText(escapeMrkdwn(text), false)}
+		if c.thread != "" {
+			opts = append(opts, slack.MsgOptionTS(c.thread))
+		}
+		err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+			_, err := a.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
+			return err
+		})
+		if err != nil {
+			a.log.WarnContext(ctx, "telling a user their click was refused", "channel", c.channel, "user", c.user, "err", err)
+		}
+	case c.repeated:
+		a.log.DebugContext(ctx, "click on an already decided message", "channel", c.channel, "ts", c.ts)
+	default:
+		if c.channel == "" || c.ts == "" {
+			return
+		}
+		blocks := decidedBlocks(c)
+		err := a.retry(ctx, "chat.update", func(ctx context.Context) error {
+			_, _, _, err := a.api.UpdateMessageContext(ctx, c.channel, c.ts,
+				slack.MsgOptionText(firstOf(c.text, "✅ "+escapeMrkdwn(c.choice)), false),
+				slack.MsgOptionBlocks(blocks...))
+			return err
+		})
+		if err != nil {
+			a.log.WarnContext(ctx, "marking the choice on a message", "channel", c.channel, "ts", c.ts, "err", err)
+		}
+	}
+}
+
+// decidedBlocks drops the actions block that was clicked (every actions block
+// when it cannot tell which) and adds "✅ choice — chosen by @user".
+func decidedBlocks(c clicked) []slack.Block {
+	var out []slack.Block
+	matched := false
+	for _, b := range c.blocks {
+		if ab, ok := b.(*slack.ActionBlock); ok && c.blockID != "" && ab.BlockID == c.blockID {
+			matched = true
+		}
+	}
+	for _, b := range c.blocks {
+		if ab, ok := b.(*slack.ActionBlock); ok && (!matched || ab.BlockID == c.blockID) {
+			continue
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 && c.text != "" {
+		out = append(out, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateRunes(c.text, DefaultTextLimit), false, false), nil, nil))
+	}
+	line := fmt.Sprintf("✅ *%s* — chosen by <@%s>", escapeMrkdwn(truncateRunes(c.choice, 200)), c.user)
+	out = append(out, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
+	if len(out) > maxBlocks {
+		out = append(out[:maxBlocks-1], out[len(out)-1])
+	}
+	return out
+}

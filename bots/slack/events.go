@@ -1,0 +1,262 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// callback is the Events API envelope, the same over HTTP and Socket Mode.
+type callback struct {
+	Type      string          `json:"type"`
+	TeamID    string          `json:"team_id"`
+	EventID   string          `json:"event_id"`
+	EventTime int64           `json:"event_time"`
+	Event     json.RawMessage `json:"event"`
+	Challenge string          `json:"challenge"`
+}
+
+// innerEvent holds the fields of the events the adapter reads.
+type innerEvent struct {
+	Type            string           `json:"type"`
+	Subtype         string           `json:"subtype"`
+	User            string           `json:"user"`
+	BotID           string           `json:"bot_id"`
+	Username        string           `json:"username"`
+	Text            string           `json:"text"`
+	TS              string           `json:"ts"`
+	ThreadTS        string           `json:"thread_ts"`
+	Channel         string           `json:"channel"`
+	ChannelType     string           `json:"channel_type"`
+	Team            string           `json:"team"`
+	AssistantThread *assistantThread `json:"assistant_thread"`
+}
+
+type assistantThread struct {
+	UserID    string `json:"user_id"`
+	ChannelID string `json:"channel_id"`
+	ThreadTS  string `json:"thread_ts"`
+	Context   struct {
+		ChannelID string `json:"channel_id"`
+		TeamID    string `json:"team_id"`
+	} `json:"context"`
+}
+
+// Message subtypes that are a new message someone wrote. Edits, deletions,
+// joins and the like are not.
+var acceptedSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true, "me_message": true}
+
+// handleCallback normalises one event_callback and hands it to core. It
+// returns an error only when core failed, so the caller withholds the ack and
+// Slack delivers again.
+func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
+	me := a.me.Load()
+	var ev innerEvent
+	if err := json.Unmarshal(cb.Event, &ev); err != nil {
+		a.log.WarnContext(ctx, "dropping a slack event that does not decode", "event_id", cb.EventID, "err", err)
+		return nil
+	}
+	switch ev.Type {
+	case "assistant_thread_started", "assistant_thread_context_changed":
+		a.assistantThreadOpened(ctx, &ev)
+		return nil
+	case "app_mention", "message":
+	default:
+		a.log.DebugContext(ctx, "ignoring slack event", "type", ev.Type, "event_id", cb.EventID)
+		return nil
+	}
+	in, why := a.normalise(me, cb, &ev)
+	if in == nil {
+		a.log.DebugContext(ctx, "ignoring slack message", "reason", why, "event_id", cb.EventID, "channel", ev.Channel)
+		return nil
+	}
+	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
+		a.background(func(ctx context.Context) { a.titleThread(ctx, in.Channel, in.Thread, in.Text) })
+	}
+	subCtx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
+	defer cancel()
+	res, err := a.opts.Submitter.Submit(subCtx, in)
+	if err != nil {
+		return fmt.Errorf("submitting slack event %s: %w", cb.EventID, err)
+	}
+	a.log.DebugContext(ctx, "slack message submitted", "event_id", cb.EventID, "channel", in.Channel,
+		"duplicate", res != nil && res.Duplicate, "ignored", res != nil && res.Ignored)
+	return nil
+}
+
+// normalise turns a message or app_mention into an Inbound, or says why not.
+func (a *Adapter) normalise(me *self, cb *callback, ev *innerEvent) (*core.Inbound, string) {
+	if ev.Type == "message" && !acceptedSubtypes[ev.Subtype] && !(ev.Subtype == "bot_message" && a.opts.AllowBots) {
+		return nil, "subtype " + ev.Subtype
+	}
+	if (ev.User != "" && ev.User == me.UserID) || (ev.BotID != "" && ev.BotID == me.BotID) {
+		return nil, "own message"
+	}
+	if ev.BotID != "" && !a.opts.AllowBots {
+		return nil, "bot message"
+	}
+	if ev.Channel == "" || ev.TS == "" {
+		return nil, "no channel or ts"
+	}
+	mention := "<@" + me.UserID
+	mentioned := strings.Contains(ev.Text, mention+">") || strings.Contains(ev.Text, mention+"|")
+	in := &core.Inbound{
+		Platform:  PlatformName,
+		EventID:   cb.EventID,
+		Workspace: cb.TeamID,
+		Channel:   ev.Channel,
+		MessageID: ev.TS,
+		UserID:    ev.User,
+		UserName:  ev.Username,
+		Text:      plainText(stripMention(ev.Text, me.UserID)),
+		At:        parseTS(ev.TS),
+	}
+	if in.Workspace == "" {
+		in.Workspace = ev.Team
+	}
+	if in.UserID == "" {
+		in.UserID = ev.BotID
+	}
+	switch {
+	case ev.Type == "app_mention":
+		in.Mentioned = true
+		in.Thread = firstOf(ev.ThreadTS, ev.TS) // the reply goes under the mention
+	case ev.ChannelType == "im":
+		in.IsDM = true
+		in.Mentioned = mentioned
+		in.Thread = ev.ThreadTS
+	default:
+		if mentioned {
+			// Slack sends an app_mention for this message too; that one is
+			// the one core gets, so the message is not stored twice.
+			return nil, "covered by app_mention"
+		}
+		in.Thread = firstOf(ev.ThreadTS, ev.TS)
+	}
+	return in, ""
+}
+
+// stripMention removes the bot's own <@U…> (or <@U…|name>) from text.
+func stripMention(text, botUserID string) string {
+	if botUserID == "" {
+		return strings.TrimSpace(text)
+	}
+	prefix := "<@" + botUserID
+	var b strings.Builder
+	for {
+		i := strings.Index(text, prefix)
+		if i < 0 {
+			b.WriteString(text)
+			break
+		}
+		rest := text[i+len(prefix):]
+		end := strings.IndexByte(rest, '>')
+		if end < 0 || (end > 0 && rest[0] != '|') {
+			b.WriteString(text[:i+len(prefix)])
+			text = rest
+			continue
+		}
+		before := strings.TrimRight(text[:i], " ")
+		b.WriteString(before)
+		text = strings.TrimLeft(rest[end+1:], " ")
+		if r, _ := utf8.DecodeRuneInString(text); before != "" && !strings.HasSuffix(before, "\n") && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '<') {
+			b.WriteByte(' ')
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// plainText undoes Slack's escaping of &, < and >, which the model should see
+// as written.
+func plainText(s string) string {
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
+}
+
+func parseTS(ts string) time.Time {
+	f, err := strconv.ParseFloat(ts, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e6)*1e3).UTC()
+}
+
+func firstOf(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// assistantThreadOpened offers suggested prompts in a new assistant thread
+// (and again when the user moves to another channel), and remembers the
+// thread so its first message can title it. The calls run after the ack.
+func (a *Adapter) assistantThreadOpened(ctx context.Context, ev *innerEvent) {
+	t := ev.AssistantThread
+	if t == nil || t.ChannelID == "" || t.ThreadTS == "" {
+		a.log.WarnContext(ctx, "assistant thread event without a thread", "type", ev.Type)
+		return
+	}
+	if ev.Type == "assistant_thread_started" {
+		a.threads.add(t.ChannelID + "/" + t.ThreadTS)
+	}
+	prompts := a.prompts(t.Context.ChannelID)
+	a.background(func(ctx context.Context) {
+		params := slack.AssistantThreadsSetSuggestedPromptsParameters{
+			Title: "Try asking", ChannelID: t.ChannelID, ThreadTS: t.ThreadTS, Prompts: prompts,
+		}
+		err := a.retry(ctx, "assistant.threads.setSuggestedPrompts", func(ctx context.Context) error {
+			return a.api.SetAssistantThreadsSuggestedPromptsContext(ctx, params)
+		})
+		if err != nil {
+			a.log.WarnContext(ctx, "setting suggested prompts", "channel", t.ChannelID, "thread_ts", t.ThreadTS, "err", err)
+		}
+	})
+}
+
+func (a *Adapter) prompts(contextChannel string) []slack.AssistantThreadsPrompt {
+	var out []slack.AssistantThreadsPrompt
+	if contextChannel != "" {
+		out = append(out, slack.AssistantThreadsPrompt{
+			Title:   "Summarise this channel",
+			Message: "Summarise the recent discussion in <#" + contextChannel + ">.",
+		})
+	}
+	for _, p := range a.opts.SuggestedPrompts {
+		if len(out) == maxPrompts {
+			break
+		}
+		out = append(out, slack.AssistantThreadsPrompt{Title: p.Title, Message: p.Message})
+	}
+	return out
+}
+
+// titleThread names an assistant thread after its first message, as it
+// shows in the assistant's history.
+func (a *Adapter) titleThread(ctx context.Context, channel, thread, text string) {
+	title := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(title) > 60 {
+		title = string([]rune(title)[:59]) + "…"
+	}
+	if title == "" {
+		return
+	}
+	params := slack.AssistantThreadsSetTitleParameters{ChannelID: channel, ThreadTS: thread, Title: title}
+	err := a.retry(ctx, "assistant.threads.setTitle", func(ctx context.Context) error {
+		return a.api.SetAssistantThreadsTitleContext(ctx, params)
+	})
+	if err != nil {
+		a.log.WarnContext(ctx, "setting assistant thread title", "channel", channel, "thread_ts", thread, "err", err)
+	}
+}

@@ -1,0 +1,57 @@
+package slack
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TestManifest keeps the shipped app manifest in step with what the adapter
+// uses: every scope a call needs and every event it handles.
+func TestManifest(t *testing.T) {
+	raw, err := os.ReadFile("../../slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Features struct {
+			AssistantView *struct {
+				Description string `yaml:"assistant_description"`
+			} `yaml:"assistant_view"`
+		} `yaml:"features"`
+		OAuth struct {
+			Scopes struct {
+				Bot []string `yaml:"bot"`
+			} `yaml:"scopes"`
+		} `yaml:"oauth_config"`
+		Settings struct {
+			Events struct {
+				Bot []string `yaml:"bot_events"`
+			} `yaml:"event_subscriptions"`
+			Interactivity struct {
+				Enabled bool `yaml:"is_enabled"`
+			} `yaml:"interactivity"`
+			SocketMode bool `yaml:"socket_mode_enabled"`
+		} `yaml:"settings"`
+	}
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("manifest is not valid YAML: %v", err)
+	}
+	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:read", "im:write",
+		"channels:history", "groups:history", "files:write", "assistant:write", "users:read"} {
+		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
+			t.Errorf("manifest lacks bot scope %s", s)
+		}
+	}
+	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "assistant_thread_started", "assistant_thread_context_changed"} {
+		if !slices.Contains(m.Settings.Events.Bot, e) {
+			t.Errorf("manifest lacks bot event %s", e)
+		}
+	}
+	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || m.Features.AssistantView == nil {
+		t.Errorf("manifest: socket mode %v, interactivity %v, assistant view %v; want all on",
+			m.Settings.SocketMode, m.Settings.Interactivity.Enabled, m.Features.AssistantView != nil)
+	}
+}

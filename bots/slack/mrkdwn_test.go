@@ -1,0 +1,134 @@
+package slack
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestToMrkdwn(t *testing.T) {
+	tests := []struct {
+		name, md, want string
+	}{
+		{"bold", "this is **bold** text", "this is *bold* text"},
+		{"bold underscores", "__bold__", "*bold*"},
+		{"italic star", "an *italic* word", "an _italic_ word"},
+		{"italic underscore", "an _italic_ word", "an _italic_ word"},
+		{"bold italic", "***both***", "*_both_*"},
+		{"strike", "~~gone~~", "~gone~"},
+		{"link", "see [the docs](https://example.com/a?b=1&c=2)", "see <https://example.com/a?b=1&amp;c=2|the docs>"},
+		{"link label with markup", "[**Docs** & more](https://x.test)", "<https://x.test|Docs &amp; more>"},
+		{"image", "![chart](https://x.test/c.png)", "<https://x.test/c.png|chart>"},
+		{"autolink", "<https://x.test/path>", "<https://x.test/path>"},
+		{"escaping", "a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
+		{"html is shown, not parsed", "<b>hi</b>", "&lt;b&gt;hi&lt;/b&gt;"},
+		{"inline code kept and escaped", "run `a **b** <c>` now", "run `a **b** &lt;c&gt;` now"},
+		{"double backtick code", "``a ` b``", "`a ` b`"},
+		{"snake_case left alone", "call my_func_name now", "call my_func_name now"},
+		{"lone star", "5 * 3 = 15", "5 * 3 = 15"},
+		{"heading", "# Title", "*Title*"},
+		{"heading with bold", "## The **big** one", "*The big one*"},
+		{"bullets", "- one\n* two\n+ three", "• one\n• two\n• three"},
+		{"nested bullet", "- one\n  - inner", "• one\n  • inner"},
+		{"ordered", "1. first\n2) second", "1. first\n2. second"},
+		{"tasks", "- [ ] todo\n- [x] done", "☐ todo\n☑ done"},
+		{"quote", "> quoted **x**", "> quoted *x*"},
+		{"rule", "---", "──────────"},
+		{"escaped marker", `\*not italic\*`, "*not italic*"},
+		{
+			"fenced code keeps content, drops language",
+			"```go\nif a < b && **c** {\n}\n```",
+			"```\nif a &lt; b &amp;&amp; **c** {\n}\n```",
+		},
+		{"tilde fence", "~~~\nx\n~~~", "```\nx\n```"},
+		{"unclosed fence is closed", "```\ncode", "```\ncode\n```"},
+		{"triple backticks on one line are inline", "use ```x``` here", "use `x` here"},
+		{
+			"table becomes a code block",
+			"| a | b |\n|---|---|\n| 1 | 2 |\nafter",
+			"```\n| a | b |\n|---|---|\n| 1 | 2 |\n```\nafter",
+		},
+		{"unmatched bold left as is", "**open", "**open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ToMrkdwn(tt.md); got != tt.want {
+				t.Fatalf("ToMrkdwn(%q)\n got %q\nwant %q", tt.md, got, tt.want)
+			}
+		})
+	}
+}
+
+// checkParts asserts every part is within limit, has balanced fences, and
+// that together they hold all of text's content.
+func checkParts(t *testing.T, text string, parts []string, limit int) {
+	t.Helper()
+	for i, p := range parts {
+		if n := utf8.RuneCountInString(p); n > limit {
+			t.Fatalf("part %d has %d characters, limit %d", i, n, limit)
+		}
+		fences := 0
+		for _, line := range strings.Split(p, "\n") {
+			if strings.TrimSpace(line) == codeFence {
+				fences++
+			}
+		}
+		if fences%2 != 0 {
+			t.Fatalf("part %d leaves a code block open:\n%s", i, p)
+		}
+	}
+	squash := func(s string) string {
+		return strings.Join(strings.Fields(strings.ReplaceAll(s, codeFence, "")), "")
+	}
+	if got, want := squash(strings.Join(parts, "\n")), squash(text); got != want {
+		t.Fatalf("parts lost or changed content:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSplitMrkdwn(t *testing.T) {
+	long := strings.Repeat("word ", 700) // 3,500 characters on one line
+	code := "```\n" + strings.Repeat("fmt.Println(\"hello, world\")\n", 300) + "```"
+	tests := []struct {
+		name      string
+		text      string
+		limit     int
+		wantParts int
+	}{
+		{"short stays whole", "hello", 3000, 1},
+		{"paragraphs", strings.Repeat("a paragraph of text here.\n\n", 200), 3000, 2},
+		{"one long line", long, 3000, 2},
+		{"long code block is closed and reopened", "intro\n" + code + "\noutro", 3000, 3},
+		{"code line longer than the limit", "```\n" + strings.Repeat("x", 5000) + "\n```", 3000, 2},
+		{"small limit", "```\nabc\ndef\nghi\n```\nend", 16, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := SplitMrkdwn(tt.text, tt.limit)
+			if len(parts) < tt.wantParts {
+				t.Fatalf("got %d parts, want at least %d", len(parts), tt.wantParts)
+			}
+			checkParts(t, tt.text, parts, tt.limit)
+		})
+	}
+}
+
+func TestSplitMrkdwnRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"word", "**bold**", "`code`", "[a link](https://example.com/x)", "&", "<b>", "é", "🙂", " ", " ", "\n", "\n\n", "\n```\n", "- item\n"}
+	for i := range 300 {
+		var b strings.Builder
+		for range r.IntN(2000) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := ToMrkdwn(b.String())
+		limit := 16 + r.IntN(400)
+		parts := SplitMrkdwn(text, limit)
+		t.Run("", func(t *testing.T) {
+			if i%100 == 0 {
+				t.Logf("case %d: %d chars, limit %d, %d parts", i, utf8.RuneCountInString(text), limit, len(parts))
+			}
+			checkParts(t, text, parts, limit)
+		})
+	}
+}

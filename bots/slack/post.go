@@ -1,0 +1,356 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/bots"
+)
+
+// part is one Slack message of a bots.Message: mrkdwn text and, on the last
+// part, the blocks (card, buttons).
+type part struct {
+	text   string
+	blocks []slack.Block
+}
+
+// render converts a message into the Slack messages that show it: the text
+// split within TextLimit, with a card's blocks or the buttons on the last.
+func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
+	text := ToMrkdwn(m.Text)
+	buttons := buttonBlocks(m.Buttons)
+	if m.Card != nil {
+		card, fallback, err := a.opts.RenderCardFunc(m.Card)
+		if err == nil && len(card) > 0 {
+			blocks := slices.Concat(card, buttons)
+			if len(blocks) > maxBlocks {
+				a.log.WarnContext(ctx, "card has more blocks than slack shows; cutting", "blocks", len(blocks))
+				blocks = blocks[:maxBlocks]
+			}
+			if strings.TrimSpace(fallback) == "" {
+				fallback = SplitMrkdwn(text, a.opts.TextLimit)[0]
+			}
+			return []part{{text: truncateRunes(fallback, maxTextChars), blocks: blocks}}
+		}
+		a.log.WarnContext(ctx, "card did not render; posting its text", "err", err)
+	}
+	var parts []part
+	for _, t := range SplitMrkdwn(text, a.opts.TextLimit) {
+		parts = append(parts, part{text: t})
+	}
+	if len(buttons) > 0 {
+		last := &parts[len(parts)-1]
+		if strings.TrimSpace(last.text) != "" {
+			last.blocks = append(last.blocks, sectionBlock(last.text))
+		}
+		last.blocks = append(last.blocks, buttons...)
+	}
+	return parts
+}
+
+func sectionBlock(text string) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
+}
+
+// buttonBlocks lays buttons out in actions blocks of at most 25. ActionID and
+// Value go to Slack as they are and come back in the click.
+func buttonBlocks(buttons []bots.Button) []slack.Block {
+	var out []slack.Block
+	for start := 0; start < len(buttons); start += maxActionButtons {
+		var elems []slack.BlockElement
+		for _, b := range buttons[start:min(start+maxActionButtons, len(buttons))] {
+			label := truncateRunes(b.Label, maxButtonText)
+			if label == "" {
+				label = truncateRunes(b.Value, maxButtonText)
+			}
+			btn := slack.NewButtonBlockElement(b.ActionID, b.Value, slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
+			switch b.Style {
+			case "primary":
+				btn = btn.WithStyle(slack.StylePrimary)
+			case "danger":
+				btn = btn.WithStyle(slack.StyleDanger)
+			}
+			elems = append(elems, btn)
+		}
+		out = append(out, slack.NewActionBlock("", elems...))
+	}
+	return out
+}
+
+// truncateRunes cuts s to at most n characters, ending in … when cut.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// Post posts m in the target's thread and returns every message it made.
+// Long text is split into several messages; files are uploaded into the same
+// thread after the text.
+func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	if m == nil {
+		return nil, errors.New("posting to slack: nil message")
+	}
+	channel, err := a.channelFor(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	if m.Ephemeral {
+		return a.postEphemeral(ctx, channel, to, m)
+	}
+	var refs []bots.MessageRef
+	if strings.TrimSpace(m.Text) != "" || len(m.Buttons) > 0 || m.Card != nil {
+		for _, p := range a.render(ctx, m) {
+			ts, err := a.postPart(ctx, channel, to.Thread, p, m.Identity)
+			if err != nil {
+				return refs, err
+			}
+			refs = append(refs, bots.MessageRef{Channel: channel, ID: ts})
+		}
+	}
+	if err := a.uploadFiles(ctx, channel, to.Thread, m.Files); err != nil {
+		return refs, err
+	}
+	return refs, nil
+}
+
+func (a *Adapter) postPart(ctx context.Context, channel, thread string, p part, id *bots.Identity) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(p.text, false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	if len(p.blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(p.blocks...))
+	}
+	opts = append(opts, identityOptions(id)...)
+	if err := a.waitTurn(ctx, channel); err != nil {
+		return "", err
+	}
+	var ts string
+	err := a.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("posting to slack channel %s: %w", channel, err)
+	}
+	return ts, nil
+}
+
+func identityOptions(id *bots.Identity) []slack.MsgOption {
+	if id == nil {
+		return nil
+	}
+	var opts []slack.MsgOption
+	if id.Name != "" {
+		opts = append(opts, slack.MsgOptionUsername(id.Name))
+	}
+	if id.IconURL != "" {
+		opts = append(opts, slack.MsgOptionIconURL(id.IconURL))
+	}
+	return opts
+}
+
+func (a *Adapter) postEphemeral(ctx context.Context, channel string, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	if to.UserID == "" {
+		return nil, errors.New("posting an ephemeral slack message: target has no UserID")
+	}
+	parts := a.render(ctx, m)
+	p := parts[0]
+	if len(parts) > 1 { // one ephemeral message: keep the start and the buttons
+		p.blocks = parts[len(parts)-1].blocks
+		if len(p.blocks) > 0 {
+			p.blocks = append([]slack.Block{sectionBlock(p.text)}, withoutSections(p.blocks)...)
+		}
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(p.text, false)}
+	if to.Thread != "" {
+		opts = append(opts, slack.MsgOptionTS(to.Thread))
+	}
+	if len(p.blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(p.blocks...))
+	}
+	opts = append(opts, identityOptions(m.Identity)...)
+	if err := a.waitTurn(ctx, channel); err != nil {
+		return nil, err
+	}
+	var ts string
+	err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+		var err error
+		ts, err = a.api.PostEphemeralContext(ctx, channel, to.UserID, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("posting an ephemeral message to %s in %s: %w", to.UserID, channel, err)
+	}
+	return []bots.MessageRef{{Channel: channel, ID: ts}}, nil
+}
+
+func withoutSections(blocks []slack.Block) []slack.Block {
+	var out []slack.Block
+	for _, b := range blocks {
+		if _, ok := b.(*slack.SectionBlock); !ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Update replaces a posted message. One message holds at most 40,000
+// characters of text, or 50 blocks of 3,000 when it has buttons or a card;
+// beyond that the text is cut.
+func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Message) error {
+	if m == nil {
+		return errors.New("updating a slack message: nil message")
+	}
+	text, blocks := a.renderOne(ctx, m)
+	return a.updateMessage(ctx, ref.Channel, ref.ID, text, blocks)
+}
+
+// renderOne renders m as a single message.
+func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []slack.Block) {
+	text := ToMrkdwn(m.Text)
+	if m.Card == nil && len(m.Buttons) == 0 {
+		if utf8.RuneCountInString(text) > maxTextChars {
+			a.log.WarnContext(ctx, "message longer than slack keeps; cutting", "chars", utf8.RuneCountInString(text))
+			text = SplitMrkdwn(text, maxTextChars-1)[0] + "…"
+		}
+		return text, nil
+	}
+	parts := a.render(ctx, m)
+	if len(parts) == 1 {
+		return parts[0].text, parts[0].blocks
+	}
+	// Several parts: one section per part, then the buttons.
+	var blocks []slack.Block
+	for _, p := range parts {
+		blocks = append(blocks, sectionBlock(p.text))
+	}
+	blocks = append(blocks, buttonBlocks(m.Buttons)...)
+	if len(blocks) > maxBlocks {
+		a.log.WarnContext(ctx, "message longer than one slack message holds; cutting", "blocks", len(blocks))
+		blocks = append(blocks[:maxBlocks-len(buttonBlocks(m.Buttons))], buttonBlocks(m.Buttons)...)
+	}
+	return parts[0].text, blocks
+}
+
+// updateMessage calls chat.update. No blocks clears the message's blocks,
+// which removes buttons it had.
+func (a *Adapter) updateMessage(ctx context.Context, channel, ts, text string, blocks []slack.Block) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
+	err := a.retry(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, opts...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("updating slack message %s in %s: %w", ts, channel, err)
+	}
+	return nil
+}
+
+// SetStatus shows what the agent is doing under the thread's composer
+// (assistant.threads.setStatus); "" clears it. Statuses live on threads, so
+// a target without a thread is left alone.
+func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) error {
+	if to.Thread == "" {
+		return nil
+	}
+	channel, err := a.channelFor(ctx, to)
+	if err != nil {
+		return err
+	}
+	params := slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: to.Thread, Status: status}
+	err = a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
+		return a.api.SetAssistantThreadsStatusContext(ctx, params)
+	})
+	if err != nil {
+		return fmt.Errorf("setting slack thread status in %s/%s: %w", channel, to.Thread, err)
+	}
+	return nil
+}
+
+// channelFor is the target's channel, or the DM with its user (reminders and
+// pulses name only the user).
+func (a *Adapter) channelFor(ctx context.Context, to bots.Target) (string, error) {
+	if to.Channel != "" {
+		return to.Channel, nil
+	}
+	if to.UserID == "" {
+		return "", errors.New("slack target has neither Channel nor UserID")
+	}
+	a.dmMu.Lock()
+	ch, ok := a.dms[to.UserID]
+	a.dmMu.Unlock()
+	if ok {
+		return ch, nil
+	}
+	var c *slack.Channel
+	err := a.retry(ctx, "conversations.open", func(ctx context.Context) error {
+		var err error
+		c, _, _, err = a.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{to.UserID}})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("opening a slack DM with %s: %w", to.UserID, err)
+	}
+	a.dmMu.Lock()
+	a.dms[to.UserID] = c.ID
+	a.dmMu.Unlock()
+	return c.ID, nil
+}
+
+// uploadFiles uploads each file (files upload v2: get an upload URL, send
+// the bytes, complete) and shares it in the channel or thread. Each step is
+// retried on its own, so a rate limit never shares a file twice.
+func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files []bots.File) error {
+	for _, f := range files {
+		if len(f.Data) == 0 {
+			return fmt.Errorf("uploading %q to slack: the file is empty", f.Name)
+		}
+		name := firstOf(f.Name, "file")
+		var u *slack.GetUploadURLExternalResponse
+		err := a.retry(ctx, "files.getUploadURLExternal", func(ctx context.Context) error {
+			var err error
+			u, err = a.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{
+				FileName: name, FileSize: len(f.Data), AltTxt: f.Title,
+			})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("getting a slack upload url for %q: %w", name, err)
+		}
+		err = a.retry(ctx, "files upload", func(ctx context.Context) error {
+			return a.api.UploadToURL(ctx, slack.UploadToURLParameters{
+				UploadURL: u.UploadURL, Reader: bytes.NewReader(f.Data), Filename: name,
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("uploading %q to slack: %w", name, err)
+		}
+		if err := a.waitTurn(ctx, channel); err != nil {
+			return err
+		}
+		err = a.retry(ctx, "files.completeUploadExternal", func(ctx context.Context) error {
+			_, err := a.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+				Files:           []slack.FileSummary{{ID: u.FileID, Title: firstOf(f.Title, name)}},
+				Channel:         channel,
+				ThreadTimestamp: thread,
+			})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sharing %q in slack channel %s: %w", name, channel, err)
+		}
+	}
+	return nil
+}

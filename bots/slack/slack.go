@@ -1,0 +1,419 @@
+// Package slack is the Slack adapter: it turns Slack events (Socket Mode or
+// the HTTP Events API) into core.Inbound and button clicks into core.Action,
+// and posts what core asks for through the Web API with slack-go.
+//
+// Inbound, the adapter verifies and normalises; it never decides. Dedupe (by
+// event_id), whether a message is for the bot, and conversation binding are
+// core's. Core's Submit only stores and enqueues, so every HTTP request and
+// Socket Mode envelope is answered well inside Slack's 3 seconds; the ack is
+// sent only after Submit succeeded, so a failure makes Slack deliver again.
+//
+// Outbound, it implements bots.Adapter, Editor, Streamer and StatusSetter.
+// Markdown is converted to mrkdwn and split within Slack's limits; a 429 is
+// waited out (Retry-After) and the same call retried, which never posts twice
+// because a rate-limited call posted nothing; posts are paced to about one per
+// second per channel, Slack's documented rate for chat.postMessage.
+//
+// What happens on failure: a bad or stale signature is answered 401 and
+// nothing reaches core; a Submit or Act error is answered 500 (HTTP) or left
+// unacked (Socket Mode), and Slack retries; a dropped Socket Mode connection is
+// reopened by slack-go, and Slack redelivers what was not acked.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/slack/slackcard"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// PlatformName is the name used in bindings and core.Inbound.Platform.
+const PlatformName = "slack"
+
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Slack limits the adapter works within.
+const (
+	// DefaultTextLimit keeps one message's text within a section block's 3,000
+	// characters, so any part can also carry buttons.
+	DefaultTextLimit = 3000
+	maxTextChars     = 40000 // chat.postMessage text is truncated beyond this
+	maxBlocks        = 50
+	maxActionButtons = 25
+	maxButtonText    = 75
+	maxMarkdownChars = 12000 // chat.*Stream markdown_text
+	maxPrompts       = 4     // assistant.threads.setSuggestedPrompts
+	maxRateRetries   = 5
+	signatureMaxAge  = 5 * time.Minute
+	maxRequestBody   = 1 << 20
+)
+
+// SuggestedPrompt is one prompt offered when a user opens the assistant
+// pane.
+type SuggestedPrompt struct {
+	Title   string
+	Message string
+}
+
+// Options configures an Adapter.
+type Options struct {
+	// BotToken (xoxb-) is required.
+	BotToken string
+	// AppToken (xapp-) turns on Socket Mode.
+	AppToken string
+	// SigningSecret turns on the HTTP Events API (see Routes).
+	SigningSecret string
+	// APIURL overrides the Web API base (tests). Default DefaultAPIURL.
+	APIURL string
+	// Submitter is core's inbound half. Required.
+	Submitter core.Submitter
+	// AllowBots passes other bots' messages to core; the bot's own messages
+	// are always dropped.
+	AllowBots bool
+	Logger    *slog.Logger
+	// NowFunc is the clock (signature window, pacing). Default time.Now.
+	NowFunc func() time.Time
+	// SleepFunc waits (rate limits, pacing); it must return ctx.Err() when ctx
+	// ends first. Default: a timer.
+	SleepFunc  func(ctx context.Context, d time.Duration) error
+	HTTPClient *http.Client
+
+	// TextLimit is the most characters put in one message. Default 3,000.
+	TextLimit int
+	// PostInterval paces posts per channel. Default 1s.
+	PostInterval time.Duration
+	// StreamUpdateInterval is the least time between chat.update calls of a
+	// reply streamed without Slack's streaming API. Default 1s.
+	StreamUpdateInterval time.Duration
+	// SubmitTimeout bounds a Submit or Act call made while Slack waits for
+	// the answer. Default 2s (Slack gives up at 3s).
+	SubmitTimeout time.Duration
+	// SuggestedPrompts are offered in new assistant threads (at most 4).
+	// Default: a short generic set.
+	SuggestedPrompts []SuggestedPrompt
+	// RenderCardFunc renders Message.Card as Block Kit and its notification
+	// text. Default: slackcard.Render. When it fails, the message's Text is
+	// posted instead.
+	RenderCardFunc func(card *bots.Card) (blocks []slack.Block, fallback string, err error)
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.BotToken == "" {
+		errs = append(errs, errors.New("BotToken is required"))
+	}
+	if o.AppToken == "" && o.SigningSecret == "" {
+		errs = append(errs, errors.New("one of AppToken (Socket Mode) or SigningSecret (HTTP Events API) is required"))
+	}
+	if o.AppToken != "" && !strings.HasPrefix(o.AppToken, "xapp-") {
+		errs = append(errs, errors.New("AppToken must be an app-level token (xapp-...)"))
+	}
+	if o.Submitter == nil {
+		errs = append(errs, errors.New("Submitter is required"))
+	}
+	if o.TextLimit != 0 && (o.TextLimit < 100 || o.TextLimit > maxTextChars) {
+		errs = append(errs, fmt.Errorf("TextLimit %d is outside 100..%d", o.TextLimit, maxTextChars))
+	}
+	if len(o.SuggestedPrompts) > maxPrompts {
+		errs = append(errs, fmt.Errorf("SuggestedPrompts has %d prompts, Slack takes at most %d", len(o.SuggestedPrompts), maxPrompts))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(o.APIURL, "/") {
+		o.APIURL += "/"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.NowFunc == nil {
+		o.NowFunc = time.Now
+	}
+	if o.SleepFunc == nil {
+		o.SleepFunc = sleepTimer
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.TextLimit == 0 {
+		o.TextLimit = DefaultTextLimit
+	}
+	if o.PostInterval == 0 {
+		o.PostInterval = time.Second
+	}
+	if o.StreamUpdateInterval == 0 {
+		o.StreamUpdateInterval = time.Second
+	}
+	if o.SubmitTimeout == 0 {
+		o.SubmitTimeout = 2 * time.Second
+	}
+	if o.RenderCardFunc == nil {
+		o.RenderCardFunc = renderCard
+	}
+	if o.SuggestedPrompts == nil {
+		o.SuggestedPrompts = []SuggestedPrompt{
+			{Title: "What can you do?", Message: "What can you help me with?"},
+			{Title: "Summarise a discussion", Message: "Summarise the discussion I paste next, with decisions and open questions."},
+		}
+	}
+}
+
+func renderCard(c *bots.Card) ([]slack.Block, string, error) {
+	if c == nil || c.Stamped == nil {
+		return nil, "", errors.New("rendering a card: no stamped card")
+	}
+	return slackcard.Render(c.Stamped, slackcard.Options{EntryID: c.EntryID})
+}
+
+func sleepTimer(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// self is who the bot is, from auth.test.
+type self struct {
+	UserID string
+	BotID  string
+	TeamID string
+}
+
+// Adapter is the Slack platform adapter.
+type Adapter struct {
+	opts Options
+	log  *slog.Logger
+	api  *slack.Client
+
+	me      atomic.Pointer[self]
+	pace    *channelPacer
+	dmMu    sync.Mutex
+	dms     map[string]string // user id → DM channel id
+	threads *titleQueue
+
+	mu      sync.Mutex
+	started bool
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+var (
+	_ bots.Adapter      = (*Adapter)(nil)
+	_ bots.Editor       = (*Adapter)(nil)
+	_ bots.Streamer     = (*Adapter)(nil)
+	_ bots.StatusSetter = (*Adapter)(nil)
+)
+
+// New checks the options and builds an adapter. Call Start before use.
+func New(opts Options) (*Adapter, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("slack adapter options: %w", err)
+	}
+	opts.setDefaults()
+	a := &Adapter{
+		opts:    opts,
+		log:     opts.Logger.With("platform", PlatformName),
+		pace:    newChannelPacer(opts.PostInterval),
+		dms:     map[string]string{},
+		threads: newTitleQueue(1024),
+	}
+	clientOpts := []slack.Option{
+		slack.OptionAPIURL(opts.APIURL),
+		slack.OptionHTTPClient(opts.HTTPClient),
+		slack.OptionLog(slogOutput{a.log}),
+	}
+	if opts.AppToken != "" {
+		clientOpts = append(clientOpts, slack.OptionAppLevelToken(opts.AppToken))
+	}
+	a.api = slack.New(opts.BotToken, clientOpts...)
+	return a, nil
+}
+
+// Name is "slack".
+func (a *Adapter) Name() string { return PlatformName }
+
+// Start learns who the bot is (auth.test) and, with an app token, connects
+// Socket Mode. It returns once the bot is known; the connection runs until
+// Stop or until ctx ends. The HTTP handlers answer 503 until Start returns.
+func (a *Adapter) Start(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started {
+		return errors.New("slack adapter already started")
+	}
+	var auth *slack.AuthTestResponse
+	err := a.retry(ctx, "auth.test", func(ctx context.Context) error {
+		var err error
+		auth, err = a.api.AuthTestContext(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checking the slack bot token (auth.test): %w", err)
+	}
+	a.me.Store(&self{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID})
+	a.runCtx, a.cancel = context.WithCancel(ctx)
+	if a.opts.AppToken != "" {
+		a.wg.Go(func() { a.runSocketMode(a.runCtx) })
+	}
+	a.started = true
+	a.log.InfoContext(ctx, "slack adapter started", "bot_user_id", auth.UserID, "team_id", auth.TeamID,
+		"socket_mode", a.opts.AppToken != "", "events_api", a.opts.SigningSecret != "")
+	return nil
+}
+
+// Stop disconnects Socket Mode and waits for the adapter's goroutines
+// (follow-ups to clicks, assistant thread set-up) to end.
+func (a *Adapter) Stop() {
+	a.mu.Lock()
+	cancel := a.cancel
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	a.wg.Wait()
+}
+
+// background runs f on the adapter's lifetime, outside the request that
+// caused it, so that Slack gets its answer first.
+func (a *Adapter) background(f func(ctx context.Context)) {
+	a.mu.Lock()
+	ctx := a.runCtx
+	a.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil {
+		return
+	}
+	a.wg.Go(func() { f(ctx) })
+}
+
+// retry runs call until it is not rate limited, waiting Retry-After between
+// attempts. A 429 means Slack did nothing, so repeating cannot post twice.
+func (a *Adapter) retry(ctx context.Context, method string, call func(ctx context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := call(ctx)
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || attempt > maxRateRetries {
+			return err
+		}
+		wait := max(rl.RetryAfter, time.Second)
+		a.log.WarnContext(ctx, "slack rate limited; retrying", "method", method, "retry_after", wait, "attempt", attempt)
+		if err := a.opts.SleepFunc(ctx, wait); err != nil {
+			return fmt.Errorf("waiting out the rate limit on %s: %w", method, err)
+		}
+	}
+}
+
+// channelPacer spaces posts in one channel by interval: a timestamp per
+// channel of the next free slot, taken before the post.
+type channelPacer struct {
+	interval time.Duration
+	mu       sync.Mutex
+	next     map[string]time.Time
+}
+
+func newChannelPacer(interval time.Duration) *channelPacer {
+	return &channelPacer{interval: interval, next: map[string]time.Time{}}
+}
+
+// reserve takes the next slot in channel and says how long to wait for it.
+func (p *channelPacer) reserve(channel string, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	slot := p.next[channel]
+	if slot.Before(now) {
+		slot = now
+	}
+	p.next[channel] = slot.Add(p.interval)
+	if len(p.next) > 4096 {
+		for ch, t := range p.next {
+			if t.Before(now) {
+				delete(p.next, ch)
+			}
+		}
+	}
+	return slot.Sub(now)
+}
+
+func (a *Adapter) waitTurn(ctx context.Context, channel string) error {
+	if d := a.pace.reserve(channel, a.opts.NowFunc()); d > 0 {
+		if err := a.opts.SleepFunc(ctx, d); err != nil {
+			return fmt.Errorf("pacing posts to %s: %w", channel, err)
+		}
+	}
+	return nil
+}
+
+// slogOutput routes slack-go's debug output to the adapter's logger.
+type slogOutput struct{ log *slog.Logger }
+
+func (s slogOutput) Output(_ int, msg string) error {
+	s.log.Debug(strings.TrimSpace(msg), "source", "slack-go")
+	return nil
+}
+
+// titleQueue remembers assistant threads that were just opened, so the
+// first message can name the thread. Losing it (a restart) costs a title.
+type titleQueue struct {
+	mu    sync.Mutex
+	limit int
+	keys  []string
+	set   map[string]bool
+}
+
+func newTitleQueue(limit int) *titleQueue {
+	return &titleQueue{limit: limit, set: map[string]bool{}}
+}
+
+func (q *titleQueue) add(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.set[key] {
+		return
+	}
+	if len(q.keys) >= q.limit {
+		delete(q.set, q.keys[0])
+		q.keys = q.keys[1:]
+	}
+	q.keys = append(q.keys, key)
+	q.set[key] = true
+}
+
+// take reports whether key was waiting, and forgets it.
+func (q *titleQueue) take(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.set[key] {
+		return false
+	}
+	delete(q.set, key)
+	for i, k := range q.keys {
+		if k == key {
+			q.keys = append(q.keys[:i], q.keys[i+1:]...)
+			break
+		}
+	}
+	return true
+}

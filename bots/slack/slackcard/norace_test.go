@@ -1,0 +1,5 @@
+//go:build !race
+
+package slackcard_test
+
+const propertyIterations = 300

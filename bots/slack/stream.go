@@ -1,0 +1,338 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/bots"
+)
+
+// A streamed reply uses Slack's chat streaming API (chat.startStream,
+// appendStream, stopStream) where it can: in a thread, with the recipient
+// known (required outside a DM). Where it cannot, or when startStream fails,
+// the reply falls back to one posted message edited with chat.update at most
+// once per StreamUpdateInterval, split into more messages as it grows.
+//
+// The native stream starts at the first Append, not at StartStream, so a turn
+// that fails before writing anything leaves no empty message behind.
+
+const streamMinChunk = 256 // characters buffered before an appendStream call
+
+type streamMode int
+
+const (
+	modeUndecided streamMode = iota
+	modeNative
+	modeFallback
+)
+
+type stream struct {
+	a        *Adapter
+	to       bots.Target
+	channel  string
+	identity *bots.Identity
+	eligible bool
+
+	mu       sync.Mutex
+	text     string // every delta so far, as Markdown
+	mode     streamMode
+	finished bool
+
+	// native
+	ts       string
+	sent     int // bytes of text handed to Slack
+	lastSend time.Time
+	broken   error
+
+	// fallback
+	refs      []bots.MessageRef
+	shown     []string
+	lastFlush time.Time
+}
+
+// StartStream opens an in-progress reply in the target thread.
+func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Identity) (bots.Stream, error) {
+	channel, err := a.channelFor(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	return &stream{
+		a:        a,
+		to:       to,
+		channel:  channel,
+		identity: id,
+		eligible: to.Thread != "" && (strings.HasPrefix(channel, "D") || (to.UserID != "" && to.Workspace != "")),
+	}, nil
+}
+
+// Append adds a delta. Slack is called at most once per StreamUpdateInterval
+// (or per 256 new characters on the native stream).
+func (s *stream) Append(ctx context.Context, delta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return errors.New("appending to a finished slack stream")
+	}
+	s.text += delta
+	now := s.a.opts.NowFunc()
+	switch s.mode {
+	case modeUndecided:
+		if s.eligible {
+			err := s.startNative(ctx)
+			if err == nil {
+				s.mode = modeNative
+				return nil
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+			s.a.log.WarnContext(ctx, "slack chat streaming unavailable; falling back to edits", "channel", s.channel, "err", err)
+		}
+		s.mode = modeFallback
+		return s.flushFallback(ctx, now)
+	case modeNative:
+		if s.broken != nil {
+			return nil // Finish repairs the message
+		}
+		pending := s.text[s.sent:]
+		if utf8.RuneCountInString(pending) < streamMinChunk && now.Sub(s.lastSend) < s.a.opts.StreamUpdateInterval {
+			return nil
+		}
+		if err := s.appendNative(ctx, pending); err != nil {
+			s.broken = err
+			return fmt.Errorf("streaming to slack: %w", err)
+		}
+		s.sent = len(s.text)
+		s.lastSend = now
+		return nil
+	default:
+		if now.Sub(s.lastFlush) < s.a.opts.StreamUpdateInterval {
+			return nil
+		}
+		return s.flushFallback(ctx, now)
+	}
+}
+
+func (s *stream) startNative(ctx context.Context) error {
+	chunks := chunkRunes(s.text, maxMarkdownChars)
+	opts := []slack.MsgOption{slack.MsgOptionTS(s.to.Thread), slack.MsgOptionMarkdownText(chunks[0])}
+	if s.to.UserID != "" {
+		opts = append(opts, slack.MsgOptionRecipientUserID(s.to.UserID))
+	}
+	if s.to.Workspace != "" {
+		opts = append(opts, slack.MsgOptionRecipientTeamID(s.to.Workspace))
+	}
+	opts = append(opts, identityOptions(s.identity)...)
+	if err := s.a.waitTurn(ctx, s.channel); err != nil {
+		return err
+	}
+	err := s.a.retry(ctx, "chat.startStream", func(ctx context.Context) error {
+		var err error
+		_, s.ts, err = s.a.api.StartStreamContext(ctx, s.channel, opts...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("starting a slack stream in %s/%s: %w", s.channel, s.to.Thread, err)
+	}
+	s.lastSend = s.a.opts.NowFunc()
+	for _, c := range chunks[1:] {
+		if err := s.appendNative(ctx, c); err != nil {
+			s.broken = err
+			return nil // started: Finish repairs
+		}
+	}
+	s.sent = len(s.text)
+	return nil
+}
+
+func (s *stream) appendNative(ctx context.Context, text string) error {
+	for _, c := range chunkRunes(text, maxMarkdownChars) {
+		if c == "" {
+			continue
+		}
+		err := s.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
+			_, _, err := s.a.api.AppendStreamContext(ctx, s.channel, s.ts, slack.MsgOptionMarkdownText(c))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("appending to slack stream %s: %w", s.ts, err)
+		}
+	}
+	return nil
+}
+
+// flushFallback shows the text so far: edits the messages already posted
+// whose part changed and posts the parts that are new.
+func (s *stream) flushFallback(ctx context.Context, now time.Time) error {
+	s.lastFlush = now
+	if strings.TrimSpace(s.text) == "" {
+		return nil
+	}
+	parts := SplitMrkdwn(ToMrkdwn(s.text), s.a.opts.TextLimit)
+	for i, p := range parts {
+		if i < len(s.refs) {
+			if s.shown[i] == p {
+				continue
+			}
+			if err := s.a.updateMessage(ctx, s.channel, s.refs[i].ID, p, nil); err != nil {
+				return err
+			}
+			s.shown[i] = p
+			continue
+		}
+		ts, err := s.a.postPart(ctx, s.channel, s.to.Thread, part{text: p}, s.identity)
+		if err != nil {
+			return err
+		}
+		s.refs = append(s.refs, bots.MessageRef{Channel: s.channel, ID: ts})
+		s.shown = append(s.shown, p)
+	}
+	return nil
+}
+
+// Finish replaces the in-progress reply with final and returns the messages
+// it consists of. A nil final keeps the streamed text.
+func (s *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return nil, errors.New("finishing a slack stream twice")
+	}
+	s.finished = true
+	if final == nil {
+		final = &bots.Message{Text: s.text}
+	}
+	if final.Identity == nil {
+		final.Identity = s.identity
+	}
+	var (
+		refs []bots.MessageRef
+		err  error
+	)
+	switch s.mode {
+	case modeUndecided:
+		return s.a.Post(ctx, s.to, final)
+	case modeNative:
+		refs, err = s.finishNative(ctx, final)
+	default:
+		refs, err = s.finishFallback(ctx, final)
+	}
+	if err != nil {
+		return refs, err
+	}
+	if err := s.a.uploadFiles(ctx, s.channel, s.to.Thread, final.Files); err != nil {
+		return refs, err
+	}
+	return refs, nil
+}
+
+func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	ref := []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
+	var blocks []slack.Block
+	if final.Card != nil || len(final.Buttons) > 0 {
+		blocks = buttonBlocks(final.Buttons)
+		if final.Card != nil {
+			if card, _, err := s.a.opts.RenderCardFunc(final.Card); err == nil {
+				blocks = append(card, blocks...)
+			}
+		}
+	}
+	if s.broken == nil && strings.HasPrefix(final.Text, s.text) {
+		rest := final.Text[s.sent:]
+		chunks := chunkRunes(rest, maxMarkdownChars)
+		last := chunks[len(chunks)-1]
+		if err := s.appendNative(ctx, strings.Join(chunks[:len(chunks)-1], "")); err == nil {
+			opts := []slack.MsgOption{}
+			if last != "" {
+				opts = append(opts, slack.MsgOptionMarkdownText(last))
+			}
+			if len(blocks) > 0 {
+				opts = append(opts, slack.MsgOptionBlocks(blocks...))
+			}
+			err = s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+				_, _, err := s.a.api.StopStreamContext(ctx, s.channel, s.ts, opts...)
+				return err
+			})
+			if err == nil {
+				return ref, nil
+			}
+			s.a.log.WarnContext(ctx, "stopping slack stream; replacing the message instead", "ts", s.ts, "err", err)
+		}
+	} else {
+		// The final text is not what was streamed (or streaming broke): stop
+		// the stream and replace the whole message.
+		err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+			_, _, err := s.a.api.StopStreamContext(ctx, s.channel, s.ts)
+			return err
+		})
+		if err != nil {
+			s.a.log.WarnContext(ctx, "stopping slack stream", "ts", s.ts, "err", err)
+		}
+	}
+	text, blocks := s.a.renderOne(ctx, final)
+	if err := s.a.updateMessage(ctx, s.channel, s.ts, text, blocks); err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	parts := s.a.render(ctx, final)
+	if strings.TrimSpace(final.Text) == "" && len(final.Buttons) == 0 && final.Card == nil {
+		parts = nil
+	}
+	var refs []bots.MessageRef
+	for i, p := range parts {
+		if i < len(s.refs) {
+			if p.blocks == nil && s.shown[i] == p.text {
+				refs = append(refs, s.refs[i])
+				continue
+			}
+			if err := s.a.updateMessage(ctx, s.channel, s.refs[i].ID, p.text, p.blocks); err != nil {
+				return refs, err
+			}
+			refs = append(refs, s.refs[i])
+			continue
+		}
+		ts, err := s.a.postPart(ctx, s.channel, s.to.Thread, p, final.Identity)
+		if err != nil {
+			return refs, err
+		}
+		refs = append(refs, bots.MessageRef{Channel: s.channel, ID: ts})
+	}
+	// The final reply is shorter than what was streamed: remove the rest.
+	for _, extra := range s.refs[min(len(parts), len(s.refs)):] {
+		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+			_, _, err := s.a.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
+			return err
+		})
+		if err != nil {
+			return refs, fmt.Errorf("deleting streamed slack message %s: %w", extra.ID, err)
+		}
+	}
+	return refs, nil
+}
+
+// chunkRunes cuts s into pieces of at most n characters; it always returns
+// at least one (possibly empty) piece.
+func chunkRunes(s string, n int) []string {
+	var out []string
+	for utf8.RuneCountInString(s) > n {
+		i, count := 0, 0
+		for i < len(s) && count < n {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			count++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return append(out, s)
+}

@@ -1,0 +1,569 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// clock is a test clock the store and the engine share.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// instance is one "process": a service and its worker over a shared store.
+type instance struct {
+	svc    *core.Service
+	worker *core.Worker
+	cancel context.CancelFunc
+}
+
+type testTools struct {
+	mu       sync.Mutex
+	ran      []string
+	riskyRan int
+}
+
+type lookupIn struct {
+	Query string `json:"query"`
+}
+type lookupOut struct {
+	Answer string `json:"answer"`
+}
+type riskyIn struct {
+	Target string `json:"target"`
+}
+
+func registry(t *testing.T, tt *testTools) *tool.Registry {
+	t.Helper()
+	r := tool.NewRegistry()
+	if err := headless.RegisterBuiltins(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.RegisterPostResult(r, cards.DefaultLibrary()); err != nil {
+		t.Fatal(err)
+	}
+	tool.MustRegister(r, tool.Def{Name: "lookup", Description: "look something up", Risk: tool.RiskLow},
+		func(ctx context.Context, in lookupIn) (lookupOut, error) {
+			tt.mu.Lock()
+			tt.ran = append(tt.ran, in.Query)
+			tt.mu.Unlock()
+			if in.Query == "fail" {
+				return lookupOut{}, errors.New("lookup backend is down")
+			}
+			return lookupOut{Answer: "42 for " + in.Query}, nil
+		})
+	tool.MustRegister(r, tool.Def{Name: "delete_everything", Description: "risky", Risk: tool.RiskHigh},
+		func(ctx context.Context, in riskyIn) (lookupOut, error) {
+			tt.mu.Lock()
+			tt.riskyRan++
+			tt.mu.Unlock()
+			return lookupOut{Answer: "deleted " + in.Target}, nil
+		})
+	return r
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type setup struct {
+	st     store.Store
+	clock  *clock
+	tools  *testTools
+	budget int
+	ttl    time.Duration
+}
+
+// start runs one instance with script as the agent's model.
+func (s *setup) start(t *testing.T, script string) *instance {
+	t.Helper()
+	budget := s.budget
+	if budget == 0 {
+		budget = 25
+	}
+	agents := &agent.Config{Agents: []agent.Agent{{
+		Name: "atlas", Persona: "You test things.", Model: "scripted:" + writeScript(t, script),
+		MaxTokens: 1000, StepBudget: budget, Answers: agent.Answers{Default: true},
+	}}}
+	reg := registry(t, s.tools)
+	ttl := s.ttl
+	if ttl == 0 {
+		ttl = 30 * time.Second
+	}
+	svc, err := core.New(core.Options{
+		Store: s.st, Agents: agents, Registry: reg,
+		Tools:    func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Logger:   testenv.Logger(t),
+		Now:      s.clock.Now,
+		LeaseTTL: ttl,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := core.NewWorker(core.WorkerOptions{
+		Store: s.st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
+		SweepInterval: time.Millisecond,
+		Handlers:      map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		OnExhausted:   svc.TurnExhausted,
+		Logger:        testenv.Logger(t), Now: s.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{svc: svc, worker: w, cancel: cancel}
+	t.Cleanup(in.stop)
+	return in
+}
+
+func (in *instance) stop() {
+	in.cancel()
+	in.worker.Stop()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func kinds(es []*store.Entry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, string(e.Kind))
+	}
+	return strings.Join(out, ",")
+}
+
+func entries(t *testing.T, st store.Store, conv uuid.UUID, withErrors bool) []*store.Entry {
+	t.Helper()
+	es, err := st.EntryList(context.Background(), &store.EntryListParams{ConversationID: conv, WithErrors: withErrors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// waitStatus waits until the conversation's turn is over in the given state
+// and no turn item is left to run.
+func waitStatus(t *testing.T, st store.Store, conv uuid.UUID, want store.ConversationStatus) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("conversation %s to be %s", conv, want), func() bool {
+		c, err := st.ConversationGet(context.Background(), conv)
+		if err != nil || c.Status != want {
+			return false
+		}
+		items, err := st.WorkList(context.Background(), &store.WorkListParams{
+			ConversationID: &conv, States: []store.WorkState{store.WorkAvailable, store.WorkRunning},
+		})
+		return err == nil && len(items) == 0
+	})
+}
+
+func textOf(t *testing.T, e *store.Entry) string {
+	t.Helper()
+	c, err := core.Decode[core.AssistantContent](e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Text
+}
+
+func slackMessage(id, user, text string) *core.Inbound {
+	return &core.Inbound{
+		Platform: "slack", EventID: id, Workspace: "T1", Channel: "C1", Thread: "1700000000.000100",
+		MessageID: id, UserID: user, UserName: user, Text: text, Mentioned: true,
+	}
+}
+
+func TestPlainReplyStreamsAndRecordsUsage(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		in := s.start(t, "turns:\n  - text: Hello there, I am a scripted reply.\n")
+		conv, err := in.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deltas, unsubscribe := in.svc.Hub().Subscribe(conv.ID, 1024)
+		defer unsubscribe()
+		seq, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "hi")
+		if err != nil || seq != 1 {
+			t.Fatalf("PostMessage = %d, %v; want seq 1", seq, err)
+		}
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		es := entries(t, s.st, conv.ID, true)
+		if got := kinds(es); got != "user,assistant" {
+			t.Fatalf("log = %s, want user,assistant", got)
+		}
+		var streamed strings.Builder
+		for done := false; !done; {
+			select {
+			case ev := <-deltas:
+				switch ev.Kind {
+				case core.EventDelta:
+					streamed.WriteString(ev.Text)
+				case core.EventTurnEnd:
+					done = true
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no turn_end event")
+			}
+		}
+		if final := textOf(t, es[1]); streamed.String() != final || final == "" {
+			t.Fatalf("streamed %q, final entry %q: the deltas must add up to the final text", streamed.String(), final)
+		}
+		usage, err := s.st.UsageList(context.Background(), conv.ID)
+		if err != nil || len(usage) != 1 || usage[0].Provider != "scripted" {
+			t.Fatalf("usage = %+v, %v; want one scripted model call recorded", usage, err)
+		}
+	})
+}
+
+func TestToolsRunConcurrentlyAndChartIsAttached(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		in := s.start(t, `
+turns:
+  - text: Let me check.
+    tool_calls:
+      - {name: lookup, input: {query: weather}}
+      - {name: lookup, input: {query: fail}}
+      - {name: render_chart, input: {title: Sales, kind: line, series: [{name: s, points: [{x: 1, y: 2}, {x: 2, y: 3}]}]}}
+      - {name: no_such_tool, input: {}}
+  - text: Done checking.
+`)
+		res, err := in.svc.Submit(context.Background(), slackMessage("Ev1", "U1", "check things"))
+		if err != nil || res.Ignored || res.Duplicate {
+			t.Fatalf("Submit = %+v, %v", res, err)
+		}
+		dup, err := in.svc.Submit(context.Background(), slackMessage("Ev1", "U1", "check things"))
+		if err != nil || !dup.Duplicate {
+			t.Fatalf("second Submit of one event = %+v, %v; want Duplicate", dup, err)
+		}
+		waitStatus(t, s.st, res.ConversationID, store.ConversationIdle)
+		es := entries(t, s.st, res.ConversationID, false)
+		if got := kinds(es); got != "user,assistant,tool_call,tool_call,tool_call,tool_call,tool_result,tool_result,tool_result,tool_result,assistant" {
+			t.Fatalf("log = %s", got)
+		}
+		results := map[string]core.ToolResultContent{}
+		for _, e := range es {
+			if e.Kind == store.EntryToolResult {
+				c, _ := core.Decode[core.ToolResultContent](e)
+				results[c.Name+":"+string(c.Output)] = c
+			}
+		}
+		var sawChart, sawFail, sawUnknown bool
+		for _, r := range results {
+			switch {
+			case r.Name == "render_chart":
+				sawChart = !r.IsError && len(r.Attachments) == 1 && r.Attachments[0].MimeType == "image/png" && len(r.Attachments[0].Data) > 100
+			case r.Name == "lookup" && r.IsError:
+				sawFail = strings.Contains(string(r.Output), "lookup backend is down")
+			case r.Name == "no_such_tool":
+				sawUnknown = r.IsError
+			}
+		}
+		if !sawChart || !sawFail || !sawUnknown {
+			t.Fatalf("results = %+v; want a chart PNG attached, the handler error and the unknown tool as tool errors", results)
+		}
+		if textOf(t, es[len(es)-1]) != "Done checking." {
+			t.Fatalf("final text = %q", textOf(t, es[len(es)-1]))
+		}
+		audit, err := s.st.AuditList(context.Background(), res.ConversationID)
+		if err != nil || len(audit) != 4 {
+			t.Fatalf("audit = %d rows, %v; want one per call", len(audit), err)
+		}
+	})
+}
+
+const askScript = `
+turns:
+  - after_tool: ask_user
+    text: "You chose {{last_user}}"
+  - text: Let me ask.
+    tool_calls:
+      - {name: ask_user, input: {question: "Which colour?", choices: [Blue, Green]}}
+`
+
+func TestAskUserPausesAndResumesAfterRestart(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		first := s.start(t, askScript)
+		res, err := first.svc.Submit(context.Background(), slackMessage("Ev1", "U1", "pick a colour"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, s.st, res.ConversationID, store.ConversationPaused)
+		first.stop() // the process goes away while the question is open
+
+		pending, err := first.svc.PendingCalls(context.Background(), res.ConversationID)
+		if err != nil || len(pending) != 1 || pending[0].WaitingFor != "person" {
+			t.Fatalf("pending = %+v, %v; want one call waiting for a person", pending, err)
+		}
+		ap, err := s.st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := s.start(t, askScript)
+		refused, err := second.svc.Act(context.Background(), &core.Action{
+			Platform: "slack", EventID: "click-1", ActionID: core.ApprovalActionID(ap.ID), Value: "1", UserID: "U2",
+		})
+		if err != nil || !refused.Refused {
+			t.Fatalf("a click by someone else = %+v, %v; want refused", refused, err)
+		}
+		ok, err := second.svc.Act(context.Background(), &core.Action{
+			Platform: "slack", EventID: "click-2", ActionID: core.ApprovalActionID(ap.ID), Value: "1", UserID: "U1", UserName: "alice",
+		})
+		if err != nil || ok.Refused || ok.Duplicate {
+			t.Fatalf("the asker's click = %+v, %v", ok, err)
+		}
+		again, err := second.svc.Act(context.Background(), &core.Action{
+			Platform: "slack", EventID: "click-3", ActionID: core.ApprovalActionID(ap.ID), Value: "0", UserID: "U1",
+		})
+		if err != nil || !again.Duplicate {
+			t.Fatalf("a second answer = %+v, %v; want Duplicate", again, err)
+		}
+		waitStatus(t, s.st, res.ConversationID, store.ConversationIdle)
+		es := entries(t, s.st, res.ConversationID, false)
+		last := es[len(es)-1]
+		if last.Kind != store.EntryAssistant || !strings.Contains(textOf(t, last), "Green") {
+			t.Fatalf("log = %s, last %s; want the resumed turn to answer with the choice Green", kinds(es), last.Content)
+		}
+	})
+}
+
+func TestConfirmDeniedAndApproved(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		in := s.start(t, `
+turns:
+  - after_tool: delete_everything
+    text: "Outcome: {{last_user}}"
+  - tool_calls:
+      - {name: delete_everything, input: {target: prod}}
+  - tool_calls:
+      - {name: delete_everything, input: {target: staging}}
+`)
+		for i, decision := range []string{"deny", "approve"} {
+			res, err := in.svc.Submit(context.Background(), slackMessage(fmt.Sprintf("Ev%d", i), "U1", "clean up"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, s.st, res.ConversationID, store.ConversationPaused)
+			pending, _ := in.svc.PendingCalls(context.Background(), res.ConversationID)
+			if len(pending) != 1 {
+				t.Fatalf("pending = %+v; want the risky call waiting", pending)
+			}
+			ap, err := s.st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+			if err != nil || ap.Kind != store.ApprovalConfirm {
+				t.Fatalf("approval = %+v, %v; want a confirm request", ap, err)
+			}
+			if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", ActionID: core.ApprovalActionID(ap.ID), Value: decision, UserID: "U1"}); err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, s.st, res.ConversationID, store.ConversationIdle)
+		}
+		s.tools.mu.Lock()
+		ran := s.tools.riskyRan
+		s.tools.mu.Unlock()
+		if ran != 1 {
+			t.Fatalf("risky tool ran %d times; want once (denied once, approved once)", ran)
+		}
+	})
+}
+
+func TestCrashedTurnIsFinishedByAnotherWorker(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second}
+		// The first process runs a tool, then hangs in the model until it dies.
+		dying := s.start(t, `
+turns:
+  - tool_calls:
+      - {name: lookup, input: {query: first-attempt}}
+  - text: never finished
+    delay: 1h
+`)
+		conv, err := dying.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dying.svc.PostMessage(context.Background(), conv.ID, "alice", "do it"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first attempt's tool result", func() bool {
+			return strings.Contains(kinds(entries(t, s.st, conv.ID, false)), "tool_result")
+		})
+		// A message arrives while the turn hangs; it must survive the retry.
+		if _, err := dying.svc.PostMessage(context.Background(), conv.ID, "bob", "also this"); err != nil {
+			t.Fatal(err)
+		}
+		dying.stop() // dies without releasing: the lease stays until it expires
+
+		s.clock.Advance(10 * time.Second) // past the lease TTL
+		s.start(t, `
+turns:
+  - text: The one final answer.
+fallback:
+  text: nothing more to add
+`)
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		es := entries(t, s.st, conv.ID, true)
+		var finals []string
+		var interim, users int
+		for _, e := range es {
+			switch e.Kind {
+			case store.EntryAssistant:
+				finals = append(finals, textOf(t, e))
+			case store.EntryError:
+				c, _ := core.Decode[core.ErrorContent](e)
+				if c.Interim {
+					interim++
+				}
+			case store.EntryUser:
+				users++
+			}
+		}
+		if len(finals) < 1 || finals[0] != "The one final answer." || strings.Contains(kinds(es), "tool_call") {
+			t.Fatalf("log = %s, answers %q; want the dead attempt's tool call discarded and one final answer", kinds(es), finals)
+		}
+		if users != 2 || interim != 1 {
+			t.Fatalf("users = %d, interim notices = %d; want both messages kept and one retry notice", users, interim)
+		}
+		discarded, err := s.st.EntryListDiscarded(context.Background(), conv.ID)
+		if err != nil || len(discarded) < 2 {
+			t.Fatalf("discarded = %d, %v; want the dead attempt's entries kept for inspection", len(discarded), err)
+		}
+		// The log stays contiguous.
+		for i, e := range entries(t, s.st, conv.ID, false) {
+			if e.SeqValue() != int64(i+1) {
+				t.Fatalf("entry %d has seq %d: the log must stay contiguous", i, e.SeqValue())
+			}
+		}
+	})
+}
+
+func TestStepBudgetAndModelFailure(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, budget: 2}
+		in := s.start(t, `
+turns:
+  - when_last_user_contains: boom
+    failure: {status: 401, message: "invalid x-api-key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"}
+fallback:
+  tool_calls:
+    - {name: lookup, input: {query: again}}
+`)
+		conv, _ := in.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if _, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "loop forever"); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		es := entries(t, s.st, conv.ID, true)
+		last := es[len(es)-1]
+		if last.Kind != store.EntryError || !strings.Contains(string(last.Content), "step budget") {
+			t.Fatalf("log = %s, last = %s; want the step budget error", kinds(es), last.Content)
+		}
+		if n := strings.Count(kinds(es), "tool_call"); n != 2 {
+			t.Fatalf("%d tool calls; want 2 (the budget)", n)
+		}
+
+		if _, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "boom"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the model failure to be recorded", func() bool {
+			es := entries(t, s.st, conv.ID, true)
+			return strings.Contains(string(es[len(es)-1].Content), "401")
+		})
+		es = entries(t, s.st, conv.ID, true)
+		if msg := string(es[len(es)-1].Content); strings.Contains(msg, "abcdefghijklmnop") {
+			t.Fatalf("error entry leaks the key: %s", msg)
+		}
+		for _, e := range entries(t, s.st, conv.ID, false) {
+			if e.Kind == store.EntryError {
+				t.Fatal("the context read returned an error entry")
+			}
+		}
+	})
+}
+
+func TestResultsForCallsNotPendingAreRefused(t *testing.T) {
+	st := testenv.SQLite(t)
+	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+	in := s.start(t, askScript)
+	conv, _ := in.svc.CreateConversation(context.Background(), "", "api", "alice")
+	if _, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "ask me"); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, conv.ID, store.ConversationPaused)
+	before := len(entries(t, st, conv.ID, true))
+	_, err := in.svc.PostToolResults(context.Background(), conv.ID, "alice", []core.ToolResultInput{{CallID: "nope", Output: json.RawMessage(`{}`)}})
+	if !errors.Is(err, core.ErrNotPending) {
+		t.Fatalf("result for an unknown call: %v; want ErrNotPending", err)
+	}
+	if after := len(entries(t, st, conv.ID, true)); after != before {
+		t.Fatalf("log grew from %d to %d entries: a refused result must change nothing", before, after)
+	}
+	// In the api context ask_user is a frontend tool: the client answers.
+	pending, _ := in.svc.PendingCalls(context.Background(), conv.ID)
+	if len(pending) != 1 || pending[0].WaitingFor != "client" {
+		t.Fatalf("pending = %+v; want the frontend call waiting for the client", pending)
+	}
+	if _, err := in.svc.PostToolResults(context.Background(), conv.ID, "alice", []core.ToolResultInput{{CallID: pending[0].CallID, Output: json.RawMessage(`{"answer":"Blue"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, conv.ID, store.ConversationIdle)
+	es := entries(t, st, conv.ID, false)
+	if !strings.Contains(textOf(t, es[len(es)-1]), "Blue") {
+		t.Fatalf("final = %s; want the answer used", es[len(es)-1].Content)
+	}
+}

@@ -1,0 +1,238 @@
+// Package model is the one interface the turn engine uses to talk to language
+// models, whatever serves them: the Anthropic Messages API, the OpenAI Chat
+// Completions API (and servers compatible with it, such as Ollama or vLLM),
+// or a scripted replay for tests and the offline demo.
+//
+// A Backend streams one model call as Events and returns the complete
+// Response. Every backend shares the same retry loop (see RetryPolicy): 429,
+// 5xx, Anthropic's 529 and dropped connections are retried at most
+// MaxAttempts times in total with bounded, jittered backoff that honours
+// Retry-After; everything else fails at once. The SDKs' own retries are
+// switched off so the two never multiply. When a retry follows partial
+// output, the backend emits EventRestart first so listeners discard what
+// they showed. Every error a backend returns is an *Error whose text has
+// passed through core/redact.
+//
+// The prompt is split for prompt caching: Request.System holds the stable
+// block first (Cache: true; persona, rules, tool index) and the per-turn
+// block after it. The Anthropic backend marks the stable block and the last
+// tool definition with cache_control; OpenAI caches a stable prefix on its
+// own.
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is who said a message.
+type Role string
+
+// Roles of a conversation. Tool results travel in user messages, as both
+// providers' APIs expect (OpenAI's "tool" role is produced by its backend).
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// PartKind says what a Part holds.
+type PartKind string
+
+// Part kinds.
+const (
+	PartText       PartKind = "text"
+	PartToolCall   PartKind = "tool_call"
+	PartToolResult PartKind = "tool_result"
+	// PartThinking is the model's reasoning as the provider returned it. The
+	// Anthropic API requires the thinking blocks of an assistant message that
+	// made tool calls to be sent back unchanged with the tool results, so the
+	// engine keeps these parts in the log and passes them back. Backends that
+	// cannot use them ignore them.
+	PartThinking PartKind = "thinking"
+)
+
+// Part is one piece of a message.
+type Part struct {
+	Kind PartKind
+	Text string // text; thinking: the reasoning text (or opaque data when Redacted)
+
+	CallID   string // tool_call, tool_result
+	ToolName string // tool_call
+	// Input is the tool_call arguments, a JSON object. When a provider
+	// streams arguments that are not a JSON object (a small model's broken
+	// JSON), Input holds the raw text as a JSON string, so the tool's schema
+	// validation rejects it and the model is told, instead of the turn
+	// failing.
+	Input   json.RawMessage
+	Output  string // tool_result content as text (JSON or prose)
+	IsError bool   // tool_result
+
+	// Signature is the provider's signature of a thinking part, which must be
+	// sent back with it.
+	Signature string
+	// Redacted marks a thinking part the provider encrypted; Text holds its
+	// opaque data.
+	Redacted bool
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role  Role
+	Parts []Part
+}
+
+// Tool is a tool offered to the model.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage // a JSON Schema object
+}
+
+// SystemBlock is one block of the system prompt. Cache marks the end of the
+// stable prefix for prompt caching: the block must be byte-identical from
+// turn to turn for the provider's cache to hit.
+type SystemBlock struct {
+	Text  string
+	Cache bool
+}
+
+// Thinking levels for Request.Thinking.
+const (
+	ThinkingDefault = ""
+	ThinkingOff     = "off"
+	ThinkingLow     = "low"
+	ThinkingMedium  = "medium"
+	ThinkingHigh    = "high"
+)
+
+// Request is one model call.
+type Request struct {
+	Model       string        // overrides the backend's model when set
+	System      []SystemBlock // stable block first (Cache: true), then the per-turn block
+	Messages    []Message
+	Tools       []Tool
+	MaxTokens   int // 0: DefaultMaxTokens
+	Temperature *float64
+	Thinking    string // "", "off", "low", "medium", "high"
+}
+
+// DefaultMaxTokens is used when Request.MaxTokens is 0.
+const DefaultMaxTokens = 4096
+
+// EventKind says what an Event carries.
+type EventKind string
+
+// Event kinds, in the order a call produces them: text and tool call events
+// interleave as the model writes, then one EventUsage and one EventStop.
+const (
+	EventTextDelta     EventKind = "text_delta"
+	EventThinkingDelta EventKind = "thinking_delta" // reasoning text, for display only
+	EventToolCallStart EventKind = "tool_call_start"
+	EventToolCallDelta EventKind = "tool_call_delta"
+	EventToolCallEnd   EventKind = "tool_call_end"
+	EventUsage         EventKind = "usage"
+	EventStop          EventKind = "stop"
+	// EventRestart is emitted when a retry follows partial output: listeners
+	// discard what this call streamed so far.
+	EventRestart EventKind = "restart"
+)
+
+// Event is one streamed piece of a model call.
+type Event struct {
+	Kind       EventKind
+	Text       string // text or thinking delta
+	CallID     string // tool call events
+	ToolName   string // tool call events
+	ArgsDelta  string // partial JSON of arguments
+	Input      json.RawMessage // complete arguments, on EventToolCallEnd
+	Usage      *Usage
+	StopReason string
+}
+
+// Usage counts the tokens of one call.
+//
+// The input side is split by price: InputTokens are billed at the base input
+// rate, CachedTokens were read from the prompt cache and CacheWriteTokens
+// were written to it, so the whole prompt is their sum (TotalInputTokens).
+// ReasoningTokens are part of OutputTokens.
+type Usage struct {
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+}
+
+// TotalInputTokens is the size of the prompt, cached or not.
+func (u Usage) TotalInputTokens() int64 {
+	return u.InputTokens + u.CachedTokens + u.CacheWriteTokens
+}
+
+// Add returns the sum of two usages, for totals over a turn.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CachedTokens:     u.CachedTokens + o.CachedTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+		ReasoningTokens:  u.ReasoningTokens + o.ReasoningTokens,
+	}
+}
+
+// Normalised stop reasons. Providers' own reasons are mapped to these; a
+// reason with no equivalent is passed through as the provider spelled it.
+const (
+	StopEndTurn      = "end_turn"
+	StopToolUse      = "tool_use"
+	StopMaxTokens    = "max_tokens"
+	StopSequence     = "stop_sequence"
+	StopRefusal      = "refusal"
+	StopPauseTurn    = "pause_turn" // Anthropic: a long server-side turn paused; call again to continue
+	StopContextLimit = "model_context_window_exceeded"
+)
+
+// Response is the complete result of one model call.
+type Response struct {
+	Parts      []Part // the assistant's thinking, text and tool calls, in order
+	StopReason string // normalised, see the Stop constants
+	Usage      Usage
+	Model      string // the model that answered, as the provider reports it
+}
+
+// Text is the concatenated text parts of the response.
+func (r *Response) Text() string {
+	var n int
+	for _, p := range r.Parts {
+		if p.Kind == PartText {
+			n += len(p.Text)
+		}
+	}
+	b := make([]byte, 0, n)
+	for _, p := range r.Parts {
+		if p.Kind == PartText {
+			b = append(b, p.Text...)
+		}
+	}
+	return string(b)
+}
+
+// ToolCalls returns the tool call parts of the response, in order.
+func (r *Response) ToolCalls() []Part {
+	var calls []Part
+	for _, p := range r.Parts {
+		if p.Kind == PartToolCall {
+			calls = append(calls, p)
+		}
+	}
+	return calls
+}
+
+// Backend is one model provider.
+type Backend interface {
+	// Provider names the backend: "anthropic", "openai", "scripted".
+	Provider() string
+	// Generate streams one model call; emit is called for each event in
+	// order, from the calling goroutine (nil discards them). It returns the
+	// complete response, or an *Error.
+	Generate(ctx context.Context, req *Request, emit func(Event)) (*Response, error)
+}

@@ -1,0 +1,157 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Provider names.
+const (
+	ProviderAnthropic = "anthropic"
+	ProviderOpenAI    = "openai"
+	ProviderScripted  = "scripted"
+)
+
+var providers = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
+
+// Spec names a backend and its model: "anthropic:claude-sonnet-4-5",
+// "openai:gpt-4.1-mini", "scripted:path/to/script.yaml" (or "scripted:demo"
+// for the built-in demo script).
+type Spec struct {
+	Provider string
+	Model    string
+}
+
+func (s Spec) String() string { return s.Provider + ":" + s.Model }
+
+// ParseSpec parses "provider:model". The provider is case-insensitive; the
+// model is kept as written (a scripted model is a file path).
+func ParseSpec(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Spec{}, errors.New("parsing model spec: empty; write provider:model, e.g. anthropic:claude-sonnet-4-5")
+	}
+	provider, name, ok := strings.Cut(s, ":")
+	if !ok {
+		return Spec{}, fmt.Errorf("parsing model spec %q: no provider; write provider:model, e.g. openai:%s", s, s)
+	}
+	provider = strings.ToLower(strings.TrimSpace(provider))
+	name = strings.TrimSpace(name)
+	known := false
+	for _, p := range providers {
+		known = known || p == provider
+	}
+	if !known {
+		return Spec{}, fmt.Errorf("parsing model spec %q: unknown provider %q (want one of %s)", s, provider, strings.Join(providers, ", "))
+	}
+	if name == "" {
+		return Spec{}, fmt.Errorf("parsing model spec %q: no model name after %q", s, provider+":")
+	}
+	return Spec{Provider: provider, Model: name}, nil
+}
+
+// Options configure a backend. The zero value is usable for the scripted
+// backend; the HTTP backends need an API key (or, for OpenAI-compatible
+// servers, a BaseURL).
+type Options struct {
+	// APIKey is the provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY).
+	APIKey string
+	// BaseURL overrides the provider's endpoint (ANTHROPIC_BASE_URL,
+	// OPENAI_BASE_URL). For OpenAI it includes the version path, e.g.
+	// http://localhost:11434/v1 for Ollama.
+	BaseURL string
+	// HTTPClient makes the requests; nil uses a client whose only limit is
+	// a response-header timeout, so long streams are not cut.
+	HTTPClient *http.Client
+	// Logger receives retries and failures (redacted); nil discards.
+	Logger *slog.Logger
+	// Retry bounds retries; zero fields take the defaults.
+	Retry RetryPolicy
+	// Sleep waits between retries and for scripted delays; nil uses a timer.
+	// Tests inject one to observe waits without waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock used to read Retry-After dates; nil uses time.Now.
+	Now func() time.Time
+}
+
+// responseHeaderTimeout bounds the wait for a provider to start answering.
+// It does not limit the stream itself, which the caller's ctx bounds.
+const responseHeaderTimeout = 5 * time.Minute
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepContext
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+		if tr, ok := http.DefaultTransport.(*http.Transport); ok {
+			tr = tr.Clone()
+			tr.ResponseHeaderTimeout = responseHeaderTimeout
+			o.HTTPClient.Transport = tr
+		}
+	}
+	o.Retry = o.Retry.withDefaults()
+	return o
+}
+
+func (o Options) validate() error {
+	if err := o.Retry.validate(); err != nil {
+		return err
+	}
+	if o.BaseURL != "" && !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
+		return fmt.Errorf("BaseURL must start with http:// or https://, got %q", o.BaseURL)
+	}
+	return nil
+}
+
+// EnvOptions fills APIKey and BaseURL for a provider from the environment
+// variables its SDK documents (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL,
+// OPENAI_API_KEY and OPENAI_BASE_URL). getenv is usually os.Getenv; the
+// other fields of base are kept.
+func EnvOptions(provider string, getenv func(string) string, base Options) Options {
+	switch provider {
+	case ProviderAnthropic:
+		base.APIKey = getenv("ANTHROPIC_API_KEY")
+		base.BaseURL = getenv("ANTHROPIC_BASE_URL")
+	case ProviderOpenAI:
+		base.APIKey = getenv("OPENAI_API_KEY")
+		base.BaseURL = getenv("OPENAI_BASE_URL")
+	}
+	return base
+}
+
+// New builds the backend a spec names.
+func New(spec Spec, opts Options) (Backend, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("creating %s backend: %w", spec.Provider, err)
+	}
+	if spec.Model == "" {
+		return nil, fmt.Errorf("creating %s backend: no model name", spec.Provider)
+	}
+	switch spec.Provider {
+	case ProviderAnthropic:
+		return newAnthropic(spec.Model, opts)
+	case ProviderOpenAI:
+		return newOpenAI(spec.Model, opts)
+	case ProviderScripted:
+		script, err := LoadScript(spec.Model)
+		if err != nil {
+			return nil, fmt.Errorf("creating scripted backend: %w", err)
+		}
+		return NewScripted(script, opts), nil
+	default:
+		return nil, fmt.Errorf("creating backend: unknown provider %q (want one of %s)", spec.Provider, strings.Join(providers, ", "))
+	}
+}

@@ -1,0 +1,115 @@
+// Package testenv opens real stores for tests outside the store packages: a
+// fresh SQLite file, or a fresh schema on the Postgres of TEST_DATABASE_URL.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/postgres"
+	"github.com/switchboardhq/switchboard/store/sqlite"
+)
+
+// Logger routes logs to tb.Log.
+func Logger(tb testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// SQLite opens a migrated store on a fresh file, closed when the test ends.
+func SQLite(tb testing.TB) store.Store {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(tb.TempDir(), "switchboard.db"), Logger: Logger(tb)})
+	if err != nil {
+		tb.Fatalf("opening sqlite: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("migrating sqlite: %v", err)
+	}
+	return s
+}
+
+// PostgresURL is TEST_DATABASE_URL. Without it the test skips, unless
+// SWITCHBOARD_REQUIRE_POSTGRES=1, where a skip would hide a broken CI.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
+	u := os.Getenv("TEST_DATABASE_URL")
+	if u == "" {
+		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
+			tb.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1: the Postgres tests must run")
+		}
+		tb.Skip("TEST_DATABASE_URL is not set: skipping Postgres (e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	return u
+}
+
+// PostgresSchema returns a fresh schema name, dropped when the test ends.
+func PostgresSchema(tb testing.TB) string {
+	tb.Helper()
+	url := PostgresURL(tb)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "sbtest_" + hex.EncodeToString(b)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			tb.Logf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			tb.Logf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// Postgres opens a migrated store on a fresh schema. Several stores opened on
+// one schema (as several instances) share it: pass the schema of the first.
+func Postgres(tb testing.TB, schema string) store.Store {
+	tb.Helper()
+	if schema == "" {
+		schema = PostgresSchema(tb)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, postgres.Options{URL: PostgresURL(tb), Schema: schema, Logger: Logger(tb)})
+	if err != nil {
+		tb.Fatalf("opening postgres: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("migrating postgres: %v", err)
+	}
+	return s
+}
+
+// Each runs f once per driver.
+func Each(t *testing.T, f func(t *testing.T, open func(tb testing.TB) store.Store)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, SQLite) })
+	t.Run("postgres", func(t *testing.T) {
+		schema := PostgresSchema(t)
+		f(t, func(tb testing.TB) store.Store { return Postgres(tb, schema) })
+	})
+}

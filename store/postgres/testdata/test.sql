@@ -1,0 +1,44 @@
+-- SQL used only by this package's tests and benchmarks.
+
+-- name: RawTableCreate
+-- The append benchmark's baseline: a table shaped like entries, with its
+-- primary key and (conversation_id, seq) unique index but none of the log's
+-- bookkeeping.
+CREATE TABLE bench_raw_entries (
+    id              uuid PRIMARY KEY,
+    conversation_id uuid NOT NULL,
+    seq             bigint NOT NULL,
+    after_seq       bigint NOT NULL,
+    kind            text NOT NULL,
+    author          text NOT NULL,
+    content         json NOT NULL,
+    turn_id         uuid,
+    created_at      timestamptz NOT NULL,
+    UNIQUE (conversation_id, seq)
+);
+
+-- name: RawInsert
+INSERT INTO bench_raw_entries (id, conversation_id, seq, after_seq, kind, author,
+                               content, turn_id, created_at)
+VALUES ($1, $2, $3::bigint, $3::bigint - 1, 'assistant', 'agent:bench', $4, NULL, $5);
+
+-- name: VersionRows
+SELECT count(*), count(DISTINCT version) FROM switchboard_schema_migrations;
+
+-- name: TableExists
+SELECT to_regclass($1::text) IS NOT NULL;
+
+-- name: TerminateBackend
+SELECT pg_terminate_backend($1::integer);
+
+-- name: AppendRetryOnConflict
+-- The alternative to the row lock, measured by BenchmarkSeqAllocation: read
+-- max(seq) + 1 and insert there, trying again when another appender won.
+-- No row back means the seq was taken. It does not even maintain last_seq,
+-- which only favours it.
+INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
+                     turn_id, created_at)
+SELECT $1, $2, m.next, m.next - 1, 'assistant', 'agent:bench', $3, NULL, $4
+FROM (SELECT COALESCE(max(seq), 0) + 1 AS next FROM entries WHERE conversation_id = $2) m
+ON CONFLICT (conversation_id, seq) DO NOTHING
+RETURNING seq;
