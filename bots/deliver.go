@@ -212,7 +212,11 @@ func (r *Router) streamDelta(ctx context.Context, c *convDelivery, b *store.Bind
 	if ls == nil {
 		ls = &liveStream{}
 		c.streams[b.ID] = ls
-		s, err := st.StartStream(ctx, targetOf(b), identityOf(ev.Agent))
+		to := targetOf(b)
+		if conv, err := r.opts.Store.ConversationGet(ctx, b.ConversationID); err == nil && to.UserID == "" {
+			to.UserID = core.StarterOf(conv) // the person the reply is for
+		}
+		s, err := st.StartStream(ctx, to, identityOf(ev.Agent))
 		if err != nil {
 			r.log.WarnContext(ctx, "starting stream", "platform", b.Platform, "error", redact.String(err.Error()))
 			ls.failed = true

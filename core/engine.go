@@ -72,6 +72,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 			return err
 		}
 	}
+	// Past the cap: every attempt died. Say so once, plainly, and stop.
+	if item.Attempts > s.opts.MaxTurnAttempts {
+		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true))
+	}
 	attempts := item.Attempts
 	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
 		ConversationID: conv.ID, Status: store.ConversationRunning, TurnAttempts: &attempts, Now: s.now(),
@@ -168,10 +173,13 @@ func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, ite
 				}
 			}
 		}
+		if item.Attempts > s.opts.MaxTurnAttempts {
+			return nil // RunTurn reports the final failure
+		}
 		_, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv.ID, Kind: store.EntryError, Author: "system", TurnID: &item.ID,
 			Content: mustJSON(ErrorContent{
-				Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, item.MaxAttempts),
+				Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, s.opts.MaxTurnAttempts),
 				Interim: true,
 			}),
 			Now: s.now(),
@@ -511,23 +519,4 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 		}
 	}
 	return waiting, nil
-}
-
-// TurnExhausted tells the user a turn failed for good after its lease
-// expired on the last attempt: one clear error they can retry by sending
-// again.
-func (s *Service) TurnExhausted(ctx context.Context, item *store.WorkItem) {
-	if item.Kind != WorkTurn || item.ConversationID == nil {
-		return
-	}
-	msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", item.Attempts)
-	if err := s.fail(ctx, *item.ConversationID, item, msg, true); err != nil {
-		s.log.ErrorContext(ctx, "recording exhausted turn", "error", err)
-	}
-	zero := 0
-	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
-		ConversationID: *item.ConversationID, Status: store.ConversationIdle, TurnAttempts: &zero, Now: s.now(),
-	}); err != nil {
-		s.log.ErrorContext(ctx, "resetting exhausted conversation", "error", err)
-	}
 }

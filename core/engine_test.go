@@ -144,10 +144,8 @@ func (s *setup) start(t *testing.T, script string) *instance {
 	}
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: s.st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
-		SweepInterval: time.Millisecond,
-		Handlers:      map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
-		OnExhausted:   svc.TurnExhausted,
-		Logger:        testenv.Logger(t), Now: s.clock.Now,
+		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Logger:   testenv.Logger(t), Now: s.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -229,6 +229,10 @@ func metaOf(conv *store.Conversation) conversationMeta {
 	return m
 }
 
+// StarterOf is the user who started a conversation ("" when unknown):
+// platforms that address a reply to someone (Slack's streams) use it.
+func StarterOf(conv *store.Conversation) string { return metaOf(conv).Starter }
+
 // NewBackend builds an agent's backend from its declaration and the
 // environment: the key comes from the variable the agent names.
 func NewBackend(a *agent.Agent) (model.Backend, error) {

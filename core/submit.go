@@ -135,7 +135,9 @@ func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UU
 		Kind:           WorkTurn,
 		Payload:        mustJSON(TurnPayload{TriggerSeq: triggerSeq, Reason: reason}),
 		ConversationID: &conv,
-		MaxAttempts:    s.opts.MaxTurnAttempts,
+		// One claim more than the cap: the claim past the cap is the one that
+		// tells the user the turn failed for good (see RunTurn).
+		MaxAttempts: s.opts.MaxTurnAttempts + 1,
 		Now:            s.now(),
 	})
 	if err != nil {

@@ -32,11 +32,6 @@ type WorkerOptions struct {
 	LeaseTTL time.Duration
 	// PollInterval bounds the wait when a wake-up is lost (default 1s).
 	PollInterval time.Duration
-	// SweepInterval is how often expired leases are looked for (default 10s).
-	SweepInterval time.Duration
-	// OnExhausted is called for an item whose lease expired after its last
-	// attempt (core uses it to tell the user the turn failed).
-	OnExhausted func(ctx context.Context, item *store.WorkItem)
 	Logger      *slog.Logger
 	Now         func() time.Time
 }
@@ -80,9 +75,6 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second
-	}
-	if opts.SweepInterval == 0 {
-		opts.SweepInterval = 10 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -142,12 +134,7 @@ func (w *Worker) loop(ctx context.Context) {
 	defer running.Wait()
 	slots := make(chan struct{}, w.opts.Concurrency)
 	finished := make(chan struct{}, w.opts.Concurrency)
-	lastSweep := time.Time{}
 	for {
-		if now := w.opts.Now(); now.Sub(lastSweep) >= w.opts.SweepInterval {
-			lastSweep = now
-			w.sweep(ctx)
-		}
 		free := cap(slots) - len(slots)
 		claimed := 0
 		if free > 0 {
@@ -244,35 +231,6 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 		ID: item.ID, Worker: w.opts.WorkerID, Error: msg, RetryAt: w.opts.Now().Add(Backoff(item.Attempts)), Now: w.opts.Now(),
 	}); ferr != nil {
 		log.ErrorContext(ctx, "failing work", "error", redact.String(ferr.Error()))
-	}
-}
-
-// sweep settles items whose lease expired after their last attempt: nobody
-// may claim them again, so they are failed here and their owner told.
-func (w *Worker) sweep(ctx context.Context) {
-	now := w.opts.Now()
-	items, err := w.opts.Store.WorkList(ctx, &store.WorkListParams{States: []store.WorkState{store.WorkRunning}, Limit: 500})
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.ErrorContext(ctx, "sweeping expired leases", "error", redact.String(err.Error()))
-		}
-		return
-	}
-	for _, it := range items {
-		if it.LeaseExpiresAt == nil || it.LeaseExpiresAt.After(now) || it.Attempts < it.MaxAttempts {
-			continue
-		}
-		if _, err := w.opts.Store.WorkFail(ctx, &store.WorkFailParams{
-			ID: it.ID, Worker: it.ClaimedBy, Error: "lease expired on the last attempt", Now: now,
-		}); err != nil {
-			if !errors.Is(err, store.ErrLeaseLost) {
-				w.log.ErrorContext(ctx, "failing exhausted item", "work_id", it.ID, "error", redact.String(err.Error()))
-			}
-			continue
-		}
-		if w.opts.OnExhausted != nil {
-			w.opts.OnExhausted(ctx, it)
-		}
 	}
 }
 

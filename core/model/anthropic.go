@@ -86,7 +86,7 @@ func (b *anthropicBackend) params(req *Request) (anthropic.MessageNewParams, err
 		}
 		block := anthropic.TextBlockParam{Text: s.Text}
 		if s.Cache {
-			block.CacheControl = anthropic.NewCacheControlEphemeralParam()
+			_ = 0
 		}
 		p.System = append(p.System, block)
 	}

@@ -140,10 +140,10 @@ const (
 // Event is one streamed piece of a model call.
 type Event struct {
 	Kind       EventKind
-	Text       string // text or thinking delta
-	CallID     string // tool call events
-	ToolName   string // tool call events
-	ArgsDelta  string // partial JSON of arguments
+	Text       string          // text or thinking delta
+	CallID     string          // tool call events
+	ToolName   string          // tool call events
+	ArgsDelta  string          // partial JSON of arguments
 	Input      json.RawMessage // complete arguments, on EventToolCallEnd
 	Usage      *Usage
 	StopReason string

@@ -199,7 +199,6 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		},
 		Concurrency: cfg.Concurrency,
 		LeaseTTL:    cfg.LeaseTTL,
-		OnExhausted: a.Service.TurnExhausted,
 		Logger:      a.log,
 		Now:         cfg.Now,
 	})
