@@ -565,3 +565,5 @@ func TestResultsForCallsNotPendingAreRefused(t *testing.T) {
 		t.Fatalf("final = %s; want the answer used", es[len(es)-1].Content)
 	}
 }
+
+func writeFile(p, body string) error { return os.WriteFile(p, []byte(body), 0o600) }
