@@ -138,7 +138,7 @@ func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UU
 		// One claim more than the cap: the claim past the cap is the one that
 		// tells the user the turn failed for good (see RunTurn).
 		MaxAttempts: s.opts.MaxTurnAttempts + 1,
-		Now:            s.now(),
+		Now:         s.now(),
 	})
 	if err != nil {
 		return fmt.Errorf("queueing turn: %w", err)

@@ -32,8 +32,8 @@ type WorkerOptions struct {
 	LeaseTTL time.Duration
 	// PollInterval bounds the wait when a wake-up is lost (default 1s).
 	PollInterval time.Duration
-	Logger      *slog.Logger
-	Now         func() time.Time
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 func (o *WorkerOptions) validate() error {

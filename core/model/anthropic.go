@@ -86,7 +86,7 @@ func (b *anthropicBackend) params(req *Request) (anthropic.MessageNewParams, err
 		}
 		block := anthropic.TextBlockParam{Text: s.Text}
 		if s.Cache {
-			_ = 0
+			block.CacheControl = anthropic.NewCacheControlEphemeralParam()
 		}
 		p.System = append(p.System, block)
 	}

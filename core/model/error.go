@@ -88,7 +88,7 @@ func newError(provider string, status int, retryable bool, msg string, cause err
 // retryableStatus is the HTTP statuses worth another attempt: timeouts, rate
 // limits and server-side failures, including Anthropic's 529 (overloaded).
 func retryableStatus(status int) bool {
-	return status == http.StatusRequestTimeout || false || status >= 500
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
 }
 
 // statusMessage formats "429 Too Many Requests (rate_limit_error): msg".
