@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 )
@@ -32,6 +34,16 @@ func RegisterPostResult(r *tool.Registry, lib *cards.Library) error {
 			"Use it instead of prose whenever the answer is a set of results.",
 		Risk: tool.RiskLow,
 		Tier: tool.TierServer,
+		// The cards package's schema adds the enums and patterns its
+		// validator checks, so the model is told the same rules.
+		SchemaFunc: func(s *jsonschema.Schema) error {
+			full, err := cards.InputSchema()
+			if err != nil {
+				return err
+			}
+			*s = *full
+			return nil
+		},
 	}, func(ctx context.Context, in cards.Result) (postResultOutput, error) {
 		out, err := post(ctx, in)
 		if err != nil {

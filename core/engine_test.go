@@ -567,3 +567,52 @@ func TestResultsForCallsNotPendingAreRefused(t *testing.T) {
 }
 
 func writeFile(p, body string) error { return os.WriteFile(p, []byte(body), 0o600) }
+
+func TestPostResultBecomesACardEntry(t *testing.T) {
+	st := testenv.SQLite(t)
+	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+	in := s.start(t, `
+turns:
+  - tool_calls:
+      - name: post_result
+        input:
+          kind: lodging
+          template: hotel
+          title: Hotels in Lisbon
+          items:
+            - {title: Casa Azul, price: {amount: 120, currency: EUR}, rating: {value: 4.5}}
+  - text: Here are two options.
+`)
+	res, err := in.svc.Submit(context.Background(), slackMessage("Ev1", "U1", "find hotels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, res.ConversationID, store.ConversationIdle)
+	es := entries(t, st, res.ConversationID, false)
+	if got := kinds(es); got != "user,tool_call,card,tool_result,assistant" {
+		t.Fatalf("log = %s; want the card entry stamped before the call's result", got)
+	}
+	card, err := core.Decode[core.CardContent](es[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamped cards.Stamped
+	if err := json.Unmarshal(card.Card, &stamped); err != nil || stamped.Layout.Name != "hotel" || len(stamped.Items) != 1 {
+		t.Fatalf("stamped card = %+v, %v; want the hotel layout stamped with one item", stamped, err)
+	}
+	schema := string(mustTool(t, in, "post_result").Schema())
+	if strings.Contains(schema, `"args":{"type":"array"`) {
+		t.Fatalf("post_result schema describes args as an array: %s", schema)
+	}
+}
+
+func mustTool(t *testing.T, in *instance, name string) *tool.Tool {
+	t.Helper()
+	reg := registry(t, &testTools{})
+	tl, ok := reg.Get(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	return tl
+}
+

@@ -315,7 +315,7 @@ func (b *scriptedBackend) pick(req *Request) (*ScriptTurn, error) {
 
 // play streams one turn.
 func (b *scriptedBackend) play(ctx context.Context, req *Request, t *ScriptTurn, emit func(Event)) (*Response, error) {
-	if err := b.sleep(ctx, t.Delay); err != nil {
+	if err := b.wait(ctx, t.Delay); err != nil {
 		return nil, err
 	}
 	text, results, _ := lastUser(req)
@@ -329,7 +329,7 @@ func (b *scriptedBackend) play(ctx context.Context, req *Request, t *ScriptTurn,
 	if out != "" {
 		for i, chunk := range wordChunks(out) {
 			if i > 0 {
-				if err := b.sleep(ctx, b.script.ChunkDelay); err != nil {
+				if err := b.wait(ctx, b.script.ChunkDelay); err != nil {
 					return nil, err
 				}
 			}
@@ -394,6 +394,14 @@ func (b *scriptedBackend) play(ctx context.Context, req *Request, t *ScriptTurn,
 	emit(Event{Kind: EventUsage, Usage: &resp.Usage})
 	emit(Event{Kind: EventStop, StopReason: resp.StopReason})
 	return resp, nil
+}
+
+// wait pauses for d, if there is anything to wait for.
+func (b *scriptedBackend) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return b.sleep(ctx, d)
 }
 
 func requestBytes(req *Request) int {

@@ -291,7 +291,11 @@ func inputSchema[In any]() (*jsonschema.Schema, error) {
 	if rt.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("input type %s must be a struct, the model's arguments are a JSON object", rt)
 	}
-	s, err := jsonschema.For[In](nil)
+	// A json.RawMessage field holds any JSON value; left to inference it
+	// would be described as an array of bytes.
+	s, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("inferring input schema from %s: %w", rt, err)
 	}
