@@ -615,4 +615,3 @@ func mustTool(t *testing.T, in *instance, name string) *tool.Tool {
 	}
 	return tl
 }
-
