@@ -19,10 +19,21 @@ type UserContent struct {
 	MessageID string `json:"message_id,omitempty"`
 }
 
-// AssistantContent is the agent's text.
+// AssistantContent is the agent's text, with the reasoning blocks that
+// preceded it when the provider requires them back (Anthropic's signed
+// thinking must accompany the tool calls it led to).
 type AssistantContent struct {
-	Text  string `json:"text"`
-	Agent string `json:"agent,omitempty"`
+	Text     string          `json:"text"`
+	Agent    string          `json:"agent,omitempty"`
+	Thinking []ThinkingBlock `json:"thinking,omitempty"`
+}
+
+// ThinkingBlock is one block of the model's reasoning as the provider
+// returned it; never shown to people.
+type ThinkingBlock struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  bool   `json:"redacted,omitempty"`
 }
 
 // ToolCallContent is one call the model asked for.

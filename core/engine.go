@@ -240,8 +240,11 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 		var calls []ToolCallContent
 		var text string
+		var thinking []ThinkingBlock
 		for _, p := range resp.Parts {
 			switch p.Kind {
+			case model.PartThinking:
+				thinking = append(thinking, ThinkingBlock{Text: p.Text, Signature: p.Signature, Redacted: p.Redacted})
 			case model.PartText:
 				text += p.Text
 			case model.PartToolCall:
@@ -252,8 +255,8 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 				calls = append(calls, ToolCallContent{CallID: p.CallID, Name: p.ToolName, Input: in})
 			}
 		}
-		if text != "" {
-			if _, err := t.append(ctx, store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name}); err != nil {
+		if text != "" || len(thinking) > 0 {
+			if _, err := t.append(ctx, store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking}); err != nil {
 				return turnDone, err
 			}
 		}

@@ -615,3 +615,52 @@ func mustTool(t *testing.T, in *instance, name string) *tool.Tool {
 	}
 	return tl
 }
+
+// The offline demo's tool calls must pass the real tools' schemas, or the
+// first thing a new user sees is a tool error.
+func TestDemoScriptToolCallsAreValid(t *testing.T) {
+	st := testenv.SQLite(t)
+	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+	in := s.start(t, string(mustRead(t, "model/scripts/demo.yaml")))
+	conv, err := in.svc.CreateConversation(context.Background(), "", "terminal", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "show me a chart"); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, conv.ID, store.ConversationIdle)
+	if _, err := in.svc.PostMessage(context.Background(), conv.ID, "alice", "ask me a question"); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, conv.ID, store.ConversationPaused)
+	var chart bool
+	for _, e := range entries(t, st, conv.ID, true) {
+		switch e.Kind {
+		case store.EntryToolResult:
+			c, _ := core.Decode[core.ToolResultContent](e)
+			if c.IsError {
+				t.Fatalf("demo call to %s failed: %s", c.Name, c.Output)
+			}
+			chart = chart || (c.Name == "render_chart" && len(c.Attachments) == 1)
+		case store.EntryError:
+			t.Fatalf("error entry: %s", e.Content)
+		}
+	}
+	if !chart {
+		t.Fatal("the demo drew no chart")
+	}
+	pending, _ := in.svc.PendingCalls(context.Background(), conv.ID)
+	if len(pending) != 1 || pending[0].Name != "ask_user" || pending[0].WaitingFor != "person" {
+		t.Fatalf("pending = %+v; want the demo's question waiting for a person", pending)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -97,6 +97,9 @@ func buildRequest(a *agent.Agent, contextName string, tools []*tool.Tool, entrie
 			if err != nil {
 				return nil, err
 			}
+			for _, th := range c.Thinking {
+				add(model.RoleAssistant, model.Part{Kind: model.PartThinking, Text: th.Text, Signature: th.Signature, Redacted: th.Redacted})
+			}
 			if c.Text != "" {
 				add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: c.Text})
 			}

@@ -72,14 +72,15 @@ func (o *Options) validate() error {
 }
 
 func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	if o.Backend == nil {
-		o.Backend = NewBackend
+		logger := o.Logger
+		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, logger) }
 	}
 	if o.Hub == nil {
 		o.Hub = NewHub()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -234,27 +235,31 @@ func metaOf(conv *store.Conversation) conversationMeta {
 func StarterOf(conv *store.Conversation) string { return metaOf(conv).Starter }
 
 // NewBackend builds an agent's backend from its declaration and the
-// environment: the key comes from the variable the agent names.
-func NewBackend(a *agent.Agent) (model.Backend, error) {
+// environment: the key comes from the variable the agent names. Only an
+// OpenAI-compatible server (a base URL) may run without a key.
+func NewBackend(a *agent.Agent, logger *slog.Logger) (model.Backend, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", a.Model, err)
 	}
-	opts := model.Options{BaseURL: a.BaseURL}
+	opts := model.Options{BaseURL: a.BaseURL, Logger: logger}
 	switch spec.Provider {
 	case "anthropic":
 		opts.APIKey = os.Getenv(a.KeyEnv())
 		if opts.BaseURL == "" {
 			opts.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
 		}
+		if opts.APIKey == "" {
+			return nil, fmt.Errorf("model %s needs a key: set %s", a.Model, a.KeyEnv())
+		}
 	case "openai":
 		opts.APIKey = os.Getenv(a.KeyEnv())
 		if opts.BaseURL == "" {
 			opts.BaseURL = os.Getenv("OPENAI_BASE_URL")
 		}
-	}
-	if (spec.Provider == "anthropic" || spec.Provider == "openai") && opts.APIKey == "" && opts.BaseURL == "" {
-		return nil, fmt.Errorf("model %s needs a key: set %s", a.Model, a.KeyEnv())
+		if opts.APIKey == "" && opts.BaseURL == "" {
+			return nil, fmt.Errorf("model %s needs a key: set %s (or OPENAI_BASE_URL for a compatible server)", a.Model, a.KeyEnv())
+		}
 	}
 	return model.New(spec, opts)
 }

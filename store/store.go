@@ -1,11 +1,3 @@
-// Package store holds Switchboard's durable state behind one interface: the
-// conversation log, the work queue with its leases, inbound dedupe and the
-// wake-up notifications that tell workers new rows exist.
-//
-// Each database has its own driver package (store/postgres, store/sqlite);
-// both pass the one conformance suite in store/storetest. Callers only ever
-// see the domain types and sentinel errors defined here, never a driver's own
-// types or errors.
 package store
 
 import (
@@ -486,6 +478,21 @@ type Notification struct {
 }
 
 // Queries is everything that can run inside or outside a transaction.
+//
+// Rules every driver keeps (the conformance suite checks each):
+//   - Times come back in UTC, truncated to the microsecond.
+//   - Creating a conversation with an existing ID is ErrConflict; an unknown
+//     entry kind is ErrInvalid.
+//   - An unknown id is ErrNotFound, also for ConversationSetStatus,
+//     ConversationLeaseAcquire, BindingAdvance and WorkCancel.
+//   - WorkCancel on a finished item is ErrConflict; WorkComplete, WorkFail and
+//     WorkHeartbeat by a worker that no longer holds the item (or a second
+//     time) are ErrLeaseLost.
+//   - A fork's ForkSeq equals the ExpectSeq that caused it.
+//   - A heartbeat sets HeartbeatAt; re-acquiring a conversation lease by its
+//     owner renews it.
+//   - A running item whose lease expired on its last allowed attempt is never
+//     handed out again: the next claim marks it failed.
 type Queries interface {
 	ConversationCreate(ctx context.Context, p *ConversationCreateParams) (*Conversation, error)
 	ConversationGet(ctx context.Context, id uuid.UUID) (*Conversation, error)
@@ -585,7 +592,7 @@ type Store interface {
 	Queries
 
 	// InTx runs fn in one transaction. It commits when fn returns nil and rolls
-	// back otherwise. Notifications caused by writes inside fn (work enqueued,
+	// back otherwise, returning fn's error. Notifications caused by writes inside fn (work enqueued,
 	// entries appended) are sent after the commit, never before.
 	InTx(ctx context.Context, fn func(q Queries) error) error
 

@@ -124,7 +124,7 @@ func classifyTransport(ctx context.Context, provider string, err error) *Error {
 		if !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
-		if cause != nil && cause != ctx.Err() {
+		if cause != nil && !errors.Is(cause, ctx.Err()) {
 			err = fmt.Errorf("%w: %w", err, cause)
 		}
 		return newError(provider, 0, false, "", err)
@@ -166,4 +166,13 @@ func isDroppedConnection(err error) bool {
 		}
 	}
 	return false
+}
+
+// IsRetryable reports whether err is a model failure that a later attempt
+// may not hit (rate limit, overload, server error, dropped connection), for
+// an engine deciding whether to reschedule a turn once Generate's own
+// retries are spent.
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
 }

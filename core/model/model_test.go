@@ -220,6 +220,9 @@ func TestRetryLoopBounds(t *testing.T) {
 			t.Errorf("MaxAttempts %d: %d calls and %d waits, want %d and %d", attempts, calls, len(sl.waits()), attempts, attempts-1)
 		}
 		var e *Error
+		if !IsRetryable(err) {
+			t.Errorf("IsRetryable(%v) = false, want true", err)
+		}
 		if !errors.As(err, &e) || e.Attempts != attempts || e.Provider != "test" {
 			t.Errorf("MaxAttempts %d: error %+v, want attempts %d from provider test", attempts, e, attempts)
 		}
@@ -233,6 +236,9 @@ func TestRetryLoopBounds(t *testing.T) {
 		calls++
 		return nil, &Error{Status: 429, Retryable: true, Err: errors.New("rate limited")}
 	})
+	if IsRetryable(err) || IsRetryable(errors.New("plain")) {
+		t.Errorf("IsRetryable is true for a cancelled call or a plain error")
+	}
 	if calls != 1 || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "rate limited") {
 		t.Errorf("cancel during the wait: %d calls, error %v; want 1 call and an error with both the cancel and the cause", calls, err)
 	}

@@ -63,7 +63,7 @@ type ScriptTurn struct {
 	// WhenLastUserContains makes the turn conditional: it plays when the
 	// text of the last user message contains any of these (ignoring case).
 	// A single string or a list.
-	WhenLastUserContains stringList `yaml:"when_last_user_contains"`
+	WhenLastUserContains StringList `yaml:"when_last_user_contains"`
 	// AfterTool makes the turn conditional: it plays when the last user
 	// message carries the result of a call to this tool.
 	AfterTool string `yaml:"after_tool"`
@@ -104,13 +104,13 @@ func (t *ScriptTurn) conditional() bool {
 	return len(t.WhenLastUserContains) > 0 || t.AfterTool != ""
 }
 
-// stringList reads a YAML scalar or sequence of strings.
-type stringList []string
+// StringList is a list of strings that YAML may also give as one string.
+type StringList []string
 
-func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
+func (s *StringList) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		*s = stringList{n.Value}
+		*s = StringList{n.Value}
 		return nil
 	case yaml.SequenceNode:
 		var list []string

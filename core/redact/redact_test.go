@@ -136,6 +136,23 @@ func TestString(t *testing.T) {
 			secret: "hunter2",
 		},
 		{
+			name:   "redis password without user",
+			in:     "dial redis://:topsecret@cache:6379/0 failed",
+			want:   "dial redis://:REDACTED@cache:6379/0 failed",
+			secret: "topsecret",
+		},
+		{
+			name:   "two urls",
+			in:     `"amqp://a:one@h1" and "amqp://b:two@h2"`,
+			want:   `"amqp://a:REDACTED@h1" and "amqp://b:REDACTED@h2"`,
+			secret: "two",
+		},
+		{
+			name: "at sign in a path is not a password",
+			in:   "https://example.com/@user:handle/x and http://host:8080/p",
+			want: "https://example.com/@user:handle/x and http://host:8080/p",
+		},
+		{
 			name: "url without password is kept",
 			in:   "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 			want: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
