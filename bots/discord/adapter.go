@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -44,6 +45,8 @@ type Adapter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	typing map[string]*typingLoop
+	// reconnecting is set while a reconnect loop runs.
+	reconnecting bool
 
 	chMu     sync.Mutex
 	channels map[string]channelInfo
@@ -81,7 +84,11 @@ func New(opts Options) (*Adapter, error) {
 	// messages in a channel reach core in the order Discord sent them. Work
 	// that may take long (interactions) moves to its own goroutine.
 	s.SyncEvents = true
-	s.ShouldReconnectOnError = true
+	// discordgo's own reconnect loop cannot be stopped: a drop racing with
+	// Close leaves it dialling forever. The adapter reconnects itself (see
+	// onDisconnect), under a context that Stop cancels; Open still RESUMEs
+	// with the session id and sequence discordgo keeps.
+	s.ShouldReconnectOnError = false
 	s.ShouldRetryOnRateLimit = true
 
 	a := &Adapter{
@@ -97,6 +104,7 @@ func New(opts Options) (*Adapter, error) {
 	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	s.AddHandler(a.onReady)
+	s.AddHandler(a.onDisconnect)
 	s.AddHandler(a.onMessageCreate)
 	s.AddHandler(a.onInteractionCreate)
 	return a, nil
@@ -193,6 +201,60 @@ func (a *Adapter) onReady(_ *discordgo.Session, r *discordgo.Ready) {
 	}
 	if a.appID == "" && r.Application != nil {
 		a.appID = r.Application.ID
+	}
+}
+
+// Reconnect backoff after the gateway drops.
+const (
+	reconnectFirstWait = time.Second
+	reconnectMaxWait   = 2 * time.Minute
+)
+
+// onDisconnect starts one reconnect loop when the gateway drops (read
+// error, failed heartbeat, op 7 Reconnect), unless the adapter is stopping.
+func (a *Adapter) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
+	a.mu.Lock()
+	if a.stopped || a.reconnecting || !a.started {
+		a.mu.Unlock()
+		return
+	}
+	a.reconnecting = true
+	a.wg.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			a.reconnecting = false
+			a.mu.Unlock()
+		}()
+		a.reconnect(a.ctx)
+	}()
+}
+
+func (a *Adapter) reconnect(ctx context.Context) {
+	wait := reconnectFirstWait
+	for ctx.Err() == nil {
+		err := a.s.Open()
+		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			if ctx.Err() != nil {
+				// Stop ran while Open was dialling; do not leave a
+				// connection behind it.
+				_ = a.s.Close()
+				return
+			}
+			a.log.InfoContext(ctx, "discord gateway reconnected")
+			return
+		}
+		a.log.WarnContext(ctx, "reconnecting to discord gateway", "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(wait*2, reconnectMaxWait)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
 )
 
@@ -837,4 +838,63 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestStopWhileReconnecting: a Stop that races a gateway drop leaves no
+// reconnect loop behind (goleak in TestMain checks the goroutines).
+func TestStopWhileReconnecting(t *testing.T) {
+	t.Parallel()
+	a, fake, _ := start(t, nil)
+	fake.Drop()
+	a.Stop()
+	if st := fake.GatewayStats(); st.Connected {
+		t.Errorf("gateway still connected after Stop: %+v", st)
+	}
+}
+
+func TestCardRendering(t *testing.T) {
+	t.Parallel()
+	cardID := "card:6f1c0a52-0c1e-4a7e-9d1c-2a7d8f3b9e10:book"
+	a, fake, fc := start(t, func(o *Options) {
+		o.RenderCardFunc = func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error) {
+			return []*discordgo.MessageEmbed{{Title: card.Stamped.Title}},
+				[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{discordgo.Button{Label: "Book", CustomID: cardID, Style: discordgo.PrimaryButton}}}},
+				[]*discordgo.File{{Name: "spark.png", ContentType: "image/png", Reader: strings.NewReader("png")}}, nil
+		}
+	})
+	fake.AddChannel(discordgo.Channel{ID: chanGeneral, GuildID: discordtest.DefaultGuildID, Type: discordgo.ChannelTypeGuildText})
+	refs, err := a.Post(context.Background(), bots.Target{Channel: chanGeneral}, &bots.Message{Text: "Hotel Lisboa, 120 EUR", Card: &bots.Card{Stamped: &cards.Stamped{Title: "Hotel Lisboa"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fake.Message(refs[0].ID)
+	if len(refs) != 1 || m.Content != "" || !strings.Contains(string(m.Embeds), `"title":"Hotel Lisboa"`) {
+		t.Errorf("message content %q embeds %s; want the card as an embed and no fallback text", m.Content, m.Embeds)
+	}
+	if len(m.Attachments) != 1 || m.Attachments[0].Filename != "spark.png" {
+		t.Errorf("attachments = %+v; want the card's image", m.Attachments)
+	}
+	b := m.Buttons()
+	if len(b) != 1 || b[0].CustomID != cardID {
+		t.Fatalf("buttons = %+v; want the card's button", b)
+	}
+	fake.ClickButton(m.ID, cardID, alice)
+	if act := fc.waitAction(t, 1); act.ActionID != cardID || act.Value != "" {
+		t.Errorf("action = %q/%q; want the card's custom_id whole as the action id", act.ActionID, act.Value)
+	}
+}
+
+func TestDefaultCardRenderer(t *testing.T) {
+	t.Parallel()
+	a, fake, _ := start(t, nil)
+	fake.AddChannel(discordgo.Channel{ID: chanGeneral, GuildID: discordtest.DefaultGuildID, Type: discordgo.ChannelTypeGuildText})
+	refs, err := a.Post(context.Background(), bots.Target{Channel: chanGeneral}, &bots.Message{
+		Text: "fallback", Card: &bots.Card{EntryID: uuid.New(), Stamped: &cards.Stamped{V: 1, Title: "Quarterly numbers", Summary: "Up 4%"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := fake.Message(refs[0].ID); !strings.Contains(string(m.Embeds), "Quarterly numbers") {
+		t.Errorf("embeds = %s, content %q; want discordcard's embed with the title", m.Embeds, m.Content)
+	}
 }

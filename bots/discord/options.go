@@ -14,6 +14,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/discord/discordcard"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -54,9 +56,11 @@ type Options struct {
 	// RemindFunc answers /remind and returns the confirmation shown to the
 	// user. Without it /remind says reminders arrive with the scheduler.
 	RemindFunc func(ctx context.Context, r *RemindRequest) (string, error)
-	// RenderCardFunc renders Message.Card as embeds (bots/discord/discordcard).
-	// Without it, or when it fails, the card's Text fallback is posted.
-	RenderCardFunc func(card any) ([]*discordgo.MessageEmbed, error)
+	// RenderCardFunc renders Message.Card as embeds, the card's own button
+	// rows and files to attach. Default: discordcard.Render with the card's
+	// entry id and no sparkline images. When it fails the message's Text
+	// fallback is posted.
+	RenderCardFunc func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error)
 
 	Logger *slog.Logger
 	// NowFunc is the clock (message times, interaction signature window).
@@ -97,6 +101,12 @@ func (o *Options) withDefaults() Options {
 	c.Token = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.Token), "Bot "))
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RenderCardFunc == nil {
+		logger := c.Logger
+		c.RenderCardFunc = func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error) {
+			return discordcard.Render(card.Stamped, discordcard.Options{EntryID: card.EntryID, Logger: logger})
+		}
 	}
 	if c.NowFunc == nil {
 		c.NowFunc = time.Now

@@ -26,6 +26,8 @@ type outgoing struct {
 	embeds     []*discordgo.MessageEmbed
 	components []discordgo.MessageComponent
 	files      []bots.File
+	// cardFiles are files the card renderer made (sparkline images).
+	cardFiles []*discordgo.File
 }
 
 // render splits m into the messages Discord will show: the text in parts of
@@ -37,18 +39,20 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 		return nil, err
 	}
 	var embeds []*discordgo.MessageEmbed
+	var cardFiles []*discordgo.File
 	text := m.Text
-	if m.Card != nil && a.opts.RenderCardFunc != nil {
-		e, err := a.opts.RenderCardFunc(m.Card)
-		if err != nil {
+	if m.Card != nil && m.Card.Stamped != nil {
+		e, cardRows, files, err := a.opts.RenderCardFunc(m.Card)
+		switch {
+		case err != nil:
 			a.log.Warn("rendering card as discord embeds failed; posting its text", "err", err)
-		} else {
-			embeds = e
-			if len(embeds) > 0 {
-				// The embed carries the card; the text is only the fallback
-				// for clients that cannot show it.
-				text = ""
-			}
+		case len(cardRows)+len(comps) > MaxActionRows:
+			a.log.Warn("card buttons and message buttons exceed discord's rows; posting the card's text", "rows", len(cardRows)+len(comps))
+		case len(e) > 0:
+			// The embed carries the card; the text is only the fallback
+			// for clients that cannot show it.
+			embeds, cardFiles, text = e, files, ""
+			comps = append(cardRows, comps...)
 		}
 	}
 	parts := splitText(text, MaxMessageChars)
@@ -57,7 +61,7 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 		out = append(out, outgoing{content: p})
 	}
 	if len(out) == 0 {
-		if len(embeds) == 0 && len(m.Files) == 0 {
+		if len(embeds) == 0 && len(m.Files) == 0 && len(cardFiles) == 0 {
 			if len(comps) > 0 {
 				return nil, fmt.Errorf("%w: buttons need a text or a card to sit under", ErrButtons)
 			}
@@ -66,12 +70,13 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 		out = append(out, outgoing{})
 	}
 	last := &out[len(out)-1]
-	last.embeds, last.components, last.files = embeds, comps, m.Files
+	last.embeds, last.components, last.files, last.cardFiles = embeds, comps, m.Files, cardFiles
 	return out, nil
 }
 
-func discordFiles(files []bots.File) []*discordgo.File {
-	out := make([]*discordgo.File, 0, len(files))
+func discordFiles(files []bots.File, extra []*discordgo.File) []*discordgo.File {
+	out := make([]*discordgo.File, 0, len(files)+len(extra))
+	out = append(out, extra...)
 	for _, f := range files {
 		out = append(out, &discordgo.File{Name: f.Name, ContentType: f.MimeType, Reader: bytes.NewReader(f.Data)})
 	}
@@ -137,7 +142,7 @@ func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.
 		Content:         p.content,
 		Embeds:          p.embeds,
 		Components:      p.components,
-		Files:           discordFiles(p.files),
+		Files:           discordFiles(p.files, p.cardFiles),
 		AllowedMentions: noMentions(),
 	}, discordgo.WithContext(ctx))
 	if err != nil {
@@ -160,7 +165,7 @@ func (a *Adapter) edit(ctx context.Context, ref bots.MessageRef, p outgoing) err
 	_, err := a.s.ChannelMessageEditComplex(&discordgo.MessageEdit{
 		ID: ref.ID, Channel: ref.Channel,
 		Content: &content, Embeds: &embeds, Components: &comps,
-		Files:           discordFiles(p.files),
+		Files:           discordFiles(p.files, p.cardFiles),
 		AllowedMentions: noMentions(),
 	}, discordgo.WithContext(ctx))
 	return err

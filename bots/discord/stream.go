@@ -133,7 +133,7 @@ func (st *stream) flush(ctx context.Context) error {
 // part without a message is posted. Callers hold flushMu.
 func (st *stream) show(ctx context.Context, parts []outgoing) error {
 	for i, p := range parts {
-		extras := p.embeds != nil || p.components != nil || p.files != nil
+		extras := p.embeds != nil || p.components != nil || p.files != nil || p.cardFiles != nil
 		if i < len(st.refs) {
 			if st.shown[i] == p.content && !extras {
 				continue

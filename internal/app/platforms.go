@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"fmt"
 
+	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 )
 
@@ -27,6 +29,37 @@ func (a *App) buildPlatforms() error {
 		a.Adapters = append(a.Adapters, sl)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
 		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN is not")
+	}
+
+	if cfg.DiscordBotToken != "" {
+		var channels []string
+		for _, ag := range a.Service.Agents().Agents {
+			channels = append(channels, ag.Answers.Channels...)
+		}
+		dc, err := discordbot.New(discordbot.Options{
+			Token:         cfg.DiscordBotToken,
+			APIURL:        cfg.DiscordAPIURL,
+			PublicKey:     cfg.DiscordPublicKey,
+			ApplicationID: cfg.DiscordAppID,
+			Channels:      channels,
+			Submitter:     a.Service,
+			ListAgentsFunc: func(context.Context) ([]string, error) {
+				var names []string
+				for _, ag := range a.Service.Agents().Agents {
+					names = append(names, ag.Name)
+				}
+				return names, nil
+			},
+			Logger:  a.log.With("platform", "discord"),
+			NowFunc: cfg.Now,
+		})
+		if err != nil {
+			return fmt.Errorf("discord (DISCORD_BOT_TOKEN is set): %w", err)
+		}
+		dc.Routes(a.Mux)
+		a.Adapters = append(a.Adapters, dc)
+	} else if cfg.DiscordPublicKey != "" {
+		return fmt.Errorf("discord: DISCORD_PUBLIC_KEY is set but DISCORD_BOT_TOKEN is not")
 	}
 	return nil
 }

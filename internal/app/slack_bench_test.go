@@ -1,0 +1,180 @@
+package app_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+)
+
+const (
+	benchBurst   = 1000 // signed events per burst
+	benchSenders = 64   // requests in flight at once
+	benchTTFT    = 100  // events per iteration of the first-token benchmark
+)
+
+// burstPost sends every request, benchSenders at a time, and returns each
+// one's latency (request written to answer read), sorted.
+func burstPost(b *testing.B, client *http.Client, reqs []func() *http.Request) []time.Duration {
+	lat := make([]time.Duration, len(reqs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range benchSenders {
+		wg.Go(func() {
+			for i := range next {
+				req := reqs[i]()
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat[i] = time.Since(start)
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("%s answered %d, want 200", req.URL.Path, resp.StatusCode)
+				}
+			}
+		})
+	}
+	for i := range reqs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	slices.Sort(lat)
+	return lat
+}
+
+// quantileMS is the q-quantile of sorted latencies, in milliseconds.
+func quantileMS(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return float64(sorted[int(float64(len(sorted)-1)*q)].Microseconds()) / 1000
+}
+
+// BenchmarkSlackEventsAck measures how fast the real service acknowledges a
+// burst of 1,000 signed app_mention events, each a new conversation (its own
+// channel and thread), on SQLite, with the workers answering them meanwhile
+// as they would in production. The baseline, in the same run and over the
+// same client, is a handler that only reads the body and answers 200: the
+// ratio is what verifying, storing and queueing cost on top of HTTP.
+func BenchmarkSlackEventsAck(b *testing.B) {
+	e := startSlack(b, sqliteDatabase(b), envOptions{logger: slog.New(slog.DiscardHandler)})
+	baseline := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer baseline.Close()
+
+	round := 0
+	burst := func() ([]func() *http.Request, []func() *http.Request) {
+		round++
+		events := make([]func() *http.Request, benchBurst)
+		base := make([]func() *http.Request, benchBurst)
+		for i := range benchBurst {
+			channel, ts := fmt.Sprintf("C%03dB%04d", round, i), fmt.Sprintf("1700001%03d.%06d", round, i)
+			body := slacktest.MustJSON(slacktest.EventCallback(e2eTeam, fmt.Sprintf("EvBench%03d_%04d", round, i),
+				mention(channel, ts, "", alice, "summarise the incident please")))
+			events[i] = func() *http.Request {
+				// Signed when sent, as Slack does.
+				return slacktest.NewSignedRequest(e.base+"/slack/events", "application/json", e2eSecret, time.Now(), body)
+			}
+			base[i] = func() *http.Request {
+				r, _ := http.NewRequest(http.MethodPost, baseline.URL, bytes.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			}
+		}
+		return events, base
+	}
+	// Warm both servers' connections and the store's first writes.
+	warmEvents, warmBase := burst()
+	burstPost(b, e.http, warmBase[:benchSenders])
+	burstPost(b, e.http, warmEvents[:benchSenders])
+	e.waitIdle()
+
+	var all, base []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		events, baseReqs := burst()
+		b.StartTimer()
+		base = append(base, burstPost(b, e.http, baseReqs)...)
+		all = append(all, burstPost(b, e.http, events)...)
+		b.StopTimer()
+		e.waitIdle() // the next burst starts on a quiet service
+		b.StartTimer()
+	}
+	slices.Sort(all)
+	slices.Sort(base)
+	b.ReportMetric(quantileMS(all, 0.50), "ack_p50_ms")
+	b.ReportMetric(quantileMS(all, 0.99), "ack_p99_ms")
+	b.ReportMetric(quantileMS(base, 0.50), "baseline_p50_ms")
+	b.ReportMetric(quantileMS(base, 0.99), "baseline_p99_ms")
+	b.ReportMetric(quantileMS(all, 0.50)/max(quantileMS(base, 0.50), 0.001), "p50_ratio")
+	b.ReportMetric(quantileMS(all, 0.99)/max(quantileMS(base, 0.99), 0.001), "p99_ratio")
+}
+
+// BenchmarkSlackFirstToken measures the time from a signed app_mention
+// reaching POST /slack/events to Slack receiving the reply's first text (the
+// chat.startStream call, which carries the first streamed words), with the
+// zero-latency scripted model, one event at a time. The baseline in the same
+// run is the event's own acknowledgement (signature check, store, queue):
+// the ratio is what claiming the turn, running it and delivering the first
+// words add to it.
+func BenchmarkSlackFirstToken(b *testing.B) {
+	e := startSlack(b, sqliteDatabase(b), envOptions{logger: slog.New(slog.DiscardHandler)})
+	sent := 0
+	send := func() (ack, first time.Duration) {
+		channel, ts := fmt.Sprintf("C0FIRST%05d", sent), fmt.Sprintf("1700002000.%06d", sent)
+		body := slacktest.MustJSON(slacktest.EventCallback(e2eTeam, fmt.Sprintf("EvFirst%05d", sent),
+			mention(channel, ts, "", alice, "what is the status")))
+		sent++
+		start := time.Now()
+		e.mustPost(signedEvent{body: body, secret: e2eSecret, signedAt: start})
+		ack = time.Since(start)
+		calls, err := e.slack.WaitCalls("chat.startStream", sent, waitLong)
+		first = time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c := calls[sent-1]; c.Params.Get("channel") != channel || c.Params.Get("markdown_text") == "" {
+			b.Fatalf("chat.startStream #%d = %v, want the first words of the reply in %s", sent, c.Params, channel)
+		}
+		// One at a time: the next event starts once this reply is finished.
+		if _, err := e.slack.WaitCalls("chat.stopStream", sent, waitLong); err != nil {
+			b.Fatal(err)
+		}
+		return ack, first
+	}
+	for range 5 { // warm up
+		send()
+	}
+	e.waitIdle()
+
+	var acks, firsts []time.Duration
+	for b.Loop() {
+		for range benchTTFT {
+			ack, first := send()
+			acks = append(acks, ack)
+			firsts = append(firsts, first)
+		}
+	}
+	slices.Sort(acks)
+	slices.Sort(firsts)
+	b.ReportMetric(quantileMS(firsts, 0.50), "first_token_p50_ms")
+	b.ReportMetric(quantileMS(firsts, 0.99), "first_token_p99_ms")
+	b.ReportMetric(quantileMS(acks, 0.50), "ack_p50_ms")
+	b.ReportMetric(quantileMS(acks, 0.99), "ack_p99_ms")
+	b.ReportMetric(quantileMS(firsts, 0.50)/max(quantileMS(acks, 0.50), 0.001), "p50_ratio_to_ack")
+}

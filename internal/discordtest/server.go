@@ -1,0 +1,1233 @@
+package discordtest
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Defaults the fake answers with. Tests pass DefaultToken to the adapter.
+const (
+	DefaultToken   = "test-token"
+	DefaultGuildID = "1000000000000000001"
+	BotUserID      = "1000000000000000900"
+	// AppID is the application id; for a modern Discord app it equals the
+	// bot user's id.
+	AppID = BotUserID
+)
+
+// Discord limits the fake enforces on every message it accepts.
+const (
+	MaxContentChars = 2000
+	MaxActionRows   = 5
+	MaxRowButtons   = 5
+	MaxCustomIDLen  = 100
+	MaxLabelLen     = 80
+	MaxEmbeds       = 10
+)
+
+// Call is one REST request the fake received.
+type Call struct {
+	// Route is the matched pattern without the /api/v9 prefix, such as
+	// "POST /channels/{channel}/messages"; "" for an unknown route.
+	Route  string
+	Method string
+	Path   string // without the /api/v9 prefix
+	Query  url.Values
+	Header http.Header
+	// Body is the JSON body, or the payload_json part of a multipart body.
+	Body   []byte
+	Files  []Attachment
+	Status int
+	At     time.Time
+}
+
+// Decode unmarshals the call's JSON body into v.
+func (c Call) Decode(v any) error {
+	if err := json.Unmarshal(c.Body, v); err != nil {
+		return fmt.Errorf("decoding body of %s: %w", c.Route, err)
+	}
+	return nil
+}
+
+// Attachment is a file uploaded with a message.
+type Attachment struct {
+	Field       string // the multipart field name: files[0], files[1], ...
+	Filename    string
+	ContentType string
+	Data        []byte
+}
+
+// Message is a message as the fake stores it.
+type Message struct {
+	ID        string
+	ChannelID string
+	GuildID   string
+	Author    discordgo.User
+	Content   string
+	Flags     int
+	// Embeds, Components and AllowedMentions are kept as the client sent
+	// them, so tests can compare wire payloads.
+	Embeds          json.RawMessage
+	Components      json.RawMessage
+	AllowedMentions json.RawMessage
+	Reference       *discordgo.MessageReference
+	Attachments     []Attachment
+	Mentions        []discordgo.User
+	Timestamp       time.Time
+	// Edits counts the PATCHes applied to the message.
+	Edits int
+	// InteractionID is set on messages made by an interaction response or
+	// follow-up.
+	InteractionID string
+}
+
+// Ephemeral reports whether the message was sent with flags 64.
+func (m *Message) Ephemeral() bool { return m.Flags&int(discordgo.MessageFlagsEphemeral) != 0 }
+
+// Button is one button of a stored message's components.
+type Button struct {
+	Row      int
+	CustomID string
+	Label    string
+	Style    int
+	Disabled bool
+}
+
+// Buttons decodes the message's buttons, row by row.
+func (m *Message) Buttons() []Button {
+	var rows []wireRow
+	if len(m.Components) == 0 || json.Unmarshal(m.Components, &rows) != nil {
+		return nil
+	}
+	var out []Button
+	for i, r := range rows {
+		for _, c := range r.Components {
+			out = append(out, Button{Row: i, CustomID: c.CustomID, Label: c.Label, Style: c.Style, Disabled: c.Disabled})
+		}
+	}
+	return out
+}
+
+type wireRow struct {
+	Type       int `json:"type"`
+	Components []struct {
+		Type     int    `json:"type"`
+		CustomID string `json:"custom_id"`
+		Label    string `json:"label"`
+		Style    int    `json:"style"`
+		URL      string `json:"url"`
+		Disabled bool   `json:"disabled"`
+	} `json:"components"`
+}
+
+// wire renders the message as Discord's API returns it.
+func (m *Message) wire() map[string]any {
+	w := map[string]any{
+		"id":         m.ID,
+		"channel_id": m.ChannelID,
+		"content":    m.Content,
+		"author":     m.Author,
+		"timestamp":  m.Timestamp.Format(time.RFC3339Nano),
+		"flags":      m.Flags,
+		"type":       0,
+		"tts":        false,
+		"pinned":     false,
+	}
+	if m.GuildID != "" {
+		w["guild_id"] = m.GuildID
+	}
+	mentions := m.Mentions
+	if mentions == nil {
+		mentions = []discordgo.User{}
+	}
+	w["mentions"] = mentions
+	w["embeds"] = rawOr(m.Embeds, "[]")
+	w["components"] = rawOr(m.Components, "[]")
+	atts := make([]map[string]any, 0, len(m.Attachments))
+	for i, a := range m.Attachments {
+		atts = append(atts, map[string]any{
+			"id": m.ID + strconv.Itoa(i), "filename": a.Filename,
+			"content_type": a.ContentType, "size": len(a.Data),
+			"url": "https://cdn.discordapp.com/attachments/" + m.ChannelID + "/" + m.ID + "/" + a.Filename,
+		})
+	}
+	w["attachments"] = atts
+	if m.Reference != nil {
+		w["message_reference"] = m.Reference
+		w["type"] = int(discordgo.MessageTypeReply)
+	}
+	if m.Edits > 0 {
+		w["edited_timestamp"] = m.Timestamp.Format(time.RFC3339Nano)
+	}
+	return w
+}
+
+func rawOr(r json.RawMessage, def string) json.RawMessage {
+	if len(r) == 0 || string(r) == "null" {
+		return json.RawMessage(def)
+	}
+	return r
+}
+
+func (m *Message) clone() *Message {
+	c := *m
+	c.Attachments = slices.Clone(m.Attachments)
+	c.Mentions = slices.Clone(m.Mentions)
+	return &c
+}
+
+// Interaction is what the fake knows about one interaction it issued.
+type Interaction struct {
+	ID        string
+	Token     string
+	Type      discordgo.InteractionType
+	ChannelID string
+	GuildID   string
+	// MessageID is the message a clicked component sits on.
+	MessageID string
+	// ResponseType is the type of the initial response, 0 until there is one.
+	ResponseType discordgo.InteractionResponseType
+	// OriginalID is the message that "@original" refers to once responded.
+	OriginalID string
+	Followups  []string
+
+	// httpAnswered is closed once PostInteraction applied the endpoint's
+	// answer; follow-ups that race ahead of it wait, as Discord orders them.
+	httpAnswered chan struct{}
+}
+
+type rateLimit struct {
+	route      string
+	retryAfter time.Duration
+	global     bool
+}
+
+// Server is the fake Discord. Its zero value is not usable; call NewServer.
+type Server struct {
+	// URL is the origin to give the adapter as its API URL
+	// (http://127.0.0.1:port); REST lives under URL+"/api/v9/".
+	URL string
+	// Token is the bot token the fake accepts (without "Bot ").
+	Token string
+	// Bot is the bot user the fake reports in READY and GET /users/@me.
+	Bot discordgo.User
+
+	srv *httptest.Server
+	mux *http.ServeMux
+
+	mu           sync.Mutex
+	changed      chan struct{}
+	calls        []Call
+	messages     map[string]*Message
+	channels     map[string]*discordgo.Channel
+	interactions map[string]*Interaction // by id
+	byToken      map[string]*Interaction
+	commands     map[string]json.RawMessage // "" for global, else guild id
+	limits       []rateLimit
+	nextID       uint64
+	now          func() time.Time
+
+	gw gateway
+}
+
+// NewServer starts a fake Discord and closes it when the test ends.
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{
+		Token:        DefaultToken,
+		Bot:          discordgo.User{ID: BotUserID, Username: "switchboard", Bot: true},
+		changed:      make(chan struct{}),
+		messages:     map[string]*Message{},
+		channels:     map[string]*discordgo.Channel{},
+		interactions: map[string]*Interaction{},
+		byToken:      map[string]*Interaction{},
+		commands:     map[string]json.RawMessage{},
+		nextID:       1100000000000000000,
+		now:          time.Now,
+	}
+	s.gw.heartbeatInterval = 41250 * time.Millisecond
+	s.routes()
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.srv.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close drops the gateway connection and stops the server.
+func (s *Server) Close() {
+	s.gw.closeAll()
+	s.srv.Close()
+}
+
+// GatewayURL is the WebSocket URL GET /gateway returns.
+func (s *Server) GatewayURL() string {
+	return "ws" + strings.TrimPrefix(s.URL, "http") + "/gateway"
+}
+
+func (s *Server) id() string {
+	s.nextID++
+	return strconv.FormatUint(s.nextID, 10)
+}
+
+// notifyLocked wakes everything waiting in Wait. Callers hold s.mu.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) notify() {
+	s.mu.Lock()
+	s.notifyLocked()
+	s.mu.Unlock()
+}
+
+// Wait blocks until cond holds, re-checking it whenever the fake records a
+// call, stores a message or changes gateway state. It fails the test after
+// 10 seconds, naming what it waited for.
+func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("discordtest: timed out after 10s waiting for %s", what)
+		}
+	}
+}
+
+// WaitCalls waits until at least n calls to route have been recorded and
+// returns them all.
+func (s *Server) WaitCalls(t testing.TB, route string, n int) []Call {
+	t.Helper()
+	var got []Call
+	s.Wait(t, fmt.Sprintf("%d call(s) to %q", n, route), func() bool {
+		got = s.CallsTo(route)
+		return len(got) >= n
+	})
+	return got
+}
+
+// Calls returns every REST call received so far, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// CallsTo returns the calls to one route, such as
+// "POST /channels/{channel}/messages".
+func (s *Server) CallsTo(route string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if c.Route == route {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RateLimit makes the next request to route answer 429 with retry_after and
+// the X-RateLimit headers Discord sends; later requests go through. Global
+// makes it a global limit (X-RateLimit-Global).
+func (s *Server) RateLimit(route string, retryAfter time.Duration, global bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits = append(s.limits, rateLimit{route: route, retryAfter: retryAfter, global: global})
+}
+
+// AddChannel registers a channel (a guild text channel, a thread, a DM).
+func (s *Server) AddChannel(ch discordgo.Channel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := ch
+	s.channels[ch.ID] = &c
+	s.notifyLocked()
+}
+
+// Channel returns a registered channel, or nil.
+func (s *Server) Channel(id string) *discordgo.Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.channels[id]; ok {
+		cc := *c
+		return &cc
+	}
+	return nil
+}
+
+// DMChannel returns the id of the DM channel between the bot and a user,
+// creating it when needed.
+func (s *Server) DMChannel(user discordgo.User) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dmChannelLocked(user).ID
+}
+
+func (s *Server) dmChannelLocked(user discordgo.User) *discordgo.Channel {
+	for _, c := range s.channels {
+		if c.Type == discordgo.ChannelTypeDM && len(c.Recipients) == 1 && c.Recipients[0].ID == user.ID {
+			return c
+		}
+	}
+	u := user
+	c := &discordgo.Channel{ID: s.id(), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{&u}}
+	s.channels[c.ID] = c
+	return c
+}
+
+// Message returns a copy of a stored message, or nil.
+func (s *Server) Message(id string) *Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.messages[id]; ok {
+		return m.clone()
+	}
+	return nil
+}
+
+// Messages returns copies of the messages in a channel written by author
+// ("" for any), oldest first.
+func (s *Server) Messages(channelID, authorID string) []*Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Message
+	for _, m := range s.messages {
+		if m.ChannelID == channelID && (authorID == "" || m.Author.ID == authorID) {
+			out = append(out, m.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b *Message) int { return compareIDs(a.ID, b.ID) })
+	return out
+}
+
+// BotMessages returns the messages the bot posted in a channel, oldest first.
+func (s *Server) BotMessages(channelID string) []*Message { return s.Messages(channelID, s.Bot.ID) }
+
+func compareIDs(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// Interaction returns what the fake knows about an interaction, or nil.
+func (s *Server) Interaction(id string) *Interaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in, ok := s.interactions[id]; ok {
+		c := *in
+		c.Followups = slices.Clone(in.Followups)
+		return &c
+	}
+	return nil
+}
+
+// Commands returns the application commands last written with a bulk
+// overwrite, globally (guildID "") or for one guild.
+func (s *Server) Commands(guildID string) []discordgo.ApplicationCommand {
+	s.mu.Lock()
+	raw := s.commands[guildID]
+	s.mu.Unlock()
+	var out []discordgo.ApplicationCommand
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+var mentionRE = regexp.MustCompile(`<@!?(\d+)>`)
+
+// UserMessage stores a message written by author in a channel and sends
+// MESSAGE_CREATE on the gateway. An unknown channel is registered as a text
+// channel of DefaultGuildID. Mentions are parsed from <@id> in content, as
+// Discord does.
+func (s *Server) UserMessage(channelID string, author discordgo.User, content string) *Message {
+	s.mu.Lock()
+	ch, ok := s.channels[channelID]
+	if !ok {
+		ch = &discordgo.Channel{ID: channelID, GuildID: DefaultGuildID, Type: discordgo.ChannelTypeGuildText, Name: "channel-" + channelID}
+		s.channels[channelID] = ch
+	}
+	m := &Message{
+		ID: s.id(), ChannelID: channelID, GuildID: ch.GuildID, Author: author,
+		Content: content, Timestamp: s.now().UTC(),
+	}
+	for _, sub := range mentionRE.FindAllStringSubmatch(content, -1) {
+		u := discordgo.User{ID: sub[1], Username: "user" + sub[1]}
+		if sub[1] == s.Bot.ID {
+			u = s.Bot
+		}
+		m.Mentions = append(m.Mentions, u)
+	}
+	s.messages[m.ID] = m
+	s.notifyLocked()
+	w := m.wire()
+	if m.GuildID != "" {
+		w["member"] = map[string]any{"nick": nil, "roles": []string{}}
+	}
+	out := m.clone()
+	s.mu.Unlock()
+	s.Dispatch("MESSAGE_CREATE", w)
+	return out
+}
+
+// ButtonInteraction registers a click on a button of a stored message and
+// returns the INTERACTION_CREATE payload without sending it, for tests of
+// the HTTP interactions endpoint. ClickButton also sends it on the gateway.
+func (s *Server) ButtonInteraction(messageID, customID string, user discordgo.User) (*Interaction, []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[messageID]
+	if !ok {
+		panic("discordtest: ButtonInteraction on unknown message " + messageID)
+	}
+	in := s.newInteractionLocked(discordgo.InteractionMessageComponent, m.ChannelID, m.GuildID)
+	in.MessageID = m.ID
+	payload := s.interactionPayloadLocked(in, user, map[string]any{
+		"custom_id": customID, "component_type": int(discordgo.ButtonComponent),
+	})
+	payload["message"] = m.wire()
+	b, _ := json.Marshal(payload)
+	c := *in
+	return &c, b
+}
+
+// ClickButton sends INTERACTION_CREATE for a click on a button.
+func (s *Server) ClickButton(messageID, customID string, user discordgo.User) *Interaction {
+	in, payload := s.ButtonInteraction(messageID, customID, user)
+	s.Dispatch("INTERACTION_CREATE", json.RawMessage(payload))
+	return in
+}
+
+// SlashCommandInteraction registers a chat-input command and returns its
+// INTERACTION_CREATE payload without sending it. Options are string options.
+func (s *Server) SlashCommandInteraction(channelID, name string, options map[string]string, user discordgo.User) (*Interaction, []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	guild := DefaultGuildID
+	if ch, ok := s.channels[channelID]; ok {
+		guild = ch.GuildID
+	} else {
+		s.channels[channelID] = &discordgo.Channel{ID: channelID, GuildID: guild, Type: discordgo.ChannelTypeGuildText}
+	}
+	in := s.newInteractionLocked(discordgo.InteractionApplicationCommand, channelID, guild)
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	opts := make([]map[string]any, 0, len(options))
+	for _, k := range keys {
+		opts = append(opts, map[string]any{"name": k, "type": int(discordgo.ApplicationCommandOptionString), "value": options[k]})
+	}
+	payload := s.interactionPayloadLocked(in, user, map[string]any{
+		"id": "cmd-" + name, "name": name, "type": int(discordgo.ChatApplicationCommand), "options": opts,
+	})
+	b, _ := json.Marshal(payload)
+	c := *in
+	return &c, b
+}
+
+// SlashCommand sends INTERACTION_CREATE for a chat-input command.
+func (s *Server) SlashCommand(channelID, name string, options map[string]string, user discordgo.User) *Interaction {
+	in, payload := s.SlashCommandInteraction(channelID, name, options, user)
+	s.Dispatch("INTERACTION_CREATE", json.RawMessage(payload))
+	return in
+}
+
+// PingPayload returns the body of an interactions-endpoint PING.
+func PingPayload() []byte {
+	return []byte(`{"id":"1","application_id":"` + AppID + `","type":1,"token":"ping-token","version":1}`)
+}
+
+func (s *Server) newInteractionLocked(typ discordgo.InteractionType, channelID, guildID string) *Interaction {
+	in := &Interaction{ID: s.id(), Type: typ, ChannelID: channelID, GuildID: guildID}
+	in.Token = "itoken-" + in.ID
+	s.interactions[in.ID] = in
+	s.byToken[in.Token] = in
+	return in
+}
+
+func (s *Server) interactionPayloadLocked(in *Interaction, user discordgo.User, data map[string]any) map[string]any {
+	p := map[string]any{
+		"id": in.ID, "application_id": AppID, "type": int(in.Type), "data": data,
+		"channel_id": in.ChannelID, "token": in.Token, "version": 1, "locale": "en-US",
+	}
+	if in.GuildID != "" {
+		p["guild_id"] = in.GuildID
+		p["member"] = map[string]any{"user": user, "roles": []string{}, "permissions": "0"}
+	} else {
+		p["user"] = user
+	}
+	return p
+}
+
+// ---- HTTP plumbing ----
+
+const apiPrefix = "/api/v9"
+
+type handler func(w http.ResponseWriter, r *http.Request, c *Call) (status int, body any)
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	add := func(pattern string, h handler) {
+		method, path, _ := strings.Cut(pattern, " ")
+		s.mux.Handle(method+" "+apiPrefix+path, handlerAdapter(h))
+	}
+	add("GET /gateway", s.getGateway)
+	add("GET /gateway/bot", s.getGateway)
+	add("GET /users/@me", s.getMe)
+	add("POST /users/@me/channels", s.createDM)
+	add("GET /channels/{channel}", s.getChannel)
+	add("POST /channels/{channel}/messages", s.createMessage)
+	add("PATCH /channels/{channel}/messages/{message}", s.editMessage)
+	add("DELETE /channels/{channel}/messages/{message}", s.deleteMessage)
+	add("POST /channels/{channel}/typing", s.typing)
+	add("POST /channels/{channel}/messages/{message}/threads", s.startThread)
+	add("POST /interactions/{interaction}/{token}/callback", s.interactionCallback)
+	add("POST /webhooks/{app}/{token}", s.followup)
+	add("PATCH /webhooks/{app}/{token}/messages/{message}", s.editWebhookMessage)
+	add("PUT /applications/{app}/commands", s.bulkOverwrite)
+	add("PUT /applications/{app}/guilds/{guild}/commands", s.bulkOverwrite)
+}
+
+// handlerAdapter lets routes be registered on a ServeMux; serveHTTP calls
+// the handler itself so it can record the call around it.
+type handlerAdapter handler
+
+func (h handlerAdapter) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+type apiError struct {
+	Message string `json:"message"`
+	Code    int    `json:"code"`
+}
+
+func errBody(code int, msg string) apiError { return apiError{Message: msg, Code: code} }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/gateway" || strings.HasPrefix(r.URL.Path, "/gateway/") {
+		s.serveGateway(w, r)
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 26<<20))
+	if err != nil {
+		http.Error(w, "reading body", http.StatusBadRequest)
+		return
+	}
+	c := Call{
+		Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, apiPrefix),
+		Query: r.URL.Query(), Header: r.Header.Clone(), Body: raw, At: s.now(),
+	}
+	status, body := s.dispatchHTTP(w, r, raw, &c)
+	c.Status = status
+
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/json")
+	if status != http.StatusTooManyRequests {
+		bucket := fmt.Sprintf("%x", len(c.Route)*7919)
+		w.Header().Set("X-RateLimit-Limit", "50")
+		w.Header().Set("X-RateLimit-Remaining", "49")
+		w.Header().Set("X-RateLimit-Reset-After", "1.000")
+		w.Header().Set("X-RateLimit-Bucket", bucket)
+	}
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func (s *Server) dispatchHTTP(w http.ResponseWriter, r *http.Request, raw []byte, c *Call) (int, any) {
+	h, pattern := s.mux.Handler(r)
+	ha, ok := h.(handlerAdapter)
+	if !ok || pattern == "" {
+		return http.StatusNotFound, errBody(0, "404: Not Found")
+	}
+	method, path, _ := strings.Cut(pattern, " ")
+	c.Route = method + " " + strings.TrimPrefix(path, apiPrefix)
+	// ServeMux.Handler does not fill PathValue; match again to get them.
+	r2 := r.Clone(r.Context())
+	pathValues(r2, path)
+
+	if !strings.HasPrefix(c.Route, "POST /interactions/") && !strings.Contains(c.Route, "/webhooks/") {
+		if r.Header.Get("Authorization") != "Bot "+s.Token {
+			return http.StatusUnauthorized, errBody(0, "401: Unauthorized")
+		}
+	}
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
+		if err := parseMultipart(ct, raw, c); err != nil {
+			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: "+err.Error())
+		}
+	}
+	if lim, ok := s.takeLimit(c.Route); ok {
+		secs := strconv.FormatFloat(lim.retryAfter.Seconds(), 'f', 3, 64)
+		w.Header().Set("Retry-After", strconv.Itoa(int(lim.retryAfter.Seconds()+0.999)))
+		w.Header().Set("X-RateLimit-Limit", "5")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset-After", secs)
+		w.Header().Set("X-RateLimit-Bucket", "fake-bucket")
+		w.Header().Set("X-RateLimit-Scope", "user")
+		if lim.global {
+			w.Header().Set("X-RateLimit-Global", "true")
+			w.Header().Set("X-RateLimit-Scope", "global")
+		}
+		return http.StatusTooManyRequests, map[string]any{
+			"message": "You are being rate limited.", "retry_after": lim.retryAfter.Seconds(), "global": lim.global,
+		}
+	}
+	return ha(w, r2, c)
+}
+
+// pathValues fills r's path values from a pattern such as
+// /api/v9/channels/{channel}/messages.
+func pathValues(r *http.Request, pattern string) {
+	ps := strings.Split(strings.Trim(pattern, "/"), "/")
+	vs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && i < len(vs) {
+			r.SetPathValue(strings.Trim(p, "{}"), vs[i])
+		}
+	}
+}
+
+func (s *Server) takeLimit(route string) (rateLimit, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range s.limits {
+		if l.route == route {
+			s.limits = slices.Delete(s.limits, i, i+1)
+			return l, true
+		}
+	}
+	return rateLimit{}, false
+}
+
+func parseMultipart(ct string, raw []byte, c *Call) error {
+	_, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return err
+	}
+	mr := multipart.NewReader(bytes.NewReader(raw), params["boundary"])
+	c.Body = nil
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return err
+		}
+		if p.FormName() == "payload_json" {
+			c.Body = data
+			continue
+		}
+		c.Files = append(c.Files, Attachment{
+			Field: p.FormName(), Filename: p.FileName(),
+			ContentType: p.Header.Get("Content-Type"), Data: data,
+		})
+	}
+	if c.Body == nil {
+		return fmt.Errorf("no payload_json part")
+	}
+	return nil
+}
+
+// ---- REST handlers ----
+
+func (s *Server) getGateway(_ http.ResponseWriter, _ *http.Request, _ *Call) (int, any) {
+	return http.StatusOK, map[string]any{
+		"url": s.GatewayURL(), "shards": 1,
+		"session_start_limit": map[string]int{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+	}
+}
+
+func (s *Server) getMe(_ http.ResponseWriter, _ *http.Request, _ *Call) (int, any) {
+	return http.StatusOK, s.Bot
+}
+
+func (s *Server) createDM(_ http.ResponseWriter, _ *http.Request, c *Call) (int, any) {
+	var req struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if err := json.Unmarshal(c.Body, &req); err != nil || req.RecipientID == "" {
+		return http.StatusBadRequest, errBody(50035, "Invalid Form Body: recipient_id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.dmChannelLocked(discordgo.User{ID: req.RecipientID, Username: "user" + req.RecipientID})
+	return http.StatusOK, ch
+}
+
+func (s *Server) getChannel(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.channels[r.PathValue("channel")]
+	if !ok {
+		return http.StatusNotFound, errBody(10003, "Unknown Channel")
+	}
+	return http.StatusOK, ch
+}
+
+// messagePayload is a create or edit body; pointer and raw fields tell
+// "absent" from "empty", as a PATCH needs.
+type messagePayload struct {
+	Content         *string                     `json:"content"`
+	Embeds          json.RawMessage             `json:"embeds"`
+	Components      json.RawMessage             `json:"components"`
+	AllowedMentions json.RawMessage             `json:"allowed_mentions"`
+	Reference       *discordgo.MessageReference `json:"message_reference"`
+	Flags           *int                        `json:"flags"`
+	Attachments     json.RawMessage             `json:"attachments"`
+}
+
+func present(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+
+// validate checks the payload against Discord's limits and returns the
+// message of a 50035 error, or "".
+func (p *messagePayload) validate() string {
+	if p.Content != nil && len([]rune(*p.Content)) > MaxContentChars {
+		return fmt.Sprintf("content: Must be %d or fewer in length (got %d)", MaxContentChars, len([]rune(*p.Content)))
+	}
+	if present(p.Embeds) {
+		var embeds []json.RawMessage
+		if err := json.Unmarshal(p.Embeds, &embeds); err != nil {
+			return "embeds: must be an array"
+		}
+		if len(embeds) > MaxEmbeds {
+			return fmt.Sprintf("embeds: Must be %d or fewer in length", MaxEmbeds)
+		}
+	}
+	if present(p.Components) {
+		var rows []wireRow
+		if err := json.Unmarshal(p.Components, &rows); err != nil {
+			return "components: must be an array of action rows"
+		}
+		if len(rows) > MaxActionRows {
+			return fmt.Sprintf("components: Must be %d or fewer in length", MaxActionRows)
+		}
+		seen := map[string]bool{}
+		for i, row := range rows {
+			if row.Type != int(discordgo.ActionsRowComponent) {
+				return fmt.Sprintf("components.%d.type: must be an action row (1)", i)
+			}
+			if len(row.Components) == 0 || len(row.Components) > MaxRowButtons {
+				return fmt.Sprintf("components.%d.components: Must be between 1 and %d in length", i, MaxRowButtons)
+			}
+			for j, b := range row.Components {
+				if len([]rune(b.Label)) > MaxLabelLen {
+					return fmt.Sprintf("components.%d.components.%d.label: Must be %d or fewer in length", i, j, MaxLabelLen)
+				}
+				if b.Style == int(discordgo.LinkButton) {
+					continue
+				}
+				if b.CustomID == "" || len([]rune(b.CustomID)) > MaxCustomIDLen {
+					return fmt.Sprintf("components.%d.components.%d.custom_id: Must be between 1 and %d in length", i, j, MaxCustomIDLen)
+				}
+				if seen[b.CustomID] {
+					return fmt.Sprintf("components.%d.components.%d.custom_id: Component custom id cannot be duplicated", i, j)
+				}
+				seen[b.CustomID] = true
+			}
+		}
+	}
+	return ""
+}
+
+func (p *messagePayload) empty(files int) bool {
+	noEmbeds := !present(p.Embeds) || string(p.Embeds) == "[]"
+	return (p.Content == nil || *p.Content == "") && noEmbeds && files == 0
+}
+
+func (p *messagePayload) applyTo(m *Message, files []Attachment) {
+	if p.Content != nil {
+		m.Content = *p.Content
+	}
+	if present(p.Embeds) {
+		m.Embeds = p.Embeds
+	}
+	if present(p.Components) {
+		m.Components = p.Components
+	}
+	if present(p.AllowedMentions) {
+		m.AllowedMentions = p.AllowedMentions
+	}
+	if p.Flags != nil {
+		m.Flags = *p.Flags
+	}
+	m.Attachments = append(m.Attachments, files...)
+}
+
+func decodePayload(c *Call) (*messagePayload, any) {
+	var p messagePayload
+	if err := json.Unmarshal(c.Body, &p); err != nil {
+		return nil, errBody(50109, "The request body contains invalid JSON.")
+	}
+	if msg := p.validate(); msg != "" {
+		return nil, errBody(50035, "Invalid Form Body: "+msg)
+	}
+	return &p, nil
+}
+
+func (s *Server) createMessage(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	p, e := decodePayload(c)
+	if e != nil {
+		return http.StatusBadRequest, e
+	}
+	if p.empty(len(c.Files)) {
+		return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.channels[r.PathValue("channel")]
+	if !ok {
+		return http.StatusNotFound, errBody(10003, "Unknown Channel")
+	}
+	if p.Reference != nil {
+		if _, ok := s.messages[p.Reference.MessageID]; !ok {
+			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: message_reference: Unknown message")
+		}
+	}
+	m := &Message{ID: s.id(), ChannelID: ch.ID, GuildID: ch.GuildID, Author: s.Bot, Timestamp: s.now().UTC(), Reference: p.Reference}
+	p.applyTo(m, c.Files)
+	s.messages[m.ID] = m
+	return http.StatusOK, m.wire()
+}
+
+func (s *Server) editMessage(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	p, e := decodePayload(c)
+	if e != nil {
+		return http.StatusBadRequest, e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	if m.Author.ID != s.Bot.ID {
+		return http.StatusForbidden, errBody(50005, "Cannot edit a message authored by another user")
+	}
+	p.applyTo(m, c.Files)
+	m.Edits++
+	return http.StatusOK, m.wire()
+}
+
+func (s *Server) deleteMessage(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	delete(s.messages, m.ID)
+	return http.StatusNoContent, nil
+}
+
+func (s *Server) typing(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.channels[r.PathValue("channel")]; !ok {
+		return http.StatusNotFound, errBody(10003, "Unknown Channel")
+	}
+	return http.StatusNoContent, nil
+}
+
+func (s *Server) startThread(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	var req struct {
+		Name                string `json:"name"`
+		AutoArchiveDuration int    `json:"auto_archive_duration"`
+	}
+	if err := json.Unmarshal(c.Body, &req); err != nil || req.Name == "" || len([]rune(req.Name)) > 100 {
+		return http.StatusBadRequest, errBody(50035, "Invalid Form Body: name: Must be between 1 and 100 in length")
+	}
+	s.mu.Lock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		s.mu.Unlock()
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	if _, exists := s.channels[m.ID]; exists {
+		s.mu.Unlock()
+		return http.StatusBadRequest, errBody(160004, "A thread has already been created for this message")
+	}
+	// Discord gives a thread started from a message the message's id.
+	th := &discordgo.Channel{
+		ID: m.ID, GuildID: m.GuildID, ParentID: m.ChannelID, Name: req.Name,
+		Type: discordgo.ChannelTypeGuildPublicThread, OwnerID: s.Bot.ID,
+	}
+	s.channels[th.ID] = th
+	s.notifyLocked()
+	out := *th
+	s.mu.Unlock()
+	s.Dispatch("THREAD_CREATE", out)
+	return http.StatusCreated, out
+}
+
+func (s *Server) interactionCallback(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	var resp struct {
+		Type discordgo.InteractionResponseType `json:"type"`
+		Data *messagePayload                   `json:"data"`
+	}
+	if err := json.Unmarshal(c.Body, &resp); err != nil {
+		return http.StatusBadRequest, errBody(50109, "The request body contains invalid JSON.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.interactions[r.PathValue("interaction")]
+	if !ok || in.Token != r.PathValue("token") {
+		return http.StatusNotFound, errBody(10062, "Unknown interaction")
+	}
+	if in.ResponseType != 0 {
+		return http.StatusBadRequest, errBody(40060, "Interaction has already been acknowledged.")
+	}
+	if resp.Data != nil {
+		if msg := resp.Data.validate(); msg != "" {
+			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: "+msg)
+		}
+	}
+	newMessage := func() *Message {
+		m := &Message{ID: s.id(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.Bot, Timestamp: s.now().UTC(), InteractionID: in.ID}
+		if resp.Data != nil {
+			resp.Data.applyTo(m, c.Files)
+		}
+		s.messages[m.ID] = m
+		return m
+	}
+	switch resp.Type {
+	case discordgo.InteractionResponseChannelMessageWithSource:
+		if resp.Data == nil || resp.Data.empty(len(c.Files)) {
+			return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")
+		}
+		in.OriginalID = newMessage().ID
+	case discordgo.InteractionResponseDeferredChannelMessageWithSource:
+		m := newMessage()
+		m.Content = ""
+		in.OriginalID = m.ID
+	case discordgo.InteractionResponseDeferredMessageUpdate, discordgo.InteractionResponseUpdateMessage:
+		if in.MessageID == "" {
+			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: type: only valid for component interactions")
+		}
+		in.OriginalID = in.MessageID
+		if resp.Type == discordgo.InteractionResponseUpdateMessage && resp.Data != nil {
+			m := s.messages[in.MessageID]
+			resp.Data.applyTo(m, c.Files)
+			m.Edits++
+		}
+	default:
+		return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: type: unsupported response type %d", resp.Type))
+	}
+	in.ResponseType = resp.Type
+	return http.StatusNoContent, nil
+}
+
+// awaitHTTPAnswer lets a follow-up that raced ahead of an HTTP-endpoint
+// answer wait for it (at most 3 seconds, Discord's deadline).
+func (s *Server) awaitHTTPAnswer(token string) {
+	s.mu.Lock()
+	var ch chan struct{}
+	if in, ok := s.byToken[token]; ok && in.ResponseType == 0 {
+		ch = in.httpAnswered
+	}
+	s.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+func (s *Server) interactionByToken(app, token string) (*Interaction, any) {
+	in, ok := s.byToken[token]
+	if !ok || app != AppID {
+		return nil, errBody(10015, "Unknown Webhook")
+	}
+	if in.ResponseType == 0 {
+		return nil, errBody(10015, "Unknown Webhook: the interaction has no initial response yet")
+	}
+	return in, nil
+}
+
+func (s *Server) followup(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	p, e := decodePayload(c)
+	if e != nil {
+		return http.StatusBadRequest, e
+	}
+	if p.empty(len(c.Files)) {
+		return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")
+	}
+	s.awaitHTTPAnswer(r.PathValue("token"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, e := s.interactionByToken(r.PathValue("app"), r.PathValue("token"))
+	if e != nil {
+		return http.StatusNotFound, e
+	}
+	m := &Message{ID: s.id(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.Bot, Timestamp: s.now().UTC(), InteractionID: in.ID}
+	p.applyTo(m, c.Files)
+	s.messages[m.ID] = m
+	in.Followups = append(in.Followups, m.ID)
+	if c.Query.Get("wait") != "true" {
+		return http.StatusNoContent, nil
+	}
+	return http.StatusOK, m.wire()
+}
+
+func (s *Server) editWebhookMessage(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	p, e := decodePayload(c)
+	if e != nil {
+		return http.StatusBadRequest, e
+	}
+	s.awaitHTTPAnswer(r.PathValue("token"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, e := s.interactionByToken(r.PathValue("app"), r.PathValue("token"))
+	if e != nil {
+		return http.StatusNotFound, e
+	}
+	id := r.PathValue("message")
+	if id == "@original" {
+		id = in.OriginalID
+	} else if !slices.Contains(in.Followups, id) {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	m, ok := s.messages[id]
+	if !ok {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	p.applyTo(m, c.Files)
+	m.Edits++
+	return http.StatusOK, m.wire()
+}
+
+func (s *Server) bulkOverwrite(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	if r.PathValue("app") != AppID {
+		return http.StatusForbidden, errBody(50001, "Missing Access")
+	}
+	var cmds []map[string]any
+	if err := json.Unmarshal(c.Body, &cmds); err != nil {
+		return http.StatusBadRequest, errBody(50035, "Invalid Form Body: must be an array of commands")
+	}
+	nameRE := regexp.MustCompile(`^[-_\p{L}\p{N}]{1,32}$`)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, cmd := range cmds {
+		name, _ := cmd["name"].(string)
+		desc, _ := cmd["description"].(string)
+		if !nameRE.MatchString(name) || strings.ToLower(name) != name {
+			return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: %d.name: invalid command name %q", i, name))
+		}
+		if desc == "" || len([]rune(desc)) > 100 {
+			return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: %d.description: Must be between 1 and 100 in length", i))
+		}
+		cmd["id"] = s.id()
+		cmd["application_id"] = AppID
+		cmd["version"] = "1"
+	}
+	out, _ := json.Marshal(cmds)
+	s.commands[r.PathValue("guild")] = out
+	return http.StatusOK, json.RawMessage(out)
+}
+
+// PostInteraction delivers an interaction to an HTTP interactions endpoint
+// as Discord does: it signs timestamp+payload with key, POSTs it, and takes a
+// 200 answer as the interaction's initial response, so follow-ups and
+// "@original" edits work afterwards. It returns the status and body.
+func (s *Server) PostInteraction(endpoint string, key ed25519.PrivateKey, payload []byte) (int, []byte, error) {
+	var head struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	_ = json.Unmarshal(payload, &head)
+	s.mu.Lock()
+	if in, ok := s.interactions[head.ID]; ok && in.httpAnswered == nil {
+		in.httpAnswered = make(chan struct{})
+	}
+	s.mu.Unlock()
+	ts := strconv.FormatInt(s.now().Unix(), 10)
+	sig := ed25519.Sign(key, append([]byte(ts), payload...))
+	req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return 0, nil, fmt.Errorf("building interaction request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature-Ed25519", hex.EncodeToString(sig))
+	req.Header.Set("X-Signature-Timestamp", ts)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("posting interaction: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("reading interaction response: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, body, nil
+	}
+	s.mu.Lock()
+	in, known := s.interactions[head.ID]
+	var answered chan struct{}
+	if known {
+		answered = in.httpAnswered
+	}
+	s.mu.Unlock()
+	if answered != nil {
+		defer close(answered)
+	}
+	if known {
+		// Apply the answer through the callback route so it is validated and
+		// recorded like a gateway-mode response.
+		cb, err := http.NewRequest(http.MethodPost, s.URL+apiPrefix+"/interactions/"+head.ID+"/"+head.Token+"/callback", bytes.NewReader(body))
+		if err != nil {
+			return resp.StatusCode, body, fmt.Errorf("building callback: %w", err)
+		}
+		cb.Header.Set("Content-Type", "application/json")
+		cbResp, err := http.DefaultClient.Do(cb)
+		if err != nil {
+			return resp.StatusCode, body, fmt.Errorf("applying interaction response: %w", err)
+		}
+		cbResp.Body.Close()
+		if cbResp.StatusCode >= 300 {
+			return resp.StatusCode, body, fmt.Errorf("interaction response rejected by the fake: HTTP %d", cbResp.StatusCode)
+		}
+	}
+	return resp.StatusCode, body, nil
+}
