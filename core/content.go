@@ -106,8 +106,14 @@ type TurnPayload struct {
 	Reason     string `json:"reason"` // message, resume, action, schedule
 }
 
-// WorkTurn is the work kind of a turn.
-const WorkTurn = "turn"
+// Work kinds core enqueues.
+const (
+	// WorkTurn runs a turn (Service.RunTurn).
+	WorkTurn = "turn"
+	// WorkDeliver delivers a conversation's undelivered entries outside a
+	// turn; the platforms' router handles it (bots.Router.HandleDeliver).
+	WorkDeliver = "deliver"
+)
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

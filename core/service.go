@@ -49,6 +49,10 @@ type Options struct {
 	ApprovalTTL time.Duration
 	// MaxTurnAttempts caps automatic retries of a crashed turn (default 3).
 	MaxTurnAttempts int
+	// CommandFunc answers messages that start with CommandPrefix (scheduling
+	// commands such as "!remind in 2h -- call Ana") without a model call.
+	// Nil leaves such messages to the agent.
+	CommandFunc func(ctx context.Context, in *Inbound, command string) (string, error)
 }
 
 func (o *Options) validate() error {

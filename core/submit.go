@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -38,7 +40,6 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if strings.TrimSpace(in.Text) == "" {
 		return &SubmitResult{Ignored: true}, nil
 	}
-	now := s.now()
 
 	// Which agent: the one addressed, else the channel's, else the default.
 	ag := s.opts.Agents.Default()
@@ -54,55 +55,22 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 		ag = a
 	}
 
+	cmd, isCmd := commandText(in.Text)
+	isCmd = isCmd && s.opts.CommandFunc != nil
 	var res SubmitResult
+	var bound *store.Binding
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		res = SubmitResult{}
-		// A message that neither mentions the bot nor arrives where it is
-		// engaged (a DM, its channel, a thread it answers in) is not for it:
-		// store nothing, not even the dedupe row.
-		b, err := q.BindingFind(ctx, in.Platform, in.Workspace, in.Channel, in.Thread)
-		engaged := err == nil
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("finding binding: %w", err)
-		}
-		if !engaged && !in.Mentioned && !in.IsDM && !inChannel {
-			res.Ignored = true
-			return nil
-		}
-		if in.EventID != "" {
-			fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: in.Platform, EventID: in.EventID, Now: now})
-			if err != nil {
-				return fmt.Errorf("recording inbound event: %w", err)
-			}
-			if !fresh {
-				res.Duplicate = true
-				return nil
-			}
-		}
-		if b == nil {
-			meta := mustJSON(conversationMeta{Context: in.Platform, Starter: in.UserID})
-			ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
-				Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread,
-				Conversation: store.ConversationCreateParams{
-					AgentID: s.agentID(ag.Name), Title: title(in.Text), Metadata: meta, Now: now,
-				},
-				Now: now,
-			})
-			if err != nil {
-				return fmt.Errorf("binding conversation: %w", err)
-			}
-			b = ens.Binding
-		}
-		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, "user:"+in.UserID, UserContent{
-			Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID,
-		}, "message")
-		if err != nil {
+		b, err := s.bindInbound(ctx, q, in, ag, inChannel, &res)
+		if err != nil || b == nil || isCmd {
+			bound = b
 			return err
 		}
-		// The user's own message is already on the platform: mark it
-		// delivered there so delivery never echoes it back.
-		if _, err := q.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: b.ID, DeliveredSeq: seq, Now: now}); err != nil {
-			return fmt.Errorf("advancing delivered cursor: %w", err)
+		// User entries are never delivered back (render skips them), so the
+		// delivered cursor is left where it is.
+		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, "user:"+in.UserID, userContent(in), "message")
+		if err != nil {
+			return err
 		}
 		res.ConversationID, res.Seq = b.ConversationID, seq
 		return nil
@@ -110,11 +78,112 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if err != nil {
 		return nil, fmt.Errorf("submitting %s message: %w", in.Platform, err)
 	}
+	if isCmd && bound != nil {
+		return s.runCommand(ctx, in, bound, cmd)
+	}
 	return &res, nil
 }
 
-// appendAndQueue appends an entry and enqueues the turn it causes, inside the
-// caller's transaction.
+// bindInbound dedupes an inbound message and finds or creates the
+// conversation bound to its place. It returns nil, with res marked, when the
+// message is not for the bot or was seen before: then nothing is stored,
+// not even the dedupe row for a message that is not for the bot.
+func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *agent.Agent, inChannel bool, res *SubmitResult) (*store.Binding, error) {
+	now := s.now()
+	b, err := q.BindingFind(ctx, in.Platform, in.Workspace, in.Channel, in.Thread)
+	engaged := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("finding binding: %w", err)
+	}
+	if !engaged && !in.Mentioned && !in.IsDM && !inChannel {
+		res.Ignored = true
+		return nil, nil
+	}
+	if in.EventID != "" {
+		fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: in.Platform, EventID: in.EventID, Now: now})
+		if err != nil {
+			return nil, fmt.Errorf("recording inbound event: %w", err)
+		}
+		if !fresh {
+			res.Duplicate = true
+			return nil, nil
+		}
+	}
+	if b != nil {
+		return b, nil
+	}
+	meta := mustJSON(conversationMeta{Context: in.Platform, Starter: in.UserID})
+	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
+		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread,
+		Conversation: store.ConversationCreateParams{
+			AgentID: s.agentID(ag.Name), Title: title(in.Text), Metadata: meta, Now: now,
+		},
+		Now: now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("binding conversation: %w", err)
+	}
+	return ens.Binding, nil
+}
+
+func userContent(in *Inbound) UserContent {
+	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID}
+}
+
+// CommandPrefix starts a command typed to the bot ("!remind in 2h -- call
+// Ana"): it is answered by Options.CommandFunc, not by the model.
+const CommandPrefix = "!"
+
+func commandText(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, CommandPrefix) {
+		return "", false
+	}
+	return strings.TrimSpace(strings.TrimPrefix(t, CommandPrefix)), true
+}
+
+// runCommand answers a command: the message and the reply go to the log and
+// the reply is delivered, with no model call. The command runs outside any
+// transaction because it writes to the store itself.
+func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding, cmd string) (*SubmitResult, error) {
+	reply, err := s.opts.CommandFunc(ctx, in, cmd)
+	if err != nil {
+		if errors.Is(err, ErrInvalid) {
+			reply = "⚠️ " + err.Error()
+		} else {
+			s.log.ErrorContext(ctx, "command failed", "command", cmd, "error", redact.String(err.Error()))
+			reply = "⚠️ That command failed; please try again."
+		}
+	}
+	var res SubmitResult
+	err = s.st.InTx(ctx, func(q store.Queries) error {
+		now := s.now()
+		u, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: b.ConversationID, Kind: store.EntryUser, Author: "user:" + in.UserID,
+			Content: mustJSON(userContent(in)), Now: now,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: "system",
+			Content: mustJSON(AssistantContent{Text: reply}), Now: now,
+		}); err != nil {
+			return err
+		}
+		if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &b.ConversationID, Now: now}); err != nil {
+			return err
+		}
+		res.ConversationID, res.Seq = b.ConversationID, u.Entry.SeqValue()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording command reply: %w", err)
+	}
+	return &res, nil
+}
+
+
 func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author string, content any, reason string) (int64, error) {
 	now := s.now()
 	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{

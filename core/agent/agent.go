@@ -61,6 +61,11 @@ type Answers struct {
 // Config is the file.
 type Config struct {
 	Agents []Agent `yaml:"agents"`
+	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
+	// here so the agents file and the schedules live in one place.
+	Schedules yaml.Node `yaml:"schedules,omitempty"`
+	// Raw is the file as read, for the parts other packages parse.
+	Raw []byte `yaml:"-"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -85,6 +90,7 @@ func Load(path string, env Env) (*Config, error) {
 		}
 		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
 		dec.KnownFields(true)
+		cfg.Raw = raw
 		// An empty file decodes as io.EOF: it declares nothing.
 		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("parsing config %s: %w", path, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -105,15 +106,16 @@ func (c *Config) defaults() {
 
 // App is a wired service.
 type App struct {
-	cfg      Config
-	log      *slog.Logger
-	Store    store.Store
-	Service  *core.Service
-	Registry *tool.Registry
-	Router   *bots.Router
-	Worker   *core.Worker
-	Adapters []bots.Adapter
-	Mux      *http.ServeMux
+	cfg       Config
+	log       *slog.Logger
+	Store     store.Store
+	Service   *core.Service
+	Registry  *tool.Registry
+	Router    *bots.Router
+	Worker    *core.Worker
+	Scheduler *scheduler.Scheduler
+	Adapters  []bots.Adapter
+	Mux       *http.ServeMux
 
 	srv      *http.Server
 	listener net.Listener
@@ -170,12 +172,31 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Logger:   a.log,
 		Now:      cfg.Now,
 		LeaseTTL: cfg.LeaseTTL,
+		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
+		// scheduler, built just below.
+		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
+			return a.command(ctx, in, cmd)
+		},
 	})
 	if err != nil {
 		return err
 	}
 	if err := a.Service.Init(ctx); err != nil {
 		return err
+	}
+	schedCfg, err := scheduler.ParseConfig(agents.Raw)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
+	a.Scheduler, err = scheduler.New(scheduler.Options{
+		Store: a.Store, Service: a.Service, Registry: reg, Logger: a.log.With("part", "scheduler"),
+		InstanceID: a.Service.WorkerID(), Config: schedCfg,
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	if err := a.Scheduler.RegisterTools(reg); err != nil {
+		return fmt.Errorf("registering scheduler tools: %w", err)
 	}
 	for _, ag := range agents.Agents {
 		if core.IsDemo(&ag) {
@@ -190,13 +211,17 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
+	handlers := map[string]core.HandlerFunc{
+		core.WorkTurn:    a.Service.RunTurn,
+		bots.WorkDeliver: a.Router.HandleDeliver,
+	}
+	for kind, h := range a.Scheduler.Handlers() {
+		handlers[kind] = h
+	}
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
-		Store:    a.Store,
-		WorkerID: a.Service.WorkerID(),
-		Handlers: map[string]core.HandlerFunc{
-			core.WorkTurn:    a.Service.RunTurn,
-			bots.WorkDeliver: a.Router.HandleDeliver,
-		},
+		Store:       a.Store,
+		WorkerID:    a.Service.WorkerID(),
+		Handlers:    handlers,
 		Concurrency: cfg.Concurrency,
 		LeaseTTL:    cfg.LeaseTTL,
 		Logger:      a.log,
@@ -270,6 +295,10 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.onStop(a.Worker.Stop)
+	if err := a.Scheduler.Start(ctx); err != nil {
+		return fmt.Errorf("starting scheduler: %w", err)
+	}
+	a.onStop(a.Scheduler.Stop)
 	for _, ad := range a.Adapters {
 		if err := ad.Start(ctx); err != nil {
 			return fmt.Errorf("starting %s: %w", ad.Name(), err)
@@ -323,4 +352,16 @@ func (a *App) Stop() {
 		stops[i]()
 	}
 	_ = a.Store.Close()
+}
+
+// command runs a typed scheduling command for the person who typed it. A
+// malformed command is answered with what is wrong.
+func (a *App) command(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
+	reply, err := a.Scheduler.Command(ctx, scheduler.CommandRequest{
+		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent, Text: cmd,
+	})
+	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
+		return "⚠️ " + err.Error(), nil
+	}
+	return reply, err
 }

@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/scheduler"
 )
 
 // buildPlatforms creates the adapters whose tokens are set and mounts their
@@ -49,6 +51,15 @@ func (a *App) buildPlatforms() error {
 					names = append(names, ag.Name)
 				}
 				return names, nil
+			},
+			RemindFunc: func(ctx context.Context, r *discordbot.RemindRequest) (string, error) {
+				reply, err := a.Scheduler.RemindCommand(ctx, scheduler.CommandRequest{
+					Platform: "discord", Workspace: r.Workspace, Channel: r.Channel, UserID: r.UserID,
+				}, r.When, r.What)
+				if errors.Is(err, scheduler.ErrInvalid) {
+					return "⚠️ " + err.Error(), nil
+				}
+				return reply, err
 			},
 			Logger:  a.log.With("platform", "discord"),
 			NowFunc: cfg.Now,

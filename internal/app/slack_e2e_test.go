@@ -312,7 +312,11 @@ func (e *slackEnv) waitIdle() {
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(items) == 0, fmt.Sprintf("%d items queued or running", len(items))
+		var seen []string
+		for _, it := range items[:min(len(items), 5)] {
+			seen = append(seen, fmt.Sprintf("%s %s attempts=%d last_error=%q", it.Kind, it.State, it.Attempts, it.LastError))
+		}
+		return len(items) == 0, fmt.Sprintf("%d items queued or running: %s", len(items), strings.Join(seen, "; "))
 	})
 }
 

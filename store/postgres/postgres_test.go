@@ -146,6 +146,11 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, harness(nil))
 }
 
+func TestScheduleConformance(t *testing.T) {
+	testURL(t)
+	storetest.RunSchedule(t, harness(nil))
+}
+
 // TestConformanceSimpleProtocol runs the suite again without prepared
 // statements, as behind PgBouncer in transaction mode: every argument type
 // must encode in the simple protocol too.

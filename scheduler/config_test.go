@@ -1,0 +1,193 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// The example in README.md, as a whole switchboard.yaml would hold it.
+const exampleConfig = `
+agents:
+  - name: ops
+schedules:
+  defaults:
+    platform: slack
+    workspace: T0123
+    owner: U0789
+    time_zone: America/New_York
+  routines:
+    - agent: ops
+      name: morning-briefing
+      cron: "0 8 * * 1-5"
+      channel: C0456
+      template: briefing
+      instruction: >
+        Brief the team: open incidents, deploys since yesterday, today's
+        on-call. One card, no prose.
+    - agent: ops
+      name: cost-check
+      every: 4h
+      missed: skip
+      instruction: Check cloud spend against the budget and say if it drifts.
+  pulses:
+    - agent: ops
+      name: inbox-watch
+      every: 30m
+      run_as: lite
+      active_hours: {start: "09:00", end: "18:00", days: [mon, tue, wed, thu, fri]}
+      checklist:
+        - item: Anything in today's calendar that needs preparing?
+          source: day
+        - item: Keep it short.
+  loops:
+    - agent: ops
+      name: fix-flaky-test
+      goal: Find why TestCheckout is flaky and open a PR that fixes it.
+      max_iterations: 8
+      token_budget: 150000
+      deadline: "2026-03-06T17:00:00-05:00"
+`
+
+func TestParseConfigAndApply(t *testing.T) {
+	cfg, err := ParseConfig([]byte(exampleConfig))
+	if err != nil {
+		t.Fatalf("parsing the README example: %v", err)
+	}
+	if len(cfg.Routines) != 2 || len(cfg.Pulses) != 1 || len(cfg.Loops) != 1 {
+		t.Fatalf("want 2 routines, 1 pulse, 1 loop; got %d, %d, %d", len(cfg.Routines), len(cfg.Pulses), len(cfg.Loops))
+	}
+	e := newEnv(t, newSQLite(t), nil, func(o *Options) { o.Config = cfg })
+	ctx := context.Background()
+	if err := e.sched.ApplyConfig(ctx, cfg); err != nil {
+		t.Fatalf("applying the config: %v", err)
+	}
+	brief := must(e.sched.Find(ctx, "ops", store.ScheduleRoutine, "morning-briefing"))(t)
+	if brief.Channel != "C0456" || brief.Workspace != "T0123" || brief.Owner != "U0789" || brief.TimeZone != "America/New_York" {
+		t.Fatalf("routine declared with defaults: %+v", brief)
+	}
+	if want := time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC); !brief.NextRunAt.Equal(want) {
+		t.Fatalf("first briefing: want %s (08:00 New York), got %s", want, brief.NextRunAt)
+	}
+	if !strings.Contains(string(brief.Config), `"template":"briefing"`) {
+		t.Fatalf("the briefing template is kept: %s", brief.Config)
+	}
+	cost := must(e.sched.Find(ctx, "ops", store.ScheduleRoutine, "cost-check"))(t)
+	if cost.Channel != "user:U0789" || cost.Missed != store.MissedSkip {
+		t.Fatalf("a routine without a channel goes to the owner's DM, with its missed policy: %+v", cost)
+	}
+	loop := must(e.sched.Find(ctx, "ops", store.ScheduleLoop, "fix-flaky-test"))(t)
+	if !strings.Contains(string(loop.Config), `"max_iterations":8`) || loop.Spec != "continuous" {
+		t.Fatalf("loop declared: spec %q config %s", loop.Spec, loop.Config)
+	}
+
+	// Applying again (a restart) keeps what happened since: a paused routine
+	// stays paused; a changed instruction is taken.
+	must(e.sched.Pause(ctx, cost, "holiday"))(t)
+	cfg.Routines[1].Instruction = "Check spend."
+	if err := e.sched.ApplyConfig(ctx, cfg); err != nil {
+		t.Fatalf("applying the config again: %v", err)
+	}
+	cost = must(e.sched.Find(ctx, "ops", store.ScheduleRoutine, "cost-check"))(t)
+	if cost.State != store.SchedulePaused || cost.Instruction != "Check spend." {
+		t.Fatalf("re-applied: want paused with the new instruction, got %s %q", cost.State, cost.Instruction)
+	}
+}
+
+func TestReadmeExampleMatchesTest(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatalf("reading README.md: %v", err)
+	}
+	if !strings.Contains(string(readme), strings.TrimSpace(exampleConfig[strings.Index(exampleConfig, "schedules:"):])) {
+		t.Fatal("README.md must show the configuration example that TestParseConfigAndApply checks (copy exampleConfig's schedules section)")
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      every: 1h\n      instruction: y\n      platform: slack\n      channel: C1\n      colour: red\n", "colour"},
+		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      instruction: y\n      platform: slack\n      channel: C1\n", "give every"},
+		{"schedules:\n  routines:\n    - agent: ops\n      name: Bad Name\n      every: 1h\n      instruction: y\n      platform: slack\n      channel: C1\n", "name"},
+		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      every: 1h\n      instruction: y\n      channel: C1\n", "platform"},
+		{"schedules:\n  loops:\n    - agent: ops\n      name: x\n      goal: y\n      platform: slack\n      owner: U1\n      cron: 0 8 * * *\n", "not on a cron"},
+		{"schedules:\n  pulses:\n    - agent: ops\n      name: x\n      every: 1h\n      platform: slack\n      owner: U1\n", "checklist"},
+	}
+	for _, tc := range tests {
+		_, err := ParseConfig([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseConfig:\n%s\nwant an error mentioning %q, got %v", tc.yaml, tc.want, err)
+		}
+	}
+	if cfg, err := ParseConfig([]byte("agents:\n  - name: ops\n")); err != nil || len(cfg.Routines) != 0 {
+		t.Fatalf("a file without schedules declares none: %v", err)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	e := newEnv(t, newSQLite(t), nil)
+	ctx := context.Background()
+	req := func(text string) CommandRequest {
+		return CommandRequest{Platform: "slack", Workspace: "T1", Channel: "C1", UserID: "U1", Text: text}
+	}
+	tests := []struct {
+		text string
+		want string // in the reply; "!" prefix: in the error
+	}{
+		{"help", "Scheduling commands"},
+		{"remind in 2h -- call Ana", "remind you Mon 2 Mar 2026 14:00 UTC by DM (call Ana)"},
+		{"remind me tomorrow 9:00 to send the report", "(send the report)"},
+		{"reminders", "call Ana"},
+		{"routine add digest cron 0 8 * * 1-5 tz America/New_York template briefing -- Morning digest", "digest — cron 0 8 * * 1-5 (America/New_York) → C1"},
+		{"routine add dm-check every 4h to dm -- Check things", "→ DM"},
+		{"routine add bad every 10s -- x", "!at most every 1m"},
+		{"routine add nospec -- x", "!needs every"},
+		{"routines", "digest"},
+		{"routine change digest every 2h", "digest — every 2h"},
+		{"routine change digest -- New words", "Routine changed"},
+		{"routine pause digest", "paused"},
+		{"routine pause digest", "!is paused, not active"},
+		{"routine resume digest", "Resumed"},
+		{"routine delete dm-check", "deleted"},
+		{"routine delete dm-check", "!has no routine"},
+		{"loop start ship every 1h max 5 -- Ship the release", "Goal loop started"},
+		{"loop stop ship", "stopped"},
+		{"frobnicate", "!unknown command"},
+	}
+	for _, tc := range tests {
+		reply, err := e.sched.Command(ctx, req(tc.text))
+		if want, ok := strings.CutPrefix(tc.want, "!"); ok {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%q: want an ErrInvalid error containing %q, got %v (reply %q)", tc.text, want, err, reply)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		if !strings.Contains(reply, tc.want) {
+			t.Fatalf("%q: want a reply containing %q, got %q", tc.text, tc.want, reply)
+		}
+	}
+	// Another person cannot touch U1's routine; another workspace does not see it.
+	other := req("routine pause digest")
+	other.UserID = "U2"
+	if _, err := e.sched.Command(ctx, other); err == nil || !strings.Contains(err.Error(), "not yours") {
+		t.Fatalf("U2 pausing U1's routine: want refused, got %v", err)
+	}
+	elsewhere := req("routines")
+	elsewhere.Workspace = "T2"
+	if reply, _ := e.sched.Command(ctx, elsewhere); strings.Contains(reply, "digest") {
+		t.Fatalf("a routine of T1 listed in T2: %q", reply)
+	}
+	// Discord's /remind has its own fields.
+	reply, err := e.sched.RemindCommand(ctx, CommandRequest{Platform: "discord", Workspace: "G1", UserID: "U9"}, "in 10 minutes", "tea")
+	if err != nil || !strings.Contains(reply, "(tea)") {
+		t.Fatalf("RemindCommand: %q, %v", reply, err)
+	}
+}

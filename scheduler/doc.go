@@ -1,0 +1,94 @@
+// Package scheduler drives Switchboard's scheduled work: routines (an
+// agent's task on an interval or a cron line, delivered into the workspace
+// the routine belongs to), reminders (a text DM to their owner, no model
+// call), pulses (an agent's cheap check-ins that speak only when something
+// matters), goal loops (iterations the server, not the agent, decides to
+// continue) and sweeps (expired approvals, stale leases, old ephemeral rows).
+//
+// # Time and leadership
+//
+// gocron v2 runs two jobs, a dispatch every second and a sweep every minute,
+// on every instance; a gocron Elector backed by the store's named lease
+// "switchboard.scheduler" lets only the holder run them. The lease is taken
+// or renewed every third of its TTL and the holder stops counting itself
+// leader at two thirds, before anyone else could take it. On SQLite there is
+// one process and the same code simply always leads.
+//
+// The store, not gocron, knows when each schedule is due: every schedule row
+// carries next_run_at. A dispatch lists the due rows and, for each one, in
+// one transaction, moves next_run_at on with a compare-and-set (only the
+// caller that saw the old value succeeds) and enqueues a "schedule_fire"
+// work item whose unique key is (schedule, scheduled time). Either guard
+// alone keeps a fire single; together they hold even when two instances
+// briefly both think they lead. Cron lines are evaluated with gocron's cron
+// in the schedule's time zone.
+//
+// # Life of a schedule
+//
+//	           create (tool, command, config)
+//	                      │ next_run_at = first occurrence
+//	                      ▼
+//	┌──────────────► active ──pause──► paused ──resume──┐
+//	│                  │  ▲                             │
+//	│        due: CAS next_run_at + enqueue fire ◄──────┘
+//	│                  │  │
+//	│                  │  └── routine, pulse: next_run_at = next occurrence
+//	│                  │
+//	│      reminder: ──┴──► done (no next occurrence)
+//	│
+//	│  loop: next_run_at = none while the iteration runs
+//	│        └─ after the turn, decideLoop:
+//	└──────────── continue: next_run_at = now + interval
+//	              complete / stopped (a guardrail) ──► done    ┐ the owner
+//	              blocked ──► blocked ──resume──► active        ┘ is told why
+//
+// # Life of a fire
+//
+//	schedule_fire (work item, key = schedule + time [+ loop iteration])
+//	  │ claimed by any instance's worker
+//	  ├─ routine:  core.Service.Start in a conversation bound to the target,
+//	  │            thread "run:<occurrence>" (its own conversation per run)
+//	  ├─ reminder: one transaction: append "⏰ Reminder: …" as the agent's
+//	  │            message in a DM conversation + enqueue "deliver"
+//	  ├─ pulse:    hash the checklist inputs; unchanged ─► run "skipped", no
+//	  │            model call; changed ─► Start a silent conversation
+//	  │            (platform "scheduler", never delivered) + schedule_after_run
+//	  └─ loop:     budget or deadline already spent ─► stop; else Start a
+//	               silent iteration + schedule_after_run
+//
+//	schedule_after_run sits on the run's conversation below the turn's
+//	priority, so the worker hands it out only once the turn released the
+//	conversation: it records a pulse's inputs as seen, or makes the loop's
+//	decision from the iteration's report_progress.
+//
+// # What happens on failure
+//
+//   - The leader dies: its lease expires (default 15s) and another instance
+//     takes over; fires are late by at most the TTL, never lost, because
+//     next_run_at is still in the past when the new leader looks.
+//   - Two instances both dispatch (a paused process waking up with a stale
+//     idea of its lease, skewed clocks): the compare-and-set lets one advance
+//     the schedule and the unique key refuses a second fire item.
+//   - No instance runs when a fire falls due: at start the first dispatch
+//     finds it due. run_once fires once, for the latest missed occurrence,
+//     however many were missed; skip moves to the next occurrence. Reminders
+//     always fire, saying they are late.
+//   - The process dies while running a fire: the worker reclaims the item
+//     after its lease and runs it again. Every branch is idempotent: the
+//     run's conversation is bound to a place named after the occurrence and a
+//     retry that finds it starts nothing; a reminder's post and its run
+//     record commit in one transaction.
+//   - A turn fails (model error): the routine's conversation shows the error;
+//     a failed pulse is not recorded as seen, so the next pulse looks again;
+//     a loop iteration that failed without a report stops the loop and tells
+//     the owner.
+//   - A pulse or loop turn waits for a person (an approval): the after-run
+//     check sees the conversation paused and looks again every
+//     RecheckInterval; the sweep expires the approval and resumes the turn.
+//   - A schedule's spec no longer parses (time zone data gone): it is paused
+//     with the reason instead of being retried every second.
+//   - The agent never calls report_progress: the iteration counts as one
+//     that made no progress; two in a row stop the loop. An agent that keeps
+//     saying "continue" is stopped by the iteration, token and deadline
+//     guardrails, checked by the server after every iteration.
+package scheduler

@@ -1,0 +1,305 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// handleFire runs one WorkFire item: what the schedule's kind does when it
+// fires. Every branch is idempotent, because the worker retries an item
+// whose handler died: a run's conversation is bound to a place named after
+// the occurrence, and a retry that finds it goes no further.
+func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error {
+	var p firePayload
+	if err := json.Unmarshal(item.Payload, &p); err != nil {
+		return fmt.Errorf("decoding fire %s: %w", item.ID, err)
+	}
+	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted since it fired
+	}
+	if err != nil {
+		return fmt.Errorf("loading schedule of fire %s: %w", item.ID, err)
+	}
+	// A fire made just before the schedule was paused or stopped does not
+	// run. A reminder is done by its own fire, so done is fine for it.
+	if sc.State != store.ScheduleActive && (sc.Kind != store.ScheduleReminder || sc.State != store.ScheduleDone) {
+		s.log.InfoContext(ctx, "fire of an inactive schedule dropped", "schedule_id", sc.ID, "state", sc.State)
+		return nil
+	}
+	key := p.runKey()
+	switch sc.Kind {
+	case store.ScheduleRoutine:
+		return s.runRoutine(ctx, sc, p, key)
+	case store.ScheduleReminder:
+		return s.deliverReminder(ctx, sc, p, key)
+	case store.SchedulePulse:
+		return s.runPulse(ctx, sc, p, key)
+	case store.ScheduleLoop:
+		return s.startIteration(ctx, sc, p, key)
+	}
+	return fmt.Errorf("schedule %s has unknown kind %q", sc.ID, sc.Kind)
+}
+
+// startRun records one run and starts its conversation. The run is
+// recorded first, so a tool the turn calls (pulse_report, report_progress)
+// always finds it; a retry finds the run and its binding and starts nothing
+// twice.
+func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartParams, hash string) (*store.ScheduleRun, error) {
+	start.Thread = runThread(key)
+	run, err := s.runAt(ctx, sc.ID, p.Due, p.Iteration)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		run, err = s.ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunStarted, InputHash: hash, Now: s.now(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recording the run of %s: %w", key, err)
+		}
+	}
+	if run.ConversationID != nil {
+		return run, nil
+	}
+	var conv uuid.UUID
+	b, err := s.st.BindingFind(ctx, start.Platform, start.Workspace, start.Channel, start.Thread)
+	switch {
+	case err == nil:
+		conv = b.ConversationID // started by an attempt that died before recording it
+	case errors.Is(err, store.ErrNotFound):
+		c, err := s.svc.Start(ctx, start)
+		if err != nil {
+			return nil, fmt.Errorf("starting %s %s/%s: %w", sc.Kind, sc.Agent, sc.Name, err)
+		}
+		conv = c.ID
+	default:
+		return nil, fmt.Errorf("finding the run of %s: %w", key, err)
+	}
+	run, err = s.ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, ConversationID: &conv, Now: s.now()})
+	if err != nil {
+		return nil, fmt.Errorf("recording the conversation of %s: %w", key, err)
+	}
+	return run, nil
+}
+
+// runAt finds the run of a schedule's occurrence (its due time, and for a
+// loop its iteration), nil when there is none.
+func (s *Scheduler) runAt(ctx context.Context, scheduleID uuid.UUID, due time.Time, iteration int64) (*store.ScheduleRun, error) {
+	runs, err := s.ss.ScheduleRunList(ctx, scheduleID, 20)
+	if err != nil {
+		return nil, fmt.Errorf("listing runs of %s: %w", scheduleID, err)
+	}
+	for _, r := range runs {
+		if r.DueAt.Equal(due) && (iteration == 0 || r.Seq == iteration) {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// parseRunThread reads the occurrence out of a run's binding thread
+// ("run:" and firePayload.runKey).
+func parseRunThread(thread string) (firePayload, bool) {
+	key, ok := strings.CutPrefix(thread, "run:")
+	if !ok || len(key) < 38 || key[36] != '-' {
+		return firePayload{}, false
+	}
+	id, err := uuid.Parse(key[:36])
+	if err != nil {
+		return firePayload{}, false
+	}
+	p := firePayload{ScheduleID: id}
+	due, iter, _ := strings.Cut(key[37:], "-")
+	us, err := strconv.ParseInt(due, 10, 64)
+	if err != nil {
+		return firePayload{}, false
+	}
+	p.Due = time.UnixMicro(us).UTC()
+	if iter != "" {
+		if p.Iteration, err = strconv.ParseInt(iter, 10, 64); err != nil {
+			return firePayload{}, false
+		}
+	}
+	return p, true
+}
+
+// routineConfig is a routine's Config.
+type routineConfig struct {
+	// Template, when set, asks for the output as a post_result card of that
+	// template: "briefing" makes the routine a briefing.
+	Template string `json:"template,omitempty"`
+}
+
+func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+	var cfg routineConfig
+	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
+		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
+	}
+	_, err := s.startRun(ctx, sc, p, key, core.StartParams{
+		Agent: sc.Agent, Context: "scheduler",
+		Platform: sc.Platform, Workspace: sc.Workspace, Channel: sc.Channel,
+		Starter: sc.Owner, Text: routineText(sc, cfg, p),
+	}, "")
+	return err
+}
+
+// routineText is the instruction a routine's turn starts from.
+func routineText(sc *store.Schedule, cfg routineConfig, p firePayload) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scheduled routine %q, run for %s.", sc.Name, localTime(p.Due, sc.TimeZone))
+	if p.Late {
+		b.WriteString(" It runs late: the service was not running when it fell due.")
+	}
+	b.WriteString(" Your reply is posted where the routine delivers; do the task now, without asking questions.\n\n")
+	b.WriteString(sc.Instruction)
+	if cfg.Template != "" {
+		fmt.Fprintf(&b, "\n\nPost the result with the post_result tool using template %q, then stop.", cfg.Template)
+	}
+	return b.String()
+}
+
+func localTime(t time.Time, tz string) string {
+	loc, err := loadLocation(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Mon 2 Jan 2006 15:04 MST")
+}
+
+func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+	now := s.now()
+	text := "⏰ Reminder: " + sc.Instruction
+	if p.Late {
+		text += fmt.Sprintf(" (due %s; delivered late because the service was not running)", localTime(p.Due, sc.TimeZone))
+	}
+	return s.st.InTx(ctx, func(q store.Queries) error {
+		posted, err := s.post(ctx, q, postParams{
+			Agent: sc.Agent, Starter: sc.Owner, Platform: sc.Platform, Workspace: sc.Workspace,
+			Channel: dmChannel(sc.Owner), Key: "reminder-" + key, Text: text, Now: now,
+		})
+		if err != nil || !posted {
+			return err
+		}
+		ss, _ := store.SchedulesOf(q)
+		_, err = ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunFinished, Note: "delivered", Now: now,
+		})
+		return err
+	})
+}
+
+// afterRunPayload is the payload of a WorkAfterRun item.
+type afterRunPayload struct {
+	ScheduleID uuid.UUID `json:"schedule_id"`
+	RunID      uuid.UUID `json:"run_id"`
+	Check      int       `json:"check"`
+}
+
+// enqueueAfterRun queues the check that runs once the run's turn is over.
+// It sits on the run's conversation at a priority below the turn's, so the
+// worker hands it out only when no turn of that conversation is running or
+// waiting.
+func enqueueAfterRun(ctx context.Context, q store.Queries, run *store.ScheduleRun, check int, at, now time.Time) error {
+	key := fmt.Sprintf("after-run:%s:%d", run.ID, check)
+	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+		Kind:           WorkAfterRun,
+		Payload:        mustJSON(afterRunPayload{ScheduleID: run.ScheduleID, RunID: run.ID, Check: check}),
+		ConversationID: run.ConversationID,
+		RunAt:          at,
+		Priority:       -1,
+		UniqueKey:      &key,
+		Now:            now,
+	})
+	if err != nil {
+		return fmt.Errorf("queueing the check after run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// handleAfterRun settles a pulse or loop run whose turn is over.
+func (s *Scheduler) handleAfterRun(ctx context.Context, item *store.WorkItem) error {
+	var p afterRunPayload
+	if err := json.Unmarshal(item.Payload, &p); err != nil {
+		return fmt.Errorf("decoding after-run %s: %w", item.ID, err)
+	}
+	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading schedule %s: %w", p.ScheduleID, err)
+	}
+	run, err := s.ss.ScheduleRunGet(ctx, p.RunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", p.RunID, err)
+	}
+	if run.ConversationID == nil {
+		return nil
+	}
+	busy, failed, err := s.turnState(ctx, *run.ConversationID)
+	if err != nil {
+		return err
+	}
+	if busy {
+		// Waiting for a person (an approval, a question) or for a turn that
+		// is queued: look again later.
+		now := s.now()
+		return s.st.InTx(ctx, func(q store.Queries) error {
+			return enqueueAfterRun(ctx, q, run, p.Check+1, now.Add(s.opts.RecheckInterval), now)
+		})
+	}
+	switch sc.Kind {
+	case store.SchedulePulse:
+		return s.afterPulse(ctx, sc, run, failed)
+	case store.ScheduleLoop:
+		return s.afterIteration(ctx, sc, run, failed)
+	}
+	return nil
+}
+
+// turnState reports whether a conversation still has a turn under way or
+// pending (paused for a person, or a turn item not finished), and whether
+// its last turn ended in an error.
+func (s *Scheduler) turnState(ctx context.Context, conv uuid.UUID) (busy, failed bool, err error) {
+	c, err := s.st.ConversationGet(ctx, conv)
+	if err != nil {
+		return false, false, fmt.Errorf("reading conversation %s: %w", conv, err)
+	}
+	if c.Status == store.ConversationPaused {
+		return true, false, nil
+	}
+	items, err := s.st.WorkList(ctx, &store.WorkListParams{
+		ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning},
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("listing turns of %s: %w", conv, err)
+	}
+	if len(items) > 0 {
+		return true, false, nil
+	}
+	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv, AfterSeq: max(c.LastSeq-1, 0), WithErrors: true})
+	if err != nil {
+		return false, false, fmt.Errorf("reading the end of %s: %w", conv, err)
+	}
+	if n := len(entries); n > 0 && entries[n-1].Kind == store.EntryError {
+		var ec core.ErrorContent
+		if json.Unmarshal(entries[n-1].Content, &ec) == nil && !ec.Interim {
+			failed = true
+		}
+	}
+	return false, failed, nil
+}

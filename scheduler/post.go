@@ -1,0 +1,134 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// silentPlatform binds the conversations of pulses and loop iterations. No
+// adapter has this name, so delivery passes their bindings by: what the
+// agent writes there is seen by nobody until the server decides to tell the
+// owner. The binding still gives each run a findable, unique place, which
+// keeps a retried fire from starting a second conversation.
+const silentPlatform = "scheduler"
+
+// dmChannel is the channel of a DM to user, as bots.targetOf reads it.
+func dmChannel(user string) string { return "user:" + user }
+
+// runThread is the binding thread of one run. bots.targetOf drops a "run:"
+// thread: the run's messages go to the channel itself.
+func runThread(key string) string { return "run:" + key }
+
+// postParams is a message the scheduler posts without a model call.
+type postParams struct {
+	Agent                        string
+	Starter                      string
+	Platform, Workspace, Channel string
+	// Key makes the place unique and the post idempotent: posting the same
+	// key twice posts once.
+	Key  string
+	Text string
+	Now  time.Time
+}
+
+// post appends text as the agent's message in a conversation of its own
+// bound to the target, and queues its delivery, inside the caller's
+// transaction. It reports whether it posted (false: already posted).
+//
+// core.Service.Start always queues a turn, and a reminder needs no model
+// call; until core offers a "post without a turn" call, the scheduler writes
+// the entry and the deliver item itself (bots.WorkDeliver delivers entries
+// written outside turns).
+func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bool, error) {
+	if p.Platform == "" || p.Channel == "" {
+		return false, fmt.Errorf("posting %q: the schedule has no delivery target", p.Key)
+	}
+	agentID, err := s.agentID(ctx, q, p.Agent)
+	if err != nil {
+		return false, err
+	}
+	meta, err := json.Marshal(map[string]string{"context": "scheduler", "starter": p.Starter})
+	if err != nil {
+		return false, fmt.Errorf("encoding conversation metadata: %w", err)
+	}
+	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
+		Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel, Thread: runThread(p.Key),
+		Conversation: store.ConversationCreateParams{AgentID: agentID, Title: title(p.Text), Metadata: meta, Now: p.Now},
+		Now:          p.Now,
+	})
+	if err != nil {
+		return false, fmt.Errorf("binding the message %q: %w", p.Key, err)
+	}
+	conv := ens.Binding.ConversationID
+	if !ens.Created {
+		c, err := q.ConversationGet(ctx, conv)
+		if err != nil {
+			return false, fmt.Errorf("reading conversation of %q: %w", p.Key, err)
+		}
+		if c.LastSeq > 0 {
+			return false, nil
+		}
+	}
+	content, err := json.Marshal(core.AssistantContent{Text: p.Text, Agent: p.Agent})
+	if err != nil {
+		return false, fmt.Errorf("encoding message %q: %w", p.Key, err)
+	}
+	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: conv, Kind: store.EntryAssistant, Author: "agent:" + p.Agent, Content: content, Now: p.Now,
+	}); err != nil {
+		return false, fmt.Errorf("appending message %q: %w", p.Key, err)
+	}
+	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+		Kind: bots.WorkDeliver, ConversationID: &conv, AgentID: agentID, Now: p.Now,
+	}); err != nil {
+		return false, fmt.Errorf("queueing delivery of %q: %w", p.Key, err)
+	}
+	return true, nil
+}
+
+// notifyOwner posts text to a schedule's owner: their DM in the schedule's
+// workspace, or the schedule's channel when it has no owner.
+func (s *Scheduler) notifyOwner(ctx context.Context, q store.Queries, sc *store.Schedule, key, text string, now time.Time) error {
+	channel := sc.Channel
+	if sc.Owner != "" {
+		channel = dmChannel(sc.Owner)
+	}
+	if sc.Platform == "" || sc.Platform == silentPlatform || channel == "" {
+		s.log.WarnContext(ctx, "nobody to tell", "schedule_id", sc.ID, "text", text)
+		return nil
+	}
+	_, err := s.post(ctx, q, postParams{
+		Agent: sc.Agent, Starter: sc.Owner, Platform: sc.Platform, Workspace: sc.Workspace, Channel: channel,
+		Key: key, Text: text, Now: now,
+	})
+	return err
+}
+
+// agentID is the store id of a declared agent, nil when it has none yet.
+func (s *Scheduler) agentID(ctx context.Context, q store.Queries, name string) (*uuid.UUID, error) {
+	a, err := q.AgentGetByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up agent %s: %w", name, err)
+	}
+	return &a.ID, nil
+}
+
+func title(text string) string {
+	r := []rune(text)
+	if len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return text
+}

@@ -1,0 +1,182 @@
+package scheduler
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSpecNext(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatalf("loading America/New_York: %v", err)
+	}
+	tests := []struct {
+		name, spec, tz string
+		from           time.Time
+		want           []time.Time // successive Next results
+	}{
+		{
+			name: "interval", spec: "every 4h", from: t0,
+			want: []time.Time{t0.Add(4 * time.Hour), t0.Add(8 * time.Hour), t0.Add(12 * time.Hour)},
+		},
+		{
+			name: "days", spec: "every 1d", from: t0,
+			want: []time.Time{t0.Add(24 * time.Hour), t0.Add(48 * time.Hour)},
+		},
+		{
+			// 08:00 New York on weekdays across the 2026-03-08 change: EST
+			// (13:00 UTC) on Friday the 6th, EDT (12:00 UTC) from Monday the 9th.
+			name: "cron across spring forward", spec: "cron 0 8 * * 1-5", tz: "America/New_York",
+			from: time.Date(2026, 3, 5, 14, 0, 0, 0, time.UTC),
+			want: []time.Time{
+				time.Date(2026, 3, 6, 13, 0, 0, 0, time.UTC),
+				time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC),
+				time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC),
+			},
+		},
+		{
+			name: "daily cron on the change day keeps local time", spec: "0 8 * * *", tz: "America/New_York",
+			from: time.Date(2026, 3, 7, 14, 0, 0, 0, time.UTC),
+			want: []time.Time{
+				time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC), // 08:00 EDT
+				time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC),
+			},
+		},
+		{
+			// 02:30 does not exist in New York on 2026-03-08: that day is
+			// skipped, as gocron's cron does.
+			name: "wall time in the gap is skipped", spec: "cron 30 2 * * *", tz: "America/New_York",
+			from: time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC),
+			want: []time.Time{
+				time.Date(2026, 3, 7, 7, 30, 0, 0, time.UTC), // 02:30 EST
+				time.Date(2026, 3, 9, 6, 30, 0, 0, time.UTC), // 02:30 EDT
+			},
+		},
+		{
+			// Autumn: 01:30 happens twice on 2026-11-01; it fires once.
+			name: "fall back fires once", spec: "cron 30 1 * * *", tz: "America/New_York",
+			from: time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC),
+			want: []time.Time{
+				time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), // 01:30 EDT
+				time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC), // 01:30 EST next day
+			},
+		},
+		{name: "once", spec: "at 2026-03-08T09:00:00-05:00", from: t0, want: []time.Time{{}}},
+		{name: "continuous", spec: "continuous", from: t0, want: []time.Time{{}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSpec(tc.spec, tc.tz)
+			if err != nil {
+				t.Fatalf("ParseSpec(%q, %q): %v", tc.spec, tc.tz, err)
+			}
+			var got []time.Time
+			at := tc.from
+			for range tc.want {
+				at = s.Next(at)
+				got = append(got, at)
+				if at.IsZero() {
+					break
+				}
+			}
+			if fmtTimes(got) != fmtTimes(tc.want) {
+				t.Fatalf("Next from %s: want %s, got %s", tc.from.Format(time.RFC3339), fmtTimes(tc.want), fmtTimes(got))
+			}
+			for _, g := range got {
+				if !g.IsZero() && s.Location() == ny && g.In(ny).Hour() != tc.want[0].In(ny).Hour() {
+					t.Fatalf("cron fire %s is not at the same local hour as the first", g.In(ny))
+				}
+			}
+		})
+	}
+}
+
+func TestSpecFirstAndLatest(t *testing.T) {
+	s, err := ParseSpec("at 2026-03-08T09:00:00-05:00", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.First(t0), time.Date(2026, 3, 8, 14, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Fatalf("First of a one-shot: want %s, got %s", want, got)
+	}
+	hourly, err := ParseSpec("every 1h", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := t0.Add(time.Hour)
+	latest, next := hourly.Latest(due, t0.Add(5*time.Hour+30*time.Minute))
+	if !latest.Equal(t0.Add(5*time.Hour)) || !next.Equal(t0.Add(6*time.Hour)) {
+		t.Fatalf("Latest of hourly after 5h30m down: want %s then %s, got %s then %s",
+			t0.Add(5*time.Hour), t0.Add(6*time.Hour), latest, next)
+	}
+	daily, err := ParseSpec("cron 0 8 * * *", "America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	due = time.Date(2026, 3, 6, 13, 0, 0, 0, time.UTC)
+	latest, next = daily.Latest(due, time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC))
+	if !latest.Equal(time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)) || !next.Equal(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)) {
+		t.Fatalf("Latest of a daily cron across the change: got %s then %s", latest, next)
+	}
+	latest, next = daily.Latest(due, due)
+	if !latest.Equal(due) || !next.Equal(time.Date(2026, 3, 7, 13, 0, 0, 0, time.UTC)) {
+		t.Fatalf("Latest of an on-time fire must be the fire itself: got %s then %s", latest, next)
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	tests := []struct{ spec, tz, want string }{
+		{"", "", "empty"},
+		{"every", "", "want"},
+		{"every soon", "", "interval"},
+		{"every -1h", "", "positive"},
+		{"at tomorrow", "", "RFC 3339"},
+		{"0 8 * *", "", "five fields"},
+		{"cron 61 8 * * *", "", "cron"},
+		{"0 8 * * *", "Mars/Olympus", "time zone"},
+		{"TZ=UTC 0 8 * * *", "", "separately"},
+	}
+	for _, tc := range tests {
+		_, err := ParseSpec(tc.spec, tc.tz)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseSpec(%q, %q): want an error mentioning %q, got %v", tc.spec, tc.tz, tc.want, err)
+		}
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 3, 2, 16, 0, 0, 0, time.UTC) // 11:00 in New York
+	tests := []struct {
+		text, tz string
+		want     time.Time
+	}{
+		{"in 20m", "", now.Add(20 * time.Minute)},
+		{"in 2 hours", "", now.Add(2 * time.Hour)},
+		{"2h", "", now.Add(2 * time.Hour)},
+		{"in 1d", "", now.Add(24 * time.Hour)},
+		{"17:30", "", time.Date(2026, 3, 2, 17, 30, 0, 0, time.UTC)},
+		{"at 15:00", "", time.Date(2026, 3, 3, 15, 0, 0, 0, time.UTC)}, // past today: tomorrow
+		{"15:00", "America/New_York", time.Date(2026, 3, 2, 20, 0, 0, 0, time.UTC)},
+		{"tomorrow 9:00", "America/New_York", time.Date(2026, 3, 3, 14, 0, 0, 0, time.UTC)},
+		{"tomorrow at 3pm", "", time.Date(2026, 3, 3, 15, 0, 0, 0, time.UTC)},
+		{"2026-03-09 09:00", "America/New_York", time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC)}, // EDT by then
+		{"2026-03-08T09:00:00-05:00", "", time.Date(2026, 3, 8, 14, 0, 0, 0, time.UTC)},
+	}
+	for _, tc := range tests {
+		got, err := ParseWhen(tc.text, now, tc.tz)
+		if err != nil {
+			t.Errorf("ParseWhen(%q, %q): %v", tc.text, tc.tz, err)
+			continue
+		}
+		if !got.Equal(tc.want) {
+			t.Errorf("ParseWhen(%q, %q): want %s, got %s", tc.text, tc.tz, tc.want, got)
+		}
+	}
+	for _, bad := range []string{"", "soonish", "in forever", "in -2h", "tomorrow lunch"} {
+		if _, err := ParseWhen(bad, now, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseWhen(%q): want ErrInvalid, got %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ParseWhen reads when a reminder is due, relative to now, in time zone tz
+// (IANA; "" is UTC):
+//
+//	in 20m, in 2h, in 1d, in 2 hours, in 10 minutes   after a while
+//	20m, 2h                                           the same without "in"
+//	15:30, at 15:30                                   the next 15:30
+//	tomorrow 9:00, tomorrow at 9:00                   tomorrow
+//	2026-03-08 09:00                                  that day and time
+//	2026-03-08T09:00:00-05:00                         an instant (RFC 3339)
+func ParseWhen(text string, now time.Time, tz string) (time.Time, error) {
+	loc, err := loadLocation(tz)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	if s == "" {
+		return time.Time{}, fmt.Errorf("%w: when? say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", ErrInvalid)
+	}
+	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
+		return t.UTC(), nil
+	}
+	if rest, ok := strings.CutPrefix(s, "in "); ok {
+		return after(rest, now)
+	}
+	if d, err := after(s, now); err == nil {
+		return d, nil
+	}
+	s = strings.TrimPrefix(s, "at ")
+	local := now.In(loc)
+	if rest, ok := strings.CutPrefix(s, "tomorrow"); ok {
+		h, m, err := clockOf(strings.TrimPrefix(strings.TrimSpace(rest), "at "))
+		if err != nil {
+			return time.Time{}, err
+		}
+		d := local.AddDate(0, 0, 1)
+		return time.Date(d.Year(), d.Month(), d.Day(), h, m, 0, 0, loc).UTC(), nil
+	}
+	if day, clock, ok := strings.Cut(s, " "); ok {
+		if d, err := time.ParseInLocation("2006-01-02", day, loc); err == nil {
+			h, m, err := clockOf(clock)
+			if err != nil {
+				return time.Time{}, err
+			}
+			return time.Date(d.Year(), d.Month(), d.Day(), h, m, 0, 0, loc).UTC(), nil
+		}
+	}
+	h, m, err := clockOf(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: cannot read %q as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", ErrInvalid, text)
+	}
+	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
+	if !t.After(now) {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t.UTC(), nil
+}
+
+var units = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// after reads "2h", "90m", "1d", "2 hours".
+func after(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if n, unit, ok := strings.Cut(s, " "); ok {
+		var k int
+		if _, err := fmt.Sscanf(n, "%d", &k); err != nil || fmt.Sprint(k) != n {
+			return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+		}
+		u, ok := units[unit]
+		if !ok || k <= 0 {
+			return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+		}
+		return now.Add(time.Duration(k) * u).UTC(), nil
+	}
+	d, err := parseDuration(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+	}
+	return now.Add(d).UTC(), nil
+}
+
+func clockOf(s string) (int, int, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{"15:04", "3:04pm", "3pm", "15"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.Hour(), t.Minute(), nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: %q is not a time of day such as 09:00 or 3pm", ErrInvalid, s)
+}
