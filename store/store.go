@@ -518,7 +518,9 @@ type Queries interface {
 	EntryGet(ctx context.Context, id uuid.UUID) (*Entry, error)
 	// EntryDiscard moves the entries past AfterSeq into the discarded-entries
 	// table with the reason, and returns how many it moved. It is the only way
-	// entries ever leave the log.
+	// entries ever leave the log. The log continues at AfterSeq+1, and the
+	// conversation's bindings' delivered cursors are pulled back to AfterSeq
+	// so the entries that take those seqs next are delivered.
 	EntryDiscard(ctx context.Context, p *EntryDiscardParams) (int, error)
 	EntryListDiscarded(ctx context.Context, conversationID uuid.UUID) ([]*DiscardedEntry, error)
 

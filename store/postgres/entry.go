@@ -134,6 +134,9 @@ func (q *queries) EntryDiscard(ctx context.Context, p *store.EntryDiscardParams)
 			return wrap(err, "discarding entries of %s", p.ConversationID)
 		}
 		moved = int(tag.RowsAffected())
+		if _, err := q.db.Exec(ctx, sqlq.Get("EntryDiscardRewindBindings"), p.ConversationID, p.AfterSeq, now); err != nil {
+			return wrap(err, "rewinding delivered cursors of %s", p.ConversationID)
+		}
 		return nil
 	})
 	return moved, err

@@ -219,6 +219,9 @@ func (q *queries) EntryDiscard(ctx context.Context, p *store.EntryDiscardParams)
 			sql.Named("now", now)); err != nil {
 			return err
 		}
+		if _, err := exec(ctx, q.db, "EntryDiscardRewindBindings", args[0], args[1], args[3]); err != nil {
+			return err
+		}
 		q.notify(store.TopicEntries, p.ConversationID.String())
 		return nil
 	})

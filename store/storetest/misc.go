@@ -227,6 +227,7 @@ func (s suite) bindingTests() []namedTest {
 		{"EnsureFind", s.testBindingEnsure},
 		{"EnsureConcurrent", s.testBindingEnsureConcurrent},
 		{"Advance", s.testBindingAdvance},
+		{"RewoundByDiscard", s.testBindingRewoundByDiscard},
 		{"Posted", s.testPosted},
 	}
 }
@@ -353,6 +354,24 @@ func (s suite) testBindingAdvance(t *testing.T) {
 
 	_, err = st.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: uuid.New(), DeliveredSeq: 1, Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "advancing an unknown binding")
+}
+
+// After a discard the seqs past the kept prefix are taken again by new
+// entries; a delivered cursor left past them would hide those from delivery.
+func (s suite) testBindingRewoundByDiscard(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	r, err := st.BindingEnsure(ctx, ensureParams(clk, "C1", "2.2"))
+	noErr(t, err, "ensuring a binding")
+	appendN(t, st, clk, r.Binding.ConversationID, 5)
+	_, err = st.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: r.Binding.ID, DeliveredSeq: 5, Now: clk.Now()})
+	noErr(t, err, "advancing the cursor")
+	_, err = st.EntryDiscard(ctx, &store.EntryDiscardParams{ConversationID: r.Binding.ConversationID, AfterSeq: 2, Reason: "crash", Now: clk.Advance(time.Second)})
+	noErr(t, err, "discarding")
+	found, err := st.BindingFind(ctx, "slack", "T1", "C1", "2.2")
+	noErr(t, err, "finding the binding")
+	eq(t, found.DeliveredSeq, int64(2), "delivered seq after discarding past seq 2")
 }
 
 func (s suite) testPosted(t *testing.T) {

@@ -128,6 +128,14 @@ SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id,
        created_at, $3, $4
 FROM moved;
 
+-- name: EntryDiscardRewindBindings
+-- $1 conversation_id, $2 after_seq, $3 now. A delivered cursor never points
+-- past the end of the log: after a discard the seqs past $2 will be taken by
+-- new entries, which must still be delivered.
+UPDATE bindings
+SET delivered_seq = $2::bigint, updated_at = $3
+WHERE conversation_id = $1 AND delivered_seq > $2::bigint;
+
 -- name: EntryListDiscarded
 SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id,
        created_at, reason, discarded_at

@@ -59,6 +59,14 @@ WHERE conversation_id = :conversation_id AND seq > :after_seq;
 -- name: EntryDiscardDelete
 DELETE FROM entries WHERE conversation_id = :conversation_id AND seq > :after_seq;
 
+-- name: EntryDiscardRewindBindings
+-- A delivered cursor never points past the end of the log: after a discard
+-- the seqs past after_seq will be taken by new entries, which must still be
+-- delivered.
+UPDATE bindings
+SET delivered_seq = :after_seq, updated_at = :now
+WHERE conversation_id = :conversation_id AND delivered_seq > :after_seq;
+
 -- name: EntryListDiscarded
 SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id,
     created_at, reason, discarded_at
