@@ -77,11 +77,15 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true))
 	}
-	attempts := item.Attempts
-	if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
-		ConversationID: conv.ID, Status: store.ConversationRunning, TurnAttempts: &attempts, Now: s.now(),
-	}); err != nil {
-		return fmt.Errorf("marking conversation running: %w", err)
+	// The claim marked an idle conversation running; a paused one (this turn
+	// resumes it) and a retry's attempt count still need writing.
+	if conv.Status != store.ConversationRunning || item.Attempts > 1 {
+		attempts := item.Attempts
+		if _, err := s.st.ConversationSetStatus(ctx, &store.ConversationStatusParams{
+			ConversationID: conv.ID, Status: store.ConversationRunning, TurnAttempts: &attempts, Now: s.now(),
+		}); err != nil {
+			return fmt.Errorf("marking conversation running: %w", err)
+		}
 	}
 
 	ag := s.agentOf(conv)
@@ -114,6 +118,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkItem, outcome turnOutcome, err error) error {
 	if err != nil {
 		return err
+	}
+	// Completing the item releases the lease, which turns a running
+	// conversation idle; only a pause or a retry's count needs a write here.
+	if outcome != turnPaused && item.Attempts <= 1 {
+		return nil
 	}
 	status := store.ConversationIdle
 	if outcome == turnPaused {
