@@ -20,9 +20,10 @@ import (
 )
 
 // WorkDeliver is the work kind that delivers a conversation's undelivered
-// entries outside a turn (after a restart, or for entries written by the
-// scheduler). Its payload is empty; the conversation is the item's.
-const WorkDeliver = "deliver"
+// entries outside a turn (after a restart, for entries written by the
+// scheduler, for command replies). Its payload is empty; the conversation is
+// the item's.
+const WorkDeliver = core.WorkDeliver
 
 // RouterOptions configures a Router.
 type RouterOptions struct {
@@ -57,6 +58,9 @@ type Router struct {
 type convDelivery struct {
 	events  chan core.Event
 	streams map[uuid.UUID]*liveStream // by binding
+	// bindings is read at turn start and on each entry, not for every delta.
+	bindings []*store.Binding
+	loaded   bool
 }
 
 type liveStream struct {
@@ -162,8 +166,20 @@ func (r *Router) follow(ctx context.Context, conv uuid.UUID, c *convDelivery) {
 }
 
 func (r *Router) handle(ctx context.Context, conv uuid.UUID, c *convDelivery, ev core.Event) {
-	bindings, err := r.opts.Store.BindingListByConversation(ctx, conv)
-	if err != nil || len(bindings) == 0 {
+	switch ev.Kind {
+	case core.EventTurnStart, core.EventEntry, core.EventTurnEnd:
+		c.loaded = false // a binding may have been added since
+	}
+	if !c.loaded {
+		bindings, err := r.opts.Store.BindingListByConversation(ctx, conv)
+		if err != nil {
+			r.log.ErrorContext(ctx, "listing bindings", "conversation_id", conv, "error", redact.String(err.Error()))
+			return
+		}
+		c.bindings, c.loaded = bindings, true
+	}
+	bindings := c.bindings
+	if len(bindings) == 0 {
 		return
 	}
 	switch ev.Kind {

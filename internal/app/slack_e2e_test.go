@@ -34,12 +34,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// The pgx pool's background health check and database/sql's opener
-		// end a moment after Close returns.
-		goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
-		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
-	)
+	goleak.VerifyTestMain(m)
 }
 
 const (
@@ -238,8 +233,13 @@ func (e *slackEnv) mustPost(ev signedEvent) {
 // says what was last seen, for the failure.
 func poll(tb testing.TB, what string, cond func() (bool, string)) {
 	tb.Helper()
-	deadline := time.Now().Add(waitLong)
-	tick := time.NewTicker(10 * time.Millisecond)
+	pollFor(tb, waitLong, 10*time.Millisecond, what, cond)
+}
+
+func pollFor(tb testing.TB, timeout, every time.Duration, what string, cond func() (bool, string)) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		ok, seen := cond()
@@ -247,7 +247,7 @@ func poll(tb testing.TB, what string, cond func() (bool, string)) {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("waited %s for %s; last seen: %s", waitLong, what, seen)
+			tb.Fatalf("waited %s for %s; last seen: %s", timeout, what, seen)
 		}
 		<-tick.C
 	}
@@ -305,18 +305,25 @@ func (e *slackEnv) waitReply(channel, want string) slacktest.Message {
 // will be posted for what was sent so far.
 func (e *slackEnv) waitIdle() {
 	e.tb.Helper()
-	poll(e.tb, "the work queue to drain", func() (bool, string) {
+	e.waitIdleFor(waitLong, 10*time.Millisecond)
+}
+
+// waitIdleFor is waitIdle with its own deadline and polling interval, for
+// benchmarks, whose measurements a busy poll would disturb.
+func (e *slackEnv) waitIdleFor(timeout, every time.Duration) {
+	e.tb.Helper()
+	pollFor(e.tb, timeout, every, "the work queue to drain", func() (bool, string) {
 		items, err := e.store.WorkList(context.Background(), &store.WorkListParams{
-			States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 100,
+			States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
 		})
 		if err != nil {
 			return false, err.Error()
 		}
-		var seen []string
-		for _, it := range items[:min(len(items), 5)] {
-			seen = append(seen, fmt.Sprintf("%s %s attempts=%d last_error=%q", it.Kind, it.State, it.Attempts, it.LastError))
+		if len(items) == 0 {
+			return true, ""
 		}
-		return len(items) == 0, fmt.Sprintf("%d items queued or running: %s", len(items), strings.Join(seen, "; "))
+		it := items[0]
+		return false, fmt.Sprintf("%s item %s %s, attempts %d, last error %q", it.Kind, it.ID, it.State, it.Attempts, it.LastError)
 	})
 }
 

@@ -26,6 +26,10 @@ type Target struct {
 	// SimpleProtocol is set by the query parameter switchboard_simple_protocol=1
 	// (for PgBouncer in transaction mode); the parameter is removed from URL.
 	SimpleProtocol bool
+	// Schema is set by switchboard_schema=NAME: the store lives in that
+	// schema (created when missing), so several deployments or test runs can
+	// share a database.
+	Schema string
 }
 
 // Parse reads a DATABASE_URL. Errors name the variable and what is wrong,
@@ -55,8 +59,12 @@ func Parse(raw string) (Target, error) {
 		if v := q.Get("switchboard_simple_protocol"); v != "" {
 			t.SimpleProtocol = v == "1" || v == "true"
 			q.Del("switchboard_simple_protocol")
-			u.RawQuery = q.Encode()
 		}
+		if v := q.Get("switchboard_schema"); v != "" {
+			t.Schema = v
+			q.Del("switchboard_schema")
+		}
+		u.RawQuery = q.Encode()
 		t.URL = u.String()
 		return t, nil
 	default:
@@ -95,7 +103,7 @@ func Open(ctx context.Context, opts Options) (store.Store, error) {
 	}
 	switch t.Driver {
 	case "postgres":
-		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Logger: logger})
+		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Schema: t.Schema, Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("opening postgres store: %w", err)
 		}
