@@ -30,8 +30,11 @@ type RouterOptions struct {
 	Store    store.Store
 	Hub      *core.Hub
 	Adapters []Adapter
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// IdentityFunc gives the name and icon an agent posts with; nil posts
+	// under the agent's name.
+	IdentityFunc func(agent string) *Identity
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // Router delivers a conversation's entries to every platform binding it has.
@@ -79,6 +82,14 @@ func NewRouter(opts RouterOptions) (*Router, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.IdentityFunc == nil {
+		opts.IdentityFunc = func(agent string) *Identity {
+			if agent == "" {
+				return nil
+			}
+			return &Identity{Name: agent}
+		}
 	}
 	r := &Router{opts: opts, log: opts.Logger, adapters: map[string]Adapter{}, convs: map[uuid.UUID]*convDelivery{}}
 	for _, a := range opts.Adapters {
@@ -232,7 +243,7 @@ func (r *Router) streamDelta(ctx context.Context, c *convDelivery, b *store.Bind
 		if conv, err := r.opts.Store.ConversationGet(ctx, b.ConversationID); err == nil && to.UserID == "" {
 			to.UserID = core.StarterOf(conv) // the person the reply is for
 		}
-		s, err := st.StartStream(ctx, to, identityOf(ev.Agent))
+		s, err := st.StartStream(ctx, to, r.opts.IdentityFunc(ev.Agent))
 		if err != nil {
 			r.log.WarnContext(ctx, "starting stream", "platform", b.Platform, "error", redact.String(err.Error()))
 			ls.failed = true
@@ -304,6 +315,11 @@ func (r *Router) deliverEntry(ctx context.Context, ad Adapter, b *store.Binding,
 	msg, err := render(e)
 	if err != nil || msg == nil {
 		return err
+	}
+	if e.Kind == store.EntryAssistant {
+		if c, err := core.Decode[core.AssistantContent](e); err == nil {
+			msg.Identity = r.opts.IdentityFunc(c.Agent)
+		}
 	}
 	if _, err := r.opts.Store.PostedGet(ctx, b.ID, e.ID); err == nil {
 		return nil
@@ -424,7 +440,7 @@ func render(e *store.Entry) (*Message, error) {
 		if err != nil || c.Text == "" {
 			return nil, err
 		}
-		return &Message{Text: c.Text, Identity: identityOf(c.Agent)}, nil
+		return &Message{Text: c.Text}, nil
 	case store.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {
@@ -470,11 +486,4 @@ func targetOf(b *store.Binding) Target {
 		t.Thread = ""
 	}
 	return t
-}
-
-func identityOf(agent string) *Identity {
-	if agent == "" {
-		return nil
-	}
-	return &Identity{Name: agent}
 }

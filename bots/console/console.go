@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -32,16 +33,25 @@ type Options struct {
 	Out     io.Writer
 	// FileDir is where charts and other files are saved (default: a temp dir).
 	FileDir string
+	// PollInterval bounds how long the chat waits for a turn run by another
+	// instance's worker when a wake-up is lost (default 1s). Turns run here
+	// are followed live and never wait for it.
+	PollInterval time.Duration
 }
 
-// Run chats until the input ends or ctx is cancelled. A worker must be
-// running on the same service for turns to happen.
+// Run chats until the input ends (Ctrl-D, nil) or ctx is cancelled. A
+// worker must be running on the same store for turns to happen: in this
+// process, whose turns are streamed word by word, or in another instance,
+// whose replies show whole as they are stored.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Service == nil || opts.In == nil || opts.Out == nil {
 		return errors.New("console: Service, In and Out are required")
 	}
 	if opts.User == "" {
 		opts.User = "you"
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
 	}
 	svc := opts.Service
 	ag := svc.Agents().Default()
@@ -60,10 +70,20 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	conv, err := svc.CreateConversation(ctx, ag.Name, "terminal", opts.User)
 	if err != nil {
-		return err
+		return fmt.Errorf("starting the chat: %w", err)
 	}
+	// Live events (deltas, statuses) exist only in the process running the
+	// turn; with a shared Postgres that may be another instance. What the
+	// chat prints comes from the log, so a turn run anywhere shows in full,
+	// and is streamed when it runs here.
 	events, unsubscribe := svc.Hub().Subscribe(conv.ID, 4096)
 	defer unsubscribe()
+	wakeCtx, stopWake := context.WithCancel(ctx)
+	defer stopWake()
+	wake, err := svc.Store().Subscribe(wakeCtx, store.TopicEntries)
+	if err != nil {
+		return fmt.Errorf("following the conversation: %w", err)
+	}
 
 	lines := make(chan string)
 	go func() {
@@ -78,7 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		}
 	}()
-	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, lines: lines, out: out}
+	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, wake: wake, lines: lines, out: out, shownErrors: map[uuid.UUID]bool{}}
 	for {
 		fmt.Fprint(out, "\n> ")
 		line, ok := s.read(ctx)
@@ -89,9 +109,12 @@ func Run(ctx context.Context, opts Options) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if _, err := svc.PostMessage(ctx, conv.ID, opts.User, line); err != nil {
-			return err
+		seq, err := svc.PostMessage(ctx, conv.ID, opts.User, line)
+		if err != nil {
+			return fmt.Errorf("sending your message: %w", err)
 		}
+		// The message is on screen already (typed); show what follows it.
+		s.cursor = max(s.cursor, seq)
 		if err := s.follow(ctx); err != nil {
 			return err
 		}
@@ -103,8 +126,14 @@ type session struct {
 	svc    *core.Service
 	conv   uuid.UUID
 	events <-chan core.Event
+	wake   <-chan store.Notification
 	lines  <-chan string
 	out    io.Writer
+
+	cursor      int64 // the last seq shown
+	shownErrors map[uuid.UUID]bool
+	streamed    bool   // the reply being written was streamed as deltas
+	lastStatus  string // the status line printed last, to print each once
 }
 
 func (s *session) read(ctx context.Context) (string, bool) {
@@ -117,57 +146,167 @@ func (s *session) read(ctx context.Context) (string, bool) {
 }
 
 // follow prints the turn as it happens until it ends with nothing waiting
-// for the person at the keyboard.
+// for the person at the keyboard. A turn run here ends with its turn_end
+// event; one run by another instance is seen ending in the store.
 func (s *session) follow(ctx context.Context) error {
-	streamed := false
+	s.streamed, s.lastStatus = false, ""
+	poll := time.NewTicker(s.opts.PollInterval)
+	defer poll.Stop()
 	for {
-		var ev core.Event
+		ended, polled := false, false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case ev = <-s.events:
+		case ev, ok := <-s.events:
+			if !ok {
+				return errors.New("the live event feed closed")
+			}
+			ended = s.live(ev)
+		case n, ok := <-s.wake:
+			if !ok {
+				return errors.New("the store stopped sending wake-ups")
+			}
+			if n.Payload != s.conv.String() {
+				continue
+			}
+		case <-poll.C:
+			polled = true
 		}
-		switch ev.Kind {
-		case core.EventDelta:
-			if !streamed {
-				fmt.Fprintf(s.out, "\n%s: ", ev.Agent)
-				streamed = true
+		// Deltas are published before their entry is stored: print those
+		// already sent before the entry, so a streamed reply is not printed
+		// twice.
+		for drained := false; !drained; {
+			select {
+			case ev := <-s.events:
+				ended = s.live(ev) || ended
+			default:
+				drained = true
 			}
-			fmt.Fprint(s.out, ev.Text)
-		case core.EventRestart:
-			fmt.Fprint(s.out, "\n(retrying…)\n")
-			streamed = false
-		case core.EventStatus:
-			if strings.HasPrefix(ev.Text, "is running") {
-				fmt.Fprintf(s.out, "\n[%s %s]", ev.Agent, ev.Text)
-			}
-		case core.EventEntry:
-			if err := s.show(ev, &streamed); err != nil {
+		}
+		if err := s.catchUp(ctx); err != nil {
+			return err
+		}
+		if !ended && polled {
+			over, err := s.turnOver(ctx)
+			if err != nil {
 				return err
 			}
-		case core.EventTurnEnd:
-			fmt.Fprintln(s.out)
-			asked, err := s.askPending(ctx)
-			if err != nil || !asked {
-				return err
+			ended = over
+			if over {
+				// A turn run here published its last events before its work
+				// item completed: drop them now, or its turn_end would end
+				// the next turn early. Its entries are printed already.
+				s.discardLive()
 			}
-			streamed = false
+		}
+		if !ended {
+			continue
+		}
+		fmt.Fprintln(s.out)
+		asked, err := s.askPending(ctx)
+		if err != nil || !asked {
+			return err
+		}
+		s.streamed, s.lastStatus = false, ""
+	}
+}
+
+// live prints a live event and reports whether it ends the turn.
+func (s *session) live(ev core.Event) bool {
+	switch ev.Kind {
+	case core.EventDelta:
+		if !s.streamed {
+			fmt.Fprintf(s.out, "\n%s: ", ev.Agent)
+			s.streamed = true
+		}
+		s.lastStatus = ""
+		fmt.Fprint(s.out, ev.Text)
+	case core.EventRestart:
+		fmt.Fprint(s.out, "\n(retrying…)\n")
+		s.streamed, s.lastStatus = false, ""
+	case core.EventStatus:
+		// A call is announced while the model writes it and again as it
+		// runs: one line is enough.
+		if strings.HasPrefix(ev.Text, "is running") && ev.Text != s.lastStatus {
+			fmt.Fprintf(s.out, "\n[%s %s]", ev.Agent, ev.Text)
+			s.lastStatus = ev.Text
+		}
+	case core.EventTurnEnd:
+		return true
+	}
+	return false
+}
+
+func (s *session) discardLive() {
+	for {
+		select {
+		case <-s.events:
+		default:
+			return
 		}
 	}
 }
 
-func (s *session) show(ev core.Event, streamed *bool) error {
-	e := ev.Entry
+// catchUp prints the entries past the cursor.
+func (s *session) catchUp(ctx context.Context) error {
+	list, err := s.svc.Store().EntryList(ctx, &store.EntryListParams{ConversationID: s.conv, AfterSeq: s.cursor, WithErrors: true})
+	if err != nil {
+		return fmt.Errorf("reading the conversation: %w", err)
+	}
+	for _, e := range list {
+		if e.Seq == nil {
+			if s.shownErrors[e.ID] {
+				continue
+			}
+			s.shownErrors[e.ID] = true
+		} else {
+			s.cursor = *e.Seq
+		}
+		if err := s.show(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turnOver reports whether no turn runs or waits to run in the
+// conversation: how a turn run by another instance is seen to end.
+func (s *session) turnOver(ctx context.Context) (bool, error) {
+	c, err := s.svc.Store().ConversationGet(ctx, s.conv)
+	if err != nil {
+		return false, fmt.Errorf("reading the conversation: %w", err)
+	}
+	if c.Status == store.ConversationRunning {
+		return false, nil
+	}
+	items, err := s.svc.Store().WorkList(ctx, &store.WorkListParams{
+		ConversationID: &s.conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
+	})
+	if err != nil {
+		return false, fmt.Errorf("reading the conversation's queue: %w", err)
+	}
+	return len(items) == 0, nil
+}
+
+func (s *session) show(e *store.Entry) error {
+	agentName := s.svc.Agents().Default().Name
+	if name, ok := strings.CutPrefix(e.Author, "agent:"); ok {
+		agentName = name
+	}
 	switch e.Kind {
 	case store.EntryAssistant:
-		if !*streamed {
-			c, err := core.Decode[core.AssistantContent](e)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(s.out, "\n%s: %s", ev.Agent, c.Text)
+		c, err := core.Decode[core.AssistantContent](e)
+		if err != nil {
+			return err
 		}
-		*streamed = false
+		if !s.streamed && c.Text != "" {
+			if c.Agent != "" {
+				agentName = c.Agent
+			}
+			fmt.Fprintf(s.out, "\n%s: %s", agentName, c.Text)
+			s.lastStatus = ""
+		}
+		s.streamed = false
 	case store.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil {
@@ -243,7 +382,9 @@ func (s *session) askPending(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		fmt.Fprintf(s.out, "\n%s\n", msg.Text)
+		// The prompt is written for chat platforms; a terminal shows no
+		// markdown.
+		fmt.Fprintf(s.out, "\n%s\n", strings.NewReplacer("**", "", "`", "").Replace(msg.Text))
 		for i, b := range msg.Buttons {
 			fmt.Fprintf(s.out, "  %d) %s\n", i+1, b.Label)
 		}
@@ -263,10 +404,16 @@ func (s *session) askPending(ctx context.Context) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if res.Refused {
+			switch {
+			case res.Refused:
 				fmt.Fprintln(s.out, res.Reason)
+			case res.Duplicate:
+				// Decided elsewhere meanwhile: whatever that caused is in the log.
+				fmt.Fprintln(s.out, "(already answered)")
+				answered = true
+			default:
+				answered = true
 			}
-			answered = true
 			break
 		}
 	}

@@ -112,7 +112,8 @@ func (a *Adapter) dmChannel(ctx context.Context, userID string) (string, error) 
 }
 
 // Post implements bots.Adapter. A long text becomes several messages; a 429
-// is waited out by discordgo and the request sent again, once.
+// is waited out by discordgo and the request sent again (for every 429:
+// discordgo does not cap these retries).
 func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
 	if m == nil {
 		return nil, errors.New("discord: posting a nil message")

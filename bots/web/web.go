@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -75,7 +76,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 func (a *API) auth(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.opts.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, ok := bearer(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.Token)) != 1 {
 				writeError(w, http.StatusUnauthorized, "a valid Authorization: Bearer token is required")
 				return
@@ -90,6 +91,18 @@ func (a *API) auth(h func(http.ResponseWriter, *http.Request) error) http.Handle
 	})
 }
 
+// bearer reads the token of an "Authorization: Bearer <token>" header. The
+// scheme is case-insensitive (RFC 9110, section 11.1), so "bearer" from a
+// hand-written client works too.
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -100,11 +113,15 @@ func loopback(addr string) bool {
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
 	switch {
+	case errors.As(err, &he):
+		writeError(w, he.status, he.msg)
 	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not found")
+		// Every route that can miss names a conversation.
+		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, store.ErrConflict):
@@ -125,10 +142,44 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+// httpError is an answer other than 400/404/409/500 that a handler asks for.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// maxBody bounds a request body: the largest legitimate one is a batch of
+// tool results, far below this.
+const maxBody = 1 << 20
+
+// decode reads exactly one JSON value into v. Unknown fields, a second value
+// after the first and an empty body (unless allowEmpty) are errors, so a
+// typo in a client is reported instead of silently ignored.
+func decode(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if errors.Is(err, io.EOF) {
+		if allowEmpty {
+			return nil
+		}
+		return fmt.Errorf("%w: request body is empty; want a JSON object", core.ErrInvalid)
+	}
+	if err == nil {
+		// Anything but white space after the value is a malformed body.
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("unexpected data after the JSON object")
+			if mbe := (*http.MaxBytesError)(nil); errors.As(terr, &mbe) {
+				err = terr
+			}
+		}
+	}
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)}
+	}
+	if err != nil {
 		return fmt.Errorf("%w: request body: %v", core.ErrInvalid, err)
 	}
 	return nil
@@ -154,10 +205,9 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Agent string `json:"agent"`
 	}
-	if r.ContentLength != 0 {
-		if err := decode(r, &body); err != nil {
-			return err
-		}
+	// The body is optional: no agent means the default one.
+	if err := decode(w, r, &body, true); err != nil {
+		return err
 	}
 	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, "api", user(r))
 	if err != nil {
@@ -215,7 +265,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Text string `json:"text"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
 	seq, err := a.svc.PostMessage(r.Context(), id, user(r), body.Text)
@@ -234,7 +284,11 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Results []core.ToolResultInput `json:"results"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	// An unknown conversation has no pending calls either; say which it is.
+	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
 		return err
 	}
 	seq, err := a.svc.PostToolResults(r.Context(), id, user(r), body.Results)
@@ -254,7 +308,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 		Seq     int64  `json:"seq"`
 		Content string `json:"content"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
 	res, err := a.svc.Fork(r.Context(), id, body.Seq, user(r), body.Content)
@@ -377,6 +431,41 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	if err := catchUp(); err != nil {
 		return nil // the client went away or the store failed mid-stream; nothing more to say
 	}
+	// handle writes one live event. An entry is read from the log at the
+	// point its event was published, so deltas, entries and turn_end reach
+	// the client in the order the turn produced them.
+	handle := func(ev core.Event) error {
+		switch ev.Kind {
+		case core.EventDelta:
+			return writeEvent(w, "", "delta", map[string]string{"text": ev.Text})
+		case core.EventEntry:
+			return catchUp()
+		case core.EventTurnEnd:
+			if err := catchUp(); err != nil {
+				return err
+			}
+			return writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text})
+		case core.EventStatus, core.EventRestart, core.EventTurnStart:
+			return writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text})
+		}
+		return nil
+	}
+	// drain handles the live events already queued. A turn publishes an
+	// entry's deltas before it stores the entry, so once a wake-up for the
+	// entry has arrived they are all queued: sending them first keeps a
+	// reply's deltas ahead of the reply.
+	drain := func() error {
+		for {
+			select {
+			case ev := <-live:
+				if err := handle(ev); err != nil {
+					return err
+				}
+			default:
+				return nil
+			}
+		}
+	}
 	poll := time.NewTicker(a.opts.PollInterval)
 	defer poll.Stop()
 	keep := time.NewTicker(a.opts.KeepAlive)
@@ -392,26 +481,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			if n.Payload != id.String() {
 				continue
 			}
-		case ev, ok := <-live:
-			if !ok {
+		case ev := <-live:
+			if err := handle(ev); err != nil {
 				return nil
 			}
-			switch ev.Kind {
-			case core.EventDelta:
-				if err := writeEvent(w, "", "delta", map[string]string{"text": ev.Text}); err != nil {
-					return nil
-				}
-				flusher.Flush()
-				continue
-			case core.EventStatus, core.EventRestart, core.EventTurnStart, core.EventTurnEnd:
-				if err := writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text}); err != nil {
-					return nil
-				}
-				flusher.Flush()
-				if ev.Kind != core.EventTurnEnd {
-					continue
-				}
-			}
+			flusher.Flush()
+			continue
 		case <-poll.C:
 		case <-keep.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
@@ -419,6 +494,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			}
 			flusher.Flush()
 			continue
+		}
+		if err := drain(); err != nil {
+			return nil
 		}
 		if err := catchUp(); err != nil {
 			return nil

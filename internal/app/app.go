@@ -199,15 +199,31 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return fmt.Errorf("registering scheduler tools: %w", err)
 	}
 	for _, ag := range agents.Agents {
-		if core.IsDemo(&ag) {
-			a.log.WarnContext(ctx, "agent runs on the scripted demo model, not a real one: set ANTHROPIC_API_KEY, OPENAI_API_KEY or SWITCHBOARD_MODEL", "agent", ag.Name)
+		switch {
+		case ag.Model == agent.DemoModel:
+			a.log.WarnContext(ctx, "agent runs on the offline demo model, not a real one: set ANTHROPIC_API_KEY, OPENAI_API_KEY or SWITCHBOARD_MODEL", "agent", ag.Name)
+		case core.IsDemo(&ag):
+			a.log.WarnContext(ctx, "agent runs on a scripted model that replays a file, not a real one", "agent", ag.Name, "model", ag.Model)
 		}
 	}
 
 	if err := a.buildPlatforms(); err != nil {
 		return err
 	}
-	a.Router, err = bots.NewRouter(bots.RouterOptions{Store: a.Store, Hub: a.Service.Hub(), Adapters: a.Adapters, Logger: a.log, Now: cfg.Now})
+	a.Router, err = bots.NewRouter(bots.RouterOptions{
+		Store: a.Store, Hub: a.Service.Hub(), Adapters: a.Adapters, Logger: a.log, Now: cfg.Now,
+		IdentityFunc: func(name string) *bots.Identity {
+			ag, ok := agents.Find(name)
+			if !ok {
+				return nil
+			}
+			id := &bots.Identity{Name: ag.DisplayName, IconURL: ag.IconURL}
+			if id.Name == "" {
+				id.Name = ag.Name
+			}
+			return id
+		},
+	})
 	if err != nil {
 		return err
 	}
