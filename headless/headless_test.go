@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"image/png"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func registry(t *testing.T) *tool.Registry {
 	t.Helper()
 	r := tool.NewRegistry()
-	must.NoError(t, headless.RegisterBuiltins(r), "registering built-ins")
+	require.NoError(t, headless.RegisterBuiltins(r), "registering built-ins")
 	tool.MustRegister(r, tool.Def{Name: "web_search", Description: "search", Risk: tool.RiskLow},
 		func(context.Context, struct{}) (string, error) { return "ok", nil })
 	tool.MustRegister(r, tool.Def{Name: "open_tab", Description: "open a browser tab", Risk: tool.RiskLow, Tier: tool.TierFrontend},
@@ -63,55 +64,55 @@ func TestSwapTablePerContext(t *testing.T) {
 	for ctxName, w := range tests {
 		t.Run(ctxName, func(t *testing.T) {
 			offered := headless.ToolsFor(r, ctxName)
-			must.Equal(t, w.tools, names(offered), "tools offered in %s, sorted by name", ctxName)
+			require.Equal(t, w.tools, names(offered), "tools offered in %s, sorted by name", ctxName)
 
 			ask, ok := headless.Get(r, ctxName, "ask_user")
-			must.Equal(t, w.askPause != "", ok, "ask_user offered in %s", ctxName)
+			require.Equal(t, w.askPause != "", ok, "ask_user offered in %s", ctxName)
 			if ok {
 				res := ask.Call(context.Background(), json.RawMessage(askArgs))
-				must.False(t, res.IsError, "ask_user failed: %s", res.Output)
-				must.NotNil(t, res.Pause, "ask_user must pause")
-				must.Equal(t, w.askPause, res.Pause.Kind)
-				must.Equal(t, "Which hotel?", res.Pause.Prompt)
-				must.Equal(t, []string{"Ritz", "Savoy Hotel", "Hilton"}, res.Pause.Choices, "choices are trimmed for the buttons")
+				require.False(t, res.IsError, "ask_user failed: %s", res.Output)
+				require.NotNil(t, res.Pause, "ask_user must pause")
+				require.Equal(t, w.askPause, res.Pause.Kind)
+				require.Equal(t, "Which hotel?", res.Pause.Prompt)
+				require.Equal(t, []string{"Ritz", "Savoy Hotel", "Hilton"}, res.Pause.Choices, "choices are trimmed for the buttons")
 				if w.askPause == tool.PauseFrontend {
-					must.JSONEq(t, `{"question":"Which hotel?","choices":["Ritz","Savoy Hotel","Hilton"],"allow_free_text":false}`, string(res.Pause.Payload))
+					require.JSONEq(t, `{"question":"Which hotel?","choices":["Ritz","Savoy Hotel","Hilton"],"allow_free_text":false}`, string(res.Pause.Payload))
 				} else {
-					must.JSONEq(t, `{"allow_free_text":false}`, string(res.Pause.Payload))
+					require.JSONEq(t, `{"allow_free_text":false}`, string(res.Pause.Payload))
 				}
 			}
 
 			ch, ok := headless.Get(r, ctxName, "render_chart")
-			must.Equal(t, w.chartPNG || w.chartLeft, ok, "render_chart offered in %s", ctxName)
+			require.Equal(t, w.chartPNG || w.chartLeft, ok, "render_chart offered in %s", ctxName)
 			if !ok {
 				return
 			}
 			res := ch.Call(context.Background(), json.RawMessage(chartArgs))
-			must.False(t, res.IsError, "render_chart failed: %s", res.Output)
+			require.False(t, res.IsError, "render_chart failed: %s", res.Output)
 			if w.chartLeft {
-				must.NotNil(t, res.Pause, "render_chart must hand the data to the client")
-				must.Equal(t, tool.PauseFrontend, res.Pause.Kind)
-				must.Len(t, res.Attachments, 0)
+				require.NotNil(t, res.Pause, "render_chart must hand the data to the client")
+				require.Equal(t, tool.PauseFrontend, res.Pause.Kind)
+				require.Len(t, res.Attachments, 0)
 				var payload struct {
 					Kind   string
 					Series []json.RawMessage
 				}
-				must.NoError(t, json.Unmarshal(res.Pause.Payload, &payload))
-				must.Equal(t, "bar", payload.Kind)
-				must.Len(t, payload.Series, 2)
+				require.NoError(t, json.Unmarshal(res.Pause.Payload, &payload))
+				require.Equal(t, "bar", payload.Kind)
+				require.Len(t, payload.Series, 2)
 				return
 			}
-			must.True(t, res.Pause == nil, "a headless chart must not pause")
-			must.JSONEq(t, `{"rendered":true,"points":4,"series":2}`, string(res.Output), "the model sees a short summary only")
-			must.Len(t, res.Attachments, 1)
+			require.True(t, res.Pause == nil, "a headless chart must not pause")
+			require.JSONEq(t, `{"rendered":true,"points":4,"series":2}`, string(res.Output), "the model sees a short summary only")
+			require.Len(t, res.Attachments, 1)
 			att := res.Attachments[0]
-			must.Equal(t, "revenue-by-month.png", att.Name)
-			must.Equal(t, "image/png", att.MimeType)
-			must.Equal(t, "Revenue by month", att.Title)
+			require.Equal(t, "revenue-by-month.png", att.Name)
+			require.Equal(t, "image/png", att.MimeType)
+			require.Equal(t, "Revenue by month", att.Title)
 			img, err := png.Decode(bytes.NewReader(att.Data))
-			must.NoError(t, err, "attachment must be a PNG")
-			must.Equal(t, 960, img.Bounds().Dx())
-			must.Equal(t, 540, img.Bounds().Dy())
+			require.NoError(t, err, "attachment must be a PNG")
+			require.Equal(t, 960, img.Bounds().Dx())
+			require.Equal(t, 540, img.Bounds().Dy())
 		})
 	}
 }
@@ -122,26 +123,26 @@ func TestSwappedToolsKeepNameAndSchema(t *testing.T) {
 	r := registry(t)
 	for _, name := range []string{"ask_user", "render_chart"} {
 		front, ok := headless.Get(r, headless.ContextWeb, name)
-		must.True(t, ok)
-		must.Equal(t, tool.TierFrontend, front.Tier())
+		require.True(t, ok)
+		require.Equal(t, tool.TierFrontend, front.Tier())
 		for _, c := range []string{headless.ContextSlack, headless.ContextDiscord, headless.ContextTerminal, headless.ContextScheduler} {
 			back, ok := headless.Get(r, c, name)
 			if !ok {
 				continue
 			}
-			must.Equal(t, tool.TierServer, back.Tier(), "%s in %s", name, c)
-			must.Equal(t, string(front.Schema()), string(back.Schema()), "%s schema in %s must equal the frontend one", name, c)
-			must.Equal(t, front.Description(), back.Description())
+			require.Equal(t, tool.TierServer, back.Tier(), "%s in %s", name, c)
+			require.Equal(t, string(front.Schema()), string(back.Schema()), "%s schema in %s must equal the frontend one", name, c)
+			require.Equal(t, front.Description(), back.Description())
 		}
 	}
 	_, ok := headless.Get(r, headless.ContextSlack, "no_such_tool")
-	must.False(t, ok, "unknown names are not found")
+	require.False(t, ok, "unknown names are not found")
 }
 
 func TestAskUserRejectsBadInput(t *testing.T) {
 	r := registry(t)
 	ask, ok := headless.Get(r, headless.ContextSlack, "ask_user")
-	must.True(t, ok)
+	require.True(t, ok)
 	tests := []struct {
 		name, args, want string
 	}{
@@ -158,15 +159,15 @@ func TestAskUserRejectsBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := ask.Call(context.Background(), json.RawMessage(tt.args))
-			must.True(t, res.IsError, "want an error result")
-			must.True(t, res.Pause == nil, "an invalid question must not pause")
-			must.Contains(t, string(res.Output), tt.want)
+			require.True(t, res.IsError, "want an error result")
+			require.True(t, res.Pause == nil, "an invalid question must not pause")
+			require.Contains(t, string(res.Output), tt.want)
 		})
 	}
 	t.Run("75 characters fit a Slack button", func(t *testing.T) {
 		res := ask.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"question":"q?","choices":["a",%q],"allow_free_text":true}`, strings.Repeat("x", 75))))
-		must.False(t, res.IsError, "got %s", res.Output)
-		must.JSONEq(t, `{"allow_free_text":true}`, string(res.Pause.Payload))
+		require.False(t, res.IsError, "got %s", res.Output)
+		require.JSONEq(t, `{"allow_free_text":true}`, string(res.Pause.Payload))
 	})
 }
 
@@ -182,7 +183,7 @@ func TestRenderChartRejectsBadInput(t *testing.T) {
 	r := registry(t)
 	for _, c := range []string{headless.ContextWeb, headless.ContextSlack} {
 		ch, ok := headless.Get(r, c, "render_chart")
-		must.True(t, ok)
+		require.True(t, ok)
 		tests := []struct {
 			name, args, want string
 		}{
@@ -199,9 +200,9 @@ func TestRenderChartRejectsBadInput(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(c+"/"+tt.name, func(t *testing.T) {
 				res := ch.Call(context.Background(), json.RawMessage(tt.args))
-				must.True(t, res.IsError, "want an error result, got %s", res.Output)
-				must.Len(t, res.Attachments, 0)
-				must.Contains(t, string(res.Output), tt.want)
+				require.True(t, res.IsError, "want an error result, got %s", res.Output)
+				require.Len(t, res.Attachments, 0)
+				require.Contains(t, string(res.Output), tt.want)
 			})
 		}
 	}
@@ -217,48 +218,48 @@ func points(n int) string {
 
 func TestRenderChartHonoursCancellation(t *testing.T) {
 	ch, ok := headless.Get(registry(t), headless.ContextSlack, "render_chart")
-	must.True(t, ok)
+	require.True(t, ok)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := ch.Call(ctx, json.RawMessage(chartArgs))
-	must.True(t, res.IsError, "a cancelled call must not render")
-	must.ErrorIs(t, res.Err, context.Canceled)
+	require.True(t, res.IsError, "a cancelled call must not render")
+	require.ErrorIs(t, res.Err, context.Canceled)
 }
 
 func TestSwapperAdd(t *testing.T) {
 	server, err := tool.New(tool.Def{Name: "x", Description: "x", Risk: tool.RiskLow},
 		func(context.Context, struct{}) (string, error) { return "", nil })
-	must.NoError(t, err)
+	require.NoError(t, err)
 	front, err := tool.New(tool.Def{Name: "x", Description: "x", Risk: tool.RiskLow, Tier: tool.TierFrontend},
 		func(context.Context, struct{}) (string, error) { return "", nil })
-	must.NoError(t, err)
+	require.NoError(t, err)
 
 	s := headless.NewSwapper()
-	must.NoError(t, s.Add(headless.ContextSlack, server))
-	must.ErrorIs(t, s.Add(headless.ContextSlack, server), headless.ErrDuplicateSwap)
-	must.ErrorContains(t, s.Add("fax", server), `context "fax"`)
-	must.ErrorContains(t, s.Add(headless.ContextDiscord, front), "must be a server tool")
-	must.ErrorContains(t, s.Add(headless.ContextDiscord, nil), "tool is nil")
+	require.NoError(t, s.Add(headless.ContextSlack, server))
+	require.ErrorIs(t, s.Add(headless.ContextSlack, server), headless.ErrDuplicateSwap)
+	require.ErrorContains(t, s.Add("fax", server), `context "fax"`)
+	require.ErrorContains(t, s.Add(headless.ContextDiscord, front), "must be a server tool")
+	require.ErrorContains(t, s.Add(headless.ContextDiscord, nil), "tool is nil")
 
 	// A swap for a tool the registry does not hold offers nothing.
 	r := tool.NewRegistry()
-	must.Len(t, s.ToolsFor(r, headless.ContextSlack), 0)
+	require.Len(t, s.ToolsFor(r, headless.ContextSlack), 0)
 	// A swap replaces the frontend tool of the same name.
-	must.NoError(t, r.Add(front))
+	require.NoError(t, r.Add(front))
 	got, ok := s.Get(r, headless.ContextSlack, "x")
-	must.True(t, ok)
-	must.True(t, got == server, "want the registered equivalent")
+	require.True(t, ok)
+	require.True(t, got == server, "want the registered equivalent")
 	_, ok = s.Get(r, headless.ContextDiscord, "x")
-	must.False(t, ok, "no equivalent in discord: not offered")
+	require.False(t, ok, "no equivalent in discord: not offered")
 }
 
 func TestRegisterBuiltinsTwice(t *testing.T) {
 	r := tool.NewRegistry()
-	must.NoError(t, headless.RegisterBuiltins(r))
+	require.NoError(t, headless.RegisterBuiltins(r))
 	err := headless.RegisterBuiltins(r)
-	must.True(t, errors.Is(err, tool.ErrDuplicate), "want ErrDuplicate, got %v", err)
+	require.True(t, errors.Is(err, tool.ErrDuplicate), "want ErrDuplicate, got %v", err)
 
 	s, err := headless.BuiltinSwapper()
-	must.NoError(t, err)
-	must.Equal(t, []string{"ask_user", "render_chart"}, names(s.ToolsFor(r, headless.ContextTerminal)))
+	require.NoError(t, err)
+	require.Equal(t, []string{"ask_user", "render_chart"}, names(s.ToolsFor(r, headless.ContextTerminal)))
 }

@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"github.com/stretchr/testify/require"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -43,7 +44,7 @@ func TestPolicyDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.policy.Decide(tt.tool, tt.risk, tt.ctx)
-			must.Equal(t, tt.want, got, "Decide(%q, %q, %q)", tt.tool, tt.risk, tt.ctx)
+			require.Equal(t, tt.want, got, "Decide(%q, %q, %q)", tt.tool, tt.risk, tt.ctx)
 		})
 	}
 }
@@ -76,12 +77,12 @@ func TestPolicyValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.policy.Validate()
 			if len(tt.want) == 0 {
-				must.NoError(t, err)
+				require.NoError(t, err)
 				return
 			}
-			must.Error(t, err)
+			require.Error(t, err)
 			for _, w := range tt.want {
-				must.ErrorContains(t, err, w)
+				require.ErrorContains(t, err, w)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +71,7 @@ func newSearch(t *testing.T, calls *atomic.Int32) *tool.Tool {
 		}
 		return searchOut{Query: in.Query, Limit: in.Limit, ID: in.ID, Count: len(in.Series)}, nil
 	})
-	must.NoError(t, err, "building the search tool")
+	require.NoError(t, err, "building the search tool")
 	return tl
 }
 
@@ -79,16 +80,16 @@ func TestSchemaGeneratedFromInputType(t *testing.T) {
 	got := tl.Schema()
 
 	var pretty bytes.Buffer
-	must.NoError(t, json.Indent(&pretty, got, "", "  "))
+	require.NoError(t, json.Indent(&pretty, got, "", "  "))
 	pretty.WriteByte('\n')
 	golden := filepath.Join("testdata", "search_schema.golden.json")
 	if *update {
-		must.NoError(t, os.MkdirAll("testdata", 0o755))
-		must.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	must.NoError(t, err, "reading golden file (run with -update to create it)")
-	must.Equal(t, string(want), pretty.String(), "schema differs from %s", golden)
+	require.NoError(t, err, "reading golden file (run with -update to create it)")
+	require.Equal(t, string(want), pretty.String(), "schema differs from %s", golden)
 
 	var s struct {
 		Type                 string                     `json:"type"`
@@ -96,32 +97,32 @@ func TestSchemaGeneratedFromInputType(t *testing.T) {
 		AdditionalProperties *bool                      `json:"additionalProperties"`
 		Properties           map[string]json.RawMessage `json:"properties"`
 	}
-	must.NoError(t, json.Unmarshal(got, &s))
-	must.Equal(t, "object", s.Type)
-	must.Equal(t, []string{"query"}, s.Required, "only fields without omitempty are required")
-	must.NotNil(t, s.AdditionalProperties, "additionalProperties must be set")
-	must.False(t, *s.AdditionalProperties, "unknown arguments must be rejected")
-	must.NotContains(t, s.Properties, "Hidden", "json:\"-\" fields are not arguments")
-	must.Contains(t, string(s.Properties["query"]), `"description":"what to search for"`)
-	must.Contains(t, string(s.Properties["tags"]), `"type":"array"`, "slices are plain arrays, not null|array")
-	must.Contains(t, string(s.Properties["limit"]), `"default":10`)
+	require.NoError(t, json.Unmarshal(got, &s))
+	require.Equal(t, "object", s.Type)
+	require.Equal(t, []string{"query"}, s.Required, "only fields without omitempty are required")
+	require.NotNil(t, s.AdditionalProperties, "additionalProperties must be set")
+	require.False(t, *s.AdditionalProperties, "unknown arguments must be rejected")
+	require.NotContains(t, s.Properties, "Hidden", "json:\"-\" fields are not arguments")
+	require.Contains(t, string(s.Properties["query"]), `"description":"what to search for"`)
+	require.Contains(t, string(s.Properties["tags"]), `"type":"array"`, "slices are plain arrays, not null|array")
+	require.Contains(t, string(s.Properties["limit"]), `"default":10`)
 
 	// Byte-identical on every build: the prompt cache depends on it.
 	for range 5 {
-		must.Equal(t, string(got), string(newSearch(t, nil).Schema()), "schema bytes must be stable")
+		require.Equal(t, string(got), string(newSearch(t, nil).Schema()), "schema bytes must be stable")
 	}
 }
 
 func TestSchemaForEmptyInputHasProperties(t *testing.T) {
 	tl, err := tool.New(tool.Def{Name: "now", Description: "The time.", Risk: tool.RiskLow},
 		func(context.Context, struct{}) (string, error) { return "noon", nil })
-	must.NoError(t, err)
-	must.JSONEq(t, `{"type":"object","properties":{},"additionalProperties":false}`, string(tl.Schema()))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"type":"object","properties":{},"additionalProperties":false}`, string(tl.Schema()))
 
 	for _, args := range []string{``, `null`, `{}`, ` {} `} {
 		res := tl.Call(context.Background(), json.RawMessage(args))
-		must.False(t, res.IsError, "args %q: want success, got %s", args, res.Output)
-		must.JSONEq(t, `"noon"`, string(res.Output))
+		require.False(t, res.IsError, "args %q: want success, got %s", args, res.Output)
+		require.JSONEq(t, `"noon"`, string(res.Output))
 	}
 }
 
@@ -157,19 +158,19 @@ func TestCallValidationErrorsNameTheField(t *testing.T) {
 			var calls atomic.Int32
 			tl := newSearch(t, &calls)
 			res := tl.Call(context.Background(), json.RawMessage(tt.args))
-			must.True(t, res.IsError, "want an error result for %s", tt.args)
-			must.Zero(t, calls.Load(), "the handler must not run on invalid arguments")
+			require.True(t, res.IsError, "want an error result for %s", tt.args)
+			require.Zero(t, calls.Load(), "the handler must not run on invalid arguments")
 			var out struct{ Error string }
-			must.NoError(t, json.Unmarshal(res.Output, &out), "error output must be JSON: %s", res.Output)
-			must.True(t, strings.HasPrefix(out.Error, "invalid arguments for search: "), "got %q", out.Error)
+			require.NoError(t, json.Unmarshal(res.Output, &out), "error output must be JSON: %s", res.Output)
+			require.True(t, strings.HasPrefix(out.Error, "invalid arguments for search: "), "got %q", out.Error)
 			for _, w := range tt.want {
-				must.Contains(t, out.Error, w)
+				require.Contains(t, out.Error, w)
 			}
-			must.Less(t, len(out.Error), 500, "the message must stay short")
+			require.Less(t, len(out.Error), 500, "the message must stay short")
 			if tt.field != "-" {
 				ve, ok := errors.AsType[*tool.ValidationError](res.Err)
-				must.True(t, ok, "Err must wrap a *tool.ValidationError, got %v", res.Err)
-				must.Equal(t, tt.field, ve.Field)
+				require.True(t, ok, "Err must wrap a *tool.ValidationError, got %v", res.Err)
+				require.Equal(t, tt.field, ve.Field)
 			}
 		})
 	}
@@ -188,20 +189,20 @@ func TestCallAppliesDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := newSearch(t, nil).Call(context.Background(), json.RawMessage(tt.args))
-			must.False(t, res.IsError, "want success, got %s", res.Output)
+			require.False(t, res.IsError, "want success, got %s", res.Output)
 			var out searchOut
-			must.NoError(t, json.Unmarshal(res.Output, &out))
-			must.Equal(t, tt.wantLimit, out.Limit)
+			require.NoError(t, json.Unmarshal(res.Output, &out))
+			require.Equal(t, tt.wantLimit, out.Limit)
 		})
 	}
 }
 
 func TestCallKeepsLargeIntegersExact(t *testing.T) {
 	res := newSearch(t, nil).Call(context.Background(), json.RawMessage(`{"query":"a","id":9007199254740993}`))
-	must.False(t, res.IsError, "want success, got %s", res.Output)
+	require.False(t, res.IsError, "want success, got %s", res.Output)
 	var out searchOut
-	must.NoError(t, json.Unmarshal(res.Output, &out))
-	must.Equal(t, int64(9007199254740993), out.ID, "2^53+1 must not be rounded through float64")
+	require.NoError(t, json.Unmarshal(res.Output, &out))
+	require.Equal(t, int64(9007199254740993), out.ID, "2^53+1 must not be rounded through float64")
 }
 
 func TestCallHandlerErrorAndPanic(t *testing.T) {
@@ -253,15 +254,15 @@ func TestCallHandlerErrorAndPanic(t *testing.T) {
 			} else {
 				tl, err = tool.New(d, tt.h)
 			}
-			must.NoError(t, err)
+			require.NoError(t, err)
 			res := tl.Call(context.Background(), nil)
-			must.True(t, res.IsError, "want an error result")
-			must.JSONEq(t, tt.wantOut, string(res.Output))
-			must.ErrorContains(t, res.Err, tt.wantErr)
+			require.True(t, res.IsError, "want an error result")
+			require.JSONEq(t, tt.wantOut, string(res.Output))
+			require.ErrorContains(t, res.Err, tt.wantErr)
 			if tt.isTarget != nil {
-				must.ErrorIs(t, res.Err, tt.isTarget, "Err must wrap the handler's error")
+				require.ErrorIs(t, res.Err, tt.isTarget, "Err must wrap the handler's error")
 			}
-			must.NotContains(t, string(res.Output), "goroutine", "the model must not see a stack trace")
+			require.NotContains(t, string(res.Output), "goroutine", "the model must not see a stack trace")
 		})
 	}
 }
@@ -287,28 +288,28 @@ func TestCallAttachmentsAndPause(t *testing.T) {
 		})
 
 	chart, ok := r.Get("chart")
-	must.True(t, ok)
+	require.True(t, ok)
 	res := chart.Call(context.Background(), nil)
-	must.False(t, res.IsError, "got %s", res.Output)
-	must.JSONEq(t, `{"rendered":true}`, string(res.Output), "attachment bytes must not reach the model")
-	must.Len(t, res.Attachments, 1)
-	must.Equal(t, []byte("\x89PNG"), res.Attachments[0].Data)
+	require.False(t, res.IsError, "got %s", res.Output)
+	require.JSONEq(t, `{"rendered":true}`, string(res.Output), "attachment bytes must not reach the model")
+	require.Len(t, res.Attachments, 1)
+	require.Equal(t, []byte("\x89PNG"), res.Attachments[0].Data)
 
 	ask, ok := r.Get("ask")
-	must.True(t, ok)
+	require.True(t, ok)
 	res = ask.Call(context.Background(), nil)
-	must.False(t, res.IsError, "a pause is not an error")
-	must.NotNil(t, res.Pause, "a wrapped PauseError must still pause")
-	must.Equal(t, tool.Pause{Kind: tool.PauseQuestion, Prompt: "Which?", Choices: []string{"a", "b"}}, *res.Pause)
+	require.False(t, res.IsError, "a pause is not an error")
+	require.NotNil(t, res.Pause, "a wrapped PauseError must still pause")
+	require.Equal(t, tool.Pause{Kind: tool.PauseQuestion, Prompt: "Which?", Choices: []string{"a", "b"}}, *res.Pause)
 }
 
 func TestCallOutputTooLarge(t *testing.T) {
 	tl, err := tool.New(tool.Def{Name: "dump", Description: "dumps", Risk: tool.RiskLow, MaxOutputBytes: 100},
 		func(context.Context, struct{}) (string, error) { return strings.Repeat("x", 200), nil })
-	must.NoError(t, err)
+	require.NoError(t, err)
 	res := tl.Call(context.Background(), nil)
-	must.True(t, res.IsError, "output over MaxOutputBytes must be an error")
-	must.Contains(t, string(res.Output), "202 bytes of output, more than the limit of 100")
+	require.True(t, res.IsError, "output over MaxOutputBytes must be an error")
+	require.Contains(t, string(res.Output), "202 bytes of output, more than the limit of 100")
 }
 
 func TestUnknownTool(t *testing.T) {
@@ -316,16 +317,16 @@ func TestUnknownTool(t *testing.T) {
 	tool.MustRegister(r, tool.Def{Name: "internal_admin", Description: "x", Risk: tool.RiskHigh},
 		func(context.Context, struct{}) (string, error) { return "", nil })
 	_, ok := r.Get("nope")
-	must.False(t, ok)
+	require.False(t, ok)
 
 	res := tool.UnknownTool("nope")
-	must.True(t, res.IsError)
-	must.ErrorIs(t, res.Err, tool.ErrUnknownTool)
-	must.Contains(t, string(res.Output), `unknown tool \"nope\"`)
-	must.NotContains(t, string(res.Output), "internal_admin", "must not list registered tools")
+	require.True(t, res.IsError)
+	require.ErrorIs(t, res.Err, tool.ErrUnknownTool)
+	require.Contains(t, string(res.Output), `unknown tool \"nope\"`)
+	require.NotContains(t, string(res.Output), "internal_admin", "must not list registered tools")
 
 	long := tool.UnknownTool(strings.Repeat("a", 500))
-	must.Less(t, len(long.Output), 200, "a huge name must be truncated")
+	require.Less(t, len(long.Output), 200, "a huge name must be truncated")
 }
 
 func TestRegisterRejectsBadDefinitions(t *testing.T) {
@@ -358,37 +359,37 @@ func TestRegisterRejectsBadDefinitions(t *testing.T) {
 			d := ok
 			tt.mod(&d)
 			err := tool.Register(tool.NewRegistry(), d, h)
-			must.ErrorContains(t, err, tt.want)
+			require.ErrorContains(t, err, tt.want)
 		})
 	}
 	t.Run("max length name accepted", func(t *testing.T) {
 		d := ok
 		d.Name = strings.Repeat("a", 64)
-		must.NoError(t, tool.Register(tool.NewRegistry(), d, h))
+		require.NoError(t, tool.Register(tool.NewRegistry(), d, h))
 	})
 	t.Run("non-struct input", func(t *testing.T) {
 		err := tool.Register(tool.NewRegistry(), ok, func(context.Context, string) (string, error) { return "", nil })
-		must.ErrorContains(t, err, "must be a struct")
+		require.ErrorContains(t, err, "must be a struct")
 	})
 	t.Run("tier defaults to server", func(t *testing.T) {
 		tl, err := tool.New(ok, h)
-		must.NoError(t, err)
-		must.Equal(t, tool.TierServer, tl.Tier())
+		require.NoError(t, err)
+		require.Equal(t, tool.TierServer, tl.Tier())
 	})
 	t.Run("MustRegister panics", func(t *testing.T) {
-		must.Panics(t, func() { tool.MustRegister(tool.NewRegistry(), tool.Def{}, h) })
+		require.Panics(t, func() { tool.MustRegister(tool.NewRegistry(), tool.Def{}, h) })
 	})
 }
 
 func TestRegisterDuplicate(t *testing.T) {
 	r := tool.NewRegistry()
-	must.NoError(t, tool.Register(r, searchDef(), func(context.Context, searchIn) (int, error) { return 1, nil }))
+	require.NoError(t, tool.Register(r, searchDef(), func(context.Context, searchIn) (int, error) { return 1, nil }))
 	err := tool.Register(r, searchDef(), func(context.Context, searchIn) (int, error) { return 2, nil })
-	must.ErrorIs(t, err, tool.ErrDuplicate)
+	require.ErrorIs(t, err, tool.ErrDuplicate)
 	got, ok := r.Get("search")
-	must.True(t, ok)
+	require.True(t, ok)
 	res := got.Call(context.Background(), json.RawMessage(`{"query":"q"}`))
-	must.JSONEq(t, `1`, string(res.Output), "the first registration must win")
+	require.JSONEq(t, `1`, string(res.Output), "the first registration must win")
 }
 
 func TestListSortedAndStable(t *testing.T) {
@@ -404,13 +405,13 @@ func TestListSortedAndStable(t *testing.T) {
 		for _, tl := range r.List() {
 			got = append(got, tl.Name())
 		}
-		must.Equal(t, want, got, "List must be sorted by name (byte order)")
+		require.Equal(t, want, got, "List must be sorted by name (byte order)")
 	}
 }
 
 func TestConcurrentCalls(t *testing.T) {
 	r := tool.NewRegistry()
-	must.NoError(t, r.Add(newSearch(t, nil)))
+	require.NoError(t, r.Add(newSearch(t, nil)))
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
