@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/stretchr/testify/require"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,8 +20,6 @@ import (
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/cards/cardstest"
 )
-
-var require cardstest.Require
 
 var update = flag.Bool("update", false, "rewrite golden files")
 

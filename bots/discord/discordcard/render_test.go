@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,8 +22,7 @@ import (
 )
 
 var (
-	update  = flag.Bool("update", false, "rewrite golden files")
-	require cardstest.Require
+	update = flag.Bool("update", false, "rewrite golden files")
 )
 
 type fileInfo struct {

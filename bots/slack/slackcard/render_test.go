@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,7 @@ import (
 )
 
 var (
-	update  = flag.Bool("update", false, "rewrite golden files")
-	require cardstest.Require
+	update = flag.Bool("update", false, "rewrite golden files")
 )
 
 // payload is what chat.postMessage would carry for the card.
