@@ -1,0 +1,828 @@
+// Package slacktest is a fake Slack for tests: a Web API server and a Socket
+// Mode endpoint on one local HTTP server, which the real slack-go client talks
+// to. It answers in Slack's wire format ({"ok":true,...} or
+// {"ok":false,"error":"..."}, 429 with Retry-After), enforces the documented
+// message limits that matter to us, records every call, keeps a model of the
+// messages it holds (posted, updated, streamed, deleted), and lets a test push
+// Socket Mode envelopes, read the acks, and force disconnects.
+//
+// Point a client at it with slack.OptionAPIURL(srv.APIURL()).
+package slacktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+)
+
+// Documented Slack limits the fake enforces.
+const (
+	MaxTextChars         = 40000 // chat.postMessage text
+	MaxBlocks            = 50    // blocks per message
+	MaxSectionTextChars  = 3000  // section block text
+	MaxButtonTextChars   = 75    // button label
+	MaxActionIDChars     = 255   // action_id
+	MaxButtonValueChars  = 2000  // button value
+	MaxActionsElements   = 25    // elements in one actions block
+	MaxContextElements   = 10    // elements in one context block
+	MaxMarkdownTextChars = 12000 // chat.*Stream markdown_text
+)
+
+// Options configures a Server. The zero value works.
+type Options struct {
+	TeamID    string // default T0FAKE
+	BotUserID string // default U0BOT
+	BotID     string // default B0BOT
+	AppID     string // default A0APP
+	// BotToken, when set, is the only token the Web API accepts; otherwise any
+	// xoxb- or xoxp- token is accepted.
+	BotToken string
+	// AppToken, when set, is the only token apps.connections.open accepts;
+	// otherwise any xapp- token is.
+	AppToken string
+	// PingInterval is how often the Socket Mode endpoint pings each
+	// connection. Default 5s (slack-go reconnects after 30s without a ping).
+	PingInterval time.Duration
+}
+
+// Call is one recorded Web API request.
+type Call struct {
+	Method string
+	Token  string
+	// Params holds the form fields, or for a JSON body its top-level fields
+	// (strings as they are, anything else as JSON text).
+	Params url.Values
+	Status int    // HTTP status answered
+	Error  string // Slack error answered, "" when ok
+}
+
+// OK reports whether the call was answered with ok:true.
+func (c Call) OK() bool { return c.Status == http.StatusOK && c.Error == "" }
+
+// Fault is an injected failure for the next call of a method.
+type Fault struct {
+	Status     int    // HTTP status; default 200 (an ok:false answer)
+	RetryAfter int    // seconds, sent as Retry-After
+	Error      string // Slack error code; default "ratelimited" for 429
+}
+
+// RateLimited is a 429 answer asking the client to wait the given seconds.
+func RateLimited(seconds int) Fault {
+	return Fault{Status: http.StatusTooManyRequests, RetryAfter: seconds, Error: "ratelimited"}
+}
+
+// Message is the fake's view of one message in a channel.
+type Message struct {
+	Channel  string
+	TS       string
+	ThreadTS string
+	User     string // the bot user for messages posted through the API
+	Text     string
+	Blocks   json.RawMessage
+	Username string
+	IconURL  string
+	// Markdown is the streamed text of a chat.startStream message.
+	Markdown  string
+	Streaming bool // started and not stopped
+	Streamed  bool // made by chat.startStream
+	Edits     int
+	Deleted   bool
+}
+
+// File is an uploaded file.
+type File struct {
+	ID       string
+	Name     string
+	Title    string
+	Data     []byte
+	Uploaded bool
+	Channel  string // set once shared by files.completeUploadExternal
+	ThreadTS string
+}
+
+// Server is the fake Slack.
+type Server struct {
+	opts Options
+	http *httptest.Server
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every state change
+	calls    []Call
+	faults   map[string][]Fault
+	messages []*Message
+	files    map[string]*File
+	fileSeq  int
+	tsSeq    int64
+
+	socket socketState
+	wg     sync.WaitGroup
+}
+
+// NewServer starts a fake Slack on a local port. Close it when done.
+func NewServer(opts Options) *Server {
+	if opts.TeamID == "" {
+		opts.TeamID = "T0FAKE"
+	}
+	if opts.BotUserID == "" {
+		opts.BotUserID = "U0BOT"
+	}
+	if opts.BotID == "" {
+		opts.BotID = "B0BOT"
+	}
+	if opts.AppID == "" {
+		opts.AppID = "A0APP"
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = 5 * time.Second
+	}
+	s := &Server{
+		opts:    opts,
+		changed: make(chan struct{}),
+		faults:  map[string][]Fault{},
+		files:   map[string]*File{},
+	}
+	s.socket.init()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/{method}", s.serveAPI)
+	mux.HandleFunc("GET /api/{method}", s.serveAPI)
+	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
+	mux.HandleFunc("GET /socket-mode", s.serveSocket)
+	s.http = httptest.NewServer(mux)
+	return s
+}
+
+// Close shuts the server and every Socket Mode connection down.
+func (s *Server) Close() {
+	s.closeSockets()
+	s.http.CloseClientConnections()
+	s.http.Close()
+	s.wg.Wait()
+}
+
+// URL is the server's base URL (http://127.0.0.1:port).
+func (s *Server) URL() string { return s.http.URL }
+
+// APIURL is the Web API base for slack.OptionAPIURL, ending in "/api/".
+func (s *Server) APIURL() string { return s.http.URL + "/api/" }
+
+// TeamID, BotUserID and BotID are what auth.test answers.
+func (s *Server) TeamID() string    { return s.opts.TeamID }
+func (s *Server) BotUserID() string { return s.opts.BotUserID }
+func (s *Server) BotID() string     { return s.opts.BotID }
+
+// Fail queues faults for the next calls of method, one per call.
+func (s *Server) Fail(method string, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[method] = append(s.faults[method], faults...)
+}
+
+// Calls returns the recorded calls of the given methods (all calls when none
+// is given), oldest first.
+func (s *Server) Calls(methods ...string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if len(methods) == 0 || slices.Contains(methods, c.Method) {
+			c.Params = maps.Clone(c.Params)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WaitCalls waits until at least n calls of method were recorded and returns
+// them, or fails with an error saying what it saw after timeout.
+func (s *Server) WaitCalls(method string, n int, timeout time.Duration) ([]Call, error) {
+	var got []Call
+	ok := s.waitFor(timeout, func() bool {
+		got = s.callsLocked(method)
+		return len(got) >= n
+	})
+	if !ok {
+		return got, fmt.Errorf("waited %s for %d %s calls, got %d", timeout, n, method, len(got))
+	}
+	return got, nil
+}
+
+func (s *Server) callsLocked(method string) []Call {
+	var out []Call
+	for _, c := range s.calls {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Messages returns the messages in channel (every channel when ""), in the
+// order they were posted, including deleted ones (Deleted set).
+func (s *Server) Messages(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.messages {
+		if channel == "" || m.Channel == channel {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// Message returns one message by channel and ts.
+func (s *Server) Message(channel, ts string) (Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.findLocked(channel, ts); m != nil {
+		return *m, true
+	}
+	return Message{}, false
+}
+
+// Files returns the uploaded files, ordered by id.
+func (s *Server) Files() []File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]File, 0, len(s.files))
+	for _, f := range s.files {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// waitFor polls cond under the lock, waking on every state change, until it
+// holds or timeout passes.
+func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// notifyLocked wakes waiters; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) nextTSLocked() string {
+	s.tsSeq++
+	return fmt.Sprintf("%d.%06d", 1700000000+s.tsSeq/1000000, s.tsSeq%1000000)
+}
+
+func (s *Server) findLocked(channel, ts string) *Message {
+	for _, m := range s.messages {
+		if m.Channel == channel && m.TS == ts {
+			return m
+		}
+	}
+	return nil
+}
+
+// request is one decoded Web API request.
+type request struct {
+	method string
+	token  string
+	params url.Values
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	req, err := decodeRequest(r)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_form_data"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK}
+	defer func() {
+		s.calls = append(s.calls, call)
+		s.notifyLocked()
+	}()
+
+	if q := s.faults[req.method]; len(q) > 0 {
+		f := q[0]
+		s.faults[req.method] = q[1:]
+		if f.Status == 0 {
+			f.Status = http.StatusOK
+		}
+		if f.Error == "" {
+			f.Error = "ratelimited"
+		}
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
+		}
+		call.Status, call.Error = f.Status, f.Error
+		writeJSON(w, f.Status, map[string]any{"ok": false, "error": f.Error})
+		return
+	}
+	if e := s.checkTokenLocked(req); e != "" {
+		call.Error = e
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": e})
+		return
+	}
+	h, ok := s.handlers()[req.method]
+	if !ok {
+		call.Error = "unknown_method"
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "unknown_method"})
+		return
+	}
+	resp, e := h(req)
+	if e != "" {
+		call.Error = e
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": e})
+		return
+	}
+	if resp == nil {
+		resp = map[string]any{}
+	}
+	resp["ok"] = true
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) checkTokenLocked(req request) string {
+	if req.token == "" {
+		return "not_authed"
+	}
+	if req.method == "apps.connections.open" {
+		if s.opts.AppToken != "" && req.token != s.opts.AppToken {
+			return "invalid_auth"
+		}
+		if !strings.HasPrefix(req.token, "xapp-") {
+			return "not_allowed_token_type"
+		}
+		return ""
+	}
+	if s.opts.BotToken != "" && req.token != s.opts.BotToken {
+		return "invalid_auth"
+	}
+	if !strings.HasPrefix(req.token, "xoxb-") && !strings.HasPrefix(req.token, "xoxp-") {
+		return "not_allowed_token_type"
+	}
+	return ""
+}
+
+type handler func(request) (map[string]any, string)
+
+func (s *Server) handlers() map[string]handler {
+	return map[string]handler{
+		"auth.test":                             s.authTest,
+		"apps.connections.open":                 s.appsConnectionsOpen,
+		"chat.postMessage":                      s.chatPostMessage,
+		"chat.update":                           s.chatUpdate,
+		"chat.delete":                           s.chatDelete,
+		"chat.postEphemeral":                    s.chatPostEphemeral,
+		"chat.startStream":                      s.chatStartStream,
+		"chat.appendStream":                     s.chatAppendStream,
+		"chat.stopStream":                       s.chatStopStream,
+		"assistant.threads.setStatus":           s.assistantThread,
+		"assistant.threads.setSuggestedPrompts": s.assistantPrompts,
+		"assistant.threads.setTitle":            s.assistantThread,
+		"files.getUploadURLExternal":            s.filesGetUploadURL,
+		"files.completeUploadExternal":          s.filesComplete,
+		"conversations.open":                    s.conversationsOpen,
+		"users.info":                            s.usersInfo,
+	}
+}
+
+func (s *Server) authTest(request) (map[string]any, string) {
+	return map[string]any{
+		"url":     "https://fake.slack.test/",
+		"team":    "Fake Team",
+		"user":    "switchboard",
+		"team_id": s.opts.TeamID,
+		"user_id": s.opts.BotUserID,
+		"bot_id":  s.opts.BotID,
+	}, ""
+}
+
+func (s *Server) appsConnectionsOpen(request) (map[string]any, string) {
+	u := "ws" + strings.TrimPrefix(s.http.URL, "http") + "/socket-mode?ticket=" + strconv.Itoa(s.socket.nextTicket())
+	return map[string]any{"url": u}, ""
+}
+
+func (s *Server) chatPostMessage(req request) (map[string]any, string) {
+	p := req.params
+	ch := p.Get("channel")
+	if ch == "" {
+		return nil, "channel_not_found"
+	}
+	if e := checkContent(p); e != "" {
+		return nil, e
+	}
+	// Any thread_ts is accepted: tests reply under messages they invented.
+	thread := p.Get("thread_ts")
+	m := &Message{
+		Channel:  ch,
+		TS:       s.nextTSLocked(),
+		ThreadTS: thread,
+		User:     s.opts.BotUserID,
+		Text:     p.Get("text"),
+		Blocks:   rawOrNil(p.Get("blocks")),
+		Username: p.Get("username"),
+		IconURL:  p.Get("icon_url"),
+	}
+	s.messages = append(s.messages, m)
+	return map[string]any{"channel": ch, "ts": m.TS, "message": messageJSON(m, s.opts.BotID)}, ""
+}
+
+func (s *Server) chatUpdate(req request) (map[string]any, string) {
+	p := req.params
+	m := s.findLocked(p.Get("channel"), p.Get("ts"))
+	if m == nil || m.Deleted {
+		return nil, "message_not_found"
+	}
+	if p.Get("text") == "" && p.Get("blocks") == "" && p.Get("attachments") == "" {
+		return nil, "no_text"
+	}
+	if e := checkContent(p); e != "" {
+		return nil, e
+	}
+	if p.Has("text") {
+		m.Text = p.Get("text")
+	}
+	if p.Has("blocks") {
+		m.Blocks = rawOrNil(p.Get("blocks"))
+	}
+	m.Edits++
+	return map[string]any{"channel": m.Channel, "ts": m.TS, "text": m.Text, "message": messageJSON(m, s.opts.BotID)}, ""
+}
+
+func (s *Server) chatDelete(req request) (map[string]any, string) {
+	p := req.params
+	m := s.findLocked(p.Get("channel"), p.Get("ts"))
+	if m == nil || m.Deleted {
+		return nil, "message_not_found"
+	}
+	m.Deleted = true
+	return map[string]any{"channel": m.Channel, "ts": m.TS}, ""
+}
+
+func (s *Server) chatPostEphemeral(req request) (map[string]any, string) {
+	p := req.params
+	if p.Get("channel") == "" {
+		return nil, "channel_not_found"
+	}
+	if p.Get("user") == "" {
+		return nil, "user_not_in_channel"
+	}
+	if e := checkContent(p); e != "" {
+		return nil, e
+	}
+	return map[string]any{"message_ts": s.nextTSLocked()}, ""
+}
+
+func (s *Server) chatStartStream(req request) (map[string]any, string) {
+	p := req.params
+	ch := p.Get("channel")
+	if ch == "" {
+		return nil, "channel_not_found"
+	}
+	if p.Get("thread_ts") == "" {
+		return nil, "invalid_arguments"
+	}
+	// Outside a DM the stream needs its recipient.
+	if !strings.HasPrefix(ch, "D") && (p.Get("recipient_user_id") == "" || p.Get("recipient_team_id") == "") {
+		return nil, "invalid_arguments"
+	}
+	if utf8.RuneCountInString(p.Get("markdown_text")) > MaxMarkdownTextChars {
+		return nil, "msg_too_long"
+	}
+	m := &Message{
+		Channel:   ch,
+		TS:        s.nextTSLocked(),
+		ThreadTS:  p.Get("thread_ts"),
+		User:      s.opts.BotUserID,
+		Markdown:  p.Get("markdown_text"),
+		Username:  p.Get("username"),
+		IconURL:   p.Get("icon_url"),
+		Streaming: true,
+		Streamed:  true,
+	}
+	s.messages = append(s.messages, m)
+	return map[string]any{"channel": ch, "ts": m.TS}, ""
+}
+
+func (s *Server) chatAppendStream(req request) (map[string]any, string) {
+	p := req.params
+	m := s.findLocked(p.Get("channel"), p.Get("ts"))
+	if m == nil {
+		return nil, "message_not_found"
+	}
+	if !m.Streaming {
+		return nil, "message_not_in_streaming_state"
+	}
+	text := p.Get("markdown_text")
+	if text == "" {
+		return nil, "invalid_arguments"
+	}
+	if utf8.RuneCountInString(text) > MaxMarkdownTextChars {
+		return nil, "msg_too_long"
+	}
+	m.Markdown += text
+	return map[string]any{"channel": m.Channel, "ts": m.TS}, ""
+}
+
+func (s *Server) chatStopStream(req request) (map[string]any, string) {
+	p := req.params
+	m := s.findLocked(p.Get("channel"), p.Get("ts"))
+	if m == nil {
+		return nil, "message_not_found"
+	}
+	if !m.Streaming {
+		return nil, "message_not_in_streaming_state"
+	}
+	if utf8.RuneCountInString(p.Get("markdown_text")) > MaxMarkdownTextChars {
+		return nil, "msg_too_long"
+	}
+	if b := p.Get("blocks"); b != "" {
+		if e := checkBlocks(b); e != "" {
+			return nil, e
+		}
+		m.Blocks = json.RawMessage(b)
+	}
+	m.Markdown += p.Get("markdown_text")
+	m.Streaming = false
+	return map[string]any{"channel": m.Channel, "ts": m.TS, "message": messageJSON(m, s.opts.BotID)}, ""
+}
+
+func (s *Server) assistantThread(req request) (map[string]any, string) {
+	if req.params.Get("channel_id") == "" || req.params.Get("thread_ts") == "" {
+		return nil, "invalid_arguments"
+	}
+	return nil, ""
+}
+
+func (s *Server) assistantPrompts(req request) (map[string]any, string) {
+	if req.params.Get("channel_id") == "" || req.params.Get("thread_ts") == "" {
+		return nil, "invalid_arguments"
+	}
+	var prompts []map[string]any
+	if err := json.Unmarshal([]byte(req.params.Get("prompts")), &prompts); err != nil || len(prompts) == 0 || len(prompts) > 4 {
+		return nil, "invalid_arguments"
+	}
+	return nil, ""
+}
+
+func (s *Server) filesGetUploadURL(req request) (map[string]any, string) {
+	name := req.params.Get("filename")
+	n, err := strconv.Atoi(req.params.Get("length"))
+	if name == "" || err != nil || n <= 0 {
+		return nil, "invalid_arguments"
+	}
+	s.fileSeq++
+	id := fmt.Sprintf("F%07d", s.fileSeq)
+	s.files[id] = &File{ID: id, Name: name}
+	return map[string]any{"upload_url": s.http.URL + "/upload/" + id, "file_id": id}, ""
+}
+
+func (s *Server) filesComplete(req request) (map[string]any, string) {
+	var summaries []struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if err := json.Unmarshal([]byte(req.params.Get("files")), &summaries); err != nil || len(summaries) == 0 {
+		return nil, "invalid_arguments"
+	}
+	var out []map[string]any
+	for _, sum := range summaries {
+		f := s.files[sum.ID]
+		if f == nil || !f.Uploaded {
+			return nil, "file_not_found"
+		}
+	}
+	for _, sum := range summaries {
+		f := s.files[sum.ID]
+		f.Title = sum.Title
+		f.Channel = req.params.Get("channel_id")
+		f.ThreadTS = req.params.Get("thread_ts")
+		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
+	}
+	return map[string]any{"files": out}, ""
+}
+
+func (s *Server) conversationsOpen(req request) (map[string]any, string) {
+	users := req.params.Get("users")
+	if users == "" || strings.Contains(users, ",") {
+		return nil, "invalid_arguments"
+	}
+	return map[string]any{"channel": map[string]any{"id": "D" + strings.TrimPrefix(users, "U")}}, ""
+}
+
+func (s *Server) usersInfo(req request) (map[string]any, string) {
+	id := req.params.Get("user")
+	if id == "" {
+		return nil, "user_not_found"
+	}
+	return map[string]any{"user": map[string]any{"id": id, "name": strings.ToLower(id), "real_name": "User " + id}}, ""
+}
+
+// serveUpload takes the file body posted to an upload URL, as Slack's upload
+// endpoint does, and answers "OK - <size>".
+func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	data, err := readUpload(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.files[id]
+	if f == nil {
+		http.Error(w, "unknown upload", http.StatusNotFound)
+		return
+	}
+	f.Data = data
+	f.Uploaded = true
+	s.notifyLocked()
+	fmt.Fprintf(w, "OK - %d", len(data))
+}
+
+func readUpload(r *http.Request) ([]byte, error) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		return io.ReadAll(r.Body)
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, fmt.Errorf("reading multipart upload: %w", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			return nil, fmt.Errorf("no file part in upload: %w", err)
+		}
+		if part.FormName() == "file" {
+			return io.ReadAll(part)
+		}
+	}
+}
+
+func decodeRequest(r *http.Request) (request, error) {
+	req := request{method: r.PathValue("method"), params: url.Values{}}
+	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		req.token = strings.TrimPrefix(auth, "Bearer ")
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case mt == "application/json":
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return req, err
+		}
+		if len(strings.TrimSpace(string(body))) > 0 && string(body) != "null" {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(body, &fields); err != nil {
+				return req, err
+			}
+			for k, v := range fields {
+				var str string
+				if json.Unmarshal(v, &str) == nil {
+					req.params.Set(k, str)
+				} else {
+					req.params.Set(k, string(v))
+				}
+			}
+		}
+	default:
+		if err := r.ParseForm(); err != nil {
+			return req, err
+		}
+		for k, v := range r.Form {
+			req.params[k] = slices.Clone(v)
+		}
+	}
+	if t := req.params.Get("token"); t != "" && req.token == "" {
+		req.token = t
+	}
+	req.params.Del("token")
+	return req, nil
+}
+
+// checkContent applies chat.postMessage's content rules.
+func checkContent(p url.Values) string {
+	if p.Get("text") == "" && p.Get("blocks") == "" && p.Get("attachments") == "" {
+		return "no_text"
+	}
+	if utf8.RuneCountInString(p.Get("text")) > MaxTextChars {
+		return "msg_too_long"
+	}
+	if b := p.Get("blocks"); b != "" {
+		return checkBlocks(b)
+	}
+	return ""
+}
+
+type textObject struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type blockJSON struct {
+	Type     string            `json:"type"`
+	Text     *textObject       `json:"text"`
+	Elements []json.RawMessage `json:"elements"`
+}
+
+type elementJSON struct {
+	Type     string      `json:"type"`
+	Text     *textObject `json:"text"`
+	ActionID string      `json:"action_id"`
+	Value    string      `json:"value"`
+}
+
+// checkBlocks enforces the Block Kit limits documented for the blocks we use.
+func checkBlocks(raw string) string {
+	var blocks []blockJSON
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		return "invalid_blocks_format"
+	}
+	if len(blocks) > MaxBlocks {
+		return "invalid_blocks"
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "section":
+			if b.Text != nil && utf8.RuneCountInString(b.Text.Text) > MaxSectionTextChars {
+				return "invalid_blocks"
+			}
+		case "actions":
+			if len(b.Elements) == 0 || len(b.Elements) > MaxActionsElements {
+				return "invalid_blocks"
+			}
+			for _, raw := range b.Elements {
+				var e elementJSON
+				if json.Unmarshal(raw, &e) != nil {
+					return "invalid_blocks"
+				}
+				if e.Type == "button" {
+					if e.Text == nil || e.Text.Text == "" || utf8.RuneCountInString(e.Text.Text) > MaxButtonTextChars ||
+						utf8.RuneCountInString(e.ActionID) > MaxActionIDChars || utf8.RuneCountInString(e.Value) > MaxButtonValueChars {
+						return "invalid_blocks"
+					}
+				}
+			}
+		case "context":
+			if len(b.Elements) == 0 || len(b.Elements) > MaxContextElements {
+				return "invalid_blocks"
+			}
+		}
+	}
+	return ""
+}
+
+func rawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func messageJSON(m *Message, botID string) map[string]any {
+	out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User, "bot_id": botID}
+	if m.ThreadTS != "" {
+		out["thread_ts"] = m.ThreadTS
+	}
+	if len(m.Blocks) > 0 {
+		out["blocks"] = m.Blocks
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// upgrader accepts Socket Mode connections; the origin slack-go sends is
+// https://api.slack.com, which is not this host.
+var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
