@@ -64,6 +64,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, err)
 	}
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
+	// Live viewers see every turn start and end, also one that ends at once
+	// (a backend that cannot be built, the attempt cap).
+	agentName := s.agentOf(conv).Name
+	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: agentName})
+	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: agentName})
 
 	// A second attempt means the first died holding the lease (a crash or a
 	// lost heartbeat). Start again from the message that caused the turn.
@@ -99,9 +104,6 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries}
 	t.offer()
-
-	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: ag.Name})
-	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: ag.Name})
 
 	outcome, err := t.run(ctx)
 	if err != nil {

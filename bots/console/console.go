@@ -134,6 +134,7 @@ type session struct {
 	shownErrors map[uuid.UUID]bool
 	streamed    bool   // the reply being written was streamed as deltas
 	lastStatus  string // the status line printed last, to print each once
+	localTurn   bool   // a turn of this process runs: follow its events
 }
 
 func (s *session) read(ctx context.Context) (string, bool) {
@@ -146,14 +147,22 @@ func (s *session) read(ctx context.Context) (string, bool) {
 }
 
 // follow prints the turn as it happens until it ends with nothing waiting
-// for the person at the keyboard. A turn run here ends with its turn_end
-// event; one run by another instance is seen ending in the store.
+// for the person at the keyboard.
+//
+// A turn run in this process is followed through its live events, in the
+// order it published them: deltas, then the entry they add up to (read from
+// the log when its event arrives), so a streamed reply is printed once.
+// Reading the log on any other signal while such a turn runs could print an
+// entry ahead of its deltas. A turn run by another instance publishes
+// nothing here: its entries are read from the log on wake-ups and polls, and
+// its end is seen in the store.
 func (s *session) follow(ctx context.Context) error {
 	s.streamed, s.lastStatus = false, ""
 	poll := time.NewTicker(s.opts.PollInterval)
 	defer poll.Stop()
 	for {
-		ended, polled := false, false
+		ended := false
+		var err error
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -161,7 +170,7 @@ func (s *session) follow(ctx context.Context) error {
 			if !ok {
 				return errors.New("the live event feed closed")
 			}
-			ended = s.live(ev)
+			ended, err = s.live(ctx, ev)
 		case n, ok := <-s.wake:
 			if !ok {
 				return errors.New("the store stopped sending wake-ups")
@@ -169,35 +178,16 @@ func (s *session) follow(ctx context.Context) error {
 			if n.Payload != s.conv.String() {
 				continue
 			}
+			// A turn here published its turn_start before it wrote anything
+			// that wakes us: handle what is queued first.
+			if ended, err = s.drain(ctx); err == nil && !ended && !s.localTurn {
+				_, err = s.catchUp(ctx, 0)
+			}
 		case <-poll.C:
-			polled = true
+			ended, err = s.pollEnd(ctx)
 		}
-		// Deltas are published before their entry is stored: print those
-		// already sent before the entry, so a streamed reply is not printed
-		// twice.
-		for drained := false; !drained; {
-			select {
-			case ev := <-s.events:
-				ended = s.live(ev) || ended
-			default:
-				drained = true
-			}
-		}
-		if err := s.catchUp(ctx); err != nil {
+		if err != nil {
 			return err
-		}
-		if !ended && polled {
-			over, err := s.turnOver(ctx)
-			if err != nil {
-				return err
-			}
-			ended = over
-			if over {
-				// A turn run here published its last events before its work
-				// item completed: drop them now, or its turn_end would end
-				// the next turn early. Its entries are printed already.
-				s.discardLive()
-			}
 		}
 		if !ended {
 			continue
@@ -211,10 +201,48 @@ func (s *session) follow(ctx context.Context) error {
 	}
 }
 
+// pollEnd is the safety net for lost wake-ups and events: it reports the
+// turn over once the store says so, after printing all it left.
+func (s *session) pollEnd(ctx context.Context) (bool, error) {
+	over, err := s.turnOver(ctx)
+	if err != nil || !over {
+		return false, err
+	}
+	// A turn run here published its last events before its work item
+	// completed: handle them in order (its turn_end included, so that it
+	// cannot end the next turn early), then whatever the log holds beyond.
+	if _, err := s.drain(ctx); err != nil {
+		return false, err
+	}
+	s.localTurn = false
+	return s.catchUp(ctx, 0)
+}
+
+// drain handles the live events already queued and reports whether one
+// ended the turn.
+func (s *session) drain(ctx context.Context) (bool, error) {
+	ended := false
+	for {
+		select {
+		case ev := <-s.events:
+			e, err := s.live(ctx, ev)
+			if err != nil {
+				return ended, err
+			}
+			ended = ended || e
+		default:
+			return ended, nil
+		}
+	}
+}
+
 // live prints a live event and reports whether it ends the turn.
-func (s *session) live(ev core.Event) bool {
+func (s *session) live(ctx context.Context, ev core.Event) (bool, error) {
 	switch ev.Kind {
+	case core.EventTurnStart:
+		s.localTurn = true
 	case core.EventDelta:
+		s.localTurn = true
 		if !s.streamed {
 			fmt.Fprintf(s.out, "\n%s: ", ev.Agent)
 			s.streamed = true
@@ -222,36 +250,61 @@ func (s *session) live(ev core.Event) bool {
 		s.lastStatus = ""
 		fmt.Fprint(s.out, ev.Text)
 	case core.EventRestart:
+		s.localTurn = true
 		fmt.Fprint(s.out, "\n(retrying…)\n")
 		s.streamed, s.lastStatus = false, ""
 	case core.EventStatus:
+		s.localTurn = true
 		// A call is announced while the model writes it and again as it
 		// runs: one line is enough.
 		if strings.HasPrefix(ev.Text, "is running") && ev.Text != s.lastStatus {
 			fmt.Fprintf(s.out, "\n[%s %s]", ev.Agent, ev.Text)
 			s.lastStatus = ev.Text
 		}
+	case core.EventEntry:
+		// Print the log up to this entry, not past it: a later entry's
+		// deltas may still be queued behind this event.
+		_, err := s.catchUp(ctx, entryBound(ev.Entry))
+		return false, err
 	case core.EventTurnEnd:
-		return true
+		s.localTurn = false
+		_, err := s.catchUp(ctx, 0)
+		return true, err
 	}
-	return false
+	return false, nil
 }
 
-func (s *session) discardLive() {
-	for {
-		select {
-		case <-s.events:
-		default:
-			return
-		}
+// entryBound is the seq to read the log up to so that e is included (0:
+// the whole log).
+func entryBound(e *store.Entry) int64 {
+	switch {
+	case e == nil:
+		return 0
+	case e.Seq != nil:
+		return *e.Seq
+	default:
+		return e.AfterSeq // an error entry sorts after the entry it followed
 	}
 }
 
-// catchUp prints the entries past the cursor.
-func (s *session) catchUp(ctx context.Context) error {
-	list, err := s.svc.Store().EntryList(ctx, &store.EntryListParams{ConversationID: s.conv, AfterSeq: s.cursor, WithErrors: true})
+// catchUp prints the entries past the cursor, up to the seq upTo, and
+// reports whether it did.
+//
+// upTo 0 reads the whole log, for a signal other than this process's live
+// events. If live events were queued while it read, it prints nothing and
+// reports false: a turn of this process may have written entries whose
+// deltas are among them, and those events bring the entries, in order.
+func (s *session) catchUp(ctx context.Context, upTo int64) (bool, error) {
+	p := &store.EntryListParams{ConversationID: s.conv, AfterSeq: s.cursor, WithErrors: true}
+	if upTo > 0 {
+		p.UpToSeq = max(upTo, s.cursor)
+	}
+	list, err := s.svc.Store().EntryList(ctx, p)
 	if err != nil {
-		return fmt.Errorf("reading the conversation: %w", err)
+		return false, fmt.Errorf("reading the conversation: %w", err)
+	}
+	if upTo == 0 && len(s.events) > 0 {
+		return false, nil
 	}
 	for _, e := range list {
 		if e.Seq == nil {
@@ -263,10 +316,10 @@ func (s *session) catchUp(ctx context.Context) error {
 			s.cursor = *e.Seq
 		}
 		if err := s.show(e); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // turnOver reports whether no turn runs or waits to run in the

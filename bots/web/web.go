@@ -404,10 +404,22 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	flusher.Flush()
 
 	shownErrors := map[uuid.UUID]bool{}
-	catchUp := func() error {
-		list, err := a.st.EntryList(ctx, &store.EntryListParams{ConversationID: id, AfterSeq: cursor, WithErrors: true})
+	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
+	// With guard, a read of the whole log sends nothing if live events were
+	// queued while it read: a turn of this process may have written entries
+	// whose deltas are among them, and those events bring the entries, in
+	// order.
+	catchUp := func(upTo int64, guard bool) error {
+		p := &store.EntryListParams{ConversationID: id, AfterSeq: cursor, WithErrors: true}
+		if upTo > 0 {
+			p.UpToSeq = max(upTo, cursor)
+		}
+		list, err := a.st.EntryList(ctx, p)
 		if err != nil {
 			return err
+		}
+		if guard && upTo == 0 && len(live) > 0 {
+			return nil
 		}
 		for _, e := range list {
 			if e.Seq == nil {
@@ -428,32 +440,40 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 		flusher.Flush()
 		return nil
 	}
-	if err := catchUp(); err != nil {
+	if err := catchUp(0, false); err != nil {
 		return nil // the client went away or the store failed mid-stream; nothing more to say
 	}
-	// handle writes one live event. An entry is read from the log at the
-	// point its event was published, so deltas, entries and turn_end reach
-	// the client in the order the turn produced them.
+
+	// A turn run in this process is followed through its live events, in
+	// the order it published them: deltas, then the entry they add up to,
+	// read from the log when its event arrives. Reading the log on any
+	// other signal while such a turn runs could send an entry ahead of its
+	// deltas, so wake-ups only read it when no turn runs here (a turn run by
+	// another instance publishes nothing here).
+	localTurn := false
 	handle := func(ev core.Event) error {
 		switch ev.Kind {
 		case core.EventDelta:
+			localTurn = true
 			return writeEvent(w, "", "delta", map[string]string{"text": ev.Text})
 		case core.EventEntry:
-			return catchUp()
+			// Up to this entry, not past it: a later entry's deltas may
+			// still be queued behind this event.
+			return catchUp(entryBound(ev.Entry), true)
 		case core.EventTurnEnd:
-			if err := catchUp(); err != nil {
+			localTurn = false
+			if err := catchUp(0, true); err != nil {
 				return err
 			}
 			return writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text})
 		case core.EventStatus, core.EventRestart, core.EventTurnStart:
+			localTurn = true
 			return writeEvent(w, "", string(ev.Kind), map[string]string{"text": ev.Text})
 		}
 		return nil
 	}
-	// drain handles the live events already queued. A turn publishes an
-	// entry's deltas before it stores the entry, so once a wake-up for the
-	// entry has arrived they are all queued: sending them first keeps a
-	// reply's deltas ahead of the reply.
+	// drain handles the live events already queued: a turn here publishes
+	// its turn_start before anything it writes can wake us.
 	drain := func() error {
 		for {
 			select {
@@ -462,6 +482,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 					return err
 				}
 			default:
+				flusher.Flush()
 				return nil
 			}
 		}
@@ -488,6 +509,15 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			flusher.Flush()
 			continue
 		case <-poll.C:
+			// The safety net for a lost turn_end (a full live buffer): a
+			// conversation no longer running has no local turn to wait for.
+			if localTurn {
+				c, err := a.st.ConversationGet(ctx, id)
+				if err != nil {
+					return nil
+				}
+				localTurn = c.Status == store.ConversationRunning
+			}
 		case <-keep.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil
@@ -498,9 +528,25 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 		if err := drain(); err != nil {
 			return nil
 		}
-		if err := catchUp(); err != nil {
+		if localTurn {
+			continue
+		}
+		if err := catchUp(0, true); err != nil {
 			return nil
 		}
+	}
+}
+
+// entryBound is the seq to read the log up to so that e is included (0:
+// the whole log).
+func entryBound(e *store.Entry) int64 {
+	switch {
+	case e == nil:
+		return 0
+	case e.Seq != nil:
+		return *e.Seq
+	default:
+		return e.AfterSeq // an error entry sorts after the entry it followed
 	}
 }
 
