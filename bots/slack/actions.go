@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 
 	"github.com/slack-go/slack"
 
@@ -89,7 +90,7 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 		if text == "" {
 			text = "This is not yours to answer."
 		}
-		opts := []slack.MsgOption{slack.MsgOptionText(escapeMrkdwn(text), false)}
+		opts := []slack.MsgOption{slack.MsgOptionText(mrkdwn.Escape(text), false)}
 		if c.thread != "" {
 			opts = append(opts, slack.MsgOptionTS(c.thread))
 		}
@@ -109,7 +110,7 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 		blocks := decidedBlocks(c)
 		err := a.retry(ctx, "chat.update", func(ctx context.Context) error {
 			_, _, _, err := a.api.UpdateMessageContext(ctx, c.channel, c.ts,
-				slack.MsgOptionText(firstOf(c.text, "✅ "+escapeMrkdwn(c.choice)), false),
+				slack.MsgOptionText(firstOf(c.text, "✅ "+mrkdwn.Escape(c.choice)), false),
 				slack.MsgOptionBlocks(blocks...))
 			return err
 		})
@@ -138,7 +139,7 @@ func decidedBlocks(c clicked) []slack.Block {
 	if len(out) == 0 && c.text != "" {
 		out = append(out, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, truncateRunes(c.text, DefaultTextLimit), false, false), nil, nil))
 	}
-	line := fmt.Sprintf("✅ *%s* — chosen by <@%s>", escapeMrkdwn(truncateRunes(c.choice, 200)), c.user)
+	line := fmt.Sprintf("✅ *%s* — chosen by <@%s>", mrkdwn.Escape(truncateRunes(c.choice, 200)), c.user)
 	out = append(out, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
 	if len(out) > maxBlocks {
 		out = append(out[:maxBlocks-1], out[len(out)-1])

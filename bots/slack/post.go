@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +25,7 @@ type part struct {
 // render converts a message into the Slack messages that show it: the text
 // split within TextLimit, with a card's blocks or the buttons on the last.
 func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
-	text := ToMrkdwn(m.Text)
+	text := mrkdwn.Convert(m.Text)
 	buttons := buttonBlocks(m.Buttons)
 	if m.Card != nil {
 		card, fallback, err := a.opts.RenderCardFunc(m.Card)
@@ -35,14 +36,14 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 				blocks = blocks[:maxBlocks]
 			}
 			if strings.TrimSpace(fallback) == "" {
-				fallback = SplitMrkdwn(text, a.opts.TextLimit)[0]
+				fallback = mrkdwn.Split(text, a.opts.TextLimit)[0]
 			}
 			return []part{{text: truncateRunes(fallback, maxTextChars), blocks: blocks}}
 		}
 		a.log.WarnContext(ctx, "card did not render; posting its text", "err", err)
 	}
 	var parts []part
-	for _, t := range SplitMrkdwn(text, a.opts.TextLimit) {
+	for _, t := range mrkdwn.Split(text, a.opts.TextLimit) {
 		parts = append(parts, part{text: t})
 	}
 	if len(buttons) > 0 {
@@ -219,11 +220,11 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 
 // renderOne renders m as a single message.
 func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []slack.Block) {
-	text := ToMrkdwn(m.Text)
+	text := mrkdwn.Convert(m.Text)
 	if m.Card == nil && len(m.Buttons) == 0 {
 		if utf8.RuneCountInString(text) > maxTextChars {
 			a.log.WarnContext(ctx, "message longer than slack keeps; cutting", "chars", utf8.RuneCountInString(text))
-			text = SplitMrkdwn(text, maxTextChars-1)[0] + "…"
+			text = mrkdwn.Split(text, maxTextChars-1)[0] + "…"
 		}
 		return text, nil
 	}

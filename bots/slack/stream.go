@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"strings"
 	"sync"
 	"time"
@@ -175,7 +176,7 @@ func (s *stream) flushFallback(ctx context.Context, now time.Time) error {
 	if strings.TrimSpace(s.text) == "" {
 		return nil
 	}
-	parts := SplitMrkdwn(ToMrkdwn(s.text), s.a.opts.TextLimit)
+	parts := mrkdwn.Split(mrkdwn.Convert(s.text), s.a.opts.TextLimit)
 	for i, p := range parts {
 		if i < len(s.refs) {
 			if s.shown[i] == p {

@@ -13,6 +13,7 @@ package slackcard
 import (
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"strings"
 
 	"github.com/google/uuid"
@@ -80,7 +81,7 @@ func Render(s *cards.Stamped, opts Options) (blocks []slack.Block, fallback stri
 
 	blocks = append(blocks, slack.NewHeaderBlock(plain(s.Heading(), MaxHeaderText)))
 	if strings.TrimSpace(s.Summary) != "" {
-		blocks = append(blocks, section(mrkdwn(cards.Truncate(s.Summary, 2*MaxSectionText))))
+		blocks = append(blocks, section(mrkdwn.Convert(cards.Truncate(s.Summary, 2*MaxSectionText))))
 	}
 
 	var tail []slack.Block
@@ -196,7 +197,7 @@ func (r renderer) item(it *cards.Item, allowance int) []slack.Block {
 					if c.Title != "" {
 						t += "*" + esc(cards.Truncate(c.Title, maxTitle)) + "* "
 					}
-					lines[i] = cut(t+mrkdwn(cards.Truncate(c.Text, 2*maxCalloutLn)), maxCalloutLn)
+					lines[i] = cut(t+mrkdwn.Convert(cards.Truncate(c.Text, 2*maxCalloutLn)), maxCalloutLn)
 				}
 				after = append(after, section(strings.Join(lines, "\n")))
 			}
@@ -269,7 +270,7 @@ func sectionBlocks(secs []cards.Section, room int) []slack.Block {
 	out := make([]slack.Block, 0, n)
 	for i, sec := range secs[:n] {
 		// Converting only what can be shown keeps a huge section cheap.
-		t := mrkdwn(cards.Truncate(sec.Text, 2*MaxSectionText))
+		t := mrkdwn.Convert(cards.Truncate(sec.Text, 2*MaxSectionText))
 		if sec.Title != "" {
 			t = "*" + esc(cards.Truncate(sec.Title, maxTitle)) + "*\n" + t
 		}

@@ -1,4 +1,4 @@
-package slack
+package mrkdwn
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestToMrkdwn(t *testing.T) {
+func TestConvert(t *testing.T) {
 	tests := []struct {
 		name, md, want string
 	}{
@@ -53,8 +53,8 @@ func TestToMrkdwn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ToMrkdwn(tt.md); got != tt.want {
-				t.Fatalf("ToMrkdwn(%q)\n got %q\nwant %q", tt.md, got, tt.want)
+			if got := Convert(tt.md); got != tt.want {
+				t.Fatalf("Convert(%q)\n got %q\nwant %q", tt.md, got, tt.want)
 			}
 		})
 	}
@@ -86,7 +86,7 @@ func checkParts(t *testing.T, text string, parts []string, limit int) {
 	}
 }
 
-func TestSplitMrkdwn(t *testing.T) {
+func TestSplit(t *testing.T) {
 	long := strings.Repeat("word ", 700) // 3,500 characters on one line
 	code := "```\n" + strings.Repeat("fmt.Println(\"hello, world\")\n", 300) + "```"
 	tests := []struct {
@@ -104,7 +104,7 @@ func TestSplitMrkdwn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts := SplitMrkdwn(tt.text, tt.limit)
+			parts := Split(tt.text, tt.limit)
 			if len(parts) < tt.wantParts {
 				t.Fatalf("got %d parts, want at least %d", len(parts), tt.wantParts)
 			}
@@ -113,7 +113,7 @@ func TestSplitMrkdwn(t *testing.T) {
 	}
 }
 
-func TestSplitMrkdwnRandom(t *testing.T) {
+func TestSplitRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"word", "**bold**", "`code`", "[a link](https://example.com/x)", "&", "<b>", "é", "🙂", " ", " ", "\n", "\n\n", "\n```\n", "- item\n"}
 	for i := range 300 {
@@ -121,9 +121,9 @@ func TestSplitMrkdwnRandom(t *testing.T) {
 		for range r.IntN(2000) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
-		text := ToMrkdwn(b.String())
+		text := Convert(b.String())
 		limit := 16 + r.IntN(400)
-		parts := SplitMrkdwn(text, limit)
+		parts := Split(text, limit)
 		t.Run("", func(t *testing.T) {
 			if i%100 == 0 {
 				t.Logf("case %d: %d chars, limit %d, %d parts", i, utf8.RuneCountInString(text), limit, len(parts))

@@ -1,4 +1,7 @@
-package slack
+// Package mrkdwn converts the Markdown models write into Slack's mrkdwn and
+// splits long mrkdwn into messages within Slack's limits without breaking a
+// code block. Replies (bots/slack) and cards (bots/slack/slackcard) share it.
+package mrkdwn
 
 import (
 	"strings"
@@ -6,14 +9,14 @@ import (
 	"unicode/utf8"
 )
 
-// ToMrkdwn converts the Markdown a model writes into Slack mrkdwn: **bold**
+// Convert converts the Markdown a model writes into Slack mrkdwn: **bold**
 // becomes *bold*, *italic* and _italic_ become _italic_, ~~strike~~ becomes
 // ~strike~, [text](url) becomes <url|text>, headings become bold lines, list
 // bullets become •, tables become code blocks, and &, < and > are escaped
 // everywhere (Slack parses <...> as a link or mention even inside code).
 // Inline code and fenced code are kept, without the fence's language tag,
 // which Slack would print as the first line.
-func ToMrkdwn(md string) string {
+func Convert(md string) string {
 	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
 	out := make([]string, 0, len(lines))
 	fence := "" // the opening marker while inside a fenced block
@@ -26,7 +29,7 @@ func ToMrkdwn(md string) string {
 				fence = ""
 				continue
 			}
-			out = append(out, escapeMrkdwn(line))
+			out = append(out, Escape(line))
 			continue
 		}
 		if m := fenceOpen(trimmed); m != "" {
@@ -37,7 +40,7 @@ func ToMrkdwn(md string) string {
 		if isTableRow(line) && i+1 < len(lines) && isTableSeparator(lines[i+1]) {
 			out = append(out, "```")
 			for ; i < len(lines) && isTableRow(lines[i]); i++ {
-				out = append(out, escapeMrkdwn(strings.TrimSpace(lines[i])))
+				out = append(out, Escape(strings.TrimSpace(lines[i])))
 			}
 			i--
 			out = append(out, "```")
@@ -147,8 +150,8 @@ func isTableSeparator(s string) bool {
 	return isTableRow(s) && strings.Trim(s, "|-: ") == "" && strings.Contains(s, "-")
 }
 
-// escapeMrkdwn escapes the three characters Slack reserves for its markup.
-func escapeMrkdwn(s string) string {
+// Escape escapes the three characters Slack reserves for its markup.
+func Escape(s string) string {
 	if !strings.ContainsAny(s, "&<>") {
 		return s
 	}
@@ -170,12 +173,12 @@ func convertInline(s string, inBold bool) string {
 		c := s[i]
 		switch {
 		case c == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1]):
-			b.WriteString(escapeMrkdwn(s[i+1 : i+2]))
+			b.WriteString(Escape(s[i+1 : i+2]))
 			i += 2
 		case c == '`':
 			n := runLen(s, i, '`')
 			if j := findCodeClose(s, i+n, n); j >= 0 {
-				b.WriteString("`" + escapeMrkdwn(s[i+n:j]) + "`")
+				b.WriteString("`" + Escape(s[i+n:j]) + "`")
 				i = j + n
 			} else {
 				b.WriteString(s[i : i+n])
@@ -342,7 +345,7 @@ func formatLink(u, text string) string {
 	if text == "" || text == u {
 		return "<" + escapeURL(u) + ">"
 	}
-	return "<" + escapeURL(u) + "|" + escapeMrkdwn(stripMarkers(text)) + ">"
+	return "<" + escapeURL(u) + "|" + Escape(stripMarkers(text)) + ">"
 }
 
 // stripMarkers removes emphasis markers from a link label, which Slack shows
@@ -376,11 +379,11 @@ func isASCIIPunct(b byte) bool {
 
 const codeFence = "```"
 
-// SplitMrkdwn cuts mrkdwn text into parts of at most limit characters. It
+// Split cuts mrkdwn text into parts of at most limit characters. It
 // cuts between lines where it can and inside a line only when the line alone
 // is too long (at a space, outside a <link>). A cut never leaves a code block
 // open: the part ends with a closing fence and the next part reopens it.
-func SplitMrkdwn(text string, limit int) []string {
+func Split(text string, limit int) []string {
 	limit = max(limit, 16)
 	if utf8.RuneCountInString(text) <= limit {
 		return []string{text}
@@ -406,7 +409,7 @@ type splitter struct {
 
 const fenceCloseLen = 4 // "\n```"
 
-// isFenceLine reports a fence as ToMrkdwn writes it: the marker alone.
+// isFenceLine reports a fence as Convert writes it: the marker alone.
 func isFenceLine(line string) bool { return strings.TrimSpace(line) == codeFence }
 
 func (sp *splitter) add(line string) {
