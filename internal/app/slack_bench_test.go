@@ -82,12 +82,17 @@ func quantileMS(sorted []time.Duration, q float64) float64 {
 
 // BenchmarkSlackEventsAck measures how fast the real service acknowledges a
 // burst of 1,000 signed app_mention events, each a new conversation (its own
-// channel and thread), on SQLite, with the workers answering them meanwhile
+// channel and thread), on SQLite and on Postgres, with the workers answering them meanwhile
 // as they would in production. The baseline, in the same run and over the
 // same client, is a handler that only reads the body and answers 200: the
 // ratio is what verifying, storing and queueing cost on top of HTTP.
 func BenchmarkSlackEventsAck(b *testing.B) {
-	e := startSlack(b, sqliteDatabase(b), envOptions{logger: benchLogger(b)})
+	b.Run("sqlite", func(b *testing.B) { benchEventsAck(b, sqliteDatabase(b)) })
+	b.Run("postgres", func(b *testing.B) { benchEventsAck(b, postgresDatabase(b)) })
+}
+
+func benchEventsAck(b *testing.B, db string) {
+	e := startSlack(b, db, envOptions{logger: benchLogger(b)})
 	baseline := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
