@@ -245,7 +245,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		return turnDone, nil
 	}
 	for step := 0; step < t.agent.StepBudget; step++ {
-		resp, err := t.callModel(ctx)
+		resp, usage, err := t.callModel(ctx)
 		if err != nil {
 			return turnDone, err
 		}
@@ -266,18 +266,20 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 				calls = append(calls, ToolCallContent{CallID: p.CallID, Name: p.ToolName, Input: in})
 			}
 		}
+		// The model call's text and calls are finished together, when its
+		// stream ends: they are appended at once, with its usage, in one commit.
+		var step []pendingEntry
 		if text != "" || len(thinking) > 0 {
-			if _, err := t.append(ctx, store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking}); err != nil {
-				return turnDone, err
-			}
+			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking}})
+		}
+		for _, c := range calls {
+			step = append(step, pendingEntry{store.EntryToolCall, c})
+		}
+		if err := t.commitStep(ctx, usage, step); err != nil {
+			return turnDone, err
 		}
 		if len(calls) == 0 {
 			return turnDone, nil
-		}
-		for _, c := range calls {
-			if _, err := t.append(ctx, store.EntryToolCall, c); err != nil {
-				return turnDone, err
-			}
 		}
 		waiting, err := t.runCalls(ctx, calls)
 		if err != nil {
@@ -291,12 +293,12 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true)
 }
 
-// callModel streams one model call, publishing deltas for live viewers and
-// recording usage.
-func (t *turn) callModel(ctx context.Context) (*model.Response, error) {
+// callModel streams one model call, publishing deltas for live viewers, and
+// returns the response with the usage row to record.
+func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, error) {
 	req, err := buildRequest(t.agent, t.meta.Context, t.list, t.entries, t.s.now())
 	if err != nil {
-		return nil, fmt.Errorf("building prompt: %w", err)
+		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
 	conv := t.conv.ID
 	t.s.hub.Publish(Event{ConversationID: conv, Kind: EventStatus, Text: "is thinking…", Agent: t.agent.Name})
@@ -311,7 +313,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
+		return nil, nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
 	u := &store.Usage{
@@ -327,25 +329,66 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, error) {
 	if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
 		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
 	}
-	if err := t.s.st.UsageRecord(ctx, u); err != nil {
-		return nil, fmt.Errorf("recording usage: %w", err)
+	return resp, u, nil
+}
+
+// pendingEntry is an entry about to be appended.
+type pendingEntry struct {
+	kind    store.EntryKind
+	content any
+}
+
+// commitStep records a model call's usage and appends its entries in one
+// transaction, then publishes them.
+func (t *turn) commitStep(ctx context.Context, u *store.Usage, step []pendingEntry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var appended []*store.Entry
+	err := t.s.st.InTx(ctx, func(q store.Queries) error {
+		appended = appended[:0]
+		if err := q.UsageRecord(ctx, u); err != nil {
+			return fmt.Errorf("recording usage: %w", err)
+		}
+		for _, p := range step {
+			res, err := q.EntryAppend(ctx, t.appendParams(p.kind, p.content))
+			if err != nil {
+				return fmt.Errorf("appending %s: %w", p.kind, err)
+			}
+			appended = append(appended, res.Entry)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return resp, nil
+	t.published(appended...)
+	return nil
+}
+
+func (t *turn) appendParams(kind store.EntryKind, content any) *store.EntryAppendParams {
+	return &store.EntryAppendParams{
+		ConversationID: t.conv.ID, Kind: kind, Author: "agent:" + t.agent.Name, Content: mustJSON(content), TurnID: &t.item.ID, Now: t.s.now(),
+	}
+}
+
+// published adds committed entries to the turn's view of the log and tells
+// live viewers. Callers hold t.mu.
+func (t *turn) published(es ...*store.Entry) {
+	for _, e := range es {
+		t.entries = append(t.entries, e)
+		t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventEntry, Entry: e, Agent: t.agent.Name})
+	}
 }
 
 // append writes one finished entry to the log at once and publishes it.
 func (t *turn) append(ctx context.Context, kind store.EntryKind, content any) (*store.Entry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	author := "agent:" + t.agent.Name
-	res, err := t.s.st.EntryAppend(ctx, &store.EntryAppendParams{
-		ConversationID: t.conv.ID, Kind: kind, Author: author, Content: mustJSON(content), TurnID: &t.item.ID, Now: t.s.now(),
-	})
+	res, err := t.s.st.EntryAppend(ctx, t.appendParams(kind, content))
 	if err != nil {
 		return nil, fmt.Errorf("appending %s: %w", kind, err)
 	}
-	t.entries = append(t.entries, res.Entry)
-	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventEntry, Entry: res.Entry, Agent: t.agent.Name})
+	t.published(res.Entry)
 	return res.Entry, nil
 }
 
