@@ -210,11 +210,18 @@ func (r *Router) handle(ctx context.Context, conv uuid.UUID, c *convDelivery, ev
 		}
 	case core.EventEntry:
 		if err := r.flush(ctx, conv, c); err != nil {
-			r.log.ErrorContext(ctx, "delivering", "conversation_id", conv, "error", redact.String(err.Error()))
+			r.log.WarnContext(ctx, "delivering", "conversation_id", conv, "error", redact.String(err.Error()))
 		}
 	case core.EventTurnEnd:
 		if err := r.flush(ctx, conv, c); err != nil {
-			r.log.ErrorContext(ctx, "delivering", "conversation_id", conv, "error", redact.String(err.Error()))
+			// Nothing live will try again: leave it to a durable deliver
+			// item, retried with backoff by whichever worker claims it.
+			r.log.ErrorContext(ctx, "delivering at turn end; queueing a retry", "conversation_id", conv, "error", redact.String(err.Error()))
+			if _, qerr := r.opts.Store.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+				Kind: WorkDeliver, ConversationID: &conv, RunAt: r.opts.Now().Add(5 * time.Second), Now: r.opts.Now(),
+			}); qerr != nil {
+				r.log.ErrorContext(ctx, "queueing a delivery retry", "conversation_id", conv, "error", redact.String(qerr.Error()))
+			}
 		}
 		r.status(ctx, bindings, "")
 	}
