@@ -135,3 +135,50 @@ func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
 		t.Fatalf("confirm prompt = %+v, %v", m, err)
 	}
 }
+
+// failing is a platform that is down.
+type failing struct{ recorder }
+
+func (f *failing) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	return nil, context.DeadlineExceeded
+}
+
+func TestFailedDeliveryAtTurnEndIsQueued(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	hub := core.NewHub()
+	r, err := bots.NewRouter(bots.RouterOptions{Store: st, Hub: hub, Adapters: []bots.Adapter{&failing{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	ens, err := st.BindingEnsure(ctx, &store.BindingEnsureParams{
+		Platform: "chat", Workspace: "W", Channel: "C", Conversation: store.ConversationCreateParams{Now: time.Now()}, Now: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := ens.Binding.ConversationID
+	appendEntry(t, st, conv, store.EntryAssistant, core.AssistantContent{Text: "lost?"})
+	hub.Publish(core.Event{ConversationID: conv, Kind: core.EventTurnEnd})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		items, err := st.WorkList(ctx, &store.WorkListParams{Kind: bots.WorkDeliver, ConversationID: &conv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliver items queued; want one durable retry after the failed delivery", len(items))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if b, _ := st.BindingFind(ctx, "chat", "W", "C", ""); b.DeliveredSeq != 0 {
+		t.Fatalf("delivered seq = %d after a failed post; want 0", b.DeliveredSeq)
+	}
+}
