@@ -115,6 +115,12 @@ type setup struct {
 // start runs one instance with script as the agent's model.
 func (s *setup) start(t *testing.T, script string) *instance {
 	t.Helper()
+	return s.startWith(t, script, nil)
+}
+
+// startWith is start with extra tools registered.
+func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry)) *instance {
+	t.Helper()
 	budget := s.budget
 	if budget == 0 {
 		budget = 25
@@ -124,6 +130,9 @@ func (s *setup) start(t *testing.T, script string) *instance {
 		MaxTokens: 1000, StepBudget: budget, Answers: agent.Answers{Default: true},
 	}}}
 	reg := registry(t, s.tools)
+	if extra != nil {
+		extra(reg)
+	}
 	ttl := s.ttl
 	if ttl == 0 {
 		ttl = 30 * time.Second
@@ -663,4 +672,110 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+type emailIn struct {
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+	Body    string `json:"body,omitempty"`
+	Cc      string `json:"cc,omitempty"`
+	Bcc     string `json:"bcc,omitempty"`
+}
+
+// A card's tool button runs the declared tool through the guard (a risky
+// send asks first), with the arguments the card shows; a signal button
+// hands the click to the agent.
+func TestCardButtonsActThroughTheGuard(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+		var sent []emailIn
+		var mu sync.Mutex
+		script := `
+turns:
+  - when_last_user_contains: draft
+    tool_calls:
+      - name: post_result
+        input:
+          kind: message
+          template: email
+          title: Offsite dates
+          items:
+            - title: Offsite dates
+              rows: [{label: To, value: team@example.com}]
+              sections: [{text: "Shall we do 12-14 June?"}]
+          actions: [{id: later, label: Remind me later, kind: signal}]
+  - after_tool: send_email
+    text: "Sent: {{last_user}}"
+  - when_last_user_contains: clicked
+    text: "You asked me to remind you later."
+fallback:
+  text: ok
+`
+		in := s.startWith(t, script, func(r *tool.Registry) {
+			tool.MustRegister(r, tool.Def{Name: cards.ToolSendEmail, Description: "send an email", Risk: tool.RiskHigh},
+				func(ctx context.Context, e emailIn) (lookupOut, error) {
+					mu.Lock()
+					sent = append(sent, e)
+					mu.Unlock()
+					return lookupOut{Answer: "sent to " + e.To}, nil
+				})
+		})
+		res, err := in.svc.Submit(context.Background(), slackMessage("Ev1", "U1", "draft an email"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, res.ConversationID, store.ConversationIdle)
+		var card *store.Entry
+		for _, e := range entries(t, st, res.ConversationID, false) {
+			if e.Kind == store.EntryCard {
+				card = e
+			}
+		}
+		if card == nil {
+			t.Fatalf("log = %s; want a card", kinds(entries(t, st, res.ConversationID, false)))
+		}
+
+		// Send: a high-risk tool, so the click becomes an approval first.
+		act, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", EventID: "c1", ActionID: cards.ActionID(card.ID, "send"), UserID: "U1"})
+		if err != nil || act.Refused {
+			t.Fatalf("Send click = %+v, %v", act, err)
+		}
+		waitStatus(t, st, res.ConversationID, store.ConversationPaused)
+		pending, _ := in.svc.PendingCalls(context.Background(), res.ConversationID)
+		if len(pending) != 1 || pending[0].Name != cards.ToolSendEmail || !strings.Contains(string(pending[0].Input), "team@example.com") {
+			t.Fatalf("pending = %+v; want send_email waiting for approval with the card's recipient", pending)
+		}
+		ap, err := st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", ActionID: core.ApprovalActionID(ap.ID), Value: "approve", UserID: "U1"}); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, res.ConversationID, store.ConversationIdle)
+		mu.Lock()
+		got := append([]emailIn(nil), sent...)
+		mu.Unlock()
+		if len(got) != 1 || got[0].To != "team@example.com" || got[0].Subject != "Offsite dates" {
+			t.Fatalf("sent = %+v; want one email with what the card shows", got)
+		}
+
+		// A signal button: the agent hears about the click.
+		if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", EventID: "c2", ActionID: cards.ActionID(card.ID, "later"), UserID: "U1", UserName: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		dup, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", EventID: "c2", ActionID: cards.ActionID(card.ID, "later"), UserID: "U1"})
+		if err != nil || !dup.Duplicate {
+			t.Fatalf("the same click again = %+v, %v; want Duplicate", dup, err)
+		}
+		waitStatus(t, st, res.ConversationID, store.ConversationIdle)
+		es := entries(t, st, res.ConversationID, false)
+		if last := es[len(es)-1]; last.Kind != store.EntryAssistant || textOf(t, last) != "You asked me to remind you later." {
+			t.Fatalf("log = %s; want the agent to answer the signal", kinds(es))
+		}
+		if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", ActionID: cards.ActionID(card.ID, "nope"), UserID: "U1"}); !errors.Is(err, core.ErrInvalid) {
+			t.Fatalf("a click on an action the card does not have: %v; want ErrInvalid", err)
+		}
+	})
 }
