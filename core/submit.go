@@ -183,7 +183,6 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 	return &res, nil
 }
 
-
 func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author string, content any, reason string) (int64, error) {
 	now := s.now()
 	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
