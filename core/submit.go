@@ -183,6 +183,8 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 	return &res, nil
 }
 
+// appendAndQueue appends an entry and enqueues the turn it causes, inside the
+// caller's transaction.
 func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author string, content any, reason string) (int64, error) {
 	now := s.now()
 	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
