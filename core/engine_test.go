@@ -779,3 +779,39 @@ fallback:
 		}
 	})
 }
+
+// A thread the bot answers in is followed without a new mention; a message
+// elsewhere without a mention stores nothing.
+func TestEngagedThreadsNeedNoMention(t *testing.T) {
+	st := testenv.SQLite(t)
+	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+	in := s.start(t, "fallback:\n  text: \"echo: {{last_user}}\"\n")
+	ctx := context.Background()
+	first, err := in.svc.Submit(ctx, slackMessage("Ev1", "U1", "hello bot"))
+	if err != nil || first.Ignored {
+		t.Fatalf("mention = %+v, %v", first, err)
+	}
+	waitStatus(t, st, first.ConversationID, store.ConversationIdle)
+
+	followUp := slackMessage("Ev2", "U2", "and another thing")
+	followUp.Mentioned = false
+	res, err := in.svc.Submit(ctx, followUp)
+	if err != nil || res.Ignored || res.ConversationID != first.ConversationID {
+		t.Fatalf("follow-up in the thread = %+v, %v; want it in the same conversation", res, err)
+	}
+	waitStatus(t, st, first.ConversationID, store.ConversationIdle)
+	es := entries(t, st, first.ConversationID, false)
+	if last := textOf(t, es[len(es)-1]); !strings.Contains(last, "and another thing") {
+		t.Fatalf("last reply = %q; want the follow-up answered", last)
+	}
+
+	elsewhere := slackMessage("Ev3", "U2", "chatter")
+	elsewhere.Mentioned, elsewhere.Thread = false, "1700000099.000100"
+	res, err = in.svc.Submit(ctx, elsewhere)
+	if err != nil || !res.Ignored {
+		t.Fatalf("unmentioned message in another thread = %+v, %v; want Ignored", res, err)
+	}
+	if fresh, _ := st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "Ev3", Now: time.Now()}); !fresh {
+		t.Fatal("an ignored message left a dedupe row: nothing may be stored for it")
+	}
+}
