@@ -345,49 +345,13 @@ func (e *discordEnv) settle(channel string) uuid.UUID {
 // entries lists a conversation's log entries of one kind ("" for all).
 func (e *discordEnv) entries(conv uuid.UUID, kind store.EntryKind) []*store.Entry {
 	e.tb.Helper()
-	all, err := e.store.EntryList(context.Background(), &store.EntryListParams{ConversationID: conv, WithErrors: true})
-	if err != nil {
-		e.tb.Fatalf("listing entries of %s: %v", conv, err)
-	}
-	var out []*store.Entry
-	for _, en := range all {
-		if kind == "" || en.Kind == kind {
-			out = append(out, en)
-		}
-	}
-	return out
+	return logEntries(e.tb, e.store, conv, kind)
 }
 
-func discordDecode[T any](tb testing.TB, e *store.Entry) T {
-	tb.Helper()
-	v, err := core.Decode[T](e)
-	if err != nil {
-		tb.Fatalf("decoding %s entry %s: %v", e.Kind, e.ID, err)
-	}
-	return v
-}
-
-// checkOneExchange checks the store side of one answered message: one user
-// entry with userText, one assistant entry with reply, no errors.
+// checkOneExchange checks the store side of one answered message.
 func (e *discordEnv) checkOneExchange(conv uuid.UUID, userText, reply string) {
 	e.tb.Helper()
-	users := e.entries(conv, store.EntryUser)
-	if len(users) != 1 {
-		e.tb.Fatalf("conversation has %d user entries, want exactly 1", len(users))
-	}
-	if got := discordDecode[core.UserContent](e.tb, users[0]).Text; got != userText {
-		e.tb.Errorf("user entry text = %q, want %q", got, userText)
-	}
-	answers := e.entries(conv, store.EntryAssistant)
-	if len(answers) != 1 {
-		e.tb.Fatalf("conversation has %d assistant entries, want exactly 1", len(answers))
-	}
-	if got := discordDecode[core.AssistantContent](e.tb, answers[0]).Text; got != reply {
-		e.tb.Errorf("assistant entry text = %q, want %q", got, reply)
-	}
-	if errs := e.entries(conv, store.EntryError); len(errs) != 0 {
-		e.tb.Errorf("conversation has error entries: %s", errs[0].Content)
-	}
+	checkOneExchange(e.tb, e.store, conv, userText, reply)
 }
 
 // callsIn returns the calls to route whose path starts with prefix.
@@ -649,7 +613,7 @@ func (e *discordEnv) ask(channel string, user discordgo.User) discordAsk {
 	if len(calls) != 1 {
 		e.tb.Fatalf("conversation has %d tool calls; want the one ask_user", len(calls))
 	}
-	call := discordDecode[core.ToolCallContent](e.tb, calls[0])
+	call := decode[core.ToolCallContent](e.tb, calls[0])
 	ap, err := e.store.ApprovalFindByCall(context.Background(), q.conv, call.CallID)
 	if err != nil {
 		e.tb.Fatalf("finding the question's approval: %v", err)
@@ -701,7 +665,7 @@ func (e *discordEnv) checkAnswered(channel string, q discordAsk, choice string, 
 	if len(results) != 1 {
 		e.tb.Fatalf("the conversation has %d tool results; want exactly 1", len(results))
 	}
-	res := discordDecode[core.ToolResultContent](e.tb, results[0])
+	res := decode[core.ToolResultContent](e.tb, results[0])
 	var out struct {
 		Answer string `json:"answer"`
 	}

@@ -345,49 +345,13 @@ func (e *slackEnv) conversation(channel, thread string) *store.Conversation {
 // entries lists a conversation's log by kind.
 func (e *slackEnv) entries(conv uuid.UUID, kind store.EntryKind) []*store.Entry {
 	e.tb.Helper()
-	all, err := e.store.EntryList(context.Background(), &store.EntryListParams{ConversationID: conv, WithErrors: true})
-	if err != nil {
-		e.tb.Fatalf("listing entries of %s: %v", conv, err)
-	}
-	var out []*store.Entry
-	for _, en := range all {
-		if kind == "" || en.Kind == kind {
-			out = append(out, en)
-		}
-	}
-	return out
+	return logEntries(e.tb, e.store, conv, kind)
 }
 
-func decode[T any](tb testing.TB, e *store.Entry) T {
-	tb.Helper()
-	v, err := core.Decode[T](e)
-	if err != nil {
-		tb.Fatalf("decoding %s entry %s: %v", e.Kind, e.ID, err)
-	}
-	return v
-}
-
-// checkOneReply checks the store side of one answered message: one user
-// entry with userText, and one assistant entry with reply.
+// checkOneReply checks the store side of one answered message.
 func (e *slackEnv) checkOneReply(conv uuid.UUID, userText, reply string) {
 	e.tb.Helper()
-	users := e.entries(conv, store.EntryUser)
-	if len(users) != 1 {
-		e.tb.Fatalf("conversation has %d user entries, want exactly 1", len(users))
-	}
-	if got := decode[core.UserContent](e.tb, users[0]).Text; got != userText {
-		e.tb.Errorf("user entry text = %q, want %q", got, userText)
-	}
-	answers := e.entries(conv, store.EntryAssistant)
-	if len(answers) != 1 {
-		e.tb.Fatalf("conversation has %d assistant entries, want exactly 1", len(answers))
-	}
-	if got := decode[core.AssistantContent](e.tb, answers[0]).Text; got != reply {
-		e.tb.Errorf("assistant entry text = %q, want %q", got, reply)
-	}
-	if errs := e.entries(conv, store.EntryError); len(errs) != 0 {
-		e.tb.Errorf("conversation has error entries: %s", errs[0].Content)
-	}
+	checkOneExchange(e.tb, e.store, conv, userText, reply)
 }
 
 // TestSlackMessageIsAnsweredOnce: a signed event over HTTP gets exactly one
