@@ -135,7 +135,11 @@ func envOr(v, def string) string {
 }
 
 func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg.Addr = "-" // no HTTP server: the terminal is the platform
+	// The terminal is the platform: no HTTP server, and no Slack or Discord
+	// connection even when their tokens are in the environment.
+	cfg.Addr = "-"
+	cfg.SlackBotToken, cfg.SlackAppToken, cfg.SlackSigningSecret = "", "", ""
+	cfg.DiscordBotToken, cfg.DiscordPublicKey = "", ""
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err
