@@ -342,6 +342,19 @@ func SchedulesOf(q Queries) (ScheduleStore, bool) {
 
 // Validate checks the parameters both drivers need before writing; the
 // error wraps ErrInvalid and names the field.
+// Defaults returns what a driver stores for the unset Missed and State:
+// run_once and active.
+func (p *ScheduleCreateParams) Defaults() (MissedPolicy, ScheduleState) {
+	missed, state := p.Missed, p.State
+	if missed == "" {
+		missed = MissedRunOnce
+	}
+	if state == "" {
+		state = ScheduleActive
+	}
+	return missed, state
+}
+
 func (p *ScheduleCreateParams) Validate() error {
 	switch {
 	case p == nil:

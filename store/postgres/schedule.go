@@ -168,14 +168,7 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 	if id == uuid.Nil {
 		id = newID()
 	}
-	missed := p.Missed
-	if missed == "" {
-		missed = store.MissedRunOnce
-	}
-	state := p.State
-	if state == "" {
-		state = store.ScheduleActive
-	}
+	missed, state := p.Defaults()
 	now := q.now(p.Now)
 	var out *store.Schedule
 	err = q.atomic(ctx, func(q *queries) error {

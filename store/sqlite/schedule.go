@@ -116,14 +116,7 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 	if id == uuid.Nil {
 		id = newID()
 	}
-	missed := p.Missed
-	if missed == "" {
-		missed = store.MissedRunOnce
-	}
-	state := p.State
-	if state == "" {
-		state = store.ScheduleActive
-	}
+	missed, state := p.Defaults()
 	var out *store.Schedule
 	err = q.atomic(ctx, func() error {
 		if p.MaxPerAgent > 0 {
