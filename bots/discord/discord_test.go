@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -896,5 +897,35 @@ func TestDefaultCardRenderer(t *testing.T) {
 	}
 	if m := fake.Message(refs[0].ID); !strings.Contains(string(m.Embeds), "Quarterly numbers") {
 		t.Errorf("embeds = %s, content %q; want discordcard's embed with the title", m.Embeds, m.Content)
+	}
+}
+
+// Rate limits are waited out a bounded number of times and never past the
+// caller's context: a Discord that keeps answering 429 cannot hold a
+// conversation's delivery forever.
+func TestRateLimitRetriesAreBounded(t *testing.T) {
+	t.Parallel()
+	a, fake, _ := start(t, nil)
+	fake.AddChannel(discordgo.Channel{ID: chanGeneral, GuildID: discordtest.DefaultGuildID, Type: discordgo.ChannelTypeGuildText})
+	for range maxRateLimitRetries + 1 {
+		fake.RateLimit("POST /channels/{channel}/messages", 10*time.Millisecond, false)
+	}
+	_, err := a.Post(context.Background(), bots.Target{Channel: chanGeneral}, &bots.Message{Text: "never"})
+	var rl *discordgo.RateLimitError
+	if !errors.As(err, &rl) {
+		t.Fatalf("Post after %d 429s: %v; want the rate-limit error", maxRateLimitRetries+1, err)
+	}
+	if n := len(fake.CallsTo("POST /channels/{channel}/messages")); n != maxRateLimitRetries+1 {
+		t.Fatalf("%d attempts; want %d", n, maxRateLimitRetries+1)
+	}
+
+	fake.RateLimit("POST /channels/{channel}/messages", time.Hour, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := a.Post(ctx, bots.Target{Channel: chanGeneral}, &bots.Message{Text: "never"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Post during an hour-long rate limit: %v; want the context's deadline", err)
+	}
+	if msgs := fake.BotMessages(chanGeneral); len(msgs) != 0 {
+		t.Fatalf("%d messages posted; want none", len(msgs))
 	}
 }

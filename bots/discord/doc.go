@@ -19,9 +19,10 @@
 // sentence or word boundaries, closing and reopening code fences across
 // parts; buttons go in action rows of five, at most five rows; a button's
 // ActionID and Value travel in its 100-character custom_id. discordgo's
-// rate-limit buckets wait out a 429 (retry_after) and send the request
-// again; discordgo does this for every 429, with no cap, and its wait does
-// not end with the request's context.
+// rate-limit buckets pace requests; a 429 on a post or an edit is waited
+// out (retry_after, at most a minute) and the request sent again, at most
+// five times and never past the request's context. Other calls use
+// discordgo's own retry, which has no cap.
 //
 // What happens on failure: a dropped gateway is resumed by discordgo (the
 // same session and sequence, so Discord replays what was missed, and core's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -74,6 +75,25 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 	return out, nil
 }
 
+// bufferCardFiles reads the renderer's card files into memory once, so
+// every attempt of a request gets fresh readers (a reader is spent after the
+// first attempt).
+func (p *outgoing) bufferCardFiles() error {
+	if len(p.cardFiles) == 0 {
+		return nil
+	}
+	p.files = p.files[:len(p.files):len(p.files)] // never write into the caller's array
+	for _, f := range p.cardFiles {
+		data, err := io.ReadAll(f.Reader)
+		if err != nil {
+			return fmt.Errorf("discord: reading card file %s: %w", f.Name, err)
+		}
+		p.files = append(p.files, bots.File{Name: f.Name, MimeType: f.ContentType, Data: data})
+	}
+	p.cardFiles = nil
+	return nil
+}
+
 func discordFiles(files []bots.File, extra []*discordgo.File) []*discordgo.File {
 	out := make([]*discordgo.File, 0, len(files)+len(extra))
 	out = append(out, extra...)
@@ -112,8 +132,7 @@ func (a *Adapter) dmChannel(ctx context.Context, userID string) (string, error) 
 }
 
 // Post implements bots.Adapter. A long text becomes several messages; a 429
-// is waited out by discordgo and the request sent again (for every 429:
-// discordgo does not cap these retries).
+// is waited out and the request sent again (see withRateLimit).
 func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
 	if m == nil {
 		return nil, errors.New("discord: posting a nil message")
@@ -138,14 +157,51 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 	return refs, nil
 }
 
+// Rate-limit retries for posts and edits. discordgo's own retry waits out
+// every 429 with no cap and ignores the context, which could hold a
+// conversation's delivery forever; these are bounded and cancellable. A 429
+// means nothing was posted, so a retry never posts twice.
+const (
+	maxRateLimitRetries = 5
+	maxRateLimitWait    = time.Minute
+)
+
+// withRateLimit runs call, waiting out up to maxRateLimitRetries 429s.
+func withRateLimit(ctx context.Context, call func(opts ...discordgo.RequestOption) error) error {
+	for attempt := 0; ; attempt++ {
+		err := call(discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+		var rl *discordgo.RateLimitError
+		if !errors.As(err, &rl) || attempt >= maxRateLimitRetries {
+			return err
+		}
+		wait := min(max(rl.RetryAfter, 0), maxRateLimitWait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("waiting out a rate limit: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
 func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.MessageRef, error) {
-	msg, err := a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{
-		Content:         p.content,
-		Embeds:          p.embeds,
-		Components:      p.components,
-		Files:           discordFiles(p.files, p.cardFiles),
-		AllowedMentions: noMentions(),
-	}, discordgo.WithContext(ctx))
+	if err := p.bufferCardFiles(); err != nil {
+		return bots.MessageRef{}, err
+	}
+	var msg *discordgo.Message
+	err := withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
+		var err error
+		// Files are readers: build the request afresh for every attempt.
+		msg, err = a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{
+			Content:         p.content,
+			Embeds:          p.embeds,
+			Components:      p.components,
+			Files:           discordFiles(p.files, p.cardFiles),
+			AllowedMentions: noMentions(),
+		}, opts...)
+		return err
+	})
 	if err != nil {
 		return bots.MessageRef{}, err
 	}
@@ -163,13 +219,18 @@ func (a *Adapter) edit(ctx context.Context, ref bots.MessageRef, p outgoing) err
 	if comps == nil {
 		comps = []discordgo.MessageComponent{}
 	}
-	_, err := a.s.ChannelMessageEditComplex(&discordgo.MessageEdit{
-		ID: ref.ID, Channel: ref.Channel,
-		Content: &content, Embeds: &embeds, Components: &comps,
-		Files:           discordFiles(p.files, p.cardFiles),
-		AllowedMentions: noMentions(),
-	}, discordgo.WithContext(ctx))
-	return err
+	if err := p.bufferCardFiles(); err != nil {
+		return err
+	}
+	return withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
+		_, err := a.s.ChannelMessageEditComplex(&discordgo.MessageEdit{
+			ID: ref.ID, Channel: ref.Channel,
+			Content: &content, Embeds: &embeds, Components: &comps,
+			Files:           discordFiles(p.files, p.cardFiles),
+			AllowedMentions: noMentions(),
+		}, opts...)
+		return err
+	})
 }
 
 // Update implements bots.Editor: the message is replaced whole. A text too
