@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,7 +30,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -159,35 +157,8 @@ func discordEachStore(t *testing.T, f func(t *testing.T, db string)) {
 		f(t, "sqlite:"+filepath.Join(t.TempDir(), "switchboard.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		f(t, discordPostgres(t))
+		f(t, postgresDatabase(t))
 	})
-}
-
-// discordPostgres creates a fresh schema (dropped when the test ends) and
-// returns TEST_DATABASE_URL pointed at it with the options connection
-// parameter, so every connection of the pool starts with that search_path.
-func discordPostgres(tb testing.TB) string {
-	tb.Helper()
-	base := testenv.PostgresURL(tb)
-	schema := testenv.PostgresSchema(tb) // registers the DROP SCHEMA
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		tb.Fatalf("connecting to TEST_DATABASE_URL to create schema %s: %v", schema, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("creating schema %s: %v", schema, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatalf("parsing TEST_DATABASE_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("options", "-csearch_path="+schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // discordEnv is one running service and the fake Discord it talks to.

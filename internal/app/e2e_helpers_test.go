@@ -2,15 +2,30 @@ package app_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // Helpers shared by the Slack and Discord end-to-end tests.
+
+// postgresDatabase returns TEST_DATABASE_URL with a fresh schema of its own
+// (switchboard_schema: the store creates it; the test drops it at the end).
+func postgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	base := testenv.PostgresURL(tb)
+	schema := testenv.PostgresSchema(tb) // registers the DROP SCHEMA
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "switchboard_schema=" + schema
+}
 
 // logEntries lists a conversation's log entries of one kind ("" for all),
 // errors included.

@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +22,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -73,34 +71,6 @@ func eachStore(t *testing.T, f func(t *testing.T, db databaseFunc)) {
 
 func sqliteDatabase(tb testing.TB) string {
 	return "sqlite:" + filepath.Join(tb.TempDir(), "switchboard.db")
-}
-
-// postgresDatabase creates a fresh schema (dropped when the test ends) and
-// returns TEST_DATABASE_URL pointed at it. DATABASE_URL has no schema
-// setting of its own; pgx passes an unknown URL parameter to the server as a
-// run-time parameter, so search_path=<schema> selects it.
-func postgresDatabase(tb testing.TB) string {
-	tb.Helper()
-	base := testenv.PostgresURL(tb)
-	schema := testenv.PostgresSchema(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		tb.Fatalf("connecting to TEST_DATABASE_URL to create schema %s: %v", schema, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("creating schema %s: %v", schema, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatalf("parsing TEST_DATABASE_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // slackEnv is one running service and the fake Slack it talks to.
