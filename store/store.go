@@ -203,7 +203,24 @@ type Posted struct {
 	EntryID   uuid.UUID
 	// MessageIDs are the platform's ids in order (a long reply may be split).
 	MessageIDs []string
-	CreatedAt  time.Time
+	// Pending marks a post intent: it is recorded before the platform is
+	// called, and cleared with the message ids after. A pending record found
+	// later means the post may or may not have reached the platform: the
+	// delivery looks for it (or posts with the same idempotency key) before
+	// posting again.
+	Pending   bool
+	CreatedAt time.Time
+}
+
+// LiveStream is the in-progress reply on a binding: the platform messages a
+// live stream has made so far. It is recorded as they are made, so a retried
+// model call, a retried turn or a recovery after a crash takes over or
+// finishes the same messages instead of leaving a cut one behind.
+type LiveStream struct {
+	BindingID  uuid.UUID
+	TurnID     *uuid.UUID
+	MessageIDs []string // "channel/id", in order
+	UpdatedAt  time.Time
 }
 
 // ApprovalKind says what a person is asked for.
@@ -565,6 +582,14 @@ type Queries interface {
 	PostedRecord(ctx context.Context, p *Posted) error
 	// PostedGet returns what an entry became on a binding; ErrNotFound if never posted.
 	PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (*Posted, error)
+
+	// LiveStreamSave records the messages of a binding's live stream,
+	// replacing any earlier record of that binding.
+	LiveStreamSave(ctx context.Context, l *LiveStream) error
+	// LiveStreamGet returns the binding's live stream; ErrNotFound if none.
+	LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*LiveStream, error)
+	// LiveStreamDelete forgets the binding's live stream (no error if none).
+	LiveStreamDelete(ctx context.Context, bindingID uuid.UUID) error
 
 	ApprovalCreate(ctx context.Context, p *ApprovalCreateParams) (*Approval, error)
 	ApprovalGet(ctx context.Context, id uuid.UUID) (*Approval, error)

@@ -140,7 +140,7 @@ func (q *queries) BindingAdvance(ctx context.Context, p *store.BindingAdvancePar
 // PostedRecord fills p.CreatedAt when it is zero.
 func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 	p.CreatedAt = q.now(p.CreatedAt)
-	_, err := q.db.Exec(ctx, sqlq.Get("PostedRecord"), p.BindingID, p.EntryID, nonNilStrings(p.MessageIDs), p.CreatedAt)
+	_, err := q.db.Exec(ctx, sqlq.Get("PostedRecord"), p.BindingID, p.EntryID, nonNilStrings(p.MessageIDs), p.CreatedAt, p.Pending)
 	if err != nil {
 		return wrap(err, "recording posted messages of entry %s on binding %s", p.EntryID, p.BindingID)
 	}
@@ -156,8 +156,33 @@ func (q *queries) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (
 		BindingID:  row.BindingID,
 		EntryID:    row.EntryID,
 		MessageIDs: row.MessageIDs,
+		Pending:    row.Pending,
 		CreatedAt:  row.CreatedAt.UTC(),
 	}, nil
+}
+
+// LiveStreamSave fills l.UpdatedAt when it is zero.
+func (q *queries) LiveStreamSave(ctx context.Context, l *store.LiveStream) error {
+	l.UpdatedAt = q.now(l.UpdatedAt)
+	if _, err := q.db.Exec(ctx, sqlq.Get("LiveStreamSave"), l.BindingID, l.TurnID, nonNilStrings(l.MessageIDs), l.UpdatedAt); err != nil {
+		return wrap(err, "recording live stream of binding %s", l.BindingID)
+	}
+	return nil
+}
+
+func (q *queries) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*store.LiveStream, error) {
+	row, err := one[liveStreamRow](ctx, q.db, sqlq.Get("LiveStreamGet"), bindingID)
+	if err != nil {
+		return nil, wrap(err, "getting live stream of binding %s", bindingID)
+	}
+	return &store.LiveStream{BindingID: row.BindingID, TurnID: row.TurnID, MessageIDs: row.MessageIDs, UpdatedAt: row.UpdatedAt.UTC()}, nil
+}
+
+func (q *queries) LiveStreamDelete(ctx context.Context, bindingID uuid.UUID) error {
+	if _, err := q.db.Exec(ctx, sqlq.Get("LiveStreamDelete"), bindingID); err != nil {
+		return wrap(err, "forgetting live stream of binding %s", bindingID)
+	}
+	return nil
 }
 
 // ---- approvals ----

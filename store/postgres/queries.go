@@ -327,7 +327,15 @@ type postedRow struct {
 	BindingID  uuid.UUID `db:"binding_id"`
 	EntryID    uuid.UUID `db:"entry_id"`
 	MessageIDs []string  `db:"message_ids"`
+	Pending    bool      `db:"pending"`
 	CreatedAt  time.Time `db:"created_at"`
+}
+
+type liveStreamRow struct {
+	BindingID  uuid.UUID  `db:"binding_id"`
+	TurnID     *uuid.UUID `db:"turn_id"`
+	MessageIDs []string   `db:"message_ids"`
+	UpdatedAt  time.Time  `db:"updated_at"`
 }
 
 type approvalRow struct {

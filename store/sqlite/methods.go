@@ -138,6 +138,20 @@ func (s *Store) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (*s
 	return s.reader().PostedGet(ctx, bindingID, entryID)
 }
 
+func (s *Store) LiveStreamSave(ctx context.Context, l *store.LiveStream) error {
+	_, err := write(ctx, s, false, func(q *queries) (struct{}, error) { return struct{}{}, q.LiveStreamSave(ctx, l) })
+	return err
+}
+
+func (s *Store) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*store.LiveStream, error) {
+	return s.reader().LiveStreamGet(ctx, bindingID)
+}
+
+func (s *Store) LiveStreamDelete(ctx context.Context, bindingID uuid.UUID) error {
+	_, err := write(ctx, s, false, func(q *queries) (struct{}, error) { return struct{}{}, q.LiveStreamDelete(ctx, bindingID) })
+	return err
+}
+
 func (s *Store) ApprovalCreate(ctx context.Context, p *store.ApprovalCreateParams) (*store.Approval, error) {
 	return write(ctx, s, false, func(q *queries) (*store.Approval, error) { return q.ApprovalCreate(ctx, p) })
 }

@@ -212,7 +212,8 @@ func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 			sql.Named("binding_id", p.BindingID.String()),
 			sql.Named("entry_id", p.EntryID.String()),
 			sql.Named("message_ids", string(idsJSON)),
-			sql.Named("now", micros(q.now(p.CreatedAt))))
+			sql.Named("now", micros(q.now(p.CreatedAt))),
+			sql.Named("pending", p.Pending))
 		return err
 	})
 	if err != nil {
@@ -228,7 +229,7 @@ func (q *queries) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (
 			ids     string
 			created int64
 		)
-		if err := r.Scan(&p.BindingID, &p.EntryID, &ids, &created); err != nil {
+		if err := r.Scan(&p.BindingID, &p.EntryID, &ids, &p.Pending, &created); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(ids), &p.MessageIDs); err != nil {
@@ -241,4 +242,69 @@ func (q *queries) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (
 		return nil, fmt.Errorf("getting posted messages of entry %s on binding %s: %w", entryID, bindingID, err)
 	}
 	return p, nil
+}
+
+func (q *queries) LiveStreamSave(ctx context.Context, l *store.LiveStream) error {
+	if l == nil {
+		return fmt.Errorf("recording live stream: %w", invalid("params are nil"))
+	}
+	ids := l.MessageIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("recording live stream of binding %s: encoding message ids: %w", l.BindingID, err)
+	}
+	var turn any
+	if l.TurnID != nil {
+		turn = l.TurnID.String()
+	}
+	l.UpdatedAt = q.now(l.UpdatedAt)
+	_, err = exec(ctx, q.db, "LiveStreamSave",
+		sql.Named("binding_id", l.BindingID.String()),
+		sql.Named("turn_id", turn),
+		sql.Named("message_ids", string(idsJSON)),
+		sql.Named("now", micros(l.UpdatedAt)))
+	if err != nil {
+		return fmt.Errorf("recording live stream of binding %s: %w", l.BindingID, err)
+	}
+	return nil
+}
+
+func (q *queries) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*store.LiveStream, error) {
+	l, err := queryOne(ctx, q.db, "LiveStreamGet", func(r scanner) (*store.LiveStream, error) {
+		var (
+			l       store.LiveStream
+			turn    sql.NullString
+			ids     string
+			updated int64
+		)
+		if err := r.Scan(&l.BindingID, &turn, &ids, &updated); err != nil {
+			return nil, err
+		}
+		if turn.Valid {
+			id, err := uuid.Parse(turn.String)
+			if err != nil {
+				return nil, fmt.Errorf("decoding turn id: %w", err)
+			}
+			l.TurnID = &id
+		}
+		if err := json.Unmarshal([]byte(ids), &l.MessageIDs); err != nil {
+			return nil, fmt.Errorf("decoding message ids: %w", err)
+		}
+		l.UpdatedAt = fromMicros(updated)
+		return &l, nil
+	}, sql.Named("binding_id", bindingID.String()))
+	if err != nil {
+		return nil, fmt.Errorf("getting live stream of binding %s: %w", bindingID, err)
+	}
+	return l, nil
+}
+
+func (q *queries) LiveStreamDelete(ctx context.Context, bindingID uuid.UUID) error {
+	if _, err := exec(ctx, q.db, "LiveStreamDelete", sql.Named("binding_id", bindingID.String())); err != nil {
+		return fmt.Errorf("forgetting live stream of binding %s: %w", bindingID, err)
+	}
+	return nil
 }

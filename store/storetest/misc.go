@@ -229,6 +229,7 @@ func (s suite) bindingTests() []namedTest {
 		{"Advance", s.testBindingAdvance},
 		{"RewoundByDiscard", s.testBindingRewoundByDiscard},
 		{"Posted", s.testPosted},
+		{"LiveStream", s.testLiveStream},
 	}
 }
 
@@ -397,6 +398,50 @@ func (s suite) testPosted(t *testing.T) {
 
 	_, err = st.PostedGet(ctx, r.Binding.ID, es[1].ID)
 	errIs(t, err, store.ErrNotFound, "getting another entry that was never posted")
+
+	// A post intent is pending until the message ids are recorded.
+	noErr(t, st.PostedRecord(ctx, &store.Posted{BindingID: r.Binding.ID, EntryID: es[1].ID, Pending: true, CreatedAt: clk.Now()}), "recording a post intent")
+	p, err = st.PostedGet(ctx, r.Binding.ID, es[1].ID)
+	noErr(t, err, "getting a post intent")
+	isTrue(t, p.Pending, "a post intent must read back as pending")
+	eq(t, len(p.MessageIDs), 0, "message ids of a post intent")
+	noErr(t, st.PostedRecord(ctx, &store.Posted{BindingID: r.Binding.ID, EntryID: es[1].ID, MessageIDs: []string{"C1/171.4"}, CreatedAt: clk.Now()}), "completing a post intent")
+	p, err = st.PostedGet(ctx, r.Binding.ID, es[1].ID)
+	noErr(t, err, "getting a completed post intent")
+	isTrue(t, !p.Pending, "a completed post intent must not be pending")
+	deepEq(t, p.MessageIDs, []string{"C1/171.4"}, "message ids of a completed post intent")
+}
+
+func (s suite) testLiveStream(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	r, err := st.BindingEnsure(ctx, ensureParams(clk, "C1", "1.1"))
+	noErr(t, err, "ensuring a binding")
+	b := r.Binding.ID
+
+	_, err = st.LiveStreamGet(ctx, b)
+	errIs(t, err, store.ErrNotFound, "getting a live stream that was never recorded")
+	noErr(t, st.LiveStreamDelete(ctx, b), "forgetting a live stream that was never recorded")
+
+	turn := uuid.New()
+	noErr(t, st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b, TurnID: &turn, MessageIDs: []string{"C1/1.2"}, UpdatedAt: clk.Now()}), "recording a live stream")
+	l, err := st.LiveStreamGet(ctx, b)
+	noErr(t, err, "getting a live stream")
+	deepEq(t, l.MessageIDs, []string{"C1/1.2"}, "message ids of a live stream")
+	isTrue(t, l.TurnID != nil && *l.TurnID == turn, "turn id of a live stream")
+	timeEq(t, l.UpdatedAt, clk.Now(), "updated at of a live stream")
+
+	clk.Advance(time.Second)
+	noErr(t, st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b, MessageIDs: []string{"C1/1.2", "C1/1.3"}, UpdatedAt: clk.Now()}), "recording a grown live stream")
+	l, err = st.LiveStreamGet(ctx, b)
+	noErr(t, err, "getting a grown live stream")
+	deepEq(t, l.MessageIDs, []string{"C1/1.2", "C1/1.3"}, "message ids of a grown live stream (replaced, in order)")
+	isTrue(t, l.TurnID == nil, "a live stream saved without a turn has none")
+
+	noErr(t, st.LiveStreamDelete(ctx, b), "forgetting a live stream")
+	_, err = st.LiveStreamGet(ctx, b)
+	errIs(t, err, store.ErrNotFound, "getting a forgotten live stream")
 }
 
 // ---- approvals ----

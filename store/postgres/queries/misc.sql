@@ -69,15 +69,31 @@ RETURNING id, conversation_id, platform, workspace, channel, thread, delivered_s
           created_at, updated_at;
 
 -- name: PostedRecord
--- $1 binding_id, $2 entry_id, $3 message_ids, $4 now.
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (binding_id, entry_id) DO UPDATE SET message_ids = EXCLUDED.message_ids;
+-- $1 binding_id, $2 entry_id, $3 message_ids, $4 now, $5 pending.
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (binding_id, entry_id) DO UPDATE
+SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending;
 
 -- name: PostedGet
-SELECT binding_id, entry_id, message_ids, created_at
+SELECT binding_id, entry_id, message_ids, pending, created_at
 FROM posted
 WHERE binding_id = $1 AND entry_id = $2;
+
+-- name: LiveStreamSave
+-- $1 binding_id, $2 turn_id, $3 message_ids, $4 now.
+INSERT INTO live_streams (binding_id, turn_id, message_ids, updated_at)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (binding_id) DO UPDATE
+SET turn_id = EXCLUDED.turn_id, message_ids = EXCLUDED.message_ids, updated_at = EXCLUDED.updated_at;
+
+-- name: LiveStreamGet
+SELECT binding_id, turn_id, message_ids, updated_at
+FROM live_streams
+WHERE binding_id = $1;
+
+-- name: LiveStreamDelete
+DELETE FROM live_streams WHERE binding_id = $1;
 
 -- name: ApprovalCreate
 -- $1 id, $2 conversation_id, $3 call_id, $4 tool, $5 kind, $6 risk, $7 request,

@@ -46,11 +46,26 @@ WHERE id = :id AND delivered_seq < :delivered_seq
 RETURNING id, conversation_id, platform, workspace, channel, thread, delivered_seq, created_at, updated_at;
 
 -- name: PostedUpsert
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at)
-VALUES (:binding_id, :entry_id, :message_ids, :now)
-ON CONFLICT (binding_id, entry_id) DO UPDATE SET message_ids = excluded.message_ids;
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
+VALUES (:binding_id, :entry_id, :message_ids, :now, :pending)
+ON CONFLICT (binding_id, entry_id) DO UPDATE
+SET message_ids = excluded.message_ids, pending = excluded.pending;
 
 -- name: PostedGet
-SELECT binding_id, entry_id, message_ids, created_at
+SELECT binding_id, entry_id, message_ids, pending, created_at
 FROM posted
 WHERE binding_id = :binding_id AND entry_id = :entry_id;
+
+-- name: LiveStreamSave
+INSERT INTO live_streams (binding_id, turn_id, message_ids, updated_at)
+VALUES (:binding_id, :turn_id, :message_ids, :now)
+ON CONFLICT (binding_id) DO UPDATE
+SET turn_id = excluded.turn_id, message_ids = excluded.message_ids, updated_at = excluded.updated_at;
+
+-- name: LiveStreamGet
+SELECT binding_id, turn_id, message_ids, updated_at
+FROM live_streams
+WHERE binding_id = :binding_id;
+
+-- name: LiveStreamDelete
+DELETE FROM live_streams WHERE binding_id = :binding_id;
