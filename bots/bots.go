@@ -7,6 +7,7 @@ package bots
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,6 +67,11 @@ type Message struct {
 	Identity *Identity
 	// Ephemeral, with UserID on the target, shows the message to one person.
 	Ephemeral bool
+	// Key is the idempotency key of the post (the entry id it delivers).
+	// Platforms that can make a post idempotent use it (Discord: a nonce
+	// with enforce_nonce) or tag the message with it so it can be found
+	// again (Slack: message metadata, see Finder).
+	Key string
 }
 
 // Card is a stamped card to render natively (Block Kit, embeds). EntryID is
@@ -102,9 +108,31 @@ type Streamer interface {
 type Stream interface {
 	// Append adds text as the model writes it. Platforms throttle as they need.
 	Append(ctx context.Context, delta string) error
-	// Finish replaces the in-progress reply with the final text and returns
-	// the messages it now consists of.
+	// Reset starts the reply over: the model call is being retried, and what
+	// was shown so far is replaced by what comes next, in the same message
+	// where the platform allows it. It never appends to the old text.
+	Reset(ctx context.Context) error
+	// Refs lists the platform messages the stream has made so far, so the
+	// delivery can record them and a later process can take them over.
+	Refs() []MessageRef
+	// Finish replaces the in-progress reply with the final message and
+	// returns the messages it now consists of. A closed live stream is
+	// closed on the platform too (nothing is left "streaming").
 	Finish(ctx context.Context, final *Message) ([]MessageRef, error)
+}
+
+// StreamResumer takes over the messages of a live stream that another
+// attempt or process opened (recorded with Stream.Refs): the returned stream
+// edits them in place, and Finish replaces them with the final message.
+type StreamResumer interface {
+	ResumeStream(ctx context.Context, to Target, refs []MessageRef, id *Identity) (Stream, error)
+}
+
+// Finder looks for the messages a post with an idempotency key made since a
+// time, for a platform whose posts are not idempotent by themselves (Slack).
+// It returns no refs, and no error, when the post never arrived.
+type Finder interface {
+	FindPosted(ctx context.Context, to Target, key string, since time.Time) ([]MessageRef, error)
 }
 
 // StatusSetter shows what the agent is doing (Slack's assistant status,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -34,6 +35,12 @@ type turn struct {
 	model model.Backend
 	tools map[string]*tool.Tool
 	list  []*tool.Tool
+
+	// td delivers the turn to the conversation's platforms (nil: nowhere).
+	// deliveryQueued records that this attempt's durable deliver item is
+	// in the log already.
+	td             TurnDelivery
+	deliveryQueued bool
 
 	mu      sync.Mutex // guards entries and appends from concurrent tools
 	entries []*store.Entry
@@ -69,6 +76,10 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	agentName := s.agentOf(conv).Name
 	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: agentName})
 	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: agentName})
+	td := s.openDelivery(ctx, conv, item, agentName)
+	if td != nil {
+		defer func() { s.closeDelivery(ctx, conv.ID, td) }()
+	}
 
 	// A second attempt means the first died holding the lease (a crash or a
 	// lost heartbeat). Start again from the message that caused the turn.
@@ -80,7 +91,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	// Past the cap: every attempt died. Say so once, plainly, and stop.
 	if item.Attempts > s.opts.MaxTurnAttempts {
 		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td))
 	}
 	// The claim marked an idle conversation running; a paused one (this turn
 	// resumes it) and a retry's attempt count still need writing.
@@ -96,13 +107,13 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	ag := s.agentOf(conv)
 	backend, err := s.backendFor(ag)
 	if err != nil {
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))
 	}
 	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
-	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries}
+	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td}
 	t.offer()
 
 	outcome, err := t.run(ctx)
@@ -111,7 +122,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 			return ctx.Err()
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
-		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true)
+		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td)
 	}
 	return s.endTurn(ctx, conv.ID, item, outcome, err)
 }
@@ -139,21 +150,65 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 	return nil
 }
 
-// fail appends an error entry (seq NULL: people see it, models never do).
-func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool) error {
+// fail appends an error entry (seq NULL: people see it, models never do),
+// with its delivery when the turn has somewhere to deliver (td); the turn's
+// end delivers it.
+func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery) error {
 	var turnID *uuid.UUID
 	if item != nil {
 		turnID = &item.ID
 	}
-	res, err := s.st.EntryAppend(ctx, &store.EntryAppendParams{
-		ConversationID: conv, Kind: store.EntryError, Author: "system",
-		Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID, Now: s.now(),
+	var res *store.EntryAppendResult
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: conv, Kind: store.EntryError, Author: "system",
+			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID, Now: s.now(),
+		})
+		if err != nil || td == nil {
+			return err
+		}
+		return enqueueDelivery(ctx, q, conv, s.now())
 	})
 	if err != nil {
 		return fmt.Errorf("recording error entry: %w", err)
 	}
 	s.hub.Publish(Event{ConversationID: conv, Kind: EventEntry, Entry: res.Entry})
 	return nil
+}
+
+// openDelivery starts delivering a turn. A retried attempt first delivers
+// what the dead one committed (a reply saved just before a crash) and
+// takes over the live message it left. When the bindings cannot be read,
+// the turn runs undelivered and its deliver items finish the job.
+func (s *Service) openDelivery(ctx context.Context, conv *store.Conversation, item *store.WorkItem, agentName string) TurnDelivery {
+	if s.opts.Deliverer == nil {
+		return nil
+	}
+	td, err := s.opts.Deliverer.OpenTurn(ctx, conv, item.ID, agentName)
+	if err != nil {
+		s.log.WarnContext(ctx, "opening delivery", "conversation_id", conv.ID, "error", redact.String(err.Error()))
+		return nil
+	}
+	if td != nil && item.Attempts > 1 {
+		if err := td.Flush(ctx); err != nil {
+			s.log.WarnContext(ctx, "delivering what an earlier attempt committed", "conversation_id", conv.ID, "error", redact.String(err.Error()))
+		}
+	}
+	return td
+}
+
+// closeDelivery ends a turn's delivery. A turn cut off by a shutdown or a
+// lost lease leaves its live message for whoever continues; otherwise
+// delivery gets a little time of its own, even if the turn's context ended.
+func (s *Service) closeDelivery(ctx context.Context, conv uuid.UUID, td TurnDelivery) {
+	interrupted := ctx.Err() != nil
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := td.Close(cctx, interrupted); err != nil {
+		// The deliver item queued with the entries retries.
+		s.log.WarnContext(ctx, "delivering at turn end; the deliver item retries", "conversation_id", conv, "error", redact.String(err.Error()))
+	}
 }
 
 // recoverTurn discards what a dead attempt of this turn left in the log
@@ -290,7 +345,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 	}
 	return turnDone, t.s.fail(ctx, t.conv.ID, t.item,
-		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true)
+		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true, t.td)
 }
 
 // callModel streams one model call, publishing deltas for live viewers, and
@@ -301,15 +356,21 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
 	conv := t.conv.ID
-	t.s.hub.Publish(Event{ConversationID: conv, Kind: EventStatus, Text: "is thinking…", Agent: t.agent.Name})
+	t.status("is thinking…")
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {
 		switch ev.Kind {
 		case model.EventTextDelta:
 			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventDelta, Text: ev.Text, Agent: t.agent.Name})
+			if t.td != nil {
+				t.td.Delta(ev.Text)
+			}
 		case model.EventRestart:
 			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventRestart, Agent: t.agent.Name})
+			if t.td != nil {
+				t.td.Reset()
+			}
 		case model.EventToolCallStart:
-			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventStatus, Text: "is running " + ev.ToolName + "…", Agent: t.agent.Name})
+			t.status("is running " + ev.ToolName + "…")
 		}
 	})
 	if err != nil {
@@ -338,31 +399,63 @@ type pendingEntry struct {
 	content any
 }
 
+// status tells live viewers and the platforms what the agent is doing.
+func (t *turn) status(text string) {
+	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventStatus, Text: text, Agent: t.agent.Name})
+	if t.td != nil {
+		t.td.Status(text)
+	}
+}
+
 // commitStep records a model call's usage and appends its entries in one
-// transaction, then publishes them.
+// transaction, then publishes and delivers them.
 func (t *turn) commitStep(ctx context.Context, u *store.Usage, step []pendingEntry) error {
+	_, err := t.commit(ctx, u, step)
+	return err
+}
+
+// commit appends entries (and the usage row, if any) in one transaction.
+// The first entry of this attempt that people see carries the durable
+// deliver item in the same commit; then the entries are delivered at once,
+// under the turn's lease. A delivery that fails here is left to that item.
+func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) ([]*store.Entry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var appended []*store.Entry
+	queued := false
 	err := t.s.st.InTx(ctx, func(q store.Queries) error {
-		appended = appended[:0]
-		if err := q.UsageRecord(ctx, u); err != nil {
-			return fmt.Errorf("recording usage: %w", err)
+		appended, queued = appended[:0], false
+		if u != nil {
+			if err := q.UsageRecord(ctx, u); err != nil {
+				return fmt.Errorf("recording usage: %w", err)
+			}
 		}
+		visible := false
 		for _, p := range step {
 			res, err := q.EntryAppend(ctx, t.appendParams(p.kind, p.content))
 			if err != nil {
 				return fmt.Errorf("appending %s: %w", p.kind, err)
 			}
 			appended = append(appended, res.Entry)
+			visible = visible || Visible(res.Entry)
+		}
+		if visible && t.td != nil && !t.deliveryQueued {
+			queued = true
+			return enqueueDelivery(ctx, q, t.conv.ID, t.s.now())
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	t.deliveryQueued = t.deliveryQueued || queued
 	t.published(appended...)
-	return nil
+	if t.td != nil && slices.ContainsFunc(appended, Visible) {
+		if err := t.td.Flush(ctx); err != nil && ctx.Err() == nil {
+			t.s.log.WarnContext(ctx, "delivering; the deliver item retries", "conversation_id", t.conv.ID, "error", redact.String(err.Error()))
+		}
+	}
+	return appended, nil
 }
 
 func (t *turn) appendParams(kind store.EntryKind, content any) *store.EntryAppendParams {
@@ -380,16 +473,14 @@ func (t *turn) published(es ...*store.Entry) {
 	}
 }
 
-// append writes one finished entry to the log at once and publishes it.
+// append writes one finished entry to the log at once, publishes and
+// delivers it.
 func (t *turn) append(ctx context.Context, kind store.EntryKind, content any) (*store.Entry, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	res, err := t.s.st.EntryAppend(ctx, t.appendParams(kind, content))
+	es, err := t.commit(ctx, nil, []pendingEntry{{kind, content}})
 	if err != nil {
-		return nil, fmt.Errorf("appending %s: %w", kind, err)
+		return nil, err
 	}
-	t.published(res.Entry)
-	return res.Entry, nil
+	return es[0], nil
 }
 
 // runCalls runs a model step's tool calls, concurrently, through the guard.
@@ -438,7 +529,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 
 // execute runs an allowed call and records its result, or the pause it asks for.
 func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, decision string) (bool, error) {
-	t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventStatus, Text: "is running " + c.Name + "…", Agent: t.agent.Name})
+	t.status("is running " + c.Name + "…")
 	res := tl.Call(WithCallInfo(ctx, CallInfo{
 		ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID, Context: t.meta.Context,
 		Starter: t.meta.Starter, CallID: c.CallID, TurnID: t.item.ID,
@@ -504,10 +595,21 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 		req["choices"] = []string{"approve", "deny"}
 	}
 	now := t.s.now()
-	if _, err := t.s.st.ApprovalCreate(ctx, &store.ApprovalCreateParams{
-		ConversationID: t.conv.ID, CallID: c.CallID, Tool: c.Name, Kind: kind, Risk: string(tl.Risk()),
-		Request: mustJSON(req), Deciders: deciders, ExpiresAt: now.Add(t.s.opts.ApprovalTTL), Now: now,
-	}); err != nil {
+	// The prompt people answer is delivered like an entry: durably, with
+	// the request.
+	err := t.s.st.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.ApprovalCreate(ctx, &store.ApprovalCreateParams{
+			ConversationID: t.conv.ID, CallID: c.CallID, Tool: c.Name, Kind: kind, Risk: string(tl.Risk()),
+			Request: mustJSON(req), Deciders: deciders, ExpiresAt: now.Add(t.s.opts.ApprovalTTL), Now: now,
+		}); err != nil {
+			return err
+		}
+		if t.td == nil {
+			return nil
+		}
+		return enqueueDelivery(ctx, q, t.conv.ID, now)
+	})
+	if err != nil {
 		return fmt.Errorf("asking for %s on %s: %w", kind, c.Name, err)
 	}
 	return t.audit(ctx, c, tl.Risk(), decision, "pending", nil)

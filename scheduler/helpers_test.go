@@ -20,7 +20,6 @@ import (
 	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 
-	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
@@ -269,7 +268,7 @@ func (e *env) runWork() int {
 	ctx := context.Background()
 	handlers := e.sched.Handlers()
 	handlers[core.WorkTurn] = e.svc.RunTurn
-	handlers[bots.WorkDeliver] = func(_ context.Context, item *store.WorkItem) error {
+	handlers[core.WorkDeliver] = func(_ context.Context, item *store.WorkItem) error {
 		e.mu.Lock()
 		e.delivered[*item.ConversationID]++
 		e.mu.Unlock()

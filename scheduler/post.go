@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -21,10 +20,10 @@ import (
 // keeps a retried fire from starting a second conversation.
 const silentPlatform = "scheduler"
 
-// dmChannel is the channel of a DM to user, as bots.targetOf reads it.
+// dmChannel is the channel of a DM to user, as deliver's targetOf reads it.
 func dmChannel(user string) string { return "user:" + user }
 
-// runThread is the binding thread of one run. bots.targetOf drops a "run:"
+// runThread is the binding thread of one run. deliver's targetOf drops a "run:"
 // thread: the run's messages go to the channel itself.
 func runThread(key string) string { return "run:" + key }
 
@@ -46,7 +45,7 @@ type postParams struct {
 //
 // core.Service.Start always queues a turn, and a reminder needs no model
 // call; until core offers a "post without a turn" call, the scheduler writes
-// the entry and the deliver item itself (bots.WorkDeliver delivers entries
+// the entry and the deliver item itself (core.WorkDeliver delivers entries
 // written outside turns).
 func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bool, error) {
 	if p.Platform == "" || p.Channel == "" {
@@ -88,7 +87,7 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 		return false, fmt.Errorf("appending message %q: %w", p.Key, err)
 	}
 	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind: bots.WorkDeliver, ConversationID: &conv, AgentID: agentID, Now: p.Now,
+		Kind: core.WorkDeliver, ConversationID: &conv, AgentID: agentID, Now: p.Now,
 	}); err != nil {
 		return false, fmt.Errorf("queueing delivery of %q: %w", p.Key, err)
 	}

@@ -595,6 +595,9 @@ type Queries interface {
 	ApprovalGet(ctx context.Context, id uuid.UUID) (*Approval, error)
 	// ApprovalFindByCall returns the approval for a tool call; ErrNotFound if none.
 	ApprovalFindByCall(ctx context.Context, conversationID uuid.UUID, callID string) (*Approval, error)
+	// ApprovalListPending lists a conversation's pending approvals, oldest
+	// first (what delivery shows as prompts, without reading the log).
+	ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*Approval, error)
 	ApprovalDecide(ctx context.Context, p *ApprovalDecideParams) (*Approval, error)
 	// ApprovalExpire marks pending approvals whose expiry is before now as
 	// expired and returns them.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -431,7 +431,7 @@ func (s *session) askPending(ctx context.Context) (bool, error) {
 		if ap.Status != store.ApprovalPending {
 			continue
 		}
-		msg, err := bots.PromptMessage(ap)
+		msg, err := deliver.PromptMessage(ap)
 		if err != nil {
 			return false, err
 		}

@@ -29,6 +29,8 @@ type outgoing struct {
 	files      []bots.File
 	// cardFiles are files the card renderer made (sparkline images).
 	cardFiles []*discordgo.File
+	// nonce, when set, makes the send idempotent (see nonceFor).
+	nonce string
 }
 
 // render splits m into the messages Discord will show: the text in parts of
@@ -148,6 +150,7 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 	a.stopTyping(channelID)
 	refs := make([]bots.MessageRef, 0, len(parts))
 	for i, p := range parts {
+		p.nonce = nonceFor(m.Key, i)
 		ref, err := a.send(ctx, channelID, p)
 		if err != nil {
 			return refs, fmt.Errorf("discord: posting part %d of %d to %s: %w", i+1, len(parts), channelID, err)
@@ -193,13 +196,18 @@ func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.
 	err := withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
 		var err error
 		// Files are readers: build the request afresh for every attempt.
-		msg, err = a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{
+		send := &discordgo.MessageSend{
 			Content:         p.content,
 			Embeds:          p.embeds,
 			Components:      p.components,
 			Files:           discordFiles(p.files, p.cardFiles),
 			AllowedMentions: noMentions(),
-		}, opts...)
+		}
+		if p.nonce == "" {
+			msg, err = a.s.ChannelMessageSendComplex(channelID, send, opts...)
+		} else {
+			msg, err = a.sendWithNonce(channelID, send, p.nonce, opts...)
+		}
 		return err
 	})
 	if err != nil {

@@ -24,6 +24,59 @@ func (a *Adapter) StartStream(ctx context.Context, to bots.Target, _ *bots.Ident
 	return &stream{a: a, channel: channelID}, nil
 }
 
+// ResumeStream implements bots.StreamResumer: the stream edits the messages
+// another attempt or process left, and Finish replaces them.
+func (a *Adapter) ResumeStream(ctx context.Context, to bots.Target, refs []bots.MessageRef, id *bots.Identity) (bots.Stream, error) {
+	st, err := a.StartStream(ctx, to, id)
+	if err != nil {
+		return nil, err
+	}
+	s := st.(*stream)
+	for _, r := range refs {
+		if r.ID == "" {
+			continue
+		}
+		if r.Channel == "" {
+			r.Channel = s.channel
+		}
+		s.refs = append(s.refs, r)
+		s.shown = append(s.shown, "\x00") // unknown: the next flush edits it
+	}
+	return s, nil
+}
+
+// Reset implements bots.Stream: the retry's text replaces what was shown,
+// in the same messages, from the next flush on.
+func (st *stream) Reset(ctx context.Context) error {
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return nil
+	}
+	st.text = ""
+	st.dirty = false
+	hasRefs := len(st.refs) > 0
+	st.mu.Unlock()
+	if !hasRefs {
+		return nil
+	}
+	// Show at once that the reply starts over, rather than the old text
+	// until the retry's first flush.
+	st.flushMu.Lock()
+	defer st.flushMu.Unlock()
+	return st.show(ctx, []outgoing{{content: retryPlaceholder}})
+}
+
+// retryPlaceholder stands in a reset message until the retry writes.
+const retryPlaceholder = "…"
+
+// Refs implements bots.Stream.
+func (st *stream) Refs() []bots.MessageRef {
+	st.flushMu.Lock()
+	defer st.flushMu.Unlock()
+	return append([]bots.MessageRef(nil), st.refs...)
+}
+
 type stream struct {
 	a       *Adapter
 	channel string

@@ -20,6 +20,10 @@ import (
 type part struct {
 	text   string
 	blocks []slack.Block
+	// key and index tag the message (metadata) so that a post whose answer
+	// was lost can be found again (see FindPosted).
+	key   string
+	index int
 }
 
 // render converts a message into the Slack messages that show it: the text
@@ -110,7 +114,8 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 	}
 	var refs []bots.MessageRef
 	if strings.TrimSpace(m.Text) != "" || len(m.Buttons) > 0 || m.Card != nil {
-		for _, p := range a.render(ctx, m) {
+		for i, p := range a.render(ctx, m) {
+			p.key, p.index = m.Key, i
 			ts, err := a.postPart(ctx, channel, to.Thread, p, m.Identity)
 			if err != nil {
 				return refs, err
@@ -131,6 +136,12 @@ func (a *Adapter) postPart(ctx context.Context, channel, thread string, p part, 
 	}
 	if len(p.blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(p.blocks...))
+	}
+	if p.key != "" {
+		opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{
+			EventType:    MetadataEventType,
+			EventPayload: map[string]any{"key": p.key, "part": p.index},
+		}))
 	}
 	opts = append(opts, identityOptions(id)...)
 	if err := a.waitTurn(ctx, channel); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 )
 
 // A streamed reply uses Slack's chat streaming API (chat.startStream,
@@ -198,6 +198,94 @@ func (s *stream) flushFallback(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// ResumeStream implements bots.StreamResumer: it takes over the messages a
+// live stream of another attempt or process made. A native stream left open
+// is stopped first (text appended to it cannot be taken back); from then on
+// the messages are edited with chat.update, and Finish replaces them.
+func (a *Adapter) ResumeStream(ctx context.Context, to bots.Target, refs []bots.MessageRef, id *bots.Identity) (bots.Stream, error) {
+	st, err := a.StartStream(ctx, to, id)
+	if err != nil {
+		return nil, err
+	}
+	s := st.(*stream)
+	s.mode = modeFallback
+	for _, r := range refs {
+		if r.Channel == "" || r.ID == "" {
+			continue
+		}
+		s.stopIfStreaming(ctx, r)
+		s.refs = append(s.refs, r)
+		s.shown = append(s.shown, "\x00") // unknown: the next flush edits it
+	}
+	return s, nil
+}
+
+// stopIfStreaming closes a native stream; a message that is not streaming
+// (already stopped, or posted normally) is left as it is.
+func (s *stream) stopIfStreaming(ctx context.Context, r bots.MessageRef) {
+	err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+		_, _, err := s.a.api.StopStreamContext(ctx, r.Channel, r.ID)
+		return err
+	})
+	if err != nil && !strings.Contains(err.Error(), "message_not_in_streaming_state") {
+		s.a.log.WarnContext(ctx, "stopping a slack stream left open", "ts", r.ID, "err", err)
+	}
+}
+
+// Reset implements bots.Stream: the model call is retried, so what was
+// shown is replaced by what comes next. A native stream cannot take text
+// back: it is stopped and its message edited from then on. Surplus
+// fallback messages are deleted; the first shows a placeholder until the
+// retry writes.
+func (s *stream) Reset(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return nil
+	}
+	s.text = ""
+	switch s.mode {
+	case modeUndecided:
+		return nil
+	case modeNative:
+		s.stopIfStreaming(ctx, bots.MessageRef{Channel: s.channel, ID: s.ts})
+		s.mode = modeFallback
+		s.refs = []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
+		s.shown = []string{"\x00"}
+		s.broken = nil
+	}
+	for _, extra := range s.refs[min(1, len(s.refs)):] {
+		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+			_, _, err := s.a.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("deleting streamed slack message %s: %w", extra.ID, err)
+		}
+	}
+	s.refs, s.shown = s.refs[:min(1, len(s.refs))], s.shown[:min(1, len(s.shown))]
+	if len(s.refs) == 1 && s.shown[0] != retryPlaceholder {
+		if err := s.a.updateMessage(ctx, s.channel, s.refs[0].ID, retryPlaceholder, nil); err != nil {
+			return err
+		}
+		s.shown[0] = retryPlaceholder
+	}
+	return nil
+}
+
+// retryPlaceholder stands in a reset message until the retry writes.
+const retryPlaceholder = "…"
+
+// Refs implements bots.Stream.
+func (s *stream) Refs() []bots.MessageRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mode == modeNative {
+		return []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
+	}
+	return append([]bots.MessageRef(nil), s.refs...)
+}
+
 // Finish replaces the in-progress reply with final and returns the messages
 // it consists of. A nil final keeps the streamed text.
 func (s *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
@@ -302,6 +390,7 @@ func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bot
 			refs = append(refs, s.refs[i])
 			continue
 		}
+		p.key, p.index = final.Key, i
 		ts, err := s.a.postPart(ctx, s.channel, s.to.Thread, p, final.Identity)
 		if err != nil {
 			return refs, err

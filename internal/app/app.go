@@ -15,12 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
@@ -111,7 +114,7 @@ type App struct {
 	Store     store.Store
 	Service   *core.Service
 	Registry  *tool.Registry
-	Router    *bots.Router
+	Deliverer *deliver.Deliverer
 	Worker    *core.Worker
 	Scheduler *scheduler.Scheduler
 	Adapters  []bots.Adapter
@@ -164,14 +167,18 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return fmt.Errorf("registering post_result: %w", err)
 	}
 	reg := a.Registry
+	// The deliverer needs the platforms, which need the service: core gets
+	// a forwarder that is pointed at the deliverer once it is built below.
+	fwd := &deliverer{}
 	a.Service, err = core.New(core.Options{
-		Store:    a.Store,
-		Agents:   agents,
-		Registry: reg,
-		Tools:    func(contextName string) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
-		Logger:   a.log,
-		Now:      cfg.Now,
-		LeaseTTL: cfg.LeaseTTL,
+		Deliverer: fwd,
+		Store:     a.Store,
+		Agents:    agents,
+		Registry:  reg,
+		Tools:     func(contextName string) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
+		Logger:    a.log,
+		Now:       cfg.Now,
+		LeaseTTL:  cfg.LeaseTTL,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// scheduler, built just below.
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
@@ -210,8 +217,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err := a.buildPlatforms(); err != nil {
 		return err
 	}
-	a.Router, err = bots.NewRouter(bots.RouterOptions{
-		Store: a.Store, Hub: a.Service.Hub(), Adapters: a.Adapters, Logger: a.log, Now: cfg.Now,
+	a.Deliverer, err = deliver.New(deliver.Options{
+		Store: a.Store, Adapters: a.Adapters, Logger: a.log.With("part", "deliver"), Now: cfg.Now,
 		IdentityFunc: func(name string) *bots.Identity {
 			ag, ok := agents.Find(name)
 			if !ok {
@@ -227,9 +234,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
+	fwd.d = a.Deliverer
 	handlers := map[string]core.HandlerFunc{
 		core.WorkTurn:    a.Service.RunTurn,
-		bots.WorkDeliver: a.Router.HandleDeliver,
+		core.WorkDeliver: a.Deliverer.HandleDeliver,
 	}
 	for kind, h := range a.Scheduler.Handlers() {
 		handlers[kind] = h
@@ -303,10 +311,6 @@ func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
 // Start runs the workers, the platforms and the HTTP server (when Addr is
 // not "-").
 func (a *App) Start(ctx context.Context) error {
-	if err := a.Router.Start(ctx); err != nil {
-		return err
-	}
-	a.onStop(a.Router.Stop)
 	if err := a.Worker.Start(ctx); err != nil {
 		return err
 	}
@@ -380,4 +384,15 @@ func (a *App) command(ctx context.Context, in *core.Inbound, cmd string) (string
 		return "⚠️ " + err.Error(), nil
 	}
 	return reply, err
+}
+
+// deliverer forwards core's delivery calls to the deliverer, which is built
+// after core (it needs the platforms, which need core).
+type deliverer struct{ d *deliver.Deliverer }
+
+func (f *deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (core.TurnDelivery, error) {
+	if f.d == nil {
+		return nil, nil
+	}
+	return f.d.OpenTurn(ctx, conv, turnID, agent)
 }

@@ -228,6 +228,18 @@ func (q *queries) ApprovalFindByCall(ctx context.Context, conversationID uuid.UU
 	return row.domain(), nil
 }
 
+func (q *queries) ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*store.Approval, error) {
+	rows, err := all[approvalRow](ctx, q.db, sqlq.Get("ApprovalListPending"), conversationID)
+	if err != nil {
+		return nil, wrap(err, "listing pending approvals of %s", conversationID)
+	}
+	out := make([]*store.Approval, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
 func (q *queries) ApprovalDecide(ctx context.Context, p *store.ApprovalDecideParams) (*store.Approval, error) {
 	switch p.Status {
 	case store.ApprovalApproved, store.ApprovalDenied:

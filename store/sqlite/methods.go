@@ -164,6 +164,10 @@ func (s *Store) ApprovalFindByCall(ctx context.Context, conversationID uuid.UUID
 	return s.reader().ApprovalFindByCall(ctx, conversationID, callID)
 }
 
+func (s *Store) ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*store.Approval, error) {
+	return s.reader().ApprovalListPending(ctx, conversationID)
+}
+
 func (s *Store) ApprovalDecide(ctx context.Context, p *store.ApprovalDecideParams) (*store.Approval, error) {
 	return write(ctx, s, false, func(q *queries) (*store.Approval, error) { return q.ApprovalDecide(ctx, p) })
 }

@@ -105,6 +105,14 @@ func (q *queries) ApprovalFindByCall(ctx context.Context, conversationID uuid.UU
 	return a, nil
 }
 
+func (q *queries) ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*store.Approval, error) {
+	out, err := queryList(ctx, q.db, "ApprovalListPending", scanApproval, sql.Named("conversation_id", conversationID.String()))
+	if err != nil {
+		return nil, fmt.Errorf("listing pending approvals of %s: %w", conversationID, err)
+	}
+	return out, nil
+}
+
 func (q *queries) ApprovalDecide(ctx context.Context, p *store.ApprovalDecideParams) (*store.Approval, error) {
 	if p == nil {
 		return nil, fmt.Errorf("deciding approval: %w", invalid("params are nil"))

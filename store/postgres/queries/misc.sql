@@ -116,6 +116,13 @@ SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status
 FROM approvals
 WHERE conversation_id = $1 AND call_id = $2;
 
+-- name: ApprovalListPending
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status,
+       decision, decided_by, expires_at, decided_at, created_at
+FROM approvals
+WHERE conversation_id = $1 AND status = 'pending'
+ORDER BY created_at, id;
+
 -- name: ApprovalDecide
 -- $1 id, $2 status, $3 decision, $4 decided_by, $5 now. Only a pending,
 -- unexpired approval can be decided; no row back means it was not.

@@ -23,6 +23,13 @@ SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders,
 FROM approvals
 WHERE conversation_id = :conversation_id AND call_id = :call_id;
 
+-- name: ApprovalListPending
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders,
+    status, decision, decided_by, expires_at, decided_at, created_at
+FROM approvals
+WHERE conversation_id = :conversation_id AND status = 'pending'
+ORDER BY created_at, id;
+
 -- name: ApprovalDecide
 -- Expiry is exclusive of its instant: expired means expires_at < now, the
 -- same rule ApprovalExpire applies.

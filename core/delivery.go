@@ -1,0 +1,67 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Deliverer shows a turn's work on the platforms its conversation is bound
+// to (package deliver implements it). Core calls it under the conversation's
+// lease, so two deliveries of one conversation never overlap.
+type Deliverer interface {
+	// OpenTurn starts delivering one turn. It returns nil when the
+	// conversation has nowhere to be delivered in this process.
+	OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (TurnDelivery, error)
+}
+
+// TurnDelivery delivers one running turn. Status, Delta and Reset never
+// wait on a platform; Flush and Close do.
+type TurnDelivery interface {
+	// Status shows what the agent is doing ("" clears it).
+	Status(text string)
+	// Delta is the next piece of the reply being written.
+	Delta(text string)
+	// Reset starts the live reply over: the model call is being retried.
+	Reset()
+	// Flush delivers every committed entry now.
+	Flush(ctx context.Context) error
+	// Close ends the turn's delivery. interrupted means the turn did not end
+	// (a shutdown, a lost lease): whoever continues it finishes the reply.
+	Close(ctx context.Context, interrupted bool) error
+}
+
+// Visible reports whether people see an entry on a platform (an assistant
+// reply with text, a card, a tool result with files, an error that is not
+// an interim notice), so that the commit appending it must also enqueue its
+// delivery.
+func Visible(e *store.Entry) bool {
+	switch e.Kind {
+	case store.EntryAssistant:
+		c, err := Decode[AssistantContent](e)
+		return err == nil && c.Text != ""
+	case store.EntryCard:
+		return true
+	case store.EntryToolResult:
+		c, err := Decode[ToolResultContent](e)
+		return err == nil && len(c.Attachments) > 0
+	case store.EntryError:
+		c, err := Decode[ErrorContent](e)
+		return err == nil && !c.Interim
+	}
+	return false
+}
+
+// enqueueDelivery queues the durable delivery of conv's new entries inside
+// the caller's transaction. The item cannot be claimed while a turn holds
+// the conversation's lease: it delivers what that turn could not, after it.
+func enqueueDelivery(ctx context.Context, q store.Queries, conv uuid.UUID, now time.Time) error {
+	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &conv, Now: now}); err != nil {
+		return fmt.Errorf("queueing delivery: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,451 @@
+// Package deliver is the delivery stage: it shows what is written to a
+// conversation's log on every platform the conversation is bound to.
+//
+// Delivery is durable and owned by the conversation's lease. Every commit
+// that appends an entry people should see also enqueues a deliver work item
+// (core.WorkDeliver); the turn that wrote the entry delivers it at once,
+// under its lease, and the work item, claimed only after the turn lets the
+// lease go, finishes whatever the turn could not (a platform error, a
+// crash). A delivery records a post intent (the posted row, pending) before
+// it calls the platform and the platform's message ids after, so an entry
+// reaches a platform exactly once across crashes: Discord sends carry a
+// nonce with enforce_nonce, and Slack messages carry the entry id in their
+// metadata, looked up (bots.Finder) before an intent is posted again.
+//
+// Live token deltas are never stored. They flow into one in-progress
+// message per binding (bots.Stream); its platform message ids are recorded
+// as they are made (store.LiveStream), so a retried model call resets the
+// same message, and a later attempt, instance or delivery item takes over
+// the message a dead one left and replaces it with the final entry: nothing
+// is left cut or streaming.
+//
+// State per conversation exists only while one of its turns runs on this
+// instance (see Deliverer.OpenTurn); a quiet conversation costs no memory.
+package deliver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Options configures a Deliverer.
+type Options struct {
+	Store    store.Store
+	Adapters []bots.Adapter
+	// IdentityFunc gives the name and icon an agent posts with; nil posts
+	// under the agent's name.
+	IdentityFunc func(agent string) *bots.Identity
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+func (o *Options) validate() error {
+	if o.Store == nil {
+		return errors.New("deliver: Options.Store is required")
+	}
+	for i, a := range o.Adapters {
+		if a == nil {
+			return fmt.Errorf("deliver: Options.Adapters[%d] is nil", i)
+		}
+	}
+	return nil
+}
+
+// Deliverer delivers conversations' entries to their platform bindings. It
+// implements core.Deliverer for turns, and HandleDeliver for deliver work
+// items.
+type Deliverer struct {
+	opts     Options
+	st       store.Store
+	log      *slog.Logger
+	adapters map[string]bots.Adapter
+}
+
+var _ core.Deliverer = (*Deliverer)(nil)
+
+// New validates opts.
+func New(opts Options) (*Deliverer, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IdentityFunc == nil {
+		opts.IdentityFunc = func(agent string) *bots.Identity {
+			if agent == "" {
+				return nil
+			}
+			return &bots.Identity{Name: agent}
+		}
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	d := &Deliverer{opts: opts, st: opts.Store, log: opts.Logger, adapters: map[string]bots.Adapter{}}
+	for _, a := range opts.Adapters {
+		d.adapters[a.Name()] = a
+	}
+	return d, nil
+}
+
+// bound is a binding whose platform runs in this process.
+type bound struct {
+	b  *store.Binding
+	ad bots.Adapter
+	to bots.Target
+}
+
+// bindings lists conv's bindings that this process can deliver to.
+func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*bound, error) {
+	bs, err := d.st.BindingListByConversation(ctx, conv.ID)
+	if err != nil {
+		return nil, fmt.Errorf("listing bindings of %s: %w", conv.ID, err)
+	}
+	var out []*bound
+	for _, b := range bs {
+		ad, ok := d.adapters[b.Platform]
+		if !ok {
+			continue // that platform does not run here (or is the scheduler's silent one)
+		}
+		to := targetOf(b)
+		if to.UserID == "" {
+			to.UserID = core.StarterOf(conv) // the person a reply is for
+		}
+		out = append(out, &bound{b: b, ad: ad, to: to})
+	}
+	return out, nil
+}
+
+// HandleDeliver is the handler of core.WorkDeliver items: it delivers the
+// conversation's undelivered entries and closes a live stream a dead turn
+// left open. It runs under the conversation's lease, so no turn of the
+// conversation runs meanwhile.
+func (d *Deliverer) HandleDeliver(ctx context.Context, item *store.WorkItem) error {
+	if item.ConversationID == nil {
+		return fmt.Errorf("deliver item %s has no conversation", item.ID)
+	}
+	return d.Flush(ctx, *item.ConversationID)
+}
+
+// Flush delivers a conversation's undelivered entries and pending prompts
+// to every binding, outside any turn, and finishes a live stream that no
+// turn owns any more.
+func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
+	conv, err := d.st.ConversationGet(ctx, convID)
+	if err != nil {
+		return fmt.Errorf("loading conversation %s: %w", convID, err)
+	}
+	bs, err := d.bindings(ctx, conv)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, b := range bs {
+		if err := d.flushBinding(ctx, b, nil); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := d.closeOrphan(ctx, b); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flushBinding posts the entries past the binding's cursor, then the
+// prompts of calls waiting for a person. live is the binding's in-process
+// stream of the running turn, or nil.
+func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream) error {
+	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: b.b.ConversationID, AfterSeq: b.b.DeliveredSeq, WithErrors: true})
+	if err != nil {
+		return fmt.Errorf("reading entries to deliver to %s: %w", b.b.Platform, err)
+	}
+	for _, e := range entries {
+		if err := d.deliverEntry(ctx, b, live, e); err != nil {
+			return err
+		}
+		if e.Seq != nil && *e.Seq > b.b.DeliveredSeq {
+			if _, err := d.st.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: b.b.ID, DeliveredSeq: *e.Seq, Now: d.opts.Now()}); err != nil {
+				return fmt.Errorf("advancing %s cursor: %w", b.b.Platform, err)
+			}
+			b.b.DeliveredSeq = *e.Seq
+		}
+	}
+	return d.promptPending(ctx, b)
+}
+
+// deliverEntry posts one entry unless it was posted before. An assistant
+// reply or an error takes over the binding's live stream, if there is one:
+// it replaces the streamed text in the same message.
+func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream, e *store.Entry) error {
+	msg, err := render(e)
+	if err != nil || msg == nil {
+		return err
+	}
+	if e.Kind == store.EntryAssistant {
+		if c, err := core.Decode[core.AssistantContent](e); err == nil {
+			msg.Identity = d.opts.IdentityFunc(c.Agent)
+		}
+	}
+	replacesStream := e.Kind == store.EntryAssistant || e.Kind == store.EntryError
+	return d.post(ctx, b, e.ID, msg, live, replacesStream)
+}
+
+// post delivers msg for the entry (or prompt) id exactly once on binding b:
+// intent, platform call, record.
+func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, live *liveStream, replacesStream bool) error {
+	msg.Key = id.String()
+	prev, err := d.st.PostedGet(ctx, b.b.ID, id)
+	switch {
+	case err == nil && !prev.Pending:
+		return nil // posted before
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("reading delivery of %s: %w", id, err)
+	}
+	var stream bots.Stream
+	if replacesStream {
+		if stream, err = d.streamToFinish(ctx, b, live); err != nil {
+			return err
+		}
+	}
+	if prev == nil {
+		if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, Pending: true, CreatedAt: d.opts.Now()}); err != nil {
+			return fmt.Errorf("recording the intent to post %s: %w", id, err)
+		}
+	} else if stream == nil {
+		// An intent with no outcome: the post may have reached the platform
+		// before the process died. Look before posting again; a platform
+		// without a Finder makes the post itself idempotent (a nonce).
+		if f, ok := b.ad.(bots.Finder); ok {
+			refs, err := f.FindPosted(ctx, b.to, msg.Key, prev.CreatedAt)
+			if err != nil {
+				return fmt.Errorf("looking for an earlier post of %s: %w", id, err)
+			}
+			if len(refs) > 0 {
+				d.log.InfoContext(ctx, "found a post whose record was lost; not posting again", "entry_id", id, "platform", b.b.Platform)
+				return d.record(ctx, b, id, refs, false)
+			}
+		}
+	}
+	var refs []bots.MessageRef
+	if stream != nil {
+		refs, err = stream.Finish(ctx, msg)
+		if live != nil {
+			live.stream = nil
+		}
+	} else {
+		refs, err = b.ad.Post(ctx, b.to, msg)
+	}
+	if err != nil {
+		return fmt.Errorf("posting %s to %s: %w", id, b.b.Platform, err)
+	}
+	return d.record(ctx, b, id, refs, stream != nil)
+}
+
+// streamToFinish is the live stream an entry replaces: the running turn's,
+// else one a dead attempt recorded (taken over).
+func (d *Deliverer) streamToFinish(ctx context.Context, b *bound, live *liveStream) (bots.Stream, error) {
+	if live != nil && live.stream != nil {
+		return live.stream, nil
+	}
+	return d.resume(ctx, b)
+}
+
+// resume takes over the live stream recorded for b, or returns nil.
+func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
+	rec, err := d.st.LiveStreamGet(ctx, b.b.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the live stream of %s: %w", b.b.Platform, err)
+	}
+	refs := decodeRefs(rec.MessageIDs)
+	r, ok := b.ad.(bots.StreamResumer)
+	if !ok || len(refs) == 0 {
+		// Nothing to take over here: forget it.
+		return nil, d.st.LiveStreamDelete(ctx, b.b.ID)
+	}
+	s, err := r.ResumeStream(ctx, b.to, refs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+	}
+	return s, nil
+}
+
+// closeOrphan finishes a live stream that no turn owns any more (its turn
+// died and nothing replaced it): the streamed text is cut, so it is
+// replaced by a short notice rather than left half-written and open.
+func (d *Deliverer) closeOrphan(ctx context.Context, b *bound) error {
+	s, err := d.resume(ctx, b)
+	if err != nil || s == nil {
+		return err
+	}
+	if _, err := s.Finish(ctx, &bots.Message{Text: interruptedText}); err != nil {
+		return fmt.Errorf("closing an interrupted live stream on %s: %w", b.b.Platform, err)
+	}
+	return d.st.LiveStreamDelete(ctx, b.b.ID)
+}
+
+// interruptedText replaces a reply that was cut off and not retried.
+const interruptedText = "⚠️ This reply was interrupted."
+
+// record stores the messages a post became; a finished stream's record is
+// forgotten in the same transaction.
+func (d *Deliverer) record(ctx context.Context, b *bound, id uuid.UUID, refs []bots.MessageRef, finishedStream bool) error {
+	err := d.st.InTx(ctx, func(q store.Queries) error {
+		if err := q.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: encodeRefs(refs), CreatedAt: d.opts.Now()}); err != nil {
+			return err
+		}
+		if finishedStream {
+			return q.LiveStreamDelete(ctx, b.b.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording the post of %s: %w", id, err)
+	}
+	return nil
+}
+
+// promptPending posts the buttons of every request to a person that has not
+// been shown on this binding yet. It reads the approvals table, not the log.
+func (d *Deliverer) promptPending(ctx context.Context, b *bound) error {
+	aps, err := d.st.ApprovalListPending(ctx, b.b.ConversationID)
+	if err != nil {
+		return fmt.Errorf("listing pending approvals: %w", err)
+	}
+	for _, ap := range aps {
+		msg, err := PromptMessage(ap)
+		if err != nil {
+			return err
+		}
+		// Keyed by the approval: one prompt per request, however often a
+		// flush runs.
+		if err := d.post(ctx, b, ap.ID, msg, nil, false); err != nil {
+			return fmt.Errorf("posting prompt for %s: %w", ap.Tool, err)
+		}
+	}
+	return nil
+}
+
+// PromptMessage renders an approval request as a message with buttons. A
+// button's ActionID names the approval (core.ApprovalActionID); its Value is
+// the choice's index, so it fits every platform's limits.
+func PromptMessage(ap *store.Approval) (*bots.Message, error) {
+	var req struct {
+		Prompt  string          `json:"prompt"`
+		Choices []string        `json:"choices"`
+		Tool    string          `json:"tool"`
+		Input   json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(ap.Request, &req); err != nil {
+		return nil, fmt.Errorf("decoding approval %s: %w", ap.ID, err)
+	}
+	m := &bots.Message{Text: req.Prompt}
+	if ap.Kind == store.ApprovalConfirm {
+		m.Text = fmt.Sprintf("**Approval needed:** run `%s` with `%s`?", req.Tool, string(req.Input))
+		m.Buttons = []bots.Button{
+			{ActionID: core.ApprovalActionID(ap.ID), Value: "approve", Label: "Approve", Style: "primary"},
+			{ActionID: core.ApprovalActionID(ap.ID), Value: "deny", Label: "Deny", Style: "danger"},
+		}
+		return m, nil
+	}
+	for i, ch := range req.Choices {
+		m.Buttons = append(m.Buttons, bots.Button{ActionID: core.ApprovalActionID(ap.ID), Value: strconv.Itoa(i), Label: ch})
+	}
+	return m, nil
+}
+
+// render turns an entry into what people see, or nil for entries that are
+// not shown (user messages are already there; tool calls and plain results
+// are the agent's business; interim notices are for the log).
+func render(e *store.Entry) (*bots.Message, error) {
+	switch e.Kind {
+	case store.EntryAssistant:
+		c, err := core.Decode[core.AssistantContent](e)
+		if err != nil || c.Text == "" {
+			return nil, err
+		}
+		return &bots.Message{Text: c.Text}, nil
+	case store.EntryToolResult:
+		c, err := core.Decode[core.ToolResultContent](e)
+		if err != nil || len(c.Attachments) == 0 {
+			return nil, err
+		}
+		m := &bots.Message{}
+		for _, a := range c.Attachments {
+			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
+		}
+		return m, nil
+	case store.EntryCard:
+		c, err := core.Decode[core.CardContent](e)
+		if err != nil {
+			return nil, err
+		}
+		var st cards.Stamped
+		if err := json.Unmarshal(c.Card, &st); err != nil {
+			return nil, fmt.Errorf("decoding card %s: %w", e.ID, err)
+		}
+		return &bots.Message{Card: &bots.Card{EntryID: e.ID, Stamped: &st}, Text: st.PlainText()}, nil
+	case store.EntryError:
+		c, err := core.Decode[core.ErrorContent](e)
+		if err != nil || c.Interim {
+			return nil, err
+		}
+		return &bots.Message{Text: "⚠️ " + redact.String(c.Message)}, nil
+	}
+	return nil, nil
+}
+
+// targetOf is where a binding's messages go. Two conventions of core are
+// resolved here: a Channel "user:<id>" is a DM to that person, and a Thread
+// part "run:<id>" only makes a routine run's binding unique; it is not a
+// platform thread.
+func targetOf(b *store.Binding) bots.Target {
+	t := bots.Target{Platform: b.Platform, Workspace: b.Workspace, Channel: b.Channel, Thread: b.Thread}
+	if user, ok := strings.CutPrefix(t.Channel, "user:"); ok {
+		t.Channel, t.UserID = "", user
+	}
+	if thread, _, ok := strings.Cut(t.Thread, "|run:"); ok {
+		t.Thread = thread
+	} else if strings.HasPrefix(t.Thread, "run:") {
+		t.Thread = ""
+	}
+	return t
+}
+
+func encodeRefs(refs []bots.MessageRef) []string {
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, r.Channel+"/"+r.ID)
+	}
+	return ids
+}
+
+func decodeRefs(ids []string) []bots.MessageRef {
+	refs := make([]bots.MessageRef, 0, len(ids))
+	for _, id := range ids {
+		ch, msg, ok := strings.Cut(id, "/")
+		if !ok {
+			continue
+		}
+		refs = append(refs, bots.MessageRef{Channel: ch, ID: msg})
+	}
+	return refs
+}

@@ -1,0 +1,195 @@
+package deliver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/deliver"
+	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// recorder is a platform that remembers what it was asked to post. With
+// lost set, a post reaches the platform but its answer is lost, as when the
+// process dies between the call and recording the message id.
+type recorder struct {
+	mu    sync.Mutex
+	posts []posted
+	lost  bool
+}
+
+type posted struct {
+	to  bots.Target
+	msg *bots.Message
+	ref bots.MessageRef
+}
+
+func (r *recorder) Name() string                    { return "chat" }
+func (r *recorder) Start(ctx context.Context) error { return nil }
+func (r *recorder) Stop()                           {}
+func (r *recorder) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref := bots.MessageRef{Channel: to.Channel, ID: uuid.NewString()}
+	r.posts = append(r.posts, posted{to, m, ref})
+	if r.lost {
+		return nil, errors.New("connection reset (the post went through)")
+	}
+	return []bots.MessageRef{ref}, nil
+}
+
+func (r *recorder) all() []posted {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]posted(nil), r.posts...)
+}
+
+// finder is a recorder that can look its posts up by key, as Slack does
+// through message metadata.
+type finder struct{ recorder }
+
+func (f *finder) FindPosted(ctx context.Context, to bots.Target, key string, since time.Time) ([]bots.MessageRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var refs []bots.MessageRef
+	for _, p := range f.posts {
+		if p.msg.Key == key {
+			refs = append(refs, p.ref)
+		}
+	}
+	return refs, nil
+}
+
+func appendEntry(t *testing.T, st store.Store, conv uuid.UUID, kind store.EntryKind, content any) *store.Entry {
+	t.Helper()
+	b, _ := json.Marshal(content)
+	res, err := st.EntryAppend(context.Background(), &store.EntryAppendParams{ConversationID: conv, Kind: kind, Author: "x", Content: b, Now: time.Now()})
+	require.NoError(t, err)
+	return res.Entry
+}
+
+func bind(t *testing.T, st store.Store, channel, thread string) *store.Binding {
+	t.Helper()
+	ens, err := st.BindingEnsure(context.Background(), &store.BindingEnsureParams{
+		Platform: "chat", Workspace: "W", Channel: channel, Thread: thread,
+		Conversation: store.ConversationCreateParams{Now: time.Now()}, Now: time.Now(),
+	})
+	require.NoError(t, err)
+	return ens.Binding
+}
+
+func TestFlushDeliversEachEntryOnce(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	rec := &recorder{}
+	d, err := deliver.New(deliver.Options{
+		Store: st, Adapters: []bots.Adapter{rec},
+		IdentityFunc: func(agent string) *bots.Identity {
+			return &bots.Identity{Name: "The " + agent, IconURL: "https://x/i.png"}
+		},
+	})
+	require.NoError(t, err)
+	conv := bind(t, st, "user:U1", "run:abc").ConversationID
+	appendEntry(t, st, conv, store.EntryUser, core.UserContent{Text: "hi"})
+	reply := appendEntry(t, st, conv, store.EntryAssistant, core.AssistantContent{Text: "hello", Agent: "atlas"})
+	stamped, err := cards.Stamp(&cards.Result{Kind: "news", Title: "Today", Items: []cards.Item{{Title: "A headline"}}}, nil)
+	require.NoError(t, err)
+	raw, _ := json.Marshal(stamped)
+	card := appendEntry(t, st, conv, store.EntryCard, core.CardContent{Card: raw})
+	appendEntry(t, st, conv, store.EntryError, core.ErrorContent{Message: "retrying", Interim: true})
+	appendEntry(t, st, conv, store.EntryError, core.ErrorContent{Message: "model is down", Retryable: true})
+
+	for range 2 { // a second flush posts nothing again
+		require.NoError(t, d.Flush(ctx, conv))
+	}
+	got := rec.all()
+	require.Len(t, got, 3, "reply, card, final error; not the user's own message nor the interim notice")
+	require.Equal(t, bots.Target{Platform: "chat", Workspace: "W", UserID: "U1"}, got[0].to, "a DM to U1 with no thread (user:U1, run:abc are store conventions)")
+	require.Equal(t, "hello", got[0].msg.Text)
+	require.Equal(t, "The atlas", got[0].msg.Identity.Name, "the reply posts with the agent's identity")
+	require.Equal(t, reply.ID.String(), got[0].msg.Key, "each post carries its entry id as the idempotency key")
+	require.NotNil(t, got[1].msg.Card)
+	require.Equal(t, card.ID, got[1].msg.Card.EntryID)
+	require.Contains(t, got[1].msg.Text, "A headline", "a card has a plain fallback")
+	require.Contains(t, got[2].msg.Text, "model is down")
+	b, _ := st.BindingFind(ctx, "chat", "W", "user:U1", "run:abc")
+	require.EqualValues(t, 3, b.DeliveredSeq)
+}
+
+// A post whose answer was lost leaves a pending intent. The next delivery
+// finds the message by its key instead of posting it again.
+func TestLostAnswerIsFoundNotReposted(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	f := &finder{recorder{lost: true}}
+	d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{f}})
+	require.NoError(t, err)
+	b := bind(t, st, "C1", "1.1")
+	e := appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "once"})
+
+	require.Error(t, d.Flush(ctx, b.ConversationID), "the first delivery fails: its answer was lost")
+	p, err := st.PostedGet(ctx, b.ID, e.ID)
+	require.NoError(t, err, "the intent was recorded before the platform was called")
+	require.True(t, p.Pending)
+
+	f.mu.Lock()
+	f.lost = false
+	f.mu.Unlock()
+	require.NoError(t, d.Flush(ctx, b.ConversationID))
+	require.Len(t, f.all(), 1, "the lost post was found by its key, not posted again")
+	p, err = st.PostedGet(ctx, b.ID, e.ID)
+	require.NoError(t, err)
+	require.False(t, p.Pending)
+	require.Equal(t, []string{"C1/" + f.all()[0].ref.ID}, p.MessageIDs)
+}
+
+// Without a Finder, a pending intent is posted again with the same key, for
+// the platform to dedupe (Discord's enforced nonce).
+func TestPendingIntentRepostsWithTheSameKey(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	rec := &recorder{lost: true}
+	d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{rec}})
+	require.NoError(t, err)
+	b := bind(t, st, "C1", "")
+	appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "once"})
+	require.Error(t, d.Flush(ctx, b.ConversationID))
+	rec.mu.Lock()
+	rec.lost = false
+	rec.mu.Unlock()
+	require.NoError(t, d.Flush(ctx, b.ConversationID))
+	got := rec.all()
+	require.Len(t, got, 2)
+	require.Equal(t, got[0].msg.Key, got[1].msg.Key, "a repost carries the same idempotency key")
+}
+
+func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
+	req, _ := json.Marshal(map[string]any{"prompt": "Which?", "choices": []string{"Blue", "Green"}})
+	ap := &store.Approval{ID: uuid.New(), Kind: store.ApprovalQuestion, Request: req}
+	m, err := deliver.PromptMessage(ap)
+	require.NoError(t, err)
+	require.Len(t, m.Buttons, 2)
+	require.Equal(t, "1", m.Buttons[1].Value, "buttons are valued by index")
+	require.Equal(t, "Green", m.Buttons[1].Label)
+	for _, b := range m.Buttons {
+		// Discord's custom_id holds the action id and the value: 100 characters.
+		require.LessOrEqual(t, len(b.ActionID)+len(b.Value)+4, 100, "button %+v", b)
+	}
+	confirm, _ := json.Marshal(map[string]any{"tool": "delete", "input": map[string]string{"x": "y"}})
+	m, err = deliver.PromptMessage(&store.Approval{ID: uuid.New(), Kind: store.ApprovalConfirm, Request: confirm})
+	require.NoError(t, err)
+	require.Len(t, m.Buttons, 2)
+	require.Equal(t, "approve", m.Buttons[0].Value)
+	require.True(t, strings.Contains(m.Text, "delete"))
+}

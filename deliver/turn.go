@@ -1,0 +1,281 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// eventBuffer bounds the live events queued for one turn. A turn never
+// waits on a platform for a delta: when the queue is full a delta is
+// dropped, and the final entry replaces whatever the stream showed.
+const eventBuffer = 512
+
+type eventKind int
+
+const (
+	evStatus eventKind = iota
+	evDelta
+	evReset
+	evFlush
+	evClose
+)
+
+type event struct {
+	kind        eventKind
+	text        string
+	interrupted bool
+	ctx         context.Context
+	done        chan error
+}
+
+// liveStream is one binding's in-progress reply during a turn.
+type liveStream struct {
+	stream bots.Stream
+	failed bool     // the platform refused to stream: the entry is posted instead
+	saved  []string // the refs last recorded in the store
+}
+
+// turnDelivery delivers one running turn. Its goroutine handles the turn's
+// events in order, so a flush never overtakes the deltas before it; it ends
+// at Close, and nothing of the conversation stays in memory after.
+type turnDelivery struct {
+	d      *Deliverer
+	conv   *store.Conversation
+	turnID uuid.UUID
+	agent  string
+	bound  []*bound
+	live   map[uuid.UUID]*liveStream // by binding
+
+	events chan event
+	done   chan struct{}
+}
+
+// OpenTurn implements core.Deliverer. It returns nil when the conversation
+// has no binding on a platform running here.
+func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (core.TurnDelivery, error) {
+	bs, err := d.bindings(ctx, conv)
+	if err != nil || len(bs) == 0 {
+		return nil, err
+	}
+	t := &turnDelivery{
+		d: d, conv: conv, turnID: turnID, agent: agent, bound: bs,
+		live:   map[uuid.UUID]*liveStream{},
+		events: make(chan event, eventBuffer),
+		done:   make(chan struct{}),
+	}
+	go t.loop(ctx)
+	return t, nil
+}
+
+// Status implements core.TurnDelivery.
+func (t *turnDelivery) Status(text string) { t.send(event{kind: evStatus, text: text}) }
+
+// Delta implements core.TurnDelivery.
+func (t *turnDelivery) Delta(text string) { t.send(event{kind: evDelta, text: text}) }
+
+// Reset implements core.TurnDelivery.
+func (t *turnDelivery) Reset() { t.send(event{kind: evReset}) }
+
+// send queues a live event without waiting.
+func (t *turnDelivery) send(ev event) {
+	select {
+	case t.events <- ev:
+	case <-t.done:
+	default:
+	}
+}
+
+// Flush implements core.TurnDelivery: it delivers every committed entry and
+// waits for it.
+func (t *turnDelivery) Flush(ctx context.Context) error {
+	return t.call(ctx, event{kind: evFlush})
+}
+
+// Close implements core.TurnDelivery.
+func (t *turnDelivery) Close(ctx context.Context, interrupted bool) error {
+	err := t.call(ctx, event{kind: evClose, interrupted: interrupted})
+	<-t.done
+	return err
+}
+
+func (t *turnDelivery) call(ctx context.Context, ev event) error {
+	ev.ctx, ev.done = ctx, make(chan error, 1)
+	select {
+	case t.events <- ev:
+	case <-t.done:
+		return errors.New("delivery of the turn has ended")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ev.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *turnDelivery) loop(ctx context.Context) {
+	defer close(t.done)
+	t.status(ctx, "is thinking…")
+	for {
+		var ev event
+		select {
+		case ev = <-t.events:
+		case <-ctx.Done():
+			// The turn is over for this process (shutdown, lost lease): a
+			// live stream stays recorded for whoever continues.
+			return
+		}
+		switch ev.kind {
+		case evStatus:
+			t.status(ctx, ev.text)
+		case evDelta:
+			t.delta(ctx, ev.text)
+		case evReset:
+			t.reset(ctx)
+		case evFlush:
+			ev.done <- t.flush(ev.ctx)
+		case evClose:
+			ev.done <- t.close(ev.ctx, ev.interrupted)
+			return
+		}
+	}
+}
+
+func (t *turnDelivery) status(ctx context.Context, text string) {
+	for _, b := range t.bound {
+		if s, ok := b.ad.(bots.StatusSetter); ok {
+			if err := s.SetStatus(ctx, b.to, text); err != nil {
+				t.d.log.DebugContext(ctx, "setting status", "platform", b.b.Platform, "error", redact.String(err.Error()))
+			}
+		}
+	}
+}
+
+func (t *turnDelivery) delta(ctx context.Context, text string) {
+	for _, b := range t.bound {
+		ls := t.streamOf(ctx, b)
+		if ls == nil {
+			continue
+		}
+		if err := ls.stream.Append(ctx, text); err != nil {
+			t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		}
+		t.save(ctx, b, ls)
+	}
+}
+
+// streamOf is the binding's live stream, opened at the first delta: a
+// stream a dead attempt left is taken over and started over, so the user
+// never sees two replies or one cut off beside the real one.
+func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
+	ls := t.live[b.b.ID]
+	if ls == nil {
+		ls = &liveStream{}
+		t.live[b.b.ID] = ls
+	}
+	if ls.failed {
+		return nil
+	}
+	if ls.stream != nil {
+		return ls
+	}
+	st, ok := b.ad.(bots.Streamer)
+	if !ok {
+		ls.failed = true
+		return nil
+	}
+	s, err := t.d.resume(ctx, b)
+	if err == nil && s != nil {
+		if err := s.Reset(ctx); err != nil {
+			t.d.log.WarnContext(ctx, "starting over a live stream left by an earlier attempt", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		}
+		ls.stream = s
+		return ls
+	}
+	if err != nil {
+		t.d.log.WarnContext(ctx, "taking over a live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+	}
+	s, err = st.StartStream(ctx, b.to, t.d.opts.IdentityFunc(t.agent))
+	if err != nil {
+		t.d.log.WarnContext(ctx, "starting stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		ls.failed = true
+		return nil
+	}
+	ls.stream = s
+	return ls
+}
+
+// save records the stream's messages when they changed, so a retry or a
+// recovery can take them over.
+func (t *turnDelivery) save(ctx context.Context, b *bound, ls *liveStream) {
+	refs := encodeRefs(ls.stream.Refs())
+	if slices.Equal(refs, ls.saved) {
+		return
+	}
+	turn := t.turnID
+	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: refs, UpdatedAt: t.d.opts.Now()}); err != nil {
+		t.d.log.WarnContext(ctx, "recording live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		return
+	}
+	ls.saved = refs
+}
+
+// reset starts every live stream over: the model call is retried.
+func (t *turnDelivery) reset(ctx context.Context) {
+	for _, b := range t.bound {
+		ls := t.live[b.b.ID]
+		if ls == nil || ls.stream == nil {
+			continue
+		}
+		if err := ls.stream.Reset(ctx); err != nil {
+			t.d.log.WarnContext(ctx, "resetting live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		}
+		t.save(ctx, b, ls)
+	}
+}
+
+func (t *turnDelivery) flush(ctx context.Context) error {
+	var errs []error
+	for _, b := range t.bound {
+		if err := t.d.flushBinding(ctx, b, t.live[b.b.ID]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// close ends the turn's delivery. A turn that ended (not one cut off by a
+// shutdown or a lost lease) has every entry delivered and no stream left
+// open: one whose text never became an entry is closed with a notice.
+func (t *turnDelivery) close(ctx context.Context, interrupted bool) error {
+	if interrupted {
+		return nil
+	}
+	err := t.flush(ctx)
+	if err == nil {
+		for _, b := range t.bound {
+			ls := t.live[b.b.ID]
+			if ls == nil || ls.stream == nil {
+				continue
+			}
+			if _, ferr := ls.stream.Finish(ctx, &bots.Message{Text: interruptedText}); ferr != nil {
+				err = errors.Join(err, ferr)
+				continue
+			}
+			ls.stream = nil
+			err = errors.Join(err, t.d.st.LiveStreamDelete(ctx, b.b.ID))
+		}
+	}
+	t.status(ctx, "")
+	return err
+}
