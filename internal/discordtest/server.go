@@ -97,6 +97,8 @@ type Message struct {
 	// InteractionID is set on messages made by an interaction response or
 	// follow-up.
 	InteractionID string
+	// Nonce is the nonce the message was sent with ("" for none).
+	Nonce string
 }
 
 // Ephemeral reports whether the message was sent with flags 64.
@@ -815,6 +817,31 @@ type messagePayload struct {
 	Reference       *discordgo.MessageReference `json:"message_reference"`
 	Flags           *int                        `json:"flags"`
 	Attachments     json.RawMessage             `json:"attachments"`
+	Nonce           json.RawMessage             `json:"nonce"`
+	EnforceNonce    bool                        `json:"enforce_nonce"`
+}
+
+// NonceWindow is how long Discord remembers a nonce for enforce_nonce ("a
+// few minutes" in its documentation).
+const NonceWindow = 5 * time.Minute
+
+// nonce reads the nonce, a string of at most 25 characters or an integer.
+func (p *messagePayload) nonce() (string, string) {
+	if !present(p.Nonce) {
+		return "", ""
+	}
+	var str string
+	if err := json.Unmarshal(p.Nonce, &str); err == nil {
+		if len(str) > 25 {
+			return "", "Must be 25 or fewer in length."
+		}
+		return str, ""
+	}
+	var n json.Number
+	if err := json.Unmarshal(p.Nonce, &n); err == nil {
+		return n.String(), ""
+	}
+	return "", "Must be a string or an integer."
 }
 
 func present(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
@@ -924,7 +951,21 @@ func (s *Server) createMessage(_ http.ResponseWriter, r *http.Request, c *Call) 
 			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: message_reference: Unknown message")
 		}
 	}
-	m := &Message{ID: s.id(), ChannelID: ch.ID, GuildID: ch.GuildID, Author: s.Bot, Timestamp: s.now().UTC(), Reference: p.Reference}
+	nonce, bad := p.nonce()
+	if bad != "" {
+		return http.StatusBadRequest, errBody(50035, "Invalid Form Body: nonce: "+bad)
+	}
+	// With enforce_nonce, a nonce the same author used within the last few
+	// minutes returns that message and creates nothing (Discord's
+	// documented idempotency).
+	if nonce != "" && p.EnforceNonce {
+		for _, old := range s.messages {
+			if old.Nonce == nonce && old.ChannelID == ch.ID && old.Author.ID == s.Bot.ID && s.now().Sub(old.Timestamp) < NonceWindow {
+				return http.StatusOK, old.wire()
+			}
+		}
+	}
+	m := &Message{ID: s.id(), ChannelID: ch.ID, GuildID: ch.GuildID, Author: s.Bot, Timestamp: s.now().UTC(), Reference: p.Reference, Nonce: nonce}
 	p.applyTo(m, c.Files)
 	s.messages[m.ID] = m
 	return http.StatusOK, m.wire()

@@ -100,6 +100,9 @@ type Message struct {
 	Streamed  bool // made by chat.startStream
 	Edits     int
 	Deleted   bool
+	// Metadata is the message metadata as posted (event_type and
+	// event_payload), nil when none.
+	Metadata json.RawMessage
 }
 
 // File is an uploaded file.
@@ -292,9 +295,15 @@ func (s *Server) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
+// nextTSLocked is a new message ts: the current time in microseconds, as
+// Slack's are, kept unique and increasing.
 func (s *Server) nextTSLocked() string {
-	s.tsSeq++
-	return fmt.Sprintf("%d.%06d", 1700000000+s.tsSeq/1000000, s.tsSeq%1000000)
+	t := time.Now().UnixMicro()
+	if t <= s.tsSeq {
+		t = s.tsSeq + 1
+	}
+	s.tsSeq = t
+	return fmt.Sprintf("%d.%06d", t/1000000, t%1000000)
 }
 
 func (s *Server) findLocked(channel, ts string) *Message {
@@ -409,7 +418,74 @@ func (s *Server) handlers() map[string]handler {
 		"files.completeUploadExternal":          s.filesComplete,
 		"conversations.open":                    s.conversationsOpen,
 		"users.info":                            s.usersInfo,
+		"conversations.replies":                 s.conversationsReplies,
+		"conversations.history":                 s.conversationsHistory,
 	}
+}
+
+// conversationsReplies answers a thread: the parent and its replies, oldest
+// first, from "oldest" on, at most "limit" (default 1000), with metadata
+// only when include_all_metadata is set, as Slack documents.
+func (s *Server) conversationsReplies(req request) (map[string]any, string) {
+	p := req.params
+	ch, ts := p.Get("channel"), p.Get("ts")
+	if ch == "" {
+		return nil, "channel_not_found"
+	}
+	if ts == "" {
+		return nil, "thread_not_found"
+	}
+	var out []*Message
+	for _, m := range s.messages {
+		if m.Channel == ch && !m.Deleted && (m.TS == ts || m.ThreadTS == ts) {
+			out = append(out, m)
+		}
+	}
+	return s.messagePage(p, out, false), ""
+}
+
+// conversationsHistory answers a channel's messages (not thread replies),
+// newest first, as Slack documents.
+func (s *Server) conversationsHistory(req request) (map[string]any, string) {
+	p := req.params
+	ch := p.Get("channel")
+	if ch == "" {
+		return nil, "channel_not_found"
+	}
+	var out []*Message
+	for _, m := range s.messages {
+		if m.Channel == ch && !m.Deleted && (m.ThreadTS == "" || m.ThreadTS == m.TS) {
+			out = append(out, m)
+		}
+	}
+	return s.messagePage(p, out, true), ""
+}
+
+func (s *Server) messagePage(p url.Values, msgs []*Message, newestFirst bool) map[string]any {
+	oldest, _ := strconv.ParseFloat(p.Get("oldest"), 64)
+	limit, _ := strconv.Atoi(p.Get("limit"))
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	withMeta := p.Get("include_all_metadata") == "1" || p.Get("include_all_metadata") == "true"
+	if newestFirst {
+		slices.Reverse(msgs)
+	}
+	list := []map[string]any{}
+	for _, m := range msgs {
+		if ts, _ := strconv.ParseFloat(m.TS, 64); ts < oldest {
+			continue
+		}
+		if len(list) == limit {
+			break
+		}
+		j := messageJSON(m, s.opts.BotID)
+		if withMeta && m.Metadata != nil {
+			j["metadata"] = m.Metadata
+		}
+		list = append(list, j)
+	}
+	return map[string]any{"messages": list, "has_more": false}
 }
 
 func (s *Server) authTest(request) (map[string]any, string) {
@@ -449,6 +525,16 @@ func (s *Server) chatPostMessage(req request) (map[string]any, string) {
 		Username: p.Get("username"),
 		IconURL:  p.Get("icon_url"),
 	}
+	if md := p.Get("metadata"); md != "" {
+		var meta struct {
+			EventType    string         `json:"event_type"`
+			EventPayload map[string]any `json:"event_payload"`
+		}
+		if json.Unmarshal([]byte(md), &meta) != nil || meta.EventType == "" || meta.EventPayload == nil {
+			return nil, "invalid_metadata_format"
+		}
+		m.Metadata = json.RawMessage(md)
+	}
 	s.messages = append(s.messages, m)
 	return map[string]any{"channel": ch, "ts": m.TS, "message": messageJSON(m, s.opts.BotID)}, ""
 }
@@ -470,6 +556,10 @@ func (s *Server) chatUpdate(req request) (map[string]any, string) {
 	}
 	if p.Has("blocks") {
 		m.Blocks = rawOrNil(p.Get("blocks"))
+	}
+	if m.Streamed && !m.Streaming {
+		// An update replaces what a stopped stream showed.
+		m.Streamed, m.Markdown = false, ""
 	}
 	m.Edits++
 	return map[string]any{"channel": m.Channel, "ts": m.TS, "text": m.Text, "message": messageJSON(m, s.opts.BotID)}, ""
