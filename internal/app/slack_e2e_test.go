@@ -85,6 +85,9 @@ type slackEnv struct {
 
 type envOptions struct {
 	logger *slog.Logger // default: the test's log
+	// env overrides the service's environment (the scripted model by
+	// default), e.g. to point it at a fake provider.
+	env map[string]string
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -103,6 +106,9 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		tb.Fatalf("the e2e script is missing: %v", err)
 	}
 	env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
+	for k, v := range opts.env {
+		env[k] = v
+	}
 	logger := opts.logger
 	if logger == nil {
 		logger = testenv.Logger(tb)
