@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/scheduler"
@@ -104,6 +106,29 @@ func (c *Config) defaults() {
 	}
 }
 
+// secrets is every secret value the service is configured with, for
+// redact.AddSecrets: provider keys (the agents' own key variables included),
+// platform tokens, the API token and the database password. Whatever shape
+// they have, they are then kept out of logs, errors and chat messages.
+func (c *Config) secrets(agents *agent.Config) []string {
+	out := []string{
+		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken,
+		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"),
+	}
+	for _, a := range agents.Agents {
+		if name := a.KeyEnv(); name != "" {
+			out = append(out, c.Env(name))
+		}
+	}
+	if u, err := url.Parse(c.DatabaseURL); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+		out = append(out, u.Query().Get("password"))
+	}
+	return out
+}
+
 // App is a wired service.
 type App struct {
 	cfg       Config
@@ -136,6 +161,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	redact.AddSecrets(cfg.secrets(agents)...)
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
 	if err != nil {
 		return nil, err
