@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
@@ -37,6 +38,10 @@ type Config struct {
 	APIToken    string // SWITCHBOARD_API_TOKEN
 	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
 	LeaseTTL    time.Duration
+	// ModelIdleTimeout fails a model stream that sends nothing for this
+	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
+	// default 60s).
+	ModelIdleTimeout time.Duration
 
 	SlackBotToken      string
 	SlackAppToken      string
@@ -76,6 +81,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("SWITCHBOARD_CONCURRENCY: %q must be a number from 1 to 256", v)
 		}
 		c.Concurrency = n
+	}
+	if v := getenv("SWITCHBOARD_MODEL_IDLE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SWITCHBOARD_MODEL_IDLE_TIMEOUT: %q must be a positive duration such as 60s or 2m", v)
+		}
+		c.ModelIdleTimeout = d
 	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
@@ -198,6 +210,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Logger:   a.log,
 		Now:      cfg.Now,
 		LeaseTTL: cfg.LeaseTTL,
+		Model:    model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// scheduler, built just below.
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
