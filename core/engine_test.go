@@ -110,6 +110,8 @@ type setup struct {
 	tools  *testTools
 	budget int
 	ttl    time.Duration
+	// configure, when set, adjusts the service's options last.
+	configure func(*core.Options)
 }
 
 // start runs one instance with script as the agent's model.
@@ -137,13 +139,17 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if ttl == 0 {
 		ttl = 30 * time.Second
 	}
-	svc, err := core.New(core.Options{
+	opts := core.Options{
 		Store: s.st, Agents: agents, Registry: reg,
 		Tools:    func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger:   testenv.Logger(t),
 		Now:      s.clock.Now,
 		LeaseTTL: ttl,
-	})
+	}
+	if s.configure != nil {
+		s.configure(&opts)
+	}
+	svc, err := core.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

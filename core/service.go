@@ -31,8 +31,13 @@ type ToolsFunc func(contextName string) []*tool.Tool
 type Options struct {
 	Store  store.Store
 	Agents *agent.Config
-	// Backend builds each agent's model backend; default NewBackend.
+	// Backend builds each agent's model backend; default NewBackend with
+	// Model as its base options.
 	Backend BackendFunc
+	// Model is the base of every agent's model options when Backend is
+	// the default (the idle timeout, the retry policy); its Logger defaults
+	// to Logger. The key and endpoint come from each agent.
+	Model model.Options
 	// Tools lists what is offered per context; required.
 	Tools ToolsFunc
 	// Registry resolves tools by name when a paused call resumes; required.
@@ -82,9 +87,12 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Model.Logger == nil {
+		o.Model.Logger = o.Logger
+	}
 	if o.Backend == nil {
-		logger := o.Logger
-		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, logger) }
+		base := o.Model
+		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, base) }
 	}
 	if o.Hub == nil {
 		o.Hub = NewHub()
@@ -243,13 +251,16 @@ func StarterOf(conv *store.Conversation) string { return metaOf(conv).Starter }
 
 // NewBackend builds an agent's backend from its declaration and the
 // environment: the key comes from the variable the agent names. Only an
-// OpenAI-compatible server (a base URL) may run without a key.
-func NewBackend(a *agent.Agent, logger *slog.Logger) (model.Backend, error) {
+// OpenAI-compatible server (a base URL) may run without a key. base gives
+// the other options (logger, idle timeout, retry policy); its APIKey and
+// BaseURL are replaced by the agent's.
+func NewBackend(a *agent.Agent, base model.Options) (model.Backend, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", a.Model, err)
 	}
-	opts := model.Options{BaseURL: a.BaseURL, Logger: logger}
+	opts := base
+	opts.APIKey, opts.BaseURL = "", a.BaseURL
 	switch spec.Provider {
 	case "anthropic":
 		opts.APIKey = os.Getenv(a.KeyEnv())

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/switchboardhq/switchboard/bots/console"
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -35,7 +36,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		fmt.Fprintln(os.Stderr, "switchboard:", redact.String(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -79,7 +80,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Every line goes through redact.Handler: whatever a package logs, no
+	// configured secret or key-shaped string reaches the service log.
+	cfg.Logger = slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), nil))
 
 	switch cmd {
 	case "migrate":

@@ -38,7 +38,7 @@ func newAnthropic(modelName string, o Options) (*anthropicBackend, error) {
 		// given is what is used.
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(o.APIKey),
-		option.WithHTTPClient(o.HTTPClient),
+		option.WithHTTPClient(idleClient(o.HTTPClient, o.IdleTimeout)),
 		// Our retry loop is the only one; the SDK's would multiply it.
 		option.WithMaxRetries(0),
 	}

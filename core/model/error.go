@@ -20,6 +20,11 @@ import (
 // It is retryable.
 var ErrStreamIncomplete = errors.New("response stream ended before the message was complete")
 
+// ErrStreamStalled means the provider sent nothing for Options.IdleTimeout
+// in the middle of a response. The connection is treated as dropped: the
+// attempt is abandoned and retried.
+var ErrStreamStalled = errors.New("response stream stalled")
+
 // Error is what a backend returns when a model call fails. Its message has
 // been redacted; Err keeps the original chain for errors.Is and errors.As
 // (context.Canceled, io.ErrUnexpectedEOF, the SDK's own error type).
@@ -30,7 +35,7 @@ type Error struct {
 	// a dropped connection, a cancelled call or a local failure.
 	Status int
 	// Retryable says the failure was transient (429, 5xx, 529, a dropped
-	// connection). After Generate returns, the retries are spent; the engine
+	// or stalled connection). After Generate returns, the retries are spent; the engine
 	// may still reschedule the turn later.
 	Retryable bool
 	// Err is the redacted cause.
@@ -128,6 +133,9 @@ func classifyTransport(ctx context.Context, provider string, err error) *Error {
 			err = fmt.Errorf("%w: %w", err, cause)
 		}
 		return newError(provider, 0, false, "", err)
+	}
+	if errors.Is(err, ErrStreamStalled) {
+		return newError(provider, 0, true, "", err)
 	}
 	if isDroppedConnection(err) {
 		return newError(provider, 0, true, "connection dropped: "+err.Error(), err)

@@ -7,7 +7,8 @@
 // Response. Every backend shares the same retry loop (see RetryPolicy): 429,
 // 5xx, Anthropic's 529 and dropped connections are retried at most
 // MaxAttempts times in total with bounded, jittered backoff that honours
-// Retry-After; everything else fails at once. The SDKs' own retries are
+// Retry-After; everything else fails at once. A stream that sends nothing
+// for Options.IdleTimeout counts as a dropped connection (ErrStreamStalled). The SDKs' own retries are
 // switched off so the two never multiply. When a retry follows partial
 // output, the backend emits EventRestart first so listeners discard what
 // they showed. Every error a backend returns is an *Error whose text has

@@ -33,7 +33,7 @@ func newOpenAI(modelName string, o Options) (*openaiBackend, error) {
 		return nil, errors.New("creating openai backend: no API key; set OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
 	}
 	opts := []option.RequestOption{
-		option.WithHTTPClient(o.HTTPClient),
+		option.WithHTTPClient(idleClient(o.HTTPClient, o.IdleTimeout)),
 		// Our retry loop is the only one; the SDK's would multiply it.
 		option.WithMaxRetries(0),
 		// Always set, even empty, so an OPENAI_API_KEY in the environment

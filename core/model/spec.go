@@ -77,6 +77,10 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock used to read Retry-After dates; nil uses time.Now.
 	Now func() time.Time
+	// IdleTimeout fails an attempt whose response sends nothing for this
+	// long, as a dropped connection, so the retry policy applies (0:
+	// DefaultIdleTimeout). Only the HTTP backends use it.
+	IdleTimeout time.Duration
 }
 
 // responseHeaderTimeout bounds the wait for a provider to start answering.
@@ -101,6 +105,9 @@ func (o Options) withDefaults() Options {
 			o.HTTPClient.Transport = tr
 		}
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	o.Retry = o.Retry.withDefaults()
 	return o
 }
@@ -108,6 +115,9 @@ func (o Options) withDefaults() Options {
 func (o Options) validate() error {
 	if err := o.Retry.validate(); err != nil {
 		return err
+	}
+	if o.IdleTimeout < 0 {
+		return fmt.Errorf("IdleTimeout must not be negative, got %s", o.IdleTimeout)
 	}
 	if o.BaseURL != "" && !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
 		return fmt.Errorf("BaseURL must start with http:// or https://, got %q", o.BaseURL)

@@ -7,8 +7,16 @@
 // with credentials), and those errors end up in logs, in the conversation log
 // and in chat messages, where a leaked key is hard to take back.
 //
-// Redaction keeps the kind of secret visible ("sk-ant-REDACTED",
-// "Bearer REDACTED") so a reader can still tell which credential was wrong.
+// Two layers find secrets. The values the service is configured with (API
+// keys, platform tokens, the database password) are registered once at start
+// with AddSecrets and replaced wherever they appear, whatever their shape or
+// length: a key that matches no known pattern, or a short test key, is still
+// caught. Then patterns catch secrets by their shape, configured or not.
+// Handler applies the same to every log record.
+//
+// Pattern redaction keeps the kind of secret visible ("sk-ant-REDACTED",
+// "Bearer REDACTED") so a reader can still tell which credential was wrong;
+// a configured value is replaced by the bare marker.
 package redact
 
 import (
@@ -27,6 +35,17 @@ type rule struct {
 	hint func(s, lower string) bool
 	re   *regexp.Regexp
 	repl string
+	// fn, when set, replaces each match instead of repl.
+	fn func(match string) string
+}
+
+// openaiKey replaces an sk- key, keeping masked echoes and what an earlier
+// rule left ("sk-ant-REDACTED").
+func openaiKey(m string) string {
+	if strings.HasSuffix(m, "***") || m == "sk-ant-"+Marker {
+		return m
+	}
+	return "sk-" + Marker
 }
 
 func has(subs ...string) func(s, lower string) bool {
@@ -74,46 +93,55 @@ func hasLongDottedRun(s, _ string) bool {
 // with the key removed either way. Every replacement is a fixed point: running
 // String twice gives the same text.
 var rules = []rule{
-	// Anthropic keys: sk-ant-api03-..., sk-ant-admin01-...
-	{has("sk-ant-"), regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{8,}`), "sk-ant-" + Marker},
-	// OpenAI keys: sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...
-	{has("sk-"), regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}`), "sk-" + Marker},
+	// Anthropic keys: sk-ant-api03-..., sk-ant-admin01-..., of any length:
+	// the prefix alone says what follows is a key.
+	{hint: has("sk-ant-"), re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{3,}`), repl: "sk-ant-" + Marker},
+	// OpenAI keys: sk-..., sk-proj-..., sk-svcacct-..., sk-admin-... Six
+	// characters after "sk-" is enough to be a key ("sk-learn" is not);
+	// OpenAI's own masked echo ("sk-abcdef****wxyz") is kept.
+	{hint: has("sk-"), re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{6,}(?:\*{3,})?`), fn: openaiKey},
 	// Slack tokens: xoxb-, xoxp-, xoxa-, xoxe-, xoxr-, xoxs-, xoxe.xoxp-, xapp-.
-	{has("xox", "xapp-"), regexp.MustCompile(`\b(xox[abeoprs](?:\.xox[a-z])?|xapp)-[A-Za-z0-9\-]{6,}`), "${1}-" + Marker},
+	{hint: has("xox", "xapp-"), re: regexp.MustCompile(`\b(xox[abeoprs](?:\.xox[a-z])?|xapp)-[A-Za-z0-9\-]{6,}`), repl: "${1}-" + Marker},
 	// JSON Web Tokens (often carried as bearer tokens or in URLs).
-	{has("eyJ"), regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+`), Marker},
+	{hint: has("eyJ"), re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+`), repl: Marker},
 	// Google API keys and AWS access key ids.
-	{has("AIza"), regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), "AIza" + Marker},
-	{has("AKIA", "ASIA"), regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "AKIA" + Marker},
+	{hint: has("AIza"), re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), repl: "AIza" + Marker},
+	{hint: has("AKIA", "ASIA"), re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), repl: "AKIA" + Marker},
 	// Authorization header values of any scheme: "Authorization: Bot x",
 	// "authorization=Basic x".
-	{hasFold("authorization"), regexp.MustCompile(`(?i)\b(authorization"?\s*[:=]\s*"?)(bearer|basic|bot|token)\s+[^\s",;]+`), "${1}${2} " + Marker},
+	{hint: hasFold("authorization"), re: regexp.MustCompile(`(?i)\b(authorization"?\s*[:=]\s*"?)(bearer|basic|bot|token)\s+[^\s",;]+`), repl: "${1}${2} " + Marker},
 	// Bearer tokens anywhere else: "Bearer x".
-	{hasFold("bearer"), regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*`), "${1} " + Marker},
+	{hint: hasFold("bearer"), re: regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*`), repl: "${1} " + Marker},
 	// Discord bot tokens after "Bot ": the three dot-separated parts.
-	{has("Bot"), regexp.MustCompile(`\b(Bot)\s+[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{20,}`), "${1} " + Marker},
+	{hint: has("Bot"), re: regexp.MustCompile(`\b(Bot)\s+[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{20,}`), repl: "${1} " + Marker},
 	// Discord tokens on their own: base64 user id, timestamp, HMAC.
-	{hasLongDottedRun, regexp.MustCompile(`\b[A-Za-z0-9_\-]{23,30}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,45}\b`), Marker},
+	{hint: hasLongDottedRun, re: regexp.MustCompile(`\b[A-Za-z0-9_\-]{23,30}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,45}\b`), repl: Marker},
 	// Key headers echoed back: "x-api-key: x", "api-key: x".
-	{hasFold("api-key:", "api-key :", `api-key":`, `api-key" :`), regexp.MustCompile(`(?i)\b((?:x-)?api-key"?\s*:\s*"?)[^\s",;]+`), "${1}" + Marker},
+	{hint: hasFold("api-key:", "api-key :", `api-key":`, `api-key" :`), re: regexp.MustCompile(`(?i)\b((?:x-)?api-key"?\s*:\s*"?)[^\s",;]+`), repl: "${1}" + Marker},
 	// Secret query or form parameters: api_key=x, token=x, access_token=x, ...
-	{hasFold("key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature="), regexp.MustCompile(`(?i)\b((?:api[_\-]?key|apikey|access[_\-]?token|refresh[_\-]?token|id[_\-]?token|auth[_\-]?token|token|client[_\-]?secret|secret|password|passwd|sig|signature)=)[^&\s#"',;]+`), "${1}" + Marker},
+	{hint: hasFold("key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature="), re: regexp.MustCompile(`(?i)\b((?:api[_\-]?key|apikey|access[_\-]?token|refresh[_\-]?token|id[_\-]?token|auth[_\-]?token|token|client[_\-]?secret|secret|password|passwd|sig|signature)=)[^&\s#"',;]+`), repl: "${1}" + Marker},
 	// The same names as JSON fields: "api_key": "x".
-	{hasFold(`"api_key"`, `"api-key"`, `"apikey"`, `"access_token"`, `"access-token"`, `"accesstoken"`,
+	{hint: hasFold(`"api_key"`, `"api-key"`, `"apikey"`, `"access_token"`, `"access-token"`, `"accesstoken"`,
 		`"refresh_token"`, `"refresh-token"`, `"refreshtoken"`, `"auth_token"`, `"auth-token"`, `"authtoken"`,
-		`"token"`, `"client_secret"`, `"client-secret"`, `"clientsecret"`, `"secret"`, `"password"`), regexp.MustCompile(`(?i)("(?:api[_\-]?key|apikey|access[_\-]?token|refresh[_\-]?token|auth[_\-]?token|token|client[_\-]?secret|secret|password)"\s*:\s*")[^"]+"`), "${1}" + Marker + `"`},
+		`"token"`, `"client_secret"`, `"client-secret"`, `"clientsecret"`, `"secret"`, `"password"`), re: regexp.MustCompile(`(?i)("(?:api[_\-]?key|apikey|access[_\-]?token|refresh[_\-]?token|auth[_\-]?token|token|client[_\-]?secret|secret|password)"\s*:\s*")[^"]+"`), repl: "${1}" + Marker + `"`},
 }
 
-// String returns s with every recognised secret replaced. Text without
-// secrets is returned unchanged.
-func String(s string) string {
+// patterns replaces every secret that the rules and urlPasswords recognise
+// by its shape.
+func patterns(s string) string {
 	s = urlPasswords(s)
 	lower := strings.ToLower(s)
 	for _, r := range rules {
 		if !r.hint(s, lower) {
 			continue
 		}
-		if next := r.re.ReplaceAllString(s, r.repl); next != s {
+		var next string
+		if r.fn != nil {
+			next = r.re.ReplaceAllStringFunc(s, r.fn)
+		} else {
+			next = r.re.ReplaceAllString(s, r.repl)
+		}
+		if next != s {
 			s = next
 			lower = strings.ToLower(s)
 		}
@@ -121,21 +149,14 @@ func String(s string) string {
 	return s
 }
 
-// Error returns err with its message redacted. The original error stays in
-// the chain, so errors.Is and errors.As still find it; only the text is
-// cleaned. A nil error stays nil, and an error with nothing to redact is
-// returned as it is.
-func Error(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := String(msg)
-	if clean == msg {
-		return err
-	}
-	return &redactedError{msg: clean, err: err}
-}
+// String returns s with every configured secret (see AddSecrets) and every
+// recognised secret shape replaced, using the process-wide Redactor. Text
+// without secrets is returned unchanged.
+func String(s string) string { return std.String(s) }
+
+// Error is String for an error's message, using the process-wide Redactor:
+// see Redactor.Error.
+func Error(err error) error { return std.Error(err) }
 
 // redactedError carries the cleaned message of an error it wraps.
 type redactedError struct {

@@ -47,6 +47,34 @@ func TestString(t *testing.T) {
 			secret: "AbCdEfGhIjKlMnOp",
 		},
 		{
+			name:   "short openai key",
+			in:     "Incorrect API key provided: sk-abc123.",
+			want:   "Incorrect API key provided: sk-REDACTED.",
+			secret: "abc123",
+		},
+		{
+			name:   "short openai project key",
+			in:     "Incorrect API key provided: sk-proj-x1",
+			want:   "Incorrect API key provided: sk-REDACTED",
+			secret: "x1",
+		},
+		{
+			name:   "short anthropic key",
+			in:     "key sk-ant-a1b2 rejected",
+			want:   "key sk-ant-REDACTED rejected",
+			secret: "a1b2",
+		},
+		{
+			name: "sk- before a short word is not a key",
+			in:   "sk-learn and sk-SK",
+			want: "sk-learn and sk-SK",
+		},
+		{
+			name: "openai masked echo with a visible prefix is kept",
+			in:   "Incorrect API key provided: sk-abcdef*********************wxyz.",
+			want: "Incorrect API key provided: sk-abcdef*********************wxyz.",
+		},
+		{
 			name: "openai masked echo is kept",
 			in:   "Incorrect API key provided: sk-proj-****abcd.",
 			want: "Incorrect API key provided: sk-proj-****abcd.",

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -22,6 +23,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
@@ -38,6 +41,10 @@ type Config struct {
 	APIToken    string // SWITCHBOARD_API_TOKEN
 	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
 	LeaseTTL    time.Duration
+	// ModelIdleTimeout fails a model stream that sends nothing for this
+	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
+	// default 60s).
+	ModelIdleTimeout time.Duration
 
 	SlackBotToken      string
 	SlackAppToken      string
@@ -78,6 +85,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.Concurrency = n
 	}
+	if v := getenv("SWITCHBOARD_MODEL_IDLE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SWITCHBOARD_MODEL_IDLE_TIMEOUT: %q must be a positive duration such as 60s or 2m", v)
+		}
+		c.ModelIdleTimeout = d
+	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
 			c.ConfigPath = "switchboard.yaml"
@@ -105,6 +119,29 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+}
+
+// secrets is every secret value the service is configured with, for
+// redact.AddSecrets: provider keys (the agents' own key variables included),
+// platform tokens, the API token and the database password. Whatever shape
+// they have, they are then kept out of logs, errors and chat messages.
+func (c *Config) secrets(agents *agent.Config) []string {
+	out := []string{
+		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken,
+		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"),
+	}
+	for _, a := range agents.Agents {
+		if name := a.KeyEnv(); name != "" {
+			out = append(out, c.Env(name))
+		}
+	}
+	if u, err := url.Parse(c.DatabaseURL); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+		out = append(out, u.Query().Get("password"))
+	}
+	return out
 }
 
 // App is a wired service.
@@ -139,6 +176,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	redact.AddSecrets(cfg.secrets(agents)...)
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
 	if err != nil {
 		return nil, err
@@ -179,6 +217,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
+		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// scheduler, built just below.
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {

@@ -266,6 +266,10 @@ func anthropicStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[s
 		if s.content != 1 {
 			return true
 		}
+		if reply.Stall {
+			s.stall()
+			return false
+		}
 		if reply.Malformed {
 			if !s.send("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n") {
 				return false

@@ -18,8 +18,8 @@
 // fails the test and gets a 500. Replies can also fail: an HTTP error with
 // the provider's error JSON (Status, RetryAfter), a stream cut in the middle
 // (CutAfter), malformed JSON in the stream (Malformed), an error event inside
-// the stream (StreamError), or a stream held open until the test says so
-// (Block).
+// the stream (StreamError), a stream held open until the test says so
+// (Block), or one that goes silent mid-answer for good (Stall).
 //
 // The fakes check requests the way the real APIs do where a client bug
 // would hide: required headers and fields, non-empty text blocks, tool
@@ -81,6 +81,10 @@ type Reply struct {
 	// Block, when set, holds the stream after its first event until the
 	// channel is closed or the client goes away.
 	Block <-chan struct{}
+	// Stall goes silent after the first content event: the connection
+	// stays open and nothing more is sent until the client goes away, as
+	// a provider whose stream hangs mid-answer.
+	Stall bool
 }
 
 // ToolCall is a tool call in a Reply.
@@ -221,8 +225,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.stream(f, w, r, body, reply, n)
 }
 
-// sse writes stream events, applying a reply's Block, CutAfter, Malformed
-// and StreamError. The events are whole SSE frames ("event: x\ndata: y\n\n"
+// sse writes stream events, applying a reply's Block, CutAfter, Malformed,
+// StreamError and Stall. The events are whole SSE frames ("event: x\ndata: y\n\n"
 // or "data: y\n\n").
 type sse struct {
 	w       http.ResponseWriter
@@ -256,6 +260,11 @@ func (s *sse) send(frame string) bool {
 		panic(http.ErrAbortHandler)
 	}
 	return true
+}
+
+// stall holds the response open, sending nothing, until the client leaves.
+func (s *sse) stall() {
+	<-s.r.Context().Done()
 }
 
 // splitWords splits text into deltas of one word each, spaces kept, so they

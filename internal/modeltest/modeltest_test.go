@@ -340,3 +340,27 @@ func TestRequestChecks(t *testing.T) {
 		})
 	}
 }
+
+func TestStallGoesSilentUntilTheClientLeaves(t *testing.T) {
+	f := NewOpenAI(t)
+	f.Push(Reply{Text: "one two three", Stall: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := openaiClient(f)
+	stream := c.Chat.Completions.NewStreaming(ctx, openaiParams())
+	defer stream.Close()
+	var text strings.Builder
+	for stream.Next() {
+		for _, ch := range stream.Current().Choices {
+			text.WriteString(ch.Delta.Content)
+		}
+		if text.Len() > 0 {
+			// The first content chunk is all there will be: the next
+			// read waits until the client gives up.
+			cancel()
+		}
+	}
+	if text.String() != "one " || !errors.Is(stream.Err(), context.Canceled) {
+		t.Fatalf("read %q then %v, want \"one \" then the client's cancel", text.String(), stream.Err())
+	}
+}

@@ -193,6 +193,10 @@ func openaiStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[stri
 		if s.content != 1 {
 			return true
 		}
+		if reply.Stall {
+			s.stall()
+			return false
+		}
 		if reply.Malformed {
 			if !s.send("data: {\"id\":\"" + id + "\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"oo\n\n") {
 				return false

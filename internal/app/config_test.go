@@ -1,0 +1,36 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFromEnvModelIdleTimeout(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    time.Duration
+		wantErr bool
+	}{
+		{value: "", want: 0}, // the model package's default applies
+		{value: "90s", want: 90 * time.Second},
+		{value: "250ms", want: 250 * time.Millisecond},
+		{value: "60", wantErr: true}, // a bare number has no unit
+		{value: "soon", wantErr: true},
+		{value: "0s", wantErr: true},
+		{value: "-5s", wantErr: true},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"SWITCHBOARD_MODEL_IDLE_TIMEOUT": tt.value}
+		cfg, err := FromEnv(func(k string) string { return env[k] })
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_MODEL_IDLE_TIMEOUT") {
+				t.Errorf("FromEnv(%q) error = %v, want one naming SWITCHBOARD_MODEL_IDLE_TIMEOUT", tt.value, err)
+			}
+			continue
+		}
+		if err != nil || cfg.ModelIdleTimeout != tt.want {
+			t.Errorf("FromEnv(%q) = %s, %v; want %s", tt.value, cfg.ModelIdleTimeout, err, tt.want)
+		}
+	}
+}
