@@ -2,10 +2,13 @@ package app_test
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/modeltest"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // anthropicEnv points the service at a fake Anthropic through the real SDK.
@@ -88,3 +91,87 @@ func TestSlackCutStreamRetriesCleanly(t *testing.T) {
 		}
 	})
 }
+
+// A provider error that quotes the API key, whatever the key's length, shows
+// the key in no Slack message, no log entry and no service log line.
+func TestSlackProviderErrorNeverShowsTheKey(t *testing.T) {
+	for _, key := range []string{"sk-ab", "sk-abcdefgh", "sk-ant-" + strings.Repeat("k", 60), "xyzzy1"} {
+		t.Run(fmt.Sprint(len(key)), func(t *testing.T) {
+			fake := modeltest.NewAnthropic(t)
+			quote := modeltest.Reply{Status: 401, ErrorType: "authentication_error", ErrorMessage: "Incorrect API key provided: " + key}
+			fake.Push(quote, quote, quote)
+			env := anthropicEnv(fake)
+			env["ANTHROPIC_API_KEY"] = key
+			t.Setenv("ANTHROPIC_API_KEY", key)
+			t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
+			var logs strings.Builder
+			var mu sync.Mutex
+			logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logs.Write(p)
+			}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+			e := startSlack(t, sqliteDatabase(t), envOptions{env: env, logger: logger})
+			e.mustPost(newEvent("EvKey", mention("C0KEY", "1700000400.000001", "", alice, "hi")))
+			e.waitIdle()
+			msgs := e.botMessages("C0KEY")
+			if len(msgs) != 1 || !strings.HasPrefix(shown(msgs[0]), "⚠️") {
+				t.Fatalf("bot messages %+v; want one error message", msgs)
+			}
+			for _, c := range e.slack.Calls() {
+				for k, v := range c.Params {
+					if strings.Contains(strings.Join(v, " "), key) {
+						t.Fatalf("slack %s param %s carries the key: %q", c.Method, k, v)
+					}
+				}
+			}
+			conv := e.conversation("C0KEY", "1700000400.000001")
+			es, err := e.store.EntryList(t.Context(), &store.EntryListParams{ConversationID: conv.ID, WithErrors: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range es {
+				if strings.Contains(string(en.Content), key) {
+					t.Fatalf("entry %s carries the key: %s", en.Kind, en.Content)
+				}
+			}
+			e.app.Stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(logs.String(), key) {
+				t.Fatalf("the service log carries the key")
+			}
+		})
+	}
+}
+
+// Model text on the post-and-update path never becomes a broadcast or a
+// mention: links to !channel, !here or a user id are sent as plain text.
+func TestSlackModelTextCannotBroadcast(t *testing.T) {
+	fake := modeltest.NewAnthropic(t)
+	fake.Push(modeltest.Reply{Text: "Heads up [everyone](!channel) and [](!here), ask [boss](@U0BOSS) or <!everyone>."})
+	env := anthropicEnv(fake)
+	t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
+	t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
+	e := startSlack(t, sqliteDatabase(t), envOptions{env: env})
+	e.mustPost(newEvent("EvBroadcast", directMessage("D0ALICE", "1700000500.000001", alice, "announce it")))
+	e.waitIdle()
+	msgs := e.botMessages("D0ALICE")
+	if len(msgs) != 1 {
+		t.Fatalf("%d bot messages, want 1", len(msgs))
+	}
+	for _, c := range e.slack.Calls("chat.postMessage", "chat.update") {
+		for _, field := range []string{"text", "blocks"} {
+			v := c.Params.Get(field)
+			for _, bad := range []string{"<!channel", "<!here", "<!everyone", "<@U0BOSS"} {
+				if strings.Contains(v, bad) {
+					t.Fatalf("%s %s carries broadcast markup %q: %s", c.Method, field, bad, v)
+				}
+			}
+		}
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
