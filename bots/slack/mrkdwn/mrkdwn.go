@@ -161,7 +161,7 @@ func Escape(s string) string {
 
 // escapeURL makes a URL safe inside <url|text>.
 func escapeURL(u string) string {
-	r := strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C", " ", "%20")
+	r := strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C", " ", "%20", "\t", "%09")
 	return r.Replace(u)
 }
 
@@ -341,11 +341,37 @@ func parseLink(s string, i int) (text, u string, end int, ok bool) {
 }
 
 func formatLink(u, text string) string {
+	return Link(u, stripMarkers(strings.TrimSpace(text)))
+}
+
+// Link writes a link to target shown as text. Slack writes broadcasts,
+// mentions and channel links in the same <…> syntax (<!channel>, <@U123>,
+// <#C123>), so a target that is not a web or mail address gets no link at
+// all: the text, or the target when there is none, is shown escaped. Model
+// text must never notify a channel or a person.
+func Link(target, text string) string {
 	text = strings.TrimSpace(text)
-	if text == "" || text == u {
-		return "<" + escapeURL(u) + ">"
+	if !SafeURL(target) {
+		if text == "" {
+			text = target
+		}
+		return Escape(text)
 	}
-	return "<" + escapeURL(u) + "|" + Escape(stripMarkers(text)) + ">"
+	if text == "" || text == target {
+		return "<" + escapeURL(target) + ">"
+	}
+	return "<" + escapeURL(target) + "|" + Escape(text) + ">"
+}
+
+// SafeURL reports whether Slack would read <u> as a link to a web page or
+// a mail address, never as a broadcast or a mention.
+func SafeURL(u string) bool {
+	for _, scheme := range []string{"https://", "http://", "mailto:"} {
+		if len(u) > len(scheme) && strings.EqualFold(u[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 // stripMarkers removes emphasis markers from a link label, which Slack shows
@@ -355,10 +381,7 @@ func stripMarkers(s string) string {
 }
 
 func isAutolink(s string) bool {
-	if strings.ContainsAny(s, " \t") {
-		return false
-	}
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "mailto:")
+	return !strings.ContainsAny(s, " \t") && SafeURL(s)
 }
 
 func runLen(s string, i int, c byte) int {

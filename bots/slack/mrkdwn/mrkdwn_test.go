@@ -7,6 +7,43 @@ import (
 	"unicode/utf8"
 )
 
+// Slack writes broadcasts, mentions and channel links in its link syntax;
+// none may come out of a model's text.
+func TestConvertNeverBroadcastsOrMentions(t *testing.T) {
+	tests := []struct {
+		name, md, want string
+	}{
+		{"channel link", "[everyone](!channel)", "everyone"},
+		{"here link without text", "[](!here)", "!here"},
+		{"user link", "[boss](@U0BOSS)", "boss"},
+		{"everyone link", "ping [all](!everyone) now", "ping all now"},
+		{"user group link", "[team](!subteam^S0TEAM)", "team"},
+		{"enterprise user link", "[w](@W0USER)", "w"},
+		{"channel reference", "[general](#C0GENERAL)", "general"},
+		{"image with a mention", "![x](@U0BOSS)", "x"},
+		{"relative link", "[readme](docs/README.md)", "readme"},
+		{"script link", "[click](javascript:alert)", "click"},
+		{"date token", "[d](!date^1392734382^{date}|x)", "d"},
+		{"raw channel", "<!channel> and <!here|here>", "&lt;!channel&gt; and &lt;!here|here&gt;"},
+		{"raw user", "hi <@U123>", "hi &lt;@U123&gt;"},
+		{"raw channel reference", "<#C123|general>", "&lt;#C123|general&gt;"},
+		{"raw in a heading", "# <!channel>", "*&lt;!channel&gt;*"},
+		{"raw in a code block", "```\n<!channel>\n```", "```\n&lt;!channel&gt;\n```"},
+		{"raw in a table", "| <!here> | b |\n|---|---|", "```\n| &lt;!here&gt; | b |\n|---|---|\n```"},
+		{"web link kept", "[docs](https://x.test/a)", "<https://x.test/a|docs>"},
+		{"upper-case scheme kept", "[docs](HTTPS://x.test)", "<HTTPS://x.test|docs>"},
+		{"mail link kept", "[me](mailto:a@x.test)", "<mailto:a@x.test|me>"},
+		{"bar in a web link cannot start a label", "[x](https://x.test/|<!channel>)", "<https://x.test/%7C%3C!channel|x>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Convert(tt.md); got != tt.want {
+				t.Fatalf("Convert(%q)\n got %q\nwant %q", tt.md, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestConvert(t *testing.T) {
 	tests := []struct {
 		name, md, want string
