@@ -2,6 +2,7 @@ package discord
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,12 +16,14 @@ const fenceClose = "\n```"
 // a space, and cutting hard only inside a very long word. A code block that
 // spans a cut is closed at the end of one part and reopened, with the same
 // info string (```go), at the start of the next, so every part renders on
-// its own.
+// its own; an info string too long to repeat is dropped from the reopening
+// fence. No part is blank (only spaces and fences), and every part but the last takes at least
+// limit/2 characters of the text, so there are at most 2·len/limit + 1.
 func splitText(text string, limit int) []string {
 	if limit < 64 {
 		limit = 64
 	}
-	text = strings.TrimRight(text, " \t\n")
+	text = strings.TrimRightFunc(text, unicode.IsSpace)
 	if text == "" {
 		return nil
 	}
@@ -34,6 +37,9 @@ func splitText(text string, limit int) []string {
 		}
 		whole := prefix + rest
 		if n := utf8.RuneCountInString(whole); n <= limit {
+			if !shows(rest) {
+				break
+			}
 			if open, _ := fenceState(whole); !open {
 				parts = append(parts, whole)
 				break
@@ -43,34 +49,58 @@ func splitText(text string, limit int) []string {
 			}
 		}
 		budget := limit - utf8.RuneCountInString(prefix) - len(fenceClose)
-		cut, skip := bestCut(rest, budget)
-		piece := strings.TrimRight(rest[:cut], " \t\n")
+		cut, skip := bestCut(rest, budget, limit/2)
+		piece := strings.TrimRightFunc(rest[:cut], unicode.IsSpace)
 		rest = rest[cut+skip:]
 		part := prefix + piece
 		open, line := fenceState(part)
 		if open {
 			part += fenceClose
-			opener = line
+			opener = reopener(line, limit)
 		} else {
 			opener = ""
 		}
-		if strings.TrimSpace(piece) != "" {
+		if shows(piece) {
 			parts = append(parts, part)
 		}
 	}
 	return parts
 }
 
+// shows reports whether a piece of the text shows anything: more than
+// spaces and the backticks of fences.
+func shows(piece string) bool {
+	return strings.ContainsFunc(piece, func(r rune) bool { return r != '`' && !unicode.IsSpace(r) })
+}
+
+// reopener is the fence line that reopens a block cut at a part's end: the
+// block's own opener, or a bare fence when the opener would take more than
+// a small share of the next part.
+func reopener(opener string, limit int) string {
+	if utf8.RuneCountInString(opener) > min(maxReopener, limit/4) {
+		return "```"
+	}
+	return opener
+}
+
+// maxReopener is the longest fence line repeated at the start of a part;
+// a language tag is a word, anything longer is not worth repeating.
+const maxReopener = 32
+
 // bestCut returns the byte offset to cut s at so that s[:cut] has at most
-// budget runes, and how many separator bytes to drop after the cut.
-func bestCut(s string, budget int) (cut, skip int) {
+// budget runes, and how many separator bytes to drop after the cut. A
+// boundary before minRunes wastes a part; only a later one is taken.
+func bestCut(s string, budget, minRunes int) (cut, skip int) {
 	if budget < 1 {
 		budget = 1
 	}
-	// Byte offset of the first rune past the budget.
-	end := len(s)
+	// Byte offsets of the first rune past the budget and of rune minRunes.
+	end, minPos := len(s), len(s)
 	n := 0
 	for i := range s {
+		if n == min(minRunes, budget) && minPos == len(s) {
+			minPos = i
+		}
 		if n == budget {
 			end = i
 			break
@@ -78,9 +108,6 @@ func bestCut(s string, budget int) (cut, skip int) {
 		n++
 	}
 	window := s[:end]
-	// A boundary too early wastes a part; accept one only past a third of
-	// the window.
-	minPos := len(window) / 3
 	for _, sep := range []string{"\n\n", "\n"} {
 		if i := strings.LastIndex(window, sep); i >= minPos && i > 0 {
 			return i, len(sep)

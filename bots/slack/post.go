@@ -40,7 +40,7 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 				blocks = blocks[:maxBlocks]
 			}
 			if strings.TrimSpace(fallback) == "" {
-				fallback = mrkdwn.Split(text, a.opts.TextLimit)[0]
+				fallback = firstPart(text, a.opts.TextLimit)
 			}
 			return []part{{text: truncateRunes(fallback, maxTextChars), blocks: blocks}}
 		}
@@ -49,6 +49,11 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 	var parts []part
 	for _, t := range mrkdwn.Split(text, a.opts.TextLimit) {
 		parts = append(parts, part{text: t})
+	}
+	if len(parts) == 0 {
+		// Nothing to show but perhaps buttons; Slack refuses an empty
+		// message without them, as it always did.
+		parts = []part{{text: text}}
 	}
 	if len(buttons) > 0 {
 		last := &parts[len(parts)-1]
@@ -235,7 +240,7 @@ func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []sla
 	if m.Card == nil && len(m.Buttons) == 0 {
 		if utf8.RuneCountInString(text) > maxTextChars {
 			a.log.WarnContext(ctx, "message longer than slack keeps; cutting", "chars", utf8.RuneCountInString(text))
-			text = mrkdwn.Split(text, maxTextChars-1)[0] + "…"
+			text = firstPart(text, maxTextChars-1) + "…"
 		}
 		return text, nil
 	}
@@ -365,4 +370,13 @@ func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files
 		}
 	}
 	return nil
+}
+
+// firstPart is the first message of text split within limit, or "" when
+// the text shows nothing.
+func firstPart(text string, limit int) string {
+	if parts := mrkdwn.Split(text, limit); len(parts) > 0 {
+		return parts[0]
+	}
+	return ""
 }

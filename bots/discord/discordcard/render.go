@@ -154,7 +154,7 @@ func detailEmbed(l cards.Layout, it *cards.Item, idx int, opts Options) (*discor
 	e := &discordgo.MessageEmbed{
 		Type:  discordgo.EmbedTypeRich,
 		Title: cards.Truncate(taskPrefix(it.Done)+oneLine(cards.ItemTitle(it)), MaxTitle),
-		URL:   it.Link,
+		URL:   webURL(it.Link),
 		Color: cards.ItemColor(l, it),
 	}
 	var desc []string
@@ -245,7 +245,7 @@ func detailEmbed(l cards.Layout, it *cards.Item, idx int, opts Options) (*discor
 	}
 	e.Description = cards.Truncate(strings.Join(desc, "\n"), MaxDescription)
 
-	if it.Image != "" {
+	if webURL(it.Image) != "" {
 		switch l.Image {
 		case cards.ImageThumbnail:
 			e.Thumbnail = &discordgo.MessageEmbedThumbnail{URL: it.Image}
@@ -306,8 +306,8 @@ func listLine(l cards.Layout, it *cards.Item) string {
 		b.WriteString("• ")
 	}
 	title := "**" + escapeLinkText(oneLine(cards.Truncate(cards.ItemTitle(it), 200))) + "**"
-	if it.Link != "" {
-		title = "[" + title + "](" + strings.ReplaceAll(it.Link, ")", "%29") + ")"
+	if link := webURL(it.Link); link != "" {
+		title = "[" + title + "](" + strings.ReplaceAll(link, ")", "%29") + ")"
 	}
 	b.WriteString(title)
 	var extra []string
@@ -473,4 +473,13 @@ func nonEmpty(s string) string {
 
 func escapeLinkText(s string) string {
 	return strings.NewReplacer("[", "(", "]", ")").Replace(s)
+}
+
+// webURL is u when it is an http(s) address, else "". Stored cards are not
+// validated again, and Discord refuses a whole message over one bad URL.
+func webURL(u string) string {
+	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+		return u
+	}
+	return ""
 }

@@ -161,7 +161,7 @@ func Escape(s string) string {
 
 // escapeURL makes a URL safe inside <url|text>.
 func escapeURL(u string) string {
-	r := strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C", " ", "%20")
+	r := strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C", " ", "%20", "\t", "%09")
 	return r.Replace(u)
 }
 
@@ -341,11 +341,37 @@ func parseLink(s string, i int) (text, u string, end int, ok bool) {
 }
 
 func formatLink(u, text string) string {
+	return Link(u, stripMarkers(strings.TrimSpace(text)))
+}
+
+// Link writes a link to target shown as text. Slack writes broadcasts,
+// mentions and channel links in the same <…> syntax (<!channel>, <@U123>,
+// <#C123>), so a target that is not a web or mail address gets no link at
+// all: the text, or the target when there is none, is shown escaped. Model
+// text must never notify a channel or a person.
+func Link(target, text string) string {
 	text = strings.TrimSpace(text)
-	if text == "" || text == u {
-		return "<" + escapeURL(u) + ">"
+	if !SafeURL(target) {
+		if text == "" {
+			text = target
+		}
+		return Escape(text)
 	}
-	return "<" + escapeURL(u) + "|" + Escape(stripMarkers(text)) + ">"
+	if text == "" || text == target {
+		return "<" + escapeURL(target) + ">"
+	}
+	return "<" + escapeURL(target) + "|" + Escape(text) + ">"
+}
+
+// SafeURL reports whether Slack would read <u> as a link to a web page or
+// a mail address, never as a broadcast or a mention.
+func SafeURL(u string) bool {
+	for _, scheme := range []string{"https://", "http://", "mailto:"} {
+		if len(u) > len(scheme) && strings.EqualFold(u[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 // stripMarkers removes emphasis markers from a link label, which Slack shows
@@ -355,10 +381,7 @@ func stripMarkers(s string) string {
 }
 
 func isAutolink(s string) bool {
-	if strings.ContainsAny(s, " \t") {
-		return false
-	}
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "mailto:")
+	return !strings.ContainsAny(s, " \t") && SafeURL(s)
 }
 
 func runLen(s string, i int, c byte) int {
@@ -381,10 +404,17 @@ const codeFence = "```"
 
 // Split cuts mrkdwn text into parts of at most limit characters. It
 // cuts between lines where it can and inside a line only when the line alone
-// is too long (at a space, outside a <link>). A cut never leaves a code block
-// open: the part ends with a closing fence and the next part reopens it.
+// is too long or the part would stay less than half full (at a space,
+// outside a <link>). A cut never leaves a code block open: the part ends
+// with a closing fence and the next part reopens it. No part is blank, and
+// every part but the last carries at least limit/2 characters of text, so
+// there are at most 2·len/limit + 1 parts. Text without content (only
+// spaces and fences) gives no part.
 func Split(text string, limit int) []string {
-	limit = max(limit, 16)
+	limit = max(limit, minSplitLimit)
+	if blank(text) {
+		return nil
+	}
 	if utf8.RuneCountInString(text) <= limit {
 		return []string{text}
 	}
@@ -394,6 +424,15 @@ func Split(text string, limit int) []string {
 	}
 	sp.flush(true)
 	return sp.parts
+}
+
+// minSplitLimit keeps a part's fences and a cut's margins (an entity is
+// never split) to a small share of the part.
+const minSplitLimit = 32
+
+// blank reports text that would show nothing: only spaces and fences.
+func blank(s string) bool {
+	return strings.TrimSpace(strings.ReplaceAll(s, codeFence, "")) == ""
 }
 
 type splitter struct {
@@ -429,16 +468,19 @@ func (sp *splitter) add(line string) {
 			sp.appendLine(line, sep, l, fenceLine)
 			return
 		}
-		if sp.hasContent() {
+		// Half a part of the text (the reopened fence is not text) is
+		// enough to start the next part with this line.
+		full := sp.limit/2 + len(codeFence) + 1
+		if sp.hasContent() && (sp.curLen >= full || fenceLine) {
 			sp.flush(false)
 			continue
 		}
-		// The line alone does not fit: cut it.
+		// The line does not fit: fill the part with its head.
 		room := sp.limit - sp.curLen - sep
 		if sp.inFence {
 			room -= fenceCloseLen
 		}
-		head, tail := cutLine(line, room)
+		head, tail := cutLine(line, room, full-sp.curLen-sep)
 		sp.appendLine(head, sep, utf8.RuneCountInString(head), false)
 		sp.flush(false)
 		line = tail
@@ -477,7 +519,7 @@ func (sp *splitter) flush(last bool) {
 	if closeFence {
 		part += "\n" + codeFence
 	}
-	if strings.TrimSpace(strings.ReplaceAll(part, codeFence, "")) != "" {
+	if !blank(part) {
 		sp.parts = append(sp.parts, strings.Trim(part, "\n"))
 	}
 	sp.cur, sp.curLen, sp.openedAt = nil, 0, -1
@@ -489,9 +531,10 @@ func (sp *splitter) flush(last bool) {
 }
 
 // cutLine cuts line so that head has at most room characters, preferring the
-// last space outside a <...> link in the second half.
-func cutLine(line string, room int) (head, tail string) {
+// last space outside a <...> link at or after minHead characters.
+func cutLine(line string, room, minHead int) (head, tail string) {
 	room = max(room, 1)
+	minHead = min(max(minHead, 1), room)
 	byteAt, n := 0, 0
 	lastSpace := -1
 	inLink := false
@@ -506,7 +549,7 @@ func cutLine(line string, room int) (head, tail string) {
 		case '>':
 			inLink = false
 		case ' ':
-			if !inLink && n >= room/2 {
+			if !inLink && n >= minHead {
 				lastSpace = i
 			}
 		}

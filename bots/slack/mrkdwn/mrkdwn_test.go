@@ -1,11 +1,49 @@
 package mrkdwn
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+// Slack writes broadcasts, mentions and channel links in its link syntax;
+// none may come out of a model's text.
+func TestConvertNeverBroadcastsOrMentions(t *testing.T) {
+	tests := []struct {
+		name, md, want string
+	}{
+		{"channel link", "[everyone](!channel)", "everyone"},
+		{"here link without text", "[](!here)", "!here"},
+		{"user link", "[boss](@U0BOSS)", "boss"},
+		{"everyone link", "ping [all](!everyone) now", "ping all now"},
+		{"user group link", "[team](!subteam^S0TEAM)", "team"},
+		{"enterprise user link", "[w](@W0USER)", "w"},
+		{"channel reference", "[general](#C0GENERAL)", "general"},
+		{"image with a mention", "![x](@U0BOSS)", "x"},
+		{"relative link", "[readme](docs/README.md)", "readme"},
+		{"script link", "[click](javascript:alert)", "click"},
+		{"date token", "[d](!date^1392734382^{date}|x)", "d"},
+		{"raw channel", "<!channel> and <!here|here>", "&lt;!channel&gt; and &lt;!here|here&gt;"},
+		{"raw user", "hi <@U123>", "hi &lt;@U123&gt;"},
+		{"raw channel reference", "<#C123|general>", "&lt;#C123|general&gt;"},
+		{"raw in a heading", "# <!channel>", "*&lt;!channel&gt;*"},
+		{"raw in a code block", "```\n<!channel>\n```", "```\n&lt;!channel&gt;\n```"},
+		{"raw in a table", "| <!here> | b |\n|---|---|", "```\n| &lt;!here&gt; | b |\n|---|---|\n```"},
+		{"web link kept", "[docs](https://x.test/a)", "<https://x.test/a|docs>"},
+		{"upper-case scheme kept", "[docs](HTTPS://x.test)", "<HTTPS://x.test|docs>"},
+		{"mail link kept", "[me](mailto:a@x.test)", "<mailto:a@x.test|me>"},
+		{"bar in a web link cannot start a label", "[x](https://x.test/|<!channel>)", "<https://x.test/%7C%3C!channel|x>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Convert(tt.md); got != tt.want {
+				t.Fatalf("Convert(%q)\n got %q\nwant %q", tt.md, got, tt.want)
+			}
+		})
+	}
+}
 
 func TestConvert(t *testing.T) {
 	tests := []struct {
@@ -64,9 +102,25 @@ func TestConvert(t *testing.T) {
 // that together they hold all of text's content.
 func checkParts(t *testing.T, text string, parts []string, limit int) {
 	t.Helper()
+	if err := partsValid(text, parts, limit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// partsValid checks Split's promises for any text: parts within the limit,
+// none blank, fences balanced, at most 2·len/limit + 2 of them, and
+// together all of text's content.
+func partsValid(text string, parts []string, limit int) error {
+	limit = max(limit, minSplitLimit)
+	if n, most := len(parts), 2*utf8.RuneCountInString(text)/limit+2; n > most {
+		return fmt.Errorf("%d parts for %d characters at limit %d; want at most %d", n, utf8.RuneCountInString(text), limit, most)
+	}
 	for i, p := range parts {
 		if n := utf8.RuneCountInString(p); n > limit {
-			t.Fatalf("part %d has %d characters, limit %d", i, n, limit)
+			return fmt.Errorf("part %d has %d characters, limit %d", i, n, limit)
+		}
+		if blank(p) {
+			return fmt.Errorf("part %d shows nothing: %q", i, p)
 		}
 		fences := 0
 		for _, line := range strings.Split(p, "\n") {
@@ -75,15 +129,16 @@ func checkParts(t *testing.T, text string, parts []string, limit int) {
 			}
 		}
 		if fences%2 != 0 {
-			t.Fatalf("part %d leaves a code block open:\n%s", i, p)
+			return fmt.Errorf("part %d leaves a code block open:\n%s", i, p)
 		}
 	}
 	squash := func(s string) string {
 		return strings.Join(strings.Fields(strings.ReplaceAll(s, codeFence, "")), "")
 	}
 	if got, want := squash(strings.Join(parts, "\n")), squash(text); got != want {
-		t.Fatalf("parts lost or changed content:\n got %q\nwant %q", got, want)
+		return fmt.Errorf("parts lost or changed content:\n got %q\nwant %q", got, want)
 	}
+	return nil
 }
 
 func TestSplit(t *testing.T) {
@@ -100,7 +155,14 @@ func TestSplit(t *testing.T) {
 		{"one long line", long, 3000, 2},
 		{"long code block is closed and reopened", "intro\n" + code + "\noutro", 3000, 3},
 		{"code line longer than the limit", "```\n" + strings.Repeat("x", 5000) + "\n```", 3000, 2},
-		{"small limit", "```\nabc\ndef\nghi\n```\nend", 16, 2},
+		{"small limit", "```\nabc\ndef\nghi\njkl\nmno\npqr\nstu\n```\nend", 16, 2},
+		{"long fence opener line", "```" + strings.Repeat("x", 2097), 2000, 2},
+		{"long fence opener, small limit", "```" + strings.Repeat("x", 2097), 32, 2},
+		{"code line of entities", "```\n" + strings.Repeat("&amp;", 1000) + "\n```", 40, 2},
+		{"short lines between long ones", strings.Repeat("a\n"+strings.Repeat("b", 3300)+"\n", 20), 3000, 2},
+		{"many lone fences", strings.Repeat("```\n", 1000) + "end", 100, 1},
+		{"wide spaces", "a" + strings.Repeat("\u3000", 5000) + "b", 3000, 1},
+		{"spaces between words", strings.Repeat("w"+strings.Repeat(" ", 100), 100), 64, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,6 +172,14 @@ func TestSplit(t *testing.T) {
 			}
 			checkParts(t, tt.text, parts, tt.limit)
 		})
+	}
+}
+
+func TestSplitBlank(t *testing.T) {
+	for _, text := range []string{"", " ", "\n\n", "```\n```", strings.Repeat("```\n \n", 2000), strings.Repeat("\u3000", 5000)} {
+		if parts := Split(text, 100); len(parts) != 0 {
+			t.Errorf("Split(%.20q) = %d parts; want none for text that shows nothing", text, len(parts))
+		}
 	}
 }
 

@@ -36,11 +36,11 @@ func cut(s string, max int) string {
 	return strings.TrimRight(body, " \n") + cards.Ellipsis
 }
 
-// link writes a linked, bold title.
+// link writes a linked, bold title. A link that is not to a web or mail
+// address is dropped (mrkdwn.Link), so a card cannot broadcast or mention.
 func link(title, url string) string {
-	t := esc(title)
-	if url == "" {
-		return "*" + t + "*"
+	if url == "" || !mrkdwn.SafeURL(url) {
+		return "*" + esc(title) + "*"
 	}
-	return "*<" + esc(url) + "|" + strings.ReplaceAll(t, "|", "¦") + ">*"
+	return "*" + mrkdwn.Link(url, strings.ReplaceAll(title, "|", "¦")) + "*"
 }

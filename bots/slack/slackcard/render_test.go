@@ -185,6 +185,22 @@ func TestMrkdwn(t *testing.T) {
 	require.Equal(t, "*Head*\n*bold* and _it_ and ~old~\n• one\n• two\nsee <https://x.example/a?b=1&amp;c=2|docs> &lt;!channel&gt; a|b", text)
 }
 
+// A card is model text too: neither its Markdown nor a stored item link may
+// broadcast or mention.
+func TestCardNeverBroadcastsOrMentions(t *testing.T) {
+	raw := `{"v":1,"items":[` +
+		`{"title":"boss","link":"@U0BOSS","sections":[{"text":"[everyone](!channel) [](!here) [boss](@U0BOSS) <!channel> <@U123>"}]},` +
+		`{"title":"all","link":"!channel"},{"title":"ok","link":"https://x.example/a"}]}`
+	var s cards.Stamped
+	require.NoError(t, json.Unmarshal([]byte(raw), &s))
+	out := render(t, &s)
+	require.NoError(t, slackcard.CheckLimits(out))
+	for _, bad := range []string{"<!", "<@", "<#"} {
+		require.NotContains(t, string(out), bad, "card output carries Slack mention markup")
+	}
+	require.Contains(t, string(out), "<https://x.example/a|ok>", "a web link stays a link")
+}
+
 func TestLongTextIsCutCleanly(t *testing.T) {
 	long := strings.Repeat("a&b<c>", 2000) // escapes lengthen the text
 	link := "[" + strings.Repeat("x", 10) + "](https://example.com/" + strings.Repeat("p", 100) + ")"

@@ -444,3 +444,40 @@ func (g *Generator) actions(template string) []cards.Action {
 	slices.SortFunc(out, func(a, b cards.Action) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
+
+// Fuzz builds a result for a fuzz target from arbitrary text: pick chooses
+// the template (and whether the card has a button), and the texts fill
+// every string a card shows, one item after another. Links are kept only
+// when they are web addresses, so most results pass cards.Stamp; a target
+// that wants a stored card's unchecked link sets it after stamping.
+func Fuzz(lib *cards.Library, pick uint8, texts ...string) cards.Result {
+	at := func(i int) string {
+		if len(texts) == 0 {
+			return ""
+		}
+		return texts[i%len(texts)]
+	}
+	names := lib.Names()
+	r := cards.Result{Title: at(0), Summary: at(1)}
+	if len(names) > 0 {
+		r.Template = names[int(pick)%len(names)]
+	}
+	link := ""
+	if strings.HasPrefix(at(4), "https://") && !strings.ContainsAny(at(4), " \t\n") {
+		link = at(4)
+	}
+	for i := range 1 + int(pick)%3 {
+		r.Items = append(r.Items, cards.Item{
+			Title: at(2 + i), Subtitle: at(3), Link: link,
+			Rows:     []cards.Row{{Label: at(5), Value: at(6)}},
+			Chips:    []string{at(5)},
+			Callouts: []cards.Callout{{Level: "warning", Title: at(5), Text: at(7)}},
+			Sections: []cards.Section{{Title: at(5), Text: at(7)}, {Text: at(1)}},
+			Price:    &cards.Price{Amount: float64(pick), Currency: "USD", Unit: at(6)},
+		})
+	}
+	if pick&0x80 != 0 {
+		r.Actions = []cards.Action{{ID: "ok", Label: at(6), Kind: cards.ActionSignal}}
+	}
+	return r
+}
