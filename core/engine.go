@@ -288,11 +288,20 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 	}
 	if pending := pendingCalls(t.entries); len(pending) > 0 {
+		movedOn := t.movedOn(pending)
+		if movedOn {
+			if err := t.closeMovedOn(ctx, pending); err != nil {
+				return turnDone, err
+			}
+			pending = pendingCalls(t.entries)
+		}
 		waiting, err := t.resolvePending(ctx, pending)
 		if err != nil {
 			return turnDone, err
 		}
-		if waiting {
+		// A person who sent a new message is answered even while an
+		// approval still waits; the reply says it waits.
+		if waiting && !movedOn {
 			return turnPaused, nil
 		}
 	}
@@ -622,6 +631,60 @@ func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, dec
 		Decision: decision, Result: result, Detail: detail, CreatedAt: t.s.now(),
 	}); err != nil {
 		return fmt.Errorf("auditing %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// movedOn reports whether a person wrote after the newest pending call: the
+// turn then answers them instead of waiting on.
+func (t *turn) movedOn(pending map[string]pendingCall) bool {
+	var last int64
+	for _, p := range pending {
+		last = max(last, p.Seq)
+	}
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		e := t.entries[i]
+		if e.Seq == nil || *e.Seq <= last {
+			return false
+		}
+		if e.Kind == store.EntryUser {
+			return true
+		}
+	}
+	return false
+}
+
+// closeMovedOn closes the calls a new message made moot: a question to the
+// person and a frontend call get a result saying the person moved on (the
+// question's request is closed too). An approval keeps waiting.
+func (t *turn) closeMovedOn(ctx context.Context, pending map[string]pendingCall) error {
+	calls := make([]pendingCall, 0, len(pending))
+	for _, p := range pending {
+		calls = append(calls, p)
+	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
+	for _, p := range calls {
+		ap, err := t.s.st.ApprovalFindByCall(ctx, t.conv.ID, p.CallID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			tl, ok := t.s.opts.Registry.Get(p.Name)
+			if !ok || tl.Tier() != tool.TierFrontend {
+				continue // a server call: resolvePending runs it
+			}
+		case err != nil:
+			return fmt.Errorf("finding approval for %s: %w", p.CallID, err)
+		case ap.Kind != store.ApprovalQuestion || ap.Status != store.ApprovalPending:
+			continue
+		default:
+			if _, err := t.s.st.ApprovalDecide(ctx, &store.ApprovalDecideParams{
+				ID: ap.ID, Status: store.ApprovalDenied, Decision: movedOnResult, DecidedBy: "system", Now: t.s.now(),
+			}); err != nil && !errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("closing question %s: %w", p.CallID, err)
+			}
+		}
+		if err := t.record(ctx, p.ToolCallContent, tool.Result{Output: movedOnResult, IsError: true}, "moved_on"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

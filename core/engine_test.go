@@ -821,3 +821,64 @@ func TestEngagedThreadsNeedNoMention(t *testing.T) {
 		t.Fatal("an ignored message left a dedupe row: nothing may be stored for it")
 	}
 }
+
+// The README's chart example pauses on a frontend call in the API; a new
+// message is answered, and the call is closed as moved on. On a platform, a
+// question to the person is closed the same way.
+func TestPausedConversationAnswersANewMessage(t *testing.T) {
+	demo, err := os.ReadFile(filepath.Join("model", "scripts", "demo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+		in := s.start(t, string(demo))
+		ctx := context.Background()
+		conv, err := in.svc.CreateConversation(ctx, "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.svc.PostMessage(ctx, conv.ID, "alice", "show me a chart"); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, conv.ID, store.ConversationPaused)
+		if pending, _ := in.svc.PendingCalls(ctx, conv.ID); len(pending) != 1 {
+			t.Fatalf("pending = %+v; want the chart waiting for the client", pending)
+		}
+		if _, err := in.svc.PostMessage(ctx, conv.ID, "alice", "help"); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, conv.ID, store.ConversationIdle)
+		es := entries(t, st, conv.ID, false)
+		last := es[len(es)-1]
+		if last.Kind != store.EntryAssistant || textOf(t, last) == "" {
+			t.Fatalf("last entry %s %s; want the new message answered", last.Kind, last.Content)
+		}
+		if pending, _ := in.svc.PendingCalls(ctx, conv.ID); len(pending) != 0 {
+			t.Fatalf("pending = %+v; want the chart call closed as moved on", pending)
+		}
+
+		// A question asked on a platform is closed the same way.
+		if _, err := in.svc.Submit(ctx, slackMessage("EvQ1", "U1", "ask me a question")); err != nil {
+			t.Fatal(err)
+		}
+		b, err := st.BindingFind(ctx, "slack", "T1", "C1", "1700000000.000100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, b.ConversationID, store.ConversationPaused)
+		if _, err := in.svc.Submit(ctx, slackMessage("EvQ2", "U1", "help")); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, st, b.ConversationID, store.ConversationIdle)
+		es = entries(t, st, b.ConversationID, false)
+		if last := es[len(es)-1]; last.Kind != store.EntryAssistant {
+			t.Fatalf("last entry %s; want the new message answered", last.Kind)
+		}
+		aps, err := st.ApprovalListPending(ctx, b.ConversationID)
+		if err != nil || len(aps) != 0 {
+			t.Fatalf("pending approvals %d (%v); want the question closed", len(aps), err)
+		}
+	})
+}

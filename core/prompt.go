@@ -118,6 +118,14 @@ func buildRequest(a *agent.Agent, contextName string, tools []*tool.Tool, entrie
 				cc, _ := Decode[ToolCallContent](entries[j])
 				r, ok := results[cc.CallID]
 				if !ok {
+					// A call still waiting for a person (an approval) with
+					// something after it: the person moved on. Providers
+					// want every call answered, so it is answered with
+					// where it stands; the real result takes its place
+					// once the person decides.
+					if i < len(entries)-1 {
+						add(model.RoleUser, model.Part{Kind: model.PartToolResult, CallID: cc.CallID, Output: stillWaiting, IsError: true})
+					}
 					continue
 				}
 				rc, err := Decode[ToolResultContent](r)
@@ -162,6 +170,14 @@ func buildRequest(a *agent.Agent, contextName string, tools []*tool.Tool, entrie
 	}
 	return req, nil
 }
+
+// stillWaiting answers, for the model, a call that waits for a person's
+// approval while the conversation goes on.
+const stillWaiting = `{"status":"waiting for a person's approval: not run yet. Tell the person it is still waiting."}`
+
+// movedOnResult closes a question or a frontend call that a person answered
+// with a new message instead.
+var movedOnResult = mustJSON(map[string]string{"error": "The person sent a new message instead of answering, so this call was closed. Answer their new message."})
 
 // pendingCall is a tool call without a result yet.
 type pendingCall struct {
