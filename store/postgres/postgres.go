@@ -326,6 +326,8 @@ func (s *Store) inTx(ctx context.Context, fn func(q *queries) error) error {
 			s.notifier.add(pending...)
 			return nil
 		default:
+			s.logger.DebugContext(ctx, "store: the answer to a commit was lost and it had not committed",
+				"xid", *xid, "err", err)
 			return err // aborted: nothing took effect, fn may run again
 		}
 	})
