@@ -21,7 +21,22 @@ var (
 	ErrLeaseLost = errors.New("store: lease lost")
 	// ErrInvalid: the parameters are malformed; the message says which.
 	ErrInvalid = errors.New("store: invalid parameters")
+	// ErrTransient: the database could not do the work right now (the
+	// connection was lost, the server is restarting, a lock or a
+	// serialization conflict got in the way) and nothing of it took effect,
+	// so the same call may succeed later. Drivers retry these themselves for
+	// a while (see each driver's RetryFor option); one reaches a caller only
+	// when the fault outlasted that. Test with IsTransient.
+	ErrTransient = errors.New("store: transient failure")
+	// ErrOutcomeUnknown: a commit was sent but its answer was lost, and the
+	// driver could not find out whether it took effect. The call is not
+	// retried, because running it again could do it twice.
+	ErrOutcomeUnknown = errors.New("store: commit outcome unknown")
 )
+
+// IsTransient reports whether err is a fault that running the same call
+// again may get past: one a driver marked with ErrTransient.
+func IsTransient(err error) bool { return errors.Is(err, ErrTransient) }
 
 // EntryKind names what an entry in the log holds.
 type EntryKind string
@@ -624,6 +639,14 @@ type Store interface {
 	// InTx runs fn in one transaction. It commits when fn returns nil and rolls
 	// back otherwise, returning fn's error. Notifications caused by writes inside fn (work enqueued,
 	// entries appended) are sent after the commit, never before.
+	//
+	// fn may run more than once: when the transaction fails with a transient
+	// fault the driver rolls it back and runs fn again, in a new transaction,
+	// until it commits or the driver's retry budget is spent. Each run starts
+	// from nothing (the rolled-back one left no trace), so fn must reset any
+	// state it keeps outside the transaction at its start and must not have
+	// effects outside the store. A commit whose answer was lost is not run
+	// again unless the driver could tell it did not take effect.
 	InTx(ctx context.Context, fn func(q Queries) error) error
 
 	// Subscribe delivers wake-ups for topic until ctx ends. Delivery is best

@@ -20,7 +20,7 @@ func (q *queries) ConversationCreate(ctx context.Context, p *store.ConversationC
 	if id == uuid.Nil {
 		id = newID()
 	}
-	row, err := one[conversationRow](ctx, q.db, sqlq.Get("ConversationCreate"),
+	row, err := one[conversationRow](ctx, q, sqlq.Get("ConversationCreate"),
 		id, p.AgentID, p.Title, p.Provider, p.Model, p.Thinking, meta, q.now(p.Now))
 	if errors.Is(err, pgxNoRows) {
 		return nil, fmt.Errorf("creating conversation %s: %w: id already exists", id, store.ErrConflict)
@@ -32,7 +32,7 @@ func (q *queries) ConversationCreate(ctx context.Context, p *store.ConversationC
 }
 
 func (q *queries) ConversationGet(ctx context.Context, id uuid.UUID) (*store.Conversation, error) {
-	row, err := one[conversationRow](ctx, q.db, sqlq.Get("ConversationGet"), id)
+	row, err := one[conversationRow](ctx, q, sqlq.Get("ConversationGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting conversation %s", id)
 	}
@@ -40,7 +40,7 @@ func (q *queries) ConversationGet(ctx context.Context, id uuid.UUID) (*store.Con
 }
 
 func (q *queries) ConversationForks(ctx context.Context, id uuid.UUID) ([]*store.Conversation, error) {
-	rows, err := all[conversationRow](ctx, q.db, sqlq.Get("ConversationForks"), id)
+	rows, err := all[conversationRow](ctx, q, sqlq.Get("ConversationForks"), id)
 	if err != nil {
 		return nil, wrap(err, "listing forks of conversation %s", id)
 	}
@@ -48,7 +48,7 @@ func (q *queries) ConversationForks(ctx context.Context, id uuid.UUID) ([]*store
 }
 
 func (q *queries) ConversationLineage(ctx context.Context, id uuid.UUID) ([]*store.Conversation, error) {
-	rows, err := all[conversationRow](ctx, q.db, sqlq.Get("ConversationLineage"), id)
+	rows, err := all[conversationRow](ctx, q, sqlq.Get("ConversationLineage"), id)
 	if err != nil {
 		return nil, wrap(err, "listing lineage of conversation %s", id)
 	}
@@ -69,7 +69,7 @@ func (q *queries) ConversationSetStatus(ctx context.Context, p *store.Conversati
 		return nil, fmt.Errorf("setting status of conversation %s: %w: TurnAttempts is negative",
 			p.ConversationID, store.ErrInvalid)
 	}
-	row, err := one[conversationRow](ctx, q.db, sqlq.Get("ConversationSetStatus"),
+	row, err := one[conversationRow](ctx, q, sqlq.Get("ConversationSetStatus"),
 		p.ConversationID, string(p.Status), p.TurnAttempts, q.now(p.Now))
 	if err != nil {
 		return nil, wrap(err, "setting status of conversation %s", p.ConversationID)
@@ -82,7 +82,7 @@ func (q *queries) ConversationLeaseAcquire(ctx context.Context, p *store.Convers
 		return nil, fmt.Errorf("acquiring lease on conversation %s: %w", p.ConversationID, err)
 	}
 	now := q.now(p.Now)
-	row, err := one[conversationRow](ctx, q.db, sqlq.Get("ConversationLeaseAcquire"),
+	row, err := one[conversationRow](ctx, q, sqlq.Get("ConversationLeaseAcquire"),
 		p.ConversationID, p.Owner, ts(now.Add(p.LeaseTTL)), now)
 	if errors.Is(err, pgxNoRows) {
 		ok, err := q.exists(ctx, "ConversationExists", p.ConversationID)
@@ -102,7 +102,7 @@ func (q *queries) ConversationLeaseAcquire(ctx context.Context, p *store.Convers
 }
 
 func (q *queries) ConversationLeaseRelease(ctx context.Context, p *store.ConversationLeaseParams) error {
-	tag, err := q.db.Exec(ctx, sqlq.Get("ConversationLeaseRelease"), p.ConversationID, p.Owner, q.now(p.Now))
+	tag, err := q.exec(ctx, sqlq.Get("ConversationLeaseRelease"), p.ConversationID, p.Owner, q.now(p.Now))
 	if err != nil {
 		return wrap(err, "releasing lease on conversation %s", p.ConversationID)
 	}
@@ -120,7 +120,7 @@ func (q *queries) ConversationLeaseRelease(ctx context.Context, p *store.Convers
 }
 
 func (q *queries) ConversationListExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*store.Conversation, error) {
-	rows, err := all[conversationRow](ctx, q.db, sqlq.Get("ConversationListExpiredLeases"), q.now(now), limitArg(limit))
+	rows, err := all[conversationRow](ctx, q, sqlq.Get("ConversationListExpiredLeases"), q.now(now), limitArg(limit))
 	if err != nil {
 		return nil, wrap(err, "listing expired conversation leases")
 	}

@@ -22,7 +22,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	id := newID()
 
 	if p.Kind == store.EntryError {
-		row, err := one[entryRow](ctx, q.db, sqlq.Get("EntryAppendError"),
+		row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendError"),
 			id, p.ConversationID, p.Author, content, p.TurnID, now)
 		if err != nil {
 			return nil, wrap(err, "appending error entry to %s", p.ConversationID)
@@ -37,7 +37,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	}
 
 	// Fast path, one statement: the next seq, or ExpectSeq when it is next.
-	row, err := one[entryRow](ctx, q.db, sqlq.Get("EntryAppendNext"),
+	row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendNext"),
 		id, p.ConversationID, p.ExpectSeq, string(p.Kind), p.Author, content, p.TurnID, now)
 	if err == nil {
 		q.notify(note{topic: store.TopicEntries, payload: p.ConversationID.String()})
@@ -52,7 +52,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	var res *store.EntryAppendResult
 	err = q.atomic(ctx, func(q *queries) error {
 		var lastSeq int64
-		err := q.db.QueryRow(ctx, sqlq.Get("EntryLockConversation"), p.ConversationID).Scan(&lastSeq)
+		err := q.scan(ctx, sqlq.Get("EntryLockConversation"), []any{p.ConversationID}, &lastSeq)
 		if err != nil {
 			return wrap(err, "appending entry to %s", p.ConversationID)
 		}
@@ -63,7 +63,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		switch {
 		case expect == lastSeq+1:
 			// Another append ended between our two statements; it is next now.
-			row, err := one[entryRow](ctx, q.db, sqlq.Get("EntryAppendNext"),
+			row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendNext"),
 				id, p.ConversationID, expect, string(p.Kind), p.Author, content, p.TurnID, now)
 			if err != nil {
 				return wrap(err, "appending entry to %s", p.ConversationID)
@@ -74,7 +74,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 				p.ConversationID, store.ErrConflict, expect, lastSeq+1)
 		default:
 			forkID := newID()
-			row, err := one[entryRow](ctx, q.db, sqlq.Get("EntryFork"),
+			row, err := one[entryRow](ctx, q, sqlq.Get("EntryFork"),
 				id, p.ConversationID, forkID, expect, string(p.Kind), p.Author, content, p.TurnID, now)
 			if err != nil {
 				return wrap(err, "forking conversation %s at seq %d", p.ConversationID, expect)
@@ -98,7 +98,7 @@ func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*s
 	if p.WithErrors {
 		name = "EntryListWithErrors"
 	}
-	rows, err := all[entryRow](ctx, q.db, sqlq.Get(name), p.ConversationID, p.AfterSeq, p.UpToSeq, limitArg(p.Limit))
+	rows, err := all[entryRow](ctx, q, sqlq.Get(name), p.ConversationID, p.AfterSeq, p.UpToSeq, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap(err, "listing entries of %s", p.ConversationID)
 	}
@@ -110,7 +110,7 @@ func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*s
 }
 
 func (q *queries) EntryGet(ctx context.Context, id uuid.UUID) (*store.Entry, error) {
-	row, err := one[entryRow](ctx, q.db, sqlq.Get("EntryGet"), id)
+	row, err := one[entryRow](ctx, q, sqlq.Get("EntryGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting entry %s", id)
 	}
@@ -125,16 +125,16 @@ func (q *queries) EntryDiscard(ctx context.Context, p *store.EntryDiscardParams)
 	var moved int
 	err := q.atomic(ctx, func(q *queries) error {
 		var lastSeq int64
-		err := q.db.QueryRow(ctx, sqlq.Get("EntryDiscardRewind"), p.ConversationID, p.AfterSeq, now).Scan(&lastSeq)
+		err := q.scan(ctx, sqlq.Get("EntryDiscardRewind"), []any{p.ConversationID, p.AfterSeq, now}, &lastSeq)
 		if err != nil {
 			return wrap(err, "discarding entries of %s", p.ConversationID)
 		}
-		tag, err := q.db.Exec(ctx, sqlq.Get("EntryDiscardMove"), p.ConversationID, p.AfterSeq, p.Reason, now)
+		tag, err := q.exec(ctx, sqlq.Get("EntryDiscardMove"), p.ConversationID, p.AfterSeq, p.Reason, now)
 		if err != nil {
 			return wrap(err, "discarding entries of %s", p.ConversationID)
 		}
 		moved = int(tag.RowsAffected())
-		if _, err := q.db.Exec(ctx, sqlq.Get("EntryDiscardRewindBindings"), p.ConversationID, p.AfterSeq, now); err != nil {
+		if _, err := q.exec(ctx, sqlq.Get("EntryDiscardRewindBindings"), p.ConversationID, p.AfterSeq, now); err != nil {
 			return wrap(err, "rewinding delivered cursors of %s", p.ConversationID)
 		}
 		return nil
@@ -143,7 +143,7 @@ func (q *queries) EntryDiscard(ctx context.Context, p *store.EntryDiscardParams)
 }
 
 func (q *queries) EntryListDiscarded(ctx context.Context, conversationID uuid.UUID) ([]*store.DiscardedEntry, error) {
-	rows, err := all[discardedRow](ctx, q.db, sqlq.Get("EntryListDiscarded"), conversationID)
+	rows, err := all[discardedRow](ctx, q, sqlq.Get("EntryListDiscarded"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "listing discarded entries of %s", conversationID)
 	}

@@ -15,7 +15,7 @@ func (q *queries) InboundRecord(ctx context.Context, p *store.InboundRecordParam
 	if p.Platform == "" || p.EventID == "" {
 		return false, fmt.Errorf("recording inbound event: %w: empty Platform or EventID", store.ErrInvalid)
 	}
-	tag, err := q.db.Exec(ctx, sqlq.Get("InboundRecord"), p.Platform, p.EventID, q.now(p.Now))
+	tag, err := q.exec(ctx, sqlq.Get("InboundRecord"), p.Platform, p.EventID, q.now(p.Now))
 	if err != nil {
 		return false, wrap(err, "recording inbound event %s/%s", p.Platform, p.EventID)
 	}
@@ -32,7 +32,7 @@ func (q *queries) AgentUpsert(ctx context.Context, p *store.AgentUpsertParams) (
 	if err != nil {
 		return nil, fmt.Errorf("upserting agent %s: %w", p.Name, err)
 	}
-	row, err := one[agentRow](ctx, q.db, sqlq.Get("AgentUpsert"), newID(), p.Name, cfg, q.now(p.Now))
+	row, err := one[agentRow](ctx, q, sqlq.Get("AgentUpsert"), newID(), p.Name, cfg, q.now(p.Now))
 	if err != nil {
 		return nil, wrap(err, "upserting agent %s", p.Name)
 	}
@@ -40,7 +40,7 @@ func (q *queries) AgentUpsert(ctx context.Context, p *store.AgentUpsertParams) (
 }
 
 func (q *queries) AgentGetByName(ctx context.Context, name string) (*store.Agent, error) {
-	row, err := one[agentRow](ctx, q.db, sqlq.Get("AgentGetByName"), name)
+	row, err := one[agentRow](ctx, q, sqlq.Get("AgentGetByName"), name)
 	if err != nil {
 		return nil, wrap(err, "getting agent %s", name)
 	}
@@ -48,7 +48,7 @@ func (q *queries) AgentGetByName(ctx context.Context, name string) (*store.Agent
 }
 
 func (q *queries) AgentList(ctx context.Context) ([]*store.Agent, error) {
-	rows, err := all[agentRow](ctx, q.db, sqlq.Get("AgentList"))
+	rows, err := all[agentRow](ctx, q, sqlq.Get("AgentList"))
 	if err != nil {
 		return nil, wrap(err, "listing agents")
 	}
@@ -89,7 +89,7 @@ func (q *queries) BindingEnsure(ctx context.Context, p *store.BindingEnsureParam
 	if !c.Now.IsZero() {
 		convNow = ts(c.Now)
 	}
-	row, err := one[bindingRow](ctx, q.db, sqlq.Get("BindingEnsure"),
+	row, err := one[bindingRow](ctx, q, sqlq.Get("BindingEnsure"),
 		newID(), p.Platform, p.Workspace, p.Channel, p.Thread,
 		convID, c.AgentID, c.Title, c.Provider, c.Model, c.Thinking, meta, convNow, now)
 	if err == nil {
@@ -107,7 +107,7 @@ func (q *queries) BindingEnsure(ctx context.Context, p *store.BindingEnsureParam
 }
 
 func (q *queries) BindingFind(ctx context.Context, platform, workspace, channel, thread string) (*store.Binding, error) {
-	row, err := one[bindingRow](ctx, q.db, sqlq.Get("BindingFind"), platform, workspace, channel, thread)
+	row, err := one[bindingRow](ctx, q, sqlq.Get("BindingFind"), platform, workspace, channel, thread)
 	if err != nil {
 		return nil, wrap(err, "finding binding %s/%s/%s/%s", platform, workspace, channel, thread)
 	}
@@ -115,7 +115,7 @@ func (q *queries) BindingFind(ctx context.Context, platform, workspace, channel,
 }
 
 func (q *queries) BindingListByConversation(ctx context.Context, conversationID uuid.UUID) ([]*store.Binding, error) {
-	rows, err := all[bindingRow](ctx, q.db, sqlq.Get("BindingListByConversation"), conversationID)
+	rows, err := all[bindingRow](ctx, q, sqlq.Get("BindingListByConversation"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "listing bindings of conversation %s", conversationID)
 	}
@@ -130,7 +130,7 @@ func (q *queries) BindingAdvance(ctx context.Context, p *store.BindingAdvancePar
 	if p.DeliveredSeq < 0 {
 		return nil, fmt.Errorf("advancing binding %s: %w: negative DeliveredSeq", p.ID, store.ErrInvalid)
 	}
-	row, err := one[bindingRow](ctx, q.db, sqlq.Get("BindingAdvance"), p.ID, p.DeliveredSeq, q.now(p.Now))
+	row, err := one[bindingRow](ctx, q, sqlq.Get("BindingAdvance"), p.ID, p.DeliveredSeq, q.now(p.Now))
 	if err != nil {
 		return nil, wrap(err, "advancing binding %s", p.ID)
 	}
@@ -140,7 +140,7 @@ func (q *queries) BindingAdvance(ctx context.Context, p *store.BindingAdvancePar
 // PostedRecord fills p.CreatedAt when it is zero.
 func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 	p.CreatedAt = q.now(p.CreatedAt)
-	_, err := q.db.Exec(ctx, sqlq.Get("PostedRecord"), p.BindingID, p.EntryID, nonNilStrings(p.MessageIDs), p.CreatedAt, p.Pending)
+	_, err := q.exec(ctx, sqlq.Get("PostedRecord"), p.BindingID, p.EntryID, nonNilStrings(p.MessageIDs), p.CreatedAt, p.Pending)
 	if err != nil {
 		return wrap(err, "recording posted messages of entry %s on binding %s", p.EntryID, p.BindingID)
 	}
@@ -148,7 +148,7 @@ func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 }
 
 func (q *queries) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (*store.Posted, error) {
-	row, err := one[postedRow](ctx, q.db, sqlq.Get("PostedGet"), bindingID, entryID)
+	row, err := one[postedRow](ctx, q, sqlq.Get("PostedGet"), bindingID, entryID)
 	if err != nil {
 		return nil, wrap(err, "getting posted messages of entry %s on binding %s", entryID, bindingID)
 	}
@@ -164,14 +164,14 @@ func (q *queries) PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (
 // LiveStreamSave fills l.UpdatedAt when it is zero.
 func (q *queries) LiveStreamSave(ctx context.Context, l *store.LiveStream) error {
 	l.UpdatedAt = q.now(l.UpdatedAt)
-	if _, err := q.db.Exec(ctx, sqlq.Get("LiveStreamSave"), l.BindingID, l.TurnID, nonNilStrings(l.MessageIDs), l.UpdatedAt); err != nil {
+	if _, err := q.exec(ctx, sqlq.Get("LiveStreamSave"), l.BindingID, l.TurnID, nonNilStrings(l.MessageIDs), l.UpdatedAt); err != nil {
 		return wrap(err, "recording live stream of binding %s", l.BindingID)
 	}
 	return nil
 }
 
 func (q *queries) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*store.LiveStream, error) {
-	row, err := one[liveStreamRow](ctx, q.db, sqlq.Get("LiveStreamGet"), bindingID)
+	row, err := one[liveStreamRow](ctx, q, sqlq.Get("LiveStreamGet"), bindingID)
 	if err != nil {
 		return nil, wrap(err, "getting live stream of binding %s", bindingID)
 	}
@@ -179,7 +179,7 @@ func (q *queries) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (*stor
 }
 
 func (q *queries) LiveStreamDelete(ctx context.Context, bindingID uuid.UUID) error {
-	if _, err := q.db.Exec(ctx, sqlq.Get("LiveStreamDelete"), bindingID); err != nil {
+	if _, err := q.exec(ctx, sqlq.Get("LiveStreamDelete"), bindingID); err != nil {
 		return wrap(err, "forgetting live stream of binding %s", bindingID)
 	}
 	return nil
@@ -203,7 +203,7 @@ func (q *queries) ApprovalCreate(ctx context.Context, p *store.ApprovalCreatePar
 	if err != nil {
 		return nil, fmt.Errorf("creating approval for call %s: %w", p.CallID, err)
 	}
-	row, err := one[approvalRow](ctx, q.db, sqlq.Get("ApprovalCreate"),
+	row, err := one[approvalRow](ctx, q, sqlq.Get("ApprovalCreate"),
 		newID(), p.ConversationID, p.CallID, p.Tool, string(p.Kind), p.Risk, req,
 		nonNilStrings(p.Deciders), ts(p.ExpiresAt), q.now(p.Now))
 	if err != nil {
@@ -213,7 +213,7 @@ func (q *queries) ApprovalCreate(ctx context.Context, p *store.ApprovalCreatePar
 }
 
 func (q *queries) ApprovalGet(ctx context.Context, id uuid.UUID) (*store.Approval, error) {
-	row, err := one[approvalRow](ctx, q.db, sqlq.Get("ApprovalGet"), id)
+	row, err := one[approvalRow](ctx, q, sqlq.Get("ApprovalGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting approval %s", id)
 	}
@@ -221,7 +221,7 @@ func (q *queries) ApprovalGet(ctx context.Context, id uuid.UUID) (*store.Approva
 }
 
 func (q *queries) ApprovalFindByCall(ctx context.Context, conversationID uuid.UUID, callID string) (*store.Approval, error) {
-	row, err := one[approvalRow](ctx, q.db, sqlq.Get("ApprovalFindByCall"), conversationID, callID)
+	row, err := one[approvalRow](ctx, q, sqlq.Get("ApprovalFindByCall"), conversationID, callID)
 	if err != nil {
 		return nil, wrap(err, "finding approval for call %s in %s", callID, conversationID)
 	}
@@ -229,7 +229,7 @@ func (q *queries) ApprovalFindByCall(ctx context.Context, conversationID uuid.UU
 }
 
 func (q *queries) ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*store.Approval, error) {
-	rows, err := all[approvalRow](ctx, q.db, sqlq.Get("ApprovalListPending"), conversationID)
+	rows, err := all[approvalRow](ctx, q, sqlq.Get("ApprovalListPending"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "listing pending approvals of %s", conversationID)
 	}
@@ -255,7 +255,7 @@ func (q *queries) ApprovalDecide(ctx context.Context, p *store.ApprovalDecidePar
 		}
 		decision = d
 	}
-	row, err := one[approvalRow](ctx, q.db, sqlq.Get("ApprovalDecide"),
+	row, err := one[approvalRow](ctx, q, sqlq.Get("ApprovalDecide"),
 		p.ID, string(p.Status), decision, p.DecidedBy, q.now(p.Now))
 	if errors.Is(err, pgxNoRows) {
 		cur, gerr := q.ApprovalGet(ctx, p.ID)
@@ -275,7 +275,7 @@ func (q *queries) ApprovalDecide(ctx context.Context, p *store.ApprovalDecidePar
 }
 
 func (q *queries) ApprovalExpire(ctx context.Context, now time.Time, limit int) ([]*store.Approval, error) {
-	rows, err := all[approvalRow](ctx, q.db, sqlq.Get("ApprovalExpire"), q.now(now), limitArg(limit))
+	rows, err := all[approvalRow](ctx, q, sqlq.Get("ApprovalExpire"), q.now(now), limitArg(limit))
 	if err != nil {
 		return nil, wrap(err, "expiring approvals")
 	}
@@ -298,7 +298,7 @@ func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 		r.ID = newID()
 	}
 	r.CreatedAt = q.now(r.CreatedAt)
-	_, err = q.db.Exec(ctx, sqlq.Get("AuditRecord"),
+	_, err = q.exec(ctx, sqlq.Get("AuditRecord"),
 		r.ID, r.ConversationID, r.Actor, r.Action, r.Risk, r.Decision, r.Result, detail, r.CreatedAt)
 	if err != nil {
 		return wrap(err, "recording audit of %s", r.Action)
@@ -307,7 +307,7 @@ func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 }
 
 func (q *queries) AuditList(ctx context.Context, conversationID uuid.UUID) ([]*store.AuditRecord, error) {
-	rows, err := all[auditRow](ctx, q.db, sqlq.Get("AuditList"), conversationID)
+	rows, err := all[auditRow](ctx, q, sqlq.Get("AuditList"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "listing audit of conversation %s", conversationID)
 	}
@@ -339,7 +339,7 @@ func (q *queries) LeaseAcquire(ctx context.Context, p *store.NamedLeaseParams) (
 	}
 	now := q.now(p.Now)
 	var name string
-	err := q.db.QueryRow(ctx, sqlq.Get("LeaseAcquire"), p.Name, p.Owner, ts(now.Add(p.TTL)), now).Scan(&name)
+	err := q.scan(ctx, sqlq.Get("LeaseAcquire"), []any{p.Name, p.Owner, ts(now.Add(p.TTL)), now}, &name)
 	if errors.Is(err, pgxNoRows) {
 		return false, nil
 	}
@@ -350,7 +350,7 @@ func (q *queries) LeaseAcquire(ctx context.Context, p *store.NamedLeaseParams) (
 }
 
 func (q *queries) LeaseRelease(ctx context.Context, p *store.NamedLeaseParams) error {
-	if _, err := q.db.Exec(ctx, sqlq.Get("LeaseRelease"), p.Name, p.Owner); err != nil {
+	if _, err := q.exec(ctx, sqlq.Get("LeaseRelease"), p.Name, p.Owner); err != nil {
 		return wrap(err, "releasing lease %s", p.Name)
 	}
 	return nil
@@ -364,7 +364,7 @@ func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
 		u.ID = newID()
 	}
 	u.CreatedAt = q.now(u.CreatedAt)
-	_, err := q.db.Exec(ctx, sqlq.Get("UsageRecord"),
+	_, err := q.exec(ctx, sqlq.Get("UsageRecord"),
 		u.ID, u.ConversationID, u.TurnID, u.AgentID, u.Provider, u.Model, u.InputTokens,
 		u.OutputTokens, u.CachedTokens, u.ReasoningTokens, u.CostMicroUSD, u.CreatedAt)
 	if err != nil {
@@ -374,7 +374,7 @@ func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
 }
 
 func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*store.Usage, error) {
-	rows, err := all[usageRow](ctx, q.db, sqlq.Get("UsageList"), conversationID)
+	rows, err := all[usageRow](ctx, q, sqlq.Get("UsageList"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "listing usage of conversation %s", conversationID)
 	}

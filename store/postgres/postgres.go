@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/internal/retry"
 	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
 )
 
@@ -47,8 +48,13 @@ type Options struct {
 	// NotifyDebounce is how long the post-commit notifier gathers wake-ups
 	// before sending them, deduplicated, in one round trip. Default 1ms.
 	NotifyDebounce time.Duration
+	// RetryFor is how long a call keeps retrying a transient fault (a lost
+	// connection, a server restart, a serialization failure or deadlock)
+	// before the error reaches the caller, wrapped with store.ErrTransient.
+	// Default 30s; negative turns retrying off.
+	RetryFor time.Duration
 	// Logger receives the driver's warnings (lost notifications, listener
-	// reconnects). Default: discard.
+	// reconnects, retried faults). Default: discard.
 	Logger *slog.Logger
 	// Clock supplies the time when a call's Now is zero. Default time.Now.
 	Clock func() time.Time
@@ -65,6 +71,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.RetryFor == 0 {
+		o.RetryFor = retry.DefaultFor
 	}
 }
 
@@ -279,15 +288,58 @@ func (s *Store) Close() error {
 }
 
 // InTx runs fn in one transaction. Notifications caused inside are sent only
-// once the commit succeeded.
+// once the commit succeeded. A transient fault rolls the transaction back and
+// runs fn again (see store.Store.InTx and the package comment).
 func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error {
 	return s.inTx(ctx, func(q *queries) error { return fn(q) })
 }
 
-func (s *Store) inTx(ctx context.Context, fn func(q *queries) error) (err error) {
+// inTx runs fn in a transaction, again after a transient fault, until it
+// commits or the retry budget is spent.
+//
+// Before COMMIT it reads the transaction's id (one more round trip). If the
+// COMMIT's answer is lost (the connection died while it was in flight, so the
+// server may or may not have committed) it asks the server, on another
+// connection, what became of that id: committed means done, aborted means
+// run fn again. Only when that cannot be learnt does it give up with
+// store.ErrOutcomeUnknown, never running fn twice blindly.
+func (s *Store) inTx(ctx context.Context, fn func(q *queries) error) error {
+	return retry.Do(ctx, s.retryPolicy(), "transaction", isTransientErr, func() error {
+		xid, pending, err := s.tryTx(ctx, fn)
+		if err == nil {
+			s.notifier.add(pending...)
+			return nil
+		}
+		if xid == nil {
+			return err
+		}
+		committed, rerr := s.txOutcome(ctx, *xid)
+		switch {
+		case rerr != nil:
+			// %v, not %w: the faults are transient, the error must not be,
+			// or it would be retried and fn could run twice.
+			return fmt.Errorf("%w: transaction %d: %v (finding out: %v)",
+				store.ErrOutcomeUnknown, *xid, err, rerr)
+		case committed:
+			s.logger.InfoContext(ctx, "store: the answer to a commit was lost but it had committed",
+				"xid", *xid, "err", err)
+			s.notifier.add(pending...)
+			return nil
+		default:
+			s.logger.DebugContext(ctx, "store: the answer to a commit was lost and it had not committed",
+				"xid", *xid, "err", err)
+			return err // aborted: nothing took effect, fn may run again
+		}
+	})
+}
+
+// tryTx is one attempt. When COMMIT was sent and its answer lost it returns
+// the transaction's id (nil when the transaction wrote nothing, so nothing
+// can have committed) along with the error.
+func (s *Store) tryTx(ctx context.Context, fn func(q *queries) error) (xid *int64, pending []note, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", mapErr(err))
+		return nil, nil, fmt.Errorf("beginning transaction: %w", mapErr(err))
 	}
 	committed := false
 	defer func() {
@@ -297,17 +349,52 @@ func (s *Store) inTx(ctx context.Context, fn func(q *queries) error) (err error)
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	var pending []note
 	q := &queries{s: s, db: tx, tx: true, pending: &pending}
 	if err := fn(q); err != nil {
-		return err
+		return nil, nil, err
+	}
+	var id *int64
+	if err := tx.QueryRow(ctx, sqlq.Get("TxID")).Scan(&id); err != nil {
+		return nil, nil, fmt.Errorf("reading the transaction id: %w", mapErr(err))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("committing transaction: %w", mapErr(err))
+		committed = true // Commit has ended the transaction either way
+		err = fmt.Errorf("committing transaction: %w", mapErr(err))
+		if id != nil && commitAnswerLost(err) {
+			return id, pending, err
+		}
+		return nil, nil, err
 	}
 	committed = true
-	s.notifier.add(pending...)
-	return nil
+	return nil, pending, nil
+}
+
+// txOutcome asks the server whether transaction xid committed. It waits
+// (within the retry budget) while the transaction is still in progress,
+// which it is until the server has noticed the lost connection.
+func (s *Store) txOutcome(ctx context.Context, xid int64) (committed bool, err error) {
+	var status *string
+	err = retry.Do(ctx, s.retryPolicy(), "reading a transaction's outcome", isTransientErr, func() error {
+		status = nil
+		if err := s.pool.QueryRow(ctx, sqlq.Get("TxStatus"), xid).Scan(&status); err != nil {
+			return mapErr(err)
+		}
+		if status != nil && *status == "in progress" {
+			return fmt.Errorf("%w: transaction %d still in progress", store.ErrTransient, xid)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case status == nil:
+		return false, fmt.Errorf("transaction %d is too old for the server to remember", xid)
+	}
+	return *status == "committed", nil
+}
+
+func (s *Store) retryPolicy() retry.Policy {
+	return retry.Policy{For: s.opts.RetryFor, Logger: s.logger}
 }
 
 // channel is the Postgres channel name of a topic.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -143,7 +144,60 @@ func harness(mod func(*Options)) storetest.Harness {
 
 func TestConformance(t *testing.T) {
 	testURL(t)
-	storetest.Run(t, harness(nil))
+	h := harness(nil)
+	h.TransientFault = transientFault
+	storetest.Run(t, h)
+}
+
+// transientFault opens a store of one connection under an application name
+// of its own; inject terminates that connection and waits until it is gone,
+// so the next statement on it fails. It touches the pool first: pgxpool pings
+// a connection idle for over a second, which would find the fault and hide it.
+func transientFault(tb testing.TB, retry bool) (store.Store, func() func()) {
+	app := freshSchema(tb)
+	s := openTestStore(tb, func(o *Options) {
+		o.URL = withAppName(tb, testURL(tb), app)
+		o.MaxConns = 1
+		if !retry {
+			o.RetryFor = -1
+		}
+	})
+	admin := adminConn(tb)
+	return s, func() func() {
+		ctx := tb.Context()
+		if err := s.Ping(ctx); err != nil {
+			tb.Fatalf("pinging before the fault: %v", err)
+		}
+		var n int
+		if err := admin.QueryRow(ctx, testSQL.Get("TerminateApp"), app, 5000).Scan(&n); err != nil || n == 0 {
+			tb.Fatalf("terminating the store's connections (%s): %v (terminated %d)", app, err, n)
+		}
+		return func() {}
+	}
+}
+
+// withAppName sets application_name on a connection URL.
+func withAppName(tb testing.TB, raw, app string) string {
+	tb.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		tb.Fatalf("parsing TEST_DATABASE_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// adminConn is a connection of the test's own, closed when it ends.
+func adminConn(tb testing.TB) *pgx.Conn {
+	tb.Helper()
+	conn, err := pgx.Connect(tb.Context(), testURL(tb))
+	if err != nil {
+		tb.Fatalf("connecting: %v", err)
+	}
+	tb.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
 }
 
 func TestScheduleConformance(t *testing.T) {

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/internal/retry"
 )
 
 // pgxNoRows is pgx's "no rows" error; it is checked for and translated,
@@ -125,6 +130,12 @@ func mapErr(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.ErrNotFound
 	}
+	if errors.Is(err, store.ErrTransient) || errors.Is(err, store.ErrOutcomeUnknown) {
+		return err // mapped already
+	}
+	if transient(err) {
+		return fmt.Errorf("%w: %w", store.ErrTransient, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -137,6 +148,61 @@ func mapErr(err error) error {
 		}
 	}
 	return err
+}
+
+// transient reports whether err is a fault that the same work may get past
+// if tried again: the connection is gone or could not be made, the server is
+// shutting down or starting, or a conflict with another transaction aborted
+// this one. The caller's own context ending is not one.
+func transient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return transientCode(pgErr.Code)
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
+}
+
+// transientCode reports whether an SQLSTATE names a fault that passes.
+func transientCode(code string) bool {
+	switch code {
+	case "57P01", // admin_shutdown: pg_terminate_backend, a smart or fast shutdown
+		"57P02", // crash_shutdown: another backend crashed, the server restarts
+		"57P03", // cannot_connect_now: the server is starting up or in recovery
+		"40001", // serialization_failure
+		"40P01", // deadlock_detected
+		"53300": // too_many_connections
+		return true
+	}
+	return strings.HasPrefix(code, "08") // connection_exception and its subclasses
+}
+
+// isTransientErr is the retry test for errors already through mapErr.
+func isTransientErr(err error) bool { return store.IsTransient(err) }
+
+// commitAnswerLost reports whether a failed COMMIT may nonetheless have
+// committed: true unless the COMMIT was never sent or the server answered it
+// with an error (an ERROR, as opposed to a FATAL that ends the session, means
+// the transaction was rolled back).
+func commitAnswerLost(err error) bool {
+	if pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxCommitRollback) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Severity == "ERROR" {
+		return false
+	}
+	return true
 }
 
 // wrap adds what was being done to a mapped error.
@@ -417,26 +483,90 @@ func jsonOut(b []byte) json.RawMessage {
 }
 
 // one runs a query expected to return one row of T.
-func one[T any](ctx context.Context, db dbtx, sql string, args ...any) (*T, error) {
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[T])
+func one[T any](ctx context.Context, q *queries, sql string, args ...any) (*T, error) {
+	var out *T
+	err := q.run(ctx, sql, func(db dbtx) error {
+		rows, err := db.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectOneRow(rows, pgx.RowToAddrOfStructByName[T])
+		return err
+	})
+	return out, err
 }
 
 // all runs a query returning rows of T.
-func all[T any](ctx context.Context, db dbtx, sql string, args ...any) ([]*T, error) {
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
+func all[T any](ctx context.Context, q *queries, sql string, args ...any) ([]*T, error) {
+	var out []*T
+	err := q.run(ctx, sql, func(db dbtx) error {
+		rows, err := db.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[T])
+		return err
+	})
+	return out, err
+}
+
+// exec runs a statement that returns no rows.
+func (q *queries) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	err := q.run(ctx, sql, func(db dbtx) error {
+		var err error
+		tag, err = db.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+// scan runs a query returning one row and scans it into dest.
+func (q *queries) scan(ctx context.Context, sql string, args []any, dest ...any) error {
+	return q.run(ctx, sql, func(db dbtx) error { return db.QueryRow(ctx, sql, args...).Scan(dest...) })
+}
+
+// run runs one statement. Inside a transaction it runs once: a fault there
+// is the transaction's to retry, whole. Outside one, the statement is its own
+// transaction and is run again after a transient fault.
+//
+// Such a statement is run again even when the connection died after it was
+// sent, so it may have committed. That window (the server ending the session
+// between committing the statement and answering it) is narrow, and every
+// statement here either converges when repeated (upserts, renewals, reads)
+// or reports what it then finds: ErrLeaseLost for a completion that had gone
+// through, Inserted false for a keyed enqueue, ErrConflict for a decision
+// already recorded. Work that must happen exactly once (an append with the
+// turn it causes, an inbound message with its dedupe row) runs in InTx,
+// whose commit outcome is checked rather than guessed.
+//
+// The error returned is the driver's own; callers map it with wrap.
+func (q *queries) run(ctx context.Context, sql string, fn func(db dbtx) error) error {
+	if q.tx {
+		return fn(q.db)
 	}
-	return pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[T])
+	return retry.Do(ctx, q.s.retryPolicy(), queryName(sql), transient, func() error { return fn(q.db) })
 }
 
 // exists runs a SELECT EXISTS query.
 func (q *queries) exists(ctx context.Context, name string, id uuid.UUID) (bool, error) {
 	var ok bool
-	err := q.db.QueryRow(ctx, sqlq.Get(name), id).Scan(&ok)
+	err := q.scan(ctx, sqlq.Get(name), []any{id}, &ok)
 	return ok, err
+}
+
+// queryNames maps each query's text back to its name, for the retry log.
+var queryNames = func() map[string]string {
+	m := make(map[string]string, len(sqlq))
+	for name, sql := range sqlq {
+		m[sql] = name
+	}
+	return m
+}()
+
+func queryName(sql string) string {
+	if n, ok := queryNames[sql]; ok {
+		return n
+	}
+	return "statement"
 }

@@ -173,11 +173,11 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 	var out *store.Schedule
 	err = q.atomic(ctx, func(q *queries) error {
 		if p.MaxPerAgent > 0 {
-			if _, err := q.db.Exec(ctx, sqlq.Get("ScheduleLockAgent"), p.Agent); err != nil {
+			if _, err := q.exec(ctx, sqlq.Get("ScheduleLockAgent"), p.Agent); err != nil {
 				return wrap(err, "locking schedules of %s", p.Agent)
 			}
 			var n int
-			if err := q.db.QueryRow(ctx, sqlq.Get("ScheduleCountLive"), p.Agent, string(p.Kind), p.Name).Scan(&n); err != nil {
+			if err := q.scan(ctx, sqlq.Get("ScheduleCountLive"), []any{p.Agent, string(p.Kind), p.Name}, &n); err != nil {
 				return wrap(err, "counting %ss of %s", p.Kind, p.Agent)
 			}
 			if n >= p.MaxPerAgent {
@@ -197,7 +197,7 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 		if p.Upsert {
 			name = "ScheduleUpsert"
 		}
-		row, err := one[scheduleRow](ctx, q.db, sqlq.Get(name), id, string(p.Kind), p.Agent, p.Name, p.Owner,
+		row, err := one[scheduleRow](ctx, q, sqlq.Get(name), id, string(p.Kind), p.Agent, p.Name, p.Owner,
 			p.Platform, p.Workspace, p.Channel, p.Spec, p.TimeZone, p.Instruction, cfg, data,
 			string(missed), p.Source, string(state), tsArg(p.NextRunAt), now)
 		if errors.Is(err, pgxNoRows) {
@@ -216,7 +216,7 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 }
 
 func (q *queries) ScheduleGet(ctx context.Context, id uuid.UUID) (*store.Schedule, error) {
-	row, err := one[scheduleRow](ctx, q.db, sqlq.Get("ScheduleGet"), id)
+	row, err := one[scheduleRow](ctx, q, sqlq.Get("ScheduleGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting schedule %s", id)
 	}
@@ -224,7 +224,7 @@ func (q *queries) ScheduleGet(ctx context.Context, id uuid.UUID) (*store.Schedul
 }
 
 func (q *queries) ScheduleFind(ctx context.Context, agent string, kind store.ScheduleKind, name string) (*store.Schedule, error) {
-	row, err := one[scheduleRow](ctx, q.db, sqlq.Get("ScheduleFind"), agent, string(kind), name)
+	row, err := one[scheduleRow](ctx, q, sqlq.Get("ScheduleFind"), agent, string(kind), name)
 	if err != nil {
 		return nil, wrap(err, "finding %s %s/%s", kind, agent, name)
 	}
@@ -239,7 +239,7 @@ func (q *queries) ScheduleList(ctx context.Context, p *store.ScheduleListParams)
 	for i, s := range p.States {
 		states[i] = string(s)
 	}
-	rows, err := all[scheduleRow](ctx, q.db, sqlq.Get("ScheduleList"), p.Agent, string(p.Kind), p.Owner, states, limitArg(p.Limit))
+	rows, err := all[scheduleRow](ctx, q, sqlq.Get("ScheduleList"), p.Agent, string(p.Kind), p.Owner, states, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap(err, "listing schedules")
 	}
@@ -260,7 +260,7 @@ func (q *queries) ScheduleUpdate(ctx context.Context, p *store.ScheduleUpdatePar
 	}
 	var out *store.Schedule
 	err = q.atomic(ctx, func(q *queries) error {
-		row, err := one[scheduleRow](ctx, q.db, sqlq.Get("ScheduleUpdate"), p.ID,
+		row, err := one[scheduleRow](ctx, q, sqlq.Get("ScheduleUpdate"), p.ID,
 			optString(p.Spec), optString(p.TimeZone), optString(p.Instruction),
 			optString(p.Platform), optString(p.Workspace), optString(p.Channel),
 			cfg, data, optString(p.Missed), optString(p.State), optString(p.StateReason),
@@ -292,7 +292,7 @@ func (q *queries) ScheduleAdvance(ctx context.Context, p *store.ScheduleAdvanceP
 	if !p.LastRunAt.IsZero() {
 		last = ts(p.LastRunAt)
 	}
-	row, err := one[scheduleRow](ctx, q.db, sqlq.Get("ScheduleAdvance"), p.ID, ts(p.ExpectNextRunAt),
+	row, err := one[scheduleRow](ctx, q, sqlq.Get("ScheduleAdvance"), p.ID, ts(p.ExpectNextRunAt),
 		tsArg(p.NextRunAt), last, p.Done, q.now(p.Now))
 	if errors.Is(err, pgxNoRows) {
 		if _, gerr := q.ScheduleGet(ctx, p.ID); gerr != nil {
@@ -308,7 +308,7 @@ func (q *queries) ScheduleAdvance(ctx context.Context, p *store.ScheduleAdvanceP
 }
 
 func (q *queries) ScheduleDelete(ctx context.Context, id uuid.UUID) error {
-	tag, err := q.db.Exec(ctx, sqlq.Get("ScheduleDelete"), id)
+	tag, err := q.exec(ctx, sqlq.Get("ScheduleDelete"), id)
 	if err != nil {
 		return wrap(err, "deleting schedule %s", id)
 	}
@@ -319,7 +319,7 @@ func (q *queries) ScheduleDelete(ctx context.Context, id uuid.UUID) error {
 }
 
 func (q *queries) ScheduleDue(ctx context.Context, now time.Time, limit int) ([]*store.Schedule, error) {
-	rows, err := all[scheduleRow](ctx, q.db, sqlq.Get("ScheduleDue"), q.now(now), limitArg(limit))
+	rows, err := all[scheduleRow](ctx, q, sqlq.Get("ScheduleDue"), q.now(now), limitArg(limit))
 	if err != nil {
 		return nil, wrap(err, "listing due schedules")
 	}
@@ -334,10 +334,10 @@ func (q *queries) ScheduleRunCreate(ctx context.Context, p *store.ScheduleRunCre
 	var out *store.ScheduleRun
 	err := q.atomic(ctx, func(q *queries) error {
 		var seq int64
-		if err := q.db.QueryRow(ctx, sqlq.Get("ScheduleRunNextSeq"), p.ScheduleID).Scan(&seq); err != nil {
+		if err := q.scan(ctx, sqlq.Get("ScheduleRunNextSeq"), []any{p.ScheduleID}, &seq); err != nil {
 			return mapErr(err)
 		}
-		row, err := one[scheduleRunRow](ctx, q.db, sqlq.Get("ScheduleRunInsert"), newID(), p.ScheduleID, seq,
+		row, err := one[scheduleRunRow](ctx, q, sqlq.Get("ScheduleRunInsert"), newID(), p.ScheduleID, seq,
 			ts(p.DueAt), p.ConversationID, string(p.Status), p.InputHash, p.Note, now)
 		if err != nil {
 			return mapErr(err)
@@ -359,7 +359,7 @@ func (q *queries) ScheduleRunUpdate(ctx context.Context, p *store.ScheduleRunUpd
 	if err != nil {
 		return nil, fmt.Errorf("updating run %s: %w", p.ID, err)
 	}
-	row, err := one[scheduleRunRow](ctx, q.db, sqlq.Get("ScheduleRunUpdate"), p.ID, optString(p.Status),
+	row, err := one[scheduleRunRow](ctx, q, sqlq.Get("ScheduleRunUpdate"), p.ID, optString(p.Status),
 		p.ConversationID, report, optString(p.Note), q.now(p.Now))
 	if err != nil {
 		return nil, wrap(err, "updating run %s", p.ID)
@@ -368,7 +368,7 @@ func (q *queries) ScheduleRunUpdate(ctx context.Context, p *store.ScheduleRunUpd
 }
 
 func (q *queries) ScheduleRunGet(ctx context.Context, id uuid.UUID) (*store.ScheduleRun, error) {
-	row, err := one[scheduleRunRow](ctx, q.db, sqlq.Get("ScheduleRunGet"), id)
+	row, err := one[scheduleRunRow](ctx, q, sqlq.Get("ScheduleRunGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting run %s", id)
 	}
@@ -376,7 +376,7 @@ func (q *queries) ScheduleRunGet(ctx context.Context, id uuid.UUID) (*store.Sche
 }
 
 func (q *queries) ScheduleRunByConversation(ctx context.Context, conversationID uuid.UUID) (*store.ScheduleRun, error) {
-	row, err := one[scheduleRunRow](ctx, q.db, sqlq.Get("ScheduleRunByConversation"), conversationID)
+	row, err := one[scheduleRunRow](ctx, q, sqlq.Get("ScheduleRunByConversation"), conversationID)
 	if err != nil {
 		return nil, wrap(err, "finding the run of conversation %s", conversationID)
 	}
@@ -384,7 +384,7 @@ func (q *queries) ScheduleRunByConversation(ctx context.Context, conversationID 
 }
 
 func (q *queries) ScheduleRunList(ctx context.Context, scheduleID uuid.UUID, limit int) ([]*store.ScheduleRun, error) {
-	rows, err := all[scheduleRunRow](ctx, q.db, sqlq.Get("ScheduleRunList"), scheduleID, limitArg(limit))
+	rows, err := all[scheduleRunRow](ctx, q, sqlq.Get("ScheduleRunList"), scheduleID, limitArg(limit))
 	if err != nil {
 		return nil, wrap(err, "listing runs of schedule %s", scheduleID)
 	}
@@ -396,7 +396,7 @@ func (q *queries) ScheduleRunList(ctx context.Context, scheduleID uuid.UUID, lim
 }
 
 func (q *queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) (*store.ScheduleUsage, error) {
-	row, err := one[scheduleUsageRow](ctx, q.db, sqlq.Get("ScheduleUsageTotal"), scheduleID)
+	row, err := one[scheduleUsageRow](ctx, q, sqlq.Get("ScheduleUsageTotal"), scheduleID)
 	if err != nil {
 		return nil, wrap(err, "summing usage of schedule %s", scheduleID)
 	}
@@ -427,7 +427,7 @@ func (q *queries) ScheduleSweep(ctx context.Context, p *store.ScheduleSweepParam
 		if st.before.IsZero() {
 			continue
 		}
-		tag, err := q.db.Exec(ctx, sqlq.Get(st.query), ts(st.before), limit)
+		tag, err := q.exec(ctx, sqlq.Get(st.query), ts(st.before), limit)
 		if err != nil {
 			return nil, wrap(err, "sweeping (%s)", st.query)
 		}

@@ -37,7 +37,7 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 	if maxAttempts == 0 {
 		maxAttempts = defaultMaxAttempts
 	}
-	row, err := one[workRow](ctx, q.db, sqlq.Get("WorkEnqueue"),
+	row, err := one[workRow](ctx, q, sqlq.Get("WorkEnqueue"),
 		newID(), p.Kind, payload, p.ConversationID, p.AgentID, runAt, p.Priority, maxAttempts, p.UniqueKey, now)
 	switch {
 	case err == nil:
@@ -46,7 +46,7 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 	case errors.Is(err, pgxNoRows) && p.UniqueKey != nil:
 		// The key exists. In READ COMMITTED this statement sees the row that
 		// won, even one committed while our insert waited on it.
-		row, err := one[workRow](ctx, q.db, sqlq.Get("WorkGetByUniqueKey"), *p.UniqueKey)
+		row, err := one[workRow](ctx, q, sqlq.Get("WorkGetByUniqueKey"), *p.UniqueKey)
 		if err != nil {
 			return nil, wrap(err, "enqueueing %s work: reading the item with key %q", p.Kind, *p.UniqueKey)
 		}
@@ -64,7 +64,7 @@ func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*s
 		return nil, fmt.Errorf("claiming work: %w: Limit must be positive, got %d", store.ErrInvalid, p.Limit)
 	}
 	now := q.now(p.Now)
-	rows, err := all[workRow](ctx, q.db, sqlq.Get("WorkClaim"),
+	rows, err := all[workRow](ctx, q, sqlq.Get("WorkClaim"),
 		p.Worker, nonNilStrings(p.Kinds), p.Limit, now, ts(now.Add(p.LeaseTTL)))
 	if err != nil {
 		return nil, wrap(err, "claiming work for %s", p.Worker)
@@ -95,7 +95,7 @@ func (q *queries) WorkHeartbeat(ctx context.Context, p *store.WorkLeaseParams) (
 		return nil, fmt.Errorf("heartbeating work %s: %w", p.ID, err)
 	}
 	now := q.now(p.Now)
-	row, err := one[workRow](ctx, q.db, sqlq.Get("WorkHeartbeat"), p.ID, p.Worker, now, ts(now.Add(p.LeaseTTL)))
+	row, err := one[workRow](ctx, q, sqlq.Get("WorkHeartbeat"), p.ID, p.Worker, now, ts(now.Add(p.LeaseTTL)))
 	if err != nil {
 		return nil, q.leaseErr(ctx, err, p.ID, "heartbeating work %s", p.ID)
 	}
@@ -106,7 +106,7 @@ func (q *queries) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*
 	if p.Worker == "" {
 		return nil, fmt.Errorf("completing work %s: %w: empty Worker", p.ID, store.ErrInvalid)
 	}
-	row, err := one[workNextRow](ctx, q.db, sqlq.Get("WorkComplete"), p.ID, p.Worker, q.now(p.Now))
+	row, err := one[workNextRow](ctx, q, sqlq.Get("WorkComplete"), p.ID, p.Worker, q.now(p.Now))
 	if err != nil {
 		return nil, q.leaseErr(ctx, err, p.ID, "completing work %s", p.ID)
 	}
@@ -123,7 +123,7 @@ func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store
 	if !p.RetryAt.IsZero() {
 		retryAt = ts(p.RetryAt)
 	}
-	row, err := one[workNextRow](ctx, q.db, sqlq.Get("WorkFail"), p.ID, p.Worker, p.Error, now, retryAt)
+	row, err := one[workNextRow](ctx, q, sqlq.Get("WorkFail"), p.ID, p.Worker, p.Error, now, retryAt)
 	if err != nil {
 		return nil, q.leaseErr(ctx, err, p.ID, "failing work %s", p.ID)
 	}
@@ -135,7 +135,7 @@ func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store
 }
 
 func (q *queries) WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*store.WorkItem, error) {
-	row, err := one[workNextRow](ctx, q.db, sqlq.Get("WorkCancel"), id, q.now(now))
+	row, err := one[workNextRow](ctx, q, sqlq.Get("WorkCancel"), id, q.now(now))
 	if errors.Is(err, pgxNoRows) {
 		ok, err := q.exists(ctx, "WorkExists", id)
 		if err != nil {
@@ -154,7 +154,7 @@ func (q *queries) WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (
 }
 
 func (q *queries) WorkGet(ctx context.Context, id uuid.UUID) (*store.WorkItem, error) {
-	row, err := one[workRow](ctx, q.db, sqlq.Get("WorkGet"), id)
+	row, err := one[workRow](ctx, q, sqlq.Get("WorkGet"), id)
 	if err != nil {
 		return nil, wrap(err, "getting work %s", id)
 	}
@@ -166,7 +166,7 @@ func (q *queries) WorkList(ctx context.Context, p *store.WorkListParams) ([]*sto
 	for i, s := range p.States {
 		states[i] = string(s)
 	}
-	rows, err := all[workRow](ctx, q.db, sqlq.Get("WorkList"), states, p.Kind, p.ConversationID, limitArg(p.Limit))
+	rows, err := all[workRow](ctx, q, sqlq.Get("WorkList"), states, p.Kind, p.ConversationID, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap(err, "listing work")
 	}

@@ -97,6 +97,12 @@ func mapErr(err error) error {
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
+		// The primary code is the low byte: SQLITE_BUSY_SNAPSHOT,
+		// SQLITE_LOCKED_SHAREDCACHE and the like are kinds of these two.
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%w: %s", store.ErrTransient, se.Error())
+		}
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %s", store.ErrConflict, se.Error())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/internal/retry"
 	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -45,6 +46,11 @@ type Options struct {
 	// MaxReadConns bounds the pool of read-only connections. Default
 	// max(4, GOMAXPROCS).
 	MaxReadConns int
+	// RetryFor is how long a write keeps retrying SQLITE_BUSY or
+	// SQLITE_LOCKED (another process holds the lock past BusyTimeout)
+	// before the error reaches the caller, wrapped with store.ErrTransient.
+	// Default 30s; negative turns retrying off.
+	RetryFor time.Duration
 	// Logger receives migration and notification events. Default: discard.
 	Logger *slog.Logger
 	// NowFunc is the clock used when a parameter struct leaves Now zero.
@@ -81,6 +87,9 @@ func (o *Options) setDefaults() {
 	if o.NowFunc == nil {
 		o.NowFunc = time.Now
 	}
+	if o.RetryFor == 0 {
+		o.RetryFor = retry.DefaultFor
+	}
 }
 
 // Store is the SQLite implementation of store.Store. See the package comment
@@ -90,6 +99,7 @@ type Store struct {
 	r       *sql.DB // read-only pool for plain reads outside transactions
 	logger  *slog.Logger
 	nowFunc func() time.Time
+	retry   retry.Policy
 	hub     *hub
 	wstmts  *stmtCache
 	rstmts  *stmtCache
@@ -154,6 +164,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		r:          r,
 		logger:     opts.Logger,
 		nowFunc:    opts.NowFunc,
+		retry:      retry.Policy{For: opts.RetryFor, Logger: opts.Logger},
 		hub:        newHub(opts.Logger),
 		wstmts:     newStmtCache(w),
 		rstmts:     newStmtCache(r),
@@ -238,7 +249,8 @@ func (s *Store) Subscribe(ctx context.Context, topic string) (<-chan store.Notif
 // InTx runs fn in one IMMEDIATE transaction on the writer and publishes the
 // notifications its writes caused after the commit. fn must use q, never s:
 // the writer has one connection, so a call on s from inside fn would wait for
-// fn itself until ctx ends.
+// fn itself until ctx ends. When the lock stays busy past BusyTimeout the
+// transaction is rolled back and fn runs again (see Options.RetryFor).
 func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error {
 	_, err := write(ctx, s, true, func(q *queries) (struct{}, error) {
 		return struct{}{}, fn(q)
@@ -250,7 +262,22 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error 
 // notifications collected. savepoints makes each call on q atomic on its own,
 // which a caller's InTx needs (a failed call must not leave half its writes
 // behind if the caller goes on and commits).
-func write[T any](ctx context.Context, s *Store, savepoints bool, fn func(q *queries) (T, error)) (_ T, err error) {
+//
+// A transient fault (the lock busy past BusyTimeout) rolls the transaction
+// back and runs fn again, in a new one, until the retry budget is spent. A
+// commit here is local: when COMMIT fails nothing was written, so there is
+// no outcome to guess.
+func write[T any](ctx context.Context, s *Store, savepoints bool, fn func(q *queries) (T, error)) (T, error) {
+	var out T
+	err := retry.Do(ctx, s.retry, "write transaction", store.IsTransient, func() error {
+		var err error
+		out, err = writeOnce(ctx, s, savepoints, fn)
+		return err
+	})
+	return out, err
+}
+
+func writeOnce[T any](ctx context.Context, s *Store, savepoints bool, fn func(q *queries) (T, error)) (_ T, err error) {
 	var zero T
 	s.wstmts.prepareAll(ctx) // before BEGIN: preparing needs the one connection
 	tx, err := s.w.BeginTx(ctx, nil)

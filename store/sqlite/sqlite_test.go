@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/storetest"
@@ -38,7 +41,50 @@ var harness = storetest.Harness{
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, harness)
+	h := harness
+	h.TransientFault = transientFault
+	storetest.Run(t, h)
+}
+
+// transientFault opens a store that gives up waiting for a lock after 1ms;
+// inject takes the write lock on another connection, as a second process
+// would, until end.
+func transientFault(tb testing.TB, retry bool) (store.Store, func() func()) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "switchboard.db")
+	opts := Options{Path: path, BusyTimeout: time.Millisecond}
+	if !retry {
+		opts.RetryFor = -1
+	}
+	s, err := Open(context.Background(), opts)
+	if err != nil {
+		tb.Fatalf("opening a store on %s: %v", path, err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrating a fresh store: %v", err)
+	}
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		tb.Fatalf("opening a second connection: %v", err)
+	}
+	tb.Cleanup(func() { _ = other.Close() })
+	return s, func() func() {
+		conn, err := other.Conn(context.Background())
+		if err != nil {
+			tb.Fatalf("taking the second connection: %v", err)
+		}
+		if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+			tb.Fatalf("taking the write lock on the second connection: %v", err)
+		}
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+				_ = conn.Close()
+			})
+		}
+	}
 }
 
 func TestScheduleConformance(t *testing.T) {

@@ -38,6 +38,13 @@ type Harness struct {
 	// SkipConcurrency, when non-empty, is why the heavy concurrency tests are
 	// skipped for this driver.
 	SkipConcurrency string
+	// TransientFault, when set, runs the transient-fault tests. It returns a
+	// fresh store, with the driver's retries on or off as retry says, and
+	// inject, which makes the store's next call meet a transient fault of
+	// the driver's database (Postgres: the store's connections are
+	// terminated; SQLite: another connection holds the write lock) until the
+	// end func it returns is called. Optional.
+	TransientFault func(tb testing.TB, retry bool) (s store.Store, inject func() (end func()))
 }
 
 func (h Harness) validate() error {
@@ -92,6 +99,7 @@ func Run(t *testing.T, h Harness) {
 		{"Approvals", s.approvalTests()},
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
+		{"TransientFaults", s.faultTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -41,3 +41,14 @@ SELECT COALESCE(max(version), 0) FROM switchboard_schema_migrations;
 
 -- name: Notify
 SELECT pg_notify($1, $2);
+
+-- name: TxID
+-- The id of the current transaction, NULL when it has written nothing (no id
+-- assigned: nothing it did can commit). Read just before COMMIT so that a
+-- lost answer to the COMMIT can be resolved with TxStatus. The txid_*
+-- spellings work on every supported server (pg_current_xact_id needs 13).
+SELECT txid_current_if_assigned();
+
+-- name: TxStatus
+-- 'committed', 'aborted' or 'in progress'; NULL when too old to know.
+SELECT txid_status($1);

@@ -42,3 +42,10 @@ SELECT $1, $2, m.next, m.next - 1, 'assistant', 'agent:bench', $3, NULL, $4
 FROM (SELECT COALESCE(max(seq), 0) + 1 AS next FROM entries WHERE conversation_id = $2) m
 ON CONFLICT (conversation_id, seq) DO NOTHING
 RETURNING seq;
+
+-- name: TerminateApp
+-- Ends every session of one application name but the caller's; with a
+-- timeout, waits until each has exited.
+SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, $2::bigint))
+FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1;
