@@ -36,6 +36,10 @@ type Config struct {
 	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
 	LeaseTTL    time.Duration
 
+	// AllowedOrigins are the browser origins whose pages may call the API
+	// (SWITCHBOARD_ALLOWED_ORIGINS, comma-separated).
+	AllowedOrigins []string
+
 	SlackBotToken      string
 	SlackAppToken      string
 	SlackSigningSecret string
@@ -74,6 +78,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("SWITCHBOARD_CONCURRENCY: %q must be a number from 1 to 256", v)
 		}
 		c.Concurrency = n
+	}
+	if v := getenv("SWITCHBOARD_ALLOWED_ORIGINS"); v != "" {
+		origins, err := web.ParseOrigins(v)
+		if err != nil {
+			return c, fmt.Errorf("SWITCHBOARD_ALLOWED_ORIGINS: %w", err)
+		}
+		c.AllowedOrigins = origins
 	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
@@ -247,7 +258,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, Logger: a.log})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log})
 	if err != nil {
 		return err
 	}
@@ -257,7 +268,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
-	a.Mux.HandleFunc("GET /metrics", a.metrics)
+	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, http.HandlerFunc(a.metrics)))
 	return nil
 }
 
