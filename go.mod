@@ -12,6 +12,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/openai/openai-go/v3 v3.98.0
+	github.com/rs/cors v1.11.1
 	github.com/slack-go/slack v0.35.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

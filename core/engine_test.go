@@ -368,6 +368,7 @@ func TestAskUserPausesAndResumesAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		second := s.start(t, askScript)
+		refusedResult(t, second, s.st, res.ConversationID, pending[0].CallID)
 		refused, err := second.svc.Act(context.Background(), &core.Action{
 			Platform: "slack", EventID: "click-1", ActionID: core.ApprovalActionID(ap.ID), Value: "1", UserID: "U2",
 		})
@@ -393,6 +394,25 @@ func TestAskUserPausesAndResumesAfterRestart(t *testing.T) {
 			t.Fatalf("log = %s, last %s; want the resumed turn to answer with the choice Green", kinds(es), last.Content)
 		}
 	})
+}
+
+// refusedResult checks that a result posted for a call waiting for a person
+// is refused and leaves the log and the approval as they were: only the
+// person's answer settles it.
+func refusedResult(t *testing.T, in *instance, st store.Store, conv uuid.UUID, callID string) {
+	t.Helper()
+	ctx := context.Background()
+	before := len(entries(t, st, conv, true))
+	_, err := in.svc.PostToolResults(ctx, conv, "api", []core.ToolResultInput{{CallID: callID, Output: json.RawMessage(`{"answer":"approve"}`)}})
+	if !errors.Is(err, core.ErrNeedsPerson) {
+		t.Fatalf("posting a result for call %s that waits for a person: %v; want ErrNeedsPerson", callID, err)
+	}
+	if after := len(entries(t, st, conv, true)); after != before {
+		t.Fatalf("log grew from %d to %d entries; want a refused result to append nothing", before, after)
+	}
+	if ap, err := st.ApprovalFindByCall(ctx, conv, callID); err != nil || ap.Status != store.ApprovalPending {
+		t.Fatalf("approval after the refused result = %+v, %v; want it still pending", ap, err)
+	}
 }
 
 func TestConfirmDeniedAndApproved(t *testing.T) {
@@ -421,6 +441,7 @@ turns:
 			if err != nil || ap.Kind != store.ApprovalConfirm {
 				t.Fatalf("approval = %+v, %v; want a confirm request", ap, err)
 			}
+			refusedResult(t, in, s.st, res.ConversationID, pending[0].CallID)
 			if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", ActionID: core.ApprovalActionID(ap.ID), Value: decision, UserID: "U1"}); err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,12 @@ var ErrInvalid = errors.New("invalid input")
 // not waiting for one.
 var ErrNotPending = errors.New("tool call is not pending")
 
+// ErrNeedsPerson is returned for a result posted to a call that waits for a
+// person's decision (an approval row: a confirmation or a question). Only
+// that person's answer on the platform (Act) settles it; a posted result
+// would stand in for the decision and skip the tool.
+var ErrNeedsPerson = errors.New("tool call waits for a person's decision")
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
@@ -457,8 +463,8 @@ type ToolResultInput struct {
 }
 
 // PostToolResults resumes a paused turn with results for pending calls. A
-// result for a call that is not pending gets ErrNotPending and changes
-// nothing.
+// result for a call that is not pending gets ErrNotPending, one for a call
+// that waits for a person ErrNeedsPerson; either changes nothing.
 func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []ToolResultInput) (int64, error) {
 	if len(results) == 0 {
 		return 0, invalid("no results")
@@ -477,6 +483,11 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNotPending)
 			}
 			seen[r.CallID] = true
+			if _, err := q.ApprovalFindByCall(ctx, conv, r.CallID); err == nil {
+				return fmt.Errorf("call %q: %w", r.CallID, ErrNeedsPerson)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("finding approval for call %q: %w", r.CallID, err)
+			}
 			out := r.Output
 			if len(out) == 0 || !json.Valid(out) {
 				return invalid("call %q: output must be JSON", r.CallID)
@@ -490,14 +501,6 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return err
 			}
 			last = res.Entry.SeqValue()
-			// A client answering a question closes its approval row too.
-			if ap, err := q.ApprovalFindByCall(ctx, conv, r.CallID); err == nil && ap.Status == store.ApprovalPending {
-				if _, err := q.ApprovalDecide(ctx, &store.ApprovalDecideParams{
-					ID: ap.ID, Status: store.ApprovalApproved, Decision: out, DecidedBy: userID, Now: s.now(),
-				}); err != nil {
-					return err
-				}
-			}
 		}
 		return s.enqueueTurn(ctx, q, conv, last, "resume")
 	})
@@ -555,7 +558,8 @@ type PendingCall struct {
 	Input  json.RawMessage `json:"input"`
 	Seq    int64           `json:"seq"`
 	// WaitingFor is "client" (a frontend tool: post the result) or "person"
-	// (a question or approval: answer it on the platform or post a result).
+	// (a question or approval: only the person's answer on the platform
+	// settles it).
 	WaitingFor string `json:"waiting_for"`
 }
 

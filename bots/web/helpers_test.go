@@ -92,6 +92,12 @@ type server struct {
 // scriptPath as the agent's model.
 func start(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options) *server {
 	t.Helper()
+	return startWith(t, st, clk, scriptPath, opts, nil)
+}
+
+// startWith is start with extra tools registered.
+func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options, extra func(*tool.Registry)) *server {
+	t.Helper()
 	agents := &agent.Config{Agents: []agent.Agent{{
 		Name: "atlas", Persona: "You test the API.", Model: "scripted:" + scriptPath,
 		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
@@ -99,6 +105,9 @@ func start(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {
 		t.Fatal(err)
+	}
+	if extra != nil {
+		extra(reg)
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
@@ -160,7 +169,8 @@ func (s *server) stop() {
 
 // call sends a request with a JSON body (none when body is "") and decodes
 // the JSON answer into out when out is not nil. It returns the status and
-// the raw answer.
+// the raw answer. A request other than GET says its body is JSON unless hdr
+// sets Content-Type ("" to send none).
 func (s *server) call(t *testing.T, method, path, body string, hdr http.Header, out any) (int, string) {
 	t.Helper()
 	var rd io.Reader
@@ -173,8 +183,17 @@ func (s *server) call(t *testing.T, method, path, body string, hdr http.Header, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range hdr {
 		req.Header[k] = v
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Del("Content-Type")
+	}
+	if host := hdr.Get("Host"); host != "" {
+		req.Host = host
 	}
 	resp, err := s.http.Client().Do(req)
 	if err != nil {

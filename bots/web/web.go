@@ -1,6 +1,16 @@
 // Package web is the HTTP client API: create conversations, post messages and
 // tool results, fork, read the log at any seq, and follow a conversation as
 // Server-Sent Events that resume exactly where a client left off.
+//
+// Who may call it: a caller holding the operator token, or, when no token is
+// set, a process on this machine that reaches the listener directly (not
+// through a proxy). Browsers are the other concern: a page on any site can
+// make a browser send requests to localhost, so a request that a browser
+// marks as coming from another site is refused unless its origin is listed
+// in Options.AllowedOrigins (then CORS applies), and a request that changes
+// state must declare a JSON body, which no cross-site form or no-CORS fetch
+// can do without a preflight. No request header is taken as the caller's
+// identity: it comes from how the caller authenticated.
 package web
 
 import (
@@ -11,13 +21,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/rs/cors"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
@@ -27,8 +40,14 @@ import (
 type Options struct {
 	Service *core.Service
 	// Token, when set, is required as "Authorization: Bearer <Token>". When
-	// empty the API answers only requests from loopback addresses.
+	// empty the API answers only requests made directly from loopback
+	// addresses.
 	Token string
+	// AllowedOrigins are the browser origins ("https://app.example.com")
+	// whose pages may call the API from another site, with CORS. Requests
+	// from pages of any other site are refused. Same-origin requests need no
+	// entry.
+	AllowedOrigins []string
 	// PollInterval bounds how long a stream waits when a wake-up is lost
 	// (default 2s).
 	PollInterval time.Duration
@@ -40,10 +59,12 @@ type Options struct {
 
 // API serves /api/.
 type API struct {
-	opts Options
-	svc  *core.Service
-	st   store.Store
-	log  *slog.Logger
+	opts    Options
+	svc     *core.Service
+	st      store.Store
+	log     *slog.Logger
+	origins map[string]bool // canonical allowed origins
+	cors    *cors.Cors      // nil when no origin is allowed
 }
 
 // New validates opts.
@@ -60,36 +81,216 @@ func New(opts Options) (*API, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger}, nil
+	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}}
+	for _, o := range opts.AllowedOrigins {
+		canon, err := ParseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("web: Options.AllowedOrigins: %w", err)
+		}
+		a.origins[canon] = true
+	}
+	if len(a.origins) > 0 {
+		// Never without origins: rs/cors then allows every origin.
+		a.cors = cors.New(cors.Options{
+			AllowOriginFunc: a.originAllowed,
+			AllowedMethods:  []string{http.MethodGet, http.MethodPost},
+			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
+			MaxAge:          600,
+		})
+	}
+	return a, nil
+}
+
+// ParseOrigin checks that s is a browser origin, scheme://host[:port] with
+// the scheme http or https and nothing after the host, and returns it in the
+// form browsers send: lower case, without the scheme's default port.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("%q is not an origin; want scheme://host[:port], e.g. https://app.example.com", s)
+	}
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		host = strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+// ParseOrigins parses a comma-separated list of origins (empty items are
+// skipped).
+func ParseOrigins(list string) ([]string, error) {
+	var out []string
+	for item := range strings.SplitSeq(list, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		o, err := ParseOrigin(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (a *API) originAllowed(origin string) bool {
+	canon, err := ParseOrigin(origin)
+	return err == nil && a.origins[canon]
 }
 
 // Routes registers the API on mux.
 func (a *API) Routes(mux *http.ServeMux) {
-	mux.Handle("POST /api/conversations", a.auth(a.create))
-	mux.Handle("GET /api/conversations/{id}", a.auth(a.get))
-	mux.Handle("POST /api/conversations/{id}/messages", a.auth(a.message))
-	mux.Handle("GET /api/conversations/{id}/stream", a.auth(a.stream))
-	mux.Handle("POST /api/conversations/{id}/tool-results", a.auth(a.toolResults))
-	mux.Handle("POST /api/conversations/{id}/fork", a.auth(a.fork))
-	mux.Handle("GET /api/conversations/{id}/entries", a.auth(a.entries))
+	mux.Handle("POST /api/conversations", a.handle(a.create))
+	mux.Handle("GET /api/conversations/{id}", a.handle(a.get))
+	mux.Handle("POST /api/conversations/{id}/messages", a.handle(a.message))
+	mux.Handle("GET /api/conversations/{id}/stream", a.handle(a.stream))
+	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
+	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
+	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	// CORS preflights of allowed origins are answered here; those of other
+	// sites are refused with a reason instead of a bare 405.
+	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}))
 }
 
-func (a *API) auth(h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.opts.Token != "" {
-			got, ok := bearer(r.Header.Get("Authorization"))
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.Token)) != 1 {
-				writeError(w, http.StatusUnauthorized, "a valid Authorization: Bearer token is required")
-				return
-			}
-		} else if !loopback(r.RemoteAddr) {
-			writeError(w, http.StatusForbidden, "without SWITCHBOARD_API_TOKEN the API answers only on loopback")
+// Principals: who a request comes from, as the log records it.
+const (
+	principalOperator = "operator" // holds SWITCHBOARD_API_TOKEN
+	principalLocal    = "local"    // a direct loopback caller when no token is set
+)
+
+type callerKey struct{}
+
+// caller is the principal the request authenticated as.
+func caller(r *http.Request) string {
+	p, _ := r.Context().Value(callerKey{}).(string)
+	return p
+}
+
+// handle wraps a route: other sites refused, CORS for allowed origins, then
+// authentication and the body's content type, in that order, so that a
+// preflight needs no token and a browser page of an allowed origin can
+// read why it was refused.
+func (a *API) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	var next http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who, herr := a.authenticate(r)
+		if herr == nil {
+			herr = requireJSON(r)
+		}
+		if herr != nil {
+			writeError(w, herr.status, herr.msg)
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
 		if err := h(w, r); err != nil {
 			a.fail(w, r, err)
 		}
 	})
+	if a.cors != nil {
+		next = a.cors.Handler(next)
+	}
+	return a.refuseOtherSites(next)
+}
+
+// refuseOtherSites refuses a request that a browser sent from a page of
+// another site (its Origin is not this host, or Sec-Fetch-Site says
+// cross-site or same-site) unless that origin is allowed. Clients that are
+// not browsers send neither header and pass.
+func (a *API) refuseOtherSites(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		site := r.Header.Get("Sec-Fetch-Site")
+		other := site == "cross-site" || site == "same-site" || (origin != "" && !sameOrigin(origin, r.Host))
+		if other && !a.originAllowed(origin) {
+			from := origin
+			if from == "" {
+				from = "a page of another site"
+			}
+			writeError(w, http.StatusForbidden, fmt.Sprintf("cross-site request from %s refused: list the origin in SWITCHBOARD_ALLOWED_ORIGINS to allow it", from))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin reports whether origin names the host the request was sent to.
+// The scheme is not compared: behind a TLS-terminating proxy the request
+// arrives over plain HTTP from an https page.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
+}
+
+// authenticate names the caller, or says why it is refused.
+func (a *API) authenticate(r *http.Request) (string, *httpError) {
+	if a.opts.Token != "" {
+		if !validToken(r, a.opts.Token) {
+			return "", &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
+		}
+		return principalOperator, nil
+	}
+	if !loopback(r.RemoteAddr) {
+		return "", &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
+	}
+	// A proxy on this machine makes every caller look local.
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if _, ok := r.Header[h]; ok {
+			return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+				"without SWITCHBOARD_API_TOKEN the API answers only direct loopback callers; this request came through a proxy (%s header): set the token", h)}
+		}
+	}
+	// A page whose name was rebound to 127.0.0.1 sends its own name as Host
+	// and passes as same-origin; a direct local caller names a loopback host.
+	if !loopbackHost(r.Host) {
+		return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			"without SWITCHBOARD_API_TOKEN the API answers only on loopback; Host %q is not a loopback name (use localhost or 127.0.0.1, or set the token)", r.Host)}
+	}
+	return principalLocal, nil
+}
+
+// RequireToken wraps h so that it answers only requests carrying
+// "Authorization: Bearer <token>"; others get 401. An empty token leaves h
+// open.
+func RequireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !validToken(r, token) {
+			writeError(w, http.StatusUnauthorized, "a valid Authorization: Bearer token is required")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func validToken(r *http.Request, token string) bool {
+	got, ok := bearer(r.Header.Get("Authorization"))
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+// requireJSON refuses a state-changing request whose body is not declared
+// as JSON, even an empty one: a browser sends text/plain, form and
+// multipart bodies across sites without a CORS preflight, never
+// application/json.
+func requireJSON(r *http.Request) *httpError {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	return &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf(
+		"Content-Type must be application/json, even with an empty body (got %q)", ct)}
 }
 
 // bearer reads the token of an "Authorization: Bearer <token>" header. The
@@ -113,6 +314,20 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// loopbackHost reports whether a Host header names this machine by a
+// loopback name: localhost (or a name under .localhost, RFC 6761) or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	return loopback(host)
+}
+
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	switch {
@@ -125,6 +340,8 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, core.ErrNeedsPerson):
+		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform")
 	case errors.Is(err, store.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict")
 	default:
@@ -194,14 +411,6 @@ func convID(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
-// user names the API caller in the log.
-func user(r *http.Request) string {
-	if u := r.Header.Get("X-Switchboard-User"); u != "" {
-		return u
-	}
-	return "api"
-}
-
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Agent string `json:"agent"`
@@ -210,7 +419,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, true); err != nil {
 		return err
 	}
-	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, "api", user(r))
+	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, "api", caller(r))
 	if err != nil {
 		return err
 	}
@@ -269,7 +478,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	seq, err := a.svc.PostMessage(r.Context(), id, user(r), body.Text)
+	seq, err := a.svc.PostMessage(r.Context(), id, caller(r), body.Text)
 	if err != nil {
 		return err
 	}
@@ -292,7 +501,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
 		return err
 	}
-	seq, err := a.svc.PostToolResults(r.Context(), id, user(r), body.Results)
+	seq, err := a.svc.PostToolResults(r.Context(), id, caller(r), body.Results)
 	if err != nil {
 		return err
 	}
@@ -312,7 +521,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	res, err := a.svc.Fork(r.Context(), id, body.Seq, user(r), body.Content)
+	res, err := a.svc.Fork(r.Context(), id, body.Seq, caller(r), body.Content)
 	if err != nil {
 		return err
 	}

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/sqlite"
@@ -291,6 +294,67 @@ func TestToolResultsResumeAPausedTurn(t *testing.T) {
 	})
 }
 
+// TestToolResultsCannotAnswerForAPerson: a call that waits for a person's
+// confirmation is settled only by that person's click on the platform. A
+// result posted through the API is refused, leaves the approval pending and
+// the log as it was, and the tool does not run.
+func TestToolResultsCannotAnswerForAPerson(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		var ran atomic.Int32
+		register := func(r *tool.Registry) {
+			tool.MustRegister(r, tool.Def{Name: "delete_everything", Description: "risky", Risk: tool.RiskHigh},
+				func(ctx context.Context, in struct {
+					Target string `json:"target"`
+				}) (map[string]string, error) {
+					ran.Add(1)
+					return map[string]string{"deleted": in.Target}, nil
+				})
+		}
+		s := startWith(t, st, newClock(), writeScript(t, `
+turns:
+  - after_tool: delete_everything
+    text: "Done."
+  - tool_calls:
+      - {name: delete_everything, input: {target: prod}}
+`), web.Options{}, register)
+		conv := s.create(t)
+		s.post(t, conv, "clean up")
+		waitStatus(t, st, conv, store.ConversationPaused)
+		c := s.get(t, conv)
+		if len(c.PendingCalls) != 1 || c.PendingCalls[0].WaitingFor != "person" {
+			t.Fatalf("pending_calls = %+v; want the risky call waiting for a person", c.PendingCalls)
+		}
+		call := c.PendingCalls[0].CallID
+		before := s.entries(t, conv, "")
+		path := "/api/conversations/" + conv.String() + "/tool-results"
+		cases := []struct{ name, body string }{
+			{"an approval", fmt.Sprintf(`{"results": [{"call_id": %q, "output": {"value": "approve"}}]}`, call)},
+			{"a made-up result", fmt.Sprintf(`{"results": [{"call_id": %q, "output": {"deleted": "prod"}}]}`, call)},
+			{"an error result", fmt.Sprintf(`{"results": [{"call_id": %q, "output": {"error": "no"}, "is_error": true}]}`, call)},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				hdr := http.Header{"X-Switchboard-User": {"U-the-approver"}}
+				if code, raw := s.call(t, http.MethodPost, path, tc.body, hdr, nil); code != http.StatusForbidden || !strings.Contains(raw, "person") {
+					t.Fatalf("tool-results with %s = %d %s; want 403 saying the call waits for a person", tc.name, code, raw)
+				}
+				ap, err := st.ApprovalFindByCall(context.Background(), conv, call)
+				if err != nil || ap.Status != store.ApprovalPending || ap.DecidedBy != "" {
+					t.Fatalf("approval after the refused result = %+v, %v; want it still pending, decided by nobody", ap, err)
+				}
+				sameEntries(t, s.entries(t, conv, ""), before)
+			})
+		}
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("the risky tool ran %d times; want never, nobody approved it", n)
+		}
+		if c := s.get(t, conv); c.Status != "paused" || len(c.PendingCalls) != 1 {
+			t.Fatalf("after the refused results: status %s, pending %+v; want still paused on the call", c.Status, c.PendingCalls)
+		}
+	})
+}
+
 func (e entryOut) seqValue() int64 {
 	if e.Seq == nil {
 		return 0
@@ -330,32 +394,273 @@ func TestBearerToken(t *testing.T) {
 	}
 }
 
-func TestWithoutTokenOnlyLoopbackIsServed(t *testing.T) {
+func TestWithoutTokenOnlyDirectLoopbackIsServed(t *testing.T) {
 	st := testenv.SQLite(t)
 	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
 	mux := http.NewServeMux()
 	s.api.Routes(mux)
 	cases := []struct {
+		name   string
 		remote string
+		host   string
+		hdr    map[string]string
 		want   int
+		says   string
 	}{
-		{"192.0.2.1:1234", http.StatusForbidden},
-		{"10.0.0.7:80", http.StatusForbidden},
-		{"[2001:db8::1]:443", http.StatusForbidden},
-		{"127.0.0.1:5555", http.StatusCreated},
-		{"[::1]:5555", http.StatusCreated},
+		{"another host", "192.0.2.1:1234", "localhost:8080", nil, http.StatusForbidden, "loopback"},
+		{"private network", "10.0.0.7:80", "localhost:8080", nil, http.StatusForbidden, "loopback"},
+		{"another host over IPv6", "[2001:db8::1]:443", "localhost:8080", nil, http.StatusForbidden, "loopback"},
+		{"loopback", "127.0.0.1:5555", "localhost:8080", nil, http.StatusCreated, ""},
+		{"loopback by address", "127.0.0.1:5555", "127.0.0.1:8080", nil, http.StatusCreated, ""},
+		{"IPv6 loopback", "[::1]:5555", "[::1]:8080", nil, http.StatusCreated, ""},
+		{"loopback through a proxy (Forwarded)", "127.0.0.1:5555", "localhost:8080", map[string]string{"Forwarded": "for=192.0.2.60"}, http.StatusForbidden, "Forwarded"},
+		{"loopback through a proxy (X-Forwarded-For)", "127.0.0.1:5555", "localhost:8080", map[string]string{"X-Forwarded-For": "192.0.2.60"}, http.StatusForbidden, "X-Forwarded-For"},
+		{"loopback through a proxy (X-Real-IP)", "[::1]:5555", "localhost:8080", map[string]string{"X-Real-IP": "192.0.2.60"}, http.StatusForbidden, "proxy"},
+		{"loopback with an empty proxy header", "127.0.0.1:5555", "localhost:8080", map[string]string{"X-Forwarded-For": ""}, http.StatusForbidden, "proxy"},
+		// A page whose name was rebound to 127.0.0.1 reaches us from
+		// loopback, same-origin, with its own name as Host.
+		{"rebound name", "127.0.0.1:5555", "evil.example:8080", nil, http.StatusForbidden, "not a loopback name"},
 	}
 	for _, tc := range cases {
-		req := httptest.NewRequest(http.MethodPost, "/api/conversations", nil)
-		req.RemoteAddr = tc.remote
-		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, req)
-		if rec.Code != tc.want {
-			t.Fatalf("request from %s = %d %s; want %d", tc.remote, rec.Code, rec.Body, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/api/conversations", nil)
+			req.RemoteAddr = tc.remote
+			req.Host = tc.host
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tc.hdr {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, req)
+			if rec.Code != tc.want || !strings.Contains(rec.Body.String(), tc.says) {
+				t.Fatalf("request from %s to Host %s with %v = %d %s; want %d saying %q", tc.remote, tc.host, tc.hdr, rec.Code, rec.Body, tc.want, tc.says)
+			}
+		})
+	}
+}
+
+// TestOtherSitesAreRefused is a page on another site making the browser post
+// to the API on localhost: whatever its body type, nothing is stored and no
+// turn runs.
+func TestOtherSitesAreRefused(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
+		conv := s.create(t)
+		msgs := "/api/conversations/" + conv.String() + "/messages"
+		self := s.http.URL // the API's own origin
+		hdr := func(kv ...string) http.Header {
+			h := http.Header{}
+			for i := 0; i < len(kv); i += 2 {
+				h.Set(kv[i], kv[i+1])
+			}
+			return h
 		}
-		if tc.want == http.StatusForbidden && !strings.Contains(rec.Body.String(), "loopback") {
-			t.Fatalf("403 body %s; want it to say why (loopback only without a token)", rec.Body)
+		cases := []struct {
+			name   string
+			method string
+			path   string
+			body   string
+			hdr    http.Header
+			want   int
+			says   string
+		}{
+			{"cross-origin text/plain", "POST", msgs, `{"text":"hi"}`, hdr("Origin", "https://evil.example", "Content-Type", "text/plain"), 403, "https://evil.example"},
+			{"cross-origin JSON", "POST", msgs, `{"text":"hi"}`, hdr("Origin", "https://evil.example"), 403, "SWITCHBOARD_ALLOWED_ORIGINS"},
+			{"cross-origin form", "POST", msgs, `text=hi`, hdr("Origin", "http://evil.example", "Content-Type", "application/x-www-form-urlencoded"), 403, "cross-site"},
+			{"another port of localhost", "POST", msgs, `{"text":"hi"}`, hdr("Origin", "http://localhost:3000"), 403, "cross-site"},
+			{"opaque origin", "POST", msgs, `{"text":"hi"}`, hdr("Origin", "null"), 403, "cross-site"},
+			{"cross-site without Origin", "POST", msgs, `{"text":"hi"}`, hdr("Sec-Fetch-Site", "cross-site"), 403, "cross-site"},
+			{"same-site", "POST", msgs, `{"text":"hi"}`, hdr("Sec-Fetch-Site", "same-site", "Origin", "http://app.localhost:8080"), 403, "cross-site"},
+			{"cross-origin create", "POST", "/api/conversations", "", hdr("Origin", "https://evil.example"), 403, "cross-site"},
+			{"cross-origin read", "GET", "/api/conversations/" + conv.String(), "", hdr("Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), 403, "cross-site"},
+			{"cross-origin preflight", "OPTIONS", msgs, "", hdr("Origin", "https://evil.example", "Access-Control-Request-Method", "POST"), 403, "cross-site"},
+			{"text/plain", "POST", msgs, `{"text":"hi"}`, hdr("Content-Type", "text/plain"), 415, "application/json"},
+			{"no Content-Type", "POST", msgs, `{"text":"hi"}`, hdr("Content-Type", ""), 415, "application/json"},
+			{"empty create without Content-Type", "POST", "/api/conversations", "", hdr("Content-Type", ""), 415, "even with an empty body"},
+			{"same-origin read", "GET", "/api/conversations/" + conv.String(), "", hdr("Origin", self, "Sec-Fetch-Site", "same-origin"), 200, ""},
+			{"typed URL", "GET", "/api/conversations/" + conv.String(), "", hdr("Sec-Fetch-Site", "none"), 200, ""},
 		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				code, raw := s.call(t, tc.method, tc.path, tc.body, tc.hdr, nil)
+				if code != tc.want || !strings.Contains(raw, tc.says) {
+					t.Fatalf("%s %s with %v = %d %s; want %d saying %q", tc.method, tc.path, tc.hdr, code, raw, tc.want, tc.says)
+				}
+			})
+		}
+		if got := s.entries(t, conv, ""); len(got) != 0 {
+			t.Fatalf("after the refused requests the log has %s; want nothing stored", kindsOf(got))
+		}
+		if items, err := st.WorkList(context.Background(), &store.WorkListParams{ConversationID: &conv}); err != nil || len(items) != 0 {
+			t.Fatalf("work queued for the conversation = %d (%v); want no turn", len(items), err)
+		}
+
+		// The API's own page posts with its own origin.
+		var ok struct {
+			Seq int64 `json:"seq"`
+		}
+		if code, raw := s.call(t, http.MethodPost, msgs, `{"text":"from our own page"}`, hdr("Origin", self, "Sec-Fetch-Site", "same-origin"), &ok); code != http.StatusAccepted || ok.Seq != 1 {
+			t.Fatalf("same-origin message = %d %s; want 202 at seq 1", code, raw)
+		}
+	})
+}
+
+func TestAllowedOriginGetsCORS(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		const app = "https://app.example.com"
+		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{
+			Token: "s3cret-token", AllowedOrigins: []string{"https://APP.example.com:443"},
+		})
+		bearer := "Bearer s3cret-token"
+
+		// The preflight carries no token and is answered.
+		code, raw, h := s.do(t, http.MethodOptions, "/api/conversations", "", http.Header{
+			"Origin": {app}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"authorization,content-type"},
+		})
+		if code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != app ||
+			!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization") ||
+			!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "content-type") ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") {
+			t.Fatalf("preflight from %s = %d %s %v; want 204 allowing POST with Authorization and Content-Type", app, code, raw, h)
+		}
+
+		cases := []struct {
+			name   string
+			origin string
+			site   string
+			auth   string
+			want   int
+		}{
+			{"allowed origin with the token", app, "cross-site", bearer, http.StatusCreated},
+			{"allowed origin, same site", app, "same-site", bearer, http.StatusCreated},
+			{"allowed origin without the token", app, "cross-site", "", http.StatusUnauthorized},
+			{"another origin with the token", "https://evil.example", "cross-site", bearer, http.StatusForbidden},
+			{"a look-alike of the allowed origin", "https://app.example.com.evil.example", "cross-site", bearer, http.StatusForbidden},
+			{"the allowed host over http", "http://app.example.com", "cross-site", bearer, http.StatusForbidden},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				hdr := http.Header{"Origin": {tc.origin}, "Sec-Fetch-Site": {tc.site}, "Content-Type": {"application/json"}}
+				if tc.auth != "" {
+					hdr.Set("Authorization", tc.auth)
+				}
+				code, raw, h := s.do(t, http.MethodPost, "/api/conversations", "", hdr)
+				if code != tc.want {
+					t.Fatalf("POST from %s = %d %s; want %d", tc.origin, code, raw, tc.want)
+				}
+				// An allowed page can read the answer, a refusal included;
+				// no other origin is told anything.
+				wantACAO := ""
+				if tc.origin == app {
+					wantACAO = app
+				}
+				if got := h.Get("Access-Control-Allow-Origin"); got != wantACAO {
+					t.Fatalf("Access-Control-Allow-Origin = %q; want %q", got, wantACAO)
+				}
+			})
+		}
+	})
+}
+
+// do is call returning the answer's headers too.
+func (s *server) do(t *testing.T, method, path, body string, hdr http.Header) (int, string, http.Header) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, s.http.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = hdr
+	resp, err := s.http.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw), resp.Header
+}
+
+func TestNewRefusesMalformedOrigins(t *testing.T) {
+	st := testenv.SQLite(t)
+	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
+	for _, o := range []string{"*", "app.example.com", "https://app.example.com/path", "ftp://app.example.com", "https://", "null", "https://user@app.example.com"} {
+		if _, err := web.New(web.Options{Service: s.svc, AllowedOrigins: []string{o}}); err == nil || !strings.Contains(err.Error(), "AllowedOrigins") {
+			t.Fatalf("web.New with allowed origin %q: %v; want an error naming AllowedOrigins", o, err)
+		}
+	}
+	got, err := web.ParseOrigins(" https://A.example:443 , http://b.example:8080,,")
+	if err != nil || fmt.Sprint(got) != "[https://a.example http://b.example:8080]" {
+		t.Fatalf("ParseOrigins = %v, %v; want the two origins as browsers send them", got, err)
+	}
+}
+
+// TestCallerComesFromAuthentication checks that no header names the caller:
+// the log records the principal the request authenticated as.
+func TestCallerComesFromAuthentication(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		cases := []struct {
+			name  string
+			token string
+			want  string
+		}{
+			{"loopback without a token", "", "user:local"},
+			{"operator token", "s3cret-token", "user:operator"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st := open(t)
+				s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{Token: tc.token})
+				hdr := http.Header{"X-Switchboard-User": {"U-the-approver"}}
+				if tc.token != "" {
+					hdr.Set("Authorization", "Bearer "+tc.token)
+				}
+				var c conversationOut
+				if code, raw := s.call(t, http.MethodPost, "/api/conversations", "", hdr, &c); code != http.StatusCreated {
+					t.Fatalf("create = %d %s", code, raw)
+				}
+				if code, raw := s.call(t, http.MethodPost, "/api/conversations/"+c.ID.String()+"/messages", `{"text":"who am I"}`, hdr, nil); code != http.StatusAccepted {
+					t.Fatalf("message = %d %s", code, raw)
+				}
+				es, err := st.EntryList(context.Background(), &store.EntryListParams{ConversationID: c.ID})
+				if err != nil || len(es) == 0 {
+					t.Fatalf("log = %v, %v; want the message", es, err)
+				}
+				if es[0].Author != tc.want || strings.Contains(string(es[0].Content), "U-the-approver") {
+					t.Fatalf("message author %q content %s; want %q and no trace of the X-Switchboard-User header", es[0].Author, es[0].Content, tc.want)
+				}
+			})
+		}
+	})
+}
+
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	cases := []struct {
+		name, token, header string
+		want                int
+	}{
+		{"token set, none sent", "t0ken", "", http.StatusUnauthorized},
+		{"token set, wrong one", "t0ken", "Bearer nope", http.StatusUnauthorized},
+		{"token set, right one", "t0ken", "Bearer t0ken", http.StatusOK},
+		{"no token set", "", "", http.StatusOK},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			rec := httptest.NewRecorder()
+			web.RequireToken(tc.token, ok).ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Fatalf("GET /metrics with Authorization %q = %d; want %d", tc.header, rec.Code, tc.want)
+			}
+		})
 	}
 }
 

@@ -46,6 +46,10 @@ type Config struct {
 	// default 60s).
 	ModelIdleTimeout time.Duration
 
+	// AllowedOrigins are the browser origins whose pages may call the API
+	// (SWITCHBOARD_ALLOWED_ORIGINS, comma-separated).
+	AllowedOrigins []string
+
 	SlackBotToken      string
 	SlackAppToken      string
 	SlackSigningSecret string
@@ -91,6 +95,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("SWITCHBOARD_MODEL_IDLE_TIMEOUT: %q must be a positive duration such as 60s or 2m", v)
 		}
 		c.ModelIdleTimeout = d
+	}
+	if v := getenv("SWITCHBOARD_ALLOWED_ORIGINS"); v != "" {
+		origins, err := web.ParseOrigins(v)
+		if err != nil {
+			return c, fmt.Errorf("SWITCHBOARD_ALLOWED_ORIGINS: %w", err)
+		}
+		c.AllowedOrigins = origins
 	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
@@ -294,7 +305,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, Logger: a.log})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log})
 	if err != nil {
 		return err
 	}
@@ -304,7 +315,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
-	a.Mux.HandleFunc("GET /metrics", a.metrics)
+	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, http.HandlerFunc(a.metrics)))
 	return nil
 }
 
