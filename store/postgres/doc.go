@@ -121,7 +121,8 @@
 // second time on a guess. A lone statement outside InTx has no such check:
 // run again after a loss in the narrow window between its commit and its
 // answer, it either converges (upserts, renewals, reads) or reports what it
-// then finds (ErrLeaseLost, Inserted false, ErrConflict). Work that must
+// then finds: ErrLeaseLost, Inserted false, or ErrConflict for an insert,
+// whose id is made before the first try, never a second row. Work that must
 // happen once runs in InTx. The listener reconnects with backoff from 100ms
 // to about 13s and LISTENs again on every topic that has subscribers. An
 // InTx that fails sends none of its notifications.
