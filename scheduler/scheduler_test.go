@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -396,6 +397,36 @@ func TestSweepExpiresApprovals(t *testing.T) {
 		turns = must(e.st.WorkList(ctx, &store.WorkListParams{ConversationID: &conv, Kind: "turn", States: []store.WorkState{store.WorkAvailable}}))(t)
 		if len(turns) != 1 {
 			t.Fatalf("a second sweep must not queue another turn, got %d", len(turns))
+		}
+	})
+}
+
+// TestSweepPrunesFinishedWork: a finished keyed item (a fire) is deleted once
+// WorkRetention has passed, and not before.
+func TestSweepPrunesFinishedWork(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		e := newEnv(t, open(t), nil)
+		ctx := context.Background()
+		key := "fire:pruned:" + t.Name()
+		res := must(e.st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "prune-me", UniqueKey: &key, Now: e.clock.Now()}))(t)
+		items := must(e.st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w", Kinds: []string{"prune-me"}, Limit: 1, LeaseTTL: time.Minute, Now: e.clock.Now()}))(t)
+		if len(items) != 1 {
+			t.Fatalf("want the item claimed, got %d", len(items))
+		}
+		must(e.st.WorkComplete(ctx, &store.WorkLeaseParams{ID: res.Item.ID, Worker: "w", Now: e.clock.Now()}))(t)
+
+		e.clock.Advance(e.sched.opts.WorkRetention - time.Minute)
+		must(e.sched.Sweep(ctx))(t)
+		if _, err := e.st.WorkGet(ctx, res.Item.ID); err != nil {
+			t.Fatalf("a finished item within WorkRetention must stay: %v", err)
+		}
+		e.clock.Advance(2 * time.Minute)
+		sw := must(e.sched.Sweep(ctx))(t)
+		if sw.Work < 1 {
+			t.Fatalf("want the finished keyed item pruned, got %+v", sw)
+		}
+		if _, err := e.st.WorkGet(ctx, res.Item.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after WorkRetention the finished keyed item must be gone, got %v", err)
 		}
 	})
 }

@@ -79,9 +79,10 @@ func (s *Scheduler) Sweep(ctx context.Context) (*SweepResult, error) {
 		res.LeasesReleased++
 	}
 
+	// Finished work goes through WorkPrune, keyed items included, so the
+	// sweep leaves WorkBefore zero.
 	swept, err := s.ss.ScheduleSweep(ctx, &store.ScheduleSweepParams{
 		InboundBefore:   now.Add(-s.opts.InboundRetention),
-		WorkBefore:      now.Add(-s.opts.WorkRetention),
 		LeasesBefore:    now.Add(-s.opts.LeaseTTL * 4),
 		RemindersBefore: now.Add(-s.opts.ReminderRetention),
 		Limit:           sweepBatch,
@@ -91,6 +92,11 @@ func (s *Scheduler) Sweep(ctx context.Context) (*SweepResult, error) {
 	} else {
 		res.ScheduleSweepResult = *swept
 	}
+	pruned, err := s.st.WorkPrune(ctx, &store.WorkPruneParams{FinishedBefore: now.Add(-s.opts.WorkRetention), Limit: sweepBatch})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning finished work: %w", err))
+	}
+	res.Work = pruned
 	if n := res.ApprovalsExpired + res.LeasesReleased + res.Inbound + res.Work + res.Leases + res.Reminders; n > 0 {
 		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased,
 			"inbound", res.Inbound, "work", res.Work, "named_leases", res.Leases, "reminders", res.Reminders)

@@ -117,7 +117,16 @@
 //     ErrConflict once the approval is decided or past ExpiresAt, and
 //     ApprovalExpire marks the late ones expired so the waiting turn can be
 //     resumed with that answer.
-//   - The database is unreachable. Every method returns the error wrapped;
-//     no state lives only in memory, so a restart loses nothing that was
-//     committed.
+//   - A connection is lost, the server restarts or fails over, a
+//     serialization failure or deadlock aborts a transaction, SQLite's lock
+//     stays busy. The driver retries with backoff for its RetryFor (30s by
+//     default): InTx rolls back and runs fn again, a lone statement runs
+//     again, so a caller never sees a fault shorter than that. A COMMIT whose
+//     answer was lost is not re-run blindly: Postgres is asked whether that
+//     transaction committed (ErrOutcomeUnknown only when it cannot say).
+//   - The database is unreachable for longer. Every method returns the error
+//     wrapped with ErrTransient (IsTransient); no state lives only in memory,
+//     so a restart loses nothing that was committed.
+//   - Finished work piles up. WorkPrune deletes done, failed and cancelled
+//     items past a cutoff; the scheduler's sweep calls it.
 package store

@@ -404,6 +404,19 @@ type WorkListParams struct {
 	Limit          int
 }
 
+// WorkPruneParams deletes finished work items.
+type WorkPruneParams struct {
+	// FinishedBefore: done, failed and cancelled items that finished before
+	// it are deleted, those with a UniqueKey too. Required. A key is spent
+	// once its item finished and the cutoff is past: every key names one
+	// occurrence (a schedule's fire time, an iteration, an approval), and
+	// nothing enqueues an occurrence of the past again, so the cutoff need
+	// only be later than any duplicate enqueue could arrive.
+	FinishedBefore time.Time
+	// Limit bounds the rows deleted by one call; 0 means 1000.
+	Limit int
+}
+
 // ConversationLeaseParams acts on a conversation's lease outside the queue.
 type ConversationLeaseParams struct {
 	ConversationID uuid.UUID
@@ -574,6 +587,9 @@ type Queries interface {
 	WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*WorkItem, error)
 	WorkGet(ctx context.Context, id uuid.UUID) (*WorkItem, error)
 	WorkList(ctx context.Context, p *WorkListParams) ([]*WorkItem, error)
+	// WorkPrune deletes finished items (see the params) and returns how many.
+	// Items not finished are never touched.
+	WorkPrune(ctx context.Context, p *WorkPruneParams) (int, error)
 
 	// InboundRecord records a platform event id; false when it was seen before.
 	InboundRecord(ctx context.Context, p *InboundRecordParams) (bool, error)

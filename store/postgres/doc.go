@@ -103,12 +103,29 @@
 // subscriber one notification with an empty payload, because anything sent
 // meanwhile was missed.
 //
-// The connection is lost: a call fails with the driver's error and changes
-// nothing it did not commit (every multi-statement change is one
-// transaction); pgxpool replaces broken connections on the next call. The
-// listener reconnects with backoff from 100ms to about 13s and LISTENs again
-// on every topic that has subscribers. An InTx whose commit fails returns the
-// error and sends none of its notifications.
+// The connection is lost (pg_terminate_backend, a restart, a failover), or a
+// serialization failure, deadlock or too_many_connections gets in the way:
+// the call is retried with backoff (10ms doubling to 1s, jittered) for
+// Options.RetryFor, 30s by default, and only then fails wrapped with
+// store.ErrTransient. pgxpool drops the broken connections and dials new
+// ones. InTx rolls back and runs fn again, whole; a lone statement runs
+// again. Nothing is retried once ctx is done.
+//
+// A COMMIT whose answer was lost may or may not have committed. InTx reads
+// its transaction id (txid_current_if_assigned, one round trip) before every
+// COMMIT, and on such a loss asks the server with txid_status on another
+// connection: committed means success (and its notifications go out),
+// aborted means fn runs again, still in progress means ask again. Only when
+// the server cannot be asked within the budget does InTx return
+// store.ErrOutcomeUnknown, which is not transient, so that nothing runs fn a
+// second time on a guess. A lone statement outside InTx has no such check:
+// run again after a loss in the narrow window between its commit and its
+// answer, it either converges (upserts, renewals, reads) or reports what it
+// then finds: ErrLeaseLost, Inserted false, or ErrConflict for an insert,
+// whose id is made before the first try, never a second row. Work that must
+// happen once runs in InTx. The listener reconnects with backoff from 100ms
+// to about 13s and LISTENs again on every topic that has subscribers. An
+// InTx that fails sends none of its notifications.
 //
 // Two instances migrate at once: see Migrations above; both succeed.
 //

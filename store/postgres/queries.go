@@ -536,7 +536,8 @@ func (q *queries) scan(ctx context.Context, sql string, args []any, dest ...any)
 // statement here either converges when repeated (upserts, renewals, reads)
 // or reports what it then finds: ErrLeaseLost for a completion that had gone
 // through, Inserted false for a keyed enqueue, ErrConflict for a decision
-// already recorded. Work that must happen exactly once (an append with the
+// already recorded or for an insert (its id is made in Go before the first
+// try, so a repeat hits the primary key instead of adding a second row). Work that must happen exactly once (an append with the
 // turn it causes, an inbound message with its dedupe row) runs in InTx,
 // whose commit outcome is checked rather than guessed.
 //

@@ -177,6 +177,21 @@ func (q *queries) WorkList(ctx context.Context, p *store.WorkListParams) ([]*sto
 	return out, nil
 }
 
+func (q *queries) WorkPrune(ctx context.Context, p *store.WorkPruneParams) (int, error) {
+	if p == nil || p.FinishedBefore.IsZero() {
+		return 0, fmt.Errorf("pruning work: %w: FinishedBefore is required", store.ErrInvalid)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	tag, err := q.exec(ctx, sqlq.Get("WorkPrune"), ts(p.FinishedBefore), limit)
+	if err != nil {
+		return 0, wrap(err, "pruning work finished before %s", p.FinishedBefore)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // leaseErr explains why a statement guarded by "running and claimed by the
 // worker" matched no row: the item is gone, or the lease is not ours.
 func (q *queries) leaseErr(ctx context.Context, err error, id uuid.UUID, format string, args ...any) error {

@@ -97,6 +97,10 @@ func (s *Store) WorkList(ctx context.Context, p *store.WorkListParams) ([]*store
 	return s.reader().WorkList(ctx, p)
 }
 
+func (s *Store) WorkPrune(ctx context.Context, p *store.WorkPruneParams) (int, error) {
+	return write(ctx, s, false, func(q *queries) (int, error) { return q.WorkPrune(ctx, p) })
+}
+
 func (s *Store) InboundRecord(ctx context.Context, p *store.InboundRecordParams) (bool, error) {
 	return write(ctx, s, false, func(q *queries) (bool, error) { return q.InboundRecord(ctx, p) })
 }

@@ -356,3 +356,23 @@ func (q *queries) WorkList(ctx context.Context, p *store.WorkListParams) ([]*sto
 	}
 	return out, nil
 }
+
+func (q *queries) WorkPrune(ctx context.Context, p *store.WorkPruneParams) (int, error) {
+	if p == nil || p.FinishedBefore.IsZero() {
+		return 0, fmt.Errorf("pruning work: %w", invalid("FinishedBefore is required"))
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	var n int64
+	err := q.atomic(ctx, func() error {
+		var err error
+		n, err = exec(ctx, q.db, "WorkPrune", sql.Named("before", micros(p.FinishedBefore)), sql.Named("limit", limit))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pruning work finished before %s: %w", p.FinishedBefore, err)
+	}
+	return int(n), nil
+}

@@ -31,6 +31,7 @@ func (s suite) workTests() []namedTest {
 		{"Heartbeat", s.testWorkHeartbeat},
 		{"RetryAndGiveUp", s.testWorkRetry},
 		{"Cancel", s.testWorkCancel},
+		{"Prune", s.testWorkPrune},
 	}
 }
 
@@ -594,4 +595,69 @@ func (s suite) testWorkCancel(t *testing.T) {
 
 	_, err = st.WorkCancel(ctx, uuid.New(), clk.Now())
 	errIs(t, err, store.ErrNotFound, "cancelling an unknown item")
+}
+
+// testWorkPrune: finished items (done, failed, cancelled; keyed or not) that
+// finished before the cutoff go; unfinished items and later ones stay, and
+// Limit bounds one call.
+func (s suite) testWorkPrune(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+
+	finish := func(kind string, key *string, how store.WorkState) *store.WorkItem {
+		t.Helper()
+		res, err := st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: kind, UniqueKey: key, MaxAttempts: 1, Now: clk.Now()})
+		noErr(t, err, "enqueueing %s", kind)
+		it := res.Item
+		switch how {
+		case store.WorkCancelled:
+			_, err = st.WorkCancel(ctx, it.ID, clk.Now())
+			noErr(t, err, "cancelling %s", kind)
+		case store.WorkDone, store.WorkFailed:
+			got := claim(t, st, "w1", 1, time.Minute, clk.Now(), kind)
+			eq(t, len(got), 1, "items claimed of kind %s", kind)
+			if how == store.WorkDone {
+				_, err = st.WorkComplete(ctx, &store.WorkLeaseParams{ID: it.ID, Worker: "w1", Now: clk.Now()})
+			} else {
+				_, err = st.WorkFail(ctx, &store.WorkFailParams{ID: it.ID, Worker: "w1", Error: "boom", Now: clk.Now()})
+			}
+			noErr(t, err, "finishing %s as %s", kind, how)
+		}
+		return it
+	}
+	old := []*store.WorkItem{
+		finish("done", nil, store.WorkDone),
+		finish("done-keyed", ptr("fire:a:2020"), store.WorkDone),
+		finish("failed", nil, store.WorkFailed),
+		finish("cancelled", ptr("fire:b:2020"), store.WorkCancelled),
+	}
+	available := finish("available", nil, store.WorkAvailable)
+	running := finish("running", nil, store.WorkAvailable)
+	claim(t, st, "w2", 1, time.Hour, clk.Now(), "running")
+	cutoff := clk.Advance(time.Hour)
+	recent := finish("recent", nil, store.WorkDone)
+	clk.Advance(time.Hour)
+
+	_, err := st.WorkPrune(ctx, &store.WorkPruneParams{})
+	errIs(t, err, store.ErrInvalid, "pruning without FinishedBefore")
+
+	n, err := st.WorkPrune(ctx, &store.WorkPruneParams{FinishedBefore: cutoff, Limit: 3})
+	noErr(t, err, "pruning with a limit of 3")
+	eq(t, n, 3, "items pruned by a call limited to 3")
+	n, err = st.WorkPrune(ctx, &store.WorkPruneParams{FinishedBefore: cutoff})
+	noErr(t, err, "pruning the rest")
+	eq(t, n, 1, "items pruned by the second call")
+	n, err = st.WorkPrune(ctx, &store.WorkPruneParams{FinishedBefore: cutoff})
+	noErr(t, err, "pruning again")
+	eq(t, n, 0, "items pruned when none is left")
+
+	for _, it := range old {
+		_, err := st.WorkGet(ctx, it.ID)
+		errIs(t, err, store.ErrNotFound, "getting pruned item %s", it.Kind)
+	}
+	for _, it := range []*store.WorkItem{available, running, recent} {
+		_, err := st.WorkGet(ctx, it.ID)
+		noErr(t, err, "getting kept item %s", it.Kind)
+	}
 }

@@ -288,3 +288,12 @@ WHERE (COALESCE(cardinality($1::text[]), 0) = 0 OR state = ANY ($1::text[]))
   AND ($3::uuid IS NULL OR conversation_id = $3::uuid)
 ORDER BY created_at, id
 LIMIT $4;
+
+-- name: WorkPrune
+-- Keyed items too: a finished key past the cutoff cannot recur (see
+-- store.WorkPruneParams). $1 finished before, $2 limit.
+DELETE FROM work_items
+WHERE id IN (
+    SELECT id FROM work_items
+    WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < $1
+    LIMIT $2);

@@ -195,3 +195,12 @@ SELECT kind FROM work
 WHERE conversation_id = :conversation_id AND state = 'available'
 ORDER BY priority DESC, run_at, rowid
 LIMIT 1;
+
+-- name: WorkPrune
+-- Keyed items too: a finished key past the cutoff cannot recur (see
+-- store.WorkPruneParams).
+DELETE FROM work
+WHERE id IN (
+    SELECT id FROM work
+    WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < :before
+    LIMIT :limit);
