@@ -115,7 +115,7 @@ func (f *fakeCore) waitAction(t *testing.T, n int) core.Action {
 	return f.actions[n-1]
 }
 
-type testLogWriter struct{ t *testing.T }
+type testLogWriter struct{ t testing.TB }
 
 func (w testLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -123,7 +123,7 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 }
 
 // start runs an adapter against a fresh fake and stops it when the test ends.
-func start(t *testing.T, edit func(*Options)) (*Adapter, *discordtest.Server, *fakeCore) {
+func start(t testing.TB, edit func(*Options)) (*Adapter, *discordtest.Server, *fakeCore) {
 	t.Helper()
 	fake := discordtest.NewServer(t)
 	fc := newFakeCore()

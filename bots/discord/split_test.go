@@ -82,3 +82,18 @@ func TestSplitTextInvariants(t *testing.T) {
 		})
 	}
 }
+
+// For any text and limit, splitText keeps its promises (see splitValid).
+func FuzzSplitText(f *testing.F) {
+	f.Add("```"+strings.Repeat("x", 210), uint16(100))
+	f.Add("```go\n"+strings.Repeat("fmt.Println(1)\n", 20)+"```\nafter", uint16(64))
+	f.Add(strings.Repeat("a\n"+strings.Repeat("b", 120)+"\n", 5), uint16(100))
+	f.Add(strings.Repeat("```\n \n", 50), uint16(0))
+	f.Add("Some text. More text! "+strings.Repeat("é🙂 ", 60)+"\u3000\r\n", uint16(70))
+	f.Fuzz(func(t *testing.T, text string, limit uint16) {
+		n := int(limit % 4000)
+		if err := splitValid(text, splitText(text, n), n); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

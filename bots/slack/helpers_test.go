@@ -163,7 +163,7 @@ type testEnv struct {
 
 // newEnv starts a fake Slack, an adapter against it, and an HTTP server
 // with the adapter's routes.
-func newEnv(t *testing.T, mutate func(*Options)) *testEnv {
+func newEnv(t testing.TB, mutate func(*Options)) *testEnv {
 	t.Helper()
 	env := &testEnv{srv: slacktest.NewServer(slacktest.Options{}), core: newFakeCore(), clock: newClock()}
 	t.Cleanup(env.srv.Close)
@@ -196,7 +196,7 @@ func newEnv(t *testing.T, mutate func(*Options)) *testEnv {
 }
 
 // postSigned sends a signed request to path and returns the status.
-func (env *testEnv) postSigned(t *testing.T, path, contentType string, body []byte, at time.Time, header http.Header) (int, string) {
+func (env *testEnv) postSigned(t testing.TB, path, contentType string, body []byte, at time.Time, header http.Header) (int, string) {
 	t.Helper()
 	req := slacktest.NewSignedRequest(env.http.URL+path, contentType, testSecret, at, body)
 	for k, v := range header {
@@ -212,7 +212,7 @@ func (env *testEnv) postSigned(t *testing.T, path, contentType string, body []by
 	return resp.StatusCode, string(buf[:n])
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
