@@ -40,6 +40,9 @@ const (
 	// chunkDelay paces the model's stream so a signal lands mid-reply.
 	chunkDelay = 60 * time.Millisecond
 	leaseTTL   = "3s"
+	// termGrace is how long a SIGTERM'd service may take to exit, as a
+	// deploy would wait before killing it.
+	termGrace = 15 * time.Second
 )
 
 // reply is what the fake model answers to every call: about forty words,
@@ -101,8 +104,12 @@ func runChaos(t *testing.T, sig syscall.Signal) {
 	for i := range runs {
 		thread := fmt.Sprintf("%d.%06d", time.Now().Unix(), 100+i)
 		h.mark(fmt.Sprintf("run %d: mention in thread %s", i, thread))
+		h.t.Logf("run %d: thread %s", i, thread)
 		h.mention(fmt.Sprintf("EvChaos%d%d", i, time.Now().UnixNano()), thread, fmt.Sprintf("question number %d", i))
-		if !h.waitMidStream(thread) {
+		// Vary where the signal lands: run 0 at the first streamed words,
+		// later runs further into the reply.
+		shownAtLeast := len(reply) * (i * 37 % 90) / 100
+		if !h.waitMidStream(thread, shownAtLeast) {
 			t.Errorf("run %d: no streaming message in thread %s within %s; messages %+v", i, thread, waitLong, h.botMessages(thread))
 		}
 		h.stop(sig)
@@ -128,7 +135,6 @@ func runChaos(t *testing.T, sig syscall.Signal) {
 		runs, lost, doubled, open, cut, percentiles(latencies))
 	fmt.Println(t.Name(), os.Getenv("CHAOS_DB"), line)
 	if lost+doubled+open+cut > 0 {
-		h.dumpLog()
 		t.Fatalf("a user saw a broken reply: %s", line)
 	}
 }
@@ -260,6 +266,9 @@ func newHarness(t *testing.T, db string) *harness {
 		},
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			h.dumpLog()
+		}
 		if h.cmd != nil {
 			_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 			<-h.done
@@ -312,12 +321,10 @@ func (h *harness) start() {
 	select {
 	case err := <-done:
 		h.cmd = nil
-		h.dumpLog()
 		h.t.Fatalf("switchboard exited while starting: %v", err)
 	default:
 	}
 	if !ok {
-		h.dumpLog()
 		h.t.Fatalf("switchboard was not ready within %s", waitLong)
 	}
 	if h.st == nil {
@@ -330,7 +337,7 @@ func (h *harness) start() {
 }
 
 // stop signals the process group and waits for the process to end; a
-// SIGTERM that is not obeyed within waitLong is a failure.
+// SIGTERM that is not obeyed within termGrace is a failure.
 func (h *harness) stop(sig syscall.Signal) {
 	h.t.Helper()
 	h.mark("sending " + sig.String())
@@ -340,8 +347,8 @@ func (h *harness) stop(sig syscall.Signal) {
 	select {
 	case err := <-h.done:
 		h.mark(fmt.Sprintf("exited: %v", err))
-	case <-time.After(waitLong):
-		h.t.Errorf("switchboard did not exit within %s of %s; killing it", waitLong, sig)
+	case <-time.After(termGrace):
+		h.t.Errorf("switchboard did not exit within %s of %s; killing it", termGrace, sig)
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 		<-h.done
 	}
@@ -379,12 +386,12 @@ func (h *harness) botMessages(thread string) []slacktest.Message {
 	return out
 }
 
-// waitMidStream waits until the thread shows part of the reply in an open
-// stream.
-func (h *harness) waitMidStream(thread string) bool {
+// waitMidStream waits until the thread shows part of the reply, more than
+// atLeast bytes of it, in an open stream.
+func (h *harness) waitMidStream(thread string, atLeast int) bool {
 	return poll(waitLong, func() bool {
 		for _, m := range h.botMessages(thread) {
-			if m.Streaming && m.Markdown != "" && len(m.Markdown) < len(reply) {
+			if m.Streaming && len(m.Markdown) > atLeast && len(m.Markdown) < len(reply) {
 				return true
 			}
 		}
