@@ -35,12 +35,12 @@ import (
 
 // Config is everything the service reads from flags and the environment.
 type Config struct {
-	Addr        string // SWITCHBOARD_ADDR, default :8080
-	DatabaseURL string // DATABASE_URL
-	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
-	APIToken    string // SWITCHBOARD_API_TOKEN
-	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
-	LeaseTTL    time.Duration
+	Addr        string        // SWITCHBOARD_ADDR, default :8080
+	DatabaseURL string        // DATABASE_URL
+	ConfigPath  string        // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
+	APIToken    string        // SWITCHBOARD_API_TOKEN
+	Concurrency int           // SWITCHBOARD_CONCURRENCY, default 8
+	LeaseTTL    time.Duration // SWITCHBOARD_LEASE_TTL, default 30s
 	// ModelIdleTimeout fails a model stream that sends nothing for this
 	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
 	// default 60s).
@@ -102,6 +102,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("SWITCHBOARD_ALLOWED_ORIGINS: %w", err)
 		}
 		c.AllowedOrigins = origins
+	}
+	if v := getenv("SWITCHBOARD_LEASE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return c, fmt.Errorf("SWITCHBOARD_LEASE_TTL: %q must be a duration of at least 1s, e.g. 30s", v)
+		}
+		c.LeaseTTL = d
 	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {

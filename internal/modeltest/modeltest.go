@@ -19,7 +19,9 @@
 // the provider's error JSON (Status, RetryAfter), a stream cut in the middle
 // (CutAfter), malformed JSON in the stream (Malformed), an error event inside
 // the stream (StreamError), a stream held open until the test says so
-// (Block), or one that goes silent mid-answer for good (Stall).
+// (Block), or one that goes silent mid-answer for good (Stall). A reply
+// can stream slowly (Delay), and Default sets a reply for every request
+// that finds the queue empty.
 //
 // The fakes check requests the way the real APIs do where a client bug
 // would hide: required headers and fields, non-empty text blocks, tool
@@ -37,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -85,6 +88,10 @@ type Reply struct {
 	// stays open and nothing more is sent until the client goes away, as
 	// a provider whose stream hangs mid-answer.
 	Stall bool
+	// Delay, when positive, pauses before every stream event after the
+	// first, so a reply takes a while to stream and a test can act while it
+	// is half shown (a client that goes away ends the stream).
+	Delay time.Duration
 }
 
 // ToolCall is a tool call in a Reply.
@@ -143,6 +150,7 @@ type Fake struct {
 
 	mu    sync.Mutex
 	queue []Reply
+	def   *Reply // answered when the queue is empty, see Default
 	reqs  []Request
 }
 
@@ -165,6 +173,16 @@ func (f *Fake) Push(replies ...Reply) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queue = append(f.queue, replies...)
+}
+
+// Default makes the fake answer r to every request that finds the queue
+// empty, instead of failing the test: for a service run outside the test's
+// control (a subprocess, a retry after a crash) whose number of model calls
+// is not known in advance.
+func (f *Fake) Default(r Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.def = &r
 }
 
 // Requests returns every request received so far, in order.
@@ -204,6 +222,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	f.mu.Lock()
+	if len(f.queue) == 0 && f.def != nil {
+		f.queue = append(f.queue, *f.def)
+	}
 	if len(f.queue) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("modeltest: request %d (%s %s) arrived with no reply queued", n, r.Method, r.URL.Path)
@@ -240,6 +261,15 @@ type sse struct {
 // send writes one frame. It reports false when the stream must end here
 // (the client left, or the reply injected an error event).
 func (s *sse) send(frame string) bool {
+	if s.written > 0 && s.reply.Delay > 0 {
+		t := time.NewTimer(s.reply.Delay)
+		select {
+		case <-t.C:
+		case <-s.r.Context().Done():
+			t.Stop()
+			return false
+		}
+	}
 	if _, err := io.WriteString(s.w, frame); err != nil {
 		return false
 	}

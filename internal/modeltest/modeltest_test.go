@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
@@ -201,6 +202,49 @@ func TestBlockHoldsTheStream(t *testing.T) {
 	}
 	if stream.Err() != nil || len(msg.Content) != 1 || msg.Content[0].Text != "held reply" {
 		t.Fatalf("after release: %v, content %+v", stream.Err(), msg.Content)
+	}
+}
+
+func TestDelaySlowsTheStream(t *testing.T) {
+	f := NewAnthropic(t)
+	f.Push(Reply{Text: "one two three four", Delay: 20 * time.Millisecond})
+	c := anthropicClient(f)
+	start := time.Now()
+	stream := c.Messages.NewStreaming(context.Background(), anthropicParams())
+	defer stream.Close()
+	var msg anthropic.Message
+	events := 0
+	for stream.Next() {
+		events++
+		_ = msg.Accumulate(stream.Current())
+	}
+	if stream.Err() != nil || len(msg.Content) != 1 || msg.Content[0].Text != "one two three four" {
+		t.Fatalf("delayed reply: %v, content %+v", stream.Err(), msg.Content)
+	}
+	if least := time.Duration(events-1) * 20 * time.Millisecond; time.Since(start) < least {
+		t.Errorf("%d events streamed in %s, want at least %s with a 20ms delay", events, time.Since(start), least)
+	}
+}
+
+func TestDefaultAnswersAnEmptyQueue(t *testing.T) {
+	f := NewOpenAI(t)
+	f.Push(Reply{Text: "queued"})
+	f.Default(Reply{Text: "default"})
+	c := openaiClient(f)
+	var got []string
+	for range 3 {
+		stream := c.Chat.Completions.NewStreaming(context.Background(), openaiParams())
+		acc := openai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("streaming: %v", err)
+		}
+		got = append(got, acc.Choices[0].Message.Content)
+	}
+	if want := []string{"queued", "default", "default"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("replies = %q, want %q", got, want)
 	}
 }
 
