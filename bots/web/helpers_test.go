@@ -137,7 +137,7 @@ func start(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web
 	api, err := web.New(opts)
 	if err != nil {
 		cancel()
-		w.Stop()
+		_ = w.Stop(context.Background())
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -154,7 +154,7 @@ func (s *server) stop() {
 		s.http.CloseClientConnections()
 		s.http.Close()
 		s.cancel()
-		s.worker.Stop()
+		_ = s.worker.Stop(context.Background())
 	})
 }
 
