@@ -136,7 +136,7 @@ func BenchmarkTurnsThroughput(b *testing.B) {
 	if err := w.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	defer w.Stop()
+	defer w.Stop(context.Background())
 	n := max(b.N, 50)
 	convs := make([]uuid.UUID, n)
 	for i := range convs {

@@ -19,8 +19,16 @@ type CallInfo struct {
 	AgentID        *uuid.UUID
 	Context        string // slack, discord, terminal, scheduler, api, web
 	Starter        string // the user who started the conversation, if known
-	CallID         string
-	TurnID         uuid.UUID
+	// CallID is the idempotency key of the call: the model's id for it,
+	// unique in the conversation and the same however often the turn is
+	// resumed. The engine starts a call at most once (an interrupted call is
+	// reported to the model, never re-run), but a tool with side effects
+	// elsewhere should pass CallID on (as an Idempotency-Key header, a
+	// request id, a unique column) so that the far side can tell a repeat
+	// even across its own retries.
+	CallID string
+	// TurnID is the work item of the turn; a resumed turn keeps it.
+	TurnID uuid.UUID
 }
 
 type callInfoKey struct{}

@@ -31,21 +31,57 @@
 //	    (Act, PostToolResults)                               "nobody answered")
 //
 // A tool call goes pending → executing → completed. Its state is derived from
-// the log (a tool_call entry without a tool_result entry is pending) plus the
-// approvals table for calls that wait for a person; entries are never edited.
+// the log (a tool_call entry without a tool_result entry is pending), the
+// approvals table for calls that wait for a person, and the tool_executions
+// table, whose marker is written before a server tool's handler starts;
+// entries are never edited:
+//
+//	tool_call entry ──guard──► marker "executing" ──handler──► tool_result entry
+//	  (pending)      │          (store.ToolExecutionStart)      + marker "finished"
+//	                 └─ confirm / question ─► paused (approval row)
+//
+//	resumed turn, call without a result:
+//	  no marker          → run it (it never started)
+//	  marker present     → append an interrupted is_error result; never re-run
+//
+// The call id (CallInfo.CallID) is the call's idempotency key for tools.
+//
+// # Work item states
+//
+//	available ──claim──► running ──handler returns nil──► done
+//	  ▲  ▲  ▲                │ │ │
+//	  │  │  └─ handler error ┘ │ │  (at backoff; failed at MaxAttempts)
+//	  │  └─── stop cuts it off ┘ │  WorkRelease: the attempt is not counted
+//	  └────── crash ─────────────┘  lease expires (another worker claims it)
+//	                                or the same instance restarts (WorkReclaim
+//	                                at Start); the attempt counts
 //
 // # What happens on failure
 //
-//   - The process dies mid-turn: the heartbeat stops, the lease expires, and
-//     another worker claims the item again (attempt 2). RunTurn then moves the
-//     dead attempt's entries after the triggering message to the discarded
-//     table (inspectable), restores any messages people sent meanwhile, notes
-//     the retry with an interim error entry and runs the turn from the
-//     message. Attempts are capped (default 3); past the cap the sweep fails
-//     the item and the user sees one retryable error.
+//   - The process stops gracefully (SIGTERM, a deploy): Worker.Stop stops
+//     claiming at once and lets running turns finish until its deadline,
+//     then cancels them. Steps commit as they finish, so what finished stays
+//     (a tool that returned as the turn was cut off is still recorded); the
+//     item is released at once (store WorkRelease: available, the attempt not
+//     counted, the conversation lease freed), and the next worker resumes the
+//     turn from its last committed step without waiting for a lease.
+//   - The process dies mid-turn: the heartbeat stops. The same instance
+//     restarting (same WorkerID) takes its items back at once (store
+//     WorkReclaim); otherwise another worker claims them once the lease
+//     expires. Either way the crashed attempt counts (attempt 2). RunTurn
+//     discards nothing: the dead attempt's assistant text, tool calls and
+//     tool results stay, messages people sent meanwhile stay in order, an
+//     interim error entry notes the retry, and the turn resumes after the
+//     last committed step. A call the dead attempt started but never recorded
+//     (its executing marker is there, its result is not) gets an is_error
+//     result saying it was interrupted and may or may not have finished; it
+//     is not run again. Attempts are capped (default 3); past the cap the
+//     user sees one retryable error.
 //   - The lease is lost while the turn still runs (a long pause, a partition):
-//     the heartbeat sees store.ErrLeaseLost, cancels the turn's context, and
-//     the worker writes nothing more; the new owner takes over.
+//     every append and tool start of the turn is fenced by its lease owner, so
+//     the first write after the takeover fails with store.ErrLeaseLost and
+//     the turn stops writing; the heartbeat also sees ErrLeaseLost and
+//     cancels the turn's context. The new owner takes over.
 //   - The model fails after the backend's own bounded retries: an error entry
 //     (seq NULL, redacted) is appended and the turn ends; the user may send
 //     again. Error entries are never sent to a model.

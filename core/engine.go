@@ -62,8 +62,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
 	}
-	var payload TurnPayload
-	if err := json.Unmarshal(item.Payload, &payload); err != nil {
+	// The payload is checked, not used: a turn, resumed or not, starts from
+	// the log.
+	if err := json.Unmarshal(item.Payload, new(TurnPayload)); err != nil {
 		return fmt.Errorf("decoding turn %s payload: %w", item.ID, err)
 	}
 	conv, err := s.st.ConversationGet(ctx, *item.ConversationID)
@@ -81,10 +82,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 		defer func() { s.closeDelivery(ctx, conv.ID, td) }()
 	}
 
-	// A second attempt means the first died holding the lease (a crash or a
-	// lost heartbeat). Start again from the message that caused the turn.
+	// A second attempt means an earlier one died holding the lease (a crash
+	// or a lost heartbeat; a graceful stop releases without counting). The
+	// turn resumes from its last committed step.
 	if item.Attempts > 1 {
-		if err := s.recoverTurn(ctx, conv, item, payload); err != nil {
+		if err := s.recoverTurn(ctx, conv, item); err != nil {
 			return err
 		}
 	}
@@ -121,6 +123,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			// A fenced write found the lease taken over before the heartbeat
+			// noticed: the new holder goes on, and this turn writes nothing more.
+			log.WarnContext(ctx, "lease lost; stopping the turn")
+			return err
+		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td)
 	}
@@ -155,15 +163,17 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 // end delivers it.
 func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery) error {
 	var turnID *uuid.UUID
+	var owner string // fenced: a turn that lost its lease writes nothing
 	if item != nil {
-		turnID = &item.ID
+		turnID, owner = &item.ID, item.ClaimedBy
 	}
 	var res *store.EntryAppendResult
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv, Kind: store.EntryError, Author: "system",
-			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID, Now: s.now(),
+			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID,
+			LeaseOwner: owner, Now: s.now(),
 		})
 		if err != nil || td == nil {
 			return err
@@ -211,47 +221,31 @@ func (s *Service) closeDelivery(ctx context.Context, conv uuid.UUID, td TurnDeli
 	}
 }
 
-// recoverTurn discards what a dead attempt of this turn left in the log
-// (kept in the discarded-entries table) and notes the retry. Messages that
-// people sent meanwhile are put back, in order, after the kept prefix.
-func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, p TurnPayload) error {
-	return s.st.InTx(ctx, func(q store.Queries) error {
-		after, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID, AfterSeq: p.TriggerSeq})
-		if err != nil {
-			return err
-		}
-		if len(after) > 0 {
-			if _, err := q.EntryDiscard(ctx, &store.EntryDiscardParams{
-				ConversationID: conv.ID, AfterSeq: p.TriggerSeq,
-				Reason: fmt.Sprintf("turn %s attempt %d died; retrying from seq %d", item.ID, item.Attempts-1, p.TriggerSeq),
-				Now:    s.now(),
-			}); err != nil {
-				return fmt.Errorf("discarding dead turn's entries: %w", err)
-			}
-			for _, e := range after {
-				if e.TurnID != nil {
-					continue // the dead turn's own output
-				}
-				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-					ConversationID: conv.ID, Kind: e.Kind, Author: e.Author, Content: e.Content, Now: s.now(),
-				}); err != nil {
-					return fmt.Errorf("restoring entry %s: %w", e.ID, err)
-				}
-			}
-		}
-		if item.Attempts > s.opts.MaxTurnAttempts {
-			return nil // RunTurn reports the final failure
-		}
-		_, err = q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: conv.ID, Kind: store.EntryError, Author: "system", TurnID: &item.ID,
-			Content: mustJSON(ErrorContent{
-				Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, s.opts.MaxTurnAttempts),
-				Interim: true,
-			}),
-			Now: s.now(),
-		})
-		return err
+// recoverTurn notes that a dead attempt of this turn is being retried.
+// Nothing is discarded: the entries the dead attempt committed (assistant
+// text, tool calls, tool results, cards) stay, and the turn resumes after
+// the last of them, so no finished model call or tool runs again. Messages
+// people sent meanwhile stay where they landed, in order. A call the dead
+// attempt had started but not recorded is settled when the resumed turn
+// reaches it: execute finds its executing marker, records that the call was
+// interrupted and does not run it again.
+func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem) error {
+	if item.Attempts > s.opts.MaxTurnAttempts {
+		return nil // RunTurn reports the final failure
+	}
+	res, err := s.st.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: conv.ID, Kind: store.EntryError, Author: "system", TurnID: &item.ID,
+		Content: mustJSON(ErrorContent{
+			Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, s.opts.MaxTurnAttempts),
+			Interim: true,
+		}),
+		LeaseOwner: item.ClaimedBy, Now: s.now(),
 	})
+	if err != nil {
+		return fmt.Errorf("noting the retry of turn %s: %w", item.ID, err)
+	}
+	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventEntry, Entry: res.Entry})
+	return nil
 }
 
 // offer computes the tools this turn may use: the context's tools, limited
@@ -467,9 +461,13 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) 
 	return appended, nil
 }
 
+// appendParams are the turn's appends, fenced by the lease it runs under
+// (the worker that claimed the item): a turn whose lease was taken over
+// gets store.ErrLeaseLost instead of writing after the new holder.
 func (t *turn) appendParams(kind store.EntryKind, content any) *store.EntryAppendParams {
 	return &store.EntryAppendParams{
-		ConversationID: t.conv.ID, Kind: kind, Author: "agent:" + t.agent.Name, Content: mustJSON(content), TurnID: &t.item.ID, Now: t.s.now(),
+		ConversationID: t.conv.ID, Kind: kind, Author: "agent:" + t.agent.Name, Content: mustJSON(content), TurnID: &t.item.ID,
+		LeaseOwner: t.item.ClaimedBy, Now: t.s.now(),
 	}
 }
 
@@ -537,16 +535,46 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 }
 
 // execute runs an allowed call and records its result, or the pause it asks for.
+//
+// A durable executing marker goes down before the handler starts, so a call
+// is started at most once: when the marker is already there (an earlier
+// attempt or run of the turn started the call and never recorded it), the
+// call is recorded as interrupted and not run again.
 func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, decision string) (bool, error) {
+	started, err := t.s.st.ToolExecutionStart(ctx, &store.ToolExecutionStartParams{
+		ConversationID: t.conv.ID, CallID: c.CallID, LeaseOwner: t.item.ClaimedBy, Now: t.s.now(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("marking %s call %s executing: %w", c.Name, c.CallID, err)
+	}
+	if !started.Started {
+		return false, t.record(ctx, c, interrupted(started.Execution), decision)
+	}
 	t.status("is running " + c.Name + "…")
 	res := tl.Call(WithCallInfo(ctx, CallInfo{
 		ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID, Context: t.meta.Context,
 		Starter: t.meta.Starter, CallID: c.CallID, TurnID: t.item.ID,
 	}), c.Input)
 	if ctx.Err() != nil {
+		if res.IsError || res.Pause != nil {
+			// Cut off while it ran: whether it finished is unknown. The
+			// marker stays, and the resumed turn reports the interruption.
+			return false, ctx.Err()
+		}
+		// It finished although the turn was cut off (a stop's deadline):
+		// keep its result. The append is fenced by the lease, so this
+		// writes nothing once another worker has taken the turn over.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := t.record(wctx, c, res, decision); err != nil {
+			t.s.log.WarnContext(ctx, "recording a call that finished as the turn was cut off", "call_id", c.CallID, "error", redact.String(err.Error()))
+		} else {
+			t.finished(wctx, c)
+		}
 		return false, ctx.Err()
 	}
 	if res.Pause != nil {
+		t.finished(ctx, c)
 		kind := store.ApprovalQuestion
 		if res.Pause.Kind == tool.PauseFrontend {
 			// A live client runs it and posts the result; nothing to ask.
@@ -554,7 +582,35 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		}
 		return true, t.ask(ctx, c, kind, tl, res.Pause, decision)
 	}
-	return false, t.record(ctx, c, res, decision)
+	if err := t.record(ctx, c, res, decision); err != nil {
+		return false, err
+	}
+	t.finished(ctx, c)
+	return false, nil
+}
+
+// finished marks a call's run over. The result in the log is what counts; the
+// marker only tells a later attempt the handler returned, so a failure to
+// write it is logged, not fatal.
+func (t *turn) finished(ctx context.Context, c ToolCallContent) {
+	if _, err := t.s.st.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{
+		ConversationID: t.conv.ID, CallID: c.CallID, Now: t.s.now(),
+	}); err != nil && ctx.Err() == nil {
+		t.s.log.WarnContext(ctx, "marking a tool call finished", "call_id", c.CallID, "error", redact.String(err.Error()))
+	}
+}
+
+// interrupted is the result of a call an earlier run started and never
+// recorded: the process died or the turn was cut off while it ran.
+func interrupted(x *store.ToolExecution) tool.Result {
+	msg := fmt.Sprintf("This call was interrupted: it started at %s, but the turn was cut off (a restart or a crash) before its result was recorded. "+
+		"It may or may not have finished, and it was not run again. Check its effect before retrying it.",
+		x.StartedAt.UTC().Format(time.RFC3339))
+	return tool.Result{
+		Output:  mustJSON(map[string]string{"error": msg}),
+		IsError: true,
+		Err:     errors.New("interrupted: started by an earlier run, result never recorded"),
+	}
 }
 
 // record appends a call's result (and any card it produced) and audits it.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +50,100 @@ type instance struct {
 	svc    *core.Service
 	worker *core.Worker
 	cancel context.CancelFunc
+	st     *mortal
+}
+
+// mortal is the store as one process sees it. kill cuts the process off, as
+// kill -9 would: from then on nothing it writes lands.
+type mortal struct {
+	store.Store
+	dead atomic.Bool
+}
+
+var errKilled = errors.New("test: the process was killed")
+
+func (m *mortal) alive() error {
+	if m.dead.Load() {
+		return errKilled
+	}
+	return nil
+}
+
+func (m *mortal) InTx(ctx context.Context, fn func(q store.Queries) error) error {
+	if err := m.alive(); err != nil {
+		return err
+	}
+	return m.Store.InTx(ctx, fn)
+}
+
+func (m *mortal) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (*store.EntryAppendResult, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.EntryAppend(ctx, p)
+}
+
+func (m *mortal) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*store.WorkItem, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.WorkClaim(ctx, p)
+}
+
+func (m *mortal) WorkHeartbeat(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.WorkHeartbeat(ctx, p)
+}
+
+func (m *mortal) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.WorkComplete(ctx, p)
+}
+
+func (m *mortal) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store.WorkItem, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.WorkFail(ctx, p)
+}
+
+func (m *mortal) WorkRelease(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.WorkRelease(ctx, p)
+}
+
+func (m *mortal) ToolExecutionStart(ctx context.Context, p *store.ToolExecutionStartParams) (*store.ToolExecutionStartResult, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.ToolExecutionStart(ctx, p)
+}
+
+func (m *mortal) ToolExecutionFinish(ctx context.Context, p *store.ToolExecutionFinishParams) (*store.ToolExecution, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.ToolExecutionFinish(ctx, p)
+}
+
+func (m *mortal) ConversationSetStatus(ctx context.Context, p *store.ConversationStatusParams) (*store.Conversation, error) {
+	if err := m.alive(); err != nil {
+		return nil, err
+	}
+	return m.Store.ConversationSetStatus(ctx, p)
+}
+
+func (m *mortal) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
+	if err := m.alive(); err != nil {
+		return err
+	}
+	return m.Store.AuditRecord(ctx, r)
 }
 
 type testTools struct {
@@ -112,6 +208,8 @@ type setup struct {
 	ttl    time.Duration
 	// configure, when set, adjusts the service's options last.
 	configure func(*core.Options)
+	// workerID names the next instance started; empty for a fresh one.
+	workerID string
 }
 
 // start runs one instance with script as the agent's model.
@@ -139,12 +237,14 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if ttl == 0 {
 		ttl = 30 * time.Second
 	}
+	st := &mortal{Store: s.st}
 	opts := core.Options{
-		Store: s.st, Agents: agents, Registry: reg,
+		Store: st, Agents: agents, Registry: reg,
 		Tools:    func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger:   testenv.Logger(t),
 		Now:      s.clock.Now,
 		LeaseTTL: ttl,
+		WorkerID: s.workerID,
 	}
 	if s.configure != nil {
 		s.configure(&opts)
@@ -158,7 +258,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 		t.Fatal(err)
 	}
 	w, err := core.NewWorker(core.WorkerOptions{
-		Store: s.st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
+		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
 		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
 		Logger:   testenv.Logger(t), Now: s.clock.Now,
 	})
@@ -168,14 +268,22 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{svc: svc, worker: w, cancel: cancel}
+	in := &instance{svc: svc, worker: w, cancel: cancel, st: st}
 	t.Cleanup(in.stop)
 	return in
 }
 
+// stop is a hard stop: running turns are cut off at once and released.
 func (in *instance) stop() {
 	in.cancel()
-	in.worker.Stop()
+	_ = in.worker.Stop(context.Background())
+}
+
+// kill is kill -9: the process stops writing at once and releases nothing,
+// so its leases stay until they expire or it restarts under its id.
+func (in *instance) kill() {
+	in.st.dead.Store(true)
+	in.stop()
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -481,7 +589,7 @@ turns:
 		if _, err := dying.svc.PostMessage(context.Background(), conv.ID, "bob", "also this"); err != nil {
 			t.Fatal(err)
 		}
-		dying.stop() // dies without releasing: the lease stays until it expires
+		dying.kill() // dies without releasing: the lease stays until it expires
 
 		s.clock.Advance(10 * time.Second) // past the lease TTL
 		s.start(t, `
@@ -507,21 +615,241 @@ fallback:
 				users++
 			}
 		}
-		if len(finals) < 1 || finals[0] != "The one final answer." || strings.Contains(kinds(es), "tool_call") {
-			t.Fatalf("log = %s, answers %q; want the dead attempt's tool call discarded and one final answer", kinds(es), finals)
+		if got := kinds(entries(t, s.st, conv.ID, false)); got != "user,tool_call,tool_result,user,assistant" {
+			t.Fatalf("log = %s; want the dead attempt's call and result kept, bob's message in place and one final answer", got)
+		}
+		if len(finals) != 1 || finals[0] != "The one final answer." {
+			t.Fatalf("answers %q; want one final answer", finals)
 		}
 		if users != 2 || interim != 1 {
 			t.Fatalf("users = %d, interim notices = %d; want both messages kept and one retry notice", users, interim)
 		}
-		discarded, err := s.st.EntryListDiscarded(context.Background(), conv.ID)
-		if err != nil || len(discarded) < 2 {
-			t.Fatalf("discarded = %d, %v; want the dead attempt's entries kept for inspection", len(discarded), err)
+		if got := s.tools.ranQueries(); len(got) != 1 {
+			t.Fatalf("lookup ran %d times (%q); a completed call must never run again", len(got), got)
 		}
-		// The log stays contiguous.
-		for i, e := range entries(t, s.st, conv.ID, false) {
-			if e.SeqValue() != int64(i+1) {
-				t.Fatalf("entry %d has seq %d: the log must stay contiguous", i, e.SeqValue())
+		discarded, err := s.st.EntryListDiscarded(context.Background(), conv.ID)
+		if err != nil || len(discarded) != 0 {
+			t.Fatalf("discarded = %d, %v; want nothing discarded", len(discarded), err)
+		}
+	})
+}
+
+func (tt *testTools) ranQueries() []string {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	return slices.Clone(tt.ran)
+}
+
+// gate is a tool that blocks until it is opened or its context ends, and
+// counts how often it was started.
+type gate struct {
+	started atomic.Int32
+	open    chan struct{}
+}
+
+type gateIn struct {
+	Amount int `json:"amount"`
+}
+
+func (g *gate) register(r *tool.Registry) {
+	tool.MustRegister(r, tool.Def{Name: "charge", Description: "charges a card (side effect)", Risk: tool.RiskLow},
+		func(ctx context.Context, in gateIn) (lookupOut, error) {
+			g.started.Add(1)
+			select {
+			case <-g.open:
+				return lookupOut{Answer: fmt.Sprintf("charged %d", in.Amount)}, nil
+			case <-ctx.Done():
+				return lookupOut{}, ctx.Err()
 			}
+		})
+}
+
+// turnItem is the conversation's one turn item.
+func turnItem(t *testing.T, st store.Store, conv uuid.UUID) *store.WorkItem {
+	t.Helper()
+	items, err := st.WorkList(context.Background(), &store.WorkListParams{ConversationID: &conv, Kind: core.WorkTurn})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("turn items of %s = %d, %v; want one", conv, len(items), err)
+	}
+	return items[0]
+}
+
+func TestGracefulStopKeepsFinishedStepsAndReleasesAtOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		g := &gate{open: make(chan struct{})}
+		first := s.startWith(t, `
+turns:
+  - tool_calls:
+      - {name: charge, input: {amount: 5}}
+  - text: never finished
+    delay: 1h
+`, g.register)
+		conv, err := first.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := first.svc.PostMessage(context.Background(), conv.ID, "alice", "charge me"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the charge to start", func() bool { return g.started.Load() == 1 })
+
+		// SIGTERM: the stop lets the running call finish, then cuts the turn
+		// off in its next model call when the deadline passes.
+		stopCtx, deadline := context.WithCancel(context.Background())
+		stopped := make(chan error, 1)
+		go func() { stopped <- first.worker.Stop(stopCtx) }()
+		close(g.open)
+		waitFor(t, "the charge's result", func() bool {
+			return strings.Contains(kinds(entries(t, s.st, conv.ID, false)), "tool_result")
+		})
+		deadline()
+		if err := <-stopped; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Stop past its deadline = %v; want it to report the cut-off turn", err)
+		}
+		item := turnItem(t, s.st, conv.ID)
+		c, err := s.st.ConversationGet(context.Background(), conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if item.State != store.WorkAvailable || item.Attempts != 0 || c.LeaseOwner != "" {
+			t.Fatalf("after the stop: item %s with %d attempts, conversation lease %q; want it available at once, the attempt not counted, the lease released",
+				item.State, item.Attempts, c.LeaseOwner)
+		}
+
+		// The next instance takes over without waiting out any lease (the
+		// clock does not move) and resumes after the recorded charge.
+		s.startWith(t, "turns:\n  - text: Charged you 5.\n", g.register)
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		if n := g.started.Load(); n != 1 {
+			t.Fatalf("charge started %d times; a call that finished before the stop must not run again", n)
+		}
+		if got := kinds(entries(t, s.st, conv.ID, true)); got != "user,tool_call,tool_result,assistant" {
+			t.Fatalf("log = %s; want the stopped turn's steps kept, no retry notice, and the reply", got)
+		}
+		if item := turnItem(t, s.st, conv.ID); item.State != store.WorkDone || item.Attempts != 1 {
+			t.Fatalf("turn item %s after %d attempts; want done on its first counted attempt", item.State, item.Attempts)
+		}
+	})
+}
+
+func TestCrashWhileToolRunsIsRecordedAndNotRerun(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second}
+		g := &gate{open: make(chan struct{})}
+		dying := s.startWith(t, `
+turns:
+  - tool_calls:
+      - {name: charge, input: {amount: 5}}
+      - {name: lookup, input: {query: balance}}
+`, g.register)
+		conv, err := dying.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dying.svc.PostMessage(context.Background(), conv.ID, "alice", "charge me"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the charge to start and the lookup to finish", func() bool {
+			return g.started.Load() == 1 && strings.Contains(kinds(entries(t, s.st, conv.ID, false)), "tool_result")
+		})
+		dying.kill()
+
+		s.clock.Advance(10 * time.Second) // another instance, after the lease TTL
+		s.startWith(t, "turns:\n  - text: The charge may not have gone through; please check.\n", g.register)
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		if n := g.started.Load(); n != 1 {
+			t.Fatalf("charge started %d times; a call interrupted while it ran must not run again", n)
+		}
+		if got := s.tools.ranQueries(); len(got) != 1 {
+			t.Fatalf("lookup ran %d times; a completed call must not run again", len(got))
+		}
+		var charge *core.ToolResultContent
+		for _, e := range entries(t, s.st, conv.ID, false) {
+			if e.Kind != store.EntryToolResult {
+				continue
+			}
+			r, err := core.Decode[core.ToolResultContent](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Name == "charge" {
+				if charge != nil {
+					t.Fatal("two results for the charge call")
+				}
+				charge = &r
+			}
+		}
+		if charge == nil || !charge.IsError || !strings.Contains(string(charge.Output), "interrupted") ||
+			!strings.Contains(string(charge.Output), "may or may not have finished") {
+			t.Fatalf("charge result = %+v; want an error result saying the call was interrupted and may or may not have finished", charge)
+		}
+		if got := kinds(entries(t, s.st, conv.ID, false)); got != "user,tool_call,tool_call,tool_result,tool_result,assistant" {
+			t.Fatalf("log = %s; want both calls, both results and the reply", got)
+		}
+		if item := turnItem(t, s.st, conv.ID); item.State != store.WorkDone || item.Attempts != 2 {
+			t.Fatalf("turn item %s after %d attempts; want done on the second (the crash counts)", item.State, item.Attempts)
+		}
+	})
+}
+
+func TestSameInstanceRestartReclaimsAtOnce(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, workerID: "host-a"}
+		dying := s.start(t, "turns:\n  - text: never finished\n    delay: 1h\n")
+		conv, err := dying.svc.CreateConversation(context.Background(), "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dying.svc.PostMessage(context.Background(), conv.ID, "alice", "hi"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the turn to run", func() bool { return turnItem(t, s.st, conv.ID).State == store.WorkRunning })
+		dying.kill()
+
+		// The same instance comes back before its 30s lease could expire (the
+		// clock does not move): it takes its own lease back at once.
+		s.start(t, "turns:\n  - text: Back again.\n")
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
+		es := entries(t, s.st, conv.ID, false)
+		if len(es) != 2 || textOf(t, es[1]) != "Back again." {
+			t.Fatalf("log = %s; want the reply from the restarted instance", kinds(es))
+		}
+	})
+}
+
+func TestTurnWithALostLeaseWritesNothing(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		// The instance's worker handles only turns, and the item is held by
+		// others below, so it never claims it.
+		in := s.start(t, "turns:\n  - text: too late\n")
+		in.stop()
+		ctx := context.Background()
+		conv, err := in.svc.CreateConversation(ctx, "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.svc.PostMessage(ctx, conv.ID, "alice", "hi"); err != nil {
+			t.Fatal(err)
+		}
+		claim := func(worker string) *store.WorkItem {
+			items, err := s.st.WorkClaim(ctx, &store.WorkClaimParams{Worker: worker, Kinds: []string{core.WorkTurn}, Limit: 1, LeaseTTL: 30 * time.Second, Now: s.clock.Now()})
+			if err != nil || len(items) != 1 {
+				t.Fatalf("claim by %s = %d items, %v; want one", worker, len(items), err)
+			}
+			return items[0]
+		}
+		stale := claim("w1")
+		s.clock.Advance(31 * time.Second)
+		claim("w2") // w1 went quiet; w2 took over
+
+		err = in.svc.RunTurn(ctx, stale)
+		if !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("RunTurn under a lease taken over = %v; want store.ErrLeaseLost", err)
+		}
+		if got := kinds(entries(t, s.st, conv.ID, true)); got != "user" {
+			t.Fatalf("log = %s; want nothing written by the turn that lost its lease", got)
 		}
 	})
 }

@@ -46,9 +46,12 @@ type Options struct {
 	Hub      *Hub
 	Logger   *slog.Logger
 	Now      func() time.Time
-	// WorkerID names this process in leases; default host-pid-random.
+	// WorkerID names this instance in leases, and fences the turn's writes.
+	// Give it a value stable across restarts (the app uses
+	// SWITCHBOARD_INSTANCE_ID) so a restart takes its leases back at once;
+	// the default, host-pid-random, is new for every process.
 	WorkerID string
-	// LeaseTTL is how long a turn's lease lives between heartbeats (default 30s).
+	// LeaseTTL is how long a turn's lease lives between heartbeats (default 15s).
 	LeaseTTL time.Duration
 	// ApprovalTTL is how long a request to a person stays open (default 24h).
 	ApprovalTTL time.Duration
@@ -105,7 +108,7 @@ func (o *Options) defaults() {
 		o.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
 	}
 	if o.LeaseTTL == 0 {
-		o.LeaseTTL = 30 * time.Second
+		o.LeaseTTL = 15 * time.Second
 	}
 	if o.ApprovalTTL == 0 {
 		o.ApprovalTTL = 24 * time.Hour

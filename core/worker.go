@@ -15,8 +15,10 @@ import (
 
 // HandlerFunc runs one claimed work item. A nil error completes the item; an
 // error fails the attempt (retried with backoff until MaxAttempts). When the
-// context ends because the lease was lost, the handler must stop without
-// writing further.
+// context ends the handler returns promptly without writing further: the
+// lease was lost (the new holder goes on), or the worker is stopping (what
+// the handler committed stays, and the item is released to run again from
+// there).
 type HandlerFunc func(ctx context.Context, item *store.WorkItem) error
 
 // WorkerOptions configures a Worker.
@@ -28,7 +30,8 @@ type WorkerOptions struct {
 	// Concurrency is how many items run at once (default 8).
 	Concurrency int
 	// LeaseTTL is the lease on each item; heartbeats renew it every third of
-	// it (default 30s).
+	// it (default 15s). Another instance takes over a dead one's items after
+	// it; the same instance restarting takes them back at once.
 	LeaseTTL time.Duration
 	// PollInterval bounds the wait when a wake-up is lost (default 1s).
 	PollInterval time.Duration
@@ -55,15 +58,25 @@ func (o *WorkerOptions) validate() error {
 // Worker claims work items and runs their handlers. Any number of workers,
 // in any number of processes, may share one store: a claim hands each item
 // to exactly one of them, and a conversation runs one item at a time.
+//
+// WorkerID is the instance's stable name in leases: a worker that starts
+// under an id first takes back whatever a previous run under that id still
+// holds (it crashed), so a restarted instance does not wait out its own
+// leases. Two live processes must never share an id.
 type Worker struct {
 	opts  WorkerOptions
 	log   *slog.Logger
 	kinds []string
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{}
+	stopClaiming context.CancelFunc      // ends the claim loop
+	cancelWork   context.CancelCauseFunc // cuts off running handlers
+	done         chan struct{}           // closed once the loop and every handler returned
+	wake         chan struct{}
 }
+
+// errStopping is the cause of a handler's context ending because the worker
+// stops: its item is released, not failed.
+var errStopping = errors.New("worker stopping")
 
 // NewWorker validates opts.
 func NewWorker(opts WorkerOptions) (*Worker, error) {
@@ -71,7 +84,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 		opts.Concurrency = 8
 	}
 	if opts.LeaseTTL == 0 {
-		opts.LeaseTTL = 30 * time.Second
+		opts.LeaseTTL = 15 * time.Second
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second
@@ -92,32 +105,56 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	return w, nil
 }
 
-// Start runs the claim loop until Stop. Items in flight finish their
-// current step; an item cut off by Stop is reclaimed after its lease.
+// Start takes back the items a previous run under this WorkerID left
+// running, then runs the claim loop until Stop. Cancelling ctx is a hard
+// stop: running handlers are cut off at once and their items released.
 func (w *Worker) Start(ctx context.Context) error {
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	notes, err := w.opts.Store.Subscribe(ctx, store.TopicWork)
+	reclaimed, err := w.opts.Store.WorkReclaim(ctx, &store.WorkReclaimParams{Worker: w.opts.WorkerID, Now: w.opts.Now()})
 	if err != nil {
-		w.cancel()
+		return fmt.Errorf("reclaiming the work of this instance's previous run: %w", err)
+	}
+	if len(reclaimed) > 0 {
+		w.log.InfoContext(ctx, "took back work a previous run of this instance left running", "items", len(reclaimed))
+	}
+	workCtx, cancelWork := context.WithCancelCause(ctx)
+	loopCtx, stopClaiming := context.WithCancel(workCtx)
+	notes, err := w.opts.Store.Subscribe(loopCtx, store.TopicWork)
+	if err != nil {
+		stopClaiming()
+		cancelWork(nil)
 		return fmt.Errorf("subscribing to work wake-ups: %w", err)
 	}
+	w.stopClaiming, w.cancelWork, w.done = stopClaiming, cancelWork, make(chan struct{})
 	go func() {
 		for range notes {
 			w.Wake()
 		}
 	}()
-	go w.loop(ctx)
+	go w.loop(loopCtx, workCtx)
 	return nil
 }
 
-// Stop ends the loop and waits for running handlers.
-func (w *Worker) Stop() {
-	if w.cancel == nil {
-		return
+// Stop stops claiming at once and lets running handlers finish until ctx
+// ends; then it cuts them off. An item cut off keeps what its handler
+// committed and is released at once (available again, the attempt not
+// counted, its conversation's lease freed), so another worker or the next
+// start picks it up without waiting out the lease. Stop returns when every
+// handler has returned: nil when they all finished, ctx's error when some
+// were cut off.
+func (w *Worker) Stop(ctx context.Context) error {
+	if w.done == nil {
+		return nil
 	}
-	w.cancel()
+	w.stopClaiming()
+	select {
+	case <-w.done:
+		w.cancelWork(nil)
+		return nil
+	case <-ctx.Done():
+	}
+	w.cancelWork(errStopping)
 	<-w.done
+	return fmt.Errorf("stopping worker %s: running items cut off and released: %w", w.opts.WorkerID, context.Cause(ctx))
 }
 
 // Wake makes the loop claim now rather than at the next poll.
@@ -128,7 +165,9 @@ func (w *Worker) Wake() {
 	}
 }
 
-func (w *Worker) loop(ctx context.Context) {
+// loop claims while ctx lives; handlers run under workCtx, which outlives
+// ctx during a graceful stop.
+func (w *Worker) loop(ctx, workCtx context.Context) {
 	defer close(w.done)
 	var running sync.WaitGroup
 	defer running.Wait()
@@ -157,7 +196,7 @@ func (w *Worker) loop(ctx context.Context) {
 						default:
 						}
 					}()
-					w.run(ctx, it)
+					w.run(workCtx, it)
 				}()
 			}
 		}
@@ -211,8 +250,20 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 	err := w.opts.Handlers[item.Kind](itemCtx, item)
 	cancel(nil)
 	<-hbDone
-	if ctx.Err() != nil || errors.Is(context.Cause(itemCtx), store.ErrLeaseLost) {
-		// Shutdown or lost lease: leave the item to be reclaimed.
+	if errors.Is(context.Cause(itemCtx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost) {
+		// The new holder goes on; nothing more is ours to write.
+		return
+	}
+	if ctx.Err() != nil && err != nil {
+		// Cut off by a stop: what the handler committed stays, and the item
+		// goes back at once without counting as an attempt.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer rcancel()
+		if _, rerr := w.opts.Store.WorkRelease(rctx, &store.WorkLeaseParams{ID: item.ID, Worker: w.opts.WorkerID, Now: w.opts.Now()}); rerr != nil {
+			log.ErrorContext(ctx, "releasing work cut off by the stop; it is taken over after its lease", "error", redact.String(rerr.Error()))
+			return
+		}
+		log.InfoContext(ctx, "released work cut off by the stop")
 		return
 	}
 	// The outcome is written even if the handler's context ended, with a

@@ -89,17 +89,22 @@
 // # What happens on failure
 //
 //   - A worker dies mid-turn. Its heartbeats stop and both leases run out at
-//     expires_at. ConversationListExpiredLeases shows the conversation to the
-//     sweep, which moves the turn's partial entries out of the log with
-//     EntryDiscard (kept in the discarded table with the reason) and appends
-//     an error entry; the log then continues contiguously from the kept
-//     prefix, because LastSeq goes back with the discard. WorkClaim hands the
-//     item to another worker with attempts+1.
+//     expires_at; WorkClaim then hands the item to another worker with
+//     attempts+1. An instance that restarts under the same worker id does not
+//     wait: WorkReclaim hands back at once what its previous run held (the
+//     crashed attempt counts). The entries the dead attempt committed stay in
+//     the log, and tool_executions tells a call that was started (may or may
+//     not have finished) from one that never was. EntryDiscard remains for
+//     moving entries out of the log deliberately; recovery no longer uses it.
+//   - A worker stops gracefully. WorkRelease gives each item it cut off back
+//     at once, available with the attempt not counted, and frees the
+//     conversation's lease.
 //   - A worker stalls and comes back after its item was reclaimed. Its
-//     WorkHeartbeat, WorkComplete and WorkFail return ErrLeaseLost and change
-//     nothing; it must stop. The log does not check leases, so a write that
-//     slips through still cannot overwrite: it takes the next seq, or forks
-//     when it carried ExpectSeq.
+//     WorkHeartbeat, WorkComplete, WorkFail and WorkRelease return
+//     ErrLeaseLost and change nothing; it must stop. Appends and tool starts
+//     that carry LeaseOwner are fenced: they return ErrLeaseLost and write
+//     nothing. An unfenced write still cannot overwrite: it takes the next
+//     seq, or forks when it carried ExpectSeq.
 //   - An item keeps failing. Each WorkFail puts it back at RetryAt until
 //     attempts reach MaxAttempts (3 by default); then it is failed for good
 //     with its last error, for a person to look at.

@@ -316,7 +316,12 @@ type EntryAppendParams struct {
 	Author    string
 	Content   json.RawMessage
 	TurnID    *uuid.UUID
-	Now       time.Time
+	// LeaseOwner, when set, fences the append: it is refused with
+	// ErrLeaseLost unless LeaseOwner holds the conversation's lease, unexpired
+	// at Now. The check and the append are one statement or transaction, so a
+	// turn whose lease was taken over can never write after the new owner.
+	LeaseOwner string
+	Now        time.Time
 }
 
 // EntryAppendResult says where an append landed.
@@ -385,6 +390,12 @@ type WorkLeaseParams struct {
 	Now      time.Time
 }
 
+// WorkReclaimParams hands back what an instance's previous run held.
+type WorkReclaimParams struct {
+	Worker string // the instance id the previous run claimed under
+	Now    time.Time
+}
+
 // WorkFailParams records a failed attempt.
 type WorkFailParams struct {
 	ID     uuid.UUID
@@ -415,6 +426,53 @@ type WorkPruneParams struct {
 	FinishedBefore time.Time
 	// Limit bounds the rows deleted by one call; 0 means 1000.
 	Limit int
+}
+
+// ToolExecutionState is where a server tool call's run stands.
+type ToolExecutionState string
+
+const (
+	// ToolExecuting: the handler was started and has not been seen to end.
+	// Found on a call without a result, it means the process died (or the
+	// turn was cut off) while the tool ran: it may or may not have finished.
+	ToolExecuting ToolExecutionState = "executing"
+	// ToolFinished: the handler returned (its result follows in the log, or
+	// it paused for a person).
+	ToolFinished ToolExecutionState = "finished"
+)
+
+// ToolExecution is the durable marker of one tool call's run: written before
+// the handler starts, so that no call is ever started twice.
+type ToolExecution struct {
+	ConversationID uuid.UUID
+	CallID         string
+	State          ToolExecutionState
+	StartedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+// ToolExecutionStartParams marks a call as executing.
+type ToolExecutionStartParams struct {
+	ConversationID uuid.UUID
+	CallID         string
+	// LeaseOwner, when set, fences the start like EntryAppendParams.LeaseOwner:
+	// ErrLeaseLost unless LeaseOwner holds the conversation's live lease.
+	LeaseOwner string
+	Now        time.Time
+}
+
+// ToolExecutionStartResult is the call's marker and whether this call
+// created it. Started false means an earlier run already started the call.
+type ToolExecutionStartResult struct {
+	Execution *ToolExecution
+	Started   bool
+}
+
+// ToolExecutionFinishParams marks a started call as finished.
+type ToolExecutionFinishParams struct {
+	ConversationID uuid.UUID
+	CallID         string
+	Now            time.Time
 }
 
 // ConversationLeaseParams acts on a conversation's lease outside the queue.
@@ -530,9 +588,11 @@ type Notification struct {
 //     entry kind is ErrInvalid.
 //   - An unknown id is ErrNotFound, also for ConversationSetStatus,
 //     ConversationLeaseAcquire, BindingAdvance and WorkCancel.
-//   - WorkCancel on a finished item is ErrConflict; WorkComplete, WorkFail and
-//     WorkHeartbeat by a worker that no longer holds the item (or a second
-//     time) are ErrLeaseLost.
+//   - WorkCancel on a finished item is ErrConflict; WorkComplete, WorkFail,
+//     WorkRelease and WorkHeartbeat by a worker that no longer holds the item
+//     (or a second time) are ErrLeaseLost.
+//   - An append or tool execution start fenced by a LeaseOwner that does not
+//     hold the conversation's live lease is ErrLeaseLost and writes nothing.
 //   - A fork's ForkSeq equals the ExpectSeq that caused it.
 //   - A heartbeat sets HeartbeatAt; re-acquiring a conversation lease by its
 //     owner renews it.
@@ -583,6 +643,18 @@ type Queries interface {
 	// WorkFail records a failed attempt: back to available at RetryAt, or failed
 	// once attempts reach MaxAttempts. Releases the leases.
 	WorkFail(ctx context.Context, p *WorkFailParams) (*WorkItem, error)
+	// WorkRelease gives a running item back without counting the attempt:
+	// it is available again at Now with its attempt count lowered by one,
+	// and the item's and its conversation's leases are released. A graceful
+	// stop uses it for items it cut off. ErrLeaseLost when Worker does not
+	// hold the item.
+	WorkRelease(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
+	// WorkReclaim hands back at once every item still running under Worker
+	// (an instance restarting under the same id after a crash): each becomes
+	// available at Now, or failed when that claim was its last allowed
+	// attempt (the crashed attempt counts), and every conversation lease
+	// Worker holds is released. It returns the items it changed.
+	WorkReclaim(ctx context.Context, p *WorkReclaimParams) ([]*WorkItem, error)
 	// WorkCancel cancels an item that is not finished.
 	WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*WorkItem, error)
 	WorkGet(ctx context.Context, id uuid.UUID) (*WorkItem, error)
@@ -633,6 +705,16 @@ type Queries interface {
 	// ApprovalExpire marks pending approvals whose expiry is before now as
 	// expired and returns them.
 	ApprovalExpire(ctx context.Context, now time.Time, limit int) ([]*Approval, error)
+
+	// ToolExecutionStart records that a tool call is about to run, unless it
+	// was started before: then it returns the existing marker with Started
+	// false and changes nothing.
+	ToolExecutionStart(ctx context.Context, p *ToolExecutionStartParams) (*ToolExecutionStartResult, error)
+	// ToolExecutionFinish marks a started call finished; ErrNotFound when it
+	// was never started. Finishing twice is a no-op.
+	ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error)
+	// ToolExecutionGet returns a call's marker; ErrNotFound when never started.
+	ToolExecutionGet(ctx context.Context, conversationID uuid.UUID, callID string) (*ToolExecution, error)
 
 	AuditRecord(ctx context.Context, r *AuditRecord) error
 	AuditList(ctx context.Context, conversationID uuid.UUID) ([]*AuditRecord, error)

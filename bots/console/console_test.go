@@ -172,7 +172,7 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 	}
 	t.Cleanup(func() {
 		cancel()
-		w.Stop()
+		_ = w.Stop(context.Background())
 	})
 	return svc
 }

@@ -146,7 +146,7 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 	api, err := web.New(opts)
 	if err != nil {
 		cancel()
-		w.Stop()
+		_ = w.Stop(context.Background())
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -163,7 +163,7 @@ func (s *server) stop() {
 		s.http.CloseClientConnections()
 		s.http.Close()
 		s.cancel()
-		s.worker.Stop()
+		_ = s.worker.Stop(context.Background())
 	})
 }
 

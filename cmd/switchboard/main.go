@@ -99,13 +99,26 @@ func serve(ctx context.Context, cfg app.Config) error {
 	if err != nil {
 		return err
 	}
-	defer a.Stop()
-	if err := a.Start(ctx); err != nil {
+	// The parts run until Stop, not until the signal: SIGTERM or SIGINT
+	// starts a graceful stop, which lets running turns finish for up to
+	// SWITCHBOARD_SHUTDOWN_TIMEOUT and then releases what it cut off.
+	life := context.WithoutCancel(ctx)
+	if err := a.Start(life); err != nil {
+		stopApp(life, a, cfg.Logger)
 		return err
 	}
 	<-ctx.Done()
-	cfg.Logger.Info("shutting down")
+	cfg.Logger.Info("shutting down", "grace", a.ShutdownTimeout().String())
+	stopApp(life, a, cfg.Logger)
 	return nil
+}
+
+// stopApp stops the service; what could not stop cleanly (turns cut off at
+// the deadline, released for the next instance) is logged, not fatal.
+func stopApp(ctx context.Context, a *app.App, log *slog.Logger) {
+	if err := a.Stop(ctx); err != nil {
+		log.Warn("stopped with loose ends", "error", err.Error())
+	}
 }
 
 func migrate(ctx context.Context, cfg app.Config, stdout io.Writer) error {
@@ -147,8 +160,9 @@ func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader
 	if err != nil {
 		return err
 	}
-	defer a.Stop()
-	if err := a.Start(ctx); err != nil {
+	life := context.WithoutCancel(ctx)
+	defer stopApp(life, a, cfg.Logger)
+	if err := a.Start(life); err != nil {
 		return err
 	}
 	return console.Run(ctx, console.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout})

@@ -36,7 +36,9 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"migrate"}, map[string]string{"DATABASE_URL": "mysql://u:secret@h/db"}, "DATABASE_URL"},
 		{[]string{"serve", "-log-level", "loud"}, nil, "SWITCHBOARD_LOG_LEVEL"},
 		{[]string{"serve"}, map[string]string{"SWITCHBOARD_CONCURRENCY": "many"}, "SWITCHBOARD_CONCURRENCY"},
-		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LEASE_TTL": "100ms"}, "SWITCHBOARD_LEASE_TTL"},
+		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LEASE_TTL": "15"}, "SWITCHBOARD_LEASE_TTL"},
+		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LEASE_TTL": "500ms"}, "SWITCHBOARD_LEASE_TTL"},
+		{[]string{"serve"}, map[string]string{"SWITCHBOARD_SHUTDOWN_TIMEOUT": "soon"}, "SWITCHBOARD_SHUTDOWN_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer

@@ -5,6 +5,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +14,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,12 +39,24 @@ import (
 
 // Config is everything the service reads from flags and the environment.
 type Config struct {
-	Addr        string        // SWITCHBOARD_ADDR, default :8080
-	DatabaseURL string        // DATABASE_URL
-	ConfigPath  string        // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
-	APIToken    string        // SWITCHBOARD_API_TOKEN
-	Concurrency int           // SWITCHBOARD_CONCURRENCY, default 8
-	LeaseTTL    time.Duration // SWITCHBOARD_LEASE_TTL, default 30s
+	Addr        string // SWITCHBOARD_ADDR, default :8080
+	DatabaseURL string // DATABASE_URL
+	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
+	APIToken    string // SWITCHBOARD_API_TOKEN
+	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
+	// LeaseTTL is how long a turn's lease outlives its last heartbeat
+	// (SWITCHBOARD_LEASE_TTL, default 15s): another instance takes over a
+	// dead one's turns after it.
+	LeaseTTL time.Duration
+	// ShutdownTimeout is how long Stop lets running turns finish before it
+	// cuts them off and releases them (SWITCHBOARD_SHUTDOWN_TIMEOUT, default
+	// 10s), when the caller's context sets no earlier deadline.
+	ShutdownTimeout time.Duration
+	// InstanceID names this instance in leases (SWITCHBOARD_INSTANCE_ID). It
+	// must be stable across restarts of one instance, so a restart takes its
+	// own leases back at once, and unique among running instances. Default:
+	// the host name plus a hash of the database (see DefaultInstanceID).
+	InstanceID string
 	// ModelIdleTimeout fails a model stream that sends nothing for this
 	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
 	// default 60s).
@@ -103,13 +119,21 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.AllowedOrigins = origins
 	}
-	if v := getenv("SWITCHBOARD_LEASE_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			return c, fmt.Errorf("SWITCHBOARD_LEASE_TTL: %q must be a duration of at least 1s, e.g. 30s", v)
+	for _, d := range []struct {
+		name string
+		into *time.Duration
+	}{{"SWITCHBOARD_LEASE_TTL", &c.LeaseTTL}, {"SWITCHBOARD_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout}} {
+		v := getenv(d.name)
+		if v == "" {
+			continue
 		}
-		c.LeaseTTL = d
+		n, err := time.ParseDuration(v)
+		if err != nil || n < time.Second {
+			return c, fmt.Errorf("%s: %q must be a duration of at least 1s, such as 15s or 1m", d.name, v)
+		}
+		*d.into = n
 	}
+	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
 			c.ConfigPath = "switchboard.yaml"
@@ -126,7 +150,13 @@ func (c *Config) defaults() {
 		c.Concurrency = 8
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 30 * time.Second
+		c.LeaseTTL = 15 * time.Second
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+	if c.InstanceID == "" {
+		c.InstanceID = DefaultInstanceID(c.DatabaseURL)
 	}
 	if c.Env == nil {
 		c.Env = os.Getenv
@@ -162,6 +192,26 @@ func (c *Config) secrets(agents *agent.Config) []string {
 	return out
 }
 
+// DefaultInstanceID is the instance id when SWITCHBOARD_INSTANCE_ID is not
+// set: the host name plus a short hash of the database it serves (the
+// absolute file for SQLite), so that the same host restarting against the
+// same database is the same instance. Two processes on one host sharing one
+// database must each set SWITCHBOARD_INSTANCE_ID.
+func DefaultInstanceID(databaseURL string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "switchboard"
+	}
+	where := strings.TrimSpace(databaseURL)
+	if t, err := dial.Parse(databaseURL); err == nil && t.Driver == "sqlite" {
+		if abs, err := filepath.Abs(t.Path); err == nil {
+			where = "sqlite:" + abs
+		}
+	}
+	sum := sha256.Sum256([]byte(where))
+	return host + "-" + hex.EncodeToString(sum[:4])
+}
+
 // App is a wired service.
 type App struct {
 	cfg       Config
@@ -177,7 +227,7 @@ type App struct {
 
 	srv      *http.Server
 	listener net.Listener
-	stops    []func()
+	stops    []func(context.Context) error
 	mu       sync.Mutex
 }
 
@@ -236,6 +286,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
+		WorkerID:  cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// scheduler, built just below.
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
@@ -368,20 +419,22 @@ func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
 // Start runs the workers, the platforms and the HTTP server (when Addr is
 // not "-").
 func (a *App) Start(ctx context.Context) error {
-	if err := a.Worker.Start(ctx); err != nil {
-		return err
-	}
-	a.onStop(a.Worker.Stop)
-	if err := a.Scheduler.Start(ctx); err != nil {
-		return fmt.Errorf("starting scheduler: %w", err)
-	}
-	a.onStop(a.Scheduler.Stop)
+	// Stopped in reverse: the worker drains first, while the platforms can
+	// still deliver what its turns finish.
 	for _, ad := range a.Adapters {
 		if err := ad.Start(ctx); err != nil {
 			return fmt.Errorf("starting %s: %w", ad.Name(), err)
 		}
-		a.onStop(ad.Stop)
+		a.onStop(soft(ad.Stop))
 	}
+	if err := a.Scheduler.Start(ctx); err != nil {
+		return fmt.Errorf("starting scheduler: %w", err)
+	}
+	a.onStop(soft(a.Scheduler.Stop))
+	if err := a.Worker.Start(ctx); err != nil {
+		return err
+	}
+	a.onStop(a.Worker.Stop)
 	if a.cfg.Addr == "-" {
 		return nil
 	}
@@ -400,6 +453,12 @@ func (a *App) Start(ctx context.Context) error {
 	return nil
 }
 
+// ShutdownTimeout is how long Stop lets running turns finish.
+func (a *App) ShutdownTimeout() time.Duration { return a.cfg.ShutdownTimeout }
+
+// InstanceID is this instance's name in leases.
+func (a *App) InstanceID() string { return a.cfg.InstanceID }
+
 // Addr is the address the HTTP server listens on, once started.
 func (a *App) Addr() string {
 	if a.listener == nil {
@@ -408,27 +467,46 @@ func (a *App) Addr() string {
 	return a.listener.Addr().String()
 }
 
-func (a *App) onStop(f func()) {
+func (a *App) onStop(f func(context.Context) error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.stops = append(a.stops, f)
 }
 
-// Stop shuts everything down in reverse order and closes the store.
-func (a *App) Stop() {
+// soft adapts a part whose Stop takes no context.
+func soft(stop func()) func(context.Context) error {
+	return func(context.Context) error { stop(); return nil }
+}
+
+// Stop shuts everything down in reverse order and closes the store. Running
+// turns get until ctx's deadline, or ShutdownTimeout when that comes first,
+// to finish; then they are cut off, keeping what they committed, and their
+// leases released, so the next instance picks them up at once. The error
+// says what could not stop cleanly.
+func (a *App) Stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
 	if a.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = a.srv.Shutdown(ctx)
-		cancel()
+		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := a.srv.Shutdown(hctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the HTTP server: %w", err))
+		}
+		hcancel()
 	}
 	a.mu.Lock()
 	stops := a.stops
 	a.stops = nil
 	a.mu.Unlock()
 	for i := len(stops) - 1; i >= 0; i-- {
-		stops[i]()
+		if err := stops[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	_ = a.Store.Close()
+	if err := a.Store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the store: %w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // command runs a typed scheduling command for the person who typed it. A

@@ -202,7 +202,7 @@ func discordStart(tb testing.TB, db string, chunkDelay time.Duration) *discordEn
 	}
 	// Start's context is the service's lifetime, not a deadline.
 	if err := a.Start(context.Background()); err != nil {
-		a.Stop()
+		_ = a.Stop(context.Background())
 		tb.Fatalf("starting the service: %v", err)
 	}
 	tb.Cleanup(func() {
@@ -212,7 +212,7 @@ func discordStart(tb testing.TB, db string, chunkDelay time.Duration) *discordEn
 		fake.WaitGateway(tb, "a heartbeat on the live socket before stopping", func(st discordtest.GatewayStats) bool {
 			return !st.Connected || st.LiveHeartbeats >= 1
 		})
-		a.Stop()
+		_ = a.Stop(context.Background())
 	})
 	if st := fake.GatewayStats(); !st.Connected || st.Identifies != 1 {
 		tb.Fatalf("after Start the gateway stats are %+v; want one IDENTIFY and a live connection", st)

@@ -39,7 +39,7 @@ func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
 			if err != nil {
 				t.Fatalf("opening the service: %v", err)
 			}
-			t.Cleanup(a.Stop)
+			t.Cleanup(func() { _ = a.Stop(context.Background()) })
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 			req.RemoteAddr = "127.0.0.1:5555" // loopback is no exemption
 			if tc.header != "" {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -135,7 +136,7 @@ func TestSlackProviderErrorNeverShowsTheKey(t *testing.T) {
 					t.Fatalf("entry %s carries the key: %s", en.Kind, en.Content)
 				}
 			}
-			e.app.Stop()
+			_ = e.app.Stop(context.Background())
 			mu.Lock()
 			defer mu.Unlock()
 			if strings.Contains(logs.String(), key) {

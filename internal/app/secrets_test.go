@@ -57,7 +57,7 @@ func TestOpenRegistersSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	defer a.Stop()
+	defer func() { _ = a.Stop(context.Background()) }()
 	if got := redact.String("token " + token); strings.Contains(got, token) {
 		t.Errorf("after Open, redact.String(%q) = %q, want the configured API token redacted", "token "+token, got)
 	}

@@ -131,10 +131,10 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 	}
 	// Start's context is the service's lifetime, not a deadline.
 	if err := a.Start(context.Background()); err != nil {
-		a.Stop()
+		_ = a.Stop(context.Background())
 		tb.Fatalf("starting the service: %v", err)
 	}
-	tb.Cleanup(a.Stop)
+	tb.Cleanup(func() { _ = a.Stop(context.Background()) })
 	if err := srv.WaitConnections(1, waitLong); err != nil {
 		tb.Fatalf("the service did not open Socket Mode: %v", err)
 	}

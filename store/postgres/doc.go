@@ -88,11 +88,13 @@
 // A worker crashes mid-turn: its heartbeats stop, and the item's and the
 // conversation's leases expire together. ConversationListExpiredLeases finds
 // the conversation for the sweep that fails the dead turn cleanly; any
-// WorkClaim after the expiry may also take the item again (attempts + 1). The
-// entries the turn committed stay in the log; EntryDiscard moves a partial
-// tail out (into discarded_entries) and rewinds last_seq, so the retry
-// continues the log without a hole. The crashed worker, if it comes back,
-// gets ErrLeaseLost on its next heartbeat, complete or fail, and must stop.
+// WorkClaim after the expiry may also take the item again (attempts + 1), and
+// WorkReclaim lets the same instance take it back at once when it restarts.
+// The entries the turn committed stay in the log. The crashed worker, if it
+// comes back, gets ErrLeaseLost on its next heartbeat, complete, fail or
+// release, and on every append or tool start fenced by its LeaseOwner (the
+// fence is checked on the conversation row the statement locks, so a
+// takeover that committed first always wins), and must stop.
 // An item that keeps killing its worker is failed for good once its lease
 // expires on the last allowed attempt.
 //

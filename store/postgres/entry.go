@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -23,7 +24,10 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 
 	if p.Kind == store.EntryError {
 		row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendError"),
-			id, p.ConversationID, p.Author, content, p.TurnID, now)
+			id, p.ConversationID, p.Author, content, p.TurnID, now, p.LeaseOwner)
+		if errors.Is(err, pgxNoRows) && p.LeaseOwner != "" {
+			return nil, q.fenceErr(ctx, p.ConversationID, p.LeaseOwner, "appending error entry to %s", p.ConversationID)
+		}
 		if err != nil {
 			return nil, wrap(err, "appending error entry to %s", p.ConversationID)
 		}
@@ -38,7 +42,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 
 	// Fast path, one statement: the next seq, or ExpectSeq when it is next.
 	row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendNext"),
-		id, p.ConversationID, p.ExpectSeq, string(p.Kind), p.Author, content, p.TurnID, now)
+		id, p.ConversationID, p.ExpectSeq, string(p.Kind), p.Author, content, p.TurnID, now, p.LeaseOwner)
 	if err == nil {
 		q.notify(note{topic: store.TopicEntries, payload: p.ConversationID.String()})
 		return &store.EntryAppendResult{Entry: row.domain(), ConversationID: p.ConversationID}, nil
@@ -51,10 +55,17 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	// conversation's row lock, so the answer cannot change underneath.
 	var res *store.EntryAppendResult
 	err = q.atomic(ctx, func(q *queries) error {
-		var lastSeq int64
-		err := q.scan(ctx, sqlq.Get("EntryLockConversation"), []any{p.ConversationID}, &lastSeq)
+		var (
+			lastSeq      int64
+			leaseOwner   string
+			leaseExpires *time.Time
+		)
+		err := q.scan(ctx, sqlq.Get("EntryLockConversation"), []any{p.ConversationID}, &lastSeq, &leaseOwner, &leaseExpires)
 		if err != nil {
 			return wrap(err, "appending entry to %s", p.ConversationID)
+		}
+		if p.LeaseOwner != "" && (leaseOwner != p.LeaseOwner || leaseExpires == nil || !leaseExpires.After(now)) {
+			return fmt.Errorf("appending entry to %s: %w: the lease is held by %q, not %q", p.ConversationID, store.ErrLeaseLost, leaseOwner, p.LeaseOwner)
 		}
 		expect := lastSeq + 1
 		if p.ExpectSeq != nil {
@@ -64,7 +75,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		case expect == lastSeq+1:
 			// Another append ended between our two statements; it is next now.
 			row, err := one[entryRow](ctx, q, sqlq.Get("EntryAppendNext"),
-				id, p.ConversationID, expect, string(p.Kind), p.Author, content, p.TurnID, now)
+				id, p.ConversationID, expect, string(p.Kind), p.Author, content, p.TurnID, now, p.LeaseOwner)
 			if err != nil {
 				return wrap(err, "appending entry to %s", p.ConversationID)
 			}
@@ -152,4 +163,17 @@ func (q *queries) EntryListDiscarded(ctx context.Context, conversationID uuid.UU
 		out[i] = &store.DiscardedEntry{Entry: *r.entryRow.domain(), Reason: r.Reason, DiscardedAt: r.DiscardedAt.UTC()}
 	}
 	return out, nil
+}
+
+// fenceErr explains why a write fenced by owner matched no conversation row:
+// the conversation is missing, or owner does not hold its live lease.
+func (q *queries) fenceErr(ctx context.Context, convID uuid.UUID, owner, format string, args ...any) error {
+	ok, err := q.exists(ctx, "ConversationExists", convID)
+	if err != nil {
+		return wrap(err, format, args...)
+	}
+	if !ok {
+		return fmt.Errorf(format+": %w", append(args, store.ErrNotFound)...)
+	}
+	return fmt.Errorf(format+": %w: %q does not hold the conversation's lease", append(args, store.ErrLeaseLost, owner)...)
 }

@@ -134,6 +134,37 @@ func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store
 	return row.domain(), nil
 }
 
+func (q *queries) WorkRelease(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	if p.Worker == "" {
+		return nil, fmt.Errorf("releasing work %s: %w: empty Worker", p.ID, store.ErrInvalid)
+	}
+	row, err := one[workRow](ctx, q, sqlq.Get("WorkRelease"), p.ID, p.Worker, q.now(p.Now))
+	if err != nil {
+		return nil, q.leaseErr(ctx, err, p.ID, "releasing work %s", p.ID)
+	}
+	// The item itself is claimable again, before any other of its conversation.
+	q.notify(note{topic: store.TopicWork, payload: row.Kind})
+	return row.domain(), nil
+}
+
+func (q *queries) WorkReclaim(ctx context.Context, p *store.WorkReclaimParams) ([]*store.WorkItem, error) {
+	if p.Worker == "" {
+		return nil, fmt.Errorf("reclaiming work: %w: empty Worker", store.ErrInvalid)
+	}
+	rows, err := all[workRow](ctx, q, sqlq.Get("WorkReclaim"), p.Worker, q.now(p.Now))
+	if err != nil {
+		return nil, wrap(err, "reclaiming the work of %s", p.Worker)
+	}
+	out := make([]*store.WorkItem, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+		if r.State == string(store.WorkAvailable) {
+			q.notify(note{topic: store.TopicWork, payload: r.Kind})
+		}
+	}
+	return out, nil
+}
+
 func (q *queries) WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*store.WorkItem, error) {
 	row, err := one[workNextRow](ctx, q, sqlq.Get("WorkCancel"), id, q.now(now))
 	if errors.Is(err, pgxNoRows) {

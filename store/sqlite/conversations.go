@@ -207,3 +207,18 @@ func (q *queries) mustExist(ctx context.Context, id uuid.UUID) error {
 	}
 	return nil
 }
+
+// fence refuses a write by owner unless owner holds the conversation's lease,
+// unexpired at now. Callers run it in the writing transaction, on the single
+// writer, so the lease cannot change before their write.
+func (q *queries) fence(ctx context.Context, id uuid.UUID, owner string, now time.Time) error {
+	n, err := count(ctx, q.db, "ConversationLeaseHeldBy",
+		sql.Named("id", id.String()), sql.Named("owner", owner), sql.Named("now", micros(now)))
+	if err != nil || n > 0 {
+		return err
+	}
+	if err := q.mustExist(ctx, id); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %q does not hold the lease of conversation %s", store.ErrLeaseLost, owner, id)
+}

@@ -30,6 +30,11 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	now := q.now(p.Now)
 	var res *store.EntryAppendResult
 	err = q.atomic(ctx, func() error {
+		if p.LeaseOwner != "" {
+			if err := q.fence(ctx, p.ConversationID, p.LeaseOwner, now); err != nil {
+				return err
+			}
+		}
 		e := &store.Entry{
 			ID:             newID(),
 			ConversationID: p.ConversationID,

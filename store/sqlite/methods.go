@@ -206,3 +206,23 @@ func (s *Store) UsageRecord(ctx context.Context, u *store.Usage) error {
 func (s *Store) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*store.Usage, error) {
 	return s.reader().UsageList(ctx, conversationID)
 }
+
+func (s *Store) WorkRelease(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	return write(ctx, s, false, func(q *queries) (*store.WorkItem, error) { return q.WorkRelease(ctx, p) })
+}
+
+func (s *Store) WorkReclaim(ctx context.Context, p *store.WorkReclaimParams) ([]*store.WorkItem, error) {
+	return write(ctx, s, false, func(q *queries) ([]*store.WorkItem, error) { return q.WorkReclaim(ctx, p) })
+}
+
+func (s *Store) ToolExecutionStart(ctx context.Context, p *store.ToolExecutionStartParams) (*store.ToolExecutionStartResult, error) {
+	return write(ctx, s, false, func(q *queries) (*store.ToolExecutionStartResult, error) { return q.ToolExecutionStart(ctx, p) })
+}
+
+func (s *Store) ToolExecutionFinish(ctx context.Context, p *store.ToolExecutionFinishParams) (*store.ToolExecution, error) {
+	return write(ctx, s, false, func(q *queries) (*store.ToolExecution, error) { return q.ToolExecutionFinish(ctx, p) })
+}
+
+func (s *Store) ToolExecutionGet(ctx context.Context, conversationID uuid.UUID, callID string) (*store.ToolExecution, error) {
+	return s.reader().ToolExecutionGet(ctx, conversationID, callID)
+}

@@ -276,6 +276,64 @@ func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store
 	return item, nil
 }
 
+func (q *queries) WorkRelease(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
+	if err := validateWorkLease(p, false); err != nil {
+		return nil, fmt.Errorf("releasing work: %w", err)
+	}
+	now := q.now(p.Now)
+	var item *store.WorkItem
+	err := q.atomic(ctx, func() error {
+		var err error
+		item, err = queryOne(ctx, q.db, "WorkRelease", scanWork,
+			sql.Named("id", p.ID.String()),
+			sql.Named("worker", p.Worker),
+			sql.Named("now", micros(now)))
+		if errors.Is(err, store.ErrNotFound) {
+			return q.leaseLostOrMissing(ctx, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		// The item itself is claimable again, before any other of its conversation.
+		q.notify(store.TopicWork, item.Kind)
+		if item.ConversationID == nil {
+			return nil
+		}
+		_, err = q.releaseConversationLease(ctx, *item.ConversationID, p.Worker, now)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("releasing work %s for %s: %w", p.ID, p.Worker, err)
+	}
+	return item, nil
+}
+
+func (q *queries) WorkReclaim(ctx context.Context, p *store.WorkReclaimParams) ([]*store.WorkItem, error) {
+	if p == nil || p.Worker == "" {
+		return nil, fmt.Errorf("reclaiming work: %w", invalid("Worker is empty"))
+	}
+	now := sql.Named("now", micros(q.now(p.Now)))
+	var items []*store.WorkItem
+	err := q.atomic(ctx, func() error {
+		var err error
+		items, err = queryList(ctx, q.db, "WorkReclaim", scanWork, sql.Named("worker", p.Worker), now)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.State == store.WorkAvailable {
+				q.notify(store.TopicWork, it.Kind)
+			}
+		}
+		_, err = exec(ctx, q.db, "ConversationLeaseReleaseOwner", sql.Named("owner", p.Worker), now)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reclaiming the work of %s: %w", p.Worker, err)
+	}
+	return items, nil
+}
+
 func (q *queries) WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*store.WorkItem, error) {
 	t := q.now(now)
 	var item *store.WorkItem

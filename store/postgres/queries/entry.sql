@@ -5,14 +5,18 @@
 -- The hot path, one statement: take the next seq under the conversation's
 -- row lock and insert the entry there. Concurrent appenders queue on the row
 -- lock and each re-reads last_seq once it is theirs, so seq has no gaps and no
--- duplicates. With $3 set the append only happens when $3 is the next seq; no
--- row back means the conversation is missing or $3 is not next.
+-- duplicates. With $3 set the append only happens when $3 is the next seq;
+-- with $9 set only while $9 holds the conversation's live lease (checked on
+-- the row version the lock gives us, so a takeover that committed first
+-- wins). No row back means the conversation is missing, $3 is not next, or
+-- the lease is not $9's.
 -- $1 entry id, $2 conversation_id, $3 expect_seq (NULL: next), $4 kind,
--- $5 author, $6 content, $7 turn_id, $8 now.
+-- $5 author, $6 content, $7 turn_id, $8 now, $9 lease_owner ('': unfenced).
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = $8
     WHERE id = $2 AND ($3::bigint IS NULL OR last_seq + 1 = $3::bigint)
+      AND ($9::text = '' OR (lease_owner = $9::text AND lease_expires_at > $8))
     RETURNING id, last_seq
 )
 INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
@@ -23,19 +27,25 @@ RETURNING id, conversation_id, seq, after_seq, kind, author, content, turn_id,
           created_at;
 
 -- name: EntryAppendError
--- An error entry: no seq, placed after the current end of the log.
--- $1 entry id, $2 conversation_id, $3 author, $4 content, $5 turn_id, $6 now.
+-- An error entry: no seq, placed after the current end of the log. Fenced by
+-- $7 like EntryAppendNext; FOR SHARE waits for a takeover in flight and
+-- re-checks the lease on the row it committed.
+-- $1 entry id, $2 conversation_id, $3 author, $4 content, $5 turn_id, $6 now,
+-- $7 lease_owner ('': unfenced).
 INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT $1, c.id, NULL, c.last_seq, 'error', $3, $4, $5, $6
 FROM conversations c
 WHERE c.id = $2
+  AND ($7::text = '' OR (c.lease_owner = $7::text AND c.lease_expires_at > $6))
+FOR SHARE
 RETURNING id, conversation_id, seq, after_seq, kind, author, content, turn_id,
           created_at;
 
 -- name: EntryLockConversation
--- Serialises a slow-path append (ExpectSeq taken) with every other append.
-SELECT last_seq FROM conversations WHERE id = $1 FOR UPDATE;
+-- Serialises a slow-path append (ExpectSeq taken) with every other append,
+-- and reads the lease the append may be fenced by.
+SELECT last_seq, lease_owner, lease_expires_at FROM conversations WHERE id = $1 FOR UPDATE;
 
 -- name: EntryFork
 -- Called with the parent locked (EntryLockConversation) and $4 <= its

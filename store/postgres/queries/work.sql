@@ -246,6 +246,65 @@ SELECT item.*,
         LIMIT 1) AS next_kind
 FROM item;
 
+-- name: WorkRelease
+-- A graceful stop gives back an item it cut off: available again, the
+-- attempt not counted, run_at kept (it keeps its place in claim order), and
+-- the leases released like WorkComplete.
+-- $1 id, $2 worker, $3 now.
+WITH item AS (
+    UPDATE work_items
+    SET state = 'available',
+        attempts = GREATEST(attempts - 1, 0),
+        claimed_by = '',
+        lease_expires_at = NULL,
+        updated_at = $3
+    WHERE id = $1 AND state = 'running' AND claimed_by = $2
+    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
+              max_attempts, unique_key, state, claimed_by, lease_expires_at,
+              last_error, created_at, updated_at, finished_at
+), conv AS (
+    UPDATE conversations c
+    SET lease_owner = '',
+        lease_expires_at = NULL,
+        heartbeat_at = NULL,
+        lease_work_id = NULL,
+        status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
+        updated_at = $3
+    FROM item
+    WHERE c.id = item.conversation_id AND c.lease_owner = $2
+)
+SELECT * FROM item;
+
+-- name: WorkReclaim
+-- An instance restarting under the same id hands back what its previous run
+-- held, without waiting for the leases to expire. The crashed attempt
+-- counts: an item on its last attempt is failed, as WorkClaim fails an
+-- expired one. Every conversation lease the id holds is released.
+-- $1 worker, $2 now.
+WITH items AS (
+    UPDATE work_items
+    SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' END,
+        claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by ELSE '' END,
+        finished_at = CASE WHEN attempts >= max_attempts THEN $2::timestamptz END,
+        last_error = 'the instance restarted during this attempt',
+        lease_expires_at = NULL,
+        updated_at = $2
+    WHERE state = 'running' AND claimed_by = $1
+    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
+              max_attempts, unique_key, state, claimed_by, lease_expires_at,
+              last_error, created_at, updated_at, finished_at
+), convs AS (
+    UPDATE conversations c
+    SET lease_owner = '',
+        lease_expires_at = NULL,
+        heartbeat_at = NULL,
+        lease_work_id = NULL,
+        status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
+        updated_at = $2
+    WHERE c.lease_owner = $1
+)
+SELECT * FROM items;
+
 -- name: WorkCancel
 -- $1 id, $2 now. A running item's conversation lease is released with it.
 WITH item AS (

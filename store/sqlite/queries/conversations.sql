@@ -95,6 +95,23 @@ SET lease_owner = '',
     updated_at = :now
 WHERE id = :id AND lease_owner = :owner AND lease_owner <> '';
 
+-- name: ConversationLeaseReleaseOwner
+-- Releases every conversation lease :owner holds (an instance restarting
+-- under the same id held nothing that is still alive).
+UPDATE conversations
+SET lease_owner = '',
+    lease_expires_at = NULL,
+    heartbeat_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'idle' ELSE status END,
+    updated_at = :now
+WHERE lease_owner = :owner AND lease_owner <> '';
+
+-- name: ConversationLeaseHeldBy
+-- 1 when :owner holds the conversation's lease, unexpired at :now: the fence
+-- of an append or a tool start, read in the writing transaction.
+SELECT COUNT(*) FROM conversations
+WHERE id = :id AND lease_owner = :owner AND lease_expires_at > :now;
+
 -- name: ConversationListExpiredLeases
 SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title,
     provider, model, thinking, status, metadata, lease_owner, lease_expires_at,

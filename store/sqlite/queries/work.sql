@@ -167,6 +167,38 @@ RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority,
     attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at,
     last_error, created_at, updated_at, finished_at;
 
+-- name: WorkRelease
+-- A graceful stop gives back an item it cut off: available again, the
+-- attempt not counted, run_at kept (it keeps its place in claim order). The
+-- driver then releases the conversation's lease.
+UPDATE work
+SET state = 'available',
+    attempts = MAX(attempts - 1, 0),
+    claimed_by = '',
+    lease_expires_at = NULL,
+    updated_at = :now
+WHERE id = :id AND state = 'running' AND claimed_by = :worker
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority,
+    attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at,
+    last_error, created_at, updated_at, finished_at;
+
+-- name: WorkReclaim
+-- An instance restarting under the same id hands back what its previous run
+-- held, without waiting for the leases to expire. The crashed attempt
+-- counts: an item on its last attempt is failed, as a claim fails an expired
+-- one. The driver then releases every conversation lease the id holds.
+UPDATE work
+SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' END,
+    claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by ELSE '' END,
+    finished_at = CASE WHEN attempts >= max_attempts THEN :now ELSE NULL END,
+    last_error = 'the instance restarted during this attempt',
+    lease_expires_at = NULL,
+    updated_at = :now
+WHERE state = 'running' AND claimed_by = :worker
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority,
+    attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at,
+    last_error, created_at, updated_at, finished_at;
+
 -- name: WorkCancel
 UPDATE work
 SET state = 'cancelled', lease_expires_at = NULL, finished_at = :now, updated_at = :now
