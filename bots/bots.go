@@ -128,6 +128,14 @@ type StreamResumer interface {
 	ResumeStream(ctx context.Context, to Target, refs []MessageRef, id *Identity) (Stream, error)
 }
 
+// StreamFinder finds the messages of a live stream whose ids were never
+// recorded (the process died between the platform creating the message and
+// the delivery recording it): the bot's messages in the target's thread,
+// made since the stream was about to start, that are not tagged posts.
+type StreamFinder interface {
+	FindStream(ctx context.Context, to Target, since time.Time) ([]MessageRef, error)
+}
+
 // Finder looks for the messages a post with an idempotency key made since a
 // time, for a platform whose posts are not idempotent by themselves (Slack).
 // It returns no refs, and no error, when the post never arrived.

@@ -276,6 +276,15 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 		return nil, fmt.Errorf("reading the live stream of %s: %w", b.b.Platform, err)
 	}
 	refs := decodeRefs(rec.MessageIDs)
+	if len(refs) == 0 {
+		// The stream was about to start when its process died: whether the
+		// platform made its message is not known. Look for it.
+		if f, ok := b.ad.(bots.StreamFinder); ok {
+			if refs, err = f.FindStream(ctx, b.to, rec.UpdatedAt); err != nil {
+				return nil, fmt.Errorf("looking for a live stream on %s: %w", b.b.Platform, err)
+			}
+		}
+	}
 	r, ok := b.ad.(bots.StreamResumer)
 	if !ok || len(refs) == 0 {
 		// Nothing to take over here: forget it.

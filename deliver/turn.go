@@ -211,7 +211,13 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 		ls.failed = true
 		return nil
 	}
-	ls.stream = s
+	// The intent, before the platform makes a message: a process that dies
+	// in between leaves a record that says to look for one.
+	turn := t.turnID
+	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
+		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+	}
+	ls.stream, ls.saved = s, []string{}
 	return ls
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -32,12 +32,65 @@ func (a *Adapter) FindPosted(ctx context.Context, to bots.Target, key string, si
 	if key == "" {
 		return nil, nil
 	}
+	// A minute of slack for clocks that disagree: a tagged post cannot be
+	// mistaken for another.
+	channel, msgs, err := a.recent(ctx, to, since.Add(-time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("looking for slack post %s: %w", key, err)
+	}
+	type found struct {
+		part int
+		ts   string
+	}
+	var hits []found
+	for _, m := range msgs {
+		if m.Metadata.EventType != MetadataEventType || m.Metadata.EventPayload["key"] != key {
+			continue
+		}
+		part, _ := m.Metadata.EventPayload["part"].(float64)
+		hits = append(hits, found{int(part), m.Timestamp})
+	}
+	slices.SortFunc(hits, func(x, y found) int { return x.part - y.part })
+	refs := make([]bots.MessageRef, 0, len(hits))
+	for _, h := range hits {
+		refs = append(refs, bots.MessageRef{Channel: channel, ID: h.ts})
+	}
+	return refs, nil
+}
+
+// streamClockSlack is how far Slack's clock may lag ours when FindStream
+// compares a message's ts with the time the stream was about to start.
+const streamClockSlack = time.Second
+
+// FindStream implements bots.StreamFinder: the bot's untagged messages
+// (streams carry no metadata) in the target's thread since the stream was
+// about to start, oldest first. The conversation runs one turn at a time,
+// so nothing else of the bot's is written there meanwhile.
+func (a *Adapter) FindStream(ctx context.Context, to bots.Target, since time.Time) ([]bots.MessageRef, error) {
+	channel, msgs, err := a.recent(ctx, to, since.Add(-streamClockSlack))
+	if err != nil {
+		return nil, fmt.Errorf("looking for a slack stream: %w", err)
+	}
+	var refs []bots.MessageRef
+	for _, m := range msgs {
+		if !a.mine(m) || m.Metadata.EventType == MetadataEventType || m.Timestamp == to.Thread {
+			continue
+		}
+		refs = append(refs, bots.MessageRef{Channel: channel, ID: m.Timestamp})
+	}
+	slices.SortFunc(refs, func(x, y bots.MessageRef) int { return strings.Compare(x.ID, y.ID) })
+	return refs, nil
+}
+
+// recent reads the newest messages of the target's thread (or channel)
+// posted since a time: one page of at most findLimit, with their metadata,
+// through the same rate limit handling as every call.
+func (a *Adapter) recent(ctx context.Context, to bots.Target, since time.Time) (string, []slack.Message, error) {
 	channel, err := a.channelFor(ctx, to)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	// A minute of slack for clocks that disagree.
-	oldest := strconv.FormatInt(since.Add(-time.Minute).Unix(), 10) + ".000000"
+	oldest := fmt.Sprintf("%d.%06d", since.Unix(), since.Nanosecond()/1000)
 	var msgs []slack.Message
 	if to.Thread != "" {
 		err = a.retry(ctx, "conversations.replies", func(ctx context.Context) error {
@@ -59,24 +112,13 @@ func (a *Adapter) FindPosted(ctx context.Context, to bots.Target, key string, si
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("looking for slack post %s in %s: %w", key, channel, err)
+		return "", nil, fmt.Errorf("reading %s: %w", channel, err)
 	}
-	type found struct {
-		part int
-		ts   string
-	}
-	var hits []found
-	for _, m := range msgs {
-		if m.Metadata.EventType != MetadataEventType || m.Metadata.EventPayload["key"] != key {
-			continue
-		}
-		part, _ := m.Metadata.EventPayload["part"].(float64)
-		hits = append(hits, found{int(part), m.Timestamp})
-	}
-	slices.SortFunc(hits, func(x, y found) int { return x.part - y.part })
-	refs := make([]bots.MessageRef, 0, len(hits))
-	for _, h := range hits {
-		refs = append(refs, bots.MessageRef{Channel: channel, ID: h.ts})
-	}
-	return refs, nil
+	return channel, msgs, nil
+}
+
+// mine reports whether the bot posted m.
+func (a *Adapter) mine(m slack.Message) bool {
+	me := a.me.Load()
+	return me != nil && (m.User == me.UserID || (m.BotID != "" && m.BotID == me.BotID))
 }

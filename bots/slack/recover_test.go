@@ -88,3 +88,21 @@ func TestResumeStreamClosesAndReplaces(t *testing.T) {
 	require.False(t, msg.Streaming)
 	require.Equal(t, "the whole reply", msg.Text)
 }
+
+// A stream whose ts was never recorded is found among the bot's untagged
+// messages in the thread since it was about to start; tagged posts and the
+// thread's parent are not taken for it.
+func TestFindStreamSince(t *testing.T) {
+	env := newEnv(t, nil)
+	ctx := context.Background()
+	to := bots.Target{Channel: "C1", Thread: "1700000000.000001", UserID: "U1", Workspace: "T0FAKE"}
+	_, err := env.a.Post(ctx, to, &bots.Message{Text: "an earlier reply", Key: "e0"})
+	require.NoError(t, err)
+	since := time.Now()
+	st, err := env.a.StartStream(ctx, to, nil)
+	require.NoError(t, err)
+	require.NoError(t, st.Append(ctx, "half"))
+	found, err := env.a.FindStream(ctx, to, since)
+	require.NoError(t, err)
+	require.Equal(t, st.Refs(), found)
+}
