@@ -559,12 +559,20 @@ func cutLine(line string, room, minHead int) (head, tail string) {
 	if byteAt >= len(line) {
 		return line, ""
 	}
-	if lastSpace > 0 {
+	// A cut must not make a fence of text ("x ```" would open a block).
+	if lastSpace > 0 && !isFenceLine(line[:lastSpace]) && !isFenceLine(line[lastSpace+1:]) {
 		return line[:lastSpace], line[lastSpace+1:]
 	}
 	// A hard cut must not split an &amp; entity.
 	if amp := strings.LastIndexByte(line[:byteAt], '&'); amp >= 0 && byteAt-amp < 5 && !strings.Contains(line[amp:byteAt], ";") && amp > 0 {
 		byteAt = amp
+	}
+	for isFenceLine(line[:byteAt]) || isFenceLine(line[byteAt:]) {
+		_, size := utf8.DecodeLastRuneInString(line[:byteAt])
+		if byteAt <= size {
+			break
+		}
+		byteAt -= size
 	}
 	return line[:byteAt], line[byteAt:]
 }
