@@ -109,9 +109,15 @@ func (a *Adapter) normalise(me *self, cb *callback, ev *innerEvent) (*core.Inbou
 	}
 	mention := "<@" + me.UserID
 	mentioned := strings.Contains(ev.Text, mention+">") || strings.Contains(ev.Text, mention+"|")
+	// A signed event without an event_id is still deduped: by the message
+	// itself, which a redelivery repeats.
+	eventID := cb.EventID
+	if eventID == "" {
+		eventID = "msg:" + ev.Channel + ":" + ev.TS
+	}
 	in := &core.Inbound{
 		Platform:  PlatformName,
-		EventID:   cb.EventID,
+		EventID:   eventID,
 		Workspace: cb.TeamID,
 		Channel:   ev.Channel,
 		MessageID: ev.TS,

@@ -176,3 +176,17 @@ func TestSlackModelTextCannotBroadcast(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A signed event that carries no event_id is deduped by the message it
+// delivers: sent twice, it is answered once.
+func TestSlackEventWithoutIDIsAnsweredOnce(t *testing.T) {
+	e := startSlack(t, sqliteDatabase(t), envOptions{})
+	ev := mention("C0NOID", "1700000600.000001", "", alice, "hello without an id")
+	for range 2 {
+		e.mustPost(newEvent("", ev))
+	}
+	e.waitIdle()
+	if msgs := e.botMessages("C0NOID"); len(msgs) != 1 {
+		t.Fatalf("%d bot messages, want exactly 1", len(msgs))
+	}
+}
