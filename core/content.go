@@ -110,8 +110,10 @@ type TurnPayload struct {
 const (
 	// WorkTurn runs a turn (Service.RunTurn).
 	WorkTurn = "turn"
-	// WorkDeliver delivers a conversation's undelivered entries outside a
-	// turn; the platforms' router handles it (bots.Router.HandleDeliver).
+	// WorkDeliver delivers a conversation's undelivered entries. Every commit
+	// of an entry people see carries one; it runs after the turn that wrote
+	// it lets the lease go and finishes what that turn could not deliver
+	// (deliver.Deliverer.HandleDeliver).
 	WorkDeliver = "deliver"
 )
 

@@ -16,6 +16,15 @@
 // pending, a call must wait for a person or a client, or the step budget is
 // spent.
 //
+// Deliver: the turn holds a TurnDelivery (Options.Deliverer, implemented by
+// package deliver) when its conversation is bound to a platform. Deltas,
+// statuses and retry resets go to it without waiting; each commit that
+// appends an entry people see (Visible) also enqueues a WorkDeliver item, in
+// the same transaction, and is then flushed to the platforms at once, under
+// the turn's lease. The item runs after the turn and delivers what the turn
+// could not (a platform error, a crash). A retried attempt first delivers
+// what the dead one committed and takes over the live message it left.
+//
 // # Conversation states
 //
 //	          Submit / PostMessage / Act
