@@ -128,6 +128,15 @@ type StreamResumer interface {
 	ResumeStream(ctx context.Context, to Target, refs []MessageRef, id *Identity) (Stream, error)
 }
 
+// StreamKeyer is a Stream whose messages can be made idempotent: given the
+// same key, a stream started again (by a process that took over a dead
+// one's stream before its first message was recorded) gets the messages
+// the dead one made back instead of new ones (Discord: nonces with
+// enforce_nonce).
+type StreamKeyer interface {
+	SetKey(key string)
+}
+
 // StreamFinder finds the messages of a live stream whose ids were never
 // recorded (the process died between the platform creating the message and
 // the delivery recording it): the bot's messages in the target's thread,

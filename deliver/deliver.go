@@ -154,10 +154,21 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
+	// A turn still to run takes a dead attempt's live stream over; only
+	// when none is left is an orphaned stream closed here.
+	turns, err := d.st.WorkList(ctx, &store.WorkListParams{
+		Kind: core.WorkTurn, ConversationID: &convID, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
+	})
+	if err != nil {
+		return fmt.Errorf("looking for turns of %s: %w", convID, err)
+	}
 	var errs []error
 	for _, b := range bs {
 		if err := d.flushBinding(ctx, b, nil); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if len(turns) > 0 {
 			continue
 		}
 		if err := d.closeOrphan(ctx, b); err != nil {
@@ -285,6 +296,22 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 			}
 		}
 	}
+	if len(refs) == 0 && rec.TurnID != nil {
+		// A platform whose stream messages are idempotent: a stream with
+		// the dead one's key gets its message back, if it was made.
+		if st, ok := b.ad.(bots.Streamer); ok {
+			if _, finds := b.ad.(bots.StreamFinder); !finds {
+				s, err := st.StartStream(ctx, b.to, nil)
+				if err != nil {
+					return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+				}
+				if k, ok := s.(bots.StreamKeyer); ok {
+					k.SetKey(streamKey(b.b.ID, *rec.TurnID))
+					return s, nil
+				}
+			}
+		}
+	}
 	r, ok := b.ad.(bots.StreamResumer)
 	if !ok || len(refs) == 0 {
 		// Nothing to take over here: forget it.
@@ -293,6 +320,9 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 	s, err := r.ResumeStream(ctx, b.to, refs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+	}
+	if k, ok := s.(bots.StreamKeyer); ok && rec.TurnID != nil {
+		k.SetKey(streamKey(b.b.ID, *rec.TurnID))
 	}
 	return s, nil
 }

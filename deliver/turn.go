@@ -217,8 +217,17 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
 		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
 	}
+	if k, ok := s.(bots.StreamKeyer); ok {
+		k.SetKey(streamKey(b.b.ID, turn))
+	}
 	ls.stream, ls.saved = s, []string{}
 	return ls
+}
+
+// streamKey is the idempotency key of a turn's live stream on a binding:
+// whoever takes the stream over derives the same key from its record.
+func streamKey(binding, turn uuid.UUID) string {
+	return uuid.NewSHA1(binding, turn[:]).String()
 }
 
 // save records the stream's messages when they changed, so a retry or a

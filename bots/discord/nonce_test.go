@@ -42,3 +42,27 @@ func TestNonceFits(t *testing.T) {
 		require.NotEqual(t, nonceFor(k, 0), nonceFor(k, 1), "parts get their own nonce")
 	}
 }
+
+// A stream started again with the same key (its first message was made but
+// never recorded) gets that message back and edits it: no second message.
+func TestKeyedStreamTakesItsMessageBack(t *testing.T) {
+	a, fake, _ := start(t, nil)
+	ctx := context.Background()
+	fake.AddChannel(discordgo.Channel{ID: chanGeneral, GuildID: discordtest.DefaultGuildID, Type: discordgo.ChannelTypeGuildText})
+	to := bots.Target{Platform: Platform, Workspace: discordtest.DefaultGuildID, Channel: chanGeneral}
+	dead, err := a.StartStream(ctx, to, nil)
+	require.NoError(t, err)
+	dead.(bots.StreamKeyer).SetKey("stream-of-turn-1")
+	require.NoError(t, dead.Append(ctx, "Here"))
+	require.Len(t, fake.BotMessages(chanGeneral), 1)
+
+	again, err := a.StartStream(ctx, to, nil)
+	require.NoError(t, err)
+	again.(bots.StreamKeyer).SetKey("stream-of-turn-1")
+	refs, err := again.Finish(ctx, &bots.Message{Text: "Here is the whole reply."})
+	require.NoError(t, err)
+	msgs := fake.BotMessages(chanGeneral)
+	require.Len(t, msgs, 1, "the same message, taken back by its nonce")
+	require.Equal(t, msgs[0].ID, refs[0].ID)
+	require.Equal(t, "Here is the whole reply.", msgs[0].Content)
+}

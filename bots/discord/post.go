@@ -189,8 +189,18 @@ func withRateLimit(ctx context.Context, call func(opts ...discordgo.RequestOptio
 }
 
 func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.MessageRef, error) {
-	if err := p.bufferCardFiles(); err != nil {
+	msg, err := a.sendMessage(ctx, channelID, p)
+	if err != nil {
 		return bots.MessageRef{}, err
+	}
+	return bots.MessageRef{Channel: channelID, ID: msg.ID}, nil
+}
+
+// sendMessage sends p and returns the message Discord answered with: with
+// a nonce already used, the message the first send made, as it is now.
+func (a *Adapter) sendMessage(ctx context.Context, channelID string, p outgoing) (*discordgo.Message, error) {
+	if err := p.bufferCardFiles(); err != nil {
+		return nil, err
 	}
 	var msg *discordgo.Message
 	err := withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
@@ -211,9 +221,9 @@ func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.
 		return err
 	})
 	if err != nil {
-		return bots.MessageRef{}, err
+		return nil, err
 	}
-	return bots.MessageRef{Channel: channelID, ID: msg.ID}, nil
+	return msg, nil
 }
 
 // edit replaces a message's content, embeds and buttons.

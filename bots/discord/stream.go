@@ -70,6 +70,15 @@ func (st *stream) Reset(ctx context.Context) error {
 // retryPlaceholder stands in a reset message until the retry writes.
 const retryPlaceholder = "…"
 
+// SetKey implements bots.StreamKeyer: the stream's messages are sent with
+// nonces made from key, so a stream started again with the same key gets a
+// dead process's message back (Discord's enforce_nonce) and edits it.
+func (st *stream) SetKey(key string) {
+	st.flushMu.Lock()
+	defer st.flushMu.Unlock()
+	st.key = key
+}
+
 // Refs implements bots.Stream.
 func (st *stream) Refs() []bots.MessageRef {
 	st.flushMu.Lock()
@@ -80,6 +89,7 @@ func (st *stream) Refs() []bots.MessageRef {
 type stream struct {
 	a       *Adapter
 	channel string
+	key     string // idempotency key of the stream's messages (SetKey)
 
 	// mu guards the fields below; flushMu serialises REST calls so two
 	// flushes never interleave their edits.
@@ -197,9 +207,18 @@ func (st *stream) show(ctx context.Context, parts []outgoing) error {
 			st.shown[i] = p.content
 			continue
 		}
-		ref, err := st.a.send(ctx, st.channel, p)
+		p.nonce = nonceFor(st.key, i)
+		msg, err := st.a.sendMessage(ctx, st.channel, p)
 		if err != nil {
 			return fmt.Errorf("posting streamed message: %w", err)
+		}
+		ref := bots.MessageRef{Channel: st.channel, ID: msg.ID}
+		if msg.Content != p.content {
+			// The nonce was used: a dead process made this message, and it
+			// shows what that one streamed.
+			if err := st.a.edit(ctx, ref, p); err != nil {
+				return fmt.Errorf("taking over streamed message %s: %w", ref.ID, err)
+			}
 		}
 		st.refs = append(st.refs, ref)
 		st.shown = append(st.shown, p.content)
@@ -237,7 +256,7 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 	}
 	st.flushMu.Lock()
 	defer st.flushMu.Unlock()
-	if len(st.refs) == 0 {
+	if len(st.refs) == 0 && st.key == "" {
 		return st.a.Post(ctx, bots.Target{Platform: Platform, Channel: st.channel}, final)
 	}
 	if len(parts) < len(st.refs) {
