@@ -463,6 +463,13 @@ func (p *discord) describe(ch string) string {
 	for _, m := range p.fake.BotMessages(ch) {
 		fmt.Fprintf(&b, "  id %s nonce %q edits %d at %s: %q\n", m.ID, m.Nonce, m.Edits, m.Timestamp.Format("15:04:05.000"), m.Content)
 	}
+	// The calls show which process wrote what, against the service log.
+	prefix := "/channels/" + ch + "/"
+	for _, c := range p.fake.Calls() {
+		if strings.HasPrefix(c.Path, prefix) && c.Method != http.MethodGet {
+			fmt.Fprintf(&b, "  call %s %s %s -> %d: %.120s\n", c.At.Format("15:04:05.000"), c.Method, c.Path, c.Status, c.Body)
+		}
+	}
 	return b.String()
 }
 
