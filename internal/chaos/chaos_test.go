@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -39,11 +42,16 @@ const (
 	waitLong = 30 * time.Second
 	// chunkDelay paces the model's stream so a signal lands mid-reply.
 	chunkDelay = 60 * time.Millisecond
-	leaseTTL   = "3s"
+	// discordChunkDelay is slower: Discord shows a stream by an edit a
+	// second, and a signal should land after each of the first few.
+	discordChunkDelay = 100 * time.Millisecond
+	leaseTTL          = "3s"
 	// termGrace is how long a SIGTERM'd service may take to exit, as a
 	// deploy would wait before killing it.
 	termGrace = 15 * time.Second
 )
+
+var discordAlice = discordgo.User{ID: "2000000000000000001", Username: "alice"}
 
 // reply is what the fake model answers to every call: about forty words,
 // streamed a word at a time.
@@ -76,80 +84,269 @@ func TestMain(m *testing.M) {
 // TestKill: kill -9 mid-stream, restart, and the thread ends up with the
 // whole reply exactly once.
 func TestKill(t *testing.T) {
-	runChaos(t, syscall.SIGKILL)
+	runChaos(t, newHarness(t, database(t), newSlack(t), chunkDelay), syscall.SIGKILL)
 }
 
 // TestSigterm: SIGTERM mid-stream (a deploy), restart, and the thread ends
 // up with the whole reply exactly once.
 func TestSigterm(t *testing.T) {
-	runChaos(t, syscall.SIGTERM)
+	runChaos(t, newHarness(t, database(t), newSlack(t), chunkDelay), syscall.SIGTERM)
 }
 
-func runChaos(t *testing.T, sig syscall.Signal) {
-	runs := 5
-	if v := os.Getenv("CHAOS_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("CHAOS_RUNS=%q: want a positive number", v)
+// TestKillDiscord: kill -9 while a reply streams into Discord by throttled
+// edits of one message, restart, and the channel ends up with the whole
+// reply in one message: the restart takes the streamed message over.
+func TestKillDiscord(t *testing.T) {
+	runChaos(t, newHarness(t, database(t), newDiscord(t), discordChunkDelay), syscall.SIGKILL)
+}
+
+// lastTokenDelays are when TestKillAfterLastToken kills the service after
+// the model's last event: while the stream is being finished, the entry
+// written, the delivery recorded.
+var lastTokenDelays = []time.Duration{5 * time.Millisecond, 15 * time.Millisecond, 30 * time.Millisecond}
+
+// TestKillAfterLastToken: kill -9 at 5, 15 and 30 ms after the model's last
+// token, restart, and the reply reaches the platform once, whole, with no
+// stream left open.
+func TestKillAfterLastToken(t *testing.T) {
+	runs := chaosRuns(t)
+	h := newHarness(t, database(t), newSlack(t), chunkDelay)
+	ended := make(chan time.Time, 16)
+	h.model.OnStreamEnd(func() {
+		select {
+		case ended <- time.Now():
+		default:
 		}
-		runs = n
-	}
-	h := newHarness(t, database(t))
+	})
 	h.start()
 
-	var (
-		lost, doubled, open, cut int
-		latencies                []time.Duration
-	)
+	var tl tally
+	for _, delay := range lastTokenDelays {
+		for i := range runs {
+			run := fmt.Sprintf("%s run %d", delay, i)
+			for len(ended) > 0 {
+				<-ended // a model call of an earlier run
+			}
+			where := h.plat.mention(h, len(tl.runs))
+			h.mark(fmt.Sprintf("%s: mention in %s", run, where))
+			var last time.Time
+			select {
+			case last = <-ended:
+			case <-time.After(waitLong):
+				t.Errorf("%s: the model did not finish a reply within %s; messages:\n%s", run, waitLong, h.plat.describe(where))
+			}
+			<-time.After(time.Until(last.Add(delay)))
+			h.mark(fmt.Sprintf("%s: killing %s after the model's last event", run, time.Since(last).Round(100*time.Microsecond)))
+			h.stop(syscall.SIGKILL)
+			tl.add(h.restartAndCount(run, where))
+		}
+	}
+	h.stop(syscall.SIGTERM)
+	tl.report(t, h.plat)
+}
+
+// runChaos mentions the bot CHAOS_RUNS times, each time sends sig while the
+// reply is half shown, restarts the service and counts what the user sees.
+func runChaos(t *testing.T, h *harness, sig syscall.Signal) {
+	runs := chaosRuns(t)
+	h.start()
+
+	var tl tally
 	for i := range runs {
-		thread := fmt.Sprintf("%d.%06d", time.Now().Unix(), 100+i)
-		h.mark(fmt.Sprintf("run %d: mention in thread %s", i, thread))
-		h.t.Logf("run %d: thread %s", i, thread)
-		h.mention(fmt.Sprintf("EvChaos%d%d", i, time.Now().UnixNano()), thread, fmt.Sprintf("question number %d", i))
+		run := fmt.Sprintf("run %d", i)
+		where := h.plat.mention(h, i)
+		h.mark(fmt.Sprintf("%s: mention in %s", run, where))
+		h.t.Logf("%s: %s", run, where)
 		// Vary where the signal lands: run 0 at the first streamed words,
 		// later runs further into the reply.
 		shownAtLeast := len(reply) * (i * 37 % 90) / 100
-		if !h.waitMidStream(thread, shownAtLeast) {
-			t.Errorf("run %d: no streaming message in thread %s within %s; messages %+v", i, thread, waitLong, h.botMessages(thread))
+		if !poll(waitLong, func() bool { return h.plat.midStream(where, shownAtLeast) }) {
+			t.Errorf("%s: no streaming message in %s within %s; messages:\n%s", run, where, waitLong, h.plat.describe(where))
 		}
 		h.stop(sig)
-		restarted := time.Now()
-		h.start()
-		if h.waitReply(thread) {
-			latencies = append(latencies, time.Since(restarted))
-		}
-		h.waitIdle()
-
-		c := count(h.botMessages(thread))
-		if c.lost+c.doubled+c.open+c.cut > 0 {
-			t.Errorf("run %d (thread %s): lost %d, doubled %d, open %d, cut %d; messages:\n%s", i, thread, c.lost, c.doubled, c.open, c.cut, describe(h.botMessages(thread)))
-		}
-		lost += c.lost
-		doubled += c.doubled
-		open += c.open
-		cut += c.cut
+		tl.add(h.restartAndCount(run, where))
 	}
 	h.stop(syscall.SIGTERM)
+	tl.report(t, h.plat)
+}
 
-	line := fmt.Sprintf("tried %d, lost %d, doubled %d, open streams %d, cut %d; restart to reply %s",
-		runs, lost, doubled, open, cut, percentiles(latencies))
+// chaosRuns is CHAOS_RUNS, the signals per test (and per delay), default 5.
+func chaosRuns(t *testing.T) int {
+	v := os.Getenv("CHAOS_RUNS")
+	if v == "" {
+		return 5
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("CHAOS_RUNS=%q: want a positive number", v)
+	}
+	return n
+}
+
+// restartAndCount starts the stopped service again, waits until it has
+// answered and gone idle, and counts what went wrong in where. The latency
+// is from the restart to the whole reply showing; ok is false when it never
+// did.
+func (h *harness) restartAndCount(run, where string) (c counts, latency time.Duration, ok bool) {
+	h.t.Helper()
+	restarted := time.Now()
+	h.start()
+	if poll(waitLong, func() bool { return h.plat.replied(where) }) {
+		latency, ok = time.Since(restarted), true
+	}
+	h.waitIdle()
+	c = h.plat.count(where)
+	if c.lost+c.doubled+c.open+c.cut > 0 {
+		h.t.Errorf("%s (%s): lost %d, doubled %d, open %d, cut %d; messages:\n%s", run, where, c.lost, c.doubled, c.open, c.cut, h.plat.describe(where))
+	}
+	return c, latency, ok
+}
+
+// tally adds up the runs of one test.
+type tally struct {
+	runs      []counts
+	total     counts
+	latencies []time.Duration
+}
+
+func (tl *tally) add(c counts, latency time.Duration, ok bool) {
+	tl.runs = append(tl.runs, c)
+	tl.total.lost += c.lost
+	tl.total.doubled += c.doubled
+	tl.total.open += c.open
+	tl.total.cut += c.cut
+	if ok {
+		tl.latencies = append(tl.latencies, latency)
+	}
+}
+
+// report prints the test's count line and fails the test on any count above
+// zero. Open streams are counted only where the platform has them.
+func (tl *tally) report(t *testing.T, p platform) {
+	c := tl.total
+	open := ""
+	if p.streams() {
+		open = fmt.Sprintf(", open streams %d", c.open)
+	}
+	line := fmt.Sprintf("tried %d, lost %d, doubled %d%s, cut %d; restart to reply %s",
+		len(tl.runs), c.lost, c.doubled, open, c.cut, percentiles(tl.latencies))
 	fmt.Println(t.Name(), os.Getenv("CHAOS_DB"), line)
-	if lost+doubled+open+cut > 0 {
+	if c.lost+c.doubled+c.open+c.cut > 0 {
 		t.Fatalf("a user saw a broken reply: %s", line)
 	}
 }
 
-// counts is what a user sees wrong in one thread.
+// counts is what a user sees wrong in one conversation.
 type counts struct{ lost, doubled, open, cut int }
 
-func count(msgs []slacktest.Message) counts {
+// platform is the fake chat platform the service talks to, and how a user
+// there asks the bot and reads its reply.
+type platform interface {
+	// env points the service at the fake.
+	env() []string
+	// connected is polled after the service answers /readyz, until the
+	// service can be sent a message; it is made before each start.
+	connected() func() bool
+	// mention asks the bot question number run in a new conversation and
+	// returns where the reply goes, for the other methods and for logs.
+	mention(h *harness, run int) string
+	// midStream reports whether where shows more than atLeast bytes, not
+	// all, of the reply in a message still being written.
+	midStream(where string, atLeast int) bool
+	// replied reports whether where shows the whole reply, finished.
+	replied(where string) bool
+	count(where string) counts
+	// describe lists the bot's messages in where, for a failure.
+	describe(where string) string
+	// streams reports whether the platform has open and closed streams,
+	// so that open ones count.
+	streams() bool
+}
+
+// slack is the fake Slack: events go to the service's /slack/events, and
+// each mention starts a thread of its own.
+type slack struct{ fake *slacktest.Server }
+
+func newSlack(t *testing.T) *slack {
+	fake := slacktest.NewServer(slacktest.Options{BotToken: botToken, BotUserID: botUser, TeamID: team})
+	t.Cleanup(fake.Close)
+	return &slack{fake: fake}
+}
+
+func (p *slack) env() []string {
+	return []string{
+		"SLACK_BOT_TOKEN=" + botToken,
+		"SLACK_SIGNING_SECRET=" + secret,
+		"SLACK_API_URL=" + p.fake.APIURL(),
+	}
+}
+
+func (p *slack) connected() func() bool { return func() bool { return true } }
+
+func (p *slack) streams() bool { return true }
+
+// mention sends alice's signed app_mention starting a thread and returns
+// the thread's ts.
+func (p *slack) mention(h *harness, run int) string {
+	h.t.Helper()
+	thread := fmt.Sprintf("%d.%06d", time.Now().Unix(), 100+run)
+	ev := map[string]any{
+		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + fmt.Sprintf("question number %d", run),
+		"ts": thread, "channel": channel, "team": team, "event_ts": thread,
+	}
+	eventID := fmt.Sprintf("EvChaos%d%d", run, time.Now().UnixNano())
+	body := slacktest.MustJSON(slacktest.EventCallback(team, eventID, ev))
+	req := slacktest.NewSignedRequest("http://"+h.addr+"/slack/events", "application/json", secret, time.Now(), body)
+	resp, err := h.http.Do(req)
+	if err != nil {
+		h.t.Fatalf("posting a slack event: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("POST /slack/events answered %d, want 200", resp.StatusCode)
+	}
+	return thread
+}
+
+// botMessages are the bot's live (not deleted) messages in thread.
+func (p *slack) botMessages(thread string) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range p.fake.Messages(channel) {
+		if m.User == botUser && m.ThreadTS == thread && !m.Deleted {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (p *slack) midStream(thread string, atLeast int) bool {
+	for _, m := range p.botMessages(thread) {
+		if m.Streaming && len(m.Markdown) > atLeast && len(m.Markdown) < len(reply) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *slack) replied(thread string) bool {
+	for _, m := range p.botMessages(thread) {
+		if !m.Streaming && slackShown(m) == reply {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *slack) count(thread string) counts {
+	msgs := p.botMessages(thread)
 	var c counts
 	whole := false
 	for _, m := range msgs {
 		if m.Streaming {
 			c.open++
 		}
-		s := shown(m)
+		s := slackShown(m)
 		if !m.Streaming && s == reply {
 			whole = true
 		}
@@ -166,19 +363,112 @@ func count(msgs []slacktest.Message) counts {
 	return c
 }
 
-// shown is what a person sees of a message: the streamed Markdown of a
+func (p *slack) describe(thread string) string {
+	var b strings.Builder
+	for _, m := range p.botMessages(thread) {
+		fmt.Fprintf(&b, "  ts %s streamed %v streaming %v edits %d: %q\n", m.TS, m.Streamed, m.Streaming, m.Edits, slackShown(m))
+	}
+	return b.String()
+}
+
+// slackShown is what a person sees of a message: the streamed Markdown of a
 // chat.startStream message, else its text.
-func shown(m slacktest.Message) string {
+func slackShown(m slacktest.Message) string {
 	if m.Streamed {
 		return m.Markdown
 	}
 	return m.Text
 }
 
-func describe(msgs []slacktest.Message) string {
-	var b strings.Builder
+// discord is the fake Discord: REST and gateway on one local server, which
+// outlives every service process; each mention is in a channel of its own.
+type discord struct{ fake *discordtest.Server }
+
+func newDiscord(t *testing.T) *discord {
+	return &discord{fake: discordtest.NewServer(t)}
+}
+
+func (p *discord) env() []string {
+	return []string{
+		"DISCORD_BOT_TOKEN=" + p.fake.Token,
+		"DISCORD_API_URL=" + p.fake.URL,
+	}
+}
+
+// connected holds until the process being started has identified on the
+// gateway: a message sent before that would go to no one (a new session
+// does not replay the old one's events).
+func (p *discord) connected() func() bool {
+	before := p.fake.GatewayStats().Identifies
+	return func() bool {
+		st := p.fake.GatewayStats()
+		return st.Connected && st.Identifies > before
+	}
+}
+
+func (p *discord) streams() bool { return false }
+
+// mention sends alice's message mentioning the bot in a new channel and
+// returns the channel's id.
+func (p *discord) mention(_ *harness, run int) string {
+	ch := fmt.Sprintf("30000000000%08d", run)
+	p.fake.UserMessage(ch, discordAlice, "<@"+p.fake.Bot.ID+"> "+fmt.Sprintf("question number %d", run))
+	return ch
+}
+
+func (p *discord) midStream(ch string, atLeast int) bool {
+	for _, m := range p.fake.BotMessages(ch) {
+		if len(m.Content) > atLeast && len(m.Content) < len(reply) && strings.HasPrefix(reply, m.Content) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *discord) replied(ch string) bool {
+	for _, m := range p.fake.BotMessages(ch) {
+		if m.Content == reply {
+			return true
+		}
+	}
+	return false
+}
+
+// count: lost when no bot message reads the reply, doubled when the bot
+// wrote more than one message for the mention, cut for each message showing
+// only the start of the reply.
+func (p *discord) count(ch string) counts {
+	msgs := p.fake.BotMessages(ch)
+	var c counts
+	whole := false
 	for _, m := range msgs {
-		fmt.Fprintf(&b, "  ts %s streamed %v streaming %v edits %d: %q\n", m.TS, m.Streamed, m.Streaming, m.Edits, shown(m))
+		if m.Content == reply {
+			whole = true
+		}
+		if len(m.Content) < len(reply) && strings.HasPrefix(reply, m.Content) {
+			c.cut++
+		}
+	}
+	if !whole {
+		c.lost = 1
+	}
+	if len(msgs) > 1 {
+		c.doubled = 1
+	}
+	return c
+}
+
+func (p *discord) describe(ch string) string {
+	var b strings.Builder
+	for _, m := range p.fake.BotMessages(ch) {
+		fmt.Fprintf(&b, "  id %s nonce %q edits %d at %s: %q\n", m.ID, m.Nonce, m.Edits, m.Timestamp.Format("15:04:05.000"), m.Content)
+	}
+	// The calls show which process wrote what, against the service log.
+	prefix := "/channels/" + ch + "/"
+	for _, c := range p.fake.Calls() {
+		if strings.HasPrefix(c.Path, prefix) && c.Method != http.MethodGet {
+			fmt.Fprintf(&b, "  call %s %s %s -> %d: %.120s\n", c.At.Format("15:04:05.000"), c.Method, c.Path, c.Status, c.Body)
+		}
 	}
 	return b.String()
 }
@@ -219,7 +509,7 @@ type harness struct {
 	addr  string
 	env   []string
 	log   *os.File
-	slack *slacktest.Server
+	plat  platform
 	model *modeltest.Fake
 	http  *http.Client
 	st    store.Store
@@ -228,11 +518,11 @@ type harness struct {
 	done chan error // the running process's Wait
 }
 
-func newHarness(t *testing.T, db string) *harness {
-	slack := slacktest.NewServer(slacktest.Options{BotToken: botToken, BotUserID: botUser, TeamID: team})
-	t.Cleanup(slack.Close)
+// newHarness is a service on db talking to plat and to a fake model that
+// answers reply to every call, pausing delay between streamed words.
+func newHarness(t *testing.T, db string, plat platform, delay time.Duration) *harness {
 	model := modeltest.NewAnthropic(t)
-	model.Default(modeltest.Reply{Text: reply, Delay: chunkDelay})
+	model.Default(modeltest.Reply{Text: reply, Delay: delay})
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -248,9 +538,9 @@ func newHarness(t *testing.T, db string) *harness {
 	}
 	t.Cleanup(func() { log.Close() })
 	h := &harness{
-		t: t, db: db, addr: addr, log: log, slack: slack, model: model,
+		t: t, db: db, addr: addr, log: log, plat: plat, model: model,
 		http: &http.Client{Timeout: 10 * time.Second},
-		env: []string{
+		env: append([]string{
 			"PATH=" + os.Getenv("PATH"),
 			"HOME=" + dir,
 			"SWITCHBOARD_ADDR=" + addr,
@@ -258,12 +548,9 @@ func newHarness(t *testing.T, db string) *harness {
 			"SWITCHBOARD_MODEL=anthropic:claude-sonnet-4-5",
 			"SWITCHBOARD_LOG_LEVEL=debug",
 			"DATABASE_URL=" + db,
-			"SLACK_BOT_TOKEN=" + botToken,
-			"SLACK_SIGNING_SECRET=" + secret,
-			"SLACK_API_URL=" + slack.APIURL(),
 			"ANTHROPIC_API_KEY=sk-ant-test",
 			"ANTHROPIC_BASE_URL=" + model.URL,
-		},
+		}, plat.env()...),
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -291,6 +578,7 @@ func (h *harness) mark(s string) {
 func (h *harness) start() {
 	h.t.Helper()
 	h.mark("starting switchboard serve")
+	connected := h.plat.connected()
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = h.env
 	cmd.Dir = filepath.Dir(h.log.Name())
@@ -316,7 +604,7 @@ func (h *harness) start() {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode == http.StatusOK && connected()
 	})
 	select {
 	case err := <-done:
@@ -325,7 +613,7 @@ func (h *harness) start() {
 	default:
 	}
 	if !ok {
-		h.t.Fatalf("switchboard was not ready within %s", waitLong)
+		h.t.Fatalf("switchboard was not ready (and connected to the platform) within %s", waitLong)
 	}
 	if h.st == nil {
 		st, err := dial.Open(context.Background(), dial.Options{DatabaseURL: h.db})
@@ -353,63 +641,6 @@ func (h *harness) stop(sig syscall.Signal) {
 		<-h.done
 	}
 	h.cmd = nil
-}
-
-// mention sends alice's signed app_mention starting thread.
-func (h *harness) mention(eventID, thread, text string) {
-	h.t.Helper()
-	ev := map[string]any{
-		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + text,
-		"ts": thread, "channel": channel, "team": team, "event_ts": thread,
-	}
-	body := slacktest.MustJSON(slacktest.EventCallback(team, eventID, ev))
-	req := slacktest.NewSignedRequest("http://"+h.addr+"/slack/events", "application/json", secret, time.Now(), body)
-	resp, err := h.http.Do(req)
-	if err != nil {
-		h.t.Fatalf("posting a slack event: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		h.t.Fatalf("POST /slack/events answered %d, want 200", resp.StatusCode)
-	}
-}
-
-// botMessages are the bot's live (not deleted) messages in thread.
-func (h *harness) botMessages(thread string) []slacktest.Message {
-	var out []slacktest.Message
-	for _, m := range h.slack.Messages(channel) {
-		if m.User == botUser && m.ThreadTS == thread && !m.Deleted {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// waitMidStream waits until the thread shows part of the reply, more than
-// atLeast bytes of it, in an open stream.
-func (h *harness) waitMidStream(thread string, atLeast int) bool {
-	return poll(waitLong, func() bool {
-		for _, m := range h.botMessages(thread) {
-			if m.Streaming && len(m.Markdown) > atLeast && len(m.Markdown) < len(reply) {
-				return true
-			}
-		}
-		return false
-	})
-}
-
-// waitReply waits until the thread shows the whole reply in a finished
-// message.
-func (h *harness) waitReply(thread string) bool {
-	return poll(waitLong, func() bool {
-		for _, m := range h.botMessages(thread) {
-			if !m.Streaming && shown(m) == reply {
-				return true
-			}
-		}
-		return false
-	})
 }
 
 // waitIdle waits until no work is queued or running, so nothing more will

@@ -1,13 +1,20 @@
 // Package chaos holds tests that kill the real switchboard binary while it
-// streams a reply to a fake Slack, restart it, and count what a user would
-// see in the thread: a lost reply, a doubled one, a stream left open, a
-// message cut short.
+// streams a reply to a fake Slack or a fake Discord, restart it, and count
+// what a user would see in the conversation: a lost reply, a doubled one, a
+// stream left open, a message cut short.
+//
+//   - TestKill: kill -9 mid-stream (Slack).
+//   - TestSigterm: SIGTERM mid-stream, as a deploy (Slack).
+//   - TestKillAfterLastToken: kill -9 at 5, 15 and 30 ms after the model's
+//     last event, while the reply is being finished and recorded (Slack).
+//   - TestKillDiscord: kill -9 mid-stream, while the reply shows by
+//     throttled edits of one message (Discord).
 //
 // The tests sit behind the build tag chaos; they build cmd/switchboard and
-// run it as a subprocess:
+// run it as a subprocess (the -run pattern matches all four):
 //
 //	go test -tags chaos -run 'TestKill|TestSigterm' ./internal/chaos/ -count=1
 //
-// CHAOS_RUNS sets the kills per test (default 5); CHAOS_DB is sqlite
-// (default) or postgres, on a fresh schema of TEST_DATABASE_URL.
+// CHAOS_RUNS sets the kills per test, and per delay (default 5); CHAOS_DB is
+// sqlite (default) or postgres, on a fresh schema of TEST_DATABASE_URL.
 package chaos

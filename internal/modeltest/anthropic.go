@@ -372,5 +372,7 @@ func anthropicStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[s
 	})) {
 		return
 	}
-	s.send(ev("message_stop", map[string]any{"type": "message_stop"}))
+	if s.send(ev("message_stop", map[string]any{"type": "message_stop"})) {
+		f.streamEnded()
+	}
 }

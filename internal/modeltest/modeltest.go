@@ -20,8 +20,9 @@
 // (CutAfter), malformed JSON in the stream (Malformed), an error event inside
 // the stream (StreamError), a stream held open until the test says so
 // (Block), or one that goes silent mid-answer for good (Stall). A reply
-// can stream slowly (Delay), and Default sets a reply for every request
-// that finds the queue empty.
+// can stream slowly (Delay), Default sets a reply for every request that
+// finds the queue empty, and OnStreamEnd tells the test when a reply's last
+// event went out.
 //
 // The fakes check requests the way the real APIs do where a client bug
 // would hide: required headers and fields, non-empty text blocks, tool
@@ -148,10 +149,11 @@ type Fake struct {
 	check  func(f *Fake, r *http.Request, body map[string]any) *apiError
 	errorf func(w http.ResponseWriter, e *apiError, retryAfter string)
 
-	mu    sync.Mutex
-	queue []Reply
-	def   *Reply // answered when the queue is empty, see Default
-	reqs  []Request
+	mu        sync.Mutex
+	queue     []Reply
+	def       *Reply // answered when the queue is empty, see Default
+	reqs      []Request
+	streamEnd func() // see OnStreamEnd
 }
 
 // apiError is a request the fake refuses, as the provider would.
@@ -183,6 +185,28 @@ func (f *Fake) Default(r Reply) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.def = &r
+}
+
+// OnStreamEnd makes the fake call fn each time it has written and flushed
+// the last event of a streamed reply (Anthropic's message_stop, OpenAI's
+// [DONE]), so a test can act at a known time after the model's last token
+// (kill the client, say). A reply cut short, by the client or by the reply's
+// own faults, does not call it. fn runs on the request's goroutine and
+// should not block.
+func (f *Fake) OnStreamEnd(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.streamEnd = fn
+}
+
+// streamEnded calls the OnStreamEnd hook, if any.
+func (f *Fake) streamEnded() {
+	f.mu.Lock()
+	fn := f.streamEnd
+	f.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
 }
 
 // Requests returns every request received so far, in order.

@@ -248,6 +248,56 @@ func TestDefaultAnswersAnEmptyQueue(t *testing.T) {
 	}
 }
 
+func TestOnStreamEndSignalsTheLastEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fake func(testing.TB) *Fake
+		read func(*Fake) error // streams one reply to its end
+	}{
+		{"anthropic", NewAnthropic, func(f *Fake) error {
+			c := anthropicClient(f)
+			stream := c.Messages.NewStreaming(context.Background(), anthropicParams())
+			defer stream.Close()
+			for stream.Next() {
+			}
+			return stream.Err()
+		}},
+		{"openai", NewOpenAI, func(f *Fake) error {
+			c := openaiClient(f)
+			stream := c.Chat.Completions.NewStreaming(context.Background(), openaiParams())
+			defer stream.Close()
+			for stream.Next() {
+			}
+			return stream.Err()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fake(t)
+			ended := make(chan struct{}, 4)
+			f.OnStreamEnd(func() { ended <- struct{}{} })
+			// A reply cut short never reaches its last event; the whole one
+			// after it does.
+			f.Push(Reply{Text: "one two three four five", CutAfter: 3}, Reply{Text: "one two three"})
+			if err := tc.read(f); err == nil {
+				t.Fatalf("the cut reply streamed without an error; want the connection dropped")
+			}
+			if err := tc.read(f); err != nil {
+				t.Fatalf("streaming the whole reply: %v", err)
+			}
+			select {
+			case <-ended:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("OnStreamEnd was not called within 5s of a whole reply")
+			}
+			select {
+			case <-ended:
+				t.Fatalf("OnStreamEnd was called twice; want once, for the whole reply only")
+			default:
+			}
+		})
+	}
+}
+
 // recordingTB captures the fake's test failures instead of failing.
 type recordingTB struct {
 	testing.TB

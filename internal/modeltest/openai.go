@@ -264,5 +264,7 @@ func openaiStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[stri
 			return
 		}
 	}
-	s.send("data: [DONE]\n\n")
+	if s.send("data: [DONE]\n\n") {
+		f.streamEnded()
+	}
 }
