@@ -16,7 +16,10 @@ import (
 type Deliverer interface {
 	// OpenTurn starts delivering one turn. It returns nil when the
 	// conversation has nowhere to be delivered in this process.
-	OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (TurnDelivery, error)
+	// The item is the turn's work item: its id keys the turn's live
+	// messages, and a later attempt (Attempts > 1) looks for what an
+	// earlier one left.
+	OpenTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, agent string) (TurnDelivery, error)
 }
 
 // TurnDelivery delivers one running turn. Status, Delta and Reset never

@@ -58,7 +58,7 @@ const (
 // only when the turn could not be finished and the item should not be marked
 // done (the context ended: shutdown or a lost lease). Model and tool failures
 // are recorded in the log as error entries and end the turn normally.
-func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
+func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) (err error) {
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
 	}
@@ -67,9 +67,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	if err := json.Unmarshal(item.Payload, new(TurnPayload)); err != nil {
 		return fmt.Errorf("decoding turn %s payload: %w", item.ID, err)
 	}
-	conv, err := s.st.ConversationGet(ctx, *item.ConversationID)
-	if err != nil {
-		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, err)
+	conv, cerr := s.st.ConversationGet(ctx, *item.ConversationID)
+	if cerr != nil {
+		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
 	// Live viewers see every turn start and end, also one that ends at once
@@ -79,7 +79,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) error {
 	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: agentName})
 	td := s.openDelivery(ctx, conv, item, agentName)
 	if td != nil {
-		defer func() { s.closeDelivery(ctx, conv.ID, td) }()
+		// A turn cut off (a shutdown, or a lease lost, which its own write
+		// may notice before the heartbeat does) leaves its live message to
+		// whoever continues it.
+		defer func() {
+			s.closeDelivery(ctx, conv.ID, td, ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost))
+		}()
 	}
 
 	// A second attempt means an earlier one died holding the lease (a crash
@@ -195,7 +200,7 @@ func (s *Service) openDelivery(ctx context.Context, conv *store.Conversation, it
 	if s.opts.Deliverer == nil {
 		return nil
 	}
-	td, err := s.opts.Deliverer.OpenTurn(ctx, conv, item.ID, agentName)
+	td, err := s.opts.Deliverer.OpenTurn(ctx, conv, item, agentName)
 	if err != nil {
 		s.log.WarnContext(ctx, "opening delivery", "conversation_id", conv.ID, "error", redact.String(err.Error()))
 		return nil
@@ -211,8 +216,7 @@ func (s *Service) openDelivery(ctx context.Context, conv *store.Conversation, it
 // closeDelivery ends a turn's delivery. A turn cut off by a shutdown or a
 // lost lease leaves its live message for whoever continues; otherwise
 // delivery gets a little time of its own, even if the turn's context ended.
-func (s *Service) closeDelivery(ctx context.Context, conv uuid.UUID, td TurnDelivery) {
-	interrupted := ctx.Err() != nil
+func (s *Service) closeDelivery(ctx context.Context, conv uuid.UUID, td TurnDelivery, interrupted bool) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := td.Close(cctx, interrupted); err != nil {

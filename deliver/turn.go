@@ -3,7 +3,9 @@ package deliver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -51,6 +53,11 @@ type turnDelivery struct {
 	conv   *store.Conversation
 	turnID uuid.UUID
 	agent  string
+	// retry is set on a later attempt of the turn; queuedAt is when the
+	// turn was queued: nothing of the bot's in the thread after it belongs
+	// to another turn.
+	retry    bool
+	queuedAt time.Time
 	bound  []*bound
 	live   map[uuid.UUID]*liveStream // by binding
 
@@ -60,13 +67,14 @@ type turnDelivery struct {
 
 // OpenTurn implements core.Deliverer. It returns nil when the conversation
 // has no binding on a platform running here.
-func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (core.TurnDelivery, error) {
+func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, agent string) (core.TurnDelivery, error) {
 	bs, err := d.bindings(ctx, conv)
 	if err != nil || len(bs) == 0 {
 		return nil, err
 	}
 	t := &turnDelivery{
-		d: d, conv: conv, turnID: turnID, agent: agent, bound: bs,
+		d: d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
+		retry: item.Attempts > 1, queuedAt: item.CreatedAt,
 		live:   map[uuid.UUID]*liveStream{},
 		events: make(chan event, eventBuffer),
 		done:   make(chan struct{}),
@@ -195,6 +203,11 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 		return nil
 	}
 	s, err := t.d.resume(ctx, b)
+	if err == nil && s == nil && t.retry {
+		// An earlier attempt may have made a message it could not record
+		// (the database was down): look for it.
+		s, err = t.findLost(ctx, b)
+	}
 	if err == nil && s != nil {
 		if err := s.Reset(ctx); err != nil {
 			t.d.log.WarnContext(ctx, "starting over a live stream left by an earlier attempt", "platform", b.b.Platform, "error", redact.String(err.Error()))
@@ -228,6 +241,47 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 // whoever takes the stream over derives the same key from its record.
 func streamKey(binding, turn uuid.UUID) string {
 	return uuid.NewSHA1(binding, turn[:]).String()
+}
+
+// findLost takes over the messages an earlier attempt of the turn streamed
+// without recording them, on a platform that can find them.
+func (t *turnDelivery) findLost(ctx context.Context, b *bound) (bots.Stream, error) {
+	f, ok := b.ad.(bots.StreamFinder)
+	r, ok2 := b.ad.(bots.StreamResumer)
+	if !ok || !ok2 {
+		return nil, nil
+	}
+	found, err := f.FindStream(ctx, b.to, t.queuedAt)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	// What the turn's entries became is the earlier attempts' delivered
+	// work, not a lost stream. (A rare path: the whole log is read.)
+	known := map[string]bool{}
+	entries, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, WithErrors: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the turn's entries: %w", err)
+	}
+	for _, e := range entries {
+		if e.TurnID == nil || *e.TurnID != t.turnID {
+			continue
+		}
+		if p, err := t.d.st.PostedGet(ctx, b.b.ID, e.ID); err == nil {
+			for _, id := range p.MessageIDs {
+				known[id] = true
+			}
+		}
+	}
+	var refs []bots.MessageRef
+	for _, ref := range found {
+		if !known[ref.Channel+"/"+ref.ID] {
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	return r.ResumeStream(ctx, b.to, refs, nil)
 }
 
 // save records the stream's messages when they changed, so a retry or a

@@ -20,8 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
@@ -525,9 +523,9 @@ func (a *App) command(ctx context.Context, in *core.Inbound, cmd string) (string
 // after core (it needs the platforms, which need core).
 type deliverer struct{ d *deliver.Deliverer }
 
-func (f *deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, turnID uuid.UUID, agent string) (core.TurnDelivery, error) {
+func (f *deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, agent string) (core.TurnDelivery, error) {
 	if f.d == nil {
 		return nil, nil
 	}
-	return f.d.OpenTurn(ctx, conv, turnID, agent)
+	return f.d.OpenTurn(ctx, conv, item, agent)
 }
