@@ -88,7 +88,7 @@ func TestPostgresFaults(t *testing.T) {
 
 	ctx, stopFaults := context.WithCancel(context.Background())
 	defer stopFaults()
-	f := &pgFaults{admin: admin, dbname: dbname, cluster: cluster, restart: make(chan struct{}, 1), logf: h.logf}
+	f := &pgFaults{admin: admin, dbname: dbname, cluster: cluster, restart: make(chan struct{}, 1), mark: h.mark, logf: h.logf}
 	faultsDone := make(chan struct{})
 	go func() {
 		defer close(faultsDone)
@@ -129,12 +129,12 @@ func TestPostgresFaults(t *testing.T) {
 		if d.acked {
 			acked = append(acked, threads[i])
 			if d.attempts > 1 {
-				t.Logf("thread %s: acknowledged on attempt %d (earlier: %s)", threads[i], d.attempts, d.failures)
+				t.Logf("thread %s: acknowledged on attempt %d (earlier: %s); service log:\n%s", threads[i], d.attempts, d.failures, h.logLines(d.eventID))
 			}
 			continue
 		}
 		unacked++
-		t.Errorf("thread %s: Slack got no 200 in %d attempts: %s", threads[i], d.attempts, d.failures)
+		t.Errorf("thread %s: Slack got no 200 in %d attempts: %s; service log:\n%s", threads[i], d.attempts, d.failures, h.logLines(d.eventID))
 	}
 	replied := poll(repliesWithin, func() bool { return h.allReplied(acked) })
 	stopFaults()
@@ -213,7 +213,8 @@ type pgFaults struct {
 	admin, dbname string
 	cluster       string // "15/main", or "" for no restart
 	restart       chan struct{}
-	logf          func(format string, args ...any)
+	mark          func(string)                     // into the service log
+	logf          func(format string, args ...any) // into both logs
 
 	terminations int // backends terminated
 	restarts     int
@@ -235,7 +236,7 @@ func (f *pgFaults) run(ctx context.Context) {
 				continue
 			}
 			f.terminations += n
-			f.logf("terminated %d connections", n)
+			f.mark(fmt.Sprintf("terminated %d connections", n))
 		case <-f.restart:
 			if f.cluster == "" {
 				continue
@@ -276,6 +277,7 @@ func (f *pgFaults) terminate(ctx context.Context) (int, error) {
 
 // delivery is how Slack's delivery of one event went.
 type delivery struct {
+	eventID  string
 	acked    bool
 	attempts int
 	failures string // why earlier attempts failed
@@ -293,7 +295,7 @@ func (h *harness) deliverMention(eventID, thread, text string) delivery {
 	body := slacktest.MustJSON(slacktest.EventCallback(team, eventID, ev))
 	client := &http.Client{Timeout: slackAckTimeout}
 	defer client.CloseIdleConnections()
-	var d delivery
+	d := delivery{eventID: eventID}
 	var failures []string
 	reason := ""
 	for d.attempts < 1+slackRetries {
