@@ -84,6 +84,7 @@ func TestPostgresFaults(t *testing.T) {
 	}
 	h := newHarness(t, withDatabase(t, admin, dbname, observerApp))
 	h.env = setEnv(h.env, "DATABASE_URL", withDatabase(t, admin, dbname, serviceApp))
+	defer h.keepLogOnFailure()
 	h.start()
 
 	ctx, stopFaults := context.WithCancel(context.Background())
@@ -124,8 +125,10 @@ func TestPostgresFaults(t *testing.T) {
 	// Faults go on until every acknowledged thread has its reply, so they
 	// land on turns in every stage.
 	var acked []string
+	eventOf := make(map[string]string, mentions)
 	unacked := 0
 	for i, d := range acks {
+		eventOf[threads[i]] = d.eventID
 		if d.acked {
 			acked = append(acked, threads[i])
 			if d.attempts > 1 {
@@ -169,8 +172,8 @@ func TestPostgresFaults(t *testing.T) {
 			}
 		}
 		if c.lost+c.doubled+c.open+e > 0 {
-			t.Errorf("thread %s: lost %d, doubled %d, open %d, errors shown %d; bot messages (deleted ones too):\n%s\nservice log lines about it:\n%s",
-				thread, c.lost, c.doubled, c.open, e, describeAll(byThread[thread]), h.logLines(thread))
+			t.Errorf("thread %s: lost %d, doubled %d, open %d, errors shown %d; bot messages (deleted ones too):\n%s\nservice log lines about its event %s:\n%s",
+				thread, c.lost, c.doubled, c.open, e, describeAll(byThread[thread]), eventOf[thread], h.logLines(eventOf[thread]))
 		}
 		lost += c.lost
 		doubled += c.doubled
@@ -350,6 +353,30 @@ func (h *harness) logf(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	h.mark(s)
 	h.t.Log(s)
+}
+
+// keepLogOnFailure copies the whole service log out of the test's
+// temporary directory when the test failed, to read after it.
+func (h *harness) keepLogOnFailure() {
+	if !h.t.Failed() {
+		return
+	}
+	data, err := os.ReadFile(h.log.Name())
+	if err != nil {
+		h.t.Logf("keeping the service log: %v", err)
+		return
+	}
+	f, err := os.CreateTemp("", h.t.Name()+"-*.log")
+	if err != nil {
+		h.t.Logf("keeping the service log: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		h.t.Logf("keeping the service log: %v", err)
+		return
+	}
+	h.t.Logf("the whole service log is kept in %s", f.Name())
 }
 
 // logLines are the service log's lines that contain s, at most 60.
