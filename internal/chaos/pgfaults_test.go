@@ -56,7 +56,8 @@ const (
 
 // TestPostgresFaults: 120 mentions (CHAOS_MENTIONS) arrive at a steady rate
 // while every connection of the service is terminated every 2 s and, with
-// CHAOS_PG_RESTART=1, the Postgres cluster restarts once. Every thread ends
+// CHAOS_PG_RESTART=1, the Postgres cluster restarts once (or, with
+// CHAOS_PG_DOWN=8s, stays stopped that long). Every thread ends
 // up with exactly one whole reply and no error shown: each fault is far
 // shorter than the store's 30 s retry budget.
 //
@@ -89,7 +90,7 @@ func TestPostgresFaults(t *testing.T) {
 
 	ctx, stopFaults := context.WithCancel(context.Background())
 	defer stopFaults()
-	f := &pgFaults{admin: admin, dbname: dbname, cluster: cluster, restart: make(chan struct{}, 1), mark: h.mark, logf: h.logf}
+	f := &pgFaults{admin: admin, dbname: dbname, cluster: cluster, down: envDuration(t, "CHAOS_PG_DOWN"), restart: make(chan struct{}, 1), mark: h.mark, logf: h.logf}
 	faultsDone := make(chan struct{})
 	go func() {
 		defer close(faultsDone)
@@ -214,7 +215,8 @@ func TestPostgresFaults(t *testing.T) {
 // after run returns.
 type pgFaults struct {
 	admin, dbname string
-	cluster       string // "15/main", or "" for no restart
+	cluster       string        // "15/main", or "" for no restart
+	down          time.Duration // CHAOS_PG_DOWN: keep the cluster stopped this long instead of restarting it
 	restart       chan struct{}
 	mark          func(string)                     // into the service log
 	logf          func(format string, args ...any) // into both logs
@@ -244,10 +246,9 @@ func (f *pgFaults) run(ctx context.Context) {
 			if f.cluster == "" {
 				continue
 			}
-			f.logf("restarting postgres cluster %s", f.cluster)
 			start := time.Now()
-			if err := pgCtlCluster(f.cluster, "restart"); err != nil {
-				f.errs = append(f.errs, fmt.Sprintf("restarting postgres: %v", err))
+			if err := f.restartCluster(); err != nil {
+				f.errs = append(f.errs, err.Error())
 				continue
 			}
 			if err := waitPostgres(f.admin, pgBackWithin); err != nil {
@@ -258,6 +259,29 @@ func (f *pgFaults) run(ctx context.Context) {
 			f.logf("postgres accepts connections again, %s after the restart began", time.Since(start).Round(10*time.Millisecond))
 		}
 	}
+}
+
+// restartCluster restarts the cluster, or with down > 0 stops it, keeps it
+// down that long and starts it: a longer outage than a restart's few
+// seconds.
+func (f *pgFaults) restartCluster() error {
+	if f.down <= 0 {
+		f.logf("restarting postgres cluster %s", f.cluster)
+		if err := pgCtlCluster(f.cluster, "restart"); err != nil {
+			return fmt.Errorf("restarting postgres: %w", err)
+		}
+		return nil
+	}
+	f.logf("stopping postgres cluster %s for %s", f.cluster, f.down)
+	if err := pgCtlCluster(f.cluster, "stop"); err != nil {
+		return fmt.Errorf("stopping postgres: %w", err)
+	}
+	time.Sleep(f.down) // the outage itself, not a wait for something
+	f.logf("starting postgres cluster %s", f.cluster)
+	if err := pgCtlCluster(f.cluster, "start"); err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	return nil
 }
 
 // terminate ends every connection of the service to the test's database.
@@ -423,6 +447,18 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: want a positive number", name, v)
 	}
 	return n
+}
+
+func envDuration(t *testing.T, name string) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d >= 30*time.Second {
+		t.Fatalf("%s=%q: want a duration under 30s, as in 8s", name, v)
+	}
+	return d
 }
 
 func setEnv(env []string, key, value string) []string {
