@@ -513,6 +513,9 @@ type harness struct {
 	model *modeltest.Fake
 	http  *http.Client
 	st    store.Store
+	// slack is the fake Slack of a test that reads it directly
+	// (TestPostgresFaults); nil otherwise.
+	slack *slacktest.Server
 
 	cmd  *exec.Cmd
 	done chan error // the running process's Wait
