@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -72,6 +74,14 @@ type Worker struct {
 	cancelWork   context.CancelCauseFunc // cuts off running handlers
 	done         chan struct{}           // closed once the loop and every handler returned
 	wake         chan struct{}
+
+	// mu guards what runs here. A lease that expired while its handler
+	// still runs (a database outage longer than the TTL) makes the item, and
+	// its conversation's other items, claimable again, by this instance too:
+	// a claim must never start a second handler beside a live one.
+	mu    sync.Mutex
+	items map[uuid.UUID]bool
+	convs map[uuid.UUID]int
 }
 
 // errStopping is the cause of a handler's context ending because the worker
@@ -185,6 +195,9 @@ func (w *Worker) loop(ctx, workCtx context.Context) {
 			}
 			claimed = len(items)
 			for _, it := range items {
+				if !w.enter(ctx, it) {
+					continue
+				}
 				slots <- struct{}{}
 				running.Add(1)
 				go func() {
@@ -196,6 +209,7 @@ func (w *Worker) loop(ctx, workCtx context.Context) {
 						default:
 						}
 					}()
+					defer w.leave(it)
 					w.run(workCtx, it)
 				}()
 			}
@@ -215,6 +229,48 @@ func (w *Worker) loop(ctx, workCtx context.Context) {
 		case <-timer.C:
 		}
 		timer.Stop()
+	}
+}
+
+// enter marks an item as running here, or reports that it must not start:
+// the item itself still runs here (its expired lease was claimed again, by
+// us; the running handler keeps it and heartbeats it), or another item of
+// its conversation does. The skipped claim is left to expire: giving it back
+// would also free the conversation lease the running handler holds under
+// the same owner. It runs later, at the cost of a counted attempt.
+func (w *Worker) enter(ctx context.Context, it *store.WorkItem) bool {
+	w.mu.Lock()
+	if w.items == nil {
+		w.items, w.convs = map[uuid.UUID]bool{}, map[uuid.UUID]int{}
+	}
+	busyItem := w.items[it.ID]
+	busyConv := it.ConversationID != nil && w.convs[*it.ConversationID] > 0
+	if !busyItem && !busyConv {
+		w.items[it.ID] = true
+		if it.ConversationID != nil {
+			w.convs[*it.ConversationID]++
+		}
+	}
+	w.mu.Unlock()
+	switch {
+	case busyItem:
+		w.log.WarnContext(ctx, "claimed an item whose handler still runs here; leaving it to that handler", "work_id", it.ID, "attempt", it.Attempts)
+		return false
+	case busyConv:
+		w.log.WarnContext(ctx, "claimed an item of a conversation whose other item still runs here; it runs later", "work_id", it.ID, "attempt", it.Attempts)
+		return false
+	}
+	return true
+}
+
+func (w *Worker) leave(it *store.WorkItem) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.items, it.ID)
+	if it.ConversationID != nil {
+		if w.convs[*it.ConversationID]--; w.convs[*it.ConversationID] <= 0 {
+			delete(w.convs, *it.ConversationID)
+		}
 	}
 }
 

@@ -43,7 +43,8 @@ const (
 	fireOver = 20 * time.Second
 	// slackAckTimeout is how long Slack waits for a 200 before it counts a
 	// delivery as failed and retries it; slackRetries is how many times it
-	// retries (Slack waits minutes between them; this test one second).
+	// retries, after the waits in slackRetryAfter: Slack documents a retry
+	// nearly at once, then after one minute, then after five.
 	slackAckTimeout = 3 * time.Second
 	slackRetries    = 3
 	// repliesWithin bounds the wait for every thread's reply once the last
@@ -316,6 +317,9 @@ type delivery struct {
 // Slack does: an attempt without a 200 within slackAckTimeout is retried,
 // with the retry headers, up to slackRetries times. It runs off the test
 // goroutine, so it reports instead of failing the test.
+// slackRetryAfter is Slack's documented back-off before each retry.
+var slackRetryAfter = []time.Duration{time.Second, time.Minute, 5 * time.Minute}
+
 func (h *harness) deliverMention(eventID, thread, text string) delivery {
 	ev := map[string]any{
 		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + text,
@@ -329,7 +333,7 @@ func (h *harness) deliverMention(eventID, thread, text string) delivery {
 	reason := ""
 	for d.attempts < 1+slackRetries {
 		if d.attempts > 0 {
-			time.Sleep(time.Second) // Slack's back-off between deliveries
+			time.Sleep(slackRetryAfter[d.attempts-1])
 		}
 		req := slacktest.NewSignedRequest("http://"+h.addr+"/slack/events", "application/json", secret, time.Now(), body)
 		if d.attempts > 0 {
