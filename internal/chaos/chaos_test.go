@@ -93,6 +93,16 @@ func TestSigterm(t *testing.T) {
 	runChaos(t, newHarness(t, database(t), newSlack(t), chunkDelay), syscall.SIGTERM)
 }
 
+// TestKillTakeover: kill -9 mid-stream and start another instance (a new
+// SWITCHBOARD_INSTANCE_ID): it takes the turn over once the dead one's lease
+// expires (the harness's lease TTL) and the thread ends up with the whole
+// reply exactly once.
+func TestKillTakeover(t *testing.T) {
+	h := newHarness(t, database(t), newSlack(t), chunkDelay)
+	h.nextInstance = func(run int) string { return fmt.Sprintf("chaos-instance-%d", run+1) }
+	runChaos(t, h, syscall.SIGKILL)
+}
+
 // TestKillDiscord: kill -9 while a reply streams into Discord by throttled
 // edits of one message, restart, and the channel ends up with the whole
 // reply in one message: the restart takes the streamed message over.
@@ -164,6 +174,9 @@ func runChaos(t *testing.T, h *harness, sig syscall.Signal) {
 			t.Errorf("%s: no streaming message in %s within %s; messages:\n%s", run, where, waitLong, h.plat.describe(where))
 		}
 		h.stop(sig)
+		if h.nextInstance != nil {
+			h.env = setEnv(h.env, "SWITCHBOARD_INSTANCE_ID", h.nextInstance(i))
+		}
 		tl.add(h.restartAndCount(run, where))
 	}
 	h.stop(syscall.SIGTERM)
@@ -513,6 +526,9 @@ type harness struct {
 	model *modeltest.Fake
 	http  *http.Client
 	st    store.Store
+	// nextInstance, when set, names the instance each restart runs as
+	// (another instance taking over), instead of the same one again.
+	nextInstance func(run int) string
 	// slack is the fake Slack of a test that reads it directly
 	// (TestPostgresFaults); nil otherwise.
 	slack *slacktest.Server
