@@ -9,11 +9,20 @@
 //     last event, while the reply is being finished and recorded (Slack).
 //   - TestKillDiscord: kill -9 mid-stream, while the reply shows by
 //     throttled edits of one message (Discord).
+//   - TestKillTakeover: kill -9 mid-stream and another instance takes the
+//     turn over once the lease expires (Slack).
+//   - TestPostgresFaults: 120 mentions while every Postgres connection of
+//     the service is terminated every 2 s, and (CHAOS_PG_RESTART=1) the
+//     local cluster restarts once.
+//   - TestMemory: CHAOS_MEM_TURNS (default 5,000) turns, each a mention in
+//     a channel of its own; fails when the service's RSS after them is more
+//     than 20 MB above its RSS after 500.
 //
 // The tests sit behind the build tag chaos; they build cmd/switchboard and
-// run it as a subprocess (the -run pattern matches all four):
+// run it as a subprocess:
 //
 //	go test -tags chaos -run 'TestKill|TestSigterm' ./internal/chaos/ -count=1
+//	go test -tags chaos -run TestMemory ./internal/chaos/ -count=1 -v -timeout 30m
 //
 // CHAOS_RUNS sets the kills per test, and per delay (default 5); CHAOS_DB is
 // sqlite (default) or postgres, on a fresh schema of TEST_DATABASE_URL.
