@@ -303,11 +303,18 @@ func (p *slack) streams() bool { return true }
 func (p *slack) mention(h *harness, run int) string {
 	h.t.Helper()
 	thread := fmt.Sprintf("%d.%06d", time.Now().Unix(), 100+run)
+	h.mentionIn(channel, fmt.Sprintf("EvChaos%d%d", run, time.Now().UnixNano()), thread, fmt.Sprintf("question number %d", run))
+	return thread
+}
+
+// mentionIn sends alice's signed app_mention in channel ch, starting the
+// thread thread, and wants it acknowledged.
+func (h *harness) mentionIn(ch, eventID, thread, text string) {
+	h.t.Helper()
 	ev := map[string]any{
-		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + fmt.Sprintf("question number %d", run),
-		"ts": thread, "channel": channel, "team": team, "event_ts": thread,
+		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + text,
+		"ts": thread, "channel": ch, "team": team, "event_ts": thread,
 	}
-	eventID := fmt.Sprintf("EvChaos%d%d", run, time.Now().UnixNano())
 	body := slacktest.MustJSON(slacktest.EventCallback(team, eventID, ev))
 	req := slacktest.NewSignedRequest("http://"+h.addr+"/slack/events", "application/json", secret, time.Now(), body)
 	resp, err := h.http.Do(req)
@@ -319,7 +326,6 @@ func (p *slack) mention(h *harness, run int) string {
 	if resp.StatusCode != http.StatusOK {
 		h.t.Fatalf("POST /slack/events answered %d, want 200", resp.StatusCode)
 	}
-	return thread
 }
 
 // botMessages are the bot's live (not deleted) messages in thread.

@@ -5,8 +5,6 @@ package chaos
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -145,26 +143,6 @@ func (h *harness) answered(first, last string) (threads, replies int) {
 		}
 	}
 	return len(seen), replies
-}
-
-// mentionIn is mention in channel ch.
-func (h *harness) mentionIn(ch, eventID, thread, text string) {
-	h.t.Helper()
-	ev := map[string]any{
-		"type": "app_mention", "user": alice, "text": "<@" + botUser + "> " + text,
-		"ts": thread, "channel": ch, "team": team, "event_ts": thread,
-	}
-	body := slacktest.MustJSON(slacktest.EventCallback(team, eventID, ev))
-	req := slacktest.NewSignedRequest("http://"+h.addr+"/slack/events", "application/json", secret, time.Now(), body)
-	resp, err := h.http.Do(req)
-	if err != nil {
-		h.t.Fatalf("posting a slack event: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		h.t.Fatalf("POST /slack/events answered %d, want 200", resp.StatusCode)
-	}
 }
 
 // settledRSS waits until the service's RSS holds within memSettleBand for
