@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/modeltest"
-	"github.com/switchboardhq/switchboard/internal/slacktest"
 )
 
 const (
