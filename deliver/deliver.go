@@ -306,7 +306,11 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 					return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
 				}
 				if k, ok := s.(bots.StreamKeyer); ok {
-					k.SetKey(streamKey(b.b.ID, *rec.TurnID))
+					key, err := d.streamKeyOf(ctx, b, *rec.TurnID)
+					if err != nil {
+						return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+					}
+					k.SetKey(key)
 					return s, nil
 				}
 			}
@@ -322,7 +326,9 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 		return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
 	}
 	if k, ok := s.(bots.StreamKeyer); ok && rec.TurnID != nil {
-		k.SetKey(streamKey(b.b.ID, *rec.TurnID))
+		if key, err := d.streamKeyOf(ctx, b, *rec.TurnID); err == nil {
+			k.SetKey(key)
+		}
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,8 +59,8 @@ type turnDelivery struct {
 	// to another turn.
 	retry    bool
 	queuedAt time.Time
-	bound  []*bound
-	live   map[uuid.UUID]*liveStream // by binding
+	bound    []*bound
+	live     map[uuid.UUID]*liveStream // by binding
 
 	events chan event
 	done   chan struct{}
@@ -218,6 +219,10 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	if err != nil {
 		t.d.log.WarnContext(ctx, "taking over a live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
 	}
+	key, err := t.d.streamKeyOf(ctx, b, t.turnID)
+	if err != nil {
+		t.d.log.WarnContext(ctx, "reading the conversation for a stream key", "platform", b.b.Platform, "error", redact.String(err.Error()))
+	}
 	s, err = st.StartStream(ctx, b.to, t.d.opts.IdentityFunc(t.agent))
 	if err != nil {
 		t.d.log.WarnContext(ctx, "starting stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
@@ -230,17 +235,25 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
 		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
 	}
-	if k, ok := s.(bots.StreamKeyer); ok {
-		k.SetKey(streamKey(b.b.ID, turn))
+	if k, ok := s.(bots.StreamKeyer); ok && key != "" {
+		k.SetKey(key)
 	}
 	ls.stream, ls.saved = s, []string{}
 	return ls
 }
 
-// streamKey is the idempotency key of a turn's live stream on a binding:
-// whoever takes the stream over derives the same key from its record.
-func streamKey(binding, turn uuid.UUID) string {
-	return uuid.NewSHA1(binding, turn[:]).String()
+// streamKeyOf is the idempotency key of the live stream a turn starts on a
+// binding now: the turn, and the log's last seq, which names the step (a
+// step's entries commit when its model call ends, so a retry of that call,
+// or a process taking it over, sees the same seq; the next step's stream
+// gets a key of its own). Empty when the conversation cannot be read.
+func (d *Deliverer) streamKeyOf(ctx context.Context, b *bound, turn uuid.UUID) (string, error) {
+	conv, err := d.st.ConversationGet(ctx, b.b.ConversationID)
+	if err != nil {
+		return "", err
+	}
+	name := append(turn[:], []byte(strconv.FormatInt(conv.LastSeq, 10))...)
+	return uuid.NewSHA1(b.b.ID, name).String(), nil
 }
 
 // findLost takes over the messages an earlier attempt of the turn streamed

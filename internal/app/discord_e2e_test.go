@@ -124,6 +124,16 @@ func discordScript(tb testing.TB, chunkDelay time.Duration) string {
 		"chunk_delay": chunkDelay.String(),
 		"turns": []map[string]any{
 			{"after_tool": "ask_user", "text": "Noted: {{last_user}}"},
+			{"after_tool": "render_chart", "text": discordStepTwo},
+			{
+				"when_last_user_contains": discordStepsKeyword,
+				"text":                    discordStepOne,
+				"tool_calls": []map[string]any{{
+					"name": "render_chart",
+					"input": map[string]any{"title": "Sign-ups", "kind": "line",
+						"series": []map[string]any{{"name": "s", "points": []map[string]any{{"x": 1, "y": 2}, {"x": 2, "y": 3}}}}},
+				}},
+			},
 			{
 				"when_last_user_contains": discordAskKeyword,
 				"text":                    discordAskIntro,
@@ -943,6 +953,35 @@ func TestDiscordRateLimitedReplyPostedOnce(t *testing.T) {
 					t.Errorf("bot messages in the channel: %+v; want exactly one reading %q", msgs, want)
 				}
 			})
+		}
+	})
+}
+
+const (
+	discordStepsKeyword = "two steps please"
+	discordStepOne      = "First I will draw the chart for you, one moment."
+	discordStepTwo      = "There it is: sign-ups went up."
+)
+
+// A turn that streams text, runs a tool and streams more text shows two
+// replies: the second step's live message is a message of its own and
+// never overwrites the first (each step's stream has its own nonce key).
+func TestDiscordTwoStepsTwoMessages(t *testing.T) {
+	t.Parallel()
+	discordEachStore(t, func(t *testing.T, db string) {
+		e := discordStart(t, db, 20*time.Millisecond)
+		const channel = "3000000000000000001"
+		e.mention(channel, discordAlice, discordStepsKeyword)
+		e.waitBotMessage(channel, discordStepTwo)
+		e.settle(channel)
+		var texts []string
+		for _, m := range e.fake.BotMessages(channel) {
+			if m.Content != "" {
+				texts = append(texts, m.Content)
+			}
+		}
+		if len(texts) != 2 || texts[0] != discordStepOne || texts[1] != discordStepTwo {
+			t.Fatalf("bot text messages = %q; want the first step's reply, then the second's", texts)
 		}
 	})
 }
