@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,6 +65,37 @@ func Visible(e *store.Entry) bool {
 // the conversation's lease: it delivers what that turn could not, after it.
 func enqueueDelivery(ctx context.Context, q store.Queries, conv uuid.UUID, now time.Time) error {
 	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &conv, Now: now}); err != nil {
+		return fmt.Errorf("queueing delivery: %w", err)
+	}
+	return nil
+}
+
+// SayParams is a message an agent posts without a turn: a reminder, a
+// pulse's note to its owner, a loop's stop notice.
+type SayParams struct {
+	ConversationID uuid.UUID
+	Agent          string
+	AgentID        *uuid.UUID
+	Text           string
+	Now            time.Time
+}
+
+// Say appends the agent's message to a conversation and queues its delivery,
+// inside the caller's transaction, with no model call: how the scheduler
+// posts. It is delivered like any reply (post intent, exactly once).
+func Say(ctx context.Context, q store.Queries, p *SayParams) error {
+	if strings.TrimSpace(p.Text) == "" {
+		return invalid("say: the text is empty")
+	}
+	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: p.ConversationID, Kind: store.EntryAssistant, Author: "agent:" + p.Agent,
+		Content: mustJSON(AssistantContent{Text: p.Text, Agent: p.Agent}), Now: p.Now,
+	}); err != nil {
+		return fmt.Errorf("appending the message of %s: %w", p.Agent, err)
+	}
+	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+		Kind: WorkDeliver, ConversationID: &p.ConversationID, AgentID: p.AgentID, Now: p.Now,
+	}); err != nil {
 		return fmt.Errorf("queueing delivery: %w", err)
 	}
 	return nil

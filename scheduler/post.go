@@ -39,14 +39,10 @@ type postParams struct {
 	Now  time.Time
 }
 
-// post appends text as the agent's message in a conversation of its own
-// bound to the target, and queues its delivery, inside the caller's
-// transaction. It reports whether it posted (false: already posted).
-//
-// core.Service.Start always queues a turn, and a reminder needs no model
-// call; until core offers a "post without a turn" call, the scheduler writes
-// the entry and the deliver item itself (core.WorkDeliver delivers entries
-// written outside turns).
+// post says text as the agent in a conversation of its own bound to the
+// target, with no model call (core.Say: the entry and its delivery),
+// inside the caller's transaction. It reports whether it posted (false:
+// already posted).
 func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bool, error) {
 	if p.Platform == "" || p.Channel == "" {
 		return false, fmt.Errorf("posting %q: the schedule has no delivery target", p.Key)
@@ -77,19 +73,10 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 			return false, nil
 		}
 	}
-	content, err := json.Marshal(core.AssistantContent{Text: p.Text, Agent: p.Agent})
-	if err != nil {
-		return false, fmt.Errorf("encoding message %q: %w", p.Key, err)
-	}
-	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-		ConversationID: conv, Kind: store.EntryAssistant, Author: "agent:" + p.Agent, Content: content, Now: p.Now,
+	if err := core.Say(ctx, q, &core.SayParams{
+		ConversationID: conv, Agent: p.Agent, AgentID: agentID, Text: p.Text, Now: p.Now,
 	}); err != nil {
-		return false, fmt.Errorf("appending message %q: %w", p.Key, err)
-	}
-	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind: core.WorkDeliver, ConversationID: &conv, AgentID: agentID, Now: p.Now,
-	}); err != nil {
-		return false, fmt.Errorf("queueing delivery of %q: %w", p.Key, err)
+		return false, fmt.Errorf("posting message %q: %w", p.Key, err)
 	}
 	return true, nil
 }
