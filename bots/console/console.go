@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		}
 	}()
-	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, wake: wake, lines: lines, out: out, shownErrors: map[uuid.UUID]bool{}}
+	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, wake: wake, lines: lines, out: out, cur: core.NewCursor(svc.Store(), conv.ID, 0)}
 	for {
 		fmt.Fprint(out, "\n> ")
 		line, ok := s.read(ctx)
@@ -114,7 +114,7 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("sending your message: %w", err)
 		}
 		// The message is on screen already (typed); show what follows it.
-		s.cursor = max(s.cursor, seq)
+		s.cur.SkipTo(seq)
 		if err := s.follow(ctx); err != nil {
 			return err
 		}
@@ -130,11 +130,10 @@ type session struct {
 	lines  <-chan string
 	out    io.Writer
 
-	cursor      int64 // the last seq shown
-	shownErrors map[uuid.UUID]bool
-	streamed    bool   // the reply being written was streamed as deltas
-	lastStatus  string // the status line printed last, to print each once
-	localTurn   bool   // a turn of this process runs: follow its events
+	cur        *core.Cursor // what of the log is shown
+	streamed   bool         // the reply being written was streamed as deltas
+	lastStatus string       // the status line printed last, to print each once
+	localTurn  bool         // a turn of this process runs: follow its events
 }
 
 func (s *session) read(ctx context.Context) (string, bool) {
@@ -264,7 +263,7 @@ func (s *session) live(ctx context.Context, ev core.Event) (bool, error) {
 	case core.EventEntry:
 		// Print the log up to this entry, not past it: a later entry's
 		// deltas may still be queued behind this event.
-		_, err := s.catchUp(ctx, entryBound(ev.Entry))
+		_, err := s.catchUp(ctx, core.EntryBound(ev.Entry))
 		return false, err
 	case core.EventTurnEnd:
 		s.localTurn = false
@@ -272,19 +271,6 @@ func (s *session) live(ctx context.Context, ev core.Event) (bool, error) {
 		return true, err
 	}
 	return false, nil
-}
-
-// entryBound is the seq to read the log up to so that e is included (0:
-// the whole log).
-func entryBound(e *store.Entry) int64 {
-	switch {
-	case e == nil:
-		return 0
-	case e.Seq != nil:
-		return *e.Seq
-	default:
-		return e.AfterSeq // an error entry sorts after the entry it followed
-	}
 }
 
 // catchUp prints the entries past the cursor, up to the seq upTo, and
@@ -295,26 +281,14 @@ func entryBound(e *store.Entry) int64 {
 // reports false: a turn of this process may have written entries whose
 // deltas are among them, and those events bring the entries, in order.
 func (s *session) catchUp(ctx context.Context, upTo int64) (bool, error) {
-	p := &store.EntryListParams{ConversationID: s.conv, AfterSeq: s.cursor, WithErrors: true}
-	if upTo > 0 {
-		p.UpToSeq = max(upTo, s.cursor)
-	}
-	list, err := s.svc.Store().EntryList(ctx, p)
+	list, err := s.cur.Fetch(ctx, upTo)
 	if err != nil {
 		return false, fmt.Errorf("reading the conversation: %w", err)
 	}
 	if upTo == 0 && len(s.events) > 0 {
 		return false, nil
 	}
-	for _, e := range list {
-		if e.Seq == nil {
-			if s.shownErrors[e.ID] {
-				continue
-			}
-			s.shownErrors[e.ID] = true
-		} else {
-			s.cursor = *e.Seq
-		}
+	for _, e := range s.cur.Advance(list) {
 		if err := s.show(e); err != nil {
 			return false, err
 		}

@@ -616,30 +616,22 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
-	shownErrors := map[uuid.UUID]bool{}
+	cur := core.NewCursor(a.st, id, cursor)
 	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
 	// With guard, a read of the whole log sends nothing if live events were
 	// queued while it read: a turn of this process may have written entries
 	// whose deltas are among them, and those events bring the entries, in
 	// order.
 	catchUp := func(upTo int64, guard bool) error {
-		p := &store.EntryListParams{ConversationID: id, AfterSeq: cursor, WithErrors: true}
-		if upTo > 0 {
-			p.UpToSeq = max(upTo, cursor)
-		}
-		list, err := a.st.EntryList(ctx, p)
+		list, err := cur.Fetch(ctx, upTo)
 		if err != nil {
 			return err
 		}
 		if guard && upTo == 0 && len(live) > 0 {
 			return nil
 		}
-		for _, e := range list {
+		for _, e := range cur.Advance(list) {
 			if e.Seq == nil {
-				if shownErrors[e.ID] {
-					continue
-				}
-				shownErrors[e.ID] = true
 				if err := writeEvent(w, "", "error", EntryJSON(e)); err != nil {
 					return err
 				}
@@ -648,7 +640,6 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			if err := writeEvent(w, strconv.FormatInt(*e.Seq, 10), "entry", EntryJSON(e)); err != nil {
 				return err
 			}
-			cursor = *e.Seq
 		}
 		flusher.Flush()
 		return nil
@@ -672,7 +663,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 		case core.EventEntry:
 			// Up to this entry, not past it: a later entry's deltas may
 			// still be queued behind this event.
-			return catchUp(entryBound(ev.Entry), true)
+			return catchUp(core.EntryBound(ev.Entry), true)
 		case core.EventTurnEnd:
 			localTurn = false
 			if err := catchUp(0, true); err != nil {
@@ -747,19 +738,6 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 		if err := catchUp(0, true); err != nil {
 			return nil
 		}
-	}
-}
-
-// entryBound is the seq to read the log up to so that e is included (0:
-// the whole log).
-func entryBound(e *store.Entry) int64 {
-	switch {
-	case e == nil:
-		return 0
-	case e.Seq != nil:
-		return *e.Seq
-	default:
-		return e.AfterSeq // an error entry sorts after the entry it followed
 	}
 }
 

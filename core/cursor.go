@@ -1,0 +1,81 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Cursor reads a conversation's log forward from a seq, for the clients that
+// follow it (the web API's streams, the terminal): entries with a seq in
+// order, each once, and error entries, which have no seq, each once too.
+// Platform delivery keeps its cursor in the store (the binding's delivered
+// seq) and dedupes errors by their post record instead.
+type Cursor struct {
+	st    store.Queries
+	conv  uuid.UUID
+	seq   int64
+	shown map[uuid.UUID]bool // error entries already returned
+}
+
+// NewCursor starts after seq.
+func NewCursor(st store.Queries, conv uuid.UUID, after int64) *Cursor {
+	return &Cursor{st: st, conv: conv, seq: after, shown: map[uuid.UUID]bool{}}
+}
+
+// Seq is the last seq the cursor moved past.
+func (c *Cursor) Seq() int64 { return c.seq }
+
+// SkipTo moves the cursor past seq without returning what it passes (an
+// entry the client already shows, such as the message it just sent).
+func (c *Cursor) SkipTo(seq int64) { c.seq = max(c.seq, seq) }
+
+// Fetch reads the entries past the cursor up to the seq upTo (0: to the
+// end) without moving it; Advance then takes them. The two are apart so a
+// caller can drop a read that raced with live events.
+func (c *Cursor) Fetch(ctx context.Context, upTo int64) ([]*store.Entry, error) {
+	p := &store.EntryListParams{ConversationID: c.conv, AfterSeq: c.seq, WithErrors: true}
+	if upTo > 0 {
+		p.UpToSeq = max(upTo, c.seq)
+	}
+	list, err := c.st.EntryList(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the log of %s: %w", c.conv, err)
+	}
+	return list, nil
+}
+
+// Advance moves past fetched entries and returns those not returned
+// before (an error entry is listed again until the cursor passes the seq it
+// follows).
+func (c *Cursor) Advance(list []*store.Entry) []*store.Entry {
+	out := list[:0:0]
+	for _, e := range list {
+		if e.Seq == nil {
+			if c.shown[e.ID] {
+				continue
+			}
+			c.shown[e.ID] = true
+		} else {
+			c.seq = max(c.seq, *e.Seq)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// EntryBound is the seq to read the log up to so that e is included (0: the
+// whole log, for nil): its seq, or for an error entry the seq it follows.
+func EntryBound(e *store.Entry) int64 {
+	switch {
+	case e == nil:
+		return 0
+	case e.Seq != nil:
+		return *e.Seq
+	default:
+		return e.AfterSeq
+	}
+}
