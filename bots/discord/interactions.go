@@ -123,8 +123,11 @@ func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionR
 	data := i.ApplicationCommandData()
 	opts := map[string]string{}
 	for _, o := range data.Options {
-		if o.Type == discordgo.ApplicationCommandOptionString {
-			opts[o.Name] = o.StringValue()
+		// Read the value directly: discordgo's StringValue panics on an
+		// option whose value is missing or not a string (a malformed
+		// interaction must not take the adapter down).
+		if v, ok := o.Value.(string); ok && o.Type == discordgo.ApplicationCommandOptionString {
+			opts[o.Name] = v
 		}
 	}
 	switch data.Name {
