@@ -429,15 +429,14 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var appended []*store.Entry
-	queued := false
+	queued, visible := false, false
 	err := t.s.st.InTx(ctx, func(q store.Queries) error {
-		appended, queued = appended[:0], false
+		appended, queued, visible = appended[:0], false, false
 		if u != nil {
 			if err := q.UsageRecord(ctx, u); err != nil {
 				return fmt.Errorf("recording usage: %w", err)
 			}
 		}
-		visible := false
 		for _, p := range step {
 			res, err := q.EntryAppend(ctx, t.appendParams(p.kind, p.content))
 			if err != nil {
@@ -457,7 +456,7 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) 
 	}
 	t.deliveryQueued = t.deliveryQueued || queued
 	t.published(appended...)
-	if t.td != nil && slices.ContainsFunc(appended, Visible) {
+	if t.td != nil && visible {
 		if err := t.td.Flush(ctx); err != nil && ctx.Err() == nil {
 			t.s.log.WarnContext(ctx, "delivering; the deliver item retries", "conversation_id", t.conv.ID, "error", redact.String(err.Error()))
 		}

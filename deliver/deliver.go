@@ -341,6 +341,12 @@ func (d *Deliverer) closeOrphan(ctx context.Context, b *bound) error {
 	if err != nil || s == nil {
 		return err
 	}
+	return d.closeInterrupted(ctx, b, s)
+}
+
+// closeInterrupted replaces a live stream whose text never became an entry
+// with the interruption notice, closes it, and forgets its record.
+func (d *Deliverer) closeInterrupted(ctx context.Context, b *bound, s bots.Stream) error {
 	if _, err := s.Finish(ctx, &bots.Message{Text: interruptedText}); err != nil {
 		return fmt.Errorf("closing an interrupted live stream on %s: %w", b.b.Platform, err)
 	}

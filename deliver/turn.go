@@ -350,12 +350,8 @@ func (t *turnDelivery) close(ctx context.Context, interrupted bool) error {
 			if ls == nil || ls.stream == nil {
 				continue
 			}
-			if _, ferr := ls.stream.Finish(ctx, &bots.Message{Text: interruptedText}); ferr != nil {
-				err = errors.Join(err, ferr)
-				continue
-			}
+			err = errors.Join(err, t.d.closeInterrupted(ctx, b, ls.stream))
 			ls.stream = nil
-			err = errors.Join(err, t.d.st.LiveStreamDelete(ctx, b.b.ID))
 		}
 	}
 	t.status(ctx, "")
