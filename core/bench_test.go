@@ -35,7 +35,7 @@ func benchService(b *testing.B, st store.Store) *core.Service {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := svc.Init(context.Background()); err != nil {
+	if err := svc.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return svc

@@ -44,9 +44,9 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	return ci, ok
 }
 
-// StartParams opens a conversation that no person started on a platform:
+// StartConversationParams opens a conversation that no person started on a platform:
 // a scheduled routine, a reminder, a pulse, a goal loop.
-type StartParams struct {
+type StartConversationParams struct {
 	Agent   string // "" for the default agent
 	Context string // the tool swap table to use; default "scheduler"
 	// Platform, Workspace, Channel and Thread bind the conversation to where
@@ -62,9 +62,9 @@ type StartParams struct {
 	Fresh bool
 }
 
-// Start opens a conversation, binds it, appends the instruction and queues
+// StartConversation opens a conversation, binds it, appends the instruction and queues
 // its turn, in one transaction.
-func (s *Service) Start(ctx context.Context, p StartParams) (*store.Conversation, error) {
+func (s *Service) StartConversation(ctx context.Context, p StartConversationParams) (*store.Conversation, error) {
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, invalid("start needs an instruction")
 	}

@@ -254,7 +254,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := svc.Init(ctx); err != nil {
+	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	w, err := core.NewWorker(core.WorkerOptions{

@@ -149,10 +149,10 @@ func New(opts Options) (*Service, error) {
 	}, nil
 }
 
-// Init upserts the declared agents into the store and checks that each one's
+// Start upserts the declared agents into the store and checks that each one's
 // model backend can be built (an unknown backend or a missing key names the
 // agent and the setting).
-func (s *Service) Init(ctx context.Context) error {
+func (s *Service) Start(ctx context.Context) error {
 	for i := range s.opts.Agents.Agents {
 		a := &s.opts.Agents.Agents[i]
 		if _, err := s.backendFor(a); err != nil {

@@ -55,7 +55,7 @@ func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error 
 // recorded first, so a tool the turn calls (pulse_report, report_progress)
 // always finds it; a retry finds the run and its binding and starts nothing
 // twice.
-func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartParams, hash string) (*store.ScheduleRun, error) {
+func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
 	start.Thread = runThread(key)
 	run, err := s.runAt(ctx, sc.ID, p.Due, p.Iteration)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayl
 	case err == nil:
 		conv = b.ConversationID // started by an attempt that died before recording it
 	case errors.Is(err, store.ErrNotFound):
-		c, err := s.svc.Start(ctx, start)
+		c, err := s.svc.StartConversation(ctx, start)
 		if err != nil {
 			return nil, fmt.Errorf("starting %s %s/%s: %w", sc.Kind, sc.Agent, sc.Name, err)
 		}
@@ -146,7 +146,7 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePa
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
 	}
-	_, err := s.startRun(ctx, sc, p, key, core.StartParams{
+	_, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: "scheduler",
 		Platform: sc.Platform, Workspace: sc.Workspace, Channel: sc.Channel,
 		Starter: sc.Owner, Text: routineText(sc, cfg, p),

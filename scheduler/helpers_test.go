@@ -242,7 +242,7 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 	if err != nil {
 		t.Fatalf("building core: %v", err)
 	}
-	if err := svc.Init(context.Background()); err != nil {
+	if err := svc.Start(context.Background()); err != nil {
 		t.Fatalf("initialising core: %v", err)
 	}
 	e.svc = svc

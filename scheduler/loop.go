@@ -202,7 +202,7 @@ func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fi
 		}
 	}
 	iteration := p.Iteration
-	run, err := s.startRun(ctx, sc, p, key, core.StartParams{
+	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: "scheduler",
 		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "loop:" + sc.ID.String(),
 		Starter: sc.Owner, Text: s.iterationText(ctx, sc, cfg, iteration),

@@ -241,7 +241,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 	if cfg.RunAs != "" {
 		agentName = cfg.RunAs
 	}
-	run, err := s.startRun(ctx, sc, p, key, core.StartParams{
+	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: agentName, Context: "scheduler",
 		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "pulse:" + sc.ID.String(),
 		Starter: sc.Owner, Text: pulseText(sc, items, p),

@@ -149,7 +149,7 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := svc.Init(ctx); err != nil {
+	if err := svc.Start(ctx); err != nil {
 		cancel()
 		t.Fatal(err)
 	}

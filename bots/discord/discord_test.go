@@ -601,7 +601,7 @@ func TestHTTPInteractionsRejectStaleTimestamp(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	a, err := New(Options{
 		Token: "t", Submitter: newFakeCore(), PublicKey: hex.EncodeToString(pub),
-		NowFunc: func() time.Time { return time.Now().Add(time.Hour) },
+		Now: func() time.Time { return time.Now().Add(time.Hour) },
 	})
 	if err != nil {
 		t.Fatal(err)

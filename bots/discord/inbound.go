@@ -76,7 +76,7 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 		At:        m.Timestamp,
 	}
 	if in.At.IsZero() {
-		in.At = a.opts.NowFunc()
+		in.At = a.opts.Now()
 	}
 	mentioned := mentionsUser(m, botID)
 	configured := slices.Contains(a.opts.Channels, m.ChannelID)
@@ -208,4 +208,4 @@ func interactionUser(i *discordgo.Interaction) (id, name string) {
 	return "", ""
 }
 
-func (a *Adapter) now() time.Time { return a.opts.NowFunc() }
+func (a *Adapter) now() time.Time { return a.opts.Now() }

@@ -63,9 +63,9 @@ type Options struct {
 	RenderCardFunc func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error)
 
 	Logger *slog.Logger
-	// NowFunc is the clock (message times, interaction signature window).
+	// Now is the clock (message times, interaction signature window).
 	// Default time.Now.
-	NowFunc func() time.Time
+	Now func() time.Time
 	// HTTPClient is the base client for REST calls; its Transport is wrapped
 	// to honour APIURL. Default: a client with a 20 s timeout.
 	HTTPClient *http.Client
@@ -108,8 +108,8 @@ func (o *Options) withDefaults() Options {
 			return discordcard.Render(card.Stamped, discordcard.Options{EntryID: card.EntryID, Logger: logger})
 		}
 	}
-	if c.NowFunc == nil {
-		c.NowFunc = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 20 * time.Second}

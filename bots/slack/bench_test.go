@@ -79,7 +79,7 @@ func BenchmarkEventsAck(b *testing.B) {
 	now := time.Now()
 	a, err := New(Options{
 		BotToken: "xoxb-bench", SigningSecret: testSecret, APIURL: srv.APIURL(), Submitter: nopSubmitter{},
-		NowFunc: func() time.Time { return now },
+		Now: func() time.Time { return now },
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -83,7 +83,7 @@ func (a *Adapter) readVerified(w http.ResponseWriter, r *http.Request) ([]byte, 
 		http.Error(w, "reading body", http.StatusRequestEntityTooLarge)
 		return nil, false
 	}
-	if err := verify(a.opts.SigningSecret, r.Header, body, a.opts.NowFunc()); err != nil {
+	if err := verify(a.opts.SigningSecret, r.Header, body, a.opts.Now()); err != nil {
 		a.log.WarnContext(r.Context(), "rejecting unsigned slack request", "path", r.URL.Path, "err", err)
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return nil, false

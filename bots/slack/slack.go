@@ -83,8 +83,8 @@ type Options struct {
 	// are always dropped.
 	AllowBots bool
 	Logger    *slog.Logger
-	// NowFunc is the clock (signature window, pacing). Default time.Now.
-	NowFunc func() time.Time
+	// Now is the clock (signature window, pacing). Default time.Now.
+	Now func() time.Time
 	// SleepFunc waits (rate limits, pacing); it must return ctx.Err() when ctx
 	// ends first. Default: a timer.
 	SleepFunc  func(ctx context.Context, d time.Duration) error
@@ -142,8 +142,8 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.NowFunc == nil {
-		o.NowFunc = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.SleepFunc == nil {
 		o.SleepFunc = sleepTimer
@@ -358,7 +358,7 @@ func (p *channelPacer) reserve(channel string, now time.Time) time.Duration {
 }
 
 func (a *Adapter) waitTurn(ctx context.Context, channel string) error {
-	if d := a.pace.reserve(channel, a.opts.NowFunc()); d > 0 {
+	if d := a.pace.reserve(channel, a.opts.Now()); d > 0 {
 		if err := a.opts.SleepFunc(ctx, d); err != nil {
 			return fmt.Errorf("pacing posts to %s: %w", channel, err)
 		}

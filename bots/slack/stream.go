@@ -82,7 +82,7 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 		return errors.New("appending to a finished slack stream")
 	}
 	s.text += delta
-	now := s.a.opts.NowFunc()
+	now := s.a.opts.Now()
 	switch s.mode {
 	case modeUndecided:
 		if s.eligible {
@@ -142,7 +142,7 @@ func (s *stream) startNative(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("starting a slack stream in %s/%s: %w", s.channel, s.to.Thread, err)
 	}
-	s.lastSend = s.a.opts.NowFunc()
+	s.lastSend = s.a.opts.Now()
 	for _, c := range chunks[1:] {
 		if err := s.appendNative(ctx, c); err != nil {
 			s.broken = err

@@ -119,7 +119,7 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := svc.Init(ctx); err != nil {
+	if err := svc.Start(ctx); err != nil {
 		cancel()
 		t.Fatal(err)
 	}

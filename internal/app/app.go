@@ -294,7 +294,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Service.Init(ctx); err != nil {
+	if err := a.Service.Start(ctx); err != nil {
 		return err
 	}
 	schedCfg, err := scheduler.ParseConfig(agents.Raw)

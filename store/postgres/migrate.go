@@ -65,7 +65,7 @@ func (s *Store) applyMigration(ctx context.Context, m migrations.Migration) (app
 	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return false, fmt.Errorf("applying migration %s: %w", m.Name, err)
 	}
-	if _, err := tx.Exec(ctx, sqlq.Get("MigrationRecord"), m.Version, m.Name, ts(s.opts.Clock())); err != nil {
+	if _, err := tx.Exec(ctx, sqlq.Get("MigrationRecord"), m.Version, m.Name, ts(s.opts.Now())); err != nil {
 		return false, fmt.Errorf("migration %s: recording version %d: %w", m.Name, m.Version, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -56,8 +56,8 @@ type Options struct {
 	// Logger receives the driver's warnings (lost notifications, listener
 	// reconnects, retried faults). Default: discard.
 	Logger *slog.Logger
-	// Clock supplies the time when a call's Now is zero. Default time.Now.
-	Clock func() time.Time
+	// Now supplies the time when a call's Now is zero. Default time.Now.
+	Now func() time.Time
 }
 
 const maxSchemaLen = 40
@@ -69,8 +69,8 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if o.Clock == nil {
-		o.Clock = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.RetryFor == 0 {
 		o.RetryFor = retry.DefaultFor

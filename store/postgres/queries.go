@@ -65,7 +65,7 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) error {
 // now is the caller's time or the clock's, at the precision Postgres keeps.
 func (q *queries) now(t time.Time) time.Time {
 	if t.IsZero() {
-		t = q.s.opts.Clock()
+		t = q.s.opts.Now()
 	}
 	return ts(t)
 }

@@ -53,9 +53,9 @@ type Options struct {
 	RetryFor time.Duration
 	// Logger receives migration and notification events. Default: discard.
 	Logger *slog.Logger
-	// NowFunc is the clock used when a parameter struct leaves Now zero.
+	// Now is the clock used when a parameter struct leaves Now zero.
 	// Default time.Now.
-	NowFunc func() time.Time
+	Now func() time.Time
 }
 
 func (o *Options) validate() error {
@@ -84,8 +84,8 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.NowFunc == nil {
-		o.NowFunc = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.RetryFor == 0 {
 		o.RetryFor = retry.DefaultFor
@@ -163,7 +163,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		w:          w,
 		r:          r,
 		logger:     opts.Logger,
-		nowFunc:    opts.NowFunc,
+		nowFunc:    opts.Now,
 		retry:      retry.Policy{For: opts.RetryFor, Logger: opts.Logger},
 		hub:        newHub(opts.Logger),
 		wstmts:     newStmtCache(w),
