@@ -44,7 +44,8 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	return ci, ok
 }
 
-// StartConversationParams opens a conversation that no person started on a platform:
+// StartConversationParams opens a conversation that no person started on a
+// platform:
 // a scheduled routine, a reminder, a pulse, a goal loop.
 type StartConversationParams struct {
 	Agent   string // "" for the default agent

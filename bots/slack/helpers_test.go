@@ -173,7 +173,7 @@ func newEnv(t testing.TB, mutate func(*Options)) *testEnv {
 		APIURL:        env.srv.APIURL(),
 		Submitter:     env.core,
 		Logger:        slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:       env.clock.Now,
+		Now:           env.clock.Now,
 		SleepFunc:     env.clock.Sleep,
 	}
 	if mutate != nil {

@@ -22,7 +22,7 @@ func (a *App) buildPlatforms() error {
 			APIURL:        cfg.SlackAPIURL,
 			Submitter:     a.Service,
 			Logger:        a.log.With("platform", "slack"),
-			Now:       cfg.Now,
+			Now:           cfg.Now,
 		})
 		if err != nil {
 			return fmt.Errorf("slack (SLACK_BOT_TOKEN is set): %w", err)
@@ -61,8 +61,8 @@ func (a *App) buildPlatforms() error {
 				}
 				return reply, err
 			},
-			Logger:  a.log.With("platform", "discord"),
-			Now: cfg.Now,
+			Logger: a.log.With("platform", "discord"),
+			Now:    cfg.Now,
 		})
 		if err != nil {
 			return fmt.Errorf("discord (DISCORD_BOT_TOKEN is set): %w", err)
