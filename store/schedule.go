@@ -10,14 +10,9 @@ import (
 )
 
 // The scheduler's part of the store: schedules (routines, reminders, pulses,
-// goal loops), the record of each run, and the sweeps of ephemeral rows. It is
-// a separate interface from Queries so that the scheduler can grow without
-// touching the spine; both drivers implement it on the same values that
-// implement Queries, so inside InTx a caller reaches it with
-//
-//	sq, ok := q.(store.ScheduleStore)
-//
-// and a fire (advance the schedule, enqueue its work) commits as one.
+// goal loops) and the record of each run. ScheduleQueries is part of
+// Queries, so a fire (advance the schedule, enqueue its work) commits as one
+// inside InTx.
 
 // ErrLimit is returned (wrapped) when a create would exceed a per-agent limit,
 // such as ten routines per agent. It matches ErrConflict too.
@@ -83,12 +78,10 @@ type Schedule struct {
 	// Owner is the person the schedule works for (a platform user id); a
 	// reminder or a pulse's message goes to their DM.
 	Owner string
-	// Platform, Workspace and Channel are where runs are delivered: the
-	// workspace the schedule was created in, never wherever the agent is
-	// now. Channel "user:<id>" is a DM.
-	Platform  string
-	Workspace string
-	Channel   string
+	// Place is where runs are delivered: the workspace the schedule was
+	// created in, never wherever the agent is now. It has no Thread; a DM
+	// is Place.User. Zero when runs are not delivered anywhere.
+	Place Place
 	// Spec is when it fires: "every 4h", "cron 0 8 * * 1-5", "at <RFC 3339>".
 	Spec     string
 	TimeZone string // IANA name for cron specs and active hours; "" is UTC
@@ -176,9 +169,7 @@ type ScheduleCreateParams struct {
 	Agent       string
 	Name        string
 	Owner       string
-	Platform    string
-	Workspace   string
-	Channel     string
+	Place       Place
 	Spec        string
 	TimeZone    string
 	Instruction string
@@ -190,7 +181,8 @@ type ScheduleCreateParams struct {
 	NextRunAt   *time.Time
 	// MaxPerAgent, when positive, refuses (ErrLimit) a new schedule when the
 	// agent already has that many of this kind that are not done. Checked
-	// under a lock, so two concurrent creates cannot both pass.
+	// under a lock, so two concurrent creates cannot both pass. An Upsert
+	// of an existing schedule is never refused.
 	MaxPerAgent int
 	// Upsert replaces the definition of an existing (agent, kind, name)
 	// instead of failing with ErrConflict: spec, target, instruction,
@@ -206,9 +198,7 @@ type ScheduleUpdateParams struct {
 	Spec        *string
 	TimeZone    *string
 	Instruction *string
-	Platform    *string
-	Workspace   *string
-	Channel     *string
+	Place       *Place
 	Config      json.RawMessage
 	Data        json.RawMessage
 	Missed      *MissedPolicy
@@ -270,40 +260,47 @@ type ScheduleRunUpdateParams struct {
 	Now            time.Time
 }
 
-// ScheduleSweepParams deletes ephemeral rows older than the given instants.
-// A zero instant skips that kind of row.
-type ScheduleSweepParams struct {
-	// InboundBefore: platform event ids seen before it (platforms redeliver
-	// within minutes, so dedupe rows need not live for ever).
-	InboundBefore time.Time
-	// WorkBefore: done and cancelled work items without a unique key that
-	// finished before it. Items with a unique key are kept: enqueue is
-	// idempotent on the key for ever. Failed items are kept for inspection.
-	WorkBefore time.Time
-	// LeasesBefore: named leases that expired before it.
-	LeasesBefore time.Time
-	// RemindersBefore: done reminders (and their runs) last updated before it.
-	RemindersBefore time.Time
-	// Limit bounds the rows deleted per kind; 0 means 1000.
-	Limit int
+// ScheduleFindParams looks a schedule up by its name.
+type ScheduleFindParams struct {
+	Agent string
+	Kind  ScheduleKind
+	Name  string
 }
 
-// ScheduleSweepResult counts what a sweep deleted.
-type ScheduleSweepResult struct {
-	Inbound   int
-	Work      int
-	Leases    int
-	Reminders int
+// ScheduleCountParams counts an agent's schedules of a kind that are not done.
+type ScheduleCountParams struct {
+	Agent string
+	Kind  ScheduleKind
 }
 
-// ScheduleStore is the scheduler's part of the store.
-type ScheduleStore interface {
+// ScheduleDueParams lists active schedules due at Now.
+type ScheduleDueParams struct {
+	Now   time.Time
+	Limit int // 0 means 100
+}
+
+// ScheduleRunListParams lists a schedule's runs.
+type ScheduleRunListParams struct {
+	ScheduleID uuid.UUID
+	Limit      int // 0 means no limit
+}
+
+// SchedulePruneParams deletes done reminders (and their runs) last updated
+// before Before, at most Limit of them (0 means 1000).
+type SchedulePruneParams = PruneParams
+
+// ScheduleQueries is the scheduler's part of Queries.
+type ScheduleQueries interface {
 	// ScheduleCreate creates a schedule; ErrConflict when (agent, kind, name)
 	// exists (unless Upsert), ErrLimit past MaxPerAgent.
 	ScheduleCreate(ctx context.Context, p *ScheduleCreateParams) (*Schedule, error)
 	ScheduleGet(ctx context.Context, id uuid.UUID) (*Schedule, error)
 	// ScheduleFind looks a schedule up by its name; ErrNotFound when absent.
-	ScheduleFind(ctx context.Context, agent string, kind ScheduleKind, name string) (*Schedule, error)
+	ScheduleFind(ctx context.Context, p *ScheduleFindParams) (*Schedule, error)
+	// ScheduleCount counts the agent's schedules of the kind that are not
+	// done. Inside a transaction it also holds a lock on that (agent, kind)
+	// until the transaction ends, so a count-then-create cannot race another.
+	ScheduleCount(ctx context.Context, p *ScheduleCountParams) (int, error)
 	ScheduleList(ctx context.Context, p *ScheduleListParams) ([]*Schedule, error)
 	// ScheduleUpdate changes a schedule; ErrNotFound when absent, ErrConflict
 	// when ExpectState does not match.
@@ -315,7 +312,7 @@ type ScheduleStore interface {
 	ScheduleDelete(ctx context.Context, id uuid.UUID) error
 	// ScheduleDue lists active schedules whose next run is at or before now,
 	// earliest first.
-	ScheduleDue(ctx context.Context, now time.Time, limit int) ([]*Schedule, error)
+	ScheduleDue(ctx context.Context, p *ScheduleDueParams) ([]*Schedule, error)
 
 	ScheduleRunCreate(ctx context.Context, p *ScheduleRunCreateParams) (*ScheduleRun, error)
 	ScheduleRunUpdate(ctx context.Context, p *ScheduleRunUpdateParams) (*ScheduleRun, error)
@@ -324,96 +321,12 @@ type ScheduleStore interface {
 	// ErrNotFound when it belongs to none.
 	ScheduleRunByConversation(ctx context.Context, conversationID uuid.UUID) (*ScheduleRun, error)
 	// ScheduleRunList lists a schedule's runs, newest first.
-	ScheduleRunList(ctx context.Context, scheduleID uuid.UUID, limit int) ([]*ScheduleRun, error)
+	ScheduleRunList(ctx context.Context, p *ScheduleRunListParams) ([]*ScheduleRun, error)
 	// ScheduleUsageTotal sums the usage recorded in the conversations of a
 	// schedule's runs.
 	ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) (*ScheduleUsage, error)
 
-	// ScheduleSweep deletes old ephemeral rows (see the params).
-	ScheduleSweep(ctx context.Context, p *ScheduleSweepParams) (*ScheduleSweepResult, error)
-}
-
-// SchedulesOf returns the ScheduleStore side of q (a Store, or the Queries
-// of a transaction), or false when its driver does not implement it.
-func SchedulesOf(q Queries) (ScheduleStore, bool) {
-	s, ok := q.(ScheduleStore)
-	return s, ok
-}
-
-// Validate checks the parameters both drivers need before writing; the
-// error wraps ErrInvalid and names the field.
-// Defaults returns what a driver stores for the unset Missed and State:
-// run_once and active.
-func (p *ScheduleCreateParams) Defaults() (MissedPolicy, ScheduleState) {
-	missed, state := p.Missed, p.State
-	if missed == "" {
-		missed = MissedRunOnce
-	}
-	if state == "" {
-		state = ScheduleActive
-	}
-	return missed, state
-}
-
-func (p *ScheduleCreateParams) Validate() error {
-	switch {
-	case p == nil:
-		return fmt.Errorf("%w: params are nil", ErrInvalid)
-	case !p.Kind.Valid():
-		return fmt.Errorf("%w: Kind %q is not a schedule kind", ErrInvalid, p.Kind)
-	case p.Agent == "":
-		return fmt.Errorf("%w: Agent is empty", ErrInvalid)
-	case p.Name == "":
-		return fmt.Errorf("%w: Name is empty", ErrInvalid)
-	case p.Spec == "":
-		return fmt.Errorf("%w: Spec is empty", ErrInvalid)
-	case p.Missed != "" && !p.Missed.Valid():
-		return fmt.Errorf("%w: Missed %q must be run_once or skip", ErrInvalid, p.Missed)
-	case p.State != "" && !p.State.Valid():
-		return fmt.Errorf("%w: State %q is not a schedule state", ErrInvalid, p.State)
-	case p.MaxPerAgent < 0:
-		return fmt.Errorf("%w: MaxPerAgent %d is negative", ErrInvalid, p.MaxPerAgent)
-	}
-	return nil
-}
-
-// Validate checks the parameters; the error wraps ErrInvalid.
-func (p *ScheduleUpdateParams) Validate() error {
-	switch {
-	case p == nil:
-		return fmt.Errorf("%w: params are nil", ErrInvalid)
-	case p.Spec != nil && *p.Spec == "":
-		return fmt.Errorf("%w: Spec is empty", ErrInvalid)
-	case p.Missed != nil && !p.Missed.Valid():
-		return fmt.Errorf("%w: Missed %q must be run_once or skip", ErrInvalid, *p.Missed)
-	case p.State != nil && !p.State.Valid():
-		return fmt.Errorf("%w: State %q is not a schedule state", ErrInvalid, *p.State)
-	case p.ExpectState != nil && !p.ExpectState.Valid():
-		return fmt.Errorf("%w: ExpectState %q is not a schedule state", ErrInvalid, *p.ExpectState)
-	}
-	return nil
-}
-
-// Validate checks the parameters; the error wraps ErrInvalid.
-func (p *ScheduleRunCreateParams) Validate() error {
-	switch {
-	case p == nil:
-		return fmt.Errorf("%w: params are nil", ErrInvalid)
-	case !p.Status.Valid():
-		return fmt.Errorf("%w: Status %q is not a run status", ErrInvalid, p.Status)
-	case p.DueAt.IsZero():
-		return fmt.Errorf("%w: DueAt is zero", ErrInvalid)
-	}
-	return nil
-}
-
-// Validate checks the parameters; the error wraps ErrInvalid.
-func (p *ScheduleRunUpdateParams) Validate() error {
-	switch {
-	case p == nil:
-		return fmt.Errorf("%w: params are nil", ErrInvalid)
-	case p.Status != nil && !p.Status.Valid():
-		return fmt.Errorf("%w: Status %q is not a run status", ErrInvalid, *p.Status)
-	}
-	return nil
+	// SchedulePrune deletes done reminders, and their runs, last updated
+	// before p.Before; it returns how many reminders it deleted.
+	SchedulePrune(ctx context.Context, p *SchedulePruneParams) (int, error)
 }

@@ -131,14 +131,6 @@ func (e *Entry) SeqValue() int64 {
 	return *e.Seq
 }
 
-// DiscardedEntry is an entry removed from the log by EntryDiscard, kept for
-// inspection with the reason it was removed.
-type DiscardedEntry struct {
-	Entry
-	Reason      string
-	DiscardedAt time.Time
-}
-
 // WorkState is the lifecycle state of a work item.
 type WorkState string
 
@@ -201,10 +193,7 @@ type Usage struct {
 type Binding struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
-	Platform       string
-	Workspace      string
-	Channel        string
-	Thread         string
+	Place          Place
 	// DeliveredSeq is the highest seq delivered to the platform.
 	DeliveredSeq int64
 	CreatedAt    time.Time
@@ -346,12 +335,11 @@ type EntryListParams struct {
 	WithErrors bool
 }
 
-// EntryDiscardParams removes a crashed turn's partial entries.
-type EntryDiscardParams struct {
-	ConversationID uuid.UUID
-	AfterSeq       int64 // entries with seq > AfterSeq are moved out of the log
-	Reason         string
-	Now            time.Time
+// ConversationListExpiredLeasesParams lists conversations whose lease
+// expired before Now.
+type ConversationListExpiredLeasesParams struct {
+	Now   time.Time
+	Limit int // 0 means 100
 }
 
 // WorkEnqueueParams adds a work item.
@@ -413,6 +401,20 @@ type WorkListParams struct {
 	Kind           string
 	ConversationID *uuid.UUID
 	Limit          int
+}
+
+// PruneParams deletes rows that are no longer needed: those older than
+// Before, at most Limit of them.
+type PruneParams struct {
+	Before time.Time // required
+	Limit  int       // 0 means 1000
+}
+
+// SweepResult counts what Sweep deleted.
+type SweepResult struct {
+	Inbound int // platform event ids past InboundRetention
+	Work    int // finished work items past WorkRetention
+	Leases  int // named leases expired for longer than LeaseRetention
 }
 
 // WorkPruneParams deletes finished work items.
@@ -510,12 +512,20 @@ type AgentUpsertParams struct {
 // BindingEnsureParams finds the binding for a place, creating it (and a new
 // conversation with Conversation's fields) when absent.
 type BindingEnsureParams struct {
-	Platform     string
-	Workspace    string
-	Channel      string
-	Thread       string
+	Place        Place
 	Conversation ConversationCreateParams // used only when creating
 	Now          time.Time
+}
+
+// BindingFindParams looks a binding up by its place.
+type BindingFindParams struct {
+	Place Place
+}
+
+// PostedGetParams names what an entry became on a binding.
+type PostedGetParams struct {
+	BindingID uuid.UUID
+	EntryID   uuid.UUID
 }
 
 // BindingEnsureResult is the binding and whether this call created it.
@@ -542,6 +552,18 @@ type ApprovalCreateParams struct {
 	Deciders       []string
 	ExpiresAt      time.Time
 	Now            time.Time
+}
+
+// ApprovalFindByCallParams names the tool call an approval answers.
+type ApprovalFindByCallParams struct {
+	ConversationID uuid.UUID
+	CallID         string
+}
+
+// ApprovalExpireParams expires pending approvals whose expiry is before Now.
+type ApprovalExpireParams struct {
+	Now   time.Time
+	Limit int // 0 means 100
 }
 
 // ApprovalDecideParams decides a pending approval. It succeeds only while the
@@ -603,31 +625,18 @@ type Queries interface {
 	ConversationGet(ctx context.Context, id uuid.UUID) (*Conversation, error)
 	// ConversationForks lists the direct forks of a conversation, oldest first.
 	ConversationForks(ctx context.Context, id uuid.UUID) ([]*Conversation, error)
-	// ConversationLineage lists the conversation's ancestors from the root down
-	// to the conversation itself.
-	ConversationLineage(ctx context.Context, id uuid.UUID) ([]*Conversation, error)
 	ConversationSetStatus(ctx context.Context, p *ConversationStatusParams) (*Conversation, error)
-	// ConversationLeaseAcquire takes the conversation's lease when free or
-	// expired; ErrConflict when another owner holds a live lease.
-	ConversationLeaseAcquire(ctx context.Context, p *ConversationLeaseParams) (*Conversation, error)
 	// ConversationLeaseRelease frees the lease if Owner holds it.
 	ConversationLeaseRelease(ctx context.Context, p *ConversationLeaseParams) error
 	// ConversationListExpiredLeases lists conversations whose lease expired
-	// before now (for the sweep that fails dead turns).
-	ConversationListExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*Conversation, error)
+	// before Now (for the sweep that frees leases nothing runs under).
+	ConversationListExpiredLeases(ctx context.Context, p *ConversationListExpiredLeasesParams) ([]*Conversation, error)
 
 	// EntryAppend appends at the next seq, or forks (see EntryAppendParams).
 	// ErrNotFound when the conversation does not exist.
 	EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryAppendResult, error)
 	EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, error)
 	EntryGet(ctx context.Context, id uuid.UUID) (*Entry, error)
-	// EntryDiscard moves the entries past AfterSeq into the discarded-entries
-	// table with the reason, and returns how many it moved. It is the only way
-	// entries ever leave the log. The log continues at AfterSeq+1, and the
-	// conversation's bindings' delivered cursors are pulled back to AfterSeq
-	// so the entries that take those seqs next are delivered.
-	EntryDiscard(ctx context.Context, p *EntryDiscardParams) (int, error)
-	EntryListDiscarded(ctx context.Context, conversationID uuid.UUID) ([]*DiscardedEntry, error)
 
 	WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error)
 	// WorkClaim claims runnable items: available with run_at <= now, or running
@@ -655,27 +664,31 @@ type Queries interface {
 	// attempt (the crashed attempt counts), and every conversation lease
 	// Worker holds is released. It returns the items it changed.
 	WorkReclaim(ctx context.Context, p *WorkReclaimParams) ([]*WorkItem, error)
-	// WorkCancel cancels an item that is not finished.
-	WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*WorkItem, error)
 	WorkGet(ctx context.Context, id uuid.UUID) (*WorkItem, error)
 	WorkList(ctx context.Context, p *WorkListParams) ([]*WorkItem, error)
 	// WorkPrune deletes finished items (see the params) and returns how many.
 	// Items not finished are never touched.
 	WorkPrune(ctx context.Context, p *WorkPruneParams) (int, error)
 
+	// InboundPrune deletes platform event ids recorded before p.Before and
+	// returns how many.
+	InboundPrune(ctx context.Context, p *PruneParams) (int, error)
+	// LeasePrune deletes named leases that expired before p.Before and
+	// returns how many.
+	LeasePrune(ctx context.Context, p *PruneParams) (int, error)
+
 	// InboundRecord records a platform event id; false when it was seen before.
 	InboundRecord(ctx context.Context, p *InboundRecordParams) (bool, error)
 
 	AgentUpsert(ctx context.Context, p *AgentUpsertParams) (*Agent, error)
 	AgentGetByName(ctx context.Context, name string) (*Agent, error)
-	AgentList(ctx context.Context) ([]*Agent, error)
 
-	// BindingEnsure returns the binding for (platform, workspace, channel,
-	// thread), creating it and its conversation when absent. Safe when two
-	// callers race: both get the same binding.
+	// BindingEnsure returns the binding for a place, creating it and its
+	// conversation when absent. Safe when two callers race: both get the
+	// same binding.
 	BindingEnsure(ctx context.Context, p *BindingEnsureParams) (*BindingEnsureResult, error)
 	// BindingFind looks a binding up by its place; ErrNotFound when absent.
-	BindingFind(ctx context.Context, platform, workspace, channel, thread string) (*Binding, error)
+	BindingFind(ctx context.Context, p *BindingFindParams) (*Binding, error)
 	// BindingListByConversation lists every binding of a conversation.
 	BindingListByConversation(ctx context.Context, conversationID uuid.UUID) ([]*Binding, error)
 	// BindingAdvance moves the delivered cursor forward; a lower seq is a no-op.
@@ -684,7 +697,7 @@ type Queries interface {
 	// (binding, entry) again replaces the message ids.
 	PostedRecord(ctx context.Context, p *Posted) error
 	// PostedGet returns what an entry became on a binding; ErrNotFound if never posted.
-	PostedGet(ctx context.Context, bindingID, entryID uuid.UUID) (*Posted, error)
+	PostedGet(ctx context.Context, p *PostedGetParams) (*Posted, error)
 
 	// LiveStreamSave records the messages of a binding's live stream,
 	// replacing any earlier record of that binding.
@@ -697,14 +710,14 @@ type Queries interface {
 	ApprovalCreate(ctx context.Context, p *ApprovalCreateParams) (*Approval, error)
 	ApprovalGet(ctx context.Context, id uuid.UUID) (*Approval, error)
 	// ApprovalFindByCall returns the approval for a tool call; ErrNotFound if none.
-	ApprovalFindByCall(ctx context.Context, conversationID uuid.UUID, callID string) (*Approval, error)
+	ApprovalFindByCall(ctx context.Context, p *ApprovalFindByCallParams) (*Approval, error)
 	// ApprovalListPending lists a conversation's pending approvals, oldest
 	// first (what delivery shows as prompts, without reading the log).
 	ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]*Approval, error)
 	ApprovalDecide(ctx context.Context, p *ApprovalDecideParams) (*Approval, error)
-	// ApprovalExpire marks pending approvals whose expiry is before now as
+	// ApprovalExpire marks pending approvals whose expiry is before Now as
 	// expired and returns them.
-	ApprovalExpire(ctx context.Context, now time.Time, limit int) ([]*Approval, error)
+	ApprovalExpire(ctx context.Context, p *ApprovalExpireParams) ([]*Approval, error)
 
 	// ToolExecutionStart records that a tool call is about to run, unless it
 	// was started before: then it returns the existing marker with Started
@@ -713,8 +726,6 @@ type Queries interface {
 	// ToolExecutionFinish marks a started call finished; ErrNotFound when it
 	// was never started. Finishing twice is a no-op.
 	ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error)
-	// ToolExecutionGet returns a call's marker; ErrNotFound when never started.
-	ToolExecutionGet(ctx context.Context, conversationID uuid.UUID, callID string) (*ToolExecution, error)
 
 	AuditRecord(ctx context.Context, r *AuditRecord) error
 	AuditList(ctx context.Context, conversationID uuid.UUID) ([]*AuditRecord, error)
@@ -727,24 +738,30 @@ type Queries interface {
 
 	UsageRecord(ctx context.Context, u *Usage) error
 	UsageList(ctx context.Context, conversationID uuid.UUID) ([]*Usage, error)
+
+	ScheduleQueries
 }
 
-// Store is a database. Methods of the embedded Queries run in their own
+// Store is a database: a driver's queries behind the rules every driver
+// shares (see New). Methods of the embedded Queries run in their own
 // transaction; InTx runs several in one.
 type Store interface {
+	Driver
+
+	// Sweep deletes the spine's rows that are no longer needed as of now:
+	// platform event ids past InboundRetention, finished work items past
+	// WorkRetention, named leases expired for longer than LeaseRetention. It
+	// deletes a bounded batch of each; a later sweep takes the rest. Like
+	// Dex's GarbageCollect, it is safe to run on every instance at once.
+	Sweep(ctx context.Context, now time.Time) (*SweepResult, error)
+}
+
+// Driver is what a database driver implements: it runs the queries and maps
+// its database's errors to this package's, trusting that the rules in front
+// of it (New) have checked every params struct and filled in its defaults.
+type Driver interface {
 	Queries
 
-	// InTx runs fn in one transaction. It commits when fn returns nil and rolls
-	// back otherwise, returning fn's error. Notifications caused by writes inside fn (work enqueued,
-	// entries appended) are sent after the commit, never before.
-	//
-	// fn may run more than once: when the transaction fails with a transient
-	// fault the driver rolls it back and runs fn again, in a new transaction,
-	// until it commits or the driver's retry budget is spent. Each run starts
-	// from nothing (the rolled-back one left no trace), so fn must reset any
-	// state it keeps outside the transaction at its start and must not have
-	// effects outside the store. A commit whose answer was lost is not run
-	// again unless the driver could tell it did not take effect.
 	InTx(ctx context.Context, fn func(q Queries) error) error
 
 	// Subscribe delivers wake-ups for topic until ctx ends. Delivery is best

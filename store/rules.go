@@ -1,0 +1,848 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The rules every driver shares live here, in front of the drivers, so
+// that a driver only runs queries and maps its database's errors: argument
+// checks, defaults, the per-agent schedule limit and the sweep's retention.
+// A driver's Open returns its queries behind New; callers never reach a
+// driver's queries without these rules.
+
+// Retention windows of the rows Sweep deletes.
+const (
+	// InboundRetention: platforms redeliver an event within minutes (Slack
+	// retries for about an hour), so a week of event ids is ample dedupe.
+	InboundRetention = 7 * 24 * time.Hour
+	// WorkRetention: finished work items are kept a month for inspection.
+	// Their unique keys are spent by then (see WorkPruneParams).
+	WorkRetention = 30 * 24 * time.Hour
+	// LeaseRetention: a named lease expired for this long has no holder
+	// coming back for it.
+	LeaseRetention = time.Hour
+)
+
+// Defaults the rules fill in.
+const (
+	DefaultMaxAttempts = 3    // WorkEnqueueParams.MaxAttempts
+	DefaultListLimit   = 100  // the bounded lists (due schedules, expired approvals and leases)
+	DefaultPruneLimit  = 1000 // PruneParams.Limit, WorkPruneParams.Limit
+)
+
+// Options configures New.
+type Options struct {
+	// Now supplies the time when a params struct leaves Now zero. Default
+	// time.Now.
+	Now func() time.Time
+}
+
+// New returns d behind the shared rules. d is a driver's own store: it may
+// trust that every params struct it gets was checked, has its defaults
+// filled in, and is not the caller's (the rules work on a copy).
+func New(d Driver, o Options) Store {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	r := &ruled{d: d}
+	r.checked = checked{Queries: d, now: o.Now, db: r}
+	return r
+}
+
+// ruled is a Store behind the rules.
+type ruled struct {
+	checked
+	d Driver
+}
+
+func (r *ruled) InTx(ctx context.Context, fn func(q Queries) error) error {
+	return r.d.InTx(ctx, func(q Queries) error {
+		return fn(checked{Queries: q, now: r.now})
+	})
+}
+
+func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) {
+	if now.IsZero() {
+		now = r.now()
+	}
+	var (
+		res  SweepResult
+		errs []error
+		err  error
+	)
+	res.Inbound, err = r.d.InboundPrune(ctx, &PruneParams{Before: now.Add(-InboundRetention), Limit: DefaultPruneLimit})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning inbound event ids: %w", err))
+	}
+	res.Work, err = r.d.WorkPrune(ctx, &WorkPruneParams{FinishedBefore: now.Add(-WorkRetention), Limit: DefaultPruneLimit})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning finished work: %w", err))
+	}
+	res.Leases, err = r.d.LeasePrune(ctx, &PruneParams{Before: now.Add(-LeaseRetention), Limit: DefaultPruneLimit})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning named leases: %w", err))
+	}
+	return &res, errors.Join(errs...)
+}
+
+func (r *ruled) Subscribe(ctx context.Context, topic string) (<-chan Notification, error) {
+	if topic == "" {
+		return nil, fmt.Errorf("subscribing: %w: empty topic", ErrInvalid)
+	}
+	return r.d.Subscribe(ctx, topic)
+}
+
+func (r *ruled) Migrate(ctx context.Context) (int, error) { return r.d.Migrate(ctx) }
+
+func (r *ruled) SchemaVersion(ctx context.Context) (applied, latest int, err error) {
+	return r.d.SchemaVersion(ctx)
+}
+
+func (r *ruled) Ping(ctx context.Context) error { return r.d.Ping(ctx) }
+func (r *ruled) Dialect() string                { return r.d.Dialect() }
+func (r *ruled) Close() error                   { return r.d.Close() }
+
+// checked puts the rules in front of a driver's Queries: the store's own
+// outside a transaction (db set), or a transaction's (db nil).
+type checked struct {
+	Queries
+	now func() time.Time
+	db  Store // for rules that need a transaction of their own; nil inside one
+}
+
+// atomic runs fn in the surrounding transaction, or in a new one.
+func (q checked) atomic(ctx context.Context, fn func(q Queries) error) error {
+	if q.db == nil {
+		return fn(q.Queries)
+	}
+	return q.db.InTx(ctx, func(tq Queries) error { return fn(tq.(checked).Queries) })
+}
+
+func (q checked) at(t time.Time) time.Time {
+	if t.IsZero() {
+		return q.now()
+	}
+	return t
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// jsonOr checks that raw is JSON, or returns def when raw is empty.
+func jsonOr(field string, raw json.RawMessage, def string) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		if def == "" {
+			return nil, nil
+		}
+		return json.RawMessage(def), nil
+	}
+	if !json.Valid(raw) {
+		return nil, invalidf("%s is not valid JSON", field)
+	}
+	return raw, nil
+}
+
+func limitOr(limit, def int) int {
+	if limit <= 0 {
+		return def
+	}
+	return limit
+}
+
+// ---- conversations and the log ----
+
+func (q checked) ConversationCreate(ctx context.Context, p *ConversationCreateParams) (*Conversation, error) {
+	c, err := q.conversationDefaults(p)
+	if err != nil {
+		return nil, fmt.Errorf("creating conversation: %w", err)
+	}
+	return q.Queries.ConversationCreate(ctx, c)
+}
+
+func (q checked) conversationDefaults(p *ConversationCreateParams) (*ConversationCreateParams, error) {
+	if p == nil {
+		return nil, invalidf("params are nil")
+	}
+	c := *p
+	if c.ID == uuid.Nil {
+		c.ID = uuid.New()
+	}
+	var err error
+	if c.Metadata, err = jsonOr("Metadata", c.Metadata, "{}"); err != nil {
+		return nil, err
+	}
+	c.Now = q.at(c.Now)
+	return &c, nil
+}
+
+func (q checked) ConversationSetStatus(ctx context.Context, p *ConversationStatusParams) (*Conversation, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("setting conversation status: params are nil")
+	case p.Status != ConversationIdle && p.Status != ConversationRunning && p.Status != ConversationPaused:
+		return nil, fmt.Errorf("setting status of %s: %w", p.ConversationID, invalidf("unknown status %q", p.Status))
+	case p.TurnAttempts != nil && *p.TurnAttempts < 0:
+		return nil, fmt.Errorf("setting status of %s: %w", p.ConversationID, invalidf("negative TurnAttempts"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ConversationSetStatus(ctx, &c)
+}
+
+func (q checked) ConversationLeaseRelease(ctx context.Context, p *ConversationLeaseParams) error {
+	if p == nil || p.Owner == "" {
+		return invalidf("releasing a conversation lease: empty Owner")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ConversationLeaseRelease(ctx, &c)
+}
+
+func (q checked) ConversationListExpiredLeases(ctx context.Context, p *ConversationListExpiredLeasesParams) ([]*Conversation, error) {
+	c := ConversationListExpiredLeasesParams{}
+	if p != nil {
+		c = *p
+	}
+	c.Now, c.Limit = q.at(c.Now), limitOr(c.Limit, DefaultListLimit)
+	return q.Queries.ConversationListExpiredLeases(ctx, &c)
+}
+
+func (q checked) EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryAppendResult, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("appending entry: params are nil")
+	case !p.Kind.Valid():
+		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID, invalidf("unknown kind %q", p.Kind))
+	case p.ExpectSeq != nil && *p.ExpectSeq < 1 && p.Kind != EntryError:
+		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID,
+			invalidf("ExpectSeq must be at least 1, got %d", *p.ExpectSeq))
+	}
+	c := *p
+	var err error
+	if c.Content, err = jsonOr("Content", c.Content, "{}"); err != nil {
+		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID, err)
+	}
+	if c.Kind == EntryError {
+		c.ExpectSeq = nil
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.EntryAppend(ctx, &c)
+}
+
+// AppendAction is what an append does given the log's last seq: see
+// DecideAppend.
+type AppendAction int
+
+const (
+	AppendNext AppendAction = iota // take the next seq
+	AppendFork                     // fork at ExpectSeq
+)
+
+// DecideAppend is the fork rule, for a driver that has read the log's last
+// seq under the conversation's lock: no ExpectSeq, or ExpectSeq equal to the
+// next seq, appends; an ExpectSeq already taken forks there; one past the
+// next seq is ErrConflict (the caller skipped a seq it cannot have seen).
+func DecideAppend(lastSeq int64, expectSeq *int64) (AppendAction, error) {
+	if expectSeq == nil || *expectSeq == lastSeq+1 {
+		return AppendNext, nil
+	}
+	if *expectSeq > lastSeq+1 {
+		return 0, fmt.Errorf("%w: ExpectSeq %d is past the next seq %d", ErrConflict, *expectSeq, lastSeq+1)
+	}
+	return AppendFork, nil
+}
+
+func (q checked) EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("listing entries: params are nil")
+	case p.AfterSeq < 0 || p.UpToSeq < 0 || p.Limit < 0:
+		return nil, fmt.Errorf("listing entries of %s: %w", p.ConversationID, invalidf("negative AfterSeq, UpToSeq or Limit"))
+	}
+	return q.Queries.EntryList(ctx, p)
+}
+
+// ---- the work queue ----
+
+func (q checked) WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("enqueueing work: params are nil")
+	case p.Kind == "":
+		return nil, invalidf("enqueueing work: empty Kind")
+	case p.MaxAttempts < 0:
+		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, invalidf("negative MaxAttempts"))
+	case p.UniqueKey != nil && *p.UniqueKey == "":
+		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, invalidf("empty UniqueKey (use nil for none)"))
+	}
+	c := *p
+	var err error
+	if c.Payload, err = jsonOr("Payload", c.Payload, "{}"); err != nil {
+		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, err)
+	}
+	c.Now = q.at(c.Now)
+	if c.RunAt.IsZero() {
+		c.RunAt = c.Now
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	return q.Queries.WorkEnqueue(ctx, &c)
+}
+
+func (q checked) WorkClaim(ctx context.Context, p *WorkClaimParams) ([]*WorkItem, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("claiming work: params are nil")
+	case p.Worker == "":
+		return nil, invalidf("claiming work: empty Worker")
+	case p.Limit <= 0:
+		return nil, invalidf("claiming work: Limit must be positive, got %d", p.Limit)
+	case p.LeaseTTL <= 0:
+		return nil, invalidf("claiming work: LeaseTTL must be positive, got %s", p.LeaseTTL)
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.WorkClaim(ctx, &c)
+}
+
+// lease checks the params of the calls made by an item's holder.
+func (q checked) lease(what string, p *WorkLeaseParams, needTTL bool) (*WorkLeaseParams, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("%s work: params are nil", what)
+	case p.Worker == "":
+		return nil, fmt.Errorf("%s work %s: %w", what, p.ID, invalidf("empty Worker"))
+	case needTTL && p.LeaseTTL <= 0:
+		return nil, fmt.Errorf("%s work %s: %w", what, p.ID, invalidf("LeaseTTL must be positive, got %s", p.LeaseTTL))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return &c, nil
+}
+
+func (q checked) WorkHeartbeat(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error) {
+	c, err := q.lease("heartbeating", p, true)
+	if err != nil {
+		return nil, err
+	}
+	return q.Queries.WorkHeartbeat(ctx, c)
+}
+
+func (q checked) WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error) {
+	c, err := q.lease("completing", p, false)
+	if err != nil {
+		return nil, err
+	}
+	return q.Queries.WorkComplete(ctx, c)
+}
+
+func (q checked) WorkRelease(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error) {
+	c, err := q.lease("releasing", p, false)
+	if err != nil {
+		return nil, err
+	}
+	return q.Queries.WorkRelease(ctx, c)
+}
+
+func (q checked) WorkFail(ctx context.Context, p *WorkFailParams) (*WorkItem, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("failing work: params are nil")
+	case p.Worker == "":
+		return nil, fmt.Errorf("failing work %s: %w", p.ID, invalidf("empty Worker"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	if c.RetryAt.IsZero() {
+		c.RetryAt = c.Now
+	}
+	return q.Queries.WorkFail(ctx, &c)
+}
+
+func (q checked) WorkReclaim(ctx context.Context, p *WorkReclaimParams) ([]*WorkItem, error) {
+	if p == nil || p.Worker == "" {
+		return nil, invalidf("reclaiming work: empty Worker")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.WorkReclaim(ctx, &c)
+}
+
+func (q checked) WorkList(ctx context.Context, p *WorkListParams) ([]*WorkItem, error) {
+	if p == nil {
+		p = &WorkListParams{}
+	}
+	if p.Limit < 0 {
+		return nil, invalidf("listing work: negative Limit")
+	}
+	return q.Queries.WorkList(ctx, p)
+}
+
+func (q checked) WorkPrune(ctx context.Context, p *WorkPruneParams) (int, error) {
+	if p == nil || p.FinishedBefore.IsZero() {
+		return 0, invalidf("pruning work: FinishedBefore is required")
+	}
+	c := *p
+	c.Limit = limitOr(c.Limit, DefaultPruneLimit)
+	return q.Queries.WorkPrune(ctx, &c)
+}
+
+func (q checked) prune(what string, p *PruneParams) (*PruneParams, error) {
+	if p == nil || p.Before.IsZero() {
+		return nil, invalidf("pruning %s: Before is required", what)
+	}
+	c := *p
+	c.Limit = limitOr(c.Limit, DefaultPruneLimit)
+	return &c, nil
+}
+
+func (q checked) InboundPrune(ctx context.Context, p *PruneParams) (int, error) {
+	c, err := q.prune("inbound event ids", p)
+	if err != nil {
+		return 0, err
+	}
+	return q.Queries.InboundPrune(ctx, c)
+}
+
+func (q checked) LeasePrune(ctx context.Context, p *PruneParams) (int, error) {
+	c, err := q.prune("named leases", p)
+	if err != nil {
+		return 0, err
+	}
+	return q.Queries.LeasePrune(ctx, c)
+}
+
+// ---- inbound, agents, bindings, posts ----
+
+func (q checked) InboundRecord(ctx context.Context, p *InboundRecordParams) (bool, error) {
+	if p == nil || p.Platform == "" || p.EventID == "" {
+		return false, invalidf("recording inbound event: empty Platform or EventID")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.InboundRecord(ctx, &c)
+}
+
+func (q checked) AgentUpsert(ctx context.Context, p *AgentUpsertParams) (*Agent, error) {
+	if p == nil || p.Name == "" {
+		return nil, invalidf("upserting agent: empty Name")
+	}
+	c := *p
+	var err error
+	if c.Config, err = jsonOr("Config", c.Config, "{}"); err != nil {
+		return nil, fmt.Errorf("upserting agent %s: %w", p.Name, err)
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.AgentUpsert(ctx, &c)
+}
+
+func (q checked) BindingEnsure(ctx context.Context, p *BindingEnsureParams) (*BindingEnsureResult, error) {
+	if p == nil {
+		return nil, invalidf("ensuring binding: params are nil")
+	}
+	if err := p.Place.Validate(); err != nil {
+		return nil, fmt.Errorf("ensuring binding: %w", err)
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	if c.Conversation.Now.IsZero() {
+		c.Conversation.Now = c.Now
+	}
+	conv, err := q.conversationDefaults(&c.Conversation)
+	if err != nil {
+		return nil, fmt.Errorf("ensuring binding %s: %w", p.Place, err)
+	}
+	c.Conversation = *conv
+	return q.Queries.BindingEnsure(ctx, &c)
+}
+
+func (q checked) BindingFind(ctx context.Context, p *BindingFindParams) (*Binding, error) {
+	if p == nil {
+		return nil, invalidf("finding binding: params are nil")
+	}
+	if err := p.Place.Validate(); err != nil {
+		return nil, fmt.Errorf("finding binding: %w", err)
+	}
+	return q.Queries.BindingFind(ctx, p)
+}
+
+func (q checked) BindingAdvance(ctx context.Context, p *BindingAdvanceParams) (*Binding, error) {
+	if p == nil || p.DeliveredSeq < 0 {
+		return nil, invalidf("advancing binding: negative DeliveredSeq")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.BindingAdvance(ctx, &c)
+}
+
+func (q checked) PostedRecord(ctx context.Context, p *Posted) error {
+	if p == nil {
+		return invalidf("recording a post: params are nil")
+	}
+	c := *p
+	c.CreatedAt = q.at(c.CreatedAt)
+	return q.Queries.PostedRecord(ctx, &c)
+}
+
+func (q checked) PostedGet(ctx context.Context, p *PostedGetParams) (*Posted, error) {
+	if p == nil {
+		return nil, invalidf("reading a post: params are nil")
+	}
+	return q.Queries.PostedGet(ctx, p)
+}
+
+func (q checked) LiveStreamSave(ctx context.Context, l *LiveStream) error {
+	if l == nil {
+		return invalidf("saving a live stream: params are nil")
+	}
+	c := *l
+	c.UpdatedAt = q.at(c.UpdatedAt)
+	return q.Queries.LiveStreamSave(ctx, &c)
+}
+
+// ---- approvals, tool executions, audit, leases, usage ----
+
+func (q checked) ApprovalCreate(ctx context.Context, p *ApprovalCreateParams) (*Approval, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("creating approval: params are nil")
+	case p.Kind != ApprovalConfirm && p.Kind != ApprovalQuestion:
+		return nil, fmt.Errorf("creating approval for call %s: %w", p.CallID, invalidf("unknown kind %q", p.Kind))
+	case p.CallID == "":
+		return nil, invalidf("creating approval: empty CallID")
+	case p.ExpiresAt.IsZero():
+		return nil, fmt.Errorf("creating approval for call %s: %w", p.CallID, invalidf("zero ExpiresAt"))
+	}
+	c := *p
+	var err error
+	if c.Request, err = jsonOr("Request", c.Request, "{}"); err != nil {
+		return nil, fmt.Errorf("creating approval for call %s: %w", p.CallID, err)
+	}
+	if c.Deciders == nil {
+		c.Deciders = []string{}
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.ApprovalCreate(ctx, &c)
+}
+
+func (q checked) ApprovalFindByCall(ctx context.Context, p *ApprovalFindByCallParams) (*Approval, error) {
+	if p == nil || p.CallID == "" {
+		return nil, invalidf("finding approval: empty CallID")
+	}
+	return q.Queries.ApprovalFindByCall(ctx, p)
+}
+
+func (q checked) ApprovalDecide(ctx context.Context, p *ApprovalDecideParams) (*Approval, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("deciding approval: params are nil")
+	case p.Status != ApprovalApproved && p.Status != ApprovalDenied:
+		return nil, fmt.Errorf("deciding approval %s: %w", p.ID, invalidf("Status must be approved or denied, got %q", p.Status))
+	}
+	c := *p
+	var err error
+	if c.Decision, err = jsonOr("Decision", c.Decision, ""); err != nil {
+		return nil, fmt.Errorf("deciding approval %s: %w", p.ID, err)
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.ApprovalDecide(ctx, &c)
+}
+
+func (q checked) ApprovalExpire(ctx context.Context, p *ApprovalExpireParams) ([]*Approval, error) {
+	c := ApprovalExpireParams{}
+	if p != nil {
+		c = *p
+	}
+	c.Now, c.Limit = q.at(c.Now), limitOr(c.Limit, DefaultListLimit)
+	return q.Queries.ApprovalExpire(ctx, &c)
+}
+
+func (q checked) ToolExecutionStart(ctx context.Context, p *ToolExecutionStartParams) (*ToolExecutionStartResult, error) {
+	if p == nil || p.CallID == "" {
+		return nil, invalidf("starting a tool call: empty CallID")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ToolExecutionStart(ctx, &c)
+}
+
+func (q checked) ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error) {
+	if p == nil || p.CallID == "" {
+		return nil, invalidf("finishing a tool call: empty CallID")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ToolExecutionFinish(ctx, &c)
+}
+
+func (q checked) AuditRecord(ctx context.Context, r *AuditRecord) error {
+	if r == nil {
+		return invalidf("recording audit: params are nil")
+	}
+	c := *r
+	var err error
+	if c.Detail, err = jsonOr("Detail", c.Detail, "{}"); err != nil {
+		return fmt.Errorf("recording audit of %s: %w", r.Action, err)
+	}
+	if c.ID == uuid.Nil {
+		c.ID = uuid.New()
+	}
+	c.CreatedAt = q.at(c.CreatedAt)
+	if err := q.Queries.AuditRecord(ctx, &c); err != nil {
+		return err
+	}
+	r.ID, r.CreatedAt, r.Detail = c.ID, c.CreatedAt, c.Detail
+	return nil
+}
+
+func (q checked) LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error) {
+	switch {
+	case p == nil || p.Name == "":
+		return false, invalidf("acquiring lease: empty Name")
+	case p.Owner == "":
+		return false, invalidf("acquiring lease %s: empty Owner", p.Name)
+	case p.TTL <= 0:
+		return false, invalidf("acquiring lease %s: TTL must be positive, got %s", p.Name, p.TTL)
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.LeaseAcquire(ctx, &c)
+}
+
+func (q checked) LeaseRelease(ctx context.Context, p *NamedLeaseParams) error {
+	if p == nil || p.Name == "" || p.Owner == "" {
+		return invalidf("releasing lease: empty Name or Owner")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.LeaseRelease(ctx, &c)
+}
+
+func (q checked) UsageRecord(ctx context.Context, u *Usage) error {
+	if u == nil {
+		return invalidf("recording usage: params are nil")
+	}
+	c := *u
+	if c.ID == uuid.Nil {
+		c.ID = uuid.New()
+	}
+	c.CreatedAt = q.at(c.CreatedAt)
+	if err := q.Queries.UsageRecord(ctx, &c); err != nil {
+		return err
+	}
+	u.ID, u.CreatedAt = c.ID, c.CreatedAt
+	return nil
+}
+
+// ---- schedules ----
+
+func (q checked) ScheduleCreate(ctx context.Context, p *ScheduleCreateParams) (*Schedule, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("creating schedule: %w", err)
+	}
+	c := *p
+	if c.ID == uuid.Nil {
+		c.ID = uuid.New()
+	}
+	var err error
+	if c.Config, err = jsonOr("Config", c.Config, "{}"); err != nil {
+		return nil, fmt.Errorf("creating schedule %s: %w", p.Name, err)
+	}
+	if c.Data, err = jsonOr("Data", c.Data, "{}"); err != nil {
+		return nil, fmt.Errorf("creating schedule %s: %w", p.Name, err)
+	}
+	if c.Missed == "" {
+		c.Missed = MissedRunOnce
+	}
+	if c.State == "" {
+		c.State = ScheduleActive
+	}
+	c.Now = q.at(c.Now)
+	if c.MaxPerAgent <= 0 {
+		return q.Queries.ScheduleCreate(ctx, &c)
+	}
+	max := c.MaxPerAgent
+	c.MaxPerAgent = 0
+	var s *Schedule
+	err = q.atomic(ctx, func(tq Queries) error {
+		n, err := tq.ScheduleCount(ctx, &ScheduleCountParams{Agent: c.Agent, Kind: c.Kind})
+		if err != nil {
+			return fmt.Errorf("counting %ss of agent %s: %w", c.Kind, c.Agent, err)
+		}
+		if n >= max {
+			// Replacing a schedule that exists adds none: config reloads
+			// must not be refused for a full agent.
+			exists := false
+			if c.Upsert {
+				_, err := tq.ScheduleFind(ctx, &ScheduleFindParams{Agent: c.Agent, Kind: c.Kind, Name: c.Name})
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				exists = err == nil
+			}
+			if !exists {
+				return fmt.Errorf("agent %s already has %d %ss (at most %d): %w", c.Agent, n, c.Kind, max, ErrLimit)
+			}
+		}
+		s, err = tq.ScheduleCreate(ctx, &c)
+		return err
+	})
+	return s, err
+}
+
+func (p *ScheduleCreateParams) validate() error {
+	switch {
+	case p == nil:
+		return invalidf("params are nil")
+	case !p.Kind.Valid():
+		return invalidf("Kind %q is not a schedule kind", p.Kind)
+	case p.Agent == "":
+		return invalidf("Agent is empty")
+	case p.Name == "":
+		return invalidf("Name is empty")
+	case p.Spec == "":
+		return invalidf("Spec is empty")
+	case p.Missed != "" && !p.Missed.Valid():
+		return invalidf("Missed %q must be run_once or skip", p.Missed)
+	case p.State != "" && !p.State.Valid():
+		return invalidf("State %q is not a schedule state", p.State)
+	case p.MaxPerAgent < 0:
+		return invalidf("MaxPerAgent %d is negative", p.MaxPerAgent)
+	case p.Place.Thread != "":
+		return invalidf("Place.Thread %q is set; a schedule delivers to a channel or a DM", p.Place.Thread)
+	case !p.Place.IsZero():
+		return p.Place.Validate()
+	}
+	return nil
+}
+
+func (q checked) ScheduleFind(ctx context.Context, p *ScheduleFindParams) (*Schedule, error) {
+	if p == nil || p.Agent == "" || p.Name == "" || !p.Kind.Valid() {
+		return nil, invalidf("finding schedule: Agent, Kind and Name are required")
+	}
+	return q.Queries.ScheduleFind(ctx, p)
+}
+
+func (q checked) ScheduleCount(ctx context.Context, p *ScheduleCountParams) (int, error) {
+	if p == nil || p.Agent == "" || !p.Kind.Valid() {
+		return 0, invalidf("counting schedules: Agent and Kind are required")
+	}
+	return q.Queries.ScheduleCount(ctx, p)
+}
+
+func (q checked) ScheduleList(ctx context.Context, p *ScheduleListParams) ([]*Schedule, error) {
+	if p == nil {
+		p = &ScheduleListParams{}
+	}
+	if p.Limit < 0 {
+		return nil, invalidf("listing schedules: negative Limit")
+	}
+	return q.Queries.ScheduleList(ctx, p)
+}
+
+func (q checked) ScheduleUpdate(ctx context.Context, p *ScheduleUpdateParams) (*Schedule, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("updating schedule: %w", err)
+	}
+	c := *p
+	var err error
+	if c.Config, err = jsonOr("Config", c.Config, ""); err != nil {
+		return nil, fmt.Errorf("updating schedule %s: %w", p.ID, err)
+	}
+	if c.Data, err = jsonOr("Data", c.Data, ""); err != nil {
+		return nil, fmt.Errorf("updating schedule %s: %w", p.ID, err)
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.ScheduleUpdate(ctx, &c)
+}
+
+func (p *ScheduleUpdateParams) validate() error {
+	switch {
+	case p == nil:
+		return invalidf("params are nil")
+	case p.Spec != nil && *p.Spec == "":
+		return invalidf("Spec is empty")
+	case p.Missed != nil && !p.Missed.Valid():
+		return invalidf("Missed %q must be run_once or skip", *p.Missed)
+	case p.State != nil && !p.State.Valid():
+		return invalidf("State %q is not a schedule state", *p.State)
+	case p.ExpectState != nil && !p.ExpectState.Valid():
+		return invalidf("ExpectState %q is not a schedule state", *p.ExpectState)
+	case p.Place != nil && p.Place.Thread != "":
+		return invalidf("Place.Thread %q is set; a schedule delivers to a channel or a DM", p.Place.Thread)
+	case p.Place != nil && !p.Place.IsZero():
+		return p.Place.Validate()
+	}
+	return nil
+}
+
+func (q checked) ScheduleAdvance(ctx context.Context, p *ScheduleAdvanceParams) (*Schedule, error) {
+	if p == nil || p.ExpectNextRunAt.IsZero() {
+		return nil, invalidf("advancing schedule: ExpectNextRunAt is zero")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ScheduleAdvance(ctx, &c)
+}
+
+func (q checked) ScheduleDue(ctx context.Context, p *ScheduleDueParams) ([]*Schedule, error) {
+	c := ScheduleDueParams{}
+	if p != nil {
+		c = *p
+	}
+	c.Now, c.Limit = q.at(c.Now), limitOr(c.Limit, DefaultListLimit)
+	return q.Queries.ScheduleDue(ctx, &c)
+}
+
+func (q checked) ScheduleRunCreate(ctx context.Context, p *ScheduleRunCreateParams) (*ScheduleRun, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("recording a run: params are nil")
+	case !p.Status.Valid():
+		return nil, invalidf("recording a run of %s: Status %q is not a run status", p.ScheduleID, p.Status)
+	case p.DueAt.IsZero():
+		return nil, invalidf("recording a run of %s: DueAt is zero", p.ScheduleID)
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.ScheduleRunCreate(ctx, &c)
+}
+
+func (q checked) ScheduleRunUpdate(ctx context.Context, p *ScheduleRunUpdateParams) (*ScheduleRun, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("updating a run: params are nil")
+	case p.Status != nil && !p.Status.Valid():
+		return nil, invalidf("updating run %s: Status %q is not a run status", p.ID, *p.Status)
+	}
+	c := *p
+	var err error
+	if c.Report, err = jsonOr("Report", c.Report, ""); err != nil {
+		return nil, fmt.Errorf("updating run %s: %w", p.ID, err)
+	}
+	c.Now = q.at(c.Now)
+	return q.Queries.ScheduleRunUpdate(ctx, &c)
+}
+
+func (q checked) ScheduleRunList(ctx context.Context, p *ScheduleRunListParams) ([]*ScheduleRun, error) {
+	if p == nil || p.Limit < 0 {
+		return nil, invalidf("listing runs: negative Limit")
+	}
+	return q.Queries.ScheduleRunList(ctx, p)
+}
+
+func (q checked) SchedulePrune(ctx context.Context, p *SchedulePruneParams) (int, error) {
+	c, err := q.prune("done reminders", p)
+	if err != nil {
+		return 0, err
+	}
+	return q.Queries.SchedulePrune(ctx, c)
+}
