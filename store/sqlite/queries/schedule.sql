@@ -1,35 +1,34 @@
--- The scheduler's tables (migration 0002). Every query returning a schedule
--- lists the same columns in the same order, which scanSchedule reads;
--- likewise runs and scanScheduleRun. The single writer serialises every
--- write, so the per-agent limit and the run counter need no extra locking.
+-- The scheduler's tables (migration 0002). The single writer serialises
+-- every write, so a count-then-create and the run counter need no locking.
 
--- name: ScheduleCountLive
-SELECT count(*)
-FROM schedules
-WHERE agent = :agent AND kind = :kind AND state <> 'done' AND name <> :name;
+-- name: ScheduleCount :one
+SELECT COUNT(*) FROM schedules
+WHERE agent = sqlc.arg(agent) AND kind = sqlc.arg(kind) AND state <> 'done';
 
--- name: ScheduleInsert
+-- name: ScheduleInsert :one
 -- No row back means (agent, kind, name) is taken.
 INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
                        time_zone, instruction, config, data, missed, source, state,
                        next_run_at, created_at, updated_at)
-VALUES (:id, :kind, :agent, :name, :owner, :platform, :workspace, :channel, :spec,
-        :time_zone, :instruction, :config, :data, :missed, :source, :state,
-        :next_run_at, :now, :now)
+VALUES (sqlc.arg(id), sqlc.arg(kind), sqlc.arg(agent), sqlc.arg(name), sqlc.arg(owner),
+        sqlc.arg(platform), sqlc.arg(workspace), sqlc.arg(channel), sqlc.arg(spec),
+        sqlc.arg(time_zone), sqlc.arg(instruction), sqlc.arg(config), sqlc.arg(data),
+        sqlc.arg(missed), sqlc.arg(source), sqlc.arg(state), sqlc.narg(next_run_at),
+        CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER))
 ON CONFLICT (agent, kind, name) DO NOTHING
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+RETURNING *;
 
--- name: ScheduleUpsert
+-- name: ScheduleUpsert :one
 -- An existing schedule keeps its state, data and runs; its next run is
 -- replaced only when the spec or the time zone changed.
 INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
                        time_zone, instruction, config, data, missed, source, state,
                        next_run_at, created_at, updated_at)
-VALUES (:id, :kind, :agent, :name, :owner, :platform, :workspace, :channel, :spec,
-        :time_zone, :instruction, :config, :data, :missed, :source, :state,
-        :next_run_at, :now, :now)
+VALUES (sqlc.arg(id), sqlc.arg(kind), sqlc.arg(agent), sqlc.arg(name), sqlc.arg(owner),
+        sqlc.arg(platform), sqlc.arg(workspace), sqlc.arg(channel), sqlc.arg(spec),
+        sqlc.arg(time_zone), sqlc.arg(instruction), sqlc.arg(config), sqlc.arg(data),
+        sqlc.arg(missed), sqlc.arg(source), sqlc.arg(state), sqlc.narg(next_run_at),
+        CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER))
 ON CONFLICT (agent, kind, name) DO UPDATE
 SET owner = excluded.owner,
     platform = excluded.platform,
@@ -47,159 +46,111 @@ SET owner = excluded.owner,
         ELSE schedules.next_run_at
     END,
     updated_at = excluded.updated_at
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+RETURNING *;
 
--- name: ScheduleGet
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE id = :id;
+-- name: ScheduleGet :one
+SELECT * FROM schedules WHERE id = sqlc.arg(id);
 
--- name: ScheduleFind
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE agent = :agent AND kind = :kind AND name = :name;
+-- name: ScheduleFind :one
+SELECT * FROM schedules WHERE agent = sqlc.arg(agent) AND kind = sqlc.arg(kind) AND name = sqlc.arg(name);
 
--- name: ScheduleList
--- :states is a JSON array of states ('[]' for any); :limit -1 for no limit.
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE (:agent = '' OR agent = :agent)
-  AND (:kind = '' OR kind = :kind)
-  AND (:owner = '' OR owner = :owner)
-  AND (:states = '[]' OR state IN (SELECT value FROM json_each(:states)))
+-- name: ScheduleList :many
+-- states is a JSON array of states, NULL for any; limit -1 for no limit.
+SELECT * FROM schedules
+WHERE (CAST(sqlc.arg(agent) AS TEXT) = '' OR agent = sqlc.arg(agent))
+  AND (CAST(sqlc.arg(kind) AS TEXT) = '' OR kind = sqlc.arg(kind))
+  AND (CAST(sqlc.arg(owner) AS TEXT) = '' OR owner = sqlc.arg(owner))
+  AND (CAST(sqlc.narg(states) AS TEXT) IS NULL OR state IN (SELECT value FROM json_each(CAST(sqlc.narg(states) AS TEXT))))
 ORDER BY created_at, id
-LIMIT :limit;
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
--- name: ScheduleUpdate
+-- name: ScheduleUpdate :one
 -- NULL parameters leave their column as it is.
 UPDATE schedules
-SET spec = COALESCE(:spec, spec),
-    time_zone = COALESCE(:time_zone, time_zone),
-    instruction = COALESCE(:instruction, instruction),
-    platform = COALESCE(:platform, platform),
-    workspace = COALESCE(:workspace, workspace),
-    channel = COALESCE(:channel, channel),
-    config = COALESCE(:config, config),
-    data = COALESCE(:data, data),
-    missed = COALESCE(:missed, missed),
-    state = COALESCE(:state, state),
-    state_reason = COALESCE(:state_reason, state_reason),
-    next_run_at = CASE WHEN :clear_next THEN NULL ELSE COALESCE(:next_run_at, next_run_at) END,
-    updated_at = :now
-WHERE id = :id AND (:expect_state IS NULL OR state = :expect_state)
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+SET spec = COALESCE(sqlc.narg(spec), spec),
+    time_zone = COALESCE(sqlc.narg(time_zone), time_zone),
+    instruction = COALESCE(sqlc.narg(instruction), instruction),
+    platform = COALESCE(sqlc.narg(platform), platform),
+    workspace = COALESCE(sqlc.narg(workspace), workspace),
+    channel = COALESCE(sqlc.narg(channel), channel),
+    config = COALESCE(sqlc.narg(config), config),
+    data = COALESCE(sqlc.narg(data), data),
+    missed = COALESCE(sqlc.narg(missed), missed),
+    state = COALESCE(sqlc.narg(state), state),
+    state_reason = COALESCE(sqlc.narg(state_reason), state_reason),
+    next_run_at = CASE WHEN CAST(sqlc.arg(clear_next) AS BOOLEAN) THEN NULL ELSE COALESCE(sqlc.narg(next_run_at), next_run_at) END,
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id) AND (CAST(sqlc.narg(expect_state) AS TEXT) IS NULL OR state = CAST(sqlc.narg(expect_state) AS TEXT))
+RETURNING *;
 
--- name: ScheduleAdvance
+-- name: ScheduleAdvance :one
 -- The compare-and-set of a fire: only the caller that saw next_run_at =
--- :expect_next moves it.
+-- expect_next moves it.
 UPDATE schedules
-SET next_run_at = :next_run_at,
-    last_run_at = COALESCE(:last_run_at, last_run_at),
-    state = CASE WHEN :done THEN 'done' ELSE state END,
-    updated_at = :now
-WHERE id = :id AND state = 'active' AND next_run_at = :expect_next
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+SET next_run_at = sqlc.narg(next_run_at),
+    last_run_at = COALESCE(sqlc.narg(last_run_at), last_run_at),
+    state = CASE WHEN CAST(sqlc.arg(done) AS BOOLEAN) THEN 'done' ELSE state END,
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id) AND state = 'active' AND next_run_at = CAST(sqlc.arg(expect_next) AS INTEGER)
+RETURNING *;
 
--- name: ScheduleDelete
-DELETE FROM schedules WHERE id = :id;
+-- name: ScheduleDelete :execrows
+DELETE FROM schedules WHERE id = sqlc.arg(id);
 
--- name: ScheduleDue
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= :now
+-- name: ScheduleDue :many
+SELECT * FROM schedules
+WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= CAST(sqlc.arg(now) AS INTEGER)
 ORDER BY next_run_at, id
-LIMIT :limit;
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
--- name: ScheduleRunNextSeq
-UPDATE schedules SET runs = runs + 1 WHERE id = :id RETURNING runs;
+-- name: SchedulePrune :execrows
+-- Their runs go with them (ON DELETE CASCADE).
+DELETE FROM schedules
+WHERE id IN (
+    SELECT s.id FROM schedules AS s
+    WHERE s.kind = 'reminder' AND s.state = 'done' AND s.updated_at < CAST(sqlc.arg(before) AS INTEGER)
+    LIMIT CAST(sqlc.arg(limit) AS INTEGER));
 
--- name: ScheduleRunInsert
+-- name: ScheduleRunNextSeq :one
+UPDATE schedules SET runs = runs + 1 WHERE id = sqlc.arg(id) RETURNING runs;
+
+-- name: ScheduleRunInsert :one
 INSERT INTO schedule_runs (id, schedule_id, seq, due_at, conversation_id, status,
                            input_hash, note, created_at, updated_at)
-VALUES (:id, :schedule_id, :seq, :due_at, :conversation_id, :status,
-        :input_hash, :note, :now, :now)
-RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-          note, created_at, updated_at;
+VALUES (sqlc.arg(id), sqlc.arg(schedule_id), CAST(sqlc.arg(seq) AS INTEGER), sqlc.arg(due_at), sqlc.narg(conversation_id),
+        sqlc.arg(status), sqlc.arg(input_hash), sqlc.arg(note), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER))
+RETURNING *;
 
--- name: ScheduleRunUpdate
+-- name: ScheduleRunUpdate :one
 UPDATE schedule_runs
-SET status = COALESCE(:status, status),
-    conversation_id = COALESCE(:conversation_id, conversation_id),
-    report = COALESCE(:report, report),
-    note = COALESCE(:note, note),
-    updated_at = :now
-WHERE id = :id
-RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-          note, created_at, updated_at;
+SET status = COALESCE(sqlc.narg(status), status),
+    conversation_id = COALESCE(sqlc.narg(conversation_id), conversation_id),
+    report = COALESCE(sqlc.narg(report), report),
+    note = COALESCE(sqlc.narg(note), note),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;
 
--- name: ScheduleRunGet
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE id = :id;
+-- name: ScheduleRunGet :one
+SELECT * FROM schedule_runs WHERE id = sqlc.arg(id);
 
--- name: ScheduleRunByConversation
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE conversation_id = :conversation_id
+-- name: ScheduleRunByConversation :one
+SELECT * FROM schedule_runs
+WHERE conversation_id = sqlc.arg(conversation_id)
 ORDER BY created_at DESC, id DESC
 LIMIT 1;
 
--- name: ScheduleRunList
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE schedule_id = :schedule_id
-ORDER BY seq DESC
-LIMIT :limit;
+-- name: ScheduleRunList :many
+SELECT * FROM schedule_runs WHERE schedule_id = sqlc.arg(schedule_id) ORDER BY seq DESC LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
--- name: ScheduleUsageTotal
-SELECT count(u.id),
-       COALESCE(sum(u.input_tokens), 0),
-       COALESCE(sum(u.output_tokens), 0),
-       COALESCE(sum(u.cached_tokens), 0),
-       COALESCE(sum(u.reasoning_tokens), 0),
-       COALESCE(sum(u.cost_micro_usd), 0)
-FROM usage u
+-- name: ScheduleUsageTotal :one
+SELECT COUNT(u.id) AS calls,
+       CAST(COALESCE(SUM(u.input_tokens), 0) AS INTEGER) AS input_tokens,
+       CAST(COALESCE(SUM(u.output_tokens), 0) AS INTEGER) AS output_tokens,
+       CAST(COALESCE(SUM(u.cached_tokens), 0) AS INTEGER) AS cached_tokens,
+       CAST(COALESCE(SUM(u.reasoning_tokens), 0) AS INTEGER) AS reasoning_tokens,
+       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd
+FROM usage AS u
 WHERE u.conversation_id IN (
-    SELECT r.conversation_id FROM schedule_runs r
-    WHERE r.schedule_id = :schedule_id AND r.conversation_id IS NOT NULL);
-
--- name: ScheduleSweepInbound
-DELETE FROM inbound_events
-WHERE (platform, event_id) IN (
-    SELECT platform, event_id FROM inbound_events WHERE received_at < :before LIMIT :limit);
-
--- name: ScheduleSweepWork
--- Keyed items stay: enqueue is idempotent on the key for ever.
-DELETE FROM work
-WHERE id IN (
-    SELECT id FROM work
-    WHERE state IN ('done', 'cancelled') AND unique_key IS NULL AND finished_at < :before
-    LIMIT :limit);
-
--- name: ScheduleSweepLeases
-DELETE FROM named_leases
-WHERE name IN (SELECT name FROM named_leases WHERE expires_at < :before LIMIT :limit);
-
--- name: ScheduleSweepReminders
-DELETE FROM schedules
-WHERE id IN (
-    SELECT id FROM schedules
-    WHERE kind = 'reminder' AND state = 'done' AND updated_at < :before
-    LIMIT :limit);
+    SELECT r.conversation_id FROM schedule_runs AS r
+    WHERE r.schedule_id = sqlc.arg(schedule_id) AND r.conversation_id IS NOT NULL);

@@ -1,0 +1,85 @@
+-- Conversations: the fork tree, the coarse status and the turn lease.
+
+-- name: ConversationInsert :one
+INSERT INTO conversations (
+    id, parent_id, root_id, fork_seq, agent_id, title, provider, model,
+    thinking, metadata, last_seq, created_at, updated_at
+) VALUES (
+    sqlc.arg(id), sqlc.narg(parent_id), sqlc.arg(root_id), sqlc.narg(fork_seq),
+    sqlc.narg(agent_id), sqlc.arg(title), sqlc.arg(provider), sqlc.arg(model),
+    sqlc.arg(thinking), sqlc.arg(metadata), sqlc.arg(last_seq), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER)
+)
+RETURNING *;
+
+-- name: ConversationGet :one
+SELECT * FROM conversations WHERE id = sqlc.arg(id);
+
+-- name: ConversationExists :one
+SELECT COUNT(*) FROM conversations WHERE id = sqlc.arg(id);
+
+-- name: ConversationForks :many
+SELECT * FROM conversations WHERE parent_id = sqlc.arg(id) ORDER BY created_at, rowid;
+
+-- name: ConversationSetStatus :one
+UPDATE conversations
+SET status = sqlc.arg(status),
+    turn_attempts = COALESCE(sqlc.narg(turn_attempts), turn_attempts),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: ConversationLeaseExtend :execrows
+-- Extends the lease for a work item's heartbeat. It also retakes a lease that
+-- expired and that nobody else took meanwhile.
+UPDATE conversations
+SET lease_owner = sqlc.arg(owner),
+    lease_expires_at = CAST(sqlc.arg(expires_at) AS INTEGER),
+    heartbeat_at = CAST(sqlc.arg(now) AS INTEGER),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+  AND (lease_owner IN ('', sqlc.arg(owner)) OR lease_expires_at IS NULL OR lease_expires_at <= CAST(sqlc.arg(now) AS INTEGER));
+
+-- name: ConversationLeaseRelease :execrows
+-- A paused conversation stays paused; only "running" falls back to idle.
+UPDATE conversations
+SET lease_owner = '',
+    lease_expires_at = NULL,
+    heartbeat_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'idle' ELSE status END,
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id) AND lease_owner = sqlc.arg(owner) AND lease_owner <> '';
+
+-- name: ConversationLeaseReleaseOwner :exec
+-- Releases every conversation lease the owner holds (an instance restarting
+-- under the same id held nothing that is still alive).
+UPDATE conversations
+SET lease_owner = '',
+    lease_expires_at = NULL,
+    heartbeat_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'idle' ELSE status END,
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE lease_owner = sqlc.arg(owner) AND lease_owner <> '';
+
+-- name: ConversationLeaseHeldBy :one
+-- 1 when the owner holds the conversation's lease, unexpired at now: the
+-- fence of an append or a tool start, read in the writing transaction.
+SELECT COUNT(*) FROM conversations
+WHERE id = sqlc.arg(id) AND lease_owner = sqlc.arg(owner) AND lease_expires_at > CAST(sqlc.arg(now) AS INTEGER);
+
+-- name: ConversationListExpiredLeases :many
+SELECT * FROM conversations
+WHERE lease_owner <> '' AND lease_expires_at < CAST(sqlc.arg(now) AS INTEGER)
+ORDER BY lease_expires_at, rowid
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
+
+-- name: ConversationNextSeq :one
+-- Allocates the next seq of the log. No row back means no such conversation.
+UPDATE conversations
+SET last_seq = last_seq + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING last_seq;
+
+-- name: ConversationAddChild :exec
+UPDATE conversations
+SET child_count = child_count + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id);

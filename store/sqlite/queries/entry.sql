@@ -1,0 +1,43 @@
+-- The append-only log.
+
+-- name: EntryInsert :exec
+INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(conversation_id), sqlc.narg(seq), CAST(sqlc.arg(after_seq) AS INTEGER), sqlc.arg(kind),
+        sqlc.arg(author), sqlc.arg(content), sqlc.narg(turn_id), sqlc.arg(created_at));
+
+-- name: EntrySeedFork :execrows
+-- Copies the parent's entries before seq into the fork, keeping seq,
+-- after_seq and created_at. ids is a JSON array of fresh ids, one per copied
+-- entry: the log has no gaps, so the id at index k goes to seq k+1 and each
+-- copy is one index lookup (CROSS JOIN keeps ids as the outer loop; SQLite
+-- would otherwise scan the whole array once per entry).
+INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at)
+SELECT ids.value, sqlc.arg(fork_id), e.seq, e.after_seq, e.kind, e.author, e.content, e.turn_id, e.created_at
+FROM json_each(CAST(sqlc.arg(ids) AS TEXT)) AS ids
+CROSS JOIN entries AS e ON e.conversation_id = sqlc.arg(parent_id) AND e.seq = ids.key + 1
+WHERE e.seq < CAST(sqlc.arg(seq) AS INTEGER);
+
+-- name: EntryGet :one
+SELECT * FROM entries WHERE id = sqlc.arg(id);
+
+-- name: EntryList :many
+-- The model's view: only entries with a seq. up_to 0 means no upper bound,
+-- limit -1 no limit.
+SELECT * FROM entries
+WHERE conversation_id = sqlc.arg(conversation_id)
+  AND seq > CAST(sqlc.arg(after_seq) AS INTEGER)
+  AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR seq <= CAST(sqlc.arg(up_to) AS INTEGER))
+ORDER BY seq
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
+
+-- name: EntryListWithErrors :many
+-- The display view: error entries (seq NULL) sort right after the entry they
+-- followed, in the order they were written.
+SELECT * FROM entries
+WHERE conversation_id = sqlc.arg(conversation_id)
+  AND (
+        (seq IS NOT NULL AND seq > CAST(sqlc.arg(after_seq) AS INTEGER) AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR seq <= CAST(sqlc.arg(up_to) AS INTEGER)))
+     OR (seq IS NULL AND after_seq >= CAST(sqlc.arg(after_seq) AS INTEGER) AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR after_seq <= CAST(sqlc.arg(up_to) AS INTEGER)))
+  )
+ORDER BY COALESCE(seq, after_seq), seq IS NULL, rowid
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
