@@ -3,7 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,27 +14,38 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/internal/retry"
-	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
+	"github.com/switchboardhq/switchboard/store/sqlite/internal/dbsqlc"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-//go:embed queries/*.sql
-var queryFiles embed.FS
-
-// sqlText holds every statement this driver runs, by name.
-var sqlText = sqlfile.MustLoad(queryFiles, "queries")
+//go:generate sqlc generate
 
 // Dialect is the name of this driver's SQL dialect and migrations folder.
 const Dialect = "sqlite"
 
 // DefaultPath is where the service keeps its database when none is configured.
 const DefaultPath = "./data/switchboard.db"
+
+// bookkeeping creates the migration runner's table (see Open).
+//
+//go:embed bookkeeping.sql
+var bookkeeping string
+
+// Statements sqlc does not generate (it skips PRAGMAs and savepoints). They
+// are fixed text, never assembled.
+const (
+	journalModeSQL       = "PRAGMA journal_mode"
+	savepointSQL         = "SAVEPOINT switchboard_call"
+	savepointReleaseSQL  = "RELEASE switchboard_call"
+	savepointRollbackSQL = "ROLLBACK TO switchboard_call" // then release
+)
 
 // Options configures Open.
 type Options struct {
@@ -92,25 +103,40 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// Store is the SQLite implementation of store.Store. See the package comment
-// for the one-writer design.
+// Store is the SQLite store: this driver behind the rules every driver
+// shares (store.New). See the package comment for the one-writer design.
 type Store struct {
-	w       *sql.DB // exactly one connection; every transaction BEGIN IMMEDIATE
-	r       *sql.DB // read-only pool for plain reads outside transactions
-	logger  *slog.Logger
-	nowFunc func() time.Time
-	retry   retry.Policy
-	hub     *hub
-	wstmts  *stmtCache
-	rstmts  *stmtCache
+	store.Store
+	d *driver
+}
+
+// DB returns the writer's *sql.DB. It exists for benchmarks that compare the
+// store's writes against raw inserts on the same connection; anything else
+// must go through the store's methods.
+func (s *Store) DB() *sql.DB { return s.d.w }
+
+// driver is the store.Driver: it runs the queries and maps errors, nothing
+// more. Its embedded queries are the ones outside any transaction: reads on
+// the read pool, each write in a writer transaction of its own.
+type driver struct {
+	queries
+	w      *sql.DB // exactly one connection; every transaction BEGIN IMMEDIATE
+	r      *sql.DB // read-only pool for plain reads outside transactions
+	wq, rq atomic.Pointer[dbsqlc.Queries]
+	logger *slog.Logger
+	now    func() time.Time
+	retry  retry.Policy
+	hub    *hub
 	// migrations is the list Migrate applies; tests replace it.
 	migrations []migrations.Migration
 
+	prepareMu sync.Mutex
+	prepared  []*dbsqlc.Queries
 	closeOnce sync.Once
 	closeErr  error
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*driver)(nil)
 
 // Open validates opts, creates the database file's directory when missing and
 // opens the writer connection and the read pool. It does not migrate: call
@@ -144,8 +170,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening sqlite writer on %s: %w", opts.Path, err)
 	}
 
-	// The readers open after the writer switched the file to WAL, so they
-	// never need to write the journal mode themselves.
+	// The readers open after the writer switched the file to WAL and created
+	// the bookkeeping table, so they never need to write.
 	r, err := sql.Open("sqlite", dsn(opts.Path, opts.BusyTimeout, false))
 	if err != nil {
 		_ = w.Close()
@@ -159,17 +185,22 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening sqlite readers on %s: %w", opts.Path, mapErr(err))
 	}
 
-	return &Store{
+	d := &driver{
 		w:          w,
 		r:          r,
 		logger:     opts.Logger,
-		nowFunc:    opts.Now,
+		now:        opts.Now,
 		retry:      retry.Policy{For: opts.RetryFor, Logger: opts.Logger},
 		hub:        newHub(opts.Logger),
-		wstmts:     newStmtCache(w),
-		rstmts:     newStmtCache(r),
 		migrations: ms,
-	}, nil
+	}
+	d.queries = queries{d: d}
+	d.wq.Store(dbsqlc.New(w))
+	d.rq.Store(dbsqlc.New(r))
+	if applied, latest, err := d.SchemaVersion(ctx); err == nil && applied == latest {
+		d.prepare(ctx)
+	}
+	return &Store{Store: store.New(d, store.Options{Now: opts.Now}), d: d}, nil
 }
 
 // dsn builds the connection string. The writer turns WAL on and begins every
@@ -194,29 +225,54 @@ func dsn(path string, busy time.Duration, writer bool) string {
 
 func checkWriter(ctx context.Context, w *sql.DB) error {
 	var mode string
-	if err := (textRunner{w}).queryRow(ctx, "JournalMode").Scan(&mode); err != nil {
+	if err := w.QueryRowContext(ctx, journalModeSQL).Scan(&mode); err != nil {
 		return mapErr(err)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
 	}
+	if _, err := w.ExecContext(ctx, bookkeeping); err != nil {
+		return fmt.Errorf("creating the schema migrations table: %w", mapErr(err))
+	}
 	return nil
 }
 
-// DB returns the writer's *sql.DB. It exists for benchmarks that compare the
-// store's writes against raw inserts on the same connection; anything else
-// must go through the store's methods.
-func (s *Store) DB() *sql.DB { return s.w }
+// prepare prepares every query on both pools once the schema they need is
+// there (at Open on a migrated file, or after Migrate). Preparing costs
+// about as much as running a small statement; database/sql re-prepares a
+// *sql.Stmt on whichever connection runs it, and SQLite after a schema
+// change, so the statements never go stale. On failure the queries stay
+// unprepared, which only costs time.
+func (d *driver) prepare(ctx context.Context) {
+	d.prepareMu.Lock()
+	defer d.prepareMu.Unlock()
+	if len(d.prepared) > 0 {
+		return
+	}
+	wq, err := dbsqlc.Prepare(ctx, d.w)
+	if err != nil {
+		d.logger.DebugContext(ctx, "queries left unprepared", slog.String("error", err.Error()))
+		return
+	}
+	rq, err := dbsqlc.Prepare(ctx, d.r)
+	if err != nil {
+		_ = wq.Close()
+		d.logger.DebugContext(ctx, "queries left unprepared", slog.String("error", err.Error()))
+		return
+	}
+	d.prepared = []*dbsqlc.Queries{wq, rq}
+	d.wq.Store(wq)
+	d.rq.Store(rq)
+}
 
-// Dialect returns "sqlite".
-func (s *Store) Dialect() string { return Dialect }
+func (d *driver) Dialect() string { return Dialect }
 
 // Ping checks the writer and the read pool.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.w.PingContext(ctx); err != nil {
+func (d *driver) Ping(ctx context.Context) error {
+	if err := d.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("pinging sqlite writer: %w", mapErr(err))
 	}
-	if err := s.r.PingContext(ctx); err != nil {
+	if err := d.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("pinging sqlite readers: %w", mapErr(err))
 	}
 	return nil
@@ -225,85 +281,37 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close ends every subscription and closes both pools. It waits for calls in
 // progress to return their connections. Calling it again returns the first
 // result.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.hub.close()
-		s.closeErr = errors.Join(s.rstmts.close(), s.wstmts.close(), s.r.Close(), s.w.Close())
-		if s.closeErr != nil {
-			s.closeErr = fmt.Errorf("closing sqlite store: %w", s.closeErr)
+func (d *driver) Close() error {
+	d.closeOnce.Do(func() {
+		d.hub.close()
+		d.prepareMu.Lock()
+		var errs []error
+		for _, q := range d.prepared {
+			errs = append(errs, q.Close())
+		}
+		d.prepareMu.Unlock()
+		d.closeErr = errors.Join(append(errs, d.r.Close(), d.w.Close())...)
+		if d.closeErr != nil {
+			d.closeErr = fmt.Errorf("closing sqlite store: %w", d.closeErr)
 		}
 	})
-	return s.closeErr
+	return d.closeErr
 }
 
 // Subscribe delivers wake-ups for topic until ctx ends or the store closes,
 // then closes the channel. Notifications come only from this process's
 // writes: SQLite has one writer process.
-func (s *Store) Subscribe(ctx context.Context, topic string) (<-chan store.Notification, error) {
-	if topic == "" {
-		return nil, fmt.Errorf("subscribing: %w: topic is empty", store.ErrInvalid)
-	}
-	return s.hub.subscribe(ctx, topic)
+func (d *driver) Subscribe(ctx context.Context, topic string) (<-chan store.Notification, error) {
+	return d.hub.subscribe(ctx, topic)
 }
 
-// InTx runs fn in one IMMEDIATE transaction on the writer and publishes the
-// notifications its writes caused after the commit. fn must use q, never s:
-// the writer has one connection, so a call on s from inside fn would wait for
-// fn itself until ctx ends. When the lock stays busy past BusyTimeout the
-// transaction is rolled back and fn runs again (see Options.RetryFor).
-func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error {
-	_, err := write(ctx, s, true, func(q *queries) (struct{}, error) {
-		return struct{}{}, fn(q)
-	})
+// InTx runs fn in one IMMEDIATE transaction on the writer, each call in a
+// savepoint, and publishes the notifications its writes caused after the
+// commit. fn must use q, never the Store: the writer has one connection, so
+// a call on the Store from inside fn would wait for fn itself until ctx
+// ends. When the lock stays busy past BusyTimeout the transaction is rolled
+// back and fn runs again (see Options.RetryFor).
+func (d *driver) InTx(ctx context.Context, fn func(q store.Queries) error) error {
+	_, err := transact(ctx, d, true, func(q *queries) (struct{}, error) { return struct{}{}, fn(q) })
 	return err
 }
-
-// write runs fn in a transaction on the writer, commits, then publishes the
-// notifications collected. savepoints makes each call on q atomic on its own,
-// which a caller's InTx needs (a failed call must not leave half its writes
-// behind if the caller goes on and commits).
-//
-// A transient fault (the lock busy past BusyTimeout) rolls the transaction
-// back and runs fn again, in a new one, until the retry budget is spent. A
-// commit here is local: when COMMIT fails nothing was written, so there is
-// no outcome to guess.
-func write[T any](ctx context.Context, s *Store, savepoints bool, fn func(q *queries) (T, error)) (T, error) {
-	var out T
-	err := retry.Do(ctx, s.retry, "write transaction", store.IsTransient, func() error {
-		var err error
-		out, err = writeOnce(ctx, s, savepoints, fn)
-		return err
-	})
-	return out, err
-}
-
-func writeOnce[T any](ctx context.Context, s *Store, savepoints bool, fn func(q *queries) (T, error)) (_ T, err error) {
-	var zero T
-	s.wstmts.prepareAll(ctx) // before BEGIN: preparing needs the one connection
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return zero, fmt.Errorf("beginning write transaction: %w", mapErr(err))
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			// Also on panic: a transaction left open would hold the only
-			// writer connection forever.
-			_ = tx.Rollback()
-		}
-	}()
-	q := &queries{db: newTxRunner(tx, s.wstmts), s: s, savepoints: savepoints, notes: &notes{}}
-	out, err := fn(q)
-	if err != nil {
-		return zero, err
-	}
-	if err := tx.Commit(); err != nil {
-		return zero, fmt.Errorf("committing write transaction: %w", mapErr(err))
-	}
-	committed = true
-	s.hub.publish(ctx, q.notes.list)
-	return out, nil
-}
-
-// reader returns Queries over the read pool, for single reads.
-func (s *Store) reader() *queries { return &queries{db: poolRunner{s.rstmts}, s: s} }

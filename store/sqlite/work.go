@@ -11,426 +11,238 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/sqlite/internal/dbsqlc"
 )
 
-const defaultMaxAttempts = 3
-
 func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (*store.WorkEnqueueResult, error) {
-	if p == nil {
-		return nil, fmt.Errorf("enqueueing work: %w", invalid("params are nil"))
-	}
-	if p.Kind == "" {
-		return nil, fmt.Errorf("enqueueing work: %w", invalid("Kind is empty"))
-	}
-	if p.MaxAttempts < 0 {
-		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, invalid("MaxAttempts %d is negative", p.MaxAttempts))
-	}
-	if p.UniqueKey != nil && *p.UniqueKey == "" {
-		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, invalid("UniqueKey is set but empty"))
-	}
-	payload, err := jsonArg("Payload", p.Payload, "{}")
-	if err != nil {
-		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, err)
-	}
-	now := q.now(p.Now)
-	runAt := p.RunAt
-	if runAt.IsZero() {
-		runAt = now
-	}
-	maxAttempts := p.MaxAttempts
-	if maxAttempts == 0 {
-		maxAttempts = defaultMaxAttempts
-	}
-	var res *store.WorkEnqueueResult
-	err = q.atomic(ctx, func() error {
-		item, err := queryOne(ctx, q.db, "WorkInsert", scanWork,
-			sql.Named("id", newID().String()),
-			sql.Named("kind", p.Kind),
-			sql.Named("payload", payload),
-			sql.Named("conversation_id", uuidArg(p.ConversationID)),
-			sql.Named("agent_id", uuidArg(p.AgentID)),
-			sql.Named("run_at", micros(runAt)),
-			sql.Named("priority", int64(p.Priority)),
-			sql.Named("max_attempts", int64(maxAttempts)),
-			sql.Named("unique_key", strArg(p.UniqueKey)),
-			sql.Named("now", micros(now)))
+	res, err := write(ctx, q, func(t *queries) (*store.WorkEnqueueResult, error) {
+		r, err := t.tx.WorkInsert(ctx, dbsqlc.WorkInsertParams{
+			ID: newID(), Kind: p.Kind, Payload: string(p.Payload),
+			ConversationID: uuidArg(p.ConversationID), AgentID: uuidArg(p.AgentID),
+			RunAt: micros(p.RunAt), Priority: int64(p.Priority), MaxAttempts: int64(p.MaxAttempts),
+			UniqueKey: textArg(p.UniqueKey), Now: micros(p.Now),
+		})
 		switch {
 		case err == nil:
-			q.notify(store.TopicWork, item.Kind)
-			res = &store.WorkEnqueueResult{Item: item, Inserted: true}
-			return nil
-		case errors.Is(err, store.ErrNotFound) && p.UniqueKey != nil:
-			// DO NOTHING returned no row: the key is taken. ON CONFLICT keeps
-			// the statement from failing, so a caller's transaction goes on.
-			item, err := queryOne(ctx, q.db, "WorkGetByUniqueKey", scanWork, sql.Named("unique_key", *p.UniqueKey))
+			t.notify(store.TopicWork, r.Kind)
+			return &store.WorkEnqueueResult{Item: work(r), Inserted: true}, nil
+		case errors.Is(err, sql.ErrNoRows) && p.UniqueKey != nil:
+			// DO NOTHING returned no row: the key is taken.
+			r, err := t.tx.WorkGetByUniqueKey(ctx, *p.UniqueKey)
 			if err != nil {
-				return fmt.Errorf("reading the item holding unique key %q: %w", *p.UniqueKey, err)
+				return nil, fmt.Errorf("reading the item holding unique key %q: %w", *p.UniqueKey, err)
 			}
-			res = &store.WorkEnqueueResult{Item: item, Inserted: false}
-			return nil
-		default:
-			return err
+			return &store.WorkEnqueueResult{Item: work(r)}, nil
 		}
+		return nil, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("enqueueing %s work: %w", p.Kind, err)
+		return nil, wrap(err, "enqueueing %s work", p.Kind)
 	}
 	return res, nil
 }
 
 func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*store.WorkItem, error) {
-	switch {
-	case p == nil:
-		return nil, fmt.Errorf("claiming work: %w", invalid("params are nil"))
-	case p.Worker == "":
-		return nil, fmt.Errorf("claiming work: %w", invalid("Worker is empty"))
-	case p.Limit <= 0:
-		return nil, fmt.Errorf("claiming work for %s: %w", p.Worker, invalid("Limit %d must be positive", p.Limit))
-	case p.LeaseTTL <= 0:
-		return nil, fmt.Errorf("claiming work for %s: %w", p.Worker, invalid("LeaseTTL %s must be positive", p.LeaseTTL))
-	}
-	var kinds any
-	if len(p.Kinds) > 0 {
-		b, err := json.Marshal(p.Kinds)
-		if err != nil {
-			return nil, fmt.Errorf("claiming work for %s: encoding kinds: %w", p.Worker, err)
+	now, kinds := micros(p.Now), listArg(p.Kinds)
+	expires := micros(p.Now.Add(p.LeaseTTL))
+	items, err := write(ctx, q, func(t *queries) ([]*store.WorkItem, error) {
+		if err := t.tx.WorkFailExhausted(ctx, dbsqlc.WorkFailExhaustedParams{Now: now, Kinds: kinds}); err != nil {
+			return nil, fmt.Errorf("failing exhausted items: %w", err)
 		}
-		kinds = string(b)
-	}
-	now := q.now(p.Now)
-	nowArg := sql.Named("now", micros(now))
-	expires := sql.Named("expires_at", micros(now.Add(p.LeaseTTL)))
-	worker := sql.Named("worker", p.Worker)
-	var items []*store.WorkItem
-	err := q.atomic(ctx, func() error {
-		if _, err := exec(ctx, q.db, "WorkFailExhausted", nowArg, sql.Named("kinds", kinds)); err != nil {
-			return fmt.Errorf("failing exhausted items: %w", err)
+		cands, err := t.tx.WorkClaimCandidates(ctx, dbsqlc.WorkClaimCandidatesParams{Now: now, Kinds: kinds, Worker: p.Worker, Limit: int64(p.Limit)})
+		if err != nil || len(cands) == 0 {
+			return nil, err
 		}
-		ids, err := queryList(ctx, q.db, "WorkClaimCandidates", func(r scanner) (string, error) {
-			var (
-				id            string
-				prio, at, rid int64
-			)
-			return id, r.Scan(&id, &prio, &at, &rid)
-		}, nowArg, worker, sql.Named("kinds", kinds), sql.Named("limit", int64(p.Limit)))
-		if err != nil {
-			return fmt.Errorf("selecting candidates: %w", err)
-		}
-		if len(ids) == 0 {
-			return nil
+		ids := make([]uuid.UUID, len(cands))
+		for i, c := range cands {
+			ids[i] = c.ID
 		}
 		idsJSON, err := json.Marshal(ids)
 		if err != nil {
-			return fmt.Errorf("encoding candidate ids: %w", err)
+			return nil, fmt.Errorf("encoding candidate ids: %w", err)
 		}
-		idsArg := sql.Named("ids", string(idsJSON))
-		marked, err := queryList(ctx, q.db, "WorkClaimMark", scanWork, idsArg, worker, expires, nowArg)
+		marked, err := t.tx.WorkClaimMark(ctx, dbsqlc.WorkClaimMarkParams{Worker: p.Worker, ExpiresAt: expires, Now: now, Ids: string(idsJSON)})
 		if err != nil {
-			return fmt.Errorf("marking items running: %w", err)
+			return nil, fmt.Errorf("marking items running: %w", err)
 		}
-		if _, err := exec(ctx, q.db, "WorkClaimConversations", idsArg, worker, expires, nowArg); err != nil {
-			return fmt.Errorf("taking conversation leases: %w", err)
+		err = t.tx.WorkClaimConversations(ctx, dbsqlc.WorkClaimConversationsParams{Worker: p.Worker, ExpiresAt: expires, Now: now, Ids: string(idsJSON)})
+		if err != nil {
+			return nil, fmt.Errorf("taking conversation leases: %w", err)
 		}
 		// RETURNING has no order: hand items out in the candidates' order.
-		byID := make(map[string]*store.WorkItem, len(marked))
-		for _, it := range marked {
-			byID[it.ID.String()] = it
+		byID := make(map[uuid.UUID]dbsqlc.Work, len(marked))
+		for _, r := range marked {
+			byID[r.ID] = r
 		}
+		out := make([]*store.WorkItem, 0, len(ids))
 		for _, id := range ids {
-			if it, ok := byID[id]; ok {
-				items = append(items, it)
+			if r, ok := byID[id]; ok {
+				out = append(out, work(r))
 			}
 		}
-		return nil
+		return out, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claiming work for %s: %w", p.Worker, err)
+		return nil, wrap(err, "claiming work for %s", p.Worker)
 	}
 	return items, nil
 }
 
-func validateWorkLease(p *store.WorkLeaseParams, needTTL bool) error {
-	switch {
-	case p == nil:
-		return invalid("params are nil")
-	case p.Worker == "":
-		return invalid("Worker is empty")
-	case needTTL && p.LeaseTTL <= 0:
-		return invalid("LeaseTTL %s must be positive", p.LeaseTTL)
+// held runs one statement of a worker on its item and tells a missing item
+// (ErrNotFound) from one the worker does not hold (ErrLeaseLost).
+func (q *queries) held(ctx context.Context, id uuid.UUID, run func() (dbsqlc.Work, error)) (*store.WorkItem, error) {
+	r, err := run()
+	if err != nil {
+		return nil, orMissing(err, func() (dbsqlc.Work, error) { return q.tx.WorkGet(ctx, id) }, store.ErrLeaseLost)
 	}
-	return nil
-}
-
-// leaseLostOrMissing tells a missing item (ErrNotFound) from one the worker
-// does not hold (ErrLeaseLost).
-func (q *queries) leaseLostOrMissing(ctx context.Context, id uuid.UUID) error {
-	if _, err := queryOne(ctx, q.db, "WorkGet", scanWork, sql.Named("id", id.String())); err != nil {
-		return err
-	}
-	return store.ErrLeaseLost
+	return work(r), nil
 }
 
 func (q *queries) WorkHeartbeat(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
-	if err := validateWorkLease(p, true); err != nil {
-		return nil, fmt.Errorf("heartbeating work: %w", err)
-	}
-	now := q.now(p.Now)
-	expires := micros(now.Add(p.LeaseTTL))
-	var item *store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		item, err = queryOne(ctx, q.db, "WorkHeartbeat", scanWork,
-			sql.Named("id", p.ID.String()),
-			sql.Named("worker", p.Worker),
-			sql.Named("expires_at", expires),
-			sql.Named("now", micros(now)))
-		if errors.Is(err, store.ErrNotFound) {
-			return q.leaseLostOrMissing(ctx, p.ID)
-		}
+	now, expires := micros(p.Now), micros(p.Now.Add(p.LeaseTTL))
+	item, err := write(ctx, q, func(t *queries) (*store.WorkItem, error) {
+		item, err := t.held(ctx, p.ID, func() (dbsqlc.Work, error) {
+			return t.tx.WorkHeartbeat(ctx, dbsqlc.WorkHeartbeatParams{ID: p.ID, Worker: p.Worker, ExpiresAt: expires, Now: now})
+		})
 		if err != nil || item.ConversationID == nil {
-			return err
+			return item, err
 		}
-		n, err := exec(ctx, q.db, "ConversationLeaseExtend",
-			sql.Named("id", item.ConversationID.String()),
-			sql.Named("owner", p.Worker),
-			sql.Named("expires_at", expires),
-			sql.Named("now", micros(now)))
-		if err != nil {
-			return err
+		n, err := t.tx.ConversationLeaseExtend(ctx, dbsqlc.ConversationLeaseExtendParams{ID: *item.ConversationID, Owner: p.Worker, ExpiresAt: expires, Now: now})
+		if err == nil && n == 0 {
+			err = fmt.Errorf("%w: conversation %s is leased to another owner", store.ErrLeaseLost, *item.ConversationID)
 		}
-		if n == 0 {
-			return fmt.Errorf("%w: conversation %s is leased to another owner", store.ErrLeaseLost, *item.ConversationID)
-		}
-		return nil
+		return item, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("heartbeating work %s for %s: %w", p.ID, p.Worker, err)
+		return nil, wrap(err, "heartbeating work %s for %s", p.ID, p.Worker)
 	}
 	return item, nil
 }
 
 func (q *queries) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
-	if err := validateWorkLease(p, false); err != nil {
-		return nil, fmt.Errorf("completing work: %w", err)
-	}
-	now := q.now(p.Now)
-	var item *store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		item, err = queryOne(ctx, q.db, "WorkComplete", scanWork,
-			sql.Named("id", p.ID.String()),
-			sql.Named("worker", p.Worker),
-			sql.Named("now", micros(now)))
-		if errors.Is(err, store.ErrNotFound) {
-			return q.leaseLostOrMissing(ctx, p.ID)
+	item, err := write(ctx, q, func(t *queries) (*store.WorkItem, error) {
+		item, err := t.held(ctx, p.ID, func() (dbsqlc.Work, error) {
+			return t.tx.WorkComplete(ctx, dbsqlc.WorkCompleteParams{ID: p.ID, Worker: p.Worker, Now: micros(p.Now)})
+		})
+		if err != nil {
+			return nil, err
 		}
-		if err != nil || item.ConversationID == nil {
-			return err
-		}
-		return q.releaseForNext(ctx, *item.ConversationID, p.Worker, now)
+		return item, t.releaseForNext(ctx, item.ConversationID, p.Worker, p.Now)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("completing work %s for %s: %w", p.ID, p.Worker, err)
+		return nil, wrap(err, "completing work %s for %s", p.ID, p.Worker)
 	}
 	return item, nil
 }
 
 func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store.WorkItem, error) {
-	if p == nil {
-		return nil, fmt.Errorf("failing work: %w", invalid("params are nil"))
-	}
-	if p.Worker == "" {
-		return nil, fmt.Errorf("failing work %s: %w", p.ID, invalid("Worker is empty"))
-	}
-	now := q.now(p.Now)
-	retryAt := p.RetryAt
-	if retryAt.IsZero() {
-		retryAt = now
-	}
-	var item *store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		item, err = queryOne(ctx, q.db, "WorkFail", scanWork,
-			sql.Named("id", p.ID.String()),
-			sql.Named("worker", p.Worker),
-			sql.Named("error", p.Error),
-			sql.Named("retry_at", micros(retryAt)),
-			sql.Named("now", micros(now)))
-		if errors.Is(err, store.ErrNotFound) {
-			return q.leaseLostOrMissing(ctx, p.ID)
-		}
+	item, err := write(ctx, q, func(t *queries) (*store.WorkItem, error) {
+		item, err := t.held(ctx, p.ID, func() (dbsqlc.Work, error) {
+			return t.tx.WorkFail(ctx, dbsqlc.WorkFailParams{ID: p.ID, Worker: p.Worker, Error: p.Error, RetryAt: micros(p.RetryAt), Now: micros(p.Now)})
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if item.State == store.WorkAvailable {
-			q.notify(store.TopicWork, item.Kind)
+			t.notify(store.TopicWork, item.Kind)
 		}
-		if item.ConversationID == nil {
-			return nil
-		}
-		return q.releaseForNext(ctx, *item.ConversationID, p.Worker, now)
+		return item, t.releaseForNext(ctx, item.ConversationID, p.Worker, p.Now)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failing work %s for %s: %w", p.ID, p.Worker, err)
+		return nil, wrap(err, "failing work %s for %s", p.ID, p.Worker)
 	}
 	return item, nil
 }
 
 func (q *queries) WorkRelease(ctx context.Context, p *store.WorkLeaseParams) (*store.WorkItem, error) {
-	if err := validateWorkLease(p, false); err != nil {
-		return nil, fmt.Errorf("releasing work: %w", err)
-	}
-	now := q.now(p.Now)
-	var item *store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		item, err = queryOne(ctx, q.db, "WorkRelease", scanWork,
-			sql.Named("id", p.ID.String()),
-			sql.Named("worker", p.Worker),
-			sql.Named("now", micros(now)))
-		if errors.Is(err, store.ErrNotFound) {
-			return q.leaseLostOrMissing(ctx, p.ID)
-		}
+	item, err := write(ctx, q, func(t *queries) (*store.WorkItem, error) {
+		item, err := t.held(ctx, p.ID, func() (dbsqlc.Work, error) {
+			return t.tx.WorkRelease(ctx, dbsqlc.WorkReleaseParams{ID: p.ID, Worker: p.Worker, Now: micros(p.Now)})
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// The item itself is claimable again, before any other of its conversation.
-		q.notify(store.TopicWork, item.Kind)
-		if item.ConversationID == nil {
-			return nil
+		t.notify(store.TopicWork, item.Kind)
+		if item.ConversationID != nil {
+			_, err = t.releaseLease(ctx, *item.ConversationID, p.Worker, p.Now)
 		}
-		_, err = q.releaseConversationLease(ctx, *item.ConversationID, p.Worker, now)
-		return err
+		return item, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("releasing work %s for %s: %w", p.ID, p.Worker, err)
+		return nil, wrap(err, "releasing work %s for %s", p.ID, p.Worker)
 	}
 	return item, nil
 }
 
 func (q *queries) WorkReclaim(ctx context.Context, p *store.WorkReclaimParams) ([]*store.WorkItem, error) {
-	if p == nil || p.Worker == "" {
-		return nil, fmt.Errorf("reclaiming work: %w", invalid("Worker is empty"))
-	}
-	now := sql.Named("now", micros(q.now(p.Now)))
-	var items []*store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		items, err = queryList(ctx, q.db, "WorkReclaim", scanWork, sql.Named("worker", p.Worker), now)
+	now := micros(p.Now)
+	items, err := write(ctx, q, func(t *queries) ([]*store.WorkItem, error) {
+		rows, err := t.tx.WorkReclaim(ctx, dbsqlc.WorkReclaimParams{Worker: p.Worker, Now: now})
+		items, err := all(rows, err, work)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, it := range items {
 			if it.State == store.WorkAvailable {
-				q.notify(store.TopicWork, it.Kind)
+				t.notify(store.TopicWork, it.Kind)
 			}
 		}
-		_, err = exec(ctx, q.db, "ConversationLeaseReleaseOwner", sql.Named("owner", p.Worker), now)
-		return err
+		return items, t.tx.ConversationLeaseReleaseOwner(ctx, dbsqlc.ConversationLeaseReleaseOwnerParams{Owner: p.Worker, Now: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reclaiming the work of %s: %w", p.Worker, err)
+		return nil, wrap(err, "reclaiming the work of %s", p.Worker)
 	}
 	return items, nil
 }
 
-func (q *queries) WorkCancel(ctx context.Context, id uuid.UUID, now time.Time) (*store.WorkItem, error) {
-	t := q.now(now)
-	var item *store.WorkItem
-	err := q.atomic(ctx, func() error {
-		var err error
-		item, err = queryOne(ctx, q.db, "WorkCancel", scanWork,
-			sql.Named("id", id.String()),
-			sql.Named("now", micros(t)))
-		if errors.Is(err, store.ErrNotFound) {
-			cur, err := queryOne(ctx, q.db, "WorkGet", scanWork, sql.Named("id", id.String()))
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: work item is already %s", store.ErrConflict, cur.State)
-		}
-		if err != nil {
-			return err
-		}
-		if item.ConversationID != nil && item.ClaimedBy != "" {
-			// Frees the conversation only if this item's worker still holds it.
-			err = q.releaseForNext(ctx, *item.ConversationID, item.ClaimedBy, t)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cancelling work %s: %w", id, err)
+// releaseForNext releases owner's lease on the conversation, if any, and
+// wakes the workers of the conversation's next available item, which the
+// release made claimable.
+func (q *queries) releaseForNext(ctx context.Context, conversationID *uuid.UUID, owner string, now time.Time) error {
+	if conversationID == nil {
+		return nil
 	}
-	return item, nil
-}
-
-// releaseForNext releases owner's lease on the conversation and wakes the
-// workers of the conversation's next available item, which the release made
-// claimable.
-func (q *queries) releaseForNext(ctx context.Context, conversationID uuid.UUID, owner string, now time.Time) error {
-	n, err := q.releaseConversationLease(ctx, conversationID, owner, now)
+	n, err := q.releaseLease(ctx, *conversationID, owner, now)
 	if err != nil || n == 0 {
 		return err
 	}
-	var kind string
-	err = q.db.queryRow(ctx, "WorkNextKind", sql.Named("conversation_id", conversationID.String())).Scan(&kind)
+	kind, err := q.tx.WorkNextKind(ctx, uuid.NullUUID{UUID: *conversationID, Valid: true})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
 	case err != nil:
-		return fmt.Errorf("finding the conversation's next item: %w", mapErr(err))
+		return fmt.Errorf("finding the conversation's next item: %w", err)
 	}
 	q.notify(store.TopicWork, kind)
 	return nil
 }
 
 func (q *queries) WorkGet(ctx context.Context, id uuid.UUID) (*store.WorkItem, error) {
-	item, err := queryOne(ctx, q.db, "WorkGet", scanWork, sql.Named("id", id.String()))
+	r, err := q.read().WorkGet(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("getting work %s: %w", id, err)
+		return nil, wrap(err, "getting work %s", id)
 	}
-	return item, nil
+	return work(r), nil
 }
 
 func (q *queries) WorkList(ctx context.Context, p *store.WorkListParams) ([]*store.WorkItem, error) {
-	if p == nil {
-		p = &store.WorkListParams{}
-	}
-	var states any
-	if len(p.States) > 0 {
-		b, err := json.Marshal(p.States)
-		if err != nil {
-			return nil, fmt.Errorf("listing work: encoding states: %w", err)
-		}
-		states = string(b)
-	}
-	out, err := queryList(ctx, q.db, "WorkList", scanWork,
-		sql.Named("states", states),
-		sql.Named("kind", p.Kind),
-		sql.Named("conversation_id", uuidArg(p.ConversationID)),
-		sql.Named("limit", limitArg(p.Limit)))
+	rows, err := q.read().WorkList(ctx, dbsqlc.WorkListParams{
+		States: listArg(p.States), Kind: p.Kind, ConversationID: uuidArg(p.ConversationID), Limit: limitArg(p.Limit),
+	})
+	out, err := all(rows, err, work)
 	if err != nil {
-		return nil, fmt.Errorf("listing work: %w", err)
+		return nil, wrap(err, "listing work")
 	}
 	return out, nil
 }
 
 func (q *queries) WorkPrune(ctx context.Context, p *store.WorkPruneParams) (int, error) {
-	if p == nil || p.FinishedBefore.IsZero() {
-		return 0, fmt.Errorf("pruning work: %w", invalid("FinishedBefore is required"))
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	var n int64
-	err := q.atomic(ctx, func() error {
-		var err error
-		n, err = exec(ctx, q.db, "WorkPrune", sql.Named("before", micros(p.FinishedBefore)), sql.Named("limit", limit))
-		return err
+	n, err := write(ctx, q, func(t *queries) (int64, error) {
+		return t.tx.WorkPrune(ctx, dbsqlc.WorkPruneParams{Before: micros(p.FinishedBefore), Limit: int64(p.Limit)})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("pruning work finished before %s: %w", p.FinishedBefore, err)
+		return 0, wrap(err, "pruning work finished before %s", p.FinishedBefore)
 	}
 	return int(n), nil
 }

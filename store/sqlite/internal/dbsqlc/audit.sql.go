@@ -105,7 +105,7 @@ type UsageInsertParams struct {
 	OutputTokens    int64
 	CachedTokens    int64
 	ReasoningTokens int64
-	CostMicroUsd    int64
+	CostMicroUSD    int64
 	CreatedAt       int64
 }
 
@@ -121,7 +121,7 @@ func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error 
 		arg.OutputTokens,
 		arg.CachedTokens,
 		arg.ReasoningTokens,
-		arg.CostMicroUsd,
+		arg.CostMicroUSD,
 		arg.CreatedAt,
 	)
 	return err
@@ -151,7 +151,7 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.OutputTokens,
 			&i.CachedTokens,
 			&i.ReasoningTokens,
-			&i.CostMicroUsd,
+			&i.CostMicroUSD,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err

@@ -199,7 +199,7 @@ type Usage struct {
 	OutputTokens    int64
 	CachedTokens    int64
 	ReasoningTokens int64
-	CostMicroUsd    int64
+	CostMicroUSD    int64
 	CreatedAt       int64
 }
 

@@ -1,0 +1,129 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/sqlite/internal/dbsqlc"
+)
+
+func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (*store.EntryAppendResult, error) {
+	res, err := write(ctx, q, func(t *queries) (*store.EntryAppendResult, error) {
+		if err := t.fence(ctx, p.ConversationID, p.LeaseOwner, p.Now); err != nil {
+			return nil, err
+		}
+		row, err := t.tx.ConversationGet(ctx, p.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		e := &store.Entry{
+			ID: newID(), ConversationID: row.ID, AfterSeq: row.LastSeq, Kind: p.Kind, Author: p.Author,
+			Content: p.Content, TurnID: p.TurnID, CreatedAt: fromMicros(micros(p.Now)),
+		}
+		forked := false
+		// An error entry has no seq: it is shown after the entry it followed
+		// and never moves the log forward.
+		if p.Kind != store.EntryError {
+			action, err := store.DecideAppend(row.LastSeq, p.ExpectSeq)
+			if err != nil {
+				return nil, err
+			}
+			var seq int64
+			if action == store.AppendFork {
+				seq, forked = *p.ExpectSeq, true
+				fork, err := t.fork(ctx, conversation(row), seq, p.Now)
+				if err != nil {
+					return nil, err
+				}
+				e.ConversationID = fork.ID
+			} else if seq, err = t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: row.ID, Now: micros(p.Now)}); err != nil {
+				return nil, err
+			}
+			e.Seq, e.AfterSeq = &seq, seq-1
+		}
+		err = t.tx.EntryInsert(ctx, dbsqlc.EntryInsertParams{
+			ID: e.ID, ConversationID: e.ConversationID, Seq: intArg(e.Seq), AfterSeq: e.AfterSeq,
+			Kind: string(e.Kind), Author: e.Author, Content: string(e.Content), TurnID: uuidArg(e.TurnID),
+			CreatedAt: micros(e.CreatedAt),
+		})
+		if err != nil {
+			return nil, err
+		}
+		t.notify(store.TopicEntries, e.ConversationID.String())
+		return &store.EntryAppendResult{Entry: e, ConversationID: e.ConversationID, Forked: forked}, nil
+	})
+	if err != nil {
+		return nil, wrap(err, "appending %s entry to %s", p.Kind, p.ConversationID)
+	}
+	return res, nil
+}
+
+// fork creates a child of parent seeded with parent's entries before seq, so
+// that the caller's entry can land at seq in it. Nothing in parent changes
+// but its child count.
+func (q *queries) fork(ctx context.Context, parent *store.Conversation, seq int64, now time.Time) (*store.Conversation, error) {
+	child, err := q.conversationInsert(ctx, &store.ConversationCreateParams{
+		ID: newID(), AgentID: parent.AgentID, Title: parent.Title, Provider: parent.Provider,
+		Model: parent.Model, Thinking: parent.Thinking, Metadata: parent.Metadata, Now: now,
+	}, parent, seq)
+	if err != nil {
+		return nil, fmt.Errorf("creating fork at seq %d: %w", seq, err)
+	}
+	if n := seq - 1; n > 0 {
+		ids := make([]uuid.UUID, n)
+		for i := range ids {
+			ids[i] = newID()
+		}
+		idsJSON, err := json.Marshal(ids)
+		if err != nil {
+			return nil, fmt.Errorf("encoding fork entry ids: %w", err)
+		}
+		copied, err := q.tx.EntrySeedFork(ctx, dbsqlc.EntrySeedForkParams{ForkID: child.ID, Ids: string(idsJSON), ParentID: parent.ID, Seq: seq})
+		if err != nil {
+			return nil, fmt.Errorf("seeding fork %s: %w", child.ID, err)
+		}
+		if copied != n {
+			// The log of parent has a gap, which appends never leave: refuse
+			// rather than fork a broken log.
+			return nil, fmt.Errorf("seeding fork %s: copied %d entries of seqs 1..%d", child.ID, copied, n)
+		}
+	}
+	if err := q.tx.ConversationAddChild(ctx, dbsqlc.ConversationAddChildParams{ID: parent.ID, Now: micros(now)}); err != nil {
+		return nil, fmt.Errorf("counting fork on parent %s: %w", parent.ID, err)
+	}
+	return child, nil
+}
+
+func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
+	var (
+		rows []dbsqlc.Entry
+		err  error
+	)
+	if p.WithErrors {
+		rows, err = q.read().EntryListWithErrors(ctx, dbsqlc.EntryListWithErrorsParams(entryListArgs(p)))
+	} else {
+		rows, err = q.read().EntryList(ctx, entryListArgs(p))
+	}
+	out, err := all(rows, err, entry)
+	if err != nil {
+		return nil, wrap(err, "listing entries of %s after seq %d", p.ConversationID, p.AfterSeq)
+	}
+	return out, nil
+}
+
+func entryListArgs(p *store.EntryListParams) dbsqlc.EntryListParams {
+	return dbsqlc.EntryListParams{ConversationID: p.ConversationID, AfterSeq: p.AfterSeq, UpTo: p.UpToSeq, Limit: limitArg(p.Limit)}
+}
+
+func (q *queries) EntryGet(ctx context.Context, id uuid.UUID) (*store.Entry, error) {
+	r, err := q.read().EntryGet(ctx, id)
+	if err != nil {
+		return nil, wrap(err, "getting entry %s", id)
+	}
+	return entry(r), nil
+}
