@@ -224,11 +224,11 @@ func (s suite) testConversationExpiredLeases(t *testing.T) {
 	_, err = holdLease(ctx, st, long.ID, "w2", time.Hour, t0)
 	noErr(t, err, "taking the long lease")
 
-	expired, err := st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(5*time.Second), Limit: 10})
+	expired, err := st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(5 * time.Second), Limit: 10})
 	noErr(t, err, "listing expired leases before any expired")
 	eq(t, len(expired), 0, "expired leases before any lease expired")
 
-	expired, err = st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(11*time.Second), Limit: 10})
+	expired, err = st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(11 * time.Second), Limit: 10})
 	noErr(t, err, "listing expired leases")
 	eq(t, len(expired), 1, "expired leases after the short one expired (the long one is live, the free one has none)")
 	eq(t, expired[0].ID, short.ID, "the expired conversation")

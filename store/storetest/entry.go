@@ -395,4 +395,3 @@ func (s suite) testTimeTravel(t *testing.T) {
 	}
 	deepEq(t, pages, [][]string{wantSeqs(1, 4), wantSeqs(5, 8), wantSeqs(9, 10)}, "pages read with an after-seq cursor and limit 4")
 }
-

@@ -548,11 +548,11 @@ func (s suite) testApprovalExpire(t *testing.T) {
 	_, err := st.ApprovalDecide(ctx, &store.ApprovalDecideParams{ID: decided.ID, Status: store.ApprovalApproved, DecidedBy: "user:U1", Now: t0.Add(time.Second)})
 	noErr(t, err, "deciding one approval")
 
-	expired, err := st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(30*time.Second), Limit: 10})
+	expired, err := st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(30 * time.Second), Limit: 10})
 	noErr(t, err, "expiring before anything expired")
 	eq(t, len(expired), 0, "approvals expired before any expiry passed")
 
-	expired, err = st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(2*time.Minute), Limit: 10})
+	expired, err = st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(2 * time.Minute), Limit: 10})
 	noErr(t, err, "expiring approvals")
 	eq(t, len(expired), 1, "approvals expired (only the pending one past its expiry; not the decided one, not the long one)")
 	eq(t, expired[0].ID, short.ID, "the expired approval")
@@ -567,7 +567,7 @@ func (s suite) testApprovalExpire(t *testing.T) {
 		eq(t, got.Status, tc.want, "status of %s after the sweep", tc.a.CallID)
 	}
 
-	expired, err = st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(3*time.Minute), Limit: 10})
+	expired, err = st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: t0.Add(3 * time.Minute), Limit: 10})
 	noErr(t, err, "expiring again")
 	eq(t, len(expired), 0, "approvals expired by a second sweep (already expired ones are not returned again)")
 	_, err = st.ApprovalDecide(ctx, &store.ApprovalDecideParams{ID: short.ID, Status: store.ApprovalApproved, DecidedBy: "user:U1", Now: t0.Add(3 * time.Minute)})

@@ -63,7 +63,7 @@ func (s suite) testScheduleCreateAndRead(t *testing.T) {
 	created, err := ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{
 		Kind: store.SchedulePulse, Agent: "ops", Name: "morning", Owner: "U1",
 		Place: store.DM("slack", "T1", "U1"),
-		Spec: "cron 0 8 * * 1-5", TimeZone: "America/New_York", Instruction: "check things",
+		Spec:  "cron 0 8 * * 1-5", TimeZone: "America/New_York", Instruction: "check things",
 		Config: json.RawMessage(`{"checklist":[{"item":"inbox","source":"day"}]}`),
 		Missed: store.MissedSkip, Source: "config", NextRunAt: &next, Now: clk.Now(),
 	})

@@ -470,7 +470,7 @@ func (s suite) testWorkLeaseExpiry(t *testing.T) {
 	deepEq(t, idsOf(got), []uuid.UUID{it.ID}, "first claim")
 	eq(t, len(claim(t, st, "w2", 1, 30*time.Second, t0.Add(29*time.Second))), 0, "items claimable while the first lease is live")
 
-	expired, err := st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(31*time.Second), Limit: 10})
+	expired, err := st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(31 * time.Second), Limit: 10})
 	noErr(t, err, "listing expired conversation leases")
 	eq(t, len(expired), 1, "conversations with an expired lease after the worker went quiet")
 	eq(t, expired[0].ID, c.ID, "the conversation of the dead turn")
