@@ -40,11 +40,11 @@ func openAt(t *testing.T, path string) *Store {
 	return s
 }
 
-func countRows(t *testing.T, db *sql.DB, name string, args ...any) int64 {
+func countRows(t *testing.T, db *sql.DB, query string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	if err := db.QueryRowContext(t.Context(), testSQL.Get(name), args...).Scan(&n); err != nil {
-		t.Fatalf("running %s: %v", name, err)
+	if err := db.QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("running %s: %v", query, err)
 	}
 	return n
 }
@@ -86,9 +86,9 @@ func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("want the database file at %s, stat says: %v", path, err)
 	}
-	for name, db := range map[string]*sql.DB{"writer": s.w, "reader": s.r} {
+	for name, db := range map[string]*sql.DB{"writer": s.d.w, "reader": s.d.r} {
 		var mode string
-		if err := (textRunner{db}).queryRow(t.Context(), "JournalMode").Scan(&mode); err != nil {
+		if err := db.QueryRowContext(t.Context(), journalModeSQL).Scan(&mode); err != nil {
 			t.Fatalf("reading the %s's journal mode: %v", name, err)
 		}
 		if mode != "wal" {
@@ -129,7 +129,7 @@ func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
 	ctx := t.Context()
 	good, bad, fixed := loadTestMigration(t, "0001_good.sql"), loadTestMigration(t, "0002_bad.sql"), loadTestMigration(t, "0002_fixed.sql")
 
-	s.migrations = []migrations.Migration{good, bad}
+	s.d.migrations = []migrations.Migration{good, bad}
 	_, err := s.Migrate(ctx)
 	if err == nil {
 		t.Fatal("migrating with a broken 0002: want an error, got none")
@@ -144,14 +144,14 @@ func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
 	if applied != 1 || latest != 2 {
 		t.Fatalf("schema version after the failed 0002: want applied 1 latest 2, got %d %d", applied, latest)
 	}
-	if n := countRows(t, s.w, "TableExists", sql.Named("name", "test_half")); n != 0 {
+	if n := countRows(t, s.d.w, tableExistsSQL, sql.Named("name", "test_half")); n != 0 {
 		t.Fatal("the failed migration's first statement is still applied: want it rolled back with the rest")
 	}
-	if n := countRows(t, s.w, "TableExists", sql.Named("name", "test_good")); n != 1 {
+	if n := countRows(t, s.d.w, tableExistsSQL, sql.Named("name", "test_good")); n != 1 {
 		t.Fatal("migration 0001 is missing after 0002 failed")
 	}
 
-	s.migrations = []migrations.Migration{good, fixed}
+	s.d.migrations = []migrations.Migration{good, fixed}
 	for run := range 2 { // the second run must find nothing to do
 		v, err := s.Migrate(ctx)
 		if err != nil {
@@ -162,7 +162,7 @@ func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
 		}
 	}
 	// 0001 inserted a row: applied twice, there would be two.
-	if rows := countRows(t, s.w, "CountTestGood"); rows != 1 {
+	if rows := countRows(t, s.d.w, countTestGoodSQL); rows != 1 {
 		t.Fatalf("rows inserted by 0001: want 1 (applied once), got %d", rows)
 	}
 }
@@ -312,7 +312,8 @@ func TestInTxFailedCallLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	// w1 stalls; its lease runs out and someone else takes the conversation.
-	if _, err := s.ConversationLeaseAcquire(ctx, &store.ConversationLeaseParams{ConversationID: c.ID, Owner: "other", LeaseTTL: time.Minute, Now: t0.Add(20 * time.Second)}); err != nil {
+	if _, err := s.DB().ExecContext(ctx, takeLeaseSQL, sql.Named("id", c.ID.String()), sql.Named("owner", "other"),
+		sql.Named("expires_at", t0.Add(80*time.Second).UnixMicro())); err != nil {
 		t.Fatal(err)
 	}
 
@@ -538,53 +539,6 @@ func TestErrorsAreMappedToSentinels(t *testing.T) {
 				t.Fatalf("a driver error type reached the caller: %T", errors.Unwrap(err))
 			}
 		})
-	}
-}
-
-// A fork copies the parent's prefix by seq; a discard followed by new appends
-// must leave a prefix that forks cleanly.
-func TestForkAfterDiscard(t *testing.T) {
-	s := newTestStore(t)
-	ctx := t.Context()
-	c, err := s.ConversationCreate(ctx, &store.ConversationCreateParams{Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendText := func(text string, expect *int64) *store.EntryAppendResult {
-		t.Helper()
-		res, err := s.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: c.ID, ExpectSeq: expect, Kind: store.EntryUser, Content: json.RawMessage(fmt.Sprintf(`{"text":%q}`, text)), Now: t0})
-		if err != nil {
-			t.Fatalf("appending %q: %v", text, err)
-		}
-		return res
-	}
-	for _, text := range []string{"a", "b", "c", "crashed-1", "crashed-2"} {
-		appendText(text, nil)
-	}
-	if n, err := s.EntryDiscard(ctx, &store.EntryDiscardParams{ConversationID: c.ID, AfterSeq: 3, Reason: "turn crashed", Now: t0}); err != nil || n != 2 {
-		t.Fatalf("discarding after seq 3: want 2 moved, got %d (%v)", n, err)
-	}
-	appendText("d", nil)
-	appendText("e", nil)
-	three := int64(3)
-	res := appendText("c-edited", &three)
-	if !res.Forked {
-		t.Fatal("append expecting taken seq 3: want a fork")
-	}
-	es, err := s.EntryList(ctx, &store.EntryListParams{ConversationID: res.ConversationID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range es {
-		var body struct{ Text string }
-		if err := json.Unmarshal(e.Content, &body); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%d:%s", e.SeqValue(), body.Text))
-	}
-	if want := "1:a 2:b 3:c-edited"; strings.Join(got, " ") != want {
-		t.Fatalf("fork log: want %s, got %s", want, strings.Join(got, " "))
 	}
 }
 

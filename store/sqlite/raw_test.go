@@ -4,12 +4,31 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/google/uuid"
+)
 
-	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
+// Statements only the tests run.
+const (
+	rawCreateSQL = `CREATE TABLE IF NOT EXISTS bench_raw_entries (
+    id              TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    after_seq       INTEGER NOT NULL,
+    kind            TEXT NOT NULL,
+    author          TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    UNIQUE (conversation_id, seq)
+)`
+	rawInsertSQL = `INSERT INTO bench_raw_entries (id, conversation_id, seq, after_seq, kind, author, content, created_at)
+VALUES (:id, :conversation_id, :seq, :seq - 1, 'user', 'user:bench', :content, 0)`
+	tableExistsSQL   = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = :name`
+	countTestGoodSQL = `SELECT COUNT(*) FROM test_good`
+	// takeLeaseSQL hands a conversation's lease to another owner, as a
+	// worker that claimed it after an expiry would.
+	takeLeaseSQL = `UPDATE conversations SET lease_owner = :owner, lease_expires_at = :expires_at WHERE id = :id`
 )
 
 // newRawInserter creates the benchmark's scratch table (shaped like entries)
@@ -17,7 +36,7 @@ import (
 // the cheapest durable write SQLite can do, which EntryAppend is compared to.
 func newRawInserter(tb testing.TB, s *Store) func(ctx context.Context) error {
 	tb.Helper()
-	if _, err := s.DB().ExecContext(context.Background(), testSQL.Get("RawCreate")); err != nil {
+	if _, err := s.DB().ExecContext(context.Background(), rawCreateSQL); err != nil {
 		tb.Fatalf("creating the raw insert scratch table: %v", err)
 	}
 	content, err := json.Marshal(map[string]string{"text": "a message of about the size a chat message has, give or take"})
@@ -28,7 +47,7 @@ func newRawInserter(tb testing.TB, s *Store) func(ctx context.Context) error {
 	var seq int64
 	return func(ctx context.Context) error {
 		seq++
-		_, err := s.DB().ExecContext(ctx, testSQL.Get("RawInsert"),
+		_, err := s.DB().ExecContext(ctx, rawInsertSQL,
 			sql.Named("id", uuid.New().String()),
 			sql.Named("conversation_id", conv),
 			sql.Named("seq", seq),
@@ -37,5 +56,3 @@ func newRawInserter(tb testing.TB, s *Store) func(ctx context.Context) error {
 		return err
 	}
 }
-
-var testSQL = sqlfile.MustLoad(os.DirFS("."), "testdata")

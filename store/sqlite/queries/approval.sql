@@ -18,7 +18,7 @@ SELECT * FROM approvals WHERE conversation_id = sqlc.arg(conversation_id) AND ca
 -- name: ApprovalListPending :many
 SELECT * FROM approvals
 WHERE conversation_id = sqlc.arg(conversation_id) AND status = 'pending'
-ORDER BY created_at, id;
+ORDER BY created_at, rowid;
 
 -- name: ApprovalDecide :one
 -- Expiry is exclusive of its instant: expired means expires_at < now, the

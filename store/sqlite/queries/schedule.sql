@@ -61,7 +61,7 @@ WHERE (CAST(sqlc.arg(agent) AS TEXT) = '' OR agent = sqlc.arg(agent))
   AND (CAST(sqlc.arg(kind) AS TEXT) = '' OR kind = sqlc.arg(kind))
   AND (CAST(sqlc.arg(owner) AS TEXT) = '' OR owner = sqlc.arg(owner))
   AND (CAST(sqlc.narg(states) AS TEXT) IS NULL OR state IN (SELECT value FROM json_each(CAST(sqlc.narg(states) AS TEXT))))
-ORDER BY created_at, id
+ORDER BY created_at, rowid
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
 -- name: ScheduleUpdate :one
@@ -100,7 +100,7 @@ DELETE FROM schedules WHERE id = sqlc.arg(id);
 -- name: ScheduleDue :many
 SELECT * FROM schedules
 WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= CAST(sqlc.arg(now) AS INTEGER)
-ORDER BY next_run_at, id
+ORDER BY next_run_at, rowid
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
 -- name: SchedulePrune :execrows
@@ -137,7 +137,7 @@ SELECT * FROM schedule_runs WHERE id = sqlc.arg(id);
 -- name: ScheduleRunByConversation :one
 SELECT * FROM schedule_runs
 WHERE conversation_id = sqlc.arg(conversation_id)
-ORDER BY created_at DESC, id DESC
+ORDER BY created_at DESC, rowid DESC
 LIMIT 1;
 
 -- name: ScheduleRunList :many

@@ -231,7 +231,7 @@ func (q *Queries) ApprovalInsert(ctx context.Context, arg ApprovalInsertParams) 
 const approvalListPending = `-- name: ApprovalListPending :many
 SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals
 WHERE conversation_id = ?1 AND status = 'pending'
-ORDER BY created_at, id
+ORDER BY created_at, rowid
 `
 
 func (q *Queries) ApprovalListPending(ctx context.Context, conversationID uuid.UUID) ([]Approval, error) {

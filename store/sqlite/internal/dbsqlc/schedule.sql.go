@@ -105,7 +105,7 @@ func (q *Queries) ScheduleDelete(ctx context.Context, id uuid.UUID) (int64, erro
 const scheduleDue = `-- name: ScheduleDue :many
 SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules
 WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= CAST(?1 AS INTEGER)
-ORDER BY next_run_at, id
+ORDER BY next_run_at, rowid
 LIMIT CAST(?2 AS INTEGER)
 `
 
@@ -324,7 +324,7 @@ WHERE (CAST(?1 AS TEXT) = '' OR agent = ?1)
   AND (CAST(?2 AS TEXT) = '' OR kind = ?2)
   AND (CAST(?3 AS TEXT) = '' OR owner = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR state IN (SELECT value FROM json_each(CAST(?4 AS TEXT))))
-ORDER BY created_at, id
+ORDER BY created_at, rowid
 LIMIT CAST(?5 AS INTEGER)
 `
 
@@ -414,7 +414,7 @@ func (q *Queries) SchedulePrune(ctx context.Context, arg SchedulePruneParams) (i
 const scheduleRunByConversation = `-- name: ScheduleRunByConversation :one
 SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report, note, created_at, updated_at FROM schedule_runs
 WHERE conversation_id = ?1
-ORDER BY created_at DESC, id DESC
+ORDER BY created_at DESC, rowid DESC
 LIMIT 1
 `
 

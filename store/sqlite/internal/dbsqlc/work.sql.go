@@ -19,15 +19,16 @@ WHERE w.state = 'available' AND w.run_at <= CAST(?2 AS INTEGER)
   AND (CAST(?3 AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
+            -- a live conversation lease: someone else's, or the claimer's
+            -- own while one of its items runs
             SELECT 1 FROM conversations AS c
             WHERE c.id = w.conversation_id
-              AND c.lease_owner NOT IN ('', ?4)
-              AND c.lease_expires_at > CAST(?2 AS INTEGER))
-    AND NOT EXISTS (
-            SELECT 1 FROM work AS r
-            WHERE r.conversation_id = w.conversation_id
-              AND r.state = 'running'
-              AND r.lease_expires_at > CAST(?2 AS INTEGER))
+              AND c.lease_owner <> '' AND c.lease_expires_at > CAST(?2 AS INTEGER)
+              AND (c.lease_owner <> ?4 OR EXISTS (
+                    SELECT 1 FROM work AS r
+                    WHERE r.conversation_id = w.conversation_id
+                      AND r.state = 'running'
+                      AND r.lease_expires_at > CAST(?2 AS INTEGER))))
     AND NOT EXISTS (
             -- an item of the conversation that goes first: an expired
             -- running one (it was already under way), or an earlier one
@@ -48,15 +49,16 @@ WHERE w.state = 'running' AND w.lease_expires_at <= CAST(?2 AS INTEGER) AND w.at
   AND (CAST(?3 AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
+            -- a live conversation lease: someone else's, or the claimer's
+            -- own while one of its items runs
             SELECT 1 FROM conversations AS c
             WHERE c.id = w.conversation_id
-              AND c.lease_owner NOT IN ('', ?4)
-              AND c.lease_expires_at > CAST(?2 AS INTEGER))
-    AND NOT EXISTS (
-            SELECT 1 FROM work AS r
-            WHERE r.conversation_id = w.conversation_id
-              AND r.state = 'running'
-              AND r.lease_expires_at > CAST(?2 AS INTEGER))
+              AND c.lease_owner <> '' AND c.lease_expires_at > CAST(?2 AS INTEGER)
+              AND (c.lease_owner <> ?4 OR EXISTS (
+                    SELECT 1 FROM work AS r
+                    WHERE r.conversation_id = w.conversation_id
+                      AND r.state = 'running'
+                      AND r.lease_expires_at > CAST(?2 AS INTEGER))))
     AND NOT EXISTS (
             SELECT 1 FROM work AS o
             WHERE o.conversation_id = w.conversation_id
@@ -86,8 +88,8 @@ type WorkClaimCandidatesRow struct {
 }
 
 // Runnable items in claim order (priority, then run_at, then insertion),
-// skipping conversations whose live lease someone else holds or that already
-// have a running item with a live lease, and taking only the first runnable
+// skipping conversations whose live lease someone else holds (or the
+// claimer holds while an item of theirs runs), and taking only the first runnable
 // item of each conversation (an expired running one first: it was already
 // under way). Each arm of the UNION ALL reads in index order and the ORDER BY
 // merges them, so a claim reads about limit rows, not the whole queue.
