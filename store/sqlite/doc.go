@@ -1,5 +1,8 @@
 // Package sqlite is the embedded store driver: store.Store on one SQLite file
-// through modernc.org/sqlite (pure Go, no cgo). It is the default deployment
+// through modernc.org/sqlite (pure Go, no cgo). Open returns the driver
+// behind store.New, which checks every params struct and fills in its
+// defaults; the driver itself only runs queries and maps SQLite's errors to
+// the store's sentinels. It is the default deployment
 // (./data/switchboard.db) for a single Switchboard instance; several
 // instances sharing one store need the Postgres driver.
 //
@@ -28,7 +31,10 @@
 // BusyTimeout) only matters for locks taken outside this process: another
 // process opening the same file, or a checkpoint.
 //
-// InTx runs the caller's function in one writer transaction. Each call made
+// Outside a transaction each write takes a writer transaction of its own.
+// InTx runs the caller's function in one writer transaction, reads included
+// (so a count-then-create, such as the per-agent schedule limit, cannot
+// interleave with another writer). Each call made
 // through its Queries runs inside a savepoint, so a call that fails leaves
 // none of its writes behind even if the caller carries on and commits. The
 // function must use the Queries it is given, never the Store: the Store's
@@ -57,6 +63,10 @@
 // Subscribers are gone with the process; listeners poll on start.
 //
 // Timestamps are stored as INTEGER unix microseconds in UTC, so comparisons
-// and ordering are exact; ids are TEXT UUIDs; JSON is TEXT, validated on
-// write. All SQL is in migrations/sqlite and in this package's queries/*.sql.
+// and ordering are exact; ids are TEXT UUIDs; JSON is TEXT. All SQL is in
+// migrations/sqlite and in this package's queries/*.sql, from which sqlc
+// generates internal/dbsqlc (go generate; see sqlc.yaml). The statements
+// are prepared once per pool when the schema is current. Only the PRAGMA
+// and savepoint statements, which sqlc does not generate, are constants in
+// sqlite.go.
 package sqlite
