@@ -223,8 +223,8 @@ type App struct {
 	Scheduler *scheduler.Scheduler
 	// Commands answers scheduling commands from every platform.
 	Commands *command.Handler
-	Adapters  []bots.Adapter
-	Mux       *http.ServeMux
+	Adapters []bots.Adapter
+	Mux      *http.ServeMux
 
 	srv      *http.Server
 	listener net.Listener
