@@ -221,10 +221,9 @@ type App struct {
 	Deliverer *deliver.Deliverer
 	Worker    *core.Worker
 	Scheduler *scheduler.Scheduler
-	// Commands answers scheduling commands from every platform.
-	Commands *command.Handler
-	Adapters []bots.Adapter
-	Mux      *http.ServeMux
+	Commands  *command.Handler // scheduling commands, from every platform
+	Adapters  []bots.Adapter
+	Mux       *http.ServeMux
 
 	srv      *http.Server
 	listener net.Listener
