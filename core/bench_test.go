@@ -30,7 +30,7 @@ func benchService(b *testing.B, st store.Store) *core.Service {
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Tools: func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools: func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -31,7 +31,7 @@ type turn struct {
 	item  *store.WorkItem
 	conv  *store.Conversation
 	agent *agent.Agent
-	meta  conversationMeta
+	meta  ConversationMeta
 	model model.Backend
 	tools map[string]*tool.Tool
 	list  []*tool.Tool
@@ -554,10 +554,10 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		return false, t.record(ctx, c, interrupted(started.Execution), decision)
 	}
 	t.status("is running " + c.Name + "…")
-	res := tl.Call(WithCallInfo(ctx, CallInfo{
-		ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID, Context: t.meta.Context,
-		Starter: t.meta.Starter, CallID: c.CallID, TurnID: t.item.ID,
-	}), c.Input)
+	res := tl.Call(ctx, &tool.Request{
+		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
+		Context: t.meta.Context, Starter: t.meta.Starter, TurnID: t.item.ID,
+	}, c.Input)
 	if ctx.Err() != nil {
 		if res.IsError || res.Pause != nil {
 			// Cut off while it ran: whether it finished is unknown. The

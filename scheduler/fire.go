@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -147,7 +148,7 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePa
 		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
 	}
 	_, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: sc.Agent, Context: "scheduler",
+		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Platform: sc.Platform, Workspace: sc.Workspace, Channel: sc.Channel,
 		Starter: sc.Owner, Text: routineText(sc, cfg, p),
 	}, "")

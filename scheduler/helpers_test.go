@@ -236,7 +236,7 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
 		Backend: func(*agent.Agent) (model.Backend, error) { return e.backend, nil },
-		Tools:   func(string) []*tool.Tool { return reg.List() },
+		Tools:   func(tool.ContextName) []*tool.Tool { return reg.List() },
 		Logger:  testLogger(t), Now: clock.Now, WorkerID: "test-" + uuid.NewString()[:6],
 	})
 	if err != nil {
@@ -332,8 +332,8 @@ func (e *env) callTool(conv uuid.UUID, starter, name string, input any) tool.Res
 		e.t.Fatalf("tool %s is not registered", name)
 	}
 	b, _ := json.Marshal(input)
-	ctx := core.WithCallInfo(context.Background(), core.CallInfo{ConversationID: conv, Agent: "ops", Starter: starter, Context: "slack"})
-	return tl.Call(ctx, b)
+	req := &tool.Request{CallID: "call_" + uuid.NewString()[:8], ConversationID: conv, Agent: "ops", Starter: starter, Context: tool.ContextSlack}
+	return tl.Call(context.Background(), req, b)
 }
 
 // messages returns the text of the assistant entries of conv.

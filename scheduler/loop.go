@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -203,7 +204,7 @@ func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fi
 	}
 	iteration := p.Iteration
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: sc.Agent, Context: "scheduler",
+		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "loop:" + sc.ID.String(),
 		Starter: sc.Owner, Text: s.iterationText(ctx, sc, cfg, iteration),
 	}, "")
@@ -338,7 +339,7 @@ type ProgressResult struct {
 
 // reportProgress is the report_progress tool handler: it records the
 // report; the decision comes after the turn.
-func (s *Scheduler) reportProgress(ctx context.Context, in ProgressReport) (ProgressResult, error) {
+func (s *Scheduler) reportProgress(ctx context.Context, req *tool.Request, in ProgressReport) (ProgressResult, error) {
 	switch in.Status {
 	case ProgressContinue, ProgressComplete:
 	case ProgressBlocked:
@@ -348,7 +349,7 @@ func (s *Scheduler) reportProgress(ctx context.Context, in ProgressReport) (Prog
 	default:
 		return ProgressResult{}, fmt.Errorf("status %q must be continue, complete or blocked", in.Status)
 	}
-	_, run, err := s.runOfCall(ctx, store.ScheduleLoop, "report_progress")
+	_, run, err := s.runOfCall(ctx, req, store.ScheduleLoop, "report_progress")
 	if err != nil {
 		return ProgressResult{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -242,7 +243,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 		agentName = cfg.RunAs
 	}
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: agentName, Context: "scheduler",
+		Agent: agentName, Context: tool.ContextScheduler,
 		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "pulse:" + sc.ID.String(),
 		Starter: sc.Owner, Text: pulseText(sc, items, p),
 	}, hash)
@@ -328,8 +329,8 @@ type PulseReportResult struct {
 }
 
 // pulseReport is the pulse_report tool handler.
-func (s *Scheduler) pulseReport(ctx context.Context, in PulseReport) (PulseReportResult, error) {
-	sc, run, err := s.runOfCall(ctx, store.SchedulePulse, "pulse_report")
+func (s *Scheduler) pulseReport(ctx context.Context, req *tool.Request, in PulseReport) (PulseReportResult, error) {
+	sc, run, err := s.runOfCall(ctx, req, store.SchedulePulse, "pulse_report")
 	if err != nil {
 		return PulseReportResult{}, err
 	}
@@ -362,16 +363,15 @@ func (s *Scheduler) pulseReport(ctx context.Context, in PulseReport) (PulseRepor
 
 // runOfCall finds the schedule run the calling tool's conversation belongs
 // to, checking that it is of kind.
-func (s *Scheduler) runOfCall(ctx context.Context, kind store.ScheduleKind, toolName string) (*store.Schedule, *store.ScheduleRun, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) runOfCall(ctx context.Context, req *tool.Request, kind store.ScheduleKind, toolName string) (*store.Schedule, *store.ScheduleRun, error) {
+	if req.ConversationID == uuid.Nil {
 		return nil, nil, fmt.Errorf("%s can only be called by an agent in a conversation", toolName)
 	}
-	run, err := s.ss.ScheduleRunByConversation(ctx, ci.ConversationID)
+	run, err := s.ss.ScheduleRunByConversation(ctx, req.ConversationID)
 	if errors.Is(err, store.ErrNotFound) {
 		// The turn may run before its run learnt its conversation: the
 		// binding's thread names the occurrence.
-		run, err = s.runOfBinding(ctx, ci.ConversationID)
+		run, err = s.runOfBinding(ctx, req.ConversationID)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding the %s run: %w", kind, err)

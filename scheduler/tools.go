@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core"
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -94,13 +95,12 @@ type place struct {
 
 // placeOf resolves the calling conversation's place. A scheduled run's
 // conversation belongs where its schedule does.
-func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) placeOf(ctx context.Context, req *tool.Request) (place, error) {
+	if req.ConversationID == uuid.Nil {
 		return place{}, errors.New("this tool can only be called by an agent in a conversation")
 	}
-	p := place{Agent: ci.Agent, Owner: ci.Starter}
-	bs, err := s.st.BindingListByConversation(ctx, ci.ConversationID)
+	p := place{Agent: req.Agent, Owner: req.Starter}
+	bs, err := s.st.BindingListByConversation(ctx, req.ConversationID)
 	if err != nil {
 		return place{}, fmt.Errorf("finding where this conversation is: %w", err)
 	}
@@ -114,7 +114,7 @@ func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
 		}
 		return p, nil
 	}
-	if run, err := s.ss.ScheduleRunByConversation(ctx, ci.ConversationID); err == nil {
+	if run, err := s.ss.ScheduleRunByConversation(ctx, req.ConversationID); err == nil {
 		if sc, err := s.ss.ScheduleGet(ctx, run.ScheduleID); err == nil {
 			p.Platform, p.Workspace = sc.Platform, sc.Workspace
 			if p.Owner == "" {
@@ -140,8 +140,8 @@ type RemindOutput struct {
 	At       string `json:"at"`
 }
 
-func (s *Scheduler) toolRemind(ctx context.Context, in RemindInput) (RemindOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRemind(ctx context.Context, req *tool.Request, in RemindInput) (RemindOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return RemindOutput{}, err
 	}
@@ -217,8 +217,8 @@ func deliverTo(pl place, deliver string) (string, error) {
 	return strings.TrimPrefix(strings.TrimSpace(deliver), "#"), nil
 }
 
-func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineCreate(ctx context.Context, req *tool.Request, in RoutineInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -249,12 +249,11 @@ type ListOutput struct {
 	Schedules []ScheduleOutput `json:"schedules"`
 }
 
-func (s *Scheduler) toolRoutineList(ctx context.Context, _ ListInput) (ListOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineList(ctx context.Context, req *tool.Request, _ ListInput) (ListOutput, error) {
+	if req.Agent == "" {
 		return ListOutput{}, errors.New("routine_list can only be called by an agent")
 	}
-	list, err := s.List(ctx, ci.Agent, "")
+	list, err := s.List(ctx, req.Agent, "")
 	if err != nil {
 		return ListOutput{}, err
 	}
@@ -276,8 +275,8 @@ type RoutineUpdateInput struct {
 	Paused      *bool  `json:"paused,omitempty" jsonschema:"true to pause, false to resume"`
 }
 
-func (s *Scheduler) toolRoutineUpdate(ctx context.Context, in RoutineUpdateInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineUpdate(ctx context.Context, req *tool.Request, in RoutineUpdateInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -334,12 +333,11 @@ type DeletedOutput struct {
 	Deleted string `json:"deleted"`
 }
 
-func (s *Scheduler) toolRoutineDelete(ctx context.Context, in NameInput) (DeletedOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineDelete(ctx context.Context, req *tool.Request, in NameInput) (DeletedOutput, error) {
+	if req.Agent == "" {
 		return DeletedOutput{}, errors.New("routine_delete can only be called by an agent")
 	}
-	sc, err := s.Find(ctx, ci.Agent, store.ScheduleRoutine, in.Name)
+	sc, err := s.Find(ctx, req.Agent, store.ScheduleRoutine, in.Name)
 	if err != nil {
 		return DeletedOutput{}, err
 	}
@@ -359,8 +357,8 @@ type GoalInput struct {
 	Deadline      string `json:"deadline,omitempty" jsonschema:"RFC 3339 instant after which the loop stops"`
 }
 
-func (s *Scheduler) toolGoalStart(ctx context.Context, in GoalInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolGoalStart(ctx context.Context, req *tool.Request, in GoalInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}

@@ -111,7 +111,7 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Tools:  func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools:  func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger: testenv.Logger(t),
 		Now:    clk.Now,
 	})

@@ -279,7 +279,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Store:     a.Store,
 		Agents:    agents,
 		Registry:  reg,
-		Tools:     func(contextName string) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
+		Tools:     func(contextName tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
