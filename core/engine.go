@@ -54,18 +54,17 @@ const (
 	turnPaused                    // waiting for a person or a client
 )
 
-// RunTurn runs the turn a claimed work item asks for. It returns an error
-// only when the turn could not be finished and the item should not be marked
-// done (the context ended: shutdown or a lost lease). Model and tool failures
-// are recorded in the log as error entries and end the turn normally.
-func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) (err error) {
+// RunTurn runs the turn a claimed work item asks for; it is the handler of
+// TurnArgs (AddHandler). It returns an error only when the turn could not be
+// finished and the item should not be marked done (the context ended:
+// shutdown or a lost lease). Model and tool failures are recorded in the log
+// as error entries and end the turn normally.
+//
+// The args are decoded (an item whose payload is not TurnArgs fails) but not
+// used: a turn, resumed or not, starts from the log.
+func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs) (err error) {
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
-	}
-	// The payload is checked, not used: a turn, resumed or not, starts from
-	// the log.
-	if err := json.Unmarshal(item.Payload, new(TurnPayload)); err != nil {
-		return fmt.Errorf("decoding turn %s payload: %w", item.ID, err)
 	}
 	conv, cerr := s.st.ConversationGet(ctx, *item.ConversationID)
 	if cerr != nil {

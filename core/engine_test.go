@@ -259,9 +259,11 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 		Logger:   testenv.Logger(t), Now: s.clock.Now,
 	})
 	if err != nil {
@@ -865,7 +867,7 @@ func TestTurnWithALostLeaseWritesNothing(t *testing.T) {
 		s.clock.Advance(31 * time.Second)
 		claim("w2") // w1 went quiet; w2 took over
 
-		err = in.svc.RunTurn(ctx, stale)
+		err = in.svc.RunTurn(ctx, stale, core.TurnArgs{})
 		if !errors.Is(err, store.ErrLeaseLost) {
 			t.Fatalf("RunTurn under a lease taken over = %v; want store.ErrLeaseLost", err)
 		}

@@ -179,7 +179,7 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 		}); err != nil {
 			return err
 		}
-		if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &b.ConversationID, Now: now}); err != nil {
+		if err := enqueueDelivery(ctx, q, b.ConversationID, now); err != nil {
 			return err
 		}
 		res.ConversationID, res.Seq = b.ConversationID, u.Entry.SeqValue()
@@ -209,9 +209,7 @@ func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid
 }
 
 func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UUID, triggerSeq int64, reason string) error {
-	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind:           WorkTurn,
-		Payload:        mustJSON(TurnPayload{TriggerSeq: triggerSeq, Reason: reason}),
+	_, err := Enqueue(ctx, q, TurnArgs{TriggerSeq: triggerSeq, Reason: reason}, &EnqueueOpts{
 		ConversationID: &conv,
 		// One claim more than the cap: the claim past the cap is the one that
 		// tells the user the turn failed for good (see RunTurn).

@@ -20,11 +20,7 @@ import (
 // fires. Every branch is idempotent, because the worker retries an item
 // whose handler died: a run's conversation is bound to a place named after
 // the occurrence, and a retry that finds it goes no further.
-func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error {
-	var p firePayload
-	if err := json.Unmarshal(item.Payload, &p); err != nil {
-		return fmt.Errorf("decoding fire %s: %w", item.ID, err)
-	}
+func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem, p fireArgs) error {
 	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted since it fired
@@ -56,7 +52,7 @@ func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error 
 // recorded first, so a tool the turn calls (pulse_report, report_progress)
 // always finds it; a retry finds the run and its binding and starts nothing
 // twice.
-func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
+func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p fireArgs, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
 	start.Thread = runThread(key)
 	run, err := s.runAt(ctx, sc.ID, p.Due, p.Iteration)
 	if err != nil {
@@ -110,26 +106,26 @@ func (s *Scheduler) runAt(ctx context.Context, scheduleID uuid.UUID, due time.Ti
 }
 
 // parseRunThread reads the occurrence out of a run's binding thread
-// ("run:" and firePayload.runKey).
-func parseRunThread(thread string) (firePayload, bool) {
+// ("run:" and fireArgs.runKey).
+func parseRunThread(thread string) (fireArgs, bool) {
 	key, ok := strings.CutPrefix(thread, "run:")
 	if !ok || len(key) < 38 || key[36] != '-' {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
 	id, err := uuid.Parse(key[:36])
 	if err != nil {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
-	p := firePayload{ScheduleID: id}
+	p := fireArgs{ScheduleID: id}
 	due, iter, _ := strings.Cut(key[37:], "-")
 	us, err := strconv.ParseInt(due, 10, 64)
 	if err != nil {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
 	p.Due = time.UnixMicro(us).UTC()
 	if iter != "" {
 		if p.Iteration, err = strconv.ParseInt(iter, 10, 64); err != nil {
-			return firePayload{}, false
+			return fireArgs{}, false
 		}
 	}
 	return p, true
@@ -142,7 +138,7 @@ type routineConfig struct {
 	Template string `json:"template,omitempty"`
 }
 
-func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	var cfg routineConfig
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
@@ -156,7 +152,7 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePa
 }
 
 // routineText is the instruction a routine's turn starts from.
-func routineText(sc *store.Schedule, cfg routineConfig, p firePayload) string {
+func routineText(sc *store.Schedule, cfg routineConfig, p fireArgs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scheduled routine %q, run for %s.", sc.Name, localTime(p.Due, sc.TimeZone))
 	if p.Late {
@@ -178,7 +174,7 @@ func localTime(t time.Time, tz string) string {
 	return t.In(loc).Format("Mon 2 Jan 2006 15:04 MST")
 }
 
-func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	now := s.now()
 	text := "⏰ Reminder: " + sc.Instruction
 	if p.Late {
@@ -200,12 +196,15 @@ func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p f
 	})
 }
 
-// afterRunPayload is the payload of a WorkAfterRun item.
-type afterRunPayload struct {
+// afterRunArgs are the args of a WorkAfterRun item.
+type afterRunArgs struct {
 	ScheduleID uuid.UUID `json:"schedule_id"`
 	RunID      uuid.UUID `json:"run_id"`
 	Check      int       `json:"check"`
 }
+
+// Kind is WorkAfterRun.
+func (afterRunArgs) Kind() string { return WorkAfterRun }
 
 // enqueueAfterRun queues the check that runs once the run's turn is over.
 // It sits on the run's conversation at a priority below the turn's, so the
@@ -213,9 +212,7 @@ type afterRunPayload struct {
 // waiting.
 func enqueueAfterRun(ctx context.Context, q store.Queries, run *store.ScheduleRun, check int, at, now time.Time) error {
 	key := fmt.Sprintf("after-run:%s:%d", run.ID, check)
-	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind:           WorkAfterRun,
-		Payload:        mustJSON(afterRunPayload{ScheduleID: run.ScheduleID, RunID: run.ID, Check: check}),
+	_, err := core.Enqueue(ctx, q, afterRunArgs{ScheduleID: run.ScheduleID, RunID: run.ID, Check: check}, &core.EnqueueOpts{
 		ConversationID: run.ConversationID,
 		RunAt:          at,
 		Priority:       -1,
@@ -229,11 +226,7 @@ func enqueueAfterRun(ctx context.Context, q store.Queries, run *store.ScheduleRu
 }
 
 // handleAfterRun settles a pulse or loop run whose turn is over.
-func (s *Scheduler) handleAfterRun(ctx context.Context, item *store.WorkItem) error {
-	var p afterRunPayload
-	if err := json.Unmarshal(item.Payload, &p); err != nil {
-		return fmt.Errorf("decoding after-run %s: %w", item.ID, err)
-	}
+func (s *Scheduler) handleAfterRun(ctx context.Context, _ *store.WorkItem, p afterRunArgs) error {
 	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

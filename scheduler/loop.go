@@ -177,7 +177,7 @@ func (s *Scheduler) loopConfig(sc *store.Schedule) (LoopConfig, error) {
 
 // startIteration starts a loop's next iteration, unless a guardrail that
 // needs no report (budget, deadline) already stops it.
-func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	cfg, err := s.loopConfig(sc)
 	if err != nil {
 		return err

@@ -205,7 +205,7 @@ func (s *Scheduler) pulseInputs(ctx context.Context, sc *store.Schedule, cfg *Pu
 	return out, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	var cfg PulseConfig
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding pulse %s config: %w", sc.ID, err)
@@ -253,7 +253,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 	return s.st.InTx(ctx, func(q store.Queries) error { return enqueueAfterRun(ctx, q, run, 0, now, now) })
 }
 
-func pulseText(sc *store.Schedule, items []gathered, p firePayload) string {
+func pulseText(sc *store.Schedule, items []gathered, p fireArgs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pulse %q at %s. This is your own check-in; nobody sees this conversation. ", sc.Name, localTime(p.Due, sc.TimeZone))
 	b.WriteString("Go through the checklist, then call pulse_report exactly once. Set notify only when something " +

@@ -47,9 +47,8 @@ func (s *Scheduler) Sweep(ctx context.Context) (*SweepResult, error) {
 			if err != nil || c.Status != store.ConversationPaused {
 				return err // moved on meanwhile: its next turn settles the call
 			}
-			_, err = q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-				Kind: core.WorkTurn, ConversationID: &conv, UniqueKey: &key, Now: now,
-				Payload: mustJSON(core.TurnPayload{TriggerSeq: c.LastSeq, Reason: "resume"}),
+			_, err = core.Enqueue(ctx, q, core.TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume"}, &core.EnqueueOpts{
+				ConversationID: &conv, UniqueKey: &key, Now: now,
 			})
 			return err
 		})

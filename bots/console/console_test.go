@@ -157,9 +157,11 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 		cancel()
 		return svc
 	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), PollInterval: 20 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 		Logger:   testenv.Logger(t),
 	})
 	if err != nil {

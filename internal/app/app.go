@@ -341,13 +341,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	fwd.d = a.Deliverer
-	handlers := map[string]core.HandlerFunc{
-		core.WorkTurn:    a.Service.RunTurn,
-		core.WorkDeliver: a.Deliverer.HandleDeliver,
-	}
-	for kind, h := range a.Scheduler.Handlers() {
-		handlers[kind] = h
-	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, a.Service.RunTurn)
+	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
+	a.Scheduler.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
 		WorkerID:    a.Service.WorkerID(),
