@@ -219,7 +219,7 @@ func (q *Queries) LiveStreamGet(ctx context.Context, bindingID uuid.UUID) (LiveS
 	err := row.Scan(
 		&i.BindingID,
 		&i.TurnID,
-		&i.MessageIds,
+		&i.MessageIDs,
 		&i.UpdatedAt,
 	)
 	return i, err
@@ -235,7 +235,7 @@ SET turn_id = EXCLUDED.turn_id, message_ids = EXCLUDED.message_ids, updated_at =
 type LiveStreamSaveParams struct {
 	BindingID  uuid.UUID
 	TurnID     *uuid.UUID
-	MessageIds []string
+	MessageIDs []string
 	Now        time.Time
 }
 
@@ -243,7 +243,7 @@ func (q *Queries) LiveStreamSave(ctx context.Context, arg *LiveStreamSaveParams)
 	_, err := q.db.Exec(ctx, liveStreamSave,
 		arg.BindingID,
 		arg.TurnID,
-		arg.MessageIds,
+		arg.MessageIDs,
 		arg.Now,
 	)
 	return err
@@ -264,7 +264,7 @@ func (q *Queries) PostedGet(ctx context.Context, arg *PostedGetParams) (Posted, 
 	err := row.Scan(
 		&i.BindingID,
 		&i.EntryID,
-		&i.MessageIds,
+		&i.MessageIDs,
 		&i.CreatedAt,
 		&i.Pending,
 	)
@@ -281,7 +281,7 @@ SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending
 type PostedRecordParams struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
-	MessageIds []string
+	MessageIDs []string
 	Now        time.Time
 	Pending    bool
 }
@@ -290,7 +290,7 @@ func (q *Queries) PostedRecord(ctx context.Context, arg *PostedRecordParams) err
 	_, err := q.db.Exec(ctx, postedRecord,
 		arg.BindingID,
 		arg.EntryID,
-		arg.MessageIds,
+		arg.MessageIDs,
 		arg.Now,
 		arg.Pending,
 	)

@@ -118,7 +118,7 @@ type InboundEvent struct {
 type LiveStream struct {
 	BindingID  uuid.UUID
 	TurnID     *uuid.UUID
-	MessageIds []string
+	MessageIDs []string
 	UpdatedAt  time.Time
 }
 
@@ -132,7 +132,7 @@ type NamedLease struct {
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
-	MessageIds []string
+	MessageIDs []string
 	CreatedAt  time.Time
 	Pending    bool
 }
@@ -201,7 +201,7 @@ type UsageRecord struct {
 	OutputTokens    int64
 	CachedTokens    int64
 	ReasoningTokens int64
-	CostMicroUsd    int64
+	CostMicroUSD    int64
 	CreatedAt       time.Time
 }
 

@@ -824,7 +824,7 @@ type ScheduleUsageTotalRow struct {
 	OutputTokens    int64
 	CachedTokens    int64
 	ReasoningTokens int64
-	CostMicroUsd    int64
+	CostMicroUSD    int64
 }
 
 func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) (ScheduleUsageTotalRow, error) {
@@ -836,7 +836,7 @@ func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) 
 		&i.OutputTokens,
 		&i.CachedTokens,
 		&i.ReasoningTokens,
-		&i.CostMicroUsd,
+		&i.CostMicroUSD,
 	)
 	return i, err
 }
