@@ -50,16 +50,15 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 type StartConversationParams struct {
 	Agent   string // "" for the default agent
 	Context string // the tool swap table to use; default "scheduler"
-	// Platform, Workspace, Channel and Thread bind the conversation to where
-	// its replies are delivered; Platform "" leaves it unbound. A DM to a
-	// person is Channel "user:<id>".
-	Platform, Workspace, Channel, Thread string
+	// Place binds the conversation to where its replies are delivered; a
+	// zero Place leaves it unbound.
+	Place store.Place
 	// Starter is the person the work is for (the routine's owner).
 	Starter string
 	// Text is the instruction, appended as a system entry that starts a turn.
 	Text string
 	// Bind to a fresh place even when one exists: a run of a routine gets a
-	// conversation of its own. The binding's Thread is then made unique.
+	// conversation of its own. The place's Run is then made unique.
 	Fresh bool
 }
 
@@ -88,23 +87,18 @@ func (s *Service) StartConversation(ctx context.Context, p StartConversationPara
 	var conv *store.Conversation
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var id uuid.UUID
-		if p.Platform == "" {
+		if p.Place.Platform == "" {
 			c, err := q.ConversationCreate(ctx, &create)
 			if err != nil {
 				return err
 			}
 			id = c.ID
 		} else {
-			thread := p.Thread
+			place := p.Place
 			if p.Fresh {
-				thread = "run:" + uuid.NewString()
-				if p.Thread != "" {
-					thread = p.Thread + "|" + thread
-				}
+				place.Run = uuid.NewString()
 			}
-			ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
-				Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel, Thread: thread, Conversation: create, Now: now,
-			})
+			ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{Place: place, Conversation: create, Now: now})
 			if err != nil {
 				return err
 			}

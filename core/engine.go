@@ -723,7 +723,7 @@ func (t *turn) closeMovedOn(ctx context.Context, pending map[string]pendingCall)
 	}
 	sort.Slice(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
 	for _, p := range calls {
-		ap, err := t.s.st.ApprovalFindByCall(ctx, t.conv.ID, p.CallID)
+		ap, err := t.s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: t.conv.ID, CallID: p.CallID})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			tl, ok := t.s.opts.Registry.Get(p.Name)
@@ -769,7 +769,7 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 				continue
 			}
 		}
-		ap, err := t.s.st.ApprovalFindByCall(ctx, t.conv.ID, c.CallID)
+		ap, err := t.s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: t.conv.ID, CallID: c.CallID})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			if tl.Tier() == tool.TierFrontend {

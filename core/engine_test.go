@@ -471,7 +471,7 @@ func TestAskUserPausesAndResumesAfterRestart(t *testing.T) {
 		if err != nil || len(pending) != 1 || pending[0].WaitingFor != "person" {
 			t.Fatalf("pending = %+v, %v; want one call waiting for a person", pending, err)
 		}
-		ap, err := s.st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+		ap, err := s.st.ApprovalFindByCall(context.Background(), &store.ApprovalFindByCallParams{ConversationID: res.ConversationID, CallID: pending[0].CallID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -518,7 +518,7 @@ func refusedResult(t *testing.T, in *instance, st store.Store, conv uuid.UUID, c
 	if after := len(entries(t, st, conv, true)); after != before {
 		t.Fatalf("log grew from %d to %d entries; want a refused result to append nothing", before, after)
 	}
-	if ap, err := st.ApprovalFindByCall(ctx, conv, callID); err != nil || ap.Status != store.ApprovalPending {
+	if ap, err := st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: callID}); err != nil || ap.Status != store.ApprovalPending {
 		t.Fatalf("approval after the refused result = %+v, %v; want it still pending", ap, err)
 	}
 }
@@ -545,7 +545,7 @@ turns:
 			if len(pending) != 1 {
 				t.Fatalf("pending = %+v; want the risky call waiting", pending)
 			}
-			ap, err := s.st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+			ap, err := s.st.ApprovalFindByCall(context.Background(), &store.ApprovalFindByCallParams{ConversationID: res.ConversationID, CallID: pending[0].CallID})
 			if err != nil || ap.Kind != store.ApprovalConfirm {
 				t.Fatalf("approval = %+v, %v; want a confirm request", ap, err)
 			}
@@ -1101,7 +1101,7 @@ fallback:
 		if len(pending) != 1 || pending[0].Name != cards.ToolSendEmail || !strings.Contains(string(pending[0].Input), "team@example.com") {
 			t.Fatalf("pending = %+v; want send_email waiting for approval with the card's recipient", pending)
 		}
-		ap, err := st.ApprovalFindByCall(context.Background(), res.ConversationID, pending[0].CallID)
+		ap, err := st.ApprovalFindByCall(context.Background(), &store.ApprovalFindByCallParams{ConversationID: res.ConversationID, CallID: pending[0].CallID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1212,7 +1212,7 @@ func TestPausedConversationAnswersANewMessage(t *testing.T) {
 		if _, err := in.svc.Submit(ctx, slackMessage("EvQ1", "U1", "ask me a question")); err != nil {
 			t.Fatal(err)
 		}
-		b, err := st.BindingFind(ctx, "slack", "T1", "C1", "1700000000.000100")
+		b, err := st.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", "T1", "C1", "1700000000.000100")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,7 +96,7 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 // not even the dedupe row for a message that is not for the bot.
 func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *agent.Agent, inChannel bool, res *SubmitResult) (*store.Binding, error) {
 	now := s.now()
-	b, err := q.BindingFind(ctx, in.Platform, in.Workspace, in.Channel, in.Thread)
+	b, err := q.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns(in.Platform, in.Workspace, in.Channel, in.Thread)})
 	engaged := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("finding binding: %w", err)
@@ -120,7 +120,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 	}
 	meta := mustJSON(conversationMeta{Context: in.Platform, Starter: in.UserID})
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
-		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread,
+		Place: store.Place{Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread},
 		Conversation: store.ConversationCreateParams{
 			AgentID: s.agentID(ag.Name), Title: title(in.Text), Metadata: meta, Now: now,
 		},
@@ -256,7 +256,7 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 		if a.ConversationID == uuid.Nil {
 			return nil, invalid("action needs a conversation")
 		}
-		ap, err = s.st.ApprovalFindByCall(ctx, a.ConversationID, a.CallID)
+		ap, err = s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: a.ConversationID, CallID: a.CallID})
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("deciding call %s: %w", a.CallID, ErrNotPending)
 		}
@@ -483,7 +483,7 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNotPending)
 			}
 			seen[r.CallID] = true
-			if _, err := q.ApprovalFindByCall(ctx, conv, r.CallID); err == nil {
+			if _, err := q.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: r.CallID}); err == nil {
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNeedsPerson)
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("finding approval for call %q: %w", r.CallID, err)
@@ -572,7 +572,7 @@ func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCa
 	out := []PendingCall{}
 	for _, p := range pendingCalls(entries) {
 		pc := PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: "client"}
-		if _, err := s.st.ApprovalFindByCall(ctx, conv, p.CallID); err == nil {
+		if _, err := s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: p.CallID}); err == nil {
 			pc.WaitingFor = "person"
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return nil, err

@@ -118,7 +118,7 @@ func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*
 	}
 	var out []*bound
 	for _, b := range bs {
-		ad, ok := d.adapters[b.Platform]
+		ad, ok := d.adapters[b.Place.Platform]
 		if !ok {
 			continue // that platform does not run here (or is the scheduler's silent one)
 		}
@@ -184,7 +184,7 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream) error {
 	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: b.b.ConversationID, AfterSeq: b.b.DeliveredSeq, WithErrors: true})
 	if err != nil {
-		return fmt.Errorf("reading entries to deliver to %s: %w", b.b.Platform, err)
+		return fmt.Errorf("reading entries to deliver to %s: %w", b.b.Place.Platform, err)
 	}
 	for _, e := range entries {
 		if err := d.deliverEntry(ctx, b, live, e); err != nil {
@@ -192,7 +192,7 @@ func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream
 		}
 		if e.Seq != nil && *e.Seq > b.b.DeliveredSeq {
 			if _, err := d.st.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: b.b.ID, DeliveredSeq: *e.Seq, Now: d.opts.Now()}); err != nil {
-				return fmt.Errorf("advancing %s cursor: %w", b.b.Platform, err)
+				return fmt.Errorf("advancing %s cursor: %w", b.b.Place.Platform, err)
 			}
 			b.b.DeliveredSeq = *e.Seq
 		}
@@ -221,7 +221,7 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 // intent, platform call, record.
 func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, live *liveStream, replacesStream bool) error {
 	msg.Key = id.String()
-	prev, err := d.st.PostedGet(ctx, b.b.ID, id)
+	prev, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: id})
 	switch {
 	case err == nil && !prev.Pending:
 		return nil // posted before
@@ -248,7 +248,7 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 				return fmt.Errorf("looking for an earlier post of %s: %w", id, err)
 			}
 			if len(refs) > 0 {
-				d.log.InfoContext(ctx, "found a post whose record was lost; not posting again", "entry_id", id, "platform", b.b.Platform)
+				d.log.InfoContext(ctx, "found a post whose record was lost; not posting again", "entry_id", id, "platform", b.b.Place.Platform)
 				return d.record(ctx, b, id, refs, false)
 			}
 		}
@@ -263,7 +263,7 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 		refs, err = b.ad.Post(ctx, b.to, msg)
 	}
 	if err != nil {
-		return fmt.Errorf("posting %s to %s: %w", id, b.b.Platform, err)
+		return fmt.Errorf("posting %s to %s: %w", id, b.b.Place.Platform, err)
 	}
 	return d.record(ctx, b, id, refs, stream != nil)
 }
@@ -284,7 +284,7 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the live stream of %s: %w", b.b.Platform, err)
+		return nil, fmt.Errorf("reading the live stream of %s: %w", b.b.Place.Platform, err)
 	}
 	refs := decodeRefs(rec.MessageIDs)
 	if len(refs) == 0 {
@@ -292,7 +292,7 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 		// platform made its message is not known. Look for it.
 		if f, ok := b.ad.(bots.StreamFinder); ok {
 			if refs, err = f.FindStream(ctx, b.to, rec.UpdatedAt); err != nil {
-				return nil, fmt.Errorf("looking for a live stream on %s: %w", b.b.Platform, err)
+				return nil, fmt.Errorf("looking for a live stream on %s: %w", b.b.Place.Platform, err)
 			}
 		}
 	}
@@ -303,12 +303,12 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 			if _, finds := b.ad.(bots.StreamFinder); !finds {
 				s, err := st.StartStream(ctx, b.to, nil)
 				if err != nil {
-					return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+					return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Place.Platform, err)
 				}
 				if k, ok := s.(bots.StreamKeyer); ok {
 					key, err := d.streamKeyOf(ctx, b, *rec.TurnID)
 					if err != nil {
-						return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+						return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Place.Platform, err)
 					}
 					k.SetKey(key)
 					return s, nil
@@ -323,7 +323,7 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 	}
 	s, err := r.ResumeStream(ctx, b.to, refs, nil)
 	if err != nil {
-		return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Platform, err)
+		return nil, fmt.Errorf("taking over the live stream on %s: %w", b.b.Place.Platform, err)
 	}
 	if k, ok := s.(bots.StreamKeyer); ok && rec.TurnID != nil {
 		if key, err := d.streamKeyOf(ctx, b, *rec.TurnID); err == nil {
@@ -348,7 +348,7 @@ func (d *Deliverer) closeOrphan(ctx context.Context, b *bound) error {
 // with the interruption notice, closes it, and forgets its record.
 func (d *Deliverer) closeInterrupted(ctx context.Context, b *bound, s bots.Stream) error {
 	if _, err := s.Finish(ctx, &bots.Message{Text: interruptedText}); err != nil {
-		return fmt.Errorf("closing an interrupted live stream on %s: %w", b.b.Platform, err)
+		return fmt.Errorf("closing an interrupted live stream on %s: %w", b.b.Place.Platform, err)
 	}
 	return d.st.LiveStreamDelete(ctx, b.b.ID)
 }
@@ -464,21 +464,11 @@ func render(e *store.Entry) (*bots.Message, error) {
 	return nil, nil
 }
 
-// targetOf is where a binding's messages go. Two conventions of core are
-// resolved here: a Channel "user:<id>" is a DM to that person, and a Thread
-// part "run:<id>" only makes a routine run's binding unique; it is not a
-// platform thread.
+// targetOf is where a binding's messages go: its place, less the Run that
+// only makes a routine run's binding unique.
 func targetOf(b *store.Binding) bots.Target {
-	t := bots.Target{Platform: b.Platform, Workspace: b.Workspace, Channel: b.Channel, Thread: b.Thread}
-	if user, ok := strings.CutPrefix(t.Channel, "user:"); ok {
-		t.Channel, t.UserID = "", user
-	}
-	if thread, _, ok := strings.Cut(t.Thread, "|run:"); ok {
-		t.Thread = thread
-	} else if strings.HasPrefix(t.Thread, "run:") {
-		t.Thread = ""
-	}
-	return t
+	p := b.Place
+	return bots.Target{Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel, Thread: p.Thread, UserID: p.User}
 }
 
 func encodeRefs(refs []bots.MessageRef) []string {

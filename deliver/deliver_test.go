@@ -82,7 +82,7 @@ func appendEntry(t *testing.T, st store.Store, conv uuid.UUID, kind store.EntryK
 func bind(t *testing.T, st store.Store, channel, thread string) *store.Binding {
 	t.Helper()
 	ens, err := st.BindingEnsure(context.Background(), &store.BindingEnsureParams{
-		Platform: "chat", Workspace: "W", Channel: channel, Thread: thread,
+		Place:        store.PlaceFromColumns("chat", "W", channel, thread),
 		Conversation: store.ConversationCreateParams{Now: time.Now()}, Now: time.Now(),
 	})
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestFlushDeliversEachEntryOnce(t *testing.T) {
 	require.Equal(t, card.ID, got[1].msg.Card.EntryID)
 	require.Contains(t, got[1].msg.Text, "A headline", "a card has a plain fallback")
 	require.Contains(t, got[2].msg.Text, "model is down")
-	b, _ := st.BindingFind(ctx, "chat", "W", "user:U1", "run:abc")
+	b, _ := st.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("chat", "W", "user:U1", "run:abc")})
 	require.EqualValues(t, 3, b.DeliveredSeq)
 }
 
@@ -139,7 +139,7 @@ func TestLostAnswerIsFoundNotReposted(t *testing.T) {
 	e := appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "once"})
 
 	require.Error(t, d.Flush(ctx, b.ConversationID), "the first delivery fails: its answer was lost")
-	p, err := st.PostedGet(ctx, b.ID, e.ID)
+	p, err := st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: e.ID})
 	require.NoError(t, err, "the intent was recorded before the platform was called")
 	require.True(t, p.Pending)
 
@@ -148,7 +148,7 @@ func TestLostAnswerIsFoundNotReposted(t *testing.T) {
 	f.mu.Unlock()
 	require.NoError(t, d.Flush(ctx, b.ConversationID))
 	require.Len(t, f.all(), 1, "the lost post was found by its key, not posted again")
-	p, err = st.PostedGet(ctx, b.ID, e.ID)
+	p, err = st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: e.ID})
 	require.NoError(t, err)
 	require.False(t, p.Pending)
 	require.Equal(t, []string{"C1/" + f.all()[0].ref.ID}, p.MessageIDs)

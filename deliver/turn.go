@@ -164,7 +164,7 @@ func (t *turnDelivery) status(ctx context.Context, text string) {
 	for _, b := range t.bound {
 		if s, ok := b.ad.(bots.StatusSetter); ok {
 			if err := s.SetStatus(ctx, b.to, text); err != nil {
-				t.d.log.DebugContext(ctx, "setting status", "platform", b.b.Platform, "error", redact.String(err.Error()))
+				t.d.log.DebugContext(ctx, "setting status", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 			}
 		}
 	}
@@ -177,7 +177,7 @@ func (t *turnDelivery) delta(ctx context.Context, text string) {
 			continue
 		}
 		if err := ls.stream.Append(ctx, text); err != nil {
-			t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Platform, "error", redact.String(err.Error()))
+			t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
 		t.save(ctx, b, ls)
 	}
@@ -211,21 +211,21 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	}
 	if err == nil && s != nil {
 		if err := s.Reset(ctx); err != nil {
-			t.d.log.WarnContext(ctx, "starting over a live stream left by an earlier attempt", "platform", b.b.Platform, "error", redact.String(err.Error()))
+			t.d.log.WarnContext(ctx, "starting over a live stream left by an earlier attempt", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
 		ls.stream = s
 		return ls
 	}
 	if err != nil {
-		t.d.log.WarnContext(ctx, "taking over a live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		t.d.log.WarnContext(ctx, "taking over a live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 	}
 	key, err := t.d.streamKeyOf(ctx, b, t.turnID)
 	if err != nil {
-		t.d.log.WarnContext(ctx, "reading the conversation for a stream key", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		t.d.log.WarnContext(ctx, "reading the conversation for a stream key", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 	}
 	s, err = st.StartStream(ctx, b.to, t.d.opts.IdentityFunc(t.agent))
 	if err != nil {
-		t.d.log.WarnContext(ctx, "starting stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		t.d.log.WarnContext(ctx, "starting stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		ls.failed = true
 		return nil
 	}
@@ -233,7 +233,7 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	// in between leaves a record that says to look for one.
 	turn := t.turnID
 	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
-		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 	}
 	if k, ok := s.(bots.StreamKeyer); ok && key != "" {
 		k.SetKey(key)
@@ -279,7 +279,7 @@ func (t *turnDelivery) findLost(ctx context.Context, b *bound) (bots.Stream, err
 		if e.TurnID == nil || *e.TurnID != t.turnID {
 			continue
 		}
-		if p, err := t.d.st.PostedGet(ctx, b.b.ID, e.ID); err == nil {
+		if p, err := t.d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: e.ID}); err == nil {
 			for _, id := range p.MessageIDs {
 				known[id] = true
 			}
@@ -306,7 +306,7 @@ func (t *turnDelivery) save(ctx context.Context, b *bound, ls *liveStream) {
 	}
 	turn := t.turnID
 	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: refs, UpdatedAt: t.d.opts.Now()}); err != nil {
-		t.d.log.WarnContext(ctx, "recording live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+		t.d.log.WarnContext(ctx, "recording live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		return
 	}
 	ls.saved = refs
@@ -320,7 +320,7 @@ func (t *turnDelivery) reset(ctx context.Context) {
 			continue
 		}
 		if err := ls.stream.Reset(ctx); err != nil {
-			t.d.log.WarnContext(ctx, "resetting live stream", "platform", b.b.Platform, "error", redact.String(err.Error()))
+			t.d.log.WarnContext(ctx, "resetting live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
 		t.save(ctx, b, ls)
 	}

@@ -171,7 +171,7 @@ func (s *Scheduler) commandList(ctx context.Context, r CommandRequest, kind stor
 	}
 	var lines []string
 	for _, sc := range list {
-		if sc.Platform != r.Platform || sc.Workspace != r.Workspace {
+		if sc.Place.Platform != r.Platform || sc.Place.Workspace != r.Workspace {
 			continue
 		}
 		if kind == store.ScheduleReminder && sc.Owner != r.UserID {
@@ -358,7 +358,7 @@ func (s *Scheduler) mine(ctx context.Context, r CommandRequest, kind store.Sched
 	if err != nil {
 		return nil, err
 	}
-	if sc.Platform != r.Platform || sc.Workspace != r.Workspace {
+	if sc.Place.Platform != r.Platform || sc.Place.Workspace != r.Workspace {
 		return nil, invalid("%s %q belongs to another workspace", kind, name)
 	}
 	if sc.Owner != "" && sc.Owner != r.UserID {
@@ -377,7 +377,7 @@ func (s *Scheduler) commandState(ctx context.Context, r CommandRequest, kind sto
 		if kind == store.ScheduleLoop && verb == "stop" {
 			reason := "stopped by " + r.UserID
 			done, from := store.ScheduleDone, sc.State
-			if _, err := s.ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
+			if _, err := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
 				ID: sc.ID, State: &done, StateReason: &reason, ClearNextRun: true, ExpectState: &from, Now: s.now(),
 			}); err != nil {
 				return "", fmt.Errorf("stopping loop %q: %w", sc.Name, err)

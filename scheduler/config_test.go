@@ -68,7 +68,7 @@ func TestParseConfigAndApply(t *testing.T) {
 		t.Fatalf("applying the config: %v", err)
 	}
 	brief := must(e.sched.Find(ctx, "ops", store.ScheduleRoutine, "morning-briefing"))(t)
-	if brief.Channel != "C0456" || brief.Workspace != "T0123" || brief.Owner != "U0789" || brief.TimeZone != "America/New_York" {
+	if brief.Place != (store.Place{Platform: "slack", Workspace: "T0123", Channel: "C0456"}) || brief.Owner != "U0789" || brief.TimeZone != "America/New_York" {
 		t.Fatalf("routine declared with defaults: %+v", brief)
 	}
 	if want := time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC); !brief.NextRunAt.Equal(want) {
@@ -78,7 +78,7 @@ func TestParseConfigAndApply(t *testing.T) {
 		t.Fatalf("the briefing template is kept: %s", brief.Config)
 	}
 	cost := must(e.sched.Find(ctx, "ops", store.ScheduleRoutine, "cost-check"))(t)
-	if cost.Channel != "user:U0789" || cost.Missed != store.MissedSkip {
+	if !cost.Place.IsDM() || cost.Place.User != "U0789" || cost.Missed != store.MissedSkip {
 		t.Fatalf("a routine without a channel goes to the owner's DM, with its missed policy: %+v", cost)
 	}
 	loop := must(e.sched.Find(ctx, "ops", store.ScheduleLoop, "fix-flaky-test"))(t)

@@ -24,7 +24,7 @@ func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error 
 	if err := json.Unmarshal(item.Payload, &p); err != nil {
 		return fmt.Errorf("decoding fire %s: %w", item.ID, err)
 	}
-	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
+	sc, err := s.st.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted since it fired
 	}
@@ -56,13 +56,13 @@ func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error 
 // always finds it; a retry finds the run and its binding and starts nothing
 // twice.
 func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
-	start.Thread = runThread(key)
+	start.Place.Run = key
 	run, err := s.runAt(ctx, sc.ID, p.Due, p.Iteration)
 	if err != nil {
 		return nil, err
 	}
 	if run == nil {
-		run, err = s.ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+		run, err = s.st.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
 			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunStarted, InputHash: hash, Now: s.now(),
 		})
 		if err != nil {
@@ -73,7 +73,11 @@ func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayl
 		return run, nil
 	}
 	var conv uuid.UUID
-	b, err := s.st.BindingFind(ctx, start.Platform, start.Workspace, start.Channel, start.Thread)
+	var b *store.Binding
+	err = store.ErrNotFound // an unbound run has no place to be found by
+	if start.Place.Platform != "" {
+		b, err = s.st.BindingFind(ctx, &store.BindingFindParams{Place: start.Place})
+	}
 	switch {
 	case err == nil:
 		conv = b.ConversationID // started by an attempt that died before recording it
@@ -86,7 +90,7 @@ func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayl
 	default:
 		return nil, fmt.Errorf("finding the run of %s: %w", key, err)
 	}
-	run, err = s.ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, ConversationID: &conv, Now: s.now()})
+	run, err = s.st.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, ConversationID: &conv, Now: s.now()})
 	if err != nil {
 		return nil, fmt.Errorf("recording the conversation of %s: %w", key, err)
 	}
@@ -96,7 +100,7 @@ func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayl
 // runAt finds the run of a schedule's occurrence (its due time, and for a
 // loop its iteration), nil when there is none.
 func (s *Scheduler) runAt(ctx context.Context, scheduleID uuid.UUID, due time.Time, iteration int64) (*store.ScheduleRun, error) {
-	runs, err := s.ss.ScheduleRunList(ctx, scheduleID, 20)
+	runs, err := s.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: scheduleID, Limit: 20})
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of %s: %w", scheduleID, err)
 	}
@@ -108,11 +112,10 @@ func (s *Scheduler) runAt(ctx context.Context, scheduleID uuid.UUID, due time.Ti
 	return nil, nil
 }
 
-// parseRunThread reads the occurrence out of a run's binding thread
-// ("run:" and firePayload.runKey).
-func parseRunThread(thread string) (firePayload, bool) {
-	key, ok := strings.CutPrefix(thread, "run:")
-	if !ok || len(key) < 38 || key[36] != '-' {
+// parseRunKey reads the occurrence out of a run's place (its Run, made by
+// firePayload.runKey).
+func parseRunKey(key string) (firePayload, bool) {
+	if len(key) < 38 || key[36] != '-' {
 		return firePayload{}, false
 	}
 	id, err := uuid.Parse(key[:36])
@@ -148,8 +151,7 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePa
 	}
 	_, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: "scheduler",
-		Platform: sc.Platform, Workspace: sc.Workspace, Channel: sc.Channel,
-		Starter: sc.Owner, Text: routineText(sc, cfg, p),
+		Place: sc.Place, Starter: sc.Owner, Text: routineText(sc, cfg, p),
 	}, "")
 	return err
 }
@@ -185,14 +187,13 @@ func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p f
 	}
 	return s.st.InTx(ctx, func(q store.Queries) error {
 		posted, err := s.post(ctx, q, postParams{
-			Agent: sc.Agent, Starter: sc.Owner, Platform: sc.Platform, Workspace: sc.Workspace,
-			Channel: dmChannel(sc.Owner), Key: "reminder-" + key, Text: text, Now: now,
+			Agent: sc.Agent, Starter: sc.Owner, Place: store.DM(sc.Place.Platform, sc.Place.Workspace, sc.Owner),
+			Key: "reminder-" + key, Text: text, Now: now,
 		})
 		if err != nil || !posted {
 			return err
 		}
-		ss, _ := store.SchedulesOf(q)
-		_, err = ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+		_, err = q.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
 			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunFinished, Note: "delivered", Now: now,
 		})
 		return err
@@ -233,14 +234,14 @@ func (s *Scheduler) handleAfterRun(ctx context.Context, item *store.WorkItem) er
 	if err := json.Unmarshal(item.Payload, &p); err != nil {
 		return fmt.Errorf("decoding after-run %s: %w", item.ID, err)
 	}
-	sc, err := s.ss.ScheduleGet(ctx, p.ScheduleID)
+	sc, err := s.st.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("loading schedule %s: %w", p.ScheduleID, err)
 	}
-	run, err := s.ss.ScheduleRunGet(ctx, p.RunID)
+	run, err := s.st.ScheduleRunGet(ctx, p.RunID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

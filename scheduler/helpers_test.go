@@ -388,7 +388,7 @@ func (e *env) boundTo(platform, workspace, channel string) []uuid.UUID {
 			e.t.Fatalf("listing bindings: %v", err)
 		}
 		for _, b := range bs {
-			if b.Platform == platform && b.Workspace == workspace && b.Channel == channel {
+			if ch, _ := b.Place.Columns(); b.Place.Platform == platform && b.Place.Workspace == workspace && ch == channel {
 				out = append(out, b.ConversationID)
 			}
 		}
@@ -398,7 +398,7 @@ func (e *env) boundTo(platform, workspace, channel string) []uuid.UUID {
 
 func (e *env) schedule(id uuid.UUID) *store.Schedule {
 	e.t.Helper()
-	sc, err := e.sched.ss.ScheduleGet(context.Background(), id)
+	sc, err := e.sched.q.ScheduleGet(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("getting schedule %s: %v", id, err)
 	}

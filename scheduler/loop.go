@@ -186,7 +186,7 @@ func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fi
 		if err != nil {
 			return err
 		}
-		usage, err := s.ss.ScheduleUsageTotal(ctx, sc.ID)
+		usage, err := s.st.ScheduleUsageTotal(ctx, sc.ID)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fi
 	iteration := p.Iteration
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: "scheduler",
-		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "loop:" + sc.ID.String(),
+		Place:   store.Place{Platform: silentPlatform, Workspace: sc.Place.Workspace, Channel: "loop:" + sc.ID.String()},
 		Starter: sc.Owner, Text: s.iterationText(ctx, sc, cfg, iteration),
 	}, "")
 	if err != nil {
@@ -217,7 +217,7 @@ func (s *Scheduler) iterationText(ctx context.Context, sc *store.Schedule, cfg L
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal loop %q, iteration %d of at most %d. Nobody sees this conversation; your owner hears from "+
 		"the server when the loop ends.\n\nGoal: %s\n", sc.Name, iteration, cfg.MaxIterations, sc.Instruction)
-	if runs, err := s.ss.ScheduleRunList(ctx, sc.ID, 1); err == nil && len(runs) > 0 && runs[0].Report != nil {
+	if runs, err := s.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 1}); err == nil && len(runs) > 0 && runs[0].Report != nil {
 		var last ProgressReport
 		if json.Unmarshal(runs[0].Report, &last) == nil {
 			fmt.Fprintf(&b, "\nWhere the last iteration left it: %s\n", last.Summary)
@@ -242,7 +242,7 @@ func (s *Scheduler) afterIteration(ctx context.Context, sc *store.Schedule, run 
 	if err != nil {
 		return err
 	}
-	runs, err := s.ss.ScheduleRunList(ctx, sc.ID, 0)
+	runs, err := s.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0})
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func (s *Scheduler) afterIteration(ctx context.Context, sc *store.Schedule, run 
 		}
 		reports = append(reports, r)
 	}
-	usage, err := s.ss.ScheduleUsageTotal(ctx, sc.ID)
+	usage, err := s.st.ScheduleUsageTotal(ctx, sc.ID)
 	if err != nil {
 		return err
 	}
@@ -277,12 +277,11 @@ func (s *Scheduler) afterIteration(ctx context.Context, sc *store.Schedule, run 
 			status = store.RunFinished
 		}
 		return s.st.InTx(ctx, func(q store.Queries) error {
-			ss, _ := store.SchedulesOf(q)
-			if _, err := ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Now: now}); err != nil {
+			if _, err := q.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Now: now}); err != nil {
 				return err
 			}
 			active := store.ScheduleActive
-			_, err := ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, NextRunAt: &next, ExpectState: &active, Now: now})
+			_, err := q.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, NextRunAt: &next, ExpectState: &active, Now: now})
 			return err
 		})
 	}
@@ -309,15 +308,14 @@ func (s *Scheduler) finishLoop(ctx context.Context, sc *store.Schedule, run *sto
 		reason += ": " + d.Reason
 	}
 	err := s.st.InTx(ctx, func(q store.Queries) error {
-		ss, _ := store.SchedulesOf(q)
 		if run != nil && run.Status == store.RunStarted {
 			status := store.RunFinished
-			if _, err := ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Now: now}); err != nil {
+			if _, err := q.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Now: now}); err != nil {
 				return err
 			}
 		}
 		active := store.ScheduleActive
-		if _, err := ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
+		if _, err := q.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
 			ID: sc.ID, State: &state, StateReason: &reason, ClearNextRun: true, ExpectState: &active, Now: now,
 		}); err != nil {
 			return err
@@ -353,7 +351,7 @@ func (s *Scheduler) reportProgress(ctx context.Context, in ProgressReport) (Prog
 		return ProgressResult{}, err
 	}
 	status := store.RunReported
-	if _, err := s.ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Report: mustJSON(in), Now: s.now()}); err != nil {
+	if _, err := s.st.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Report: mustJSON(in), Now: s.now()}); err != nil {
 		return ProgressResult{}, fmt.Errorf("recording progress: %w", err)
 	}
 	return ProgressResult{Recorded: true, Note: "Recorded. The server decides whether there is another iteration; end your turn now."}, nil

@@ -136,9 +136,9 @@ func (s *Scheduler) CreateSchedule(ctx context.Context, p ScheduleParams) (*stor
 	if err != nil {
 		return nil, err
 	}
-	channel := p.Channel
-	if channel == "" {
-		channel = dmChannel(p.Owner)
+	place := store.Place{Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel}
+	if p.Channel == "" {
+		place = store.DM(p.Platform, p.Workspace, p.Owner)
 	}
 	now := s.now()
 	first := spec.First(now)
@@ -149,10 +149,9 @@ func (s *Scheduler) CreateSchedule(ctx context.Context, p ScheduleParams) (*stor
 	if p.Kind == store.ScheduleRoutine {
 		max = s.opts.MaxRoutinesPerAgent
 	}
-	sc, err := s.ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{
+	sc, err := s.st.ScheduleCreate(ctx, &store.ScheduleCreateParams{
 		Kind: p.Kind, Agent: p.Agent, Name: p.Name, Owner: p.Owner,
-		Platform: p.Platform, Workspace: p.Workspace, Channel: channel,
-		Spec: spec.String(), TimeZone: p.TimeZone, Instruction: p.Instruction, Config: cfg,
+		Place: place, Spec: spec.String(), TimeZone: p.TimeZone, Instruction: p.Instruction, Config: cfg,
 		Missed: p.Missed, Source: p.Source, NextRunAt: &first, MaxPerAgent: max, Upsert: p.Upsert, Now: now,
 	})
 	switch {
@@ -206,10 +205,10 @@ func (s *Scheduler) Remind(ctx context.Context, p RemindParams) (*store.Schedule
 	}
 	at := p.At.UTC().Truncate(time.Microsecond)
 	id := uuid.New()
-	sc, err := s.ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{
+	sc, err := s.st.ScheduleCreate(ctx, &store.ScheduleCreateParams{
 		ID: id, Kind: store.ScheduleReminder, Agent: p.Agent, Name: "reminder-" + id.String()[:8], Owner: p.Owner,
-		Platform: p.Platform, Workspace: p.Workspace, Channel: dmChannel(p.Owner),
-		Spec: "at " + at.Format(time.RFC3339Nano), TimeZone: p.TimeZone, Instruction: strings.TrimSpace(p.Text),
+		Place: store.DM(p.Platform, p.Workspace, p.Owner),
+		Spec:  "at " + at.Format(time.RFC3339Nano), TimeZone: p.TimeZone, Instruction: strings.TrimSpace(p.Text),
 		Missed: store.MissedRunOnce, Source: p.Source, NextRunAt: &at, Now: now,
 	})
 	if err != nil {
@@ -220,7 +219,7 @@ func (s *Scheduler) Remind(ctx context.Context, p RemindParams) (*store.Schedule
 
 // Find returns an agent's schedule by kind and name.
 func (s *Scheduler) Find(ctx context.Context, agent string, kind store.ScheduleKind, name string) (*store.Schedule, error) {
-	sc, err := s.ss.ScheduleFind(ctx, agent, kind, name)
+	sc, err := s.st.ScheduleFind(ctx, &store.ScheduleFindParams{Agent: agent, Kind: kind, Name: name})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: agent %s has no %s named %q", store.ErrNotFound, agent, kind, name)
 	}
@@ -229,7 +228,7 @@ func (s *Scheduler) Find(ctx context.Context, agent string, kind store.ScheduleK
 
 // List lists an agent's schedules of a kind ("" for all), done ones left out.
 func (s *Scheduler) List(ctx context.Context, agent string, kind store.ScheduleKind) ([]*store.Schedule, error) {
-	return s.ss.ScheduleList(ctx, &store.ScheduleListParams{
+	return s.st.ScheduleList(ctx, &store.ScheduleListParams{
 		Agent: agent, Kind: kind,
 		States: []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleBlocked},
 	})
@@ -252,14 +251,14 @@ func (s *Scheduler) Update(ctx context.Context, sc *store.Schedule, c Change) (*
 		return nil, invalid("the instruction cannot be empty")
 	}
 	if c.Channel != nil {
-		ch := *c.Channel
-		if ch == "" {
+		place := store.Place{Platform: sc.Place.Platform, Workspace: sc.Place.Workspace, Channel: *c.Channel}
+		if *c.Channel == "" {
 			if sc.Owner == "" {
 				return nil, invalid("%s %q has no owner to DM", sc.Kind, sc.Name)
 			}
-			ch = dmChannel(sc.Owner)
+			place = store.DM(sc.Place.Platform, sc.Place.Workspace, sc.Owner)
 		}
-		up.Channel = &ch
+		up.Place = &place
 	}
 	if c.Spec != nil || c.TimeZone != nil {
 		text, tz := sc.Spec, sc.TimeZone
@@ -283,7 +282,7 @@ func (s *Scheduler) Update(ctx context.Context, sc *store.Schedule, c Change) (*
 			up.NextRunAt = &next
 		}
 	}
-	out, err := s.ss.ScheduleUpdate(ctx, up)
+	out, err := s.st.ScheduleUpdate(ctx, up)
 	if err != nil {
 		return nil, fmt.Errorf("updating %s %q: %w", sc.Kind, sc.Name, err)
 	}
@@ -296,7 +295,7 @@ func (s *Scheduler) Pause(ctx context.Context, sc *store.Schedule, reason string
 		return nil, invalid("%s %q is %s, not active", sc.Kind, sc.Name, sc.State)
 	}
 	paused, active := store.SchedulePaused, store.ScheduleActive
-	out, err := s.ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, State: &paused, StateReason: &reason, ExpectState: &active, Now: s.now()})
+	out, err := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, State: &paused, StateReason: &reason, ExpectState: &active, Now: s.now()})
 	if err != nil {
 		return nil, fmt.Errorf("pausing %s %q: %w", sc.Kind, sc.Name, err)
 	}
@@ -319,7 +318,7 @@ func (s *Scheduler) Resume(ctx context.Context, sc *store.Schedule) (*store.Sche
 		next = now
 	}
 	active, empty, from := store.ScheduleActive, "", sc.State
-	out, err := s.ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
+	out, err := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
 		ID: sc.ID, State: &active, StateReason: &empty, NextRunAt: &next, ExpectState: &from, Now: now,
 	})
 	if err != nil {
@@ -331,7 +330,7 @@ func (s *Scheduler) Resume(ctx context.Context, sc *store.Schedule) (*store.Sche
 // Delete deletes a schedule and its run history. Conversations of past
 // runs stay.
 func (s *Scheduler) Delete(ctx context.Context, sc *store.Schedule) error {
-	if err := s.ss.ScheduleDelete(ctx, sc.ID); err != nil {
+	if err := s.st.ScheduleDelete(ctx, sc.ID); err != nil {
 		return fmt.Errorf("deleting %s %q: %w", sc.Kind, sc.Name, err)
 	}
 	return nil
@@ -344,10 +343,10 @@ func Describe(sc *store.Schedule) string {
 	if sc.TimeZone != "" {
 		fmt.Fprintf(&b, " (%s)", sc.TimeZone)
 	}
-	if to := strings.TrimPrefix(sc.Channel, "user:"); to != sc.Channel {
+	if sc.Place.IsDM() {
 		fmt.Fprintf(&b, " → DM")
-	} else if sc.Channel != "" && sc.Kind == store.ScheduleRoutine {
-		fmt.Fprintf(&b, " → %s", sc.Channel)
+	} else if sc.Place.Channel != "" && sc.Kind == store.ScheduleRoutine {
+		fmt.Fprintf(&b, " → %s", sc.Place.Channel)
 	}
 	if sc.State != store.ScheduleActive {
 		fmt.Fprintf(&b, " [%s", sc.State)

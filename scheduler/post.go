@@ -20,20 +20,13 @@ import (
 // keeps a retried fire from starting a second conversation.
 const silentPlatform = "scheduler"
 
-// dmChannel is the channel of a DM to user, as deliver's targetOf reads it.
-func dmChannel(user string) string { return "user:" + user }
-
-// runThread is the binding thread of one run. deliver's targetOf drops a "run:"
-// thread: the run's messages go to the channel itself.
-func runThread(key string) string { return "run:" + key }
-
 // postParams is a message the scheduler posts without a model call.
 type postParams struct {
-	Agent                        string
-	Starter                      string
-	Platform, Workspace, Channel string
-	// Key makes the place unique and the post idempotent: posting the same
-	// key twice posts once.
+	Agent   string
+	Starter string
+	Place   store.Place
+	// Key makes the place unique (its Run) and the post idempotent: posting
+	// the same key twice posts once.
 	Key  string
 	Text string
 	Now  time.Time
@@ -44,7 +37,7 @@ type postParams struct {
 // inside the caller's transaction. It reports whether it posted (false:
 // already posted).
 func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bool, error) {
-	if p.Platform == "" || p.Channel == "" {
+	if p.Place.IsZero() || p.Place.Validate() != nil {
 		return false, fmt.Errorf("posting %q: the schedule has no delivery target", p.Key)
 	}
 	agentID, err := s.agentID(ctx, q, p.Agent)
@@ -55,8 +48,10 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 	if err != nil {
 		return false, fmt.Errorf("encoding conversation metadata: %w", err)
 	}
+	place := p.Place
+	place.Run = p.Key
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
-		Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel, Thread: runThread(p.Key),
+		Place:        place,
 		Conversation: store.ConversationCreateParams{AgentID: agentID, Title: title(p.Text), Metadata: meta, Now: p.Now},
 		Now:          p.Now,
 	})
@@ -84,17 +79,16 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 // notifyOwner posts text to a schedule's owner: their DM in the schedule's
 // workspace, or the schedule's channel when it has no owner.
 func (s *Scheduler) notifyOwner(ctx context.Context, q store.Queries, sc *store.Schedule, key, text string, now time.Time) error {
-	channel := sc.Channel
+	place := sc.Place
 	if sc.Owner != "" {
-		channel = dmChannel(sc.Owner)
+		place = store.DM(place.Platform, place.Workspace, sc.Owner)
 	}
-	if sc.Platform == "" || sc.Platform == silentPlatform || channel == "" {
+	if place.Platform == "" || place.Platform == silentPlatform || place.Validate() != nil {
 		s.log.WarnContext(ctx, "nobody to tell", "schedule_id", sc.ID, "text", text)
 		return nil
 	}
 	_, err := s.post(ctx, q, postParams{
-		Agent: sc.Agent, Starter: sc.Owner, Platform: sc.Platform, Workspace: sc.Workspace, Channel: channel,
-		Key: key, Text: text, Now: now,
+		Agent: sc.Agent, Starter: sc.Owner, Place: place, Key: key, Text: text, Now: now,
 	})
 	return err
 }

@@ -215,7 +215,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 	}
 	now := s.now()
 	skip := func(hash, note string) error {
-		_, err := s.ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+		_, err := s.st.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
 			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunSkipped, InputHash: hash, Note: note, Now: now,
 		})
 		return err
@@ -243,7 +243,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 	}
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: agentName, Context: "scheduler",
-		Platform: silentPlatform, Workspace: sc.Workspace, Channel: "pulse:" + sc.ID.String(),
+		Place:   store.Place{Platform: silentPlatform, Workspace: sc.Place.Workspace, Channel: "pulse:" + sc.ID.String()},
 		Starter: sc.Owner, Text: pulseText(sc, items, p),
 	}, hash)
 	if err != nil {
@@ -284,7 +284,7 @@ func (s *Scheduler) afterPulse(ctx context.Context, sc *store.Schedule, run *sto
 		if run.Status == store.RunReported {
 			status = store.RunReported
 		}
-		_, err := s.ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: now})
+		_, err := s.st.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: now})
 		return err
 	}
 	var data pulseData
@@ -292,12 +292,12 @@ func (s *Scheduler) afterPulse(ctx context.Context, sc *store.Schedule, run *sto
 		return fmt.Errorf("decoding pulse %s data: %w", sc.ID, err)
 	}
 	data.LastHash = run.InputHash
-	if _, err := s.ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, Data: mustJSON(data), Now: now}); err != nil {
+	if _, err := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, Data: mustJSON(data), Now: now}); err != nil {
 		return fmt.Errorf("remembering pulse %s inputs: %w", sc.ID, err)
 	}
 	if run.Status == store.RunStarted {
 		status, note := store.RunFinished, "ended without pulse_report"
-		_, err := s.ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: now})
+		_, err := s.st.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: now})
 		return err
 	}
 	return nil
@@ -339,9 +339,8 @@ func (s *Scheduler) pulseReport(ctx context.Context, in PulseReport) (PulseRepor
 	now := s.now()
 	notified := false
 	err = s.st.InTx(ctx, func(q store.Queries) error {
-		ss, _ := store.SchedulesOf(q)
 		status := store.RunReported
-		if _, err := ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Report: mustJSON(in), Now: now}); err != nil {
+		if _, err := q.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Report: mustJSON(in), Now: now}); err != nil {
 			return err
 		}
 		if !in.Notify {
@@ -367,7 +366,7 @@ func (s *Scheduler) runOfCall(ctx context.Context, kind store.ScheduleKind, tool
 	if !ok {
 		return nil, nil, fmt.Errorf("%s can only be called by an agent in a conversation", toolName)
 	}
-	run, err := s.ss.ScheduleRunByConversation(ctx, ci.ConversationID)
+	run, err := s.st.ScheduleRunByConversation(ctx, ci.ConversationID)
 	if errors.Is(err, store.ErrNotFound) {
 		// The turn may run before its run learnt its conversation: the
 		// binding's thread names the occurrence.
@@ -379,7 +378,7 @@ func (s *Scheduler) runOfCall(ctx context.Context, kind store.ScheduleKind, tool
 	if run == nil {
 		return nil, nil, fmt.Errorf("%s is only for %s runs, and this conversation is not one", toolName, kind)
 	}
-	sc, err := s.ss.ScheduleGet(ctx, run.ScheduleID)
+	sc, err := s.st.ScheduleGet(ctx, run.ScheduleID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding the %s of this run: %w", kind, err)
 	}
@@ -397,10 +396,10 @@ func (s *Scheduler) runOfBinding(ctx context.Context, conv uuid.UUID) (*store.Sc
 		return nil, err
 	}
 	for _, b := range bs {
-		if b.Platform != silentPlatform {
+		if b.Place.Platform != silentPlatform {
 			continue
 		}
-		if p, ok := parseRunThread(b.Thread); ok {
+		if p, ok := parseRunKey(b.Place.Run); ok {
 			return s.runAt(ctx, p.ScheduleID, p.Due, p.Iteration)
 		}
 	}

@@ -78,10 +78,9 @@ type Options struct {
 	// RecheckInterval is how long a finished-run check waits when the run's
 	// conversation is still busy (a question for a person; default 1m).
 	RecheckInterval time.Duration
-	// Retention of ephemeral rows swept (defaults: inbound dedupe 7 days,
-	// finished work 30 days, fired reminders 30 days).
-	InboundRetention  time.Duration
-	WorkRetention     time.Duration
+	// ReminderRetention is how long a fired reminder is kept (default 30
+	// days). The spine's own rows follow the store's retention (see
+	// store.Store.Sweep).
 	ReminderRetention time.Duration
 }
 
@@ -117,12 +116,6 @@ func (o *Options) defaults() {
 	if o.RecheckInterval == 0 {
 		o.RecheckInterval = time.Minute
 	}
-	if o.InboundRetention == 0 {
-		o.InboundRetention = 7 * 24 * time.Hour
-	}
-	if o.WorkRetention == 0 {
-		o.WorkRetention = 30 * 24 * time.Hour
-	}
 	if o.ReminderRetention == 0 {
 		o.ReminderRetention = 30 * 24 * time.Hour
 	}
@@ -147,9 +140,6 @@ func (o *Options) validate() error {
 	case o.RecheckInterval < time.Second:
 		return fmt.Errorf("scheduler: Options.RecheckInterval %s must be at least 1s", o.RecheckInterval)
 	}
-	if _, ok := store.SchedulesOf(o.Store); !ok {
-		return fmt.Errorf("scheduler: Options.Store (%T) does not implement store.ScheduleStore", o.Store)
-	}
 	if o.Registry != nil && o.Config != nil && o.Config.needsBriefings() {
 		if _, ok := o.Registry.Get(cards.PostResultName); !ok {
 			return fmt.Errorf("scheduler: Options.Config declares briefing routines but Options.Registry has no %s tool", cards.PostResultName)
@@ -173,7 +163,6 @@ func (o *Options) validate() error {
 type Scheduler struct {
 	opts   Options
 	st     store.Store
-	ss     store.ScheduleStore
 	svc    *core.Service
 	log    *slog.Logger
 	clock  clockwork.Clock
@@ -194,11 +183,9 @@ func New(opts Options) (*Scheduler, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	ss, _ := store.SchedulesOf(opts.Store)
 	s := &Scheduler{
 		opts:   opts,
 		st:     opts.Store,
-		ss:     ss,
 		svc:    opts.Service,
 		log:    opts.Logger.With("instance_id", opts.InstanceID),
 		clock:  opts.Clock,
@@ -343,7 +330,7 @@ const maxDuePerTick = 200
 // keeps a fire single when two instances briefly both think they lead.
 func (s *Scheduler) Tick(ctx context.Context) (int, error) {
 	now := s.now()
-	due, err := s.ss.ScheduleDue(ctx, now, maxDuePerTick)
+	due, err := s.st.ScheduleDue(ctx, &store.ScheduleDueParams{Now: now, Limit: maxDuePerTick})
 	if err != nil {
 		return 0, fmt.Errorf("listing due schedules: %w", err)
 	}
@@ -372,7 +359,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		// every tick: park it and say why.
 		log.ErrorContext(ctx, "schedule has a bad spec; pausing it", "error", err)
 		paused, reason := store.SchedulePaused, "bad schedule: "+err.Error()
-		_, uerr := s.ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, State: &paused, StateReason: &reason, Now: now})
+		_, uerr := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, State: &paused, StateReason: &reason, Now: now})
 		return false, uerr
 	}
 	due := *sc.NextRunAt
@@ -399,8 +386,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 	}
 	enqueued := false
 	err = s.st.InTx(ctx, func(q store.Queries) error {
-		ss, _ := store.SchedulesOf(q)
-		if _, err := ss.ScheduleAdvance(ctx, adv); err != nil {
+		if _, err := q.ScheduleAdvance(ctx, adv); err != nil {
 			return err
 		}
 		if !run {

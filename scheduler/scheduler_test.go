@@ -200,7 +200,7 @@ func TestReminderFiresAsDM(t *testing.T) {
 		if dms := e.dms("slack", "T1", "U1"); len(dms) != 1 {
 			t.Fatalf("a retried fire must not post again: %q", dms)
 		}
-		list := must(e.sched.ss.ScheduleList(context.Background(), &store.ScheduleListParams{Kind: store.ScheduleReminder}))(t)
+		list := must(e.sched.q.ScheduleList(context.Background(), &store.ScheduleListParams{Kind: store.ScheduleReminder}))(t)
 		if len(list) != 1 || list[0].State != store.ScheduleDone {
 			t.Fatalf("want one reminder, done once fired; got %d: %+v", len(list), list)
 		}
@@ -360,7 +360,7 @@ func TestMissedFireRunsOnceAtStart(t *testing.T) {
 				t.Fatalf("%s: next run after the restart: want %s, got %s", sc.Name, t0.Add(6*time.Hour), got)
 			}
 		}
-		if runs := must(after.sched.ss.ScheduleRunList(ctx, skip.ID, 0))(t); len(runs) != 0 {
+		if runs := must(after.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: skip.ID, Limit: 0}))(t); len(runs) != 0 {
 			t.Fatalf("a skip routine must not run for missed fires, got %d runs", len(runs))
 		}
 	})
@@ -415,7 +415,7 @@ func TestSweepPrunesFinishedWork(t *testing.T) {
 		}
 		must(e.st.WorkComplete(ctx, &store.WorkLeaseParams{ID: res.Item.ID, Worker: "w", Now: e.clock.Now()}))(t)
 
-		e.clock.Advance(e.sched.opts.WorkRetention - time.Minute)
+		e.clock.Advance(store.WorkRetention - time.Minute)
 		must(e.sched.Sweep(ctx))(t)
 		if _, err := e.st.WorkGet(ctx, res.Item.ID); err != nil {
 			t.Fatalf("a finished item within WorkRetention must stay: %v", err)

@@ -105,18 +105,15 @@ func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
 		return place{}, fmt.Errorf("finding where this conversation is: %w", err)
 	}
 	for _, b := range bs {
-		if b.Platform == silentPlatform {
+		if b.Place.Platform == silentPlatform {
 			continue
 		}
-		p.Platform, p.Workspace = b.Platform, b.Workspace
-		if !strings.HasPrefix(b.Channel, "user:") {
-			p.Channel = b.Channel
-		}
+		p.Platform, p.Workspace, p.Channel = b.Place.Platform, b.Place.Workspace, b.Place.Channel
 		return p, nil
 	}
-	if run, err := s.ss.ScheduleRunByConversation(ctx, ci.ConversationID); err == nil {
-		if sc, err := s.ss.ScheduleGet(ctx, run.ScheduleID); err == nil {
-			p.Platform, p.Workspace = sc.Platform, sc.Workspace
+	if run, err := s.st.ScheduleRunByConversation(ctx, ci.ConversationID); err == nil {
+		if sc, err := s.st.ScheduleGet(ctx, run.ScheduleID); err == nil {
+			p.Platform, p.Workspace = sc.Place.Platform, sc.Place.Workspace
 			if p.Owner == "" {
 				p.Owner = sc.Owner
 			}

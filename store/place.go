@@ -21,8 +21,8 @@ type Place struct {
 	// User is the person whose DM this is, when Channel is not known.
 	User string
 	// Run makes the place of one scheduled run unique (each run is a
-	// conversation of its own) while its messages go to Channel or User
-	// itself, never to a thread. It is never shown to a platform.
+	// conversation of its own) while its messages go where the rest of the
+	// place says. It is never shown to a platform.
 	Run string
 }
 
@@ -31,6 +31,7 @@ type Place struct {
 const (
 	userPrefix = "user:"
 	runPrefix  = "run:"
+	runSep     = "|" + runPrefix // between a Thread and a Run
 )
 
 // DM returns the place of a person's direct messages on a platform.
@@ -66,8 +67,8 @@ func (p Place) Validate() error {
 		return fmt.Errorf("%w: place on %s has neither Channel nor User", ErrInvalid, p.Platform)
 	case p.Channel != "" && p.User != "":
 		return fmt.Errorf("%w: place on %s has both Channel %q and User %q", ErrInvalid, p.Platform, p.Channel, p.User)
-	case p.Thread != "" && p.Run != "":
-		return fmt.Errorf("%w: place on %s has both Thread %q and Run %q", ErrInvalid, p.Platform, p.Thread, p.Run)
+	case strings.Contains(p.Thread, runSep):
+		return fmt.Errorf("%w: place Thread %q holds %q", ErrInvalid, p.Thread, runSep)
 	case strings.HasPrefix(p.Channel, userPrefix):
 		return fmt.Errorf("%w: place Channel %q starts with %q; set User instead", ErrInvalid, p.Channel, userPrefix)
 	case strings.HasPrefix(p.Thread, runPrefix):
@@ -78,13 +79,16 @@ func (p Place) Validate() error {
 
 // Columns encodes the place's channel and thread as drivers store them: a
 // DM known by its person is channel "user:<id>", a run's place is thread
-// "run:<key>".
+// "run:<key>", or "<thread>|run:<key>" for a run in a thread.
 func (p Place) Columns() (channel, thread string) {
 	channel, thread = p.Channel, p.Thread
 	if channel == "" && p.User != "" {
 		channel = userPrefix + p.User
 	}
-	if p.Run != "" {
+	switch {
+	case p.Run != "" && thread != "":
+		thread += runSep + p.Run
+	case p.Run != "":
 		thread = runPrefix + p.Run
 	}
 	return channel, thread
@@ -98,6 +102,8 @@ func PlaceFromColumns(platform, workspace, channel, thread string) Place {
 	}
 	if run, ok := strings.CutPrefix(thread, runPrefix); ok {
 		p.Thread, p.Run = "", run
+	} else if t, run, ok := strings.Cut(thread, runSep); ok {
+		p.Thread, p.Run = t, run
 	}
 	return p
 }

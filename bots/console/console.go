@@ -398,7 +398,7 @@ func (s *session) askPending(ctx context.Context) (bool, error) {
 		if p.WaitingFor != "person" {
 			continue
 		}
-		ap, err := s.svc.Store().ApprovalFindByCall(ctx, s.conv, p.CallID)
+		ap, err := s.svc.Store().ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: s.conv, CallID: p.CallID})
 		if err != nil {
 			return false, err
 		}

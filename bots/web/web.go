@@ -593,9 +593,6 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
 		return err
 	}
-	if cursor, err = a.resumePoint(r.Context(), id, cursor); err != nil {
-		return err
-	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		return errors.New("streaming unsupported by the response writer")
@@ -739,37 +736,6 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-}
-
-// resumePoint moves a cursor that points into entries a crashed turn left
-// behind back to where the retried turn restarted. Those seqs were taken
-// again by the retry's entries; resuming past them would skip the new
-// entries. A client whose cursor already covers the replacements gets them
-// again (same entry ids, so it can tell), never misses them.
-func (a *API) resumePoint(ctx context.Context, conv uuid.UUID, cursor int64) (int64, error) {
-	if cursor == 0 {
-		return 0, nil
-	}
-	discarded, err := a.st.EntryListDiscarded(ctx, conv)
-	if err != nil {
-		return 0, err
-	}
-	var batch *time.Time
-	for _, d := range discarded {
-		if d.Seq != nil && *d.Seq == cursor {
-			at := d.DiscardedAt
-			batch = &at
-		}
-	}
-	if batch == nil {
-		return cursor, nil
-	}
-	for _, d := range discarded {
-		if d.Seq != nil && d.DiscardedAt.Equal(*batch) && *d.Seq-1 < cursor {
-			cursor = *d.Seq - 1
-		}
-	}
-	return cursor, nil
 }
 
 func writeEvent(w http.ResponseWriter, id, event string, data any) error {

@@ -284,7 +284,7 @@ func (e *discordEnv) waitBotMessage(channel, want string) *discordtest.Message {
 // binding is the binding of a top-level Discord channel, or nil.
 func (e *discordEnv) binding(channel string) *store.Binding {
 	e.tb.Helper()
-	b, err := e.store.BindingFind(context.Background(), "discord", discordGuild, channel, "")
+	b, err := e.store.BindingFind(context.Background(), &store.BindingFindParams{Place: store.PlaceFromColumns("discord", discordGuild, channel, "")})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -595,7 +595,7 @@ func (e *discordEnv) ask(channel string, user discordgo.User) discordAsk {
 		e.tb.Fatalf("conversation has %d tool calls; want the one ask_user", len(calls))
 	}
 	call := decode[core.ToolCallContent](e.tb, calls[0])
-	ap, err := e.store.ApprovalFindByCall(context.Background(), q.conv, call.CallID)
+	ap, err := e.store.ApprovalFindByCall(context.Background(), &store.ApprovalFindByCallParams{ConversationID: q.conv, CallID: call.CallID})
 	if err != nil {
 		e.tb.Fatalf("finding the question's approval: %v", err)
 	}

@@ -307,7 +307,7 @@ func (e *slackEnv) waitIdleFor(timeout, every time.Duration) {
 func (e *slackEnv) conversation(channel, thread string) *store.Conversation {
 	e.tb.Helper()
 	ctx := context.Background()
-	b, err := e.store.BindingFind(ctx, "slack", e2eTeam, channel, thread)
+	b, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, channel, thread)})
 	if err != nil {
 		e.tb.Fatalf("finding the conversation of %s/%s: %v", channel, thread, err)
 	}
@@ -447,7 +447,7 @@ func TestSlackRetriedEventIsAnsweredOnce(t *testing.T) {
 
 				if tt.whileRunning {
 					poll(t, "the turn to start", func() (bool, string) {
-						b, err := e.store.BindingFind(context.Background(), "slack", e2eTeam, channel, ts)
+						b, err := e.store.BindingFind(context.Background(), &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, channel, ts)})
 						if err != nil {
 							return false, err.Error()
 						}
@@ -542,7 +542,7 @@ func TestSlackRejectsUnsignedEvents(t *testing.T) {
 					t.Fatalf("POST /slack/events answered %d, want 401", resp.StatusCode)
 				}
 
-				if _, err := e.store.BindingFind(ctx, "slack", e2eTeam, channel, ts); !errors.Is(err, store.ErrNotFound) {
+				if _, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, channel, ts)}); !errors.Is(err, store.ErrNotFound) {
 					t.Errorf("a conversation was bound for a refused event (err = %v), want store.ErrNotFound", err)
 				}
 				items, err := e.store.WorkList(ctx, &store.WorkListParams{Limit: 10})
@@ -569,7 +569,7 @@ func TestSlackRejectsUnsignedEvents(t *testing.T) {
 			e.tb = t
 			ev := newEvent("EvSignedControl", mention("C0SIGNED", "1700000399.000001", "", alice, "let me in"))
 			e.mustPost(ev)
-			if _, err := e.store.BindingFind(ctx, "slack", e2eTeam, "C0SIGNED", "1700000399.000001"); err != nil {
+			if _, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, "C0SIGNED", "1700000399.000001")}); err != nil {
 				t.Fatalf("a signed event bound no conversation: %v", err)
 			}
 			fresh, err := e.store.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "EvSignedControl", Now: time.Now()})

@@ -123,8 +123,6 @@ func (s suite) testConversationNotFound(t *testing.T) {
 	errIs(t, err, store.ErrNotFound, "getting an unknown conversation")
 	_, err = st.ConversationSetStatus(ctx, &store.ConversationStatusParams{ConversationID: unknown, Status: store.ConversationPaused, Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "setting the status of an unknown conversation")
-	_, err = st.ConversationLeaseAcquire(ctx, &store.ConversationLeaseParams{ConversationID: unknown, Owner: "w1", LeaseTTL: time.Minute, Now: clk.Now()})
-	errIs(t, err, store.ErrNotFound, "acquiring the lease of an unknown conversation")
 	_, err = st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: unknown, Kind: store.EntryUser, Content: content("hi"), Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "appending to an unknown conversation")
 	_, err = st.EntryGet(ctx, uuid.New())
@@ -185,21 +183,14 @@ func (s suite) testConversationLease(t *testing.T) {
 	c := newConversation(t, st, clk)
 	t0 := clk.Now()
 	lease := func(owner string, at time.Time) (*store.Conversation, error) {
-		return st.ConversationLeaseAcquire(ctx, &store.ConversationLeaseParams{ConversationID: c.ID, Owner: owner, LeaseTTL: 30 * time.Second, Now: at})
+		return holdLease(ctx, st, c.ID, owner, 50*time.Second, at)
 	}
 
 	got, err := lease("a", t0)
-	noErr(t, err, "acquiring a free conversation lease")
-	eq(t, got.LeaseOwner, "a", "lease owner after acquire")
-	timePtrEq(t, got.LeaseExpiresAt, t0.Add(30*time.Second), "lease expiry after acquire")
-	isTrue(t, got.LeaseHeld(t0), "the lease must be held right after acquire")
-
-	_, err = lease("b", t0.Add(10*time.Second))
-	errIs(t, err, store.ErrConflict, "acquiring a conversation lease another owner holds live")
-
-	got, err = lease("a", t0.Add(20*time.Second))
-	noErr(t, err, "re-acquiring a lease by its owner (renewal)")
-	timePtrEq(t, got.LeaseExpiresAt, t0.Add(50*time.Second), "lease expiry after renewal by the owner")
+	noErr(t, err, "taking a free conversation lease by a claim")
+	eq(t, got.LeaseOwner, "a", "lease owner after the claim")
+	timePtrEq(t, got.LeaseExpiresAt, t0.Add(50*time.Second), "lease expiry after the claim")
+	isTrue(t, got.LeaseHeld(t0), "the lease must be held right after the claim")
 
 	// Release by someone else is a no-op.
 	noErr(t, st.ConversationLeaseRelease(ctx, &store.ConversationLeaseParams{ConversationID: c.ID, Owner: "b", Now: t0.Add(21 * time.Second)}), "releasing a lease one does not hold")
@@ -215,7 +206,7 @@ func (s suite) testConversationLease(t *testing.T) {
 	got = getConversation(t, st, c.ID)
 	isTrue(t, !got.LeaseHeld(t0.Add(52*time.Second)), "the lease must be free after its owner released it, got owner %q until %v", got.LeaseOwner, got.LeaseExpiresAt)
 	_, err = lease("a", t0.Add(53*time.Second))
-	noErr(t, err, "acquiring a released lease")
+	noErr(t, err, "claiming on a released lease")
 }
 
 func (s suite) testConversationExpiredLeases(t *testing.T) {
@@ -228,16 +219,16 @@ func (s suite) testConversationExpiredLeases(t *testing.T) {
 	free := newConversation(t, st, clk)
 	_ = free
 
-	_, err := st.ConversationLeaseAcquire(ctx, &store.ConversationLeaseParams{ConversationID: short.ID, Owner: "w1", LeaseTTL: 10 * time.Second, Now: t0})
-	noErr(t, err, "acquiring the short lease")
-	_, err = st.ConversationLeaseAcquire(ctx, &store.ConversationLeaseParams{ConversationID: long.ID, Owner: "w2", LeaseTTL: time.Hour, Now: t0})
-	noErr(t, err, "acquiring the long lease")
+	_, err := holdLease(ctx, st, short.ID, "w1", 10*time.Second, t0)
+	noErr(t, err, "taking the short lease")
+	_, err = holdLease(ctx, st, long.ID, "w2", time.Hour, t0)
+	noErr(t, err, "taking the long lease")
 
-	expired, err := st.ConversationListExpiredLeases(ctx, t0.Add(5*time.Second), 10)
+	expired, err := st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(5 * time.Second), Limit: 10})
 	noErr(t, err, "listing expired leases before any expired")
 	eq(t, len(expired), 0, "expired leases before any lease expired")
 
-	expired, err = st.ConversationListExpiredLeases(ctx, t0.Add(11*time.Second), 10)
+	expired, err = st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: t0.Add(11 * time.Second), Limit: 10})
 	noErr(t, err, "listing expired leases")
 	eq(t, len(expired), 1, "expired leases after the short one expired (the long one is live, the free one has none)")
 	eq(t, expired[0].ID, short.ID, "the expired conversation")

@@ -13,8 +13,8 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// RunSchedule runs the conformance tests of store.ScheduleStore against h's
-// stores. Every store h makes must implement store.ScheduleStore, and so must
+// RunSchedule runs the conformance tests of store.Queries against h's
+// stores. Every store h makes must implement store.Queries, and so must
 // the Queries its InTx hands out.
 func RunSchedule(t *testing.T, h Harness) {
 	if err := h.validate(); err != nil {
@@ -31,7 +31,8 @@ func RunSchedule(t *testing.T, h Harness) {
 		{"ConcurrentAdvanceFiresOnce", s.testScheduleConcurrentAdvance},
 		{"Runs", s.testScheduleRuns},
 		{"UsageTotal", s.testScheduleUsage},
-		{"Sweep", s.testScheduleSweep},
+		{"Sweep", s.testSweep},
+		{"Prune", s.testSchedulePrune},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,21 +42,14 @@ func RunSchedule(t *testing.T, h Harness) {
 	}
 }
 
-func schedulesOf(t testing.TB, q store.Queries) store.ScheduleStore {
-	t.Helper()
-	ss, ok := store.SchedulesOf(q)
-	if !ok {
-		t.Fatalf("%T does not implement store.ScheduleStore", q)
-	}
-	return ss
-}
+func schedulesOf(t testing.TB, q store.Queries) store.Queries { return q }
 
-func newRoutine(t testing.TB, ss store.ScheduleStore, clk *clock, agent, name string, next time.Time) *store.Schedule {
+func newRoutine(t testing.TB, ss store.Queries, clk *clock, agent, name string, next time.Time) *store.Schedule {
 	t.Helper()
 	sc, err := ss.ScheduleCreate(ctxFor(t), &store.ScheduleCreateParams{
 		Kind: store.ScheduleRoutine, Agent: agent, Name: name, Owner: "U1",
-		Platform: "slack", Workspace: "T1", Channel: "C1",
-		Spec: "every 1h", Instruction: "do " + name, NextRunAt: &next, Now: clk.Now(),
+		Place: store.Place{Platform: "slack", Workspace: "T1", Channel: "C1"},
+		Spec:  "every 1h", Instruction: "do " + name, NextRunAt: &next, Now: clk.Now(),
 	})
 	noErr(t, err, "creating routine %s/%s", agent, name)
 	return sc
@@ -68,8 +62,8 @@ func (s suite) testScheduleCreateAndRead(t *testing.T) {
 	next := clk.Now().Add(time.Hour)
 	created, err := ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{
 		Kind: store.SchedulePulse, Agent: "ops", Name: "morning", Owner: "U1",
-		Platform: "slack", Workspace: "T1", Channel: "user:U1",
-		Spec: "cron 0 8 * * 1-5", TimeZone: "America/New_York", Instruction: "check things",
+		Place: store.DM("slack", "T1", "U1"),
+		Spec:  "cron 0 8 * * 1-5", TimeZone: "America/New_York", Instruction: "check things",
 		Config: json.RawMessage(`{"checklist":[{"item":"inbox","source":"day"}]}`),
 		Missed: store.MissedSkip, Source: "config", NextRunAt: &next, Now: clk.Now(),
 	})
@@ -79,7 +73,7 @@ func (s suite) testScheduleCreateAndRead(t *testing.T) {
 	for _, sc := range []*store.Schedule{created, got} {
 		eq(t, sc.Kind, store.SchedulePulse, "kind")
 		eq(t, sc.Agent, "ops", "agent")
-		eq(t, sc.Channel, "user:U1", "channel")
+		eq(t, sc.Place, store.DM("slack", "T1", "U1"), "place")
 		eq(t, sc.TimeZone, "America/New_York", "time zone")
 		eq(t, sc.Missed, store.MissedSkip, "missed policy")
 		eq(t, sc.State, store.ScheduleActive, "state of a new schedule")
@@ -89,10 +83,10 @@ func (s suite) testScheduleCreateAndRead(t *testing.T) {
 		isTrue(t, sc.LastRunAt == nil, "a new schedule has no last run, got %v", sc.LastRunAt)
 		timeEq(t, sc.CreatedAt, clk.Now(), "created at")
 	}
-	found, err := ss.ScheduleFind(ctx, "ops", store.SchedulePulse, "morning")
+	found, err := ss.ScheduleFind(ctx, &store.ScheduleFindParams{Agent: "ops", Kind: store.SchedulePulse, Name: "morning"})
 	noErr(t, err, "finding the pulse by name")
 	eq(t, found.ID, created.ID, "found id")
-	_, err = ss.ScheduleFind(ctx, "ops", store.ScheduleRoutine, "morning")
+	_, err = ss.ScheduleFind(ctx, &store.ScheduleFindParams{Agent: "ops", Kind: store.ScheduleRoutine, Name: "morning"})
 	errIs(t, err, store.ErrNotFound, "finding a routine under a pulse's name")
 	_, err = ss.ScheduleGet(ctx, uuid.New())
 	errIs(t, err, store.ErrNotFound, "getting a schedule that does not exist")
@@ -183,7 +177,7 @@ func (s suite) testScheduleLimit(t *testing.T) {
 	noErr(t, create("ops", "r3", true), "upserting an existing routine at the limit")
 	errIs(t, create("ops", "new", true), store.ErrLimit, "upserting a new routine past the limit")
 
-	r0, err := ss.ScheduleFind(ctx, "ops", store.ScheduleRoutine, "r0")
+	r0, err := ss.ScheduleFind(ctx, &store.ScheduleFindParams{Agent: "ops", Kind: store.ScheduleRoutine, Name: "r0"})
 	noErr(t, err, "finding r0")
 	noErr(t, ss.ScheduleDelete(ctx, r0.ID), "deleting r0")
 	noErr(t, create("ops", "r10", false), "creating a routine after deleting one")
@@ -221,17 +215,17 @@ func (s suite) testScheduleUpdate(t *testing.T) {
 	ctx, clk := ctxFor(t), newClock()
 	sc := newRoutine(t, ss, clk, "ops", "a", clk.Now().Add(time.Hour))
 	clk.Advance(time.Minute)
-	spec, instr, channel := "every 2h", "new words", "C2"
+	spec, instr, place := "every 2h", "new words", store.Place{Platform: "slack", Workspace: "T2", Channel: "C2"}
 	next := clk.Now().Add(2 * time.Hour)
 	got, err := ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
-		ID: sc.ID, Spec: &spec, Instruction: &instr, Channel: &channel, NextRunAt: &next,
+		ID: sc.ID, Spec: &spec, Instruction: &instr, Place: &place, NextRunAt: &next,
 		Config: json.RawMessage(`{"template":"briefing"}`), Now: clk.Now(),
 	})
 	noErr(t, err, "updating the routine")
 	eq(t, got.Spec, spec, "spec")
 	eq(t, got.Instruction, instr, "instruction")
-	eq(t, got.Channel, channel, "channel")
-	eq(t, got.Workspace, "T1", "an update leaves unset fields alone (workspace)")
+	eq(t, got.Place, place, "place")
+	eq(t, got.Owner, "U1", "an update leaves unset fields alone (owner)")
 	jsonEq(t, got.Config, json.RawMessage(`{"template":"briefing"}`), "config")
 	timePtrEq(t, got.NextRunAt, next, "next run")
 	timeEq(t, got.UpdatedAt, clk.Now(), "updated at")
@@ -267,7 +261,7 @@ func (s suite) testScheduleAdvance(t *testing.T) {
 	_, err := ss.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: c.ID, State: &paused, Now: clk.Now()})
 	noErr(t, err, "pausing c")
 
-	dueList, err := ss.ScheduleDue(ctx, clk.Now(), 10)
+	dueList, err := ss.ScheduleDue(ctx, &store.ScheduleDueParams{Now: clk.Now(), Limit: 10})
 	noErr(t, err, "listing due schedules")
 	eq(t, len(dueList), 2, "due schedules (not the future one, not the paused one)")
 	eq(t, dueList[0].ID, b.ID, "the earliest due schedule comes first")
@@ -290,7 +284,7 @@ func (s suite) testScheduleAdvance(t *testing.T) {
 	eq(t, got.State, store.ScheduleDone, "state after a final advance")
 	isTrue(t, got.NextRunAt == nil, "a done schedule has no next run, got %v", got.NextRunAt)
 	isTrue(t, got.LastRunAt == nil, "a zero LastRunAt leaves the last run as it was (none), got %v", got.LastRunAt)
-	dueList, err = ss.ScheduleDue(ctx, clk.Now(), 10)
+	dueList, err = ss.ScheduleDue(ctx, &store.ScheduleDueParams{Now: clk.Now(), Limit: 10})
 	noErr(t, err, "listing due schedules after advancing")
 	eq(t, len(dueList), 0, "due schedules after both advanced")
 }
@@ -422,7 +416,7 @@ func (s suite) testScheduleRuns(t *testing.T) {
 	_, err = ss.ScheduleRunByConversation(ctx, uuid.New())
 	errIs(t, err, store.ErrNotFound, "finding the run of a conversation that has none")
 
-	runs, err := ss.ScheduleRunList(ctx, sc.ID, 0)
+	runs, err := ss.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0})
 	noErr(t, err, "listing runs")
 	eq(t, len(runs), 2, "runs")
 	eq(t, runs[0].Seq, int64(2), "the newest run first")
@@ -466,9 +460,11 @@ func (s suite) testScheduleUsage(t *testing.T) {
 	eq(t, got.Tokens(), int64(332), "tokens of the loop")
 }
 
-func (s suite) testScheduleSweep(t *testing.T) {
+// testSweep: the spine's Sweep deletes event ids, finished work (keyed and
+// failed items too) and expired named leases past their retention, and
+// keeps what is recent or live.
+func (s suite) testSweep(t *testing.T) {
 	st := s.newStore(t)
-	ss := schedulesOf(t, st)
 	ctx, clk := ctxFor(t), newClock()
 	old := clk.Now()
 
@@ -494,43 +490,66 @@ func (s suite) testScheduleSweep(t *testing.T) {
 	ok, err := st.LeaseAcquire(ctx, &store.NamedLeaseParams{Name: "old-lease", Owner: "a", TTL: time.Second, Now: old})
 	noErr(t, err, "taking a lease")
 	isTrue(t, ok, "the lease was free")
-	rem, err := ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{Kind: store.ScheduleReminder, Agent: "ops", Name: "r1", Spec: "at x", State: store.ScheduleDone, Now: old})
-	noErr(t, err, "creating a done reminder")
-	active, err := ss.ScheduleCreate(ctx, &store.ScheduleCreateParams{Kind: store.ScheduleReminder, Agent: "ops", Name: "r2", Spec: "at x", Now: old})
-	noErr(t, err, "creating a pending reminder")
 
-	cut := clk.Advance(48 * time.Hour)
-	_, err = st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "new", Now: clk.Now()})
+	// Past every retention window for the old rows, within it for the new.
+	cut := clk.Advance(store.WorkRetention + time.Hour)
+	_, err = st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "new", Now: cut})
 	noErr(t, err, "recording a new event")
 	doneNew := finish(nil, false)
-	ok, err = st.LeaseAcquire(ctx, &store.NamedLeaseParams{Name: "live-lease", Owner: "a", TTL: time.Hour, Now: clk.Now()})
+	ok, err = st.LeaseAcquire(ctx, &store.NamedLeaseParams{Name: "live-lease", Owner: "a", TTL: time.Hour, Now: cut})
 	noErr(t, err, "taking a live lease")
 	isTrue(t, ok, "the live lease was free")
 
-	res, err := ss.ScheduleSweep(ctx, &store.ScheduleSweepParams{
-		InboundBefore: cut.Add(-time.Hour), WorkBefore: cut.Add(-time.Hour), LeasesBefore: cut.Add(-time.Hour),
-		RemindersBefore: cut.Add(-time.Hour),
-	})
+	res, err := st.Sweep(ctx, cut)
 	noErr(t, err, "sweeping")
-	eq(t, *res, store.ScheduleSweepResult{Inbound: 1, Work: 1, Leases: 1, Reminders: 1}, "rows swept")
+	eq(t, *res, store.SweepResult{Inbound: 1, Work: 3, Leases: 1}, "rows swept")
+	again, err := st.Sweep(ctx, cut)
+	noErr(t, err, "sweeping again")
+	eq(t, *again, store.SweepResult{}, "rows swept by a second sweep")
 
-	fresh, err := st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "old", Now: clk.Now()})
+	fresh, err := st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "old", Now: cut})
 	noErr(t, err, "recording the swept event again")
 	isTrue(t, fresh, "a swept event id is new again")
-	fresh, err = st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "new", Now: clk.Now()})
+	fresh, err = st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "new", Now: cut})
 	noErr(t, err, "recording the kept event again")
 	isTrue(t, !fresh, "a recent event id is kept")
-	_, err = st.WorkGet(ctx, doneOld)
-	errIs(t, err, store.ErrNotFound, "an old done item without a key is swept")
-	for _, id := range []uuid.UUID{keyedOld, failedOld, doneNew} {
+	for _, id := range []uuid.UUID{doneOld, keyedOld, failedOld} {
 		_, err = st.WorkGet(ctx, id)
-		noErr(t, err, "a keyed, failed or recent item is kept (%s)", id)
+		errIs(t, err, store.ErrNotFound, "an item finished past WorkRetention is swept (%s)", id)
 	}
-	ok, err = st.LeaseAcquire(ctx, &store.NamedLeaseParams{Name: "live-lease", Owner: "b", TTL: time.Hour, Now: clk.Now()})
+	_, err = st.WorkGet(ctx, doneNew)
+	noErr(t, err, "a recently finished item is kept")
+	ok, err = st.LeaseAcquire(ctx, &store.NamedLeaseParams{Name: "live-lease", Owner: "b", TTL: time.Hour, Now: cut})
 	noErr(t, err, "taking the live lease as another owner")
 	isTrue(t, !ok, "a live lease survives the sweep")
-	_, err = ss.ScheduleGet(ctx, rem.ID)
-	errIs(t, err, store.ErrNotFound, "an old done reminder is swept")
-	_, err = ss.ScheduleGet(ctx, active.ID)
-	noErr(t, err, "a pending reminder is kept")
+}
+
+// testSchedulePrune: done reminders (and their runs) last updated before the
+// cutoff go; pending ones and other kinds stay.
+func (s suite) testSchedulePrune(t *testing.T) {
+	st := s.newStore(t)
+	ctx, clk := ctxFor(t), newClock()
+	old := clk.Now()
+	rem, err := st.ScheduleCreate(ctx, &store.ScheduleCreateParams{Kind: store.ScheduleReminder, Agent: "ops", Name: "r1", Spec: "at x", State: store.ScheduleDone, Now: old})
+	noErr(t, err, "creating a done reminder")
+	_, err = st.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{ScheduleID: rem.ID, DueAt: old, Status: store.RunFinished, Now: old})
+	noErr(t, err, "recording the reminder's run")
+	active, err := st.ScheduleCreate(ctx, &store.ScheduleCreateParams{Kind: store.ScheduleReminder, Agent: "ops", Name: "r2", Spec: "at x", Now: old})
+	noErr(t, err, "creating a pending reminder")
+	routine, err := st.ScheduleCreate(ctx, &store.ScheduleCreateParams{Kind: store.ScheduleRoutine, Agent: "ops", Name: "r3", Spec: "every 1h", State: store.ScheduleDone, Now: old})
+	noErr(t, err, "creating a done routine")
+
+	cut := clk.Advance(48 * time.Hour)
+	n, err := st.SchedulePrune(ctx, &store.SchedulePruneParams{Before: cut.Add(-time.Hour)})
+	noErr(t, err, "pruning reminders")
+	eq(t, n, 1, "reminders pruned")
+	_, err = st.ScheduleGet(ctx, rem.ID)
+	errIs(t, err, store.ErrNotFound, "an old done reminder is pruned")
+	runs, err := st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: rem.ID})
+	noErr(t, err, "listing the pruned reminder's runs")
+	eq(t, len(runs), 0, "runs of a pruned reminder")
+	for _, id := range []uuid.UUID{active.ID, routine.ID} {
+		_, err = st.ScheduleGet(ctx, id)
+		noErr(t, err, "a pending reminder or a done routine is kept (%s)", id)
+	}
 }

@@ -337,3 +337,21 @@ func getConversation(t testing.TB, s store.Queries, id uuid.UUID) *store.Convers
 	noErr(t, err, "getting conversation %s", id)
 	return c
 }
+
+// holdLease takes conv's lease for owner the way the engine does, by
+// claiming a work item of the conversation (of a kind of its own, so no
+// other claim takes it); ErrConflict when the claim could not take it.
+func holdLease(ctx context.Context, st store.Queries, conv uuid.UUID, owner string, ttl time.Duration, at time.Time) (*store.Conversation, error) {
+	kind := "lease-" + uuid.NewString()
+	if _, err := st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: kind, ConversationID: &conv, Now: at}); err != nil {
+		return nil, err
+	}
+	items, err := st.WorkClaim(ctx, &store.WorkClaimParams{Worker: owner, Kinds: []string{kind}, Limit: 1, LeaseTTL: ttl, Now: at})
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%w: the claim by %s did not take conversation %s", store.ErrConflict, owner, conv)
+	}
+	return st.ConversationGet(ctx, conv)
+}

@@ -1,0 +1,97 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// SweepResult counts what one spine sweep did.
+type SweepResult struct {
+	// ApprovalsExpired are pending approvals past their expiry, now expired;
+	// a turn is queued on each one's conversation so the agent learns that
+	// nobody answered.
+	ApprovalsExpired int
+	// LeasesReleased are conversation leases that expired with no running
+	// work item behind them (a lease left by a process that died outside
+	// the queue).
+	LeasesReleased int
+	// Store is what the store's own Sweep deleted.
+	Store store.SweepResult
+}
+
+// sweepBatch bounds each part of one sweep; the next sweep takes the rest.
+const sweepBatch = 500
+
+// Sweep is the spine's housekeeping: it expires approvals nobody answered
+// and resumes their turns, frees conversation leases nothing runs under,
+// and runs the store's Sweep. Running it on several instances at once is
+// safe: each expired approval is returned to one caller, its resume has a
+// unique key, and the deletes are idempotent.
+func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
+	now := s.now()
+	res := &SweepResult{}
+	var errs []error
+
+	expired, err := s.st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: now, Limit: sweepBatch})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("expiring approvals: %w", err))
+	}
+	res.ApprovalsExpired = len(expired)
+	for _, ap := range expired {
+		// The paused turn resolves the expired call ("nobody answered in
+		// time") when it runs again. One resume per approval, ever.
+		key := "approval-expired:" + ap.ID.String()
+		conv := ap.ConversationID
+		err := s.st.InTx(ctx, func(q store.Queries) error {
+			c, err := q.ConversationGet(ctx, conv)
+			if err != nil || c.Status != store.ConversationPaused {
+				return err // moved on meanwhile: its next turn settles the call
+			}
+			_, err = q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+				Kind: WorkTurn, ConversationID: &conv, UniqueKey: &key, Now: now,
+				Payload: mustJSON(TurnPayload{TriggerSeq: c.LastSeq, Reason: "resume"}),
+			})
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("resuming conversation %s after approval %s expired: %w", conv, ap.ID, err))
+		}
+	}
+
+	stale, err := s.st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: now, Limit: sweepBatch})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing expired conversation leases: %w", err))
+	}
+	for _, c := range stale {
+		running, err := s.st.WorkList(ctx, &store.WorkListParams{ConversationID: &c.ID, States: []store.WorkState{store.WorkRunning}, Limit: 1})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("checking work of conversation %s: %w", c.ID, err))
+			continue
+		}
+		if len(running) > 0 {
+			continue // the queue reclaims the item and its lease
+		}
+		err = s.st.ConversationLeaseRelease(ctx, &store.ConversationLeaseParams{ConversationID: c.ID, Owner: c.LeaseOwner, Now: now})
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			errs = append(errs, fmt.Errorf("releasing the lease of conversation %s: %w", c.ID, err))
+			continue
+		}
+		res.LeasesReleased++
+	}
+
+	swept, err := s.st.Sweep(ctx, now)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("sweeping the store: %w", err))
+	}
+	if swept != nil {
+		res.Store = *swept
+	}
+	if n := res.ApprovalsExpired + res.LeasesReleased + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
+		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased,
+			"inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
+	}
+	return res, errors.Join(errs...)
+}
