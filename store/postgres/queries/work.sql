@@ -35,9 +35,10 @@ SELECT EXISTS (SELECT 1 FROM work_items WHERE id = @id);
 --   claim order from its own partial index and stopped at its LIMIT (one
 --   scan with an OR would sort the whole queue on every claim), locked with
 --   SKIP LOCKED so concurrent claimers take disjoint sets. Items of a
---   conversation that has a live running item, or whose lease another owner
---   holds, are left out. Over-fetched (2x) because only one item per
---   conversation survives the next step.
+--   conversation whose lease is held are left out: the conversation lease
+--   alone says whether a turn runs there (every claim takes it, and it is
+--   released only when its item stops running or by its owner). Over-fetched
+--   (2x) because only one item per conversation survives the next step.
 -- ranked: one item per conversation; an expired running item goes first (it
 --   was already under way), then claim order.
 -- convs: the conversations of the survivors, locked with SKIP LOCKED and
@@ -69,14 +70,9 @@ WITH exhausted AS (
     WHERE w.state = 'available' AND w.run_at <= @now::timestamptz
       AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
       AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > @now::timestamptz)
-      AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz
-            AND (c.lease_owner <> @worker::text OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
     LIMIT 2 * @max_items::integer
     FOR UPDATE OF w SKIP LOCKED
@@ -87,14 +83,9 @@ WITH exhausted AS (
       AND w.attempts < w.max_attempts
       AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
       AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > @now::timestamptz)
-      AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz
-            AND (c.lease_owner <> @worker::text OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
     LIMIT 2 * @max_items::integer
     FOR UPDATE OF w SKIP LOCKED
@@ -113,8 +104,7 @@ WITH exhausted AS (
     SELECT c.id
     FROM conversations c
     WHERE c.id IN (SELECT r.conversation_id FROM ranked r WHERE r.rn = 1)
-      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= @now::timestamptz
-           OR (c.lease_owner = @worker::text AND c.lease_work_id IS NULL))
+      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= @now::timestamptz)
     FOR UPDATE SKIP LOCKED
 ), chosen AS MATERIALIZED (
     SELECT r.id, r.conversation_id

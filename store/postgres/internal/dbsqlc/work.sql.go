@@ -37,14 +37,9 @@ WITH exhausted AS (
     WHERE w.state = 'available' AND w.run_at <= $3::timestamptz
       AND (COALESCE(cardinality($4::text[]), 0) = 0 OR w.kind = ANY ($4::text[]))
       AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > $3::timestamptz)
-      AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > $3::timestamptz
-            AND (c.lease_owner <> $1::text OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > $3::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
     LIMIT 2 * $5::integer
     FOR UPDATE OF w SKIP LOCKED
@@ -55,14 +50,9 @@ WITH exhausted AS (
       AND w.attempts < w.max_attempts
       AND (COALESCE(cardinality($4::text[]), 0) = 0 OR w.kind = ANY ($4::text[]))
       AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > $3::timestamptz)
-      AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > $3::timestamptz
-            AND (c.lease_owner <> $1::text OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > $3::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
     LIMIT 2 * $5::integer
     FOR UPDATE OF w SKIP LOCKED
@@ -81,8 +71,7 @@ WITH exhausted AS (
     SELECT c.id
     FROM conversations c
     WHERE c.id IN (SELECT r.conversation_id FROM ranked r WHERE r.rn = 1)
-      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= $3::timestamptz
-           OR (c.lease_owner = $1::text AND c.lease_work_id IS NULL))
+      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= $3::timestamptz)
     FOR UPDATE SKIP LOCKED
 ), chosen AS MATERIALIZED (
     SELECT r.id, r.conversation_id
@@ -134,9 +123,10 @@ type WorkClaimParams struct {
 //	claim order from its own partial index and stopped at its LIMIT (one
 //	scan with an OR would sort the whole queue on every claim), locked with
 //	SKIP LOCKED so concurrent claimers take disjoint sets. Items of a
-//	conversation that has a live running item, or whose lease another owner
-//	holds, are left out. Over-fetched (2x) because only one item per
-//	conversation survives the next step.
+//	conversation whose lease is held are left out: the conversation lease
+//	alone says whether a turn runs there (every claim takes it, and it is
+//	released only when its item stops running or by its owner). Over-fetched
+//	(2x) because only one item per conversation survives the next step.
 //
 // ranked: one item per conversation; an expired running item goes first (it
 //
