@@ -60,7 +60,7 @@ type Options struct {
 	// CommandFunc answers messages that start with CommandPrefix (scheduling
 	// commands such as "!remind in 2h -- call Ana") without a model call.
 	// Nil leaves such messages to the agent.
-	CommandFunc func(ctx context.Context, in *Inbound, command string) (string, error)
+	CommandFunc CommandFunc
 	// Deliverer shows turns on the platforms conversations are bound to;
 	// nil delivers nothing (API and terminal clients read the log).
 	Deliverer Deliverer

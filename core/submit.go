@@ -152,7 +152,7 @@ func commandText(text string) (string, bool) {
 // the reply is delivered, with no model call. The command runs outside any
 // transaction because it writes to the store itself.
 func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding, cmd string) (*SubmitResult, error) {
-	reply, err := s.opts.CommandFunc(ctx, in, cmd)
+	reply, err := s.opts.CommandFunc(ctx, in, &Command{Text: cmd})
 	if err != nil {
 		if errors.Is(err, ErrInvalid) {
 			reply = "⚠️ " + err.Error()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/command/when"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -83,6 +84,27 @@ func (s *Scheduler) RegisterTools(reg *tool.Registry) error {
 	return nil
 }
 
+// RunContext is the context of the conversations the scheduler starts:
+// routine runs, pulses and loop iterations.
+const RunContext = "scheduler"
+
+// Offered leaves out of tools what a conversation of contextName cannot
+// use: pulse_report and report_progress end a pulse or a loop iteration,
+// so only the scheduler's own runs (RunContext) are offered them. Any other
+// tool passes through.
+func Offered(contextName string, tools []*tool.Tool) []*tool.Tool {
+	if contextName == RunContext {
+		return tools
+	}
+	out := make([]*tool.Tool, 0, len(tools))
+	for _, t := range tools {
+		if n := t.Name(); n != ToolPulseReport && n != ToolReportProgress {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // place is where a tool call happens: the agent, the person and the
 // workspace the conversation belongs to.
 type place struct {
@@ -145,20 +167,20 @@ func (s *Scheduler) toolRemind(ctx context.Context, in RemindInput) (RemindOutpu
 	if pl.Owner == "" {
 		return RemindOutput{}, errors.New("nobody to remind: this conversation has no person who started it")
 	}
-	when := in.At
+	at := in.At
 	if in.In != "" {
 		if in.At != "" {
 			return RemindOutput{}, errors.New("give in or at, not both")
 		}
-		when = "in " + in.In
+		at = "in " + in.In
 	}
-	at, err := ParseWhen(when, s.now(), in.TimeZone)
+	due, err := when.Parse(at, s.now(), in.TimeZone)
 	if err != nil {
-		return RemindOutput{}, err
+		return RemindOutput{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	sc, err := s.Remind(ctx, RemindParams{
 		Agent: pl.Agent, Owner: pl.Owner, Platform: pl.Platform, Workspace: pl.Workspace,
-		At: at, Text: in.Text, TimeZone: in.TimeZone, Source: "tool",
+		At: due, Text: in.Text, TimeZone: in.TimeZone, Source: "tool",
 	})
 	if err != nil {
 		return RemindOutput{}, err
@@ -200,18 +222,17 @@ func specOf(every, cron string) (string, error) {
 	return "", errors.New("give every (such as 4h) or cron (such as 0 8 * * 1-5)")
 }
 
-// deliverTo resolves a deliver argument to a channel ("" for the DM).
-func deliverTo(pl place, deliver string) (string, error) {
+// DeliverTo resolves a deliver argument ("here", "dm" or a channel id) to
+// a channel: here is the channel the request came from ("" in a DM), and
+// "" means the owner's DM. Agent tools and typed commands read it alike.
+func DeliverTo(here, deliver string) string {
 	switch strings.ToLower(strings.TrimSpace(deliver)) {
 	case "", "here":
-		if pl.Channel == "" {
-			return "", nil // this conversation is a DM: deliver to the DM
-		}
-		return pl.Channel, nil
+		return here // "" when the request came from a DM: deliver to the DM
 	case "dm":
-		return "", nil
+		return ""
 	}
-	return strings.TrimPrefix(strings.TrimSpace(deliver), "#"), nil
+	return strings.TrimPrefix(strings.TrimSpace(deliver), "#")
 }
 
 func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (ScheduleOutput, error) {
@@ -223,10 +244,7 @@ func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (Sch
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
-	channel, err := deliverTo(pl, in.Deliver)
-	if err != nil {
-		return ScheduleOutput{}, err
-	}
+	channel := DeliverTo(pl.Channel, in.Deliver)
 	sc, err := s.CreateSchedule(ctx, ScheduleParams{
 		Kind: store.ScheduleRoutine, Agent: pl.Agent, Name: in.Name, Owner: pl.Owner,
 		Target: Target{Platform: pl.Platform, Workspace: pl.Workspace, Channel: channel},
@@ -297,10 +315,7 @@ func (s *Scheduler) toolRoutineUpdate(ctx context.Context, in RoutineUpdateInput
 		c.TimeZone = &in.TimeZone
 	}
 	if in.Deliver != "" {
-		ch, err := deliverTo(pl, in.Deliver)
-		if err != nil {
-			return ScheduleOutput{}, err
-		}
+		ch := DeliverTo(pl.Channel, in.Deliver)
 		c.Channel = &ch
 	}
 	if c != (Change{}) {
