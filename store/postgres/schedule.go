@@ -18,19 +18,13 @@ import (
 
 func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreateParams) (*store.Schedule, error) {
 	channel, _ := p.Place.Columns()
-	arg := &dbsqlc.ScheduleInsertParams{
+	row, err := call(ctx, q, (*dbsqlc.Queries).ScheduleCreate, &dbsqlc.ScheduleCreateParams{
 		ID: p.ID, Kind: string(p.Kind), Agent: p.Agent, Name: p.Name, Owner: p.Owner,
 		Platform: p.Place.Platform, Workspace: p.Place.Workspace, Channel: channel, Spec: p.Spec,
 		TimeZone: p.TimeZone, Instruction: p.Instruction, Config: p.Config, Data: p.Data,
-		Missed: string(p.Missed), Source: p.Source, State: string(p.State), NextRunAt: tsPtr(p.NextRunAt), Now: ts(p.Now),
-	}
-	insert := (*dbsqlc.Queries).ScheduleInsert
-	if p.Upsert {
-		insert = func(db *dbsqlc.Queries, ctx context.Context, arg *dbsqlc.ScheduleInsertParams) (dbsqlc.Schedule, error) {
-			return db.ScheduleUpsert(ctx, (*dbsqlc.ScheduleUpsertParams)(arg))
-		}
-	}
-	row, err := call(ctx, q, insert, arg)
+		Missed: string(p.Missed), Source: p.Source, State: string(p.State), NextRunAt: tsPtr(p.NextRunAt),
+		Upsert: p.Upsert, Now: ts(p.Now),
+	})
 	if errors.Is(err, errNoRow) {
 		err = fmt.Errorf("%w: the name is taken", store.ErrConflict)
 	}

@@ -12,22 +12,12 @@ SELECT pg_advisory_xact_lock(hashtextextended('switchboard.schedules:' || @agent
 -- name: ScheduleCount :one
 SELECT count(*) FROM schedules WHERE agent = @agent AND kind = @kind AND state <> 'done';
 
--- name: ScheduleInsert :one
--- ON CONFLICT DO NOTHING, so a taken name inside a caller's transaction does
--- not abort it: no row back means the name is taken.
-INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
-                       time_zone, instruction, config, data, missed, source, state,
-                       next_run_at, created_at, updated_at)
-VALUES (@id, @kind, @agent, @name, @owner, @platform, @workspace, @channel, @spec,
-        @time_zone, @instruction, @config, @data, @missed, @source, @state,
-        @next_run_at, @now::timestamptz, @now::timestamptz)
-ON CONFLICT (agent, kind, name) DO NOTHING
-RETURNING *;
-
--- name: ScheduleUpsert :one
--- Same parameters as ScheduleInsert. An existing schedule keeps its state,
--- data and run history; its next run is replaced only when the spec or the
--- time zone changed (every SET expression reads the old row).
+-- name: ScheduleCreate :one
+-- Without upsert a taken name returns no row (ON CONFLICT ... WHERE false
+-- updates nothing), and inside a caller's transaction that does not abort
+-- it. With upsert an existing schedule gets the new definition and keeps its
+-- state, data and run history; its next run is replaced only when the spec
+-- or the time zone changed (every SET expression reads the old row).
 INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
                        time_zone, instruction, config, data, missed, source, state,
                        next_run_at, created_at, updated_at)
@@ -35,22 +25,16 @@ VALUES (@id, @kind, @agent, @name, @owner, @platform, @workspace, @channel, @spe
         @time_zone, @instruction, @config, @data, @missed, @source, @state,
         @next_run_at, @now::timestamptz, @now::timestamptz)
 ON CONFLICT (agent, kind, name) DO UPDATE
-SET owner = EXCLUDED.owner,
-    platform = EXCLUDED.platform,
-    workspace = EXCLUDED.workspace,
-    channel = EXCLUDED.channel,
-    spec = EXCLUDED.spec,
-    time_zone = EXCLUDED.time_zone,
-    instruction = EXCLUDED.instruction,
-    config = EXCLUDED.config,
-    missed = EXCLUDED.missed,
-    source = EXCLUDED.source,
+SET (owner, platform, workspace, channel, spec, time_zone, instruction, config, missed, source, updated_at)
+      = (EXCLUDED.owner, EXCLUDED.platform, EXCLUDED.workspace, EXCLUDED.channel, EXCLUDED.spec,
+         EXCLUDED.time_zone, EXCLUDED.instruction, EXCLUDED.config, EXCLUDED.missed, EXCLUDED.source,
+         EXCLUDED.updated_at),
     next_run_at = CASE
         WHEN schedules.spec <> EXCLUDED.spec OR schedules.time_zone <> EXCLUDED.time_zone
         THEN EXCLUDED.next_run_at
         ELSE schedules.next_run_at
-    END,
-    updated_at = EXCLUDED.updated_at
+    END
+WHERE @upsert::boolean
 RETURNING *;
 
 -- name: ScheduleGet :one

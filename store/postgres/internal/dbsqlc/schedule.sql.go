@@ -89,6 +89,104 @@ func (q *Queries) ScheduleCount(ctx context.Context, arg *ScheduleCountParams) (
 	return count, err
 }
 
+const scheduleCreate = `-- name: ScheduleCreate :one
+INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
+                       time_zone, instruction, config, data, missed, source, state,
+                       next_run_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+        $10, $11, $12, $13, $14, $15, $16,
+        $17, $18::timestamptz, $18::timestamptz)
+ON CONFLICT (agent, kind, name) DO UPDATE
+SET (owner, platform, workspace, channel, spec, time_zone, instruction, config, missed, source, updated_at)
+      = (EXCLUDED.owner, EXCLUDED.platform, EXCLUDED.workspace, EXCLUDED.channel, EXCLUDED.spec,
+         EXCLUDED.time_zone, EXCLUDED.instruction, EXCLUDED.config, EXCLUDED.missed, EXCLUDED.source,
+         EXCLUDED.updated_at),
+    next_run_at = CASE
+        WHEN schedules.spec <> EXCLUDED.spec OR schedules.time_zone <> EXCLUDED.time_zone
+        THEN EXCLUDED.next_run_at
+        ELSE schedules.next_run_at
+    END
+WHERE $19::boolean
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+`
+
+type ScheduleCreateParams struct {
+	ID          uuid.UUID
+	Kind        string
+	Agent       string
+	Name        string
+	Owner       string
+	Platform    string
+	Workspace   string
+	Channel     string
+	Spec        string
+	TimeZone    string
+	Instruction string
+	Config      json.RawMessage
+	Data        json.RawMessage
+	Missed      string
+	Source      string
+	State       string
+	NextRunAt   *time.Time
+	Now         time.Time
+	Upsert      bool
+}
+
+// Without upsert a taken name returns no row (ON CONFLICT ... WHERE false
+// updates nothing), and inside a caller's transaction that does not abort
+// it. With upsert an existing schedule gets the new definition and keeps its
+// state, data and run history; its next run is replaced only when the spec
+// or the time zone changed (every SET expression reads the old row).
+func (q *Queries) ScheduleCreate(ctx context.Context, arg *ScheduleCreateParams) (Schedule, error) {
+	row := q.db.QueryRow(ctx, scheduleCreate,
+		arg.ID,
+		arg.Kind,
+		arg.Agent,
+		arg.Name,
+		arg.Owner,
+		arg.Platform,
+		arg.Workspace,
+		arg.Channel,
+		arg.Spec,
+		arg.TimeZone,
+		arg.Instruction,
+		arg.Config,
+		arg.Data,
+		arg.Missed,
+		arg.Source,
+		arg.State,
+		arg.NextRunAt,
+		arg.Now,
+		arg.Upsert,
+	)
+	var i Schedule
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.Agent,
+		&i.Name,
+		&i.Owner,
+		&i.Platform,
+		&i.Workspace,
+		&i.Channel,
+		&i.Spec,
+		&i.TimeZone,
+		&i.Instruction,
+		&i.Config,
+		&i.Data,
+		&i.Missed,
+		&i.Source,
+		&i.State,
+		&i.StateReason,
+		&i.NextRunAt,
+		&i.LastRunAt,
+		&i.Runs,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const scheduleDelete = `-- name: ScheduleDelete :execrows
 DELETE FROM schedules WHERE id = $1
 `
@@ -202,89 +300,6 @@ SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zo
 
 func (q *Queries) ScheduleGet(ctx context.Context, id uuid.UUID) (Schedule, error) {
 	row := q.db.QueryRow(ctx, scheduleGet, id)
-	var i Schedule
-	err := row.Scan(
-		&i.ID,
-		&i.Kind,
-		&i.Agent,
-		&i.Name,
-		&i.Owner,
-		&i.Platform,
-		&i.Workspace,
-		&i.Channel,
-		&i.Spec,
-		&i.TimeZone,
-		&i.Instruction,
-		&i.Config,
-		&i.Data,
-		&i.Missed,
-		&i.Source,
-		&i.State,
-		&i.StateReason,
-		&i.NextRunAt,
-		&i.LastRunAt,
-		&i.Runs,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
-const scheduleInsert = `-- name: ScheduleInsert :one
-INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
-                       time_zone, instruction, config, data, missed, source, state,
-                       next_run_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-        $10, $11, $12, $13, $14, $15, $16,
-        $17, $18::timestamptz, $18::timestamptz)
-ON CONFLICT (agent, kind, name) DO NOTHING
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
-`
-
-type ScheduleInsertParams struct {
-	ID          uuid.UUID
-	Kind        string
-	Agent       string
-	Name        string
-	Owner       string
-	Platform    string
-	Workspace   string
-	Channel     string
-	Spec        string
-	TimeZone    string
-	Instruction string
-	Config      json.RawMessage
-	Data        json.RawMessage
-	Missed      string
-	Source      string
-	State       string
-	NextRunAt   *time.Time
-	Now         time.Time
-}
-
-// ON CONFLICT DO NOTHING, so a taken name inside a caller's transaction does
-// not abort it: no row back means the name is taken.
-func (q *Queries) ScheduleInsert(ctx context.Context, arg *ScheduleInsertParams) (Schedule, error) {
-	row := q.db.QueryRow(ctx, scheduleInsert,
-		arg.ID,
-		arg.Kind,
-		arg.Agent,
-		arg.Name,
-		arg.Owner,
-		arg.Platform,
-		arg.Workspace,
-		arg.Channel,
-		arg.Spec,
-		arg.TimeZone,
-		arg.Instruction,
-		arg.Config,
-		arg.Data,
-		arg.Missed,
-		arg.Source,
-		arg.State,
-		arg.NextRunAt,
-		arg.Now,
-	)
 	var i Schedule
 	err := row.Scan(
 		&i.ID,
@@ -676,106 +691,6 @@ func (q *Queries) ScheduleUpdate(ctx context.Context, arg *ScheduleUpdateParams)
 		arg.Now,
 		arg.ID,
 		arg.ExpectState,
-	)
-	var i Schedule
-	err := row.Scan(
-		&i.ID,
-		&i.Kind,
-		&i.Agent,
-		&i.Name,
-		&i.Owner,
-		&i.Platform,
-		&i.Workspace,
-		&i.Channel,
-		&i.Spec,
-		&i.TimeZone,
-		&i.Instruction,
-		&i.Config,
-		&i.Data,
-		&i.Missed,
-		&i.Source,
-		&i.State,
-		&i.StateReason,
-		&i.NextRunAt,
-		&i.LastRunAt,
-		&i.Runs,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
-const scheduleUpsert = `-- name: ScheduleUpsert :one
-INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
-                       time_zone, instruction, config, data, missed, source, state,
-                       next_run_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-        $10, $11, $12, $13, $14, $15, $16,
-        $17, $18::timestamptz, $18::timestamptz)
-ON CONFLICT (agent, kind, name) DO UPDATE
-SET owner = EXCLUDED.owner,
-    platform = EXCLUDED.platform,
-    workspace = EXCLUDED.workspace,
-    channel = EXCLUDED.channel,
-    spec = EXCLUDED.spec,
-    time_zone = EXCLUDED.time_zone,
-    instruction = EXCLUDED.instruction,
-    config = EXCLUDED.config,
-    missed = EXCLUDED.missed,
-    source = EXCLUDED.source,
-    next_run_at = CASE
-        WHEN schedules.spec <> EXCLUDED.spec OR schedules.time_zone <> EXCLUDED.time_zone
-        THEN EXCLUDED.next_run_at
-        ELSE schedules.next_run_at
-    END,
-    updated_at = EXCLUDED.updated_at
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
-`
-
-type ScheduleUpsertParams struct {
-	ID          uuid.UUID
-	Kind        string
-	Agent       string
-	Name        string
-	Owner       string
-	Platform    string
-	Workspace   string
-	Channel     string
-	Spec        string
-	TimeZone    string
-	Instruction string
-	Config      json.RawMessage
-	Data        json.RawMessage
-	Missed      string
-	Source      string
-	State       string
-	NextRunAt   *time.Time
-	Now         time.Time
-}
-
-// Same parameters as ScheduleInsert. An existing schedule keeps its state,
-// data and run history; its next run is replaced only when the spec or the
-// time zone changed (every SET expression reads the old row).
-func (q *Queries) ScheduleUpsert(ctx context.Context, arg *ScheduleUpsertParams) (Schedule, error) {
-	row := q.db.QueryRow(ctx, scheduleUpsert,
-		arg.ID,
-		arg.Kind,
-		arg.Agent,
-		arg.Name,
-		arg.Owner,
-		arg.Platform,
-		arg.Workspace,
-		arg.Channel,
-		arg.Spec,
-		arg.TimeZone,
-		arg.Instruction,
-		arg.Config,
-		arg.Data,
-		arg.Missed,
-		arg.Source,
-		arg.State,
-		arg.NextRunAt,
-		arg.Now,
 	)
 	var i Schedule
 	err := row.Scan(
