@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/command/when"
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -86,13 +87,13 @@ func (s *Scheduler) RegisterTools(reg *tool.Registry) error {
 
 // RunContext is the context of the conversations the scheduler starts:
 // routine runs, pulses and loop iterations.
-const RunContext = "scheduler"
+const RunContext = tool.ContextScheduler
 
 // Offered leaves out of tools what a conversation of contextName cannot
 // use: pulse_report and report_progress end a pulse or a loop iteration,
 // so only the scheduler's own runs (RunContext) are offered them. Any other
 // tool passes through.
-func Offered(contextName string, tools []*tool.Tool) []*tool.Tool {
+func Offered(contextName tool.ContextName, tools []*tool.Tool) []*tool.Tool {
 	if contextName == RunContext {
 		return tools
 	}
@@ -116,13 +117,12 @@ type place struct {
 
 // placeOf resolves the calling conversation's place. A scheduled run's
 // conversation belongs where its schedule does.
-func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) placeOf(ctx context.Context, req *tool.Request) (place, error) {
+	if req.ConversationID == uuid.Nil {
 		return place{}, errors.New("this tool can only be called by an agent in a conversation")
 	}
-	p := place{Agent: ci.Agent, Owner: ci.Starter}
-	bs, err := s.st.BindingListByConversation(ctx, ci.ConversationID)
+	p := place{Agent: req.Agent, Owner: req.Starter}
+	bs, err := s.st.BindingListByConversation(ctx, req.ConversationID)
 	if err != nil {
 		return place{}, fmt.Errorf("finding where this conversation is: %w", err)
 	}
@@ -133,7 +133,7 @@ func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
 		p.Platform, p.Workspace, p.Channel = b.Place.Platform, b.Place.Workspace, b.Place.Channel
 		return p, nil
 	}
-	if run, err := s.st.ScheduleRunByConversation(ctx, ci.ConversationID); err == nil {
+	if run, err := s.st.ScheduleRunByConversation(ctx, req.ConversationID); err == nil {
 		if sc, err := s.st.ScheduleGet(ctx, run.ScheduleID); err == nil {
 			p.Platform, p.Workspace = sc.Place.Platform, sc.Place.Workspace
 			if p.Owner == "" {
@@ -159,8 +159,8 @@ type RemindOutput struct {
 	At       string `json:"at"`
 }
 
-func (s *Scheduler) toolRemind(ctx context.Context, in RemindInput) (RemindOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRemind(ctx context.Context, req *tool.Request, in RemindInput) (RemindOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return RemindOutput{}, err
 	}
@@ -235,8 +235,8 @@ func DeliverTo(here, deliver string) string {
 	return strings.TrimPrefix(strings.TrimSpace(deliver), "#")
 }
 
-func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineCreate(ctx context.Context, req *tool.Request, in RoutineInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -264,12 +264,11 @@ type ListOutput struct {
 	Schedules []ScheduleOutput `json:"schedules"`
 }
 
-func (s *Scheduler) toolRoutineList(ctx context.Context, _ ListInput) (ListOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineList(ctx context.Context, req *tool.Request, _ ListInput) (ListOutput, error) {
+	if req.Agent == "" {
 		return ListOutput{}, errors.New("routine_list can only be called by an agent")
 	}
-	list, err := s.List(ctx, ci.Agent, "")
+	list, err := s.List(ctx, req.Agent, "")
 	if err != nil {
 		return ListOutput{}, err
 	}
@@ -291,8 +290,8 @@ type RoutineUpdateInput struct {
 	Paused      *bool  `json:"paused,omitempty" jsonschema:"true to pause, false to resume"`
 }
 
-func (s *Scheduler) toolRoutineUpdate(ctx context.Context, in RoutineUpdateInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineUpdate(ctx context.Context, req *tool.Request, in RoutineUpdateInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -346,12 +345,11 @@ type DeletedOutput struct {
 	Deleted string `json:"deleted"`
 }
 
-func (s *Scheduler) toolRoutineDelete(ctx context.Context, in NameInput) (DeletedOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineDelete(ctx context.Context, req *tool.Request, in NameInput) (DeletedOutput, error) {
+	if req.Agent == "" {
 		return DeletedOutput{}, errors.New("routine_delete can only be called by an agent")
 	}
-	sc, err := s.Find(ctx, ci.Agent, store.ScheduleRoutine, in.Name)
+	sc, err := s.Find(ctx, req.Agent, store.ScheduleRoutine, in.Name)
 	if err != nil {
 		return DeletedOutput{}, err
 	}
@@ -371,8 +369,8 @@ type GoalInput struct {
 	Deadline      string `json:"deadline,omitempty" jsonschema:"RFC 3339 instant after which the loop stops"`
 }
 
-func (s *Scheduler) toolGoalStart(ctx context.Context, in GoalInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolGoalStart(ctx context.Context, req *tool.Request, in GoalInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}

@@ -350,13 +350,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	fwd.d = a.Deliverer
-	handlers := map[string]core.HandlerFunc{
-		core.WorkTurn:    a.Service.RunTurn,
-		core.WorkDeliver: a.Deliverer.HandleDeliver,
-	}
-	for kind, h := range a.Scheduler.Handlers() {
-		handlers[kind] = h
-	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, a.Service.RunTurn)
+	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
+	a.Scheduler.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
 		WorkerID:    a.Service.WorkerID(),
@@ -519,7 +516,7 @@ func (a *App) Stop(ctx context.Context) error {
 // ToolsFor lists the tools the model is offered in a conversation of
 // contextName: the registry's tools as the context can run them (headless),
 // with the scheduled-run tools only in the scheduler's own runs.
-func (a *App) ToolsFor(contextName string) []*tool.Tool {
+func (a *App) ToolsFor(contextName tool.ContextName) []*tool.Tool {
 	return scheduler.Offered(contextName, headless.ToolsFor(a.Registry, contextName))
 }
 
