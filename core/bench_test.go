@@ -30,7 +30,7 @@ func benchService(b *testing.B, st store.Store) *core.Service {
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Tools: func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools: func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +91,7 @@ func BenchmarkTurn(b *testing.B) {
 					b.Fatalf("claim: %v, %d items", err, len(items))
 				}
 				start := time.Now()
-				if err := svc.RunTurn(ctx, items[0]); err != nil {
+				if err := svc.RunTurn(ctx, items[0], core.TurnArgs{}); err != nil {
 					b.Fatal(err)
 				}
 				turns = append(turns, time.Since(start))
@@ -126,9 +126,11 @@ func BenchmarkTurnsThroughput(b *testing.B) {
 	svc := benchService(b, st)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: "bench", Concurrency: 8, PollInterval: 50 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -44,7 +44,7 @@ func RegisterPostResult(r *tool.Registry, lib *cards.Library) error {
 			*s = *full
 			return nil
 		},
-	}, func(ctx context.Context, in cards.Result) (postResultOutput, error) {
+	}, func(ctx context.Context, _ *tool.Request, in cards.Result) (postResultOutput, error) {
 		out, err := post(ctx, in)
 		if err != nil {
 			return postResultOutput{}, err

@@ -98,25 +98,6 @@ type ErrorContent struct {
 	Interim bool `json:"interim,omitempty"`
 }
 
-// TurnPayload is the payload of a "turn" work item.
-type TurnPayload struct {
-	// TriggerSeq is the seq of the entry that caused the turn (a message, a
-	// tool result, an action); a retried turn restarts after it.
-	TriggerSeq int64  `json:"trigger_seq"`
-	Reason     string `json:"reason"` // message, resume, action, schedule
-}
-
-// Work kinds core enqueues.
-const (
-	// WorkTurn runs a turn (Service.RunTurn).
-	WorkTurn = "turn"
-	// WorkDeliver delivers a conversation's undelivered entries. Every commit
-	// of an entry people see carries one; it runs after the turn that wrote
-	// it lets the lease go and finishes what that turn could not deliver
-	// (deliver.Deliverer.HandleDeliver).
-	WorkDeliver = "deliver"
-)
-
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

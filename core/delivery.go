@@ -64,7 +64,7 @@ func Visible(e *store.Entry) bool {
 // the caller's transaction. The item cannot be claimed while a turn holds
 // the conversation's lease: it delivers what that turn could not, after it.
 func enqueueDelivery(ctx context.Context, q store.Queries, conv uuid.UUID, now time.Time) error {
-	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &conv, Now: now}); err != nil {
+	if _, err := Enqueue(ctx, q, DeliverArgs{}, &EnqueueOpts{ConversationID: &conv, Now: now}); err != nil {
 		return fmt.Errorf("queueing delivery: %w", err)
 	}
 	return nil
@@ -93,8 +93,8 @@ func Say(ctx context.Context, q store.Queries, p *SayParams) error {
 	}); err != nil {
 		return fmt.Errorf("appending the message of %s: %w", p.Agent, err)
 	}
-	if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind: WorkDeliver, ConversationID: &p.ConversationID, AgentID: p.AgentID, Now: p.Now,
+	if _, err := Enqueue(ctx, q, DeliverArgs{}, &EnqueueOpts{
+		ConversationID: &p.ConversationID, AgentID: p.AgentID, Now: p.Now,
 	}); err != nil {
 		return fmt.Errorf("queueing delivery: %w", err)
 	}

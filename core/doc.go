@@ -53,7 +53,7 @@
 //	  no marker          → run it (it never started)
 //	  marker present     → append an interrupted is_error result; never re-run
 //
-// The call id (CallInfo.CallID) is the call's idempotency key for tools.
+// The call id (tool.Request.CallID) is the call's idempotency key for tools.
 //
 // # Work item states
 //

@@ -31,7 +31,7 @@ type turn struct {
 	item  *store.WorkItem
 	conv  *store.Conversation
 	agent *agent.Agent
-	meta  conversationMeta
+	meta  ConversationMeta
 	model model.Backend
 	tools map[string]*tool.Tool
 	list  []*tool.Tool
@@ -54,18 +54,17 @@ const (
 	turnPaused                    // waiting for a person or a client
 )
 
-// RunTurn runs the turn a claimed work item asks for. It returns an error
-// only when the turn could not be finished and the item should not be marked
-// done (the context ended: shutdown or a lost lease). Model and tool failures
-// are recorded in the log as error entries and end the turn normally.
-func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem) (err error) {
+// RunTurn runs the turn a claimed work item asks for; it is the handler of
+// TurnArgs (AddHandler). It returns an error only when the turn could not be
+// finished and the item should not be marked done (the context ended:
+// shutdown or a lost lease). Model and tool failures are recorded in the log
+// as error entries and end the turn normally.
+//
+// The args are decoded (an item whose payload is not TurnArgs fails) but not
+// used: a turn, resumed or not, starts from the log.
+func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs) (err error) {
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
-	}
-	// The payload is checked, not used: a turn, resumed or not, starts from
-	// the log.
-	if err := json.Unmarshal(item.Payload, new(TurnPayload)); err != nil {
-		return fmt.Errorf("decoding turn %s payload: %w", item.ID, err)
 	}
 	conv, cerr := s.st.ConversationGet(ctx, *item.ConversationID)
 	if cerr != nil {
@@ -554,10 +553,10 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		return false, t.record(ctx, c, interrupted(started.Execution), decision)
 	}
 	t.status("is running " + c.Name + "…")
-	res := tl.Call(WithCallInfo(ctx, CallInfo{
-		ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID, Context: t.meta.Context,
-		Starter: t.meta.Starter, CallID: c.CallID, TurnID: t.item.ID,
-	}), c.Input)
+	res := tl.Call(ctx, &tool.Request{
+		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
+		Context: t.meta.Context, Starter: t.meta.Starter, TurnID: t.item.ID,
+	}, c.Input)
 	if ctx.Err() != nil {
 		if res.IsError || res.Pause != nil {
 			// Cut off while it ran: whether it finished is unknown. The

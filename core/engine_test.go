@@ -149,6 +149,7 @@ func (m *mortal) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 type testTools struct {
 	mu       sync.Mutex
 	ran      []string
+	reqs     []tool.Request // what each lookup call was told about itself
 	riskyRan int
 }
 
@@ -172,9 +173,10 @@ func registry(t *testing.T, tt *testTools) *tool.Registry {
 		t.Fatal(err)
 	}
 	tool.MustRegister(r, tool.Def{Name: "lookup", Description: "look something up", Risk: tool.RiskLow},
-		func(ctx context.Context, in lookupIn) (lookupOut, error) {
+		func(ctx context.Context, req *tool.Request, in lookupIn) (lookupOut, error) {
 			tt.mu.Lock()
 			tt.ran = append(tt.ran, in.Query)
+			tt.reqs = append(tt.reqs, *req)
 			tt.mu.Unlock()
 			if in.Query == "fail" {
 				return lookupOut{}, errors.New("lookup backend is down")
@@ -182,7 +184,7 @@ func registry(t *testing.T, tt *testTools) *tool.Registry {
 			return lookupOut{Answer: "42 for " + in.Query}, nil
 		})
 	tool.MustRegister(r, tool.Def{Name: "delete_everything", Description: "risky", Risk: tool.RiskHigh},
-		func(ctx context.Context, in riskyIn) (lookupOut, error) {
+		func(ctx context.Context, _ *tool.Request, in riskyIn) (lookupOut, error) {
 			tt.mu.Lock()
 			tt.riskyRan++
 			tt.mu.Unlock()
@@ -240,7 +242,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	st := &mortal{Store: s.st}
 	opts := core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Tools:    func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools:    func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger:   testenv.Logger(t),
 		Now:      s.clock.Now,
 		LeaseTTL: ttl,
@@ -257,9 +259,11 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 		Logger:   testenv.Logger(t), Now: s.clock.Now,
 	})
 	if err != nil {
@@ -436,6 +440,25 @@ turns:
 		}
 		if !sawChart || !sawFail || !sawUnknown {
 			t.Fatalf("results = %+v; want a chart PNG attached, the handler error and the unknown tool as tool errors", results)
+		}
+		callIDs := map[string]bool{}
+		for _, e := range es {
+			if e.Kind == store.EntryToolCall {
+				c, _ := core.Decode[core.ToolCallContent](e)
+				callIDs[c.CallID] = true
+			}
+		}
+		s.tools.mu.Lock()
+		reqs := slices.Clone(s.tools.reqs)
+		s.tools.mu.Unlock()
+		if len(reqs) != 2 {
+			t.Fatalf("lookup got %d requests, want one per call (2)", len(reqs))
+		}
+		for _, req := range reqs {
+			if req.ConversationID != res.ConversationID || req.Context != tool.ContextSlack || req.Starter != "U1" ||
+				req.Agent == "" || req.TurnID == uuid.Nil || !callIDs[req.CallID] {
+				t.Fatalf("lookup request = %+v; want conversation %s, context slack, starter U1, the agent, the turn and a call id of the log", req, res.ConversationID)
+			}
 		}
 		if textOf(t, es[len(es)-1]) != "Done checking." {
 			t.Fatalf("final text = %q", textOf(t, es[len(es)-1]))
@@ -653,7 +676,7 @@ type gateIn struct {
 
 func (g *gate) register(r *tool.Registry) {
 	tool.MustRegister(r, tool.Def{Name: "charge", Description: "charges a card (side effect)", Risk: tool.RiskLow},
-		func(ctx context.Context, in gateIn) (lookupOut, error) {
+		func(ctx context.Context, _ *tool.Request, in gateIn) (lookupOut, error) {
 			g.started.Add(1)
 			select {
 			case <-g.open:
@@ -844,7 +867,7 @@ func TestTurnWithALostLeaseWritesNothing(t *testing.T) {
 		s.clock.Advance(31 * time.Second)
 		claim("w2") // w1 went quiet; w2 took over
 
-		err = in.svc.RunTurn(ctx, stale)
+		err = in.svc.RunTurn(ctx, stale, core.TurnArgs{})
 		if !errors.Is(err, store.ErrLeaseLost) {
 			t.Fatalf("RunTurn under a lease taken over = %v; want store.ErrLeaseLost", err)
 		}
@@ -1069,7 +1092,7 @@ fallback:
 `
 		in := s.startWith(t, script, func(r *tool.Registry) {
 			tool.MustRegister(r, tool.Def{Name: cards.ToolSendEmail, Description: "send an email", Risk: tool.RiskHigh},
-				func(ctx context.Context, e emailIn) (lookupOut, error) {
+				func(ctx context.Context, _ *tool.Request, e emailIn) (lookupOut, error) {
 					mu.Lock()
 					sent = append(sent, e)
 					mu.Unlock()

@@ -15,7 +15,7 @@ import (
 // to turn, so the provider's prompt cache hits: persona and house rules. The
 // tool schemas, sent beside it in a stable order, belong to the same cached
 // prefix. Nothing here may depend on time, the speaker or the log.
-func stableBlock(a *agent.Agent, contextName string) string {
+func stableBlock(a *agent.Agent, contextName tool.ContextName) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your name is %s.\n\n%s\n\n", a.Name, strings.TrimSpace(a.Persona))
 	b.WriteString("How you work:\n")
@@ -40,7 +40,7 @@ func turnBlock(now time.Time, speaker string) string {
 // right after the assistant message that made the calls, wherever they sit
 // in the log (a person may have spoken between a call and its result), as
 // every provider requires.
-func buildRequest(a *agent.Agent, contextName string, tools []*tool.Tool, entries []*store.Entry, now time.Time) (*model.Request, error) {
+func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.Tool, entries []*store.Entry, now time.Time) (*model.Request, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, err

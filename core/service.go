@@ -22,10 +22,10 @@ import (
 // BackendFunc builds the model backend of an agent.
 type BackendFunc func(a *agent.Agent) (model.Backend, error)
 
-// ToolsFunc returns the tools offered in a context ("slack", "discord",
-// "terminal", "scheduler", "api", "web"): the registry with frontend tools
-// swapped for their headless equivalents (see package headless).
-type ToolsFunc func(contextName string) []*tool.Tool
+// ToolsFunc returns the tools offered in a context: the registry with
+// frontend tools swapped for their headless equivalents (see package
+// headless).
+type ToolsFunc func(contextName tool.ContextName) []*tool.Tool
 
 // Options configures a Service.
 type Options struct {
@@ -60,7 +60,7 @@ type Options struct {
 	// CommandFunc answers messages that start with CommandPrefix (scheduling
 	// commands such as "!remind in 2h -- call Ana") without a model call.
 	// Nil leaves such messages to the agent.
-	CommandFunc func(ctx context.Context, in *Inbound, command string) (string, error)
+	CommandFunc CommandFunc
 	// Deliverer shows turns on the platforms conversations are bound to;
 	// nil delivers nothing (API and terminal clients read the log).
 	Deliverer Deliverer
@@ -230,21 +230,41 @@ func (s *Service) agentID(name string) *uuid.UUID {
 	return nil
 }
 
-// conversationMeta is what core keeps in a conversation's metadata.
-type conversationMeta struct {
-	// Context picks the tool swap table: slack, discord, terminal, scheduler, api.
-	Context string `json:"context"`
+// ConversationMeta is what core keeps in a conversation's metadata. Core
+// writes it for the conversations it opens, and the scheduler for the ones
+// it opens itself; both read it back through DecodeConversationMeta.
+type ConversationMeta struct {
+	// Context picks the tools offered and scopes the guard's deny entries.
+	Context tool.ContextName `json:"context"`
 	// Starter is the user who started the conversation; by default only they
 	// decide approvals in it.
 	Starter string `json:"starter,omitempty"`
 }
 
-func metaOf(conv *store.Conversation) conversationMeta {
-	var m conversationMeta
-	_ = json.Unmarshal(conv.Metadata, &m)
-	if m.Context == "" {
-		m.Context = "api"
+// Encode returns m as stored in a conversation's Metadata.
+func (m ConversationMeta) Encode() json.RawMessage { return mustJSON(m) }
+
+// DecodeConversationMeta reads a conversation's Metadata. A conversation
+// that names no context (older rows, or metadata that does not decode)
+// runs in tool.ContextAPI; the error says why it did not decode.
+func DecodeConversationMeta(raw json.RawMessage) (ConversationMeta, error) {
+	var m ConversationMeta
+	var err error
+	if len(raw) > 0 {
+		if err = json.Unmarshal(raw, &m); err != nil {
+			err = fmt.Errorf("decoding conversation metadata: %w", err)
+		}
 	}
+	if m.Context == "" {
+		m.Context = tool.ContextAPI
+	}
+	return m, err
+}
+
+// metaOf is a conversation's metadata; metadata that does not decode reads
+// as the defaults, as DecodeConversationMeta gives them.
+func metaOf(conv *store.Conversation) ConversationMeta {
+	m, _ := DecodeConversationMeta(conv.Metadata)
 	return m
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -118,7 +119,8 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 	if b != nil {
 		return b, nil
 	}
-	meta := mustJSON(conversationMeta{Context: in.Platform, Starter: in.UserID})
+	// A platform's conversations run in the context named after it.
+	meta := ConversationMeta{Context: tool.ContextName(in.Platform), Starter: in.UserID}.Encode()
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
 		Place: store.Place{Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread},
 		Conversation: store.ConversationCreateParams{
@@ -152,7 +154,7 @@ func commandText(text string) (string, bool) {
 // the reply is delivered, with no model call. The command runs outside any
 // transaction because it writes to the store itself.
 func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding, cmd string) (*SubmitResult, error) {
-	reply, err := s.opts.CommandFunc(ctx, in, cmd)
+	reply, err := s.opts.CommandFunc(ctx, in, &Command{Text: cmd})
 	if err != nil {
 		if errors.Is(err, ErrInvalid) {
 			reply = "⚠️ " + err.Error()
@@ -177,7 +179,7 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 		}); err != nil {
 			return err
 		}
-		if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: WorkDeliver, ConversationID: &b.ConversationID, Now: now}); err != nil {
+		if err := enqueueDelivery(ctx, q, b.ConversationID, now); err != nil {
 			return err
 		}
 		res.ConversationID, res.Seq = b.ConversationID, u.Entry.SeqValue()
@@ -207,9 +209,7 @@ func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid
 }
 
 func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UUID, triggerSeq int64, reason string) error {
-	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind:           WorkTurn,
-		Payload:        mustJSON(TurnPayload{TriggerSeq: triggerSeq, Reason: reason}),
+	_, err := Enqueue(ctx, q, TurnArgs{TriggerSeq: triggerSeq, Reason: reason}, &EnqueueOpts{
 		ConversationID: &conv,
 		// One claim more than the cap: the claim past the cap is the one that
 		// tells the user the turn failed for good (see RunTurn).
@@ -416,7 +416,7 @@ func recordEvent(ctx context.Context, q store.Queries, a *Action, now time.Time)
 }
 
 // CreateConversation starts a conversation for an API or terminal client.
-func (s *Service) CreateConversation(ctx context.Context, agentName, contextName, starter string) (*store.Conversation, error) {
+func (s *Service) CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error) {
 	ag := s.opts.Agents.Default()
 	if agentName != "" {
 		a, ok := s.opts.Agents.Find(agentName)
@@ -426,10 +426,10 @@ func (s *Service) CreateConversation(ctx context.Context, agentName, contextName
 		ag = a
 	}
 	if contextName == "" {
-		contextName = "api"
+		contextName = tool.ContextAPI
 	}
 	conv, err := s.st.ConversationCreate(ctx, &store.ConversationCreateParams{
-		AgentID: s.agentID(ag.Name), Metadata: mustJSON(conversationMeta{Context: contextName, Starter: starter}), Now: s.now(),
+		AgentID: s.agentID(ag.Name), Metadata: ConversationMeta{Context: contextName, Starter: starter}.Encode(), Now: s.now(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating conversation: %w", err)

@@ -50,10 +50,8 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 			if err != nil || c.Status != store.ConversationPaused {
 				return err // moved on meanwhile: its next turn settles the call
 			}
-			_, err = q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-				Kind: WorkTurn, ConversationID: &conv, UniqueKey: &key, Now: now,
-				Payload: mustJSON(TurnPayload{TriggerSeq: c.LastSeq, Reason: "resume"}),
-			})
+			_, err = Enqueue(ctx, q, TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume"},
+				&EnqueueOpts{ConversationID: &conv, UniqueKey: &key, Now: now})
 			return err
 		})
 		if err != nil {

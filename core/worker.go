@@ -15,20 +15,13 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// HandlerFunc runs one claimed work item. A nil error completes the item; an
-// error fails the attempt (retried with backoff until MaxAttempts). When the
-// context ends the handler returns promptly without writing further: the
-// lease was lost (the new holder goes on), or the worker is stopping (what
-// the handler committed stays, and the item is released to run again from
-// there).
-type HandlerFunc func(ctx context.Context, item *store.WorkItem) error
-
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
 	Store    store.Store
 	WorkerID string
-	// Handlers by work kind. The worker claims only these kinds.
-	Handlers map[string]HandlerFunc
+	// Handlers by work kind (see AddHandler). The worker claims only these
+	// kinds.
+	Handlers *Handlers
 	// Concurrency is how many items run at once (default 8).
 	Concurrency int
 	// LeaseTTL is the lease on each item; heartbeats renew it every third of
@@ -47,7 +40,7 @@ func (o *WorkerOptions) validate() error {
 		return errors.New("worker: WorkerOptions.Store is required")
 	case o.WorkerID == "":
 		return errors.New("worker: WorkerOptions.WorkerID is required")
-	case len(o.Handlers) == 0:
+	case o.Handlers == nil || len(o.Handlers.byKind) == 0:
 		return errors.New("worker: WorkerOptions.Handlers is empty")
 	case o.Concurrency < 1:
 		return fmt.Errorf("worker: WorkerOptions.Concurrency %d must be at least 1", o.Concurrency)
@@ -108,11 +101,10 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	w := &Worker{opts: opts, log: opts.Logger.With("worker_id", opts.WorkerID), wake: make(chan struct{}, 1)}
-	for k := range opts.Handlers {
-		w.kinds = append(w.kinds, k)
-	}
-	return w, nil
+	return &Worker{
+		opts: opts, log: opts.Logger.With("worker_id", opts.WorkerID), wake: make(chan struct{}, 1),
+		kinds: opts.Handlers.Kinds(),
+	}, nil
 }
 
 // Start takes back the items a previous run under this WorkerID left
@@ -303,7 +295,7 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 			}
 		}
 	}()
-	err := w.opts.Handlers[item.Kind](itemCtx, item)
+	err := w.opts.Handlers.Run(itemCtx, item)
 	cancel(nil)
 	<-hbDone
 	if errors.Is(context.Cause(itemCtx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost) {

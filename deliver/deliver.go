@@ -131,11 +131,11 @@ func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*
 	return out, nil
 }
 
-// HandleDeliver is the handler of core.WorkDeliver items: it delivers the
-// conversation's undelivered entries and closes a live stream a dead turn
-// left open. It runs under the conversation's lease, so no turn of the
-// conversation runs meanwhile.
-func (d *Deliverer) HandleDeliver(ctx context.Context, item *store.WorkItem) error {
+// HandleDeliver is the handler of core.DeliverArgs items (core.AddHandler):
+// it delivers the conversation's undelivered entries and closes a live
+// stream a dead turn left open. It runs under the conversation's lease, so
+// no turn of the conversation runs meanwhile.
+func (d *Deliverer) HandleDeliver(ctx context.Context, item *store.WorkItem, _ core.DeliverArgs) error {
 	if item.ConversationID == nil {
 		return fmt.Errorf("deliver item %s has no conversation", item.ID)
 	}

@@ -104,7 +104,7 @@ func (in AskUserInput) normalize() (AskUserInput, error) {
 }
 
 // askUserFrontend hands the question to the live client.
-func askUserFrontend(_ context.Context, in AskUserInput) (AskUserAnswer, error) {
+func askUserFrontend(_ context.Context, _ *tool.Request, in AskUserInput) (AskUserAnswer, error) {
 	in, err := in.normalize()
 	if err != nil {
 		return AskUserAnswer{}, err
@@ -124,7 +124,7 @@ func askUserFrontend(_ context.Context, in AskUserInput) (AskUserAnswer, error) 
 // askUserQuestion pauses for a person: the platform draws the choices as
 // buttons (the console as a numbered prompt) and the answer resumes the
 // turn.
-func askUserQuestion(_ context.Context, in AskUserInput) (AskUserAnswer, error) {
+func askUserQuestion(_ context.Context, _ *tool.Request, in AskUserInput) (AskUserAnswer, error) {
 	in, err := in.normalize()
 	if err != nil {
 		return AskUserAnswer{}, err

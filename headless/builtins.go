@@ -32,12 +32,12 @@ func AddBuiltinSwaps(s *Swapper) error {
 	if err != nil {
 		return fmt.Errorf("building headless render_chart: %w", err)
 	}
-	for _, ctx := range []string{ContextSlack, ContextDiscord, ContextTerminal} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal} {
 		if err := s.Add(ctx, ask); err != nil {
 			return err
 		}
 	}
-	for _, ctx := range []string{ContextSlack, ContextDiscord, ContextTerminal, ContextScheduler} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal, tool.ContextScheduler} {
 		if err := s.Add(ctx, chart); err != nil {
 			return err
 		}

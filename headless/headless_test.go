@@ -22,9 +22,9 @@ func registry(t *testing.T) *tool.Registry {
 	r := tool.NewRegistry()
 	require.NoError(t, headless.RegisterBuiltins(r), "registering built-ins")
 	tool.MustRegister(r, tool.Def{Name: "web_search", Description: "search", Risk: tool.RiskLow},
-		func(context.Context, struct{}) (string, error) { return "ok", nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return "ok", nil })
 	tool.MustRegister(r, tool.Def{Name: "open_tab", Description: "open a browser tab", Risk: tool.RiskLow, Tier: tool.TierFrontend},
-		func(context.Context, struct{}) (string, error) {
+		func(context.Context, *tool.Request, struct{}) (string, error) {
 			return "", tool.PauseWith(tool.Pause{Kind: tool.PauseFrontend})
 		})
 	return r
@@ -51,25 +51,25 @@ func TestSwapTablePerContext(t *testing.T) {
 	}
 	all := []string{"ask_user", "open_tab", "render_chart", "web_search"}
 	headlessTools := []string{"ask_user", "render_chart", "web_search"}
-	tests := map[string]want{
-		headless.ContextWeb:       {tools: all, askPause: tool.PauseFrontend, chartLeft: true},
-		headless.ContextAPI:       {tools: all, askPause: tool.PauseFrontend, chartLeft: true},
-		headless.ContextSlack:     {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
-		headless.ContextDiscord:   {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
-		headless.ContextTerminal:  {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
-		headless.ContextScheduler: {tools: []string{"render_chart", "web_search"}, chartPNG: true},
-		"carrier-pigeon":          {tools: []string{"web_search"}},
+	tests := map[tool.ContextName]want{
+		tool.ContextWeb:       {tools: all, askPause: tool.PauseFrontend, chartLeft: true},
+		tool.ContextAPI:       {tools: all, askPause: tool.PauseFrontend, chartLeft: true},
+		tool.ContextSlack:     {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
+		tool.ContextDiscord:   {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
+		tool.ContextTerminal:  {tools: headlessTools, askPause: tool.PauseQuestion, chartPNG: true},
+		tool.ContextScheduler: {tools: []string{"render_chart", "web_search"}, chartPNG: true},
+		"carrier-pigeon":      {tools: []string{"web_search"}},
 	}
 	r := registry(t)
 	for ctxName, w := range tests {
-		t.Run(ctxName, func(t *testing.T) {
+		t.Run(string(ctxName), func(t *testing.T) {
 			offered := headless.ToolsFor(r, ctxName)
 			require.Equal(t, w.tools, names(offered), "tools offered in %s, sorted by name", ctxName)
 
 			ask, ok := headless.Get(r, ctxName, "ask_user")
 			require.Equal(t, w.askPause != "", ok, "ask_user offered in %s", ctxName)
 			if ok {
-				res := ask.Call(context.Background(), json.RawMessage(askArgs))
+				res := ask.Call(context.Background(), nil, json.RawMessage(askArgs))
 				require.False(t, res.IsError, "ask_user failed: %s", res.Output)
 				require.NotNil(t, res.Pause, "ask_user must pause")
 				require.Equal(t, w.askPause, res.Pause.Kind)
@@ -87,7 +87,7 @@ func TestSwapTablePerContext(t *testing.T) {
 			if !ok {
 				return
 			}
-			res := ch.Call(context.Background(), json.RawMessage(chartArgs))
+			res := ch.Call(context.Background(), nil, json.RawMessage(chartArgs))
 			require.False(t, res.IsError, "render_chart failed: %s", res.Output)
 			if w.chartLeft {
 				require.NotNil(t, res.Pause, "render_chart must hand the data to the client")
@@ -122,10 +122,10 @@ func TestSwapTablePerContext(t *testing.T) {
 func TestSwappedToolsKeepNameAndSchema(t *testing.T) {
 	r := registry(t)
 	for _, name := range []string{"ask_user", "render_chart"} {
-		front, ok := headless.Get(r, headless.ContextWeb, name)
+		front, ok := headless.Get(r, tool.ContextWeb, name)
 		require.True(t, ok)
 		require.Equal(t, tool.TierFrontend, front.Tier())
-		for _, c := range []string{headless.ContextSlack, headless.ContextDiscord, headless.ContextTerminal, headless.ContextScheduler} {
+		for _, c := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal, tool.ContextScheduler} {
 			back, ok := headless.Get(r, c, name)
 			if !ok {
 				continue
@@ -135,13 +135,13 @@ func TestSwappedToolsKeepNameAndSchema(t *testing.T) {
 			require.Equal(t, front.Description(), back.Description())
 		}
 	}
-	_, ok := headless.Get(r, headless.ContextSlack, "no_such_tool")
+	_, ok := headless.Get(r, tool.ContextSlack, "no_such_tool")
 	require.False(t, ok, "unknown names are not found")
 }
 
 func TestAskUserRejectsBadInput(t *testing.T) {
 	r := registry(t)
-	ask, ok := headless.Get(r, headless.ContextSlack, "ask_user")
+	ask, ok := headless.Get(r, tool.ContextSlack, "ask_user")
 	require.True(t, ok)
 	tests := []struct {
 		name, args, want string
@@ -158,14 +158,14 @@ func TestAskUserRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := ask.Call(context.Background(), json.RawMessage(tt.args))
+			res := ask.Call(context.Background(), nil, json.RawMessage(tt.args))
 			require.True(t, res.IsError, "want an error result")
 			require.True(t, res.Pause == nil, "an invalid question must not pause")
 			require.Contains(t, string(res.Output), tt.want)
 		})
 	}
 	t.Run("75 characters fit a Slack button", func(t *testing.T) {
-		res := ask.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"question":"q?","choices":["a",%q],"allow_free_text":true}`, strings.Repeat("x", 75))))
+		res := ask.Call(context.Background(), nil, json.RawMessage(fmt.Sprintf(`{"question":"q?","choices":["a",%q],"allow_free_text":true}`, strings.Repeat("x", 75))))
 		require.False(t, res.IsError, "got %s", res.Output)
 		require.JSONEq(t, `{"allow_free_text":true}`, string(res.Pause.Payload))
 	})
@@ -181,7 +181,7 @@ func quoted(n int) string {
 
 func TestRenderChartRejectsBadInput(t *testing.T) {
 	r := registry(t)
-	for _, c := range []string{headless.ContextWeb, headless.ContextSlack} {
+	for _, c := range []tool.ContextName{tool.ContextWeb, tool.ContextSlack} {
 		ch, ok := headless.Get(r, c, "render_chart")
 		require.True(t, ok)
 		tests := []struct {
@@ -198,8 +198,8 @@ func TestRenderChartRejectsBadInput(t *testing.T) {
 			{"too many points", fmt.Sprintf(`{"title":"t","series":[{"points":[%s]},{"points":[%s]}]}`, points(2600), points(2600)), "5200 points in all, at most 5000"},
 		}
 		for _, tt := range tests {
-			t.Run(c+"/"+tt.name, func(t *testing.T) {
-				res := ch.Call(context.Background(), json.RawMessage(tt.args))
+			t.Run(string(c)+"/"+tt.name, func(t *testing.T) {
+				res := ch.Call(context.Background(), nil, json.RawMessage(tt.args))
 				require.True(t, res.IsError, "want an error result, got %s", res.Output)
 				require.Len(t, res.Attachments, 0)
 				require.Contains(t, string(res.Output), tt.want)
@@ -217,39 +217,39 @@ func points(n int) string {
 }
 
 func TestRenderChartHonoursCancellation(t *testing.T) {
-	ch, ok := headless.Get(registry(t), headless.ContextSlack, "render_chart")
+	ch, ok := headless.Get(registry(t), tool.ContextSlack, "render_chart")
 	require.True(t, ok)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := ch.Call(ctx, json.RawMessage(chartArgs))
+	res := ch.Call(ctx, nil, json.RawMessage(chartArgs))
 	require.True(t, res.IsError, "a cancelled call must not render")
 	require.ErrorIs(t, res.Err, context.Canceled)
 }
 
 func TestSwapperAdd(t *testing.T) {
 	server, err := tool.New(tool.Def{Name: "x", Description: "x", Risk: tool.RiskLow},
-		func(context.Context, struct{}) (string, error) { return "", nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return "", nil })
 	require.NoError(t, err)
 	front, err := tool.New(tool.Def{Name: "x", Description: "x", Risk: tool.RiskLow, Tier: tool.TierFrontend},
-		func(context.Context, struct{}) (string, error) { return "", nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return "", nil })
 	require.NoError(t, err)
 
 	s := headless.NewSwapper()
-	require.NoError(t, s.Add(headless.ContextSlack, server))
-	require.ErrorIs(t, s.Add(headless.ContextSlack, server), headless.ErrDuplicateSwap)
+	require.NoError(t, s.Add(tool.ContextSlack, server))
+	require.ErrorIs(t, s.Add(tool.ContextSlack, server), headless.ErrDuplicateSwap)
 	require.ErrorContains(t, s.Add("fax", server), `context "fax"`)
-	require.ErrorContains(t, s.Add(headless.ContextDiscord, front), "must be a server tool")
-	require.ErrorContains(t, s.Add(headless.ContextDiscord, nil), "tool is nil")
+	require.ErrorContains(t, s.Add(tool.ContextDiscord, front), "must be a server tool")
+	require.ErrorContains(t, s.Add(tool.ContextDiscord, nil), "tool is nil")
 
 	// A swap for a tool the registry does not hold offers nothing.
 	r := tool.NewRegistry()
-	require.Len(t, s.ToolsFor(r, headless.ContextSlack), 0)
+	require.Len(t, s.ToolsFor(r, tool.ContextSlack), 0)
 	// A swap replaces the frontend tool of the same name.
 	require.NoError(t, r.Add(front))
-	got, ok := s.Get(r, headless.ContextSlack, "x")
+	got, ok := s.Get(r, tool.ContextSlack, "x")
 	require.True(t, ok)
 	require.True(t, got == server, "want the registered equivalent")
-	_, ok = s.Get(r, headless.ContextDiscord, "x")
+	_, ok = s.Get(r, tool.ContextDiscord, "x")
 	require.False(t, ok, "no equivalent in discord: not offered")
 }
 
@@ -261,5 +261,5 @@ func TestRegisterBuiltinsTwice(t *testing.T) {
 
 	s, err := headless.BuiltinSwapper()
 	require.NoError(t, err)
-	require.Equal(t, []string{"ask_user", "render_chart"}, names(s.ToolsFor(r, headless.ContextTerminal)))
+	require.Equal(t, []string{"ask_user", "render_chart"}, names(s.ToolsFor(r, tool.ContextTerminal)))
 }

@@ -144,7 +144,7 @@ func (in ChartInput) spec() (chart.Spec, error) {
 }
 
 // renderChartFrontend hands the data to the client, which draws it.
-func renderChartFrontend(_ context.Context, in ChartInput) (ChartRendered, error) {
+func renderChartFrontend(_ context.Context, _ *tool.Request, in ChartInput) (ChartRendered, error) {
 	if _, err := in.spec(); err != nil {
 		return ChartRendered{}, err
 	}
@@ -160,7 +160,7 @@ func renderChartFrontend(_ context.Context, in ChartInput) (ChartRendered, error
 }
 
 // renderChartServer draws the chart here and attaches the PNG.
-func renderChartServer(ctx context.Context, in ChartInput) (ChartRendered, error) {
+func renderChartServer(ctx context.Context, _ *tool.Request, in ChartInput) (ChartRendered, error) {
 	spec, err := in.spec()
 	if err != nil {
 		return ChartRendered{}, err

@@ -28,30 +28,15 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 )
 
-// Contexts a turn runs in.
-const (
-	ContextWeb       = "web"
-	ContextAPI       = "api"
-	ContextSlack     = "slack"
-	ContextDiscord   = "discord"
-	ContextTerminal  = "terminal"
-	ContextScheduler = "scheduler"
-)
-
-// Contexts lists every known context.
-func Contexts() []string {
-	return []string{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTerminal, ContextScheduler}
-}
-
 // HasClient reports whether a context has a live client that can run
 // frontend tools. Unknown contexts have none: offering a tool nobody can
 // run would strand the turn.
-func HasClient(context string) bool {
-	return context == ContextWeb || context == ContextAPI
+func HasClient(context tool.ContextName) bool {
+	return context == tool.ContextWeb || context == tool.ContextAPI
 }
 
-func knownContext(context string) bool {
-	return slices.Contains(Contexts(), context)
+func knownContext(context tool.ContextName) bool {
+	return slices.Contains(tool.Contexts(), context)
 }
 
 // ErrDuplicateSwap is returned when a context already has an equivalent
@@ -62,24 +47,24 @@ var ErrDuplicateSwap = errors.New("swap already registered")
 // server tool to offer instead. It is safe for concurrent use.
 type Swapper struct {
 	mu    sync.RWMutex
-	swaps map[string]map[string]*tool.Tool // tool name -> context -> equivalent
+	swaps map[string]map[tool.ContextName]*tool.Tool // tool name -> context -> equivalent
 }
 
 // NewSwapper returns an empty table. BuiltinSwapper returns one holding
 // the equivalents of the built-in frontend tools.
 func NewSwapper() *Swapper {
-	return &Swapper{swaps: map[string]map[string]*tool.Tool{}}
+	return &Swapper{swaps: map[string]map[tool.ContextName]*tool.Tool{}}
 }
 
 // Add makes t the equivalent, in context, of the frontend tool of the same
 // name. t must be a server tool: the point of a swap is that it runs
 // without a client.
-func (s *Swapper) Add(context string, t *tool.Tool) error {
+func (s *Swapper) Add(context tool.ContextName, t *tool.Tool) error {
 	switch {
 	case t == nil:
 		return errors.New("adding swap: tool is nil")
 	case !knownContext(context):
-		return fmt.Errorf("adding swap for %s: context %q must be one of %v", t.Name(), context, Contexts())
+		return fmt.Errorf("adding swap for %s: context %q must be one of %v", t.Name(), context, tool.Contexts())
 	case t.Tier() != tool.TierServer:
 		return fmt.Errorf("adding swap for %s in %s: the equivalent must be a server tool, got tier %q", t.Name(), context, t.Tier())
 	}
@@ -87,7 +72,7 @@ func (s *Swapper) Add(context string, t *tool.Tool) error {
 	defer s.mu.Unlock()
 	byCtx := s.swaps[t.Name()]
 	if byCtx == nil {
-		byCtx = map[string]*tool.Tool{}
+		byCtx = map[tool.ContextName]*tool.Tool{}
 		s.swaps[t.Name()] = byCtx
 	}
 	if _, ok := byCtx[context]; ok {
@@ -98,7 +83,7 @@ func (s *Swapper) Add(context string, t *tool.Tool) error {
 }
 
 // resolve returns what the model is offered under t's name in context.
-func (s *Swapper) resolve(t *tool.Tool, context string) (*tool.Tool, bool) {
+func (s *Swapper) resolve(t *tool.Tool, context tool.ContextName) (*tool.Tool, bool) {
 	if t.Tier() != tool.TierFrontend {
 		return t, true
 	}
@@ -117,7 +102,7 @@ func (s *Swapper) resolve(t *tool.Tool, context string) (*tool.Tool, bool) {
 // ToolsFor returns the tools offered to the model in context, sorted by
 // name: server tools as registered, each frontend tool either as is (a
 // context with a client), swapped for its equivalent, or left out.
-func (s *Swapper) ToolsFor(r *tool.Registry, context string) []*tool.Tool {
+func (s *Swapper) ToolsFor(r *tool.Registry, context tool.ContextName) []*tool.Tool {
 	all := r.List()
 	out := make([]*tool.Tool, 0, len(all))
 	for _, t := range all {
@@ -132,7 +117,7 @@ func (s *Swapper) ToolsFor(r *tool.Registry, context string) []*tool.Tool {
 // Get finds the tool offered under name in context, as ToolsFor would
 // list it. The engine uses it to run a call, including one resumed from a
 // saved conversation.
-func (s *Swapper) Get(r *tool.Registry, context, name string) (*tool.Tool, bool) {
+func (s *Swapper) Get(r *tool.Registry, context tool.ContextName, name string) (*tool.Tool, bool) {
 	t, ok := r.Get(name)
 	if !ok {
 		return nil, false
@@ -159,7 +144,7 @@ func BuiltinSwapper() (*Swapper, error) {
 }
 
 // ToolsFor is Swapper.ToolsFor with the built-in table.
-func ToolsFor(r *tool.Registry, context string) []*tool.Tool {
+func ToolsFor(r *tool.Registry, context tool.ContextName) []*tool.Tool {
 	s, err := builtin()
 	if err != nil {
 		// The built-in definitions are fixed at compile time and covered by
@@ -170,7 +155,7 @@ func ToolsFor(r *tool.Registry, context string) []*tool.Tool {
 }
 
 // Get is Swapper.Get with the built-in table.
-func Get(r *tool.Registry, context, name string) (*tool.Tool, bool) {
+func Get(r *tool.Registry, context tool.ContextName, name string) (*tool.Tool, bool) {
 	s, err := builtin()
 	if err != nil {
 		panic(fmt.Sprintf("headless: building the built-in swap table: %v", err))

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -126,68 +125,5 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	if cfg, err := ParseConfig([]byte("agents:\n  - name: ops\n")); err != nil || len(cfg.Routines) != 0 {
 		t.Fatalf("a file without schedules declares none: %v", err)
-	}
-}
-
-func TestCommands(t *testing.T) {
-	e := newEnv(t, newSQLite(t), nil)
-	ctx := context.Background()
-	req := func(text string) CommandRequest {
-		return CommandRequest{Platform: "slack", Workspace: "T1", Channel: "C1", UserID: "U1", Text: text}
-	}
-	tests := []struct {
-		text string
-		want string // in the reply; "!" prefix: in the error
-	}{
-		{"help", "Scheduling commands"},
-		{"remind in 2h -- call Ana", "remind you Mon 2 Mar 2026 14:00 UTC by DM (call Ana)"},
-		{"remind me tomorrow 9:00 to send the report", "(send the report)"},
-		{"reminders", "call Ana"},
-		{"routine add digest cron 0 8 * * 1-5 tz America/New_York template briefing -- Morning digest", "digest — cron 0 8 * * 1-5 (America/New_York) → C1"},
-		{"routine add dm-check every 4h to dm -- Check things", "→ DM"},
-		{"routine add bad every 10s -- x", "!at most every 1m"},
-		{"routine add nospec -- x", "!needs every"},
-		{"routines", "digest"},
-		{"routine change digest every 2h", "digest — every 2h"},
-		{"routine change digest -- New words", "Routine changed"},
-		{"routine pause digest", "paused"},
-		{"routine pause digest", "!is paused, not active"},
-		{"routine resume digest", "Resumed"},
-		{"routine delete dm-check", "deleted"},
-		{"routine delete dm-check", "!has no routine"},
-		{"loop start ship every 1h max 5 -- Ship the release", "Goal loop started"},
-		{"loop stop ship", "stopped"},
-		{"frobnicate", "!unknown command"},
-	}
-	for _, tc := range tests {
-		reply, err := e.sched.Command(ctx, req(tc.text))
-		if want, ok := strings.CutPrefix(tc.want, "!"); ok {
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
-				t.Fatalf("%q: want an ErrInvalid error containing %q, got %v (reply %q)", tc.text, want, err, reply)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.text, err)
-		}
-		if !strings.Contains(reply, tc.want) {
-			t.Fatalf("%q: want a reply containing %q, got %q", tc.text, tc.want, reply)
-		}
-	}
-	// Another person cannot touch U1's routine; another workspace does not see it.
-	other := req("routine pause digest")
-	other.UserID = "U2"
-	if _, err := e.sched.Command(ctx, other); err == nil || !strings.Contains(err.Error(), "not yours") {
-		t.Fatalf("U2 pausing U1's routine: want refused, got %v", err)
-	}
-	elsewhere := req("routines")
-	elsewhere.Workspace = "T2"
-	if reply, _ := e.sched.Command(ctx, elsewhere); strings.Contains(reply, "digest") {
-		t.Fatalf("a routine of T1 listed in T2: %q", reply)
-	}
-	// Discord's /remind has its own fields.
-	reply, err := e.sched.RemindCommand(ctx, CommandRequest{Platform: "discord", Workspace: "G1", UserID: "U9"}, "in 10 minutes", "tea")
-	if err != nil || !strings.Contains(reply, "(tea)") {
-		t.Fatalf("RemindCommand: %q, %v", reply, err)
 	}
 }

@@ -5,6 +5,21 @@
 // matters), goal loops (iterations the server, not the agent, decides to
 // continue) and sweeps (expired approvals, stale leases, old ephemeral rows).
 //
+// # What lives here and what does not
+//
+// The scheduler keeps schedules (manage.go: create, change, pause, resume,
+// stop, delete), leadership (elector.go), firing (scheduler.go, fire.go,
+// pulse.go, loop.go), the spine's sweeps (sweep.go) and the agent tools
+// (tools.go). The scheduled-run tools, pulse_report and report_progress,
+// are offered only in the scheduler's own runs (Offered, RunContext).
+//
+// The command language people type ("!remind in 2h -- call Ana", "routine
+// pause digest", Discord's /remind) is package command, which acts on the
+// scheduler through its exported methods; reading the times people write
+// ("tomorrow 9:00") is package command/when, a standard-library-only leaf
+// that the remind tool and spec parsing here share. The scheduler imports
+// neither command nor any platform or delivery package.
+//
 // # Time and leadership
 //
 // gocron v2 runs two jobs, a dispatch every second and a sweep every minute,

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -19,11 +20,7 @@ import (
 // fires. Every branch is idempotent, because the worker retries an item
 // whose handler died: a run's conversation is bound to a place named after
 // the occurrence, and a retry that finds it goes no further.
-func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error {
-	var p firePayload
-	if err := json.Unmarshal(item.Payload, &p); err != nil {
-		return fmt.Errorf("decoding fire %s: %w", item.ID, err)
-	}
+func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem, p fireArgs) error {
 	sc, err := s.st.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted since it fired
@@ -55,7 +52,7 @@ func (s *Scheduler) handleFire(ctx context.Context, item *store.WorkItem) error 
 // recorded first, so a tool the turn calls (pulse_report, report_progress)
 // always finds it; a retry finds the run and its binding and starts nothing
 // twice.
-func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p firePayload, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
+func (s *Scheduler) startRun(ctx context.Context, sc *store.Schedule, p fireArgs, key string, start core.StartConversationParams, hash string) (*store.ScheduleRun, error) {
 	start.Place.Run = key
 	run, err := s.runAt(ctx, sc.ID, p.Due, p.Iteration)
 	if err != nil {
@@ -113,25 +110,25 @@ func (s *Scheduler) runAt(ctx context.Context, scheduleID uuid.UUID, due time.Ti
 }
 
 // parseRunKey reads the occurrence out of a run's place (its Run, made by
-// firePayload.runKey).
-func parseRunKey(key string) (firePayload, bool) {
+// fireArgs.runKey).
+func parseRunKey(key string) (fireArgs, bool) {
 	if len(key) < 38 || key[36] != '-' {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
 	id, err := uuid.Parse(key[:36])
 	if err != nil {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
-	p := firePayload{ScheduleID: id}
+	p := fireArgs{ScheduleID: id}
 	due, iter, _ := strings.Cut(key[37:], "-")
 	us, err := strconv.ParseInt(due, 10, 64)
 	if err != nil {
-		return firePayload{}, false
+		return fireArgs{}, false
 	}
 	p.Due = time.UnixMicro(us).UTC()
 	if iter != "" {
 		if p.Iteration, err = strconv.ParseInt(iter, 10, 64); err != nil {
-			return firePayload{}, false
+			return fireArgs{}, false
 		}
 	}
 	return p, true
@@ -144,20 +141,20 @@ type routineConfig struct {
 	Template string `json:"template,omitempty"`
 }
 
-func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	var cfg routineConfig
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
 	}
 	_, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: sc.Agent, Context: "scheduler",
+		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Place: sc.Place, Starter: sc.Owner, Text: routineText(sc, cfg, p),
 	}, "")
 	return err
 }
 
 // routineText is the instruction a routine's turn starts from.
-func routineText(sc *store.Schedule, cfg routineConfig, p firePayload) string {
+func routineText(sc *store.Schedule, cfg routineConfig, p fireArgs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scheduled routine %q, run for %s.", sc.Name, localTime(p.Due, sc.TimeZone))
 	if p.Late {
@@ -179,7 +176,7 @@ func localTime(t time.Time, tz string) string {
 	return t.In(loc).Format("Mon 2 Jan 2006 15:04 MST")
 }
 
-func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	now := s.now()
 	text := "⏰ Reminder: " + sc.Instruction
 	if p.Late {
@@ -200,12 +197,15 @@ func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p f
 	})
 }
 
-// afterRunPayload is the payload of a WorkAfterRun item.
-type afterRunPayload struct {
+// afterRunArgs are the args of a WorkAfterRun item.
+type afterRunArgs struct {
 	ScheduleID uuid.UUID `json:"schedule_id"`
 	RunID      uuid.UUID `json:"run_id"`
 	Check      int       `json:"check"`
 }
+
+// Kind is WorkAfterRun.
+func (afterRunArgs) Kind() string { return WorkAfterRun }
 
 // enqueueAfterRun queues the check that runs once the run's turn is over.
 // It sits on the run's conversation at a priority below the turn's, so the
@@ -213,9 +213,7 @@ type afterRunPayload struct {
 // waiting.
 func enqueueAfterRun(ctx context.Context, q store.Queries, run *store.ScheduleRun, check int, at, now time.Time) error {
 	key := fmt.Sprintf("after-run:%s:%d", run.ID, check)
-	_, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-		Kind:           WorkAfterRun,
-		Payload:        mustJSON(afterRunPayload{ScheduleID: run.ScheduleID, RunID: run.ID, Check: check}),
+	_, err := core.Enqueue(ctx, q, afterRunArgs{ScheduleID: run.ScheduleID, RunID: run.ID, Check: check}, &core.EnqueueOpts{
 		ConversationID: run.ConversationID,
 		RunAt:          at,
 		Priority:       -1,
@@ -229,11 +227,7 @@ func enqueueAfterRun(ctx context.Context, q store.Queries, run *store.ScheduleRu
 }
 
 // handleAfterRun settles a pulse or loop run whose turn is over.
-func (s *Scheduler) handleAfterRun(ctx context.Context, item *store.WorkItem) error {
-	var p afterRunPayload
-	if err := json.Unmarshal(item.Payload, &p); err != nil {
-		return fmt.Errorf("decoding after-run %s: %w", item.ID, err)
-	}
+func (s *Scheduler) handleAfterRun(ctx context.Context, _ *store.WorkItem, p afterRunArgs) error {
 	sc, err := s.st.ScheduleGet(ctx, p.ScheduleID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

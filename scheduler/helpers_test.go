@@ -236,7 +236,7 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
 		Backend: func(*agent.Agent) (model.Backend, error) { return e.backend, nil },
-		Tools:   func(string) []*tool.Tool { return reg.List() },
+		Tools:   func(tool.ContextName) []*tool.Tool { return reg.List() },
 		Logger:  testLogger(t), Now: clock.Now, WorkerID: "test-" + uuid.NewString()[:6],
 	})
 	if err != nil {
@@ -260,24 +260,29 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 	return e
 }
 
+// handlers runs the scheduler's work and turns as the app does; a delivery
+// is only counted.
+func (e *env) handlers() *core.Handlers {
+	handlers := core.NewHandlers()
+	e.sched.AddHandlers(handlers)
+	core.AddHandler(handlers, e.svc.RunTurn)
+	core.AddHandler(handlers, func(_ context.Context, item *store.WorkItem, _ core.DeliverArgs) error {
+		e.mu.Lock()
+		e.delivered[*item.ConversationID]++
+		e.mu.Unlock()
+		return nil
+	})
+	return handlers
+}
+
 // runWork claims and runs every runnable item (turns, fires, checks,
 // deliveries) at the current fake time until none is left, in this
 // goroutine, and returns how many ran.
 func (e *env) runWork() int {
 	e.t.Helper()
 	ctx := context.Background()
-	handlers := e.sched.Handlers()
-	handlers[core.WorkTurn] = e.svc.RunTurn
-	handlers[core.WorkDeliver] = func(_ context.Context, item *store.WorkItem) error {
-		e.mu.Lock()
-		e.delivered[*item.ConversationID]++
-		e.mu.Unlock()
-		return nil
-	}
-	kinds := make([]string, 0, len(handlers))
-	for k := range handlers {
-		kinds = append(kinds, k)
-	}
+	handlers := e.handlers()
+	kinds := handlers.Kinds()
 	ran := 0
 	for range 500 {
 		items, err := e.st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "test-worker", Kinds: kinds, Limit: 1, LeaseTTL: time.Minute, Now: e.clock.Now()})
@@ -289,7 +294,7 @@ func (e *env) runWork() int {
 		}
 		it := items[0]
 		ran++
-		if err := handlers[it.Kind](ctx, it); err != nil {
+		if err := handlers.Run(ctx, it); err != nil {
 			e.t.Fatalf("running %s item %s: %v", it.Kind, it.ID, err)
 		}
 		if _, err := e.st.WorkComplete(ctx, &store.WorkLeaseParams{ID: it.ID, Worker: "test-worker", Now: e.clock.Now()}); err != nil {
@@ -332,8 +337,8 @@ func (e *env) callTool(conv uuid.UUID, starter, name string, input any) tool.Res
 		e.t.Fatalf("tool %s is not registered", name)
 	}
 	b, _ := json.Marshal(input)
-	ctx := core.WithCallInfo(context.Background(), core.CallInfo{ConversationID: conv, Agent: "ops", Starter: starter, Context: "slack"})
-	return tl.Call(ctx, b)
+	req := &tool.Request{CallID: "call_" + uuid.NewString()[:8], ConversationID: conv, Agent: "ops", Starter: starter, Context: tool.ContextSlack}
+	return tl.Call(context.Background(), req, b)
 }
 
 // messages returns the text of the assistant entries of conv.

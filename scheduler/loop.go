@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -176,7 +177,7 @@ func (s *Scheduler) loopConfig(sc *store.Schedule) (LoopConfig, error) {
 
 // startIteration starts a loop's next iteration, unless a guardrail that
 // needs no report (budget, deadline) already stops it.
-func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	cfg, err := s.loopConfig(sc)
 	if err != nil {
 		return err
@@ -203,7 +204,7 @@ func (s *Scheduler) startIteration(ctx context.Context, sc *store.Schedule, p fi
 	}
 	iteration := p.Iteration
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: sc.Agent, Context: "scheduler",
+		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Place:   store.Place{Platform: silentPlatform, Workspace: sc.Place.Workspace, Channel: "loop:" + sc.ID.String()},
 		Starter: sc.Owner, Text: s.iterationText(ctx, sc, cfg, iteration),
 	}, "")
@@ -336,7 +337,7 @@ type ProgressResult struct {
 
 // reportProgress is the report_progress tool handler: it records the
 // report; the decision comes after the turn.
-func (s *Scheduler) reportProgress(ctx context.Context, in ProgressReport) (ProgressResult, error) {
+func (s *Scheduler) reportProgress(ctx context.Context, req *tool.Request, in ProgressReport) (ProgressResult, error) {
 	switch in.Status {
 	case ProgressContinue, ProgressComplete:
 	case ProgressBlocked:
@@ -346,7 +347,7 @@ func (s *Scheduler) reportProgress(ctx context.Context, in ProgressReport) (Prog
 	default:
 		return ProgressResult{}, fmt.Errorf("status %q must be continue, complete or blocked", in.Status)
 	}
-	_, run, err := s.runOfCall(ctx, store.ScheduleLoop, "report_progress")
+	_, run, err := s.runOfCall(ctx, req, store.ScheduleLoop, "report_progress")
 	if err != nil {
 		return ProgressResult{}, err
 	}

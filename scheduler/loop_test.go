@@ -232,12 +232,8 @@ func TestLoopContinuesOnlyWhenTheServerSaysSo(t *testing.T) {
 	if runs, _ := e.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}); len(runs) != 1 {
 		t.Fatalf("a blocked loop must not run on the clock: %d iterations", len(runs))
 	}
-	reply, err := e.sched.Command(ctx, CommandRequest{Platform: "slack", Workspace: "T1", UserID: "U1", Text: "loop resume ship"})
-	if err != nil {
-		t.Fatalf("resuming: %v", err)
-	}
-	if !strings.Contains(reply, "Resumed") {
-		t.Fatalf("resume reply: %q", reply)
+	if _, err := e.sched.Resume(ctx, e.schedule(sc.ID)); err != nil {
+		t.Fatalf("resuming the blocked loop: %v", err)
 	}
 	e.tick()
 	e.runWork()

@@ -327,6 +327,21 @@ func (s *Scheduler) Resume(ctx context.Context, sc *store.Schedule) (*store.Sche
 	return out, nil
 }
 
+// StopLoop ends a goal loop for good; reason is shown with it in lists.
+func (s *Scheduler) StopLoop(ctx context.Context, sc *store.Schedule, reason string) (*store.Schedule, error) {
+	if sc.Kind != store.ScheduleLoop {
+		return nil, invalid("%s %q is not a goal loop", sc.Kind, sc.Name)
+	}
+	done, from := store.ScheduleDone, sc.State
+	out, err := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
+		ID: sc.ID, State: &done, StateReason: &reason, ClearNextRun: true, ExpectState: &from, Now: s.now(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stopping loop %q: %w", sc.Name, err)
+	}
+	return out, nil
+}
+
 // Delete deletes a schedule and its run history. Conversations of past
 // runs stay.
 func (s *Scheduler) Delete(ctx context.Context, sc *store.Schedule) error {

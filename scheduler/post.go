@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -44,10 +44,7 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 	if err != nil {
 		return false, err
 	}
-	meta, err := json.Marshal(map[string]string{"context": "scheduler", "starter": p.Starter})
-	if err != nil {
-		return false, fmt.Errorf("encoding conversation metadata: %w", err)
-	}
+	meta := core.ConversationMeta{Context: tool.ContextScheduler, Starter: p.Starter}.Encode()
 	place := p.Place
 	place.Run = p.Key
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{

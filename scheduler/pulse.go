@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -204,7 +205,7 @@ func (s *Scheduler) pulseInputs(ctx context.Context, sc *store.Schedule, cfg *Pu
 	return out, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayload, key string) error {
+func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p fireArgs, key string) error {
 	var cfg PulseConfig
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding pulse %s config: %w", sc.ID, err)
@@ -242,7 +243,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 		agentName = cfg.RunAs
 	}
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
-		Agent: agentName, Context: "scheduler",
+		Agent: agentName, Context: tool.ContextScheduler,
 		Place:   store.Place{Platform: silentPlatform, Workspace: sc.Place.Workspace, Channel: "pulse:" + sc.ID.String()},
 		Starter: sc.Owner, Text: pulseText(sc, items, p),
 	}, hash)
@@ -252,7 +253,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p firePayl
 	return s.st.InTx(ctx, func(q store.Queries) error { return enqueueAfterRun(ctx, q, run, 0, now, now) })
 }
 
-func pulseText(sc *store.Schedule, items []gathered, p firePayload) string {
+func pulseText(sc *store.Schedule, items []gathered, p fireArgs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pulse %q at %s. This is your own check-in; nobody sees this conversation. ", sc.Name, localTime(p.Due, sc.TimeZone))
 	b.WriteString("Go through the checklist, then call pulse_report exactly once. Set notify only when something " +
@@ -328,8 +329,8 @@ type PulseReportResult struct {
 }
 
 // pulseReport is the pulse_report tool handler.
-func (s *Scheduler) pulseReport(ctx context.Context, in PulseReport) (PulseReportResult, error) {
-	sc, run, err := s.runOfCall(ctx, store.SchedulePulse, "pulse_report")
+func (s *Scheduler) pulseReport(ctx context.Context, req *tool.Request, in PulseReport) (PulseReportResult, error) {
+	sc, run, err := s.runOfCall(ctx, req, store.SchedulePulse, "pulse_report")
 	if err != nil {
 		return PulseReportResult{}, err
 	}
@@ -361,16 +362,15 @@ func (s *Scheduler) pulseReport(ctx context.Context, in PulseReport) (PulseRepor
 
 // runOfCall finds the schedule run the calling tool's conversation belongs
 // to, checking that it is of kind.
-func (s *Scheduler) runOfCall(ctx context.Context, kind store.ScheduleKind, toolName string) (*store.Schedule, *store.ScheduleRun, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) runOfCall(ctx context.Context, req *tool.Request, kind store.ScheduleKind, toolName string) (*store.Schedule, *store.ScheduleRun, error) {
+	if req.ConversationID == uuid.Nil {
 		return nil, nil, fmt.Errorf("%s can only be called by an agent in a conversation", toolName)
 	}
-	run, err := s.st.ScheduleRunByConversation(ctx, ci.ConversationID)
+	run, err := s.st.ScheduleRunByConversation(ctx, req.ConversationID)
 	if errors.Is(err, store.ErrNotFound) {
 		// The turn may run before its run learnt its conversation: the
 		// binding's thread names the occurrence.
-		run, err = s.runOfBinding(ctx, ci.ConversationID)
+		run, err = s.runOfBinding(ctx, req.ConversationID)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding the %s run: %w", kind, err)

@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// Work kinds the scheduler runs in core's worker (see Handlers).
+// Work kinds the scheduler runs in core's worker (see AddHandlers).
 const (
 	// WorkFire is one fire of a schedule. Its unique key is the schedule and
 	// the scheduled time, so an occurrence is enqueued at most once.
@@ -284,16 +284,15 @@ func (s *Scheduler) Stop() {
 // leadership lease now.
 func (s *Scheduler) IsLeader(ctx context.Context) bool { return s.elector.IsLeader(ctx) == nil }
 
-// Handlers are the work kinds the scheduler runs, for core's worker.
-func (s *Scheduler) Handlers() map[string]core.HandlerFunc {
-	return map[string]core.HandlerFunc{
-		WorkFire:     s.handleFire,
-		WorkAfterRun: s.handleAfterRun,
-	}
+// AddHandlers adds the handlers of the work the scheduler runs (fireArgs,
+// afterRunArgs) to hs, for core's worker.
+func (s *Scheduler) AddHandlers(hs *core.Handlers) {
+	core.AddHandler(hs, s.handleFire)
+	core.AddHandler(hs, s.handleAfterRun)
 }
 
-// firePayload is the payload of a WorkFire item.
-type firePayload struct {
+// fireArgs are the args of a WorkFire item.
+type fireArgs struct {
 	ScheduleID uuid.UUID `json:"schedule_id"`
 	// Due is the scheduled time of the occurrence (the latest one, when
 	// several were missed).
@@ -305,9 +304,12 @@ type firePayload struct {
 	Iteration int64 `json:"iteration,omitempty"`
 }
 
+// Kind is WorkFire.
+func (fireArgs) Kind() string { return WorkFire }
+
 // runKey names one occurrence in run threads: the schedule, the scheduled
 // time and, for loops, the iteration.
-func (p firePayload) runKey() string {
+func (p fireArgs) runKey() string {
 	k := fmt.Sprintf("%s-%d", p.ScheduleID, p.Due.UTC().UnixMicro())
 	if p.Iteration > 0 {
 		k += fmt.Sprintf("-%d", p.Iteration)
@@ -392,15 +394,13 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		if !run {
 			return nil
 		}
-		p := firePayload{ScheduleID: sc.ID, Due: latest, Late: late}
+		p := fireArgs{ScheduleID: sc.ID, Due: latest, Late: late}
 		key := fireKey(sc.ID, latest)
 		if sc.Kind == store.ScheduleLoop {
 			p.Iteration = sc.Runs + 1
 			key = fmt.Sprintf("schedule:%s:iteration:%d", sc.ID, p.Iteration)
 		}
-		res, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
-			Kind:      WorkFire,
-			Payload:   mustJSON(p),
+		res, err := core.Enqueue(ctx, q, p, &core.EnqueueOpts{
 			RunAt:     now,
 			Priority:  1,
 			UniqueKey: &key,

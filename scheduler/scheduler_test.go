@@ -194,7 +194,7 @@ func TestReminderFiresAsDM(t *testing.T) {
 		if n := e.tick(); n != 0 {
 			t.Fatalf("a fired reminder fired again: %d", n)
 		}
-		if err := e.sched.handleFire(context.Background(), fires[0]); err != nil {
+		if err := e.handlers().Run(context.Background(), fires[0]); err != nil {
 			t.Fatalf("retrying the fire: %v", err)
 		}
 		if dms := e.dms("slack", "T1", "U1"); len(dms) != 1 {
@@ -301,7 +301,7 @@ func TestRoutineRunsATurnWhereItBelongs(t *testing.T) {
 		if e.backend.Calls() != 1 {
 			t.Fatalf("one model call for one run, got %d", e.backend.Calls())
 		}
-		if err := e.sched.handleFire(ctx, e.fires()[0]); err != nil {
+		if err := e.handlers().Run(ctx, e.fires()[0]); err != nil {
 			t.Fatalf("retrying the fire: %v", err)
 		}
 		e.runWork()

@@ -3,11 +3,12 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+
+	"github.com/switchboardhq/switchboard/command/when"
 )
 
 // Spec is when a schedule fires, parsed from its text form:
@@ -109,32 +110,11 @@ func ParseSpec(text, tz string) (*Spec, error) {
 	return s, nil
 }
 
-func loadLocation(tz string) (*time.Location, error) {
-	if tz == "" || strings.EqualFold(tz, "UTC") {
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, fmt.Errorf("time zone %q: want an IANA name such as America/New_York: %w", tz, err)
-	}
-	return loc, nil
-}
+// loadLocation and parseDuration read zones and intervals as package when
+// does, so a spec's "every 1d" and a reminder's "in 1d" mean the same.
+func loadLocation(tz string) (*time.Location, error) { return when.Location(tz) }
 
-// parseDuration reads Go durations plus a "d" (24h) unit: "4h", "90m", "1d".
-func parseDuration(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil {
-			return 0, fmt.Errorf("interval %q: want a number of days such as 1d", s)
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("interval %q: want a duration such as 30m, 4h or 1d", s)
-	}
-	return d, nil
-}
+func parseDuration(s string) (time.Duration, error) { return when.Duration(s) }
 
 // String is the spec as written.
 func (s *Spec) String() string { return s.text }

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -142,41 +141,6 @@ func TestParseSpecErrors(t *testing.T) {
 		_, err := ParseSpec(tc.spec, tc.tz)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseSpec(%q, %q): want an error mentioning %q, got %v", tc.spec, tc.tz, tc.want, err)
-		}
-	}
-}
-
-func TestParseWhen(t *testing.T) {
-	now := time.Date(2026, 3, 2, 16, 0, 0, 0, time.UTC) // 11:00 in New York
-	tests := []struct {
-		text, tz string
-		want     time.Time
-	}{
-		{"in 20m", "", now.Add(20 * time.Minute)},
-		{"in 2 hours", "", now.Add(2 * time.Hour)},
-		{"2h", "", now.Add(2 * time.Hour)},
-		{"in 1d", "", now.Add(24 * time.Hour)},
-		{"17:30", "", time.Date(2026, 3, 2, 17, 30, 0, 0, time.UTC)},
-		{"at 15:00", "", time.Date(2026, 3, 3, 15, 0, 0, 0, time.UTC)}, // past today: tomorrow
-		{"15:00", "America/New_York", time.Date(2026, 3, 2, 20, 0, 0, 0, time.UTC)},
-		{"tomorrow 9:00", "America/New_York", time.Date(2026, 3, 3, 14, 0, 0, 0, time.UTC)},
-		{"tomorrow at 3pm", "", time.Date(2026, 3, 3, 15, 0, 0, 0, time.UTC)},
-		{"2026-03-09 09:00", "America/New_York", time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC)}, // EDT by then
-		{"2026-03-08T09:00:00-05:00", "", time.Date(2026, 3, 8, 14, 0, 0, 0, time.UTC)},
-	}
-	for _, tc := range tests {
-		got, err := ParseWhen(tc.text, now, tc.tz)
-		if err != nil {
-			t.Errorf("ParseWhen(%q, %q): %v", tc.text, tc.tz, err)
-			continue
-		}
-		if !got.Equal(tc.want) {
-			t.Errorf("ParseWhen(%q, %q): want %s, got %s", tc.text, tc.tz, tc.want, got)
-		}
-	}
-	for _, bad := range []string{"", "soonish", "in forever", "in -2h", "tomorrow lunch"} {
-		if _, err := ParseWhen(bad, now, ""); !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParseWhen(%q): want ErrInvalid, got %v", bad, err)
 		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core"
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/command/when"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -83,6 +85,27 @@ func (s *Scheduler) RegisterTools(reg *tool.Registry) error {
 	return nil
 }
 
+// RunContext is the context of the conversations the scheduler starts:
+// routine runs, pulses and loop iterations.
+const RunContext = tool.ContextScheduler
+
+// Offered leaves out of tools what a conversation of contextName cannot
+// use: pulse_report and report_progress end a pulse or a loop iteration,
+// so only the scheduler's own runs (RunContext) are offered them. Any other
+// tool passes through.
+func Offered(contextName tool.ContextName, tools []*tool.Tool) []*tool.Tool {
+	if contextName == RunContext {
+		return tools
+	}
+	out := make([]*tool.Tool, 0, len(tools))
+	for _, t := range tools {
+		if n := t.Name(); n != ToolPulseReport && n != ToolReportProgress {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // place is where a tool call happens: the agent, the person and the
 // workspace the conversation belongs to.
 type place struct {
@@ -94,13 +117,12 @@ type place struct {
 
 // placeOf resolves the calling conversation's place. A scheduled run's
 // conversation belongs where its schedule does.
-func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) placeOf(ctx context.Context, req *tool.Request) (place, error) {
+	if req.ConversationID == uuid.Nil {
 		return place{}, errors.New("this tool can only be called by an agent in a conversation")
 	}
-	p := place{Agent: ci.Agent, Owner: ci.Starter}
-	bs, err := s.st.BindingListByConversation(ctx, ci.ConversationID)
+	p := place{Agent: req.Agent, Owner: req.Starter}
+	bs, err := s.st.BindingListByConversation(ctx, req.ConversationID)
 	if err != nil {
 		return place{}, fmt.Errorf("finding where this conversation is: %w", err)
 	}
@@ -111,7 +133,7 @@ func (s *Scheduler) placeOf(ctx context.Context) (place, error) {
 		p.Platform, p.Workspace, p.Channel = b.Place.Platform, b.Place.Workspace, b.Place.Channel
 		return p, nil
 	}
-	if run, err := s.st.ScheduleRunByConversation(ctx, ci.ConversationID); err == nil {
+	if run, err := s.st.ScheduleRunByConversation(ctx, req.ConversationID); err == nil {
 		if sc, err := s.st.ScheduleGet(ctx, run.ScheduleID); err == nil {
 			p.Platform, p.Workspace = sc.Place.Platform, sc.Place.Workspace
 			if p.Owner == "" {
@@ -137,28 +159,28 @@ type RemindOutput struct {
 	At       string `json:"at"`
 }
 
-func (s *Scheduler) toolRemind(ctx context.Context, in RemindInput) (RemindOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRemind(ctx context.Context, req *tool.Request, in RemindInput) (RemindOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return RemindOutput{}, err
 	}
 	if pl.Owner == "" {
 		return RemindOutput{}, errors.New("nobody to remind: this conversation has no person who started it")
 	}
-	when := in.At
+	at := in.At
 	if in.In != "" {
 		if in.At != "" {
 			return RemindOutput{}, errors.New("give in or at, not both")
 		}
-		when = "in " + in.In
+		at = "in " + in.In
 	}
-	at, err := ParseWhen(when, s.now(), in.TimeZone)
+	due, err := when.Parse(at, s.now(), in.TimeZone)
 	if err != nil {
-		return RemindOutput{}, err
+		return RemindOutput{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	sc, err := s.Remind(ctx, RemindParams{
 		Agent: pl.Agent, Owner: pl.Owner, Platform: pl.Platform, Workspace: pl.Workspace,
-		At: at, Text: in.Text, TimeZone: in.TimeZone, Source: "tool",
+		At: due, Text: in.Text, TimeZone: in.TimeZone, Source: "tool",
 	})
 	if err != nil {
 		return RemindOutput{}, err
@@ -200,22 +222,21 @@ func specOf(every, cron string) (string, error) {
 	return "", errors.New("give every (such as 4h) or cron (such as 0 8 * * 1-5)")
 }
 
-// deliverTo resolves a deliver argument to a channel ("" for the DM).
-func deliverTo(pl place, deliver string) (string, error) {
+// DeliverTo resolves a deliver argument ("here", "dm" or a channel id) to
+// a channel: here is the channel the request came from ("" in a DM), and
+// "" means the owner's DM. Agent tools and typed commands read it alike.
+func DeliverTo(here, deliver string) string {
 	switch strings.ToLower(strings.TrimSpace(deliver)) {
 	case "", "here":
-		if pl.Channel == "" {
-			return "", nil // this conversation is a DM: deliver to the DM
-		}
-		return pl.Channel, nil
+		return here // "" when the request came from a DM: deliver to the DM
 	case "dm":
-		return "", nil
+		return ""
 	}
-	return strings.TrimPrefix(strings.TrimSpace(deliver), "#"), nil
+	return strings.TrimPrefix(strings.TrimSpace(deliver), "#")
 }
 
-func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineCreate(ctx context.Context, req *tool.Request, in RoutineInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -223,10 +244,7 @@ func (s *Scheduler) toolRoutineCreate(ctx context.Context, in RoutineInput) (Sch
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
-	channel, err := deliverTo(pl, in.Deliver)
-	if err != nil {
-		return ScheduleOutput{}, err
-	}
+	channel := DeliverTo(pl.Channel, in.Deliver)
 	sc, err := s.CreateSchedule(ctx, ScheduleParams{
 		Kind: store.ScheduleRoutine, Agent: pl.Agent, Name: in.Name, Owner: pl.Owner,
 		Target: Target{Platform: pl.Platform, Workspace: pl.Workspace, Channel: channel},
@@ -246,12 +264,11 @@ type ListOutput struct {
 	Schedules []ScheduleOutput `json:"schedules"`
 }
 
-func (s *Scheduler) toolRoutineList(ctx context.Context, _ ListInput) (ListOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineList(ctx context.Context, req *tool.Request, _ ListInput) (ListOutput, error) {
+	if req.Agent == "" {
 		return ListOutput{}, errors.New("routine_list can only be called by an agent")
 	}
-	list, err := s.List(ctx, ci.Agent, "")
+	list, err := s.List(ctx, req.Agent, "")
 	if err != nil {
 		return ListOutput{}, err
 	}
@@ -273,8 +290,8 @@ type RoutineUpdateInput struct {
 	Paused      *bool  `json:"paused,omitempty" jsonschema:"true to pause, false to resume"`
 }
 
-func (s *Scheduler) toolRoutineUpdate(ctx context.Context, in RoutineUpdateInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolRoutineUpdate(ctx context.Context, req *tool.Request, in RoutineUpdateInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}
@@ -297,10 +314,7 @@ func (s *Scheduler) toolRoutineUpdate(ctx context.Context, in RoutineUpdateInput
 		c.TimeZone = &in.TimeZone
 	}
 	if in.Deliver != "" {
-		ch, err := deliverTo(pl, in.Deliver)
-		if err != nil {
-			return ScheduleOutput{}, err
-		}
+		ch := DeliverTo(pl.Channel, in.Deliver)
 		c.Channel = &ch
 	}
 	if c != (Change{}) {
@@ -331,12 +345,11 @@ type DeletedOutput struct {
 	Deleted string `json:"deleted"`
 }
 
-func (s *Scheduler) toolRoutineDelete(ctx context.Context, in NameInput) (DeletedOutput, error) {
-	ci, ok := core.CallInfoFrom(ctx)
-	if !ok {
+func (s *Scheduler) toolRoutineDelete(ctx context.Context, req *tool.Request, in NameInput) (DeletedOutput, error) {
+	if req.Agent == "" {
 		return DeletedOutput{}, errors.New("routine_delete can only be called by an agent")
 	}
-	sc, err := s.Find(ctx, ci.Agent, store.ScheduleRoutine, in.Name)
+	sc, err := s.Find(ctx, req.Agent, store.ScheduleRoutine, in.Name)
 	if err != nil {
 		return DeletedOutput{}, err
 	}
@@ -356,8 +369,8 @@ type GoalInput struct {
 	Deadline      string `json:"deadline,omitempty" jsonschema:"RFC 3339 instant after which the loop stops"`
 }
 
-func (s *Scheduler) toolGoalStart(ctx context.Context, in GoalInput) (ScheduleOutput, error) {
-	pl, err := s.placeOf(ctx)
+func (s *Scheduler) toolGoalStart(ctx context.Context, req *tool.Request, in GoalInput) (ScheduleOutput, error) {
+	pl, err := s.placeOf(ctx, req)
 	if err != nil {
 		return ScheduleOutput{}, err
 	}

@@ -131,6 +131,10 @@ func (q checked) at(t time.Time) time.Time {
 	return t
 }
 
+// newID makes a time-ordered id (UUIDv7), so rows created at the same
+// instant still list in the order they were made.
+func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
@@ -172,7 +176,7 @@ func (q checked) conversationDefaults(p *ConversationCreateParams) (*Conversatio
 	}
 	c := *p
 	if c.ID == uuid.Nil {
-		c.ID = uuid.New()
+		c.ID = newID()
 	}
 	var err error
 	if c.Metadata, err = jsonOr("Metadata", c.Metadata, "{}"); err != nil {
@@ -593,7 +597,7 @@ func (q checked) AuditRecord(ctx context.Context, r *AuditRecord) error {
 		return fmt.Errorf("recording audit of %s: %w", r.Action, err)
 	}
 	if c.ID == uuid.Nil {
-		c.ID = uuid.New()
+		c.ID = newID()
 	}
 	c.CreatedAt = q.at(c.CreatedAt)
 	if err := q.Queries.AuditRecord(ctx, &c); err != nil {
@@ -632,7 +636,7 @@ func (q checked) UsageRecord(ctx context.Context, u *Usage) error {
 	}
 	c := *u
 	if c.ID == uuid.Nil {
-		c.ID = uuid.New()
+		c.ID = newID()
 	}
 	c.CreatedAt = q.at(c.CreatedAt)
 	if err := q.Queries.UsageRecord(ctx, &c); err != nil {
@@ -650,7 +654,7 @@ func (q checked) ScheduleCreate(ctx context.Context, p *ScheduleCreateParams) (*
 	}
 	c := *p
 	if c.ID == uuid.Nil {
-		c.ID = uuid.New()
+		c.ID = newID()
 	}
 	var err error
 	if c.Config, err = jsonOr("Config", c.Config, "{}"); err != nil {
@@ -716,12 +720,22 @@ func (p *ScheduleCreateParams) validate() error {
 		return invalidf("State %q is not a schedule state", p.State)
 	case p.MaxPerAgent < 0:
 		return invalidf("MaxPerAgent %d is negative", p.MaxPerAgent)
-	case p.Place.Thread != "":
-		return invalidf("Place.Thread %q is set; a schedule delivers to a channel or a DM", p.Place.Thread)
-	case !p.Place.IsZero():
-		return p.Place.Validate()
 	}
-	return nil
+	return validSchedulePlace(p.Place)
+}
+
+// validSchedulePlace: a schedule delivers to a channel or a DM, never to a
+// thread, and its runs get their own Run (Place.Run is not stored).
+func validSchedulePlace(p Place) error {
+	switch {
+	case p.Thread != "":
+		return invalidf("Place.Thread %q is set; a schedule delivers to a channel or a DM", p.Thread)
+	case p.Run != "":
+		return invalidf("Place.Run %q is set; each run of a schedule gets its own", p.Run)
+	case p.IsZero():
+		return nil
+	}
+	return p.Validate()
 }
 
 func (q checked) ScheduleFind(ctx context.Context, p *ScheduleFindParams) (*Schedule, error) {
@@ -776,10 +790,8 @@ func (p *ScheduleUpdateParams) validate() error {
 		return invalidf("State %q is not a schedule state", *p.State)
 	case p.ExpectState != nil && !p.ExpectState.Valid():
 		return invalidf("ExpectState %q is not a schedule state", *p.ExpectState)
-	case p.Place != nil && p.Place.Thread != "":
-		return invalidf("Place.Thread %q is set; a schedule delivers to a channel or a DM", p.Place.Thread)
-	case p.Place != nil && !p.Place.IsZero():
-		return p.Place.Validate()
+	case p.Place != nil:
+		return validSchedulePlace(*p.Place)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -68,7 +69,7 @@ func Run(ctx context.Context, opts Options) error {
 	} else {
 		fmt.Fprintf(out, "Chatting with %s (%s). Ctrl-D quits.\n", ag.Name, ag.Model)
 	}
-	conv, err := svc.CreateConversation(ctx, ag.Name, "terminal", opts.User)
+	conv, err := svc.CreateConversation(ctx, ag.Name, tool.ContextTerminal, opts.User)
 	if err != nil {
 		return fmt.Errorf("starting the chat: %w", err)
 	}

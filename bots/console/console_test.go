@@ -134,7 +134,7 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 		t.Fatal(err)
 	}
 	tool.MustRegister(reg, tool.Def{Name: "drop_table", Description: "drops a table", Risk: tool.RiskHigh},
-		func(_ context.Context, in riskyIn) (riskyOut, error) {
+		func(_ context.Context, _ *tool.Request, in riskyIn) (riskyOut, error) {
 			if dropped != nil {
 				dropped.Add(1)
 			}
@@ -142,7 +142,7 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 		})
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg, Backend: backend,
-		Tools:  func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools:  func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger: testenv.Logger(t),
 	})
 	if err != nil {
@@ -157,9 +157,11 @@ func serviceWith(t *testing.T, st store.Store, modelName string, backend backend
 		cancel()
 		return svc
 	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), PollInterval: 20 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 		Logger:   testenv.Logger(t),
 	})
 	if err != nil {

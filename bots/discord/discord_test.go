@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -732,6 +733,51 @@ func TestSlashCommands(t *testing.T) {
 			return m != nil && m.Content == RemindersPending && m.Ephemeral()
 		})
 	})
+}
+
+// TestRemindCommand: /remind is the form of the typed remind command; its
+// options go to Options.CommandFunc, the handler of typed commands, and the
+// reply is shown only to the person who asked.
+func TestRemindCommand(t *testing.T) {
+	t.Parallel()
+	type call struct {
+		in  core.Inbound
+		cmd core.Command
+	}
+	calls := make(chan call, 2)
+	_, fake, _ := start(t, func(o *Options) {
+		o.CommandFunc = func(_ context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+			calls <- call{*in, *cmd}
+			if cmd.Fields["what"] == "break" {
+				return "", errors.New("the store is down")
+			}
+			return "OK, I'll remind you later (" + cmd.Fields["what"] + ").", nil
+		}
+	})
+	tests := []struct{ what, want string }{
+		{"stretch", "OK, I'll remind you later (stretch)."},
+		{"break", "⚠️ That command failed; please try again."},
+	}
+	for _, tc := range tests {
+		in := fake.SlashCommand(chanGeneral, "remind", map[string]string{"when": "in 1 hour", "what": tc.what}, alice)
+		fake.Wait(t, "the /remind answer "+tc.want, func() bool {
+			got := fake.Interaction(in.ID)
+			m := fake.Message(got.OriginalID)
+			return m != nil && m.Content == tc.want && m.Ephemeral()
+		})
+		got := <-calls
+		wantCmd := core.Command{Text: CommandRemind, Fields: map[string]string{"when": "in 1 hour", "what": tc.what}}
+		if got.cmd.Text != wantCmd.Text || fmt.Sprint(got.cmd.Fields) != fmt.Sprint(wantCmd.Fields) {
+			t.Errorf("command = %+v; want %+v", got.cmd, wantCmd)
+		}
+		wantIn := core.Inbound{
+			Platform: "discord", EventID: in.ID, Workspace: discordtest.DefaultGuildID, Channel: chanGeneral,
+			UserID: alice.ID, UserName: "alice", Text: "/remind", Mentioned: true, At: got.in.At,
+		}
+		if got.in != wantIn {
+			t.Errorf("inbound:\n got %+v\nwant %+v", got.in, wantIn)
+		}
+	}
 }
 
 func TestTypingIndicator(t *testing.T) {

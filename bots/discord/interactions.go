@@ -24,7 +24,8 @@ const (
 	CommandRemind = "remind"
 )
 
-// RemindersPending is what /remind answers until Options.RemindFunc is set.
+// RemindersPending is what /remind answers when Options.CommandFunc is not
+// set.
 const RemindersPending = "Reminders arrive with the scheduler."
 
 // Commands are the slash commands the adapter registers.
@@ -136,10 +137,10 @@ func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionR
 	case CommandAgents:
 		return deferred(true), func(ctx context.Context) { a.onAgents(ctx, i) }
 	case CommandRemind:
-		if a.opts.RemindFunc == nil {
+		if a.opts.CommandFunc == nil {
 			return ephemeral(RemindersPending), nil
 		}
-		return deferred(true), func(ctx context.Context) { a.onRemind(ctx, i, opts["when"], opts["what"]) }
+		return deferred(true), func(ctx context.Context) { a.onCommand(ctx, i, data.Name, opts) }
 	default:
 		return ephemeral("Unknown command /" + data.Name + "."), nil
 	}
@@ -286,18 +287,24 @@ func (a *Adapter) onAgents(ctx context.Context, i *discordgo.Interaction) {
 	}
 }
 
-func (a *Adapter) onRemind(ctx context.Context, i *discordgo.Interaction, when, what string) {
+// onCommand hands a command form (/remind) to Options.CommandFunc, the
+// handler of typed commands, and shows its reply privately.
+func (a *Adapter) onCommand(ctx context.Context, i *discordgo.Interaction, name string, fields map[string]string) {
 	userID, userName := interactionUser(i)
-	reply, err := a.opts.RemindFunc(ctx, &RemindRequest{
-		UserID: userID, UserName: userName, Workspace: i.GuildID, Channel: i.ChannelID,
-		When: when, What: what, At: a.now(),
-	})
+	in := &core.Inbound{
+		Platform: Platform, EventID: i.ID, Workspace: i.GuildID, Channel: i.ChannelID,
+		UserID: userID, UserName: userName, Text: "/" + name,
+		IsDM: i.GuildID == "", Mentioned: true, At: a.now(),
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
+	reply, err := a.opts.CommandFunc(cctx, in, &core.Command{Text: name, Fields: fields})
+	cancel()
 	if err != nil {
-		a.log.WarnContext(ctx, "handling /remind", "err", err)
-		reply = "The reminder could not be set: " + err.Error()
+		a.log.ErrorContext(ctx, "answering a discord command", "command", name, "interaction_id", i.ID, "err", err)
+		reply = "⚠️ That command failed; please try again."
 	}
 	if _, err := a.editOriginal(ctx, i, reply, false); err != nil {
-		a.log.ErrorContext(ctx, "answering /remind", "err", err)
+		a.log.ErrorContext(ctx, "showing a discord command reply", "command", name, "interaction_id", i.ID, "err", err)
 	}
 }
 

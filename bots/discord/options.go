@@ -53,9 +53,12 @@ type Options struct {
 	// ListAgentsFunc answers /agents. Without it /agents says listing is not
 	// configured.
 	ListAgentsFunc func(ctx context.Context) ([]string, error)
-	// RemindFunc answers /remind and returns the confirmation shown to the
-	// user. Without it /remind says reminders arrive with the scheduler.
-	RemindFunc func(ctx context.Context, r *RemindRequest) (string, error)
+	// CommandFunc answers /remind, the form of the typed "!remind"
+	// command: it is handed the /remind options as core.Command.Fields and
+	// is the same function core answers typed commands with. The reply is
+	// shown privately to the person who asked. Without it /remind answers
+	// RemindersPending.
+	CommandFunc core.CommandFunc
 	// RenderCardFunc renders Message.Card as embeds, the card's own button
 	// rows and files to attach. Default: discordcard.Render with the card's
 	// entry id and no sparkline images. When it fails the message's Text
@@ -81,17 +84,6 @@ type Options struct {
 	TypingMax time.Duration
 	// SubmitTimeout bounds one Submit or Act call. Default 10s.
 	SubmitTimeout time.Duration
-}
-
-// RemindRequest is a /remind command.
-type RemindRequest struct {
-	UserID    string
-	UserName  string
-	Workspace string // guild id, "" in a DM
-	Channel   string
-	When      string // as typed: "in 2 hours", "tomorrow 9:00"
-	What      string
-	At        time.Time
 }
 
 const minStreamInterval = time.Second

@@ -111,7 +111,7 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Tools:  func(c string) []*tool.Tool { return headless.ToolsFor(reg, c) },
+		Tools:  func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger: testenv.Logger(t),
 		Now:    clk.Now,
 	})
@@ -123,9 +123,11 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 		cancel()
 		t.Fatal(err)
 	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, svc.RunTurn)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), PollInterval: 20 * time.Millisecond,
-		Handlers: map[string]core.HandlerFunc{core.WorkTurn: svc.RunTurn},
+		Handlers: handlers,
 		Logger:   testenv.Logger(t), Now: clk.Now,
 	})
 	if err != nil {

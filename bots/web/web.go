@@ -33,6 +33,7 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -419,7 +420,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, true); err != nil {
 		return err
 	}
-	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, "api", caller(r))
+	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, tool.ContextAPI, caller(r))
 	if err != nil {
 		return err
 	}

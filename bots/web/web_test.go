@@ -304,7 +304,7 @@ func TestToolResultsCannotAnswerForAPerson(t *testing.T) {
 		var ran atomic.Int32
 		register := func(r *tool.Registry) {
 			tool.MustRegister(r, tool.Def{Name: "delete_everything", Description: "risky", Risk: tool.RiskHigh},
-				func(ctx context.Context, in struct {
+				func(ctx context.Context, _ *tool.Request, in struct {
 					Target string `json:"target"`
 				}) (map[string]string, error) {
 					ran.Add(1)

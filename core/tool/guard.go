@@ -51,7 +51,7 @@ type Policy struct {
 // Decide returns the decision for a call of toolName, declared at risk, in
 // the context ctxName. It is pure: the engine persists approvals and audit
 // rows from its answer.
-func (p Policy) Decide(toolName string, risk Risk, ctxName string) Decision {
+func (p Policy) Decide(toolName string, risk Risk, ctxName ContextName) Decision {
 	for _, entry := range p.Deny {
 		if denies(entry, toolName, ctxName) {
 			return DecisionDeny
@@ -78,12 +78,12 @@ func orConfirm(d Decision) Decision {
 	return DecisionConfirm
 }
 
-func denies(entry, toolName, ctxName string) bool {
+func denies(entry, toolName string, ctxName ContextName) bool {
 	ctx, name, scoped := strings.Cut(entry, ":")
 	if !scoped {
 		return entry == toolName
 	}
-	return ctx == ctxName && (name == "*" || name == toolName)
+	return ContextName(ctx) == ctxName && (name == "*" || name == toolName)
 }
 
 // Validate reports the first malformed field, naming it. Config loading

@@ -22,24 +22,24 @@ func TestPolicyDecide(t *testing.T) {
 		policy tool.Policy
 		tool   string
 		risk   tool.Risk
-		ctx    string
+		ctx    tool.ContextName
 		want   tool.Decision
 	}{
-		{"zero policy low", tool.Policy{}, "x", tool.RiskLow, "slack", tool.DecisionAuto},
-		{"zero policy medium", tool.Policy{}, "x", tool.RiskMedium, "slack", tool.DecisionNotify},
-		{"zero policy high", tool.Policy{}, "x", tool.RiskHigh, "slack", tool.DecisionConfirm},
-		{"zero policy unknown risk", tool.Policy{}, "x", "", "slack", tool.DecisionConfirm},
-		{"zero policy misspelt risk", tool.Policy{}, "x", "hgih", "slack", tool.DecisionConfirm},
-		{"default override", strict, "x", tool.RiskMedium, "slack", tool.DecisionConfirm},
-		{"default falls back to built-in", strict, "x", tool.RiskLow, "slack", tool.DecisionAuto},
-		{"per-tool stricter", strict, "send_email", tool.RiskLow, "slack", tool.DecisionConfirm},
-		{"per-tool looser than risk", strict, "deploy", tool.RiskHigh, "slack", tool.DecisionAuto},
-		{"deny everywhere", strict, "drop_database", tool.RiskLow, "terminal", tool.DecisionDeny},
-		{"deny beats per-tool", strict, "send_email", tool.RiskHigh, "scheduler", tool.DecisionDeny},
-		{"deny scoped to another context", strict, "send_email", tool.RiskHigh, "discord", tool.DecisionConfirm},
-		{"context wildcard", strict, "web_search", tool.RiskLow, "api", tool.DecisionDeny},
-		{"deny name is exact", strict, "drop_database_backup", tool.RiskLow, "slack", tool.DecisionAuto},
-		{"bad decision fails closed", tool.Policy{Tools: map[string]tool.Decision{"x": "yolo"}}, "x", tool.RiskLow, "web", tool.DecisionConfirm},
+		{"zero policy low", tool.Policy{}, "x", tool.RiskLow, tool.ContextSlack, tool.DecisionAuto},
+		{"zero policy medium", tool.Policy{}, "x", tool.RiskMedium, tool.ContextSlack, tool.DecisionNotify},
+		{"zero policy high", tool.Policy{}, "x", tool.RiskHigh, tool.ContextSlack, tool.DecisionConfirm},
+		{"zero policy unknown risk", tool.Policy{}, "x", "", tool.ContextSlack, tool.DecisionConfirm},
+		{"zero policy misspelt risk", tool.Policy{}, "x", "hgih", tool.ContextSlack, tool.DecisionConfirm},
+		{"default override", strict, "x", tool.RiskMedium, tool.ContextSlack, tool.DecisionConfirm},
+		{"default falls back to built-in", strict, "x", tool.RiskLow, tool.ContextSlack, tool.DecisionAuto},
+		{"per-tool stricter", strict, "send_email", tool.RiskLow, tool.ContextSlack, tool.DecisionConfirm},
+		{"per-tool looser than risk", strict, "deploy", tool.RiskHigh, tool.ContextSlack, tool.DecisionAuto},
+		{"deny everywhere", strict, "drop_database", tool.RiskLow, tool.ContextTerminal, tool.DecisionDeny},
+		{"deny beats per-tool", strict, "send_email", tool.RiskHigh, tool.ContextScheduler, tool.DecisionDeny},
+		{"deny scoped to another context", strict, "send_email", tool.RiskHigh, tool.ContextDiscord, tool.DecisionConfirm},
+		{"context wildcard", strict, "web_search", tool.RiskLow, tool.ContextAPI, tool.DecisionDeny},
+		{"deny name is exact", strict, "drop_database_backup", tool.RiskLow, tool.ContextSlack, tool.DecisionAuto},
+		{"bad decision fails closed", tool.Policy{Tools: map[string]tool.Decision{"x": "yolo"}}, "x", tool.RiskLow, tool.ContextWeb, tool.DecisionConfirm},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -27,7 +26,7 @@ func NewRegistry() *Registry {
 
 // Register builds a tool from its definition and typed handler and adds it.
 // The input schema is generated from In (see New).
-func Register[In, Out any](r *Registry, d Def, h func(ctx context.Context, in In) (Out, error)) error {
+func Register[In, Out any](r *Registry, d Def, h Handler[In, Out]) error {
 	t, err := New(d, h)
 	if err != nil {
 		return fmt.Errorf("registering tool: %w", err)
@@ -37,7 +36,7 @@ func Register[In, Out any](r *Registry, d Def, h func(ctx context.Context, in In
 
 // MustRegister is Register for start-up code where a bad definition is a
 // programming error.
-func MustRegister[In, Out any](r *Registry, d Def, h func(ctx context.Context, in In) (Out, error)) {
+func MustRegister[In, Out any](r *Registry, d Def, h Handler[In, Out]) {
 	if err := Register(r, d, h); err != nil {
 		panic(err)
 	}

@@ -1,5 +1,8 @@
 // Package tool is the typed tool registry: a tool is a Go handler
-// func(ctx, In) (Out, error) whose input JSON Schema is generated from In.
+// func(ctx, *Request, In) (Out, error) whose input JSON Schema is generated
+// from In. The Request says on whose behalf the call runs (the
+// conversation, the agent, the person, the context), passed explicitly
+// rather than hidden in ctx.
 // That one schema is both what the model is told and what validates the
 // model's arguments before the handler runs, so the two cannot drift apart.
 //
@@ -94,7 +97,7 @@ type Tool struct {
 	resolved *jsonschema.Resolved
 	// run decodes validated arguments into In, runs the handler and returns
 	// Out (as any) for encoding.
-	run func(ctx context.Context, args json.RawMessage) (any, error)
+	run func(ctx context.Context, req *Request, args json.RawMessage) (any, error)
 }
 
 // Name is the name the model calls the tool by.
@@ -120,7 +123,7 @@ func (t *Tool) Schema() json.RawMessage {
 // In must be a struct type: its exported fields, by their json names, are
 // the tool's arguments; fields without omitempty/omitzero are required, and
 // a `jsonschema:"..."` tag is the field's description for the model.
-func New[In, Out any](d Def, h func(ctx context.Context, in In) (Out, error)) (*Tool, error) {
+func New[In, Out any](d Def, h Handler[In, Out]) (*Tool, error) {
 	if h == nil {
 		return nil, fmt.Errorf("building tool %q: handler is nil", d.Name)
 	}
@@ -157,12 +160,12 @@ func New[In, Out any](d Def, h func(ctx context.Context, in In) (Out, error)) (*
 		def:      d,
 		schema:   raw,
 		resolved: resolved,
-		run: func(ctx context.Context, args json.RawMessage) (any, error) {
+		run: func(ctx context.Context, req *Request, args json.RawMessage) (any, error) {
 			var in In
 			if err := json.Unmarshal(args, &in); err != nil {
 				return nil, &argsError{msg: err.Error()}
 			}
-			return h(ctx, in)
+			return h(ctx, req, in)
 		},
 	}, nil
 }
@@ -189,13 +192,14 @@ type argsError struct{ msg string }
 
 func (e *argsError) Error() string { return e.msg }
 
-// Call runs the tool on the model's arguments: it validates them against
-// the schema (before the handler ever sees them), fills in defaults,
-// decodes them into In, runs the handler and encodes Out. Every failure,
-// including a panic in the handler, comes back as an error result; Call
-// never panics and never returns a Go error, because the model must see
-// what went wrong to correct itself.
-func (t *Tool) Call(ctx context.Context, args json.RawMessage) (res Result) {
+// Call runs the tool on the model's arguments for req: it validates them
+// against the schema (before the handler ever sees them), fills in
+// defaults, decodes them into In, runs the handler and encodes Out. Every
+// failure, including a panic in the handler, comes back as an error result;
+// Call never panics and never returns a Go error, because the model must
+// see what went wrong to correct itself. A nil req reaches the handler as
+// an empty Request.
+func (t *Tool) Call(ctx context.Context, req *Request, args json.RawMessage) (res Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			res = errorResult(
@@ -213,7 +217,10 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (res Result) {
 		)
 	}
 
-	out, err := t.run(ctx, decoded)
+	if req == nil {
+		req = &Request{}
+	}
+	out, err := t.run(ctx, req, decoded)
 	if err != nil {
 		if pe, ok := errors.AsType[*PauseError](err); ok {
 			p := pe.Pause

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/tool"
 )
@@ -65,7 +66,7 @@ func searchDef() tool.Def {
 
 func newSearch(t *testing.T, calls *atomic.Int32) *tool.Tool {
 	t.Helper()
-	tl, err := tool.New(searchDef(), func(ctx context.Context, in searchIn) (searchOut, error) {
+	tl, err := tool.New(searchDef(), func(ctx context.Context, _ *tool.Request, in searchIn) (searchOut, error) {
 		if calls != nil {
 			calls.Add(1)
 		}
@@ -115,12 +116,12 @@ func TestSchemaGeneratedFromInputType(t *testing.T) {
 
 func TestSchemaForEmptyInputHasProperties(t *testing.T) {
 	tl, err := tool.New(tool.Def{Name: "now", Description: "The time.", Risk: tool.RiskLow},
-		func(context.Context, struct{}) (string, error) { return "noon", nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return "noon", nil })
 	require.NoError(t, err)
 	require.JSONEq(t, `{"type":"object","properties":{},"additionalProperties":false}`, string(tl.Schema()))
 
 	for _, args := range []string{``, `null`, `{}`, ` {} `} {
-		res := tl.Call(context.Background(), json.RawMessage(args))
+		res := tl.Call(context.Background(), nil, json.RawMessage(args))
 		require.False(t, res.IsError, "args %q: want success, got %s", args, res.Output)
 		require.JSONEq(t, `"noon"`, string(res.Output))
 	}
@@ -157,7 +158,7 @@ func TestCallValidationErrorsNameTheField(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			tl := newSearch(t, &calls)
-			res := tl.Call(context.Background(), json.RawMessage(tt.args))
+			res := tl.Call(context.Background(), nil, json.RawMessage(tt.args))
 			require.True(t, res.IsError, "want an error result for %s", tt.args)
 			require.Zero(t, calls.Load(), "the handler must not run on invalid arguments")
 			var out struct{ Error string }
@@ -188,7 +189,7 @@ func TestCallAppliesDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := newSearch(t, nil).Call(context.Background(), json.RawMessage(tt.args))
+			res := newSearch(t, nil).Call(context.Background(), nil, json.RawMessage(tt.args))
 			require.False(t, res.IsError, "want success, got %s", res.Output)
 			var out searchOut
 			require.NoError(t, json.Unmarshal(res.Output, &out))
@@ -198,7 +199,7 @@ func TestCallAppliesDefaults(t *testing.T) {
 }
 
 func TestCallKeepsLargeIntegersExact(t *testing.T) {
-	res := newSearch(t, nil).Call(context.Background(), json.RawMessage(`{"query":"a","id":9007199254740993}`))
+	res := newSearch(t, nil).Call(context.Background(), nil, json.RawMessage(`{"query":"a","id":9007199254740993}`))
 	require.False(t, res.IsError, "want success, got %s", res.Output)
 	var out searchOut
 	require.NoError(t, json.Unmarshal(res.Output, &out))
@@ -209,27 +210,29 @@ func TestCallHandlerErrorAndPanic(t *testing.T) {
 	sentinel := errors.New("the upstream said no")
 	tests := []struct {
 		name     string
-		h        func(context.Context, struct{}) (string, error)
+		h        func(context.Context, *tool.Request, struct{}) (string, error)
 		wantOut  string
 		wantErr  string // substring of Result.Err
 		isTarget error
 	}{
 		{
-			name:     "handler error",
-			h:        func(context.Context, struct{}) (string, error) { return "", fmt.Errorf("fetching page: %w", sentinel) },
+			name: "handler error",
+			h: func(context.Context, *tool.Request, struct{}) (string, error) {
+				return "", fmt.Errorf("fetching page: %w", sentinel)
+			},
 			wantOut:  `{"error":"fetching page: the upstream said no"}`,
 			wantErr:  "running tool t",
 			isTarget: sentinel,
 		},
 		{
 			name:    "panic",
-			h:       func(context.Context, struct{}) (string, error) { panic("secret-token-123 exploded") },
+			h:       func(context.Context, *tool.Request, struct{}) (string, error) { panic("secret-token-123 exploded") },
 			wantOut: `{"error":"tool t failed with an internal error"}`,
 			wantErr: "panicked: secret-token-123 exploded",
 		},
 		{
 			name: "nil map write panic",
-			h: func(context.Context, struct{}) (string, error) {
+			h: func(context.Context, *tool.Request, struct{}) (string, error) {
 				var m map[string]int
 				m["x"] = 1
 				return "", nil
@@ -250,12 +253,12 @@ func TestCallHandlerErrorAndPanic(t *testing.T) {
 			var err error
 			d := tool.Def{Name: "t", Description: "test", Risk: tool.RiskLow}
 			if tt.h == nil {
-				tl, err = tool.New(d, func(context.Context, struct{}) (func(), error) { return func() {}, nil })
+				tl, err = tool.New(d, func(context.Context, *tool.Request, struct{}) (func(), error) { return func() {}, nil })
 			} else {
 				tl, err = tool.New(d, tt.h)
 			}
 			require.NoError(t, err)
-			res := tl.Call(context.Background(), nil)
+			res := tl.Call(context.Background(), nil, nil)
 			require.True(t, res.IsError, "want an error result")
 			require.JSONEq(t, tt.wantOut, string(res.Output))
 			require.ErrorContains(t, res.Err, tt.wantErr)
@@ -279,17 +282,17 @@ func (c chartOut) Attachments() []tool.Attachment {
 func TestCallAttachmentsAndPause(t *testing.T) {
 	r := tool.NewRegistry()
 	tool.MustRegister(r, tool.Def{Name: "chart", Description: "draws", Risk: tool.RiskLow},
-		func(context.Context, struct{}) (chartOut, error) {
+		func(context.Context, *tool.Request, struct{}) (chartOut, error) {
 			return chartOut{Rendered: true, png: []byte("\x89PNG")}, nil
 		})
 	tool.MustRegister(r, tool.Def{Name: "ask", Description: "asks", Risk: tool.RiskLow},
-		func(context.Context, struct{}) (struct{}, error) {
+		func(context.Context, *tool.Request, struct{}) (struct{}, error) {
 			return struct{}{}, fmt.Errorf("asking: %w", tool.PauseWith(tool.Pause{Kind: tool.PauseQuestion, Prompt: "Which?", Choices: []string{"a", "b"}}))
 		})
 
 	chart, ok := r.Get("chart")
 	require.True(t, ok)
-	res := chart.Call(context.Background(), nil)
+	res := chart.Call(context.Background(), nil, nil)
 	require.False(t, res.IsError, "got %s", res.Output)
 	require.JSONEq(t, `{"rendered":true}`, string(res.Output), "attachment bytes must not reach the model")
 	require.Len(t, res.Attachments, 1)
@@ -297,7 +300,7 @@ func TestCallAttachmentsAndPause(t *testing.T) {
 
 	ask, ok := r.Get("ask")
 	require.True(t, ok)
-	res = ask.Call(context.Background(), nil)
+	res = ask.Call(context.Background(), nil, nil)
 	require.False(t, res.IsError, "a pause is not an error")
 	require.NotNil(t, res.Pause, "a wrapped PauseError must still pause")
 	require.Equal(t, tool.Pause{Kind: tool.PauseQuestion, Prompt: "Which?", Choices: []string{"a", "b"}}, *res.Pause)
@@ -305,9 +308,9 @@ func TestCallAttachmentsAndPause(t *testing.T) {
 
 func TestCallOutputTooLarge(t *testing.T) {
 	tl, err := tool.New(tool.Def{Name: "dump", Description: "dumps", Risk: tool.RiskLow, MaxOutputBytes: 100},
-		func(context.Context, struct{}) (string, error) { return strings.Repeat("x", 200), nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return strings.Repeat("x", 200), nil })
 	require.NoError(t, err)
-	res := tl.Call(context.Background(), nil)
+	res := tl.Call(context.Background(), nil, nil)
 	require.True(t, res.IsError, "output over MaxOutputBytes must be an error")
 	require.Contains(t, string(res.Output), "202 bytes of output, more than the limit of 100")
 }
@@ -315,7 +318,7 @@ func TestCallOutputTooLarge(t *testing.T) {
 func TestUnknownTool(t *testing.T) {
 	r := tool.NewRegistry()
 	tool.MustRegister(r, tool.Def{Name: "internal_admin", Description: "x", Risk: tool.RiskHigh},
-		func(context.Context, struct{}) (string, error) { return "", nil })
+		func(context.Context, *tool.Request, struct{}) (string, error) { return "", nil })
 	_, ok := r.Get("nope")
 	require.False(t, ok)
 
@@ -330,7 +333,7 @@ func TestUnknownTool(t *testing.T) {
 }
 
 func TestRegisterRejectsBadDefinitions(t *testing.T) {
-	h := func(context.Context, struct{}) (string, error) { return "", nil }
+	h := func(context.Context, *tool.Request, struct{}) (string, error) { return "", nil }
 	ok := tool.Def{Name: "ok", Description: "fine", Risk: tool.RiskLow}
 	tests := []struct {
 		name string
@@ -368,7 +371,7 @@ func TestRegisterRejectsBadDefinitions(t *testing.T) {
 		require.NoError(t, tool.Register(tool.NewRegistry(), d, h))
 	})
 	t.Run("non-struct input", func(t *testing.T) {
-		err := tool.Register(tool.NewRegistry(), ok, func(context.Context, string) (string, error) { return "", nil })
+		err := tool.Register(tool.NewRegistry(), ok, func(context.Context, *tool.Request, string) (string, error) { return "", nil })
 		require.ErrorContains(t, err, "must be a struct")
 	})
 	t.Run("tier defaults to server", func(t *testing.T) {
@@ -383,12 +386,12 @@ func TestRegisterRejectsBadDefinitions(t *testing.T) {
 
 func TestRegisterDuplicate(t *testing.T) {
 	r := tool.NewRegistry()
-	require.NoError(t, tool.Register(r, searchDef(), func(context.Context, searchIn) (int, error) { return 1, nil }))
-	err := tool.Register(r, searchDef(), func(context.Context, searchIn) (int, error) { return 2, nil })
+	require.NoError(t, tool.Register(r, searchDef(), func(context.Context, *tool.Request, searchIn) (int, error) { return 1, nil }))
+	err := tool.Register(r, searchDef(), func(context.Context, *tool.Request, searchIn) (int, error) { return 2, nil })
 	require.ErrorIs(t, err, tool.ErrDuplicate)
 	got, ok := r.Get("search")
 	require.True(t, ok)
-	res := got.Call(context.Background(), json.RawMessage(`{"query":"q"}`))
+	res := got.Call(context.Background(), nil, json.RawMessage(`{"query":"q"}`))
 	require.JSONEq(t, `1`, string(res.Output), "the first registration must win")
 }
 
@@ -397,7 +400,7 @@ func TestListSortedAndStable(t *testing.T) {
 	r := tool.NewRegistry()
 	for _, n := range names {
 		tool.MustRegister(r, tool.Def{Name: n, Description: "d", Risk: tool.RiskLow},
-			func(context.Context, struct{}) (string, error) { return "", nil })
+			func(context.Context, *tool.Request, struct{}) (string, error) { return "", nil })
 	}
 	want := []string{"Beta", "a", "alpha", "delta", "m-1", "m_2", "zeta"}
 	for range 20 { // map iteration order varies run to run; List must not
@@ -424,7 +427,7 @@ func TestConcurrentCalls(t *testing.T) {
 			if i%2 == 1 {
 				args = `{"query":"a","series":[{"name":"s","points":[{"x":"a","y":"bad"}]}]}`
 			}
-			res := tl.Call(context.Background(), json.RawMessage(args))
+			res := tl.Call(context.Background(), nil, json.RawMessage(args))
 			if res.IsError != (i%2 == 1) {
 				t.Errorf("call %d: IsError=%v, output %s", i, res.IsError, res.Output)
 			}
@@ -432,4 +435,25 @@ func TestConcurrentCalls(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestCallPassesRequest(t *testing.T) {
+	var got *tool.Request
+	tl, err := tool.New(tool.Def{Name: "who", Description: "says who calls", Risk: tool.RiskLow},
+		func(_ context.Context, req *tool.Request, _ struct{}) (string, error) {
+			got = req
+			return req.Agent, nil
+		})
+	require.NoError(t, err)
+
+	req := &tool.Request{CallID: "call_1", ConversationID: uuid.New(), Agent: "ops", Context: tool.ContextSlack, Starter: "U1", TurnID: uuid.New()}
+	res := tl.Call(context.Background(), req, nil)
+	require.False(t, res.IsError, "got %s", res.Output)
+	require.Same(t, req, got, "the handler must get the caller's request")
+	require.JSONEq(t, `"ops"`, string(res.Output))
+
+	res = tl.Call(context.Background(), nil, nil)
+	require.False(t, res.IsError, "got %s", res.Output)
+	require.NotNil(t, got, "a nil request must reach the handler as an empty one")
+	require.Equal(t, tool.Request{}, *got)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
@@ -220,6 +221,7 @@ type App struct {
 	Deliverer *deliver.Deliverer
 	Worker    *core.Worker
 	Scheduler *scheduler.Scheduler
+	Commands  *command.Handler // scheduling commands, from every platform
 	Adapters  []bots.Adapter
 	Mux       *http.ServeMux
 
@@ -279,16 +281,17 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Store:     a.Store,
 		Agents:    agents,
 		Registry:  reg,
-		Tools:     func(contextName string) []*tool.Tool { return headless.ToolsFor(reg, contextName) },
+		Tools:     a.ToolsFor,
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		WorkerID:  cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
-		// scheduler, built just below.
-		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
-			return a.command(ctx, in, cmd)
+		// command handler, built with the scheduler just below; Discord's
+		// /remind reaches the same handler (buildPlatforms).
+		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+			return a.Commands.Answer(ctx, in, cmd)
 		},
 	})
 	if err != nil {
@@ -310,6 +313,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	if err := a.Scheduler.RegisterTools(reg); err != nil {
 		return fmt.Errorf("registering scheduler tools: %w", err)
+	}
+	a.Commands, err = command.New(command.Options{
+		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
+	})
+	if err != nil {
+		return fmt.Errorf("commands: %w", err)
 	}
 	for _, ag := range agents.Agents {
 		switch {
@@ -341,13 +350,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	fwd.d = a.Deliverer
-	handlers := map[string]core.HandlerFunc{
-		core.WorkTurn:    a.Service.RunTurn,
-		core.WorkDeliver: a.Deliverer.HandleDeliver,
-	}
-	for kind, h := range a.Scheduler.Handlers() {
-		handlers[kind] = h
-	}
+	handlers := core.NewHandlers()
+	core.AddHandler(handlers, a.Service.RunTurn)
+	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
+	a.Scheduler.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
 		WorkerID:    a.Service.WorkerID(),
@@ -507,16 +513,11 @@ func (a *App) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// command runs a typed scheduling command for the person who typed it. A
-// malformed command is answered with what is wrong.
-func (a *App) command(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
-	reply, err := a.Scheduler.Command(ctx, scheduler.CommandRequest{
-		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent, Text: cmd,
-	})
-	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
-		return "⚠️ " + err.Error(), nil
-	}
-	return reply, err
+// ToolsFor lists the tools the model is offered in a conversation of
+// contextName: the registry's tools as the context can run them (headless),
+// with the scheduled-run tools only in the scheduler's own runs.
+func (a *App) ToolsFor(contextName tool.ContextName) []*tool.Tool {
+	return scheduler.Offered(contextName, headless.ToolsFor(a.Registry, contextName))
 }
 
 // deliverer forwards core's delivery calls to the deliverer, which is built

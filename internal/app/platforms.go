@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
-	"github.com/switchboardhq/switchboard/scheduler"
 )
 
 // buildPlatforms creates the adapters whose tokens are set and mounts their
@@ -52,17 +50,10 @@ func (a *App) buildPlatforms() error {
 				}
 				return names, nil
 			},
-			RemindFunc: func(ctx context.Context, r *discordbot.RemindRequest) (string, error) {
-				reply, err := a.Scheduler.RemindCommand(ctx, scheduler.CommandRequest{
-					Platform: "discord", Workspace: r.Workspace, Channel: r.Channel, UserID: r.UserID,
-				}, r.When, r.What)
-				if errors.Is(err, scheduler.ErrInvalid) {
-					return "⚠️ " + err.Error(), nil
-				}
-				return reply, err
-			},
-			Logger: a.log.With("platform", "discord"),
-			Now:    cfg.Now,
+			// /remind is answered by the handler of typed commands.
+			CommandFunc: a.Commands.Answer,
+			Logger:      a.log.With("platform", "discord"),
+			Now:         cfg.Now,
 		})
 		if err != nil {
 			return fmt.Errorf("discord (DISCORD_BOT_TOKEN is set): %w", err)

@@ -83,7 +83,7 @@ func BenchmarkSeqAllocation(b *testing.B) {
 		run(b, func(ctx context.Context, s *Store, conv uuid.UUID) (int, error) {
 			for retries := 0; ; retries++ {
 				var seq int64
-				err := s.Pool().QueryRow(ctx, testSQL.Get("AppendRetryOnConflict"), uuid.New(), conv, string(content), time.Now()).Scan(&seq)
+				err := s.Pool().QueryRow(ctx, appendRetryOnConflict, uuid.New(), conv, string(content), time.Now()).Scan(&seq)
 				if errors.Is(err, pgx.ErrNoRows) {
 					continue
 				}

@@ -2,11 +2,18 @@
 // pgxpool. It is the store for production and for several instances of
 // Switchboard sharing one database.
 //
+// The driver is thin: Open puts it behind store.New, whose rules check every
+// call's parameters and fill in the defaults, so the driver only runs
+// queries and maps Postgres's errors to the store's (no row is
+// store.ErrNotFound, a unique violation store.ErrConflict, a lost connection
+// store.ErrTransient once retrying did not get past it).
+//
 // All SQL lives in .sql files: the schema in migrations/postgres, the queries
-// in queries/*.sql (embedded, loaded by name with store/internal/sqlfile).
-// Every query takes the time from the caller's Now; nothing reads the
-// database's now(). Times are written in UTC truncated to microseconds and
-// read back in UTC, so a value round-trips exactly.
+// in queries/*.sql. sqlc generates the Go that runs them into
+// internal/dbsqlc (go generate; sqlc.yaml says how), and the generated code
+// is committed. Every query takes the time from the caller's Now; nothing
+// reads the database's now(). Times are written in UTC truncated to
+// microseconds and read back in UTC, so a value round-trips exactly.
 //
 // # The log
 //
@@ -17,9 +24,11 @@
 // costs one round trip and one commit (BenchmarkStore/append: 1.1-1.5x a
 // bare single-row INSERT at p50). With 50 appenders on one conversation it
 // does 2.6x the appends/s of retrying on the unique violation
-// (BenchmarkSeqAllocation), which averages 20 retries per append. An append whose ExpectSeq is already taken locks the
-// row, re-checks, and forks: a new conversation seeded with the entries
-// before ExpectSeq, the entry landing at ExpectSeq in it.
+// (BenchmarkSeqAllocation), which averages 20 retries per append. An append
+// that the one statement refused locks the row, re-checks the lease fence,
+// and lets store.DecideAppend choose: append after all, or fork (a new
+// conversation seeded with the entries before ExpectSeq, the entry landing
+// at ExpectSeq in it).
 //
 // # The work item state machine
 //
@@ -42,20 +51,20 @@
 //	                     |  | (attempts + 1) or, once attempts  |
 //	                     |  | >= max, fails it                  |
 //	                     |  |                                   |
-//	       WorkComplete  |  | WorkFail, attempts >= max         | WorkCancel (also
-//	                     v  v                                   v from running)
-//	                  done  failed                          cancelled
+//	       WorkComplete  |  | WorkFail, attempts >= max         |
+//	                     v  v                                   |
+//	                  done  failed  <---------------------------+
+//	                                  (WorkReclaim on the last attempt)
 //
-// done, failed and cancelled are final. Leaving running (complete, fail,
-// cancel) releases the conversation's lease in the same statement.
+// done and failed are final. Leaving running (complete, fail, release,
+// reclaim) releases the conversation's lease in the same statement.
 //
-// A claim never hands out an item whose conversation has a live running item
-// or a live lease held by someone else (a lease taken with
-// ConversationLeaseAcquire by the claiming worker itself does not block it),
-// and never two items of one conversation. It locks candidate items with FOR
-// UPDATE SKIP LOCKED, then their conversations with FOR UPDATE SKIP LOCKED;
-// the second lock re-reads each conversation's newest row, so two claimers
-// racing for one conversation cannot both win.
+// A claim takes the conversation's lease with the item, and never hands out
+// an item whose conversation's lease is held, nor two items of one
+// conversation. It locks candidate items with FOR UPDATE SKIP LOCKED, then
+// their conversations with FOR UPDATE SKIP LOCKED; the second lock re-reads
+// each conversation's newest row, so two claimers racing for one
+// conversation cannot both win.
 //
 // # Wake-ups
 //
@@ -138,3 +147,5 @@
 // cannot work through such a pooler. With Options.Schema, the pooler must
 // pass search_path through (PgBouncer's track_extra_parameters).
 package postgres
+
+//go:generate sqlc generate

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 )
 
 // note is one wake-up waiting to be sent.
@@ -112,11 +113,11 @@ func (n *notifier) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	b := &pgx.Batch{}
-	for _, x := range batch {
-		b.Queue(sqlq.Get("Notify"), n.channel(x.topic), x.payload)
+	args := make([]*dbsqlc.NotifyParams, len(batch))
+	for i, x := range batch {
+		args[i] = &dbsqlc.NotifyParams{Channel: n.channel(x.topic), Payload: x.payload}
 	}
-	if err := n.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := dbsqlc.New(n.pool).Notify(ctx, args).Close(); err != nil {
 		n.logger.WarnContext(ctx, "sending notifications failed; listeners will catch up by polling",
 			"count", len(batch), "error", err)
 	}
@@ -336,8 +337,8 @@ func (l *listener) listenPending(conn *pgx.Conn) error {
 		if topic == "" {
 			return nil
 		}
-		var stmt string
-		if err := conn.QueryRow(l.ctx, sqlq.Get("ListenStatement"), l.channel(topic)).Scan(&stmt); err != nil {
+		stmt, err := dbsqlc.New(conn).ListenStatement(l.ctx, l.channel(topic))
+		if err != nil {
 			return err
 		}
 		if _, err := conn.Exec(l.ctx, stmt); err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -14,18 +13,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/internal/retry"
-	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
+	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 )
-
-//go:embed queries/*.sql
-var queryFiles embed.FS
-
-// sqlq holds every named query of this driver.
-var sqlq = sqlfile.MustLoad(queryFiles, "queries")
 
 // Options configures a Store.
 type Options struct {
@@ -56,7 +50,8 @@ type Options struct {
 	// Logger receives the driver's warnings (lost notifications, listener
 	// reconnects, retried faults). Default: discard.
 	Logger *slog.Logger
-	// Now supplies the time when a call's Now is zero. Default time.Now.
+	// Now supplies the time when a call's Now is zero (store.Options.Now).
+	// Default time.Now.
 	Now func() time.Time
 }
 
@@ -109,8 +104,16 @@ func validSchema(s string) bool {
 	return true
 }
 
-// Store is the Postgres implementation of store.Store.
+// Store is the Postgres store: the driver behind the rules every driver
+// shares (store.New).
 type Store struct {
+	store.Store
+	d *driver
+}
+
+// driver implements store.Driver on pgx: it runs the queries of
+// internal/dbsqlc and maps Postgres's errors to the store's.
+type driver struct {
 	*queries // the Queries methods, each in its own transaction
 
 	pool     *pgxpool.Pool
@@ -122,7 +125,7 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*driver)(nil)
 
 // Open validates opts, connects and checks the server answers. It does not
 // migrate: call Migrate.
@@ -162,12 +165,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 	}
 
-	s := &Store{pool: pool, opts: opts, logger: opts.Logger}
-	s.queries = &queries{s: s, db: pool}
-	s.notifier = newNotifier(pool, opts.NotifyDebounce, opts.Logger, s.channel)
-	s.listener = newListener(listenCfg, opts.Logger, s.channel)
-	s.notifier.start()
-	return s, nil
+	d := &driver{pool: pool, opts: opts, logger: opts.Logger}
+	d.queries = &queries{d: d, db: dbsqlc.New(pool)}
+	d.notifier = newNotifier(pool, opts.NotifyDebounce, opts.Logger, d.channel)
+	d.listener = newListener(listenCfg, opts.Logger, d.channel)
+	d.notifier.start()
+	return &Store{Store: store.New(d, store.Options{Now: opts.Now}), d: d}, nil
 }
 
 // poolConfig parses opts.URL. Its errors never carry the password.
@@ -191,6 +194,15 @@ func poolConfig(opts Options) (*pgxpool.Config, error) {
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "switchboard"
+	}
+	// Times come back in UTC (the store's rule), without a conversion per
+	// field.
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		conn.TypeMap().RegisterType(&pgtype.Type{
+			Name: "timestamptz", OID: pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
+		})
+		return nil
 	}
 	return cfg, nil
 }
@@ -246,8 +258,8 @@ func redactPassword(msg, rawURL string) string {
 }
 
 func createSchema(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	var stmt string
-	if err := pool.QueryRow(ctx, sqlq.Get("SchemaCreateStatement"), schema).Scan(&stmt); err != nil {
+	stmt, err := dbsqlc.New(pool).SchemaCreateStatement(ctx, schema)
+	if err != nil {
 		return fmt.Errorf("postgres: creating schema %s: %w", schema, err)
 	}
 	if _, err := pool.Exec(ctx, stmt); err != nil {
@@ -263,14 +275,12 @@ func createSchema(ctx context.Context, pool *pgxpool.Pool, schema string) error 
 
 // Pool returns the connection pool, for callers that need raw access (the
 // benchmarks' baseline insert). Statements run on it bypass the store's rules.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+func (s *Store) Pool() *pgxpool.Pool { return s.d.pool }
 
-// Dialect reports "postgres".
-func (s *Store) Dialect() string { return "postgres" }
+func (d *driver) Dialect() string { return "postgres" }
 
-// Ping checks that the server answers.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
+func (d *driver) Ping(ctx context.Context) error {
+	if err := d.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("pinging postgres: %w", err)
 	}
 	return nil
@@ -278,131 +288,21 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close stops the listener and the notifier (sending what is pending) and
 // closes the pool. Subscription channels are closed. Safe to call twice.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.listener.stop()
-		s.notifier.stop()
-		s.pool.Close()
+func (d *driver) Close() error {
+	d.closeOnce.Do(func() {
+		d.listener.stop()
+		d.notifier.stop()
+		d.pool.Close()
 	})
 	return nil
 }
 
-// InTx runs fn in one transaction. Notifications caused inside are sent only
-// once the commit succeeded. A transient fault rolls the transaction back and
-// runs fn again (see store.Store.InTx and the package comment).
-func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error {
-	return s.inTx(ctx, func(q *queries) error { return fn(q) })
-}
-
-// inTx runs fn in a transaction, again after a transient fault, until it
-// commits or the retry budget is spent.
-//
-// Before COMMIT it reads the transaction's id (one more round trip). If the
-// COMMIT's answer is lost (the connection died while it was in flight, so the
-// server may or may not have committed) it asks the server, on another
-// connection, what became of that id: committed means done, aborted means
-// run fn again. Only when that cannot be learnt does it give up with
-// store.ErrOutcomeUnknown, never running fn twice blindly.
-func (s *Store) inTx(ctx context.Context, fn func(q *queries) error) error {
-	return retry.Do(ctx, s.retryPolicy(), "transaction", isTransientErr, func() error {
-		xid, pending, err := s.tryTx(ctx, fn)
-		if err == nil {
-			s.notifier.add(pending...)
-			return nil
-		}
-		if xid == nil {
-			return err
-		}
-		committed, rerr := s.txOutcome(ctx, *xid)
-		switch {
-		case rerr != nil:
-			// %v, not %w: the faults are transient, the error must not be,
-			// or it would be retried and fn could run twice.
-			return fmt.Errorf("%w: transaction %d: %v (finding out: %v)",
-				store.ErrOutcomeUnknown, *xid, err, rerr)
-		case committed:
-			s.logger.InfoContext(ctx, "store: the answer to a commit was lost but it had committed",
-				"xid", *xid, "err", err)
-			s.notifier.add(pending...)
-			return nil
-		default:
-			s.logger.DebugContext(ctx, "store: the answer to a commit was lost and it had not committed",
-				"xid", *xid, "err", err)
-			return err // aborted: nothing took effect, fn may run again
-		}
-	})
-}
-
-// tryTx is one attempt. When COMMIT was sent and its answer lost it returns
-// the transaction's id (nil when the transaction wrote nothing, so nothing
-// can have committed) along with the error.
-func (s *Store) tryTx(ctx context.Context, fn func(q *queries) error) (xid *int64, pending []note, err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("beginning transaction: %w", mapErr(err))
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			// Rollback on a context already cancelled still releases the
-			// connection; its own error adds nothing to fn's.
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	q := &queries{s: s, db: tx, tx: true, pending: &pending}
-	if err := fn(q); err != nil {
-		return nil, nil, err
-	}
-	var id *int64
-	if err := tx.QueryRow(ctx, sqlq.Get("TxID")).Scan(&id); err != nil {
-		return nil, nil, fmt.Errorf("reading the transaction id: %w", mapErr(err))
-	}
-	if err := tx.Commit(ctx); err != nil {
-		committed = true // Commit has ended the transaction either way
-		err = fmt.Errorf("committing transaction: %w", mapErr(err))
-		if id != nil && commitAnswerLost(err) {
-			return id, pending, err
-		}
-		return nil, nil, err
-	}
-	committed = true
-	return nil, pending, nil
-}
-
-// txOutcome asks the server whether transaction xid committed. It waits
-// (within the retry budget) while the transaction is still in progress,
-// which it is until the server has noticed the lost connection.
-func (s *Store) txOutcome(ctx context.Context, xid int64) (committed bool, err error) {
-	var status *string
-	err = retry.Do(ctx, s.retryPolicy(), "reading a transaction's outcome", isTransientErr, func() error {
-		status = nil
-		if err := s.pool.QueryRow(ctx, sqlq.Get("TxStatus"), xid).Scan(&status); err != nil {
-			return mapErr(err)
-		}
-		if status != nil && *status == "in progress" {
-			return fmt.Errorf("%w: transaction %d still in progress", store.ErrTransient, xid)
-		}
-		return nil
-	})
-	switch {
-	case err != nil:
-		return false, err
-	case status == nil:
-		return false, fmt.Errorf("transaction %d is too old for the server to remember", xid)
-	}
-	return *status == "committed", nil
-}
-
-func (s *Store) retryPolicy() retry.Policy {
-	return retry.Policy{For: s.opts.RetryFor, Logger: s.logger}
-}
-
 // channel is the Postgres channel name of a topic.
-func (s *Store) channel(topic string) string {
-	if s.opts.Schema == "" {
+func (d *driver) channel(topic string) string {
+	if d.opts.Schema == "" {
 		return topic
 	}
-	return topic + "." + s.opts.Schema
+	return topic + "." + d.opts.Schema
 }
 
 // Subscribe delivers wake-ups for topic until ctx ends or the Store closes,
@@ -411,9 +311,6 @@ func (s *Store) channel(topic string) string {
 // LISTEN when it reconnects). After a reconnect every subscriber gets one
 // notification with an empty payload, since wake-ups sent meanwhile are lost:
 // the receiver should re-read everything it watches.
-func (s *Store) Subscribe(ctx context.Context, topic string) (<-chan store.Notification, error) {
-	if topic == "" {
-		return nil, fmt.Errorf("subscribing: %w: empty topic", store.ErrInvalid)
-	}
-	return s.listener.subscribe(ctx, topic)
+func (d *driver) Subscribe(ctx context.Context, topic string) (<-chan store.Notification, error) {
+	return d.listener.subscribe(ctx, topic)
 }

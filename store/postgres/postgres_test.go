@@ -21,11 +21,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/store/internal/sqlfile"
 	"github.com/switchboardhq/switchboard/store/storetest"
 )
-
-var testSQL = sqlfile.MustLoad(os.DirFS("."), "testdata")
 
 // TestMain fails the run if any test leaves a goroutine behind: every Store
 // is closed in its test's cleanup, and Close must stop the notifier, the
@@ -102,7 +99,7 @@ func dropSchema(tb testing.TB, schema string) {
 	}
 	defer conn.Close(ctx)
 	var stmt string
-	if err := conn.QueryRow(ctx, sqlq.Get("SchemaDropStatement"), schema).Scan(&stmt); err != nil {
+	if err := conn.QueryRow(ctx, schemaDrop, schema).Scan(&stmt); err != nil {
 		tb.Errorf("dropping schema %s: %v", schema, err)
 		return
 	}
@@ -127,7 +124,7 @@ func harness(mod func(*Options)) storetest.Harness {
 		New:  func(tb testing.TB) store.Store { return openTestStore(tb, mod) },
 		NewRawInserter: func(tb testing.TB, st store.Store) func(ctx context.Context) error {
 			pool := st.(*Store).Pool()
-			if _, err := pool.Exec(context.Background(), testSQL.Get("RawTableCreate")); err != nil {
+			if _, err := pool.Exec(context.Background(), rawTableCreate); err != nil {
 				tb.Fatalf("creating the raw insert table: %v", err)
 			}
 			conv := uuid.New()
@@ -135,7 +132,7 @@ func harness(mod func(*Options)) storetest.Harness {
 			content := `{"text": "` + strings.Repeat("The quarterly numbers are in and look fine. ", 6) + `"}`
 			return func(ctx context.Context) error {
 				seq++
-				_, err := pool.Exec(ctx, testSQL.Get("RawInsert"), uuid.New(), conv, seq, content, time.Now())
+				_, err := pool.Exec(ctx, rawInsert, uuid.New(), conv, seq, content, time.Now())
 				return err
 			}
 		},
@@ -169,7 +166,7 @@ func transientFault(tb testing.TB, retry bool) (store.Store, func() func()) {
 			tb.Fatalf("pinging before the fault: %v", err)
 		}
 		var n int
-		if err := admin.QueryRow(ctx, testSQL.Get("TerminateApp"), app, 5000).Scan(&n); err != nil || n == 0 {
+		if err := admin.QueryRow(ctx, terminateApp, app, 5000).Scan(&n); err != nil || n == 0 {
 			tb.Fatalf("terminating the store's connections (%s): %v (terminated %d)", app, err, n)
 		}
 		return func() {}
@@ -257,7 +254,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		}
 	}
 	var rows, distinct int
-	if err := stores[0].Pool().QueryRow(t.Context(), testSQL.Get("VersionRows")).Scan(&rows, &distinct); err != nil {
+	if err := stores[0].Pool().QueryRow(t.Context(), versionRows).Scan(&rows, &distinct); err != nil {
 		t.Fatalf("counting version rows: %v", err)
 	}
 	if rows != len(ms) || distinct != len(ms) {
@@ -279,7 +276,7 @@ func TestMigrateFailureKeepsVersion(t *testing.T) {
 	good1 := migrations.Migration{Version: 1, Name: "postgres/0001_one.sql", SQL: "CREATE TABLE one (id int);"}
 	bad2 := migrations.Migration{Version: 2, Name: "postgres/0002_two.sql",
 		SQL: "CREATE TABLE two (id int);\nCREATE TABLE broken (id nosuchtype);"}
-	_, err = s.migrate(ctx, []migrations.Migration{good1, bad2})
+	_, err = s.d.migrate(ctx, []migrations.Migration{good1, bad2})
 	if err == nil {
 		t.Fatal("migrating with a broken second migration: want an error, got nil")
 	}
@@ -287,7 +284,7 @@ func TestMigrateFailureKeepsVersion(t *testing.T) {
 		t.Errorf("the error of a failed migration must name its file 0002_two.sql, got %q", err)
 	}
 	var v int
-	if err := s.Pool().QueryRow(ctx, sqlq.Get("MigrationVersion")).Scan(&v); err != nil {
+	if err := s.Pool().QueryRow(ctx, schemaVersion).Scan(&v); err != nil {
 		t.Fatalf("reading the version after a failure: %v", err)
 	}
 	if v != 1 {
@@ -295,7 +292,7 @@ func TestMigrateFailureKeepsVersion(t *testing.T) {
 	}
 	for table, want := range map[string]bool{"one": true, "two": false, "broken": false} {
 		var exists bool
-		if err := s.Pool().QueryRow(ctx, testSQL.Get("TableExists"), table).Scan(&exists); err != nil {
+		if err := s.Pool().QueryRow(ctx, tableExists, table).Scan(&exists); err != nil {
 			t.Fatalf("checking table %s: %v", table, err)
 		}
 		if exists != want {
@@ -306,7 +303,7 @@ func TestMigrateFailureKeepsVersion(t *testing.T) {
 	// Fixed, it applies, and re-running changes nothing.
 	good2 := migrations.Migration{Version: 2, Name: "postgres/0002_two.sql", SQL: "CREATE TABLE two (id int);"}
 	for run := range 2 {
-		v, err := s.migrate(ctx, []migrations.Migration{good1, good2})
+		v, err := s.d.migrate(ctx, []migrations.Migration{good1, good2})
 		if err != nil || v != 2 {
 			t.Fatalf("migrating with the fixed migration (run %d): want version 2, got %d, %v", run+1, v, err)
 		}
@@ -362,7 +359,7 @@ func TestNotFoundNeverLeaksPgx(t *testing.T) {
 	_, checks["EntryGet"] = s.EntryGet(ctx, uuid.New())
 	_, checks["WorkHeartbeat"] = s.WorkHeartbeat(ctx, &store.WorkLeaseParams{ID: uuid.New(), Worker: "w", LeaseTTL: time.Second})
 	_, checks["WorkEnqueue with unknown conversation"] = s.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "k", ConversationID: ptr(uuid.New())})
-	_, checks["EntryDiscard"] = s.EntryDiscard(ctx, &store.EntryDiscardParams{ConversationID: uuid.New()})
+	_, checks["ScheduleAdvance"] = s.ScheduleAdvance(ctx, &store.ScheduleAdvanceParams{ID: uuid.New(), ExpectNextRunAt: time.Now()})
 	for name, err := range checks {
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s of a missing row: want store.ErrNotFound, got %v", name, err)
@@ -396,7 +393,7 @@ func TestNotifyOnlyAfterCommit(t *testing.T) {
 
 	marker := func(name string) {
 		t.Helper()
-		s.notifier.add(note{topic: store.TopicEntries, payload: name})
+		s.d.notifier.add(note{topic: store.TopicEntries, payload: name})
 		seen := awaitPayload(t, ch, name)
 		for _, p := range seen {
 			if p == committed.ID.String() || p == rolledBack.ID.String() {
@@ -463,7 +460,7 @@ func TestNotifyDebounceDedupes(t *testing.T) {
 		t.Fatalf("appending: %v", err)
 	}
 	awaitPayload(t, ch, c.ID.String())
-	s.notifier.add(note{topic: store.TopicEntries, payload: "marker"})
+	s.d.notifier.add(note{topic: store.TopicEntries, payload: "marker"})
 	seen := awaitPayload(t, ch, "marker")
 	for _, p := range seen {
 		if p == c.ID.String() {
@@ -483,17 +480,17 @@ func TestSubscriberReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("subscribing: %v", err)
 	}
-	pid := s.listener.backendPID()
+	pid := s.d.listener.backendPID()
 	if pid == 0 {
 		t.Fatal("after Subscribe returned, the listener has no connection")
 	}
 	var ok bool
-	if err := s.Pool().QueryRow(ctx, testSQL.Get("TerminateBackend"), int32(pid)).Scan(&ok); err != nil || !ok {
+	if err := s.Pool().QueryRow(ctx, terminateBackend, int32(pid)).Scan(&ok); err != nil || !ok {
 		t.Fatalf("terminating the listener's backend %d: %v (ok=%v)", pid, err, ok)
 	}
 	awaitPayload(t, ch, "") // the resync wake-up
 
-	if np := s.listener.backendPID(); np == pid || np == 0 {
+	if np := s.d.listener.backendPID(); np == pid || np == 0 {
 		t.Fatalf("after the resync wake-up the listener's backend is %d, want a new one (old %d)", np, pid)
 	}
 	kind := "after-reconnect-" + uuid.NewString()[:8]
@@ -557,8 +554,8 @@ func TestSchemaIsolation(t *testing.T) {
 	if _, err := b.ConversationGet(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("getting a's conversation from b (another schema): want ErrNotFound, got %v", err)
 	}
-	if a.channel(store.TopicWork) == b.channel(store.TopicWork) {
-		t.Errorf("two schemas share the channel %q", a.channel(store.TopicWork))
+	if a.d.channel(store.TopicWork) == b.d.channel(store.TopicWork) {
+		t.Errorf("two schemas share the channel %q", a.d.channel(store.TopicWork))
 	}
 }
 

@@ -100,14 +100,14 @@ func TestTerminatedConnectionsAreInvisible(t *testing.T) {
 				lastCommitted = c
 			}
 			var n int
-			if err := admin.QueryRow(ctx, testSQL.Get("TerminateApp"), app, 0).Scan(&n); err != nil {
+			if err := admin.QueryRow(ctx, terminateApp, app, 0).Scan(&n); err != nil {
 				t.Errorf("terminating the store's sessions: %v", err)
 				return
 			}
 			killed.Add(int64(n))
-			if pid := s.listener.backendPID(); pid != 0 {
+			if pid := s.d.listener.backendPID(); pid != 0 {
 				var ok bool
-				_ = admin.QueryRow(ctx, testSQL.Get("TerminateBackend"), int32(pid)).Scan(&ok)
+				_ = admin.QueryRow(ctx, terminateBackend, int32(pid)).Scan(&ok)
 			}
 		}
 	}()
@@ -200,7 +200,7 @@ func TestTerminatedConnectionsAreInvisible(t *testing.T) {
 
 	// Recovery: one last cut, then plain calls succeed and the listener is back.
 	var n int
-	if err := admin.QueryRow(ctx, testSQL.Get("TerminateApp"), app, 5000).Scan(&n); err != nil {
+	if err := admin.QueryRow(ctx, terminateApp, app, 5000).Scan(&n); err != nil {
 		t.Fatalf("terminating the store's sessions: %v", err)
 	}
 	if _, err := s.EntryAppend(ctx, &store.EntryAppendParams{

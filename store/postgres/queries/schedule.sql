@@ -1,195 +1,148 @@
 -- The scheduler's tables (migration 0002). Every query returning a schedule
--- lists the same columns, which scheduleRow scans by name; likewise runs and
--- scheduleRunRow.
+-- returns the whole row (dbsqlc.Schedule); likewise runs
+-- (dbsqlc.ScheduleRun). A schedule's place is stored as store.Place.Columns
+-- encodes it; schedules have no thread column (a schedule never targets a
+-- thread).
 
--- name: ScheduleLockAgent
--- Serialises creates for one agent until the transaction ends, so the
--- per-agent limit is checked and the row inserted as one step.
--- $1 agent.
-SELECT pg_advisory_xact_lock(hashtextextended('switchboard.schedules:' || $1::text, 0));
+-- name: ScheduleLock :exec
+-- Serialises count-then-create for one agent and kind until the transaction
+-- ends, so a per-agent limit cannot be passed by two creates at once.
+SELECT pg_advisory_xact_lock(hashtextextended('switchboard.schedules:' || @agent::text || ':' || @kind::text, 0));
 
--- name: ScheduleCountLive
--- $1 agent, $2 kind, $3 name to leave out (the one being upserted).
-SELECT count(*)
-FROM schedules
-WHERE agent = $1 AND kind = $2 AND state <> 'done' AND name <> $3;
+-- name: ScheduleCount :one
+SELECT count(*) FROM schedules WHERE agent = @agent AND kind = @kind AND state <> 'done';
 
--- name: ScheduleInsert
--- ON CONFLICT DO NOTHING, so a taken name inside a caller's transaction does
--- not abort it: no row back means the name is taken.
--- $1 id, $2 kind, $3 agent, $4 name, $5 owner, $6 platform, $7 workspace,
--- $8 channel, $9 spec, $10 time_zone, $11 instruction, $12 config, $13 data,
--- $14 missed, $15 source, $16 state, $17 next_run_at, $18 now.
+-- name: ScheduleCreate :one
+-- Without upsert a taken name returns no row (ON CONFLICT ... WHERE false
+-- updates nothing), and inside a caller's transaction that does not abort
+-- it. With upsert an existing schedule gets the new definition and keeps its
+-- state, data and run history; its next run is replaced only when the spec
+-- or the time zone changed (every SET expression reads the old row).
 INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
                        time_zone, instruction, config, data, missed, source, state,
                        next_run_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)
-ON CONFLICT (agent, kind, name) DO NOTHING
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
-
--- name: ScheduleUpsert
--- Same parameters as ScheduleInsert. An existing schedule keeps its state,
--- data and run history; its next run is replaced only when the spec or the
--- time zone changed (every SET expression reads the old row).
-INSERT INTO schedules (id, kind, agent, name, owner, platform, workspace, channel, spec,
-                       time_zone, instruction, config, data, missed, source, state,
-                       next_run_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)
+VALUES (@id, @kind, @agent, @name, @owner, @platform, @workspace, @channel, @spec,
+        @time_zone, @instruction, @config, @data, @missed, @source, @state,
+        @next_run_at, @now::timestamptz, @now::timestamptz)
 ON CONFLICT (agent, kind, name) DO UPDATE
-SET owner = EXCLUDED.owner,
-    platform = EXCLUDED.platform,
-    workspace = EXCLUDED.workspace,
-    channel = EXCLUDED.channel,
-    spec = EXCLUDED.spec,
-    time_zone = EXCLUDED.time_zone,
-    instruction = EXCLUDED.instruction,
-    config = EXCLUDED.config,
-    missed = EXCLUDED.missed,
-    source = EXCLUDED.source,
+SET (owner, platform, workspace, channel, spec, time_zone, instruction, config, missed, source, updated_at)
+      = (EXCLUDED.owner, EXCLUDED.platform, EXCLUDED.workspace, EXCLUDED.channel, EXCLUDED.spec,
+         EXCLUDED.time_zone, EXCLUDED.instruction, EXCLUDED.config, EXCLUDED.missed, EXCLUDED.source,
+         EXCLUDED.updated_at),
     next_run_at = CASE
         WHEN schedules.spec <> EXCLUDED.spec OR schedules.time_zone <> EXCLUDED.time_zone
         THEN EXCLUDED.next_run_at
         ELSE schedules.next_run_at
-    END,
-    updated_at = EXCLUDED.updated_at
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+    END
+WHERE @upsert::boolean
+RETURNING *;
 
--- name: ScheduleGet
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE id = $1;
+-- name: ScheduleGet :one
+SELECT * FROM schedules WHERE id = @id;
 
--- name: ScheduleFind
--- $1 agent, $2 kind, $3 name.
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE agent = $1 AND kind = $2 AND name = $3;
+-- name: ScheduleFind :one
+SELECT * FROM schedules WHERE agent = @agent AND kind = @kind AND name = @name;
 
--- name: ScheduleList
--- $1 agent, $2 kind, $3 owner ('' for any), $4 states (empty for any),
--- $5 limit (NULL: all).
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE ($1::text = '' OR agent = $1)
-  AND ($2::text = '' OR kind = $2)
-  AND ($3::text = '' OR owner = $3)
-  AND (COALESCE(cardinality($4::text[]), 0) = 0 OR state = ANY ($4::text[]))
+-- name: ScheduleList :many
+-- '' and empty states match all; max_rows 0 means no limit.
+SELECT * FROM schedules
+WHERE (@agent::text = '' OR agent = @agent::text)
+  AND (@kind::text = '' OR kind = @kind::text)
+  AND (@owner::text = '' OR owner = @owner::text)
+  AND (COALESCE(cardinality(@states::text[]), 0) = 0 OR state = ANY (@states::text[]))
 ORDER BY created_at, id
-LIMIT $5;
+LIMIT NULLIF(@max_rows::integer, 0);
 
--- name: ScheduleUpdate
--- NULL parameters leave their column as it is.
--- $1 id, $2 spec, $3 time_zone, $4 instruction, $5 platform, $6 workspace,
--- $7 channel, $8 config, $9 data, $10 missed, $11 state, $12 state_reason,
--- $13 next_run_at, $14 clear next_run_at, $15 expected state, $16 now.
+-- name: ScheduleUpdate :one
+-- NULL parameters leave their column as it is. No row back with the
+-- schedule present means expect_state did not match.
 UPDATE schedules
-SET spec = COALESCE($2::text, spec),
-    time_zone = COALESCE($3::text, time_zone),
-    instruction = COALESCE($4::text, instruction),
-    platform = COALESCE($5::text, platform),
-    workspace = COALESCE($6::text, workspace),
-    channel = COALESCE($7::text, channel),
-    config = COALESCE($8::json, config),
-    data = COALESCE($9::json, data),
-    missed = COALESCE($10::text, missed),
-    state = COALESCE($11::text, state),
-    state_reason = COALESCE($12::text, state_reason),
-    next_run_at = CASE WHEN $14::boolean THEN NULL ELSE COALESCE($13::timestamptz, next_run_at) END,
-    updated_at = $16
-WHERE id = $1 AND ($15::text IS NULL OR state = $15::text)
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+SET spec = COALESCE(sqlc.narg(spec)::text, spec),
+    time_zone = COALESCE(sqlc.narg(time_zone)::text, time_zone),
+    instruction = COALESCE(sqlc.narg(instruction)::text, instruction),
+    platform = COALESCE(sqlc.narg(platform)::text, platform),
+    workspace = COALESCE(sqlc.narg(workspace)::text, workspace),
+    channel = COALESCE(sqlc.narg(channel)::text, channel),
+    config = COALESCE(sqlc.narg(config)::json, config),
+    data = COALESCE(sqlc.narg(data)::json, data),
+    missed = COALESCE(sqlc.narg(missed)::text, missed),
+    state = COALESCE(sqlc.narg(state)::text, state),
+    state_reason = COALESCE(sqlc.narg(state_reason)::text, state_reason),
+    next_run_at = CASE WHEN @clear_next_run::boolean THEN NULL
+                       ELSE COALESCE(sqlc.narg(next_run_at)::timestamptz, next_run_at) END,
+    updated_at = @now::timestamptz
+WHERE id = @id AND (sqlc.narg(expect_state)::text IS NULL OR state = sqlc.narg(expect_state)::text)
+RETURNING *;
 
--- name: ScheduleAdvance
--- The compare-and-set of a fire: only the caller that saw next_run_at = $2
--- moves it. Under READ COMMITTED a second caller blocked on the row lock
--- re-checks the WHERE against the new row and updates nothing.
--- $1 id, $2 expected next_run_at, $3 new next_run_at, $4 last_run_at
--- (NULL: unchanged), $5 done, $6 now.
+-- name: ScheduleAdvance :one
+-- The compare-and-set of a fire: only the caller that saw next_run_at =
+-- expect_next_run_at moves it. Under READ COMMITTED a second caller blocked
+-- on the row lock re-checks the WHERE against the new row and updates
+-- nothing. A NULL last_run_at leaves it unchanged.
 UPDATE schedules
-SET next_run_at = $3,
-    last_run_at = COALESCE($4, last_run_at),
-    state = CASE WHEN $5::boolean THEN 'done' ELSE state END,
-    updated_at = $6
-WHERE id = $1 AND state = 'active' AND next_run_at = $2
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-          instruction, config, data, missed, source, state, state_reason, next_run_at,
-          last_run_at, runs, created_at, updated_at;
+SET next_run_at = sqlc.narg(next_run_at)::timestamptz,
+    last_run_at = COALESCE(sqlc.narg(last_run_at)::timestamptz, last_run_at),
+    state = CASE WHEN @done::boolean THEN 'done' ELSE state END,
+    updated_at = @now::timestamptz
+WHERE id = @id AND state = 'active' AND next_run_at = @expect_next_run_at::timestamptz
+RETURNING *;
 
--- name: ScheduleDelete
-DELETE FROM schedules WHERE id = $1;
+-- name: ScheduleDelete :execrows
+DELETE FROM schedules WHERE id = @id;
 
--- name: ScheduleDue
--- $1 now, $2 limit (NULL: all).
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone,
-       instruction, config, data, missed, source, state, state_reason, next_run_at,
-       last_run_at, runs, created_at, updated_at
-FROM schedules
-WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= $1
+-- name: ScheduleDue :many
+SELECT * FROM schedules
+WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= @now::timestamptz
 ORDER BY next_run_at, id
-LIMIT $2;
+LIMIT @max_rows;
 
--- name: ScheduleRunNextSeq
--- Bumps the run counter under the schedule's row lock: concurrent run
--- creates get consecutive numbers.
-UPDATE schedules SET runs = runs + 1 WHERE id = $1 RETURNING runs;
+-- name: SchedulePrune :execrows
+-- Runs go with their schedule (ON DELETE CASCADE).
+DELETE FROM schedules
+WHERE id IN (
+    SELECT s.id FROM schedules s
+    WHERE s.kind = 'reminder' AND s.state = 'done' AND s.updated_at < @before::timestamptz
+    LIMIT @max_rows);
 
--- name: ScheduleRunInsert
--- $1 id, $2 schedule_id, $3 seq, $4 due_at, $5 conversation_id, $6 status,
--- $7 input_hash, $8 note, $9 now.
+-- name: ScheduleRunCreate :one
+-- Bumps the run counter under the schedule's row lock, so concurrent run
+-- creates get consecutive numbers, and records the run at the new number.
+-- No row back means the schedule is missing.
+WITH s AS (
+    UPDATE schedules SET runs = runs + 1 WHERE schedules.id = @schedule_id RETURNING schedules.id, runs
+)
 INSERT INTO schedule_runs (id, schedule_id, seq, due_at, conversation_id, status,
                            input_hash, note, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
-RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-          note, created_at, updated_at;
+SELECT @id, s.id, s.runs, @due_at, @conversation_id, @status, @input_hash, @note, @now::timestamptz, @now::timestamptz
+FROM s
+RETURNING *;
 
--- name: ScheduleRunUpdate
--- $1 id, $2 status, $3 conversation_id, $4 report, $5 note, $6 now.
+-- name: ScheduleRunUpdate :one
 UPDATE schedule_runs
-SET status = COALESCE($2::text, status),
-    conversation_id = COALESCE($3::uuid, conversation_id),
-    report = COALESCE($4::json, report),
-    note = COALESCE($5::text, note),
-    updated_at = $6
-WHERE id = $1
-RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-          note, created_at, updated_at;
+SET status = COALESCE(sqlc.narg(status)::text, status),
+    conversation_id = COALESCE(sqlc.narg(conversation_id)::uuid, conversation_id),
+    report = COALESCE(sqlc.narg(report)::json, report),
+    note = COALESCE(sqlc.narg(note)::text, note),
+    updated_at = @now::timestamptz
+WHERE id = @id
+RETURNING *;
 
--- name: ScheduleRunGet
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE id = $1;
+-- name: ScheduleRunGet :one
+SELECT * FROM schedule_runs WHERE id = @id;
 
--- name: ScheduleRunByConversation
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE conversation_id = $1
+-- name: ScheduleRunByConversation :one
+SELECT * FROM schedule_runs
+WHERE conversation_id = @conversation_id
 ORDER BY created_at DESC, id DESC
 LIMIT 1;
 
--- name: ScheduleRunList
--- $1 schedule_id, $2 limit (NULL: all).
-SELECT id, schedule_id, seq, due_at, conversation_id, status, input_hash, report,
-       note, created_at, updated_at
-FROM schedule_runs
-WHERE schedule_id = $1
+-- name: ScheduleRunList :many
+SELECT * FROM schedule_runs
+WHERE schedule_id = @schedule_id
 ORDER BY seq DESC
-LIMIT $2;
+LIMIT NULLIF(@max_rows::integer, 0);
 
--- name: ScheduleUsageTotal
+-- name: ScheduleUsageTotal :one
 SELECT count(u.id) AS calls,
        COALESCE(sum(u.input_tokens), 0)::bigint AS input_tokens,
        COALESCE(sum(u.output_tokens), 0)::bigint AS output_tokens,
@@ -199,29 +152,4 @@ SELECT count(u.id) AS calls,
 FROM usage_records u
 WHERE u.conversation_id IN (
     SELECT r.conversation_id FROM schedule_runs r
-    WHERE r.schedule_id = $1 AND r.conversation_id IS NOT NULL);
-
--- name: ScheduleSweepInbound
--- $1 before, $2 limit.
-DELETE FROM inbound_events
-WHERE (platform, event_id) IN (
-    SELECT platform, event_id FROM inbound_events WHERE seen_at < $1 LIMIT $2);
-
--- name: ScheduleSweepWork
--- Keyed items stay: enqueue is idempotent on the key for ever.
-DELETE FROM work_items
-WHERE id IN (
-    SELECT id FROM work_items
-    WHERE state IN ('done', 'cancelled') AND unique_key IS NULL AND finished_at < $1
-    LIMIT $2);
-
--- name: ScheduleSweepLeases
-DELETE FROM named_leases
-WHERE name IN (SELECT name FROM named_leases WHERE expires_at < $1 LIMIT $2);
-
--- name: ScheduleSweepReminders
-DELETE FROM schedules
-WHERE id IN (
-    SELECT id FROM schedules
-    WHERE kind = 'reminder' AND state = 'done' AND updated_at < $1
-    LIMIT $2);
+    WHERE r.schedule_id = @schedule_id AND r.conversation_id IS NOT NULL);

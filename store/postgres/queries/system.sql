@@ -1,17 +1,14 @@
--- Schema management and notifications.
+-- Schema management, transactions and notifications.
 
--- name: SchemaCreateStatement
+-- name: SchemaCreateStatement :one
 -- Identifiers cannot be bind parameters; the server quotes the schema name
 -- (%I) and the driver runs the statement it returns.
-SELECT format('CREATE SCHEMA IF NOT EXISTS %I', $1::text);
+SELECT format('CREATE SCHEMA IF NOT EXISTS %I', @schema::text)::text;
 
--- name: SchemaDropStatement
-SELECT format('DROP SCHEMA IF EXISTS %I CASCADE', $1::text);
+-- name: ListenStatement :one
+SELECT format('LISTEN %I', @channel::text)::text;
 
--- name: ListenStatement
-SELECT format('LISTEN %I', $1::text);
-
--- name: MigrationLock
+-- name: MigrationLock :exec
 -- Held to the end of each migration's transaction. A transaction-scoped lock
 -- (not pg_advisory_lock) because a session lock taken through a transaction
 -- pooler such as PgBouncer can outlive the migration on a server connection
@@ -19,36 +16,29 @@ SELECT format('LISTEN %I', $1::text);
 -- wait on each other.
 SELECT pg_advisory_xact_lock(1937007972, hashtext(COALESCE(current_schema(), '')));
 
--- name: MigrationTableCreate
-CREATE TABLE IF NOT EXISTS switchboard_schema_migrations (
-    version    integer PRIMARY KEY,
-    name       text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-);
+-- name: MigrationApplied :one
+SELECT EXISTS (SELECT 1 FROM switchboard_schema_migrations WHERE version = @version);
 
--- name: MigrationApplied
-SELECT EXISTS (SELECT 1 FROM switchboard_schema_migrations WHERE version = $1);
-
--- name: MigrationRecord
+-- name: MigrationRecord :exec
 INSERT INTO switchboard_schema_migrations (version, name, applied_at)
-VALUES ($1, $2, $3);
+VALUES (@version, @name, @applied_at);
 
--- name: MigrationTableExists
-SELECT to_regclass('switchboard_schema_migrations') IS NOT NULL;
+-- name: MigrationTableExists :one
+SELECT (to_regclass('switchboard_schema_migrations') IS NOT NULL)::boolean;
 
--- name: MigrationVersion
-SELECT COALESCE(max(version), 0) FROM switchboard_schema_migrations;
+-- name: MigrationVersion :one
+SELECT COALESCE(max(version), 0)::integer FROM switchboard_schema_migrations;
 
--- name: Notify
-SELECT pg_notify($1, $2);
+-- name: Notify :batchexec
+SELECT pg_notify(@channel::text, @payload::text);
 
--- name: TxID
--- The id of the current transaction, NULL when it has written nothing (no id
+-- name: TxID :one
+-- The id of the current transaction, 0 when it has written nothing (no id
 -- assigned: nothing it did can commit). Read just before COMMIT so that a
 -- lost answer to the COMMIT can be resolved with TxStatus. The txid_*
 -- spellings work on every supported server (pg_current_xact_id needs 13).
-SELECT txid_current_if_assigned();
+SELECT COALESCE(txid_current_if_assigned(), 0)::bigint;
 
--- name: TxStatus
--- 'committed', 'aborted' or 'in progress'; NULL when too old to know.
-SELECT txid_status($1);
+-- name: TxStatus :one
+-- 'committed', 'aborted' or 'in progress'; '' when too old to know.
+SELECT COALESCE(txid_status(@xid::bigint), '')::text;

@@ -1,37 +1,32 @@
--- The work queue. Every query returning an item lists the same columns,
--- which workRow scans by name.
+-- The work queue. Every query returning an item returns the whole row
+-- (dbsqlc.WorkItem); those that release a conversation's lease add
+-- next_kind, the kind of the conversation's next available item ('' for
+-- none), which the release makes claimable: the driver wakes workers of that
+-- kind.
 
--- name: WorkEnqueue
+-- name: WorkEnqueue :one
 -- ON CONFLICT DO NOTHING rather than catching the unique violation, so that a
 -- duplicate key inside a caller's transaction does not abort it; no row back
 -- means the key exists (WorkGetByUniqueKey then reads it).
--- $1 id, $2 kind, $3 payload, $4 conversation_id, $5 agent_id, $6 run_at,
--- $7 priority, $8 max_attempts, $9 unique_key, $10 now.
 INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,
                         max_attempts, unique_key, state, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'available', $10, $10)
+VALUES (@id, @kind, @payload, @conversation_id, @agent_id, @run_at, @priority,
+        @max_attempts, @unique_key, 'available', @now::timestamptz, @now::timestamptz)
 ON CONFLICT (unique_key) DO NOTHING
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-          max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error,
-          created_at, updated_at, finished_at;
+RETURNING *;
 
--- name: WorkGetByUniqueKey
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-       max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error,
-       created_at, updated_at, finished_at
-FROM work_items
-WHERE unique_key = $1;
+-- name: WorkGetByUniqueKey :one
+SELECT * FROM work_items WHERE unique_key = @unique_key;
 
--- name: WorkGet
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-       max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error,
-       created_at, updated_at, finished_at
-FROM work_items
-WHERE id = $1;
+-- name: WorkGet :one
+SELECT * FROM work_items WHERE id = @id;
 
--- name: WorkClaim
+-- name: WorkExists :one
+SELECT EXISTS (SELECT 1 FROM work_items WHERE id = @id);
+
+-- name: WorkClaim :many
 -- One statement, so a claim is atomic without an explicit transaction.
--- $1 worker, $2 kinds (empty: any), $3 limit, $4 now, $5 lease expiry.
+-- kinds empty means any kind; lease_expires_at is the new leases' expiry.
 --
 -- exhausted: running items whose lease expired on their last attempt are
 --   failed here instead of being handed out again, so a job that kills its
@@ -40,9 +35,10 @@ WHERE id = $1;
 --   claim order from its own partial index and stopped at its LIMIT (one
 --   scan with an OR would sort the whole queue on every claim), locked with
 --   SKIP LOCKED so concurrent claimers take disjoint sets. Items of a
---   conversation that has a live running item, or whose lease another owner
---   holds, are left out. Over-fetched (2x) because only one item per
---   conversation survives the next step.
+--   conversation whose lease is held are left out: the conversation lease
+--   alone says whether a turn runs there (every claim takes it, and it is
+--   released only when its item stops running or by its owner). Over-fetched
+--   (2x) because only one item per conversation survives the next step.
 -- ranked: one item per conversation; an expired running item goes first (it
 --   was already under way), then claim order.
 -- convs: the conversations of the survivors, locked with SKIP LOCKED and
@@ -56,52 +52,42 @@ WITH exhausted AS (
     SET state = 'failed',
         last_error = 'lease expired on the final attempt',
         lease_expires_at = NULL,
-        finished_at = $4,
-        updated_at = $4
-    WHERE id IN (
+        finished_at = @now::timestamptz,
+        updated_at = @now::timestamptz
+    WHERE work_items.id IN (
         SELECT x.id
         FROM work_items x
-        WHERE x.state = 'running' AND x.lease_expires_at <= $4
+        WHERE x.state = 'running' AND x.lease_expires_at <= @now::timestamptz
           AND x.attempts >= x.max_attempts
-          AND (COALESCE(cardinality($2::text[]), 0) = 0 OR x.kind = ANY ($2::text[]))
+          AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR x.kind = ANY (@kinds::text[]))
         LIMIT 100
         FOR UPDATE SKIP LOCKED
     )
-    RETURNING id
+    RETURNING work_items.id
 ), available AS MATERIALIZED (
     SELECT w.id, w.conversation_id, w.state, w.priority, w.run_at, w.created_at
     FROM work_items w
-    WHERE w.state = 'available' AND w.run_at <= $4
-      AND (COALESCE(cardinality($2::text[]), 0) = 0 OR w.kind = ANY ($2::text[]))
-      AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > $4)
+    WHERE w.state = 'available' AND w.run_at <= @now::timestamptz
+      AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > $4
-            AND (c.lease_owner <> $1 OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
-    LIMIT $3::integer * 2
+    LIMIT 2 * @max_items::integer
     FOR UPDATE OF w SKIP LOCKED
 ), expired AS MATERIALIZED (
     SELECT w.id, w.conversation_id, w.state, w.priority, w.run_at, w.created_at
     FROM work_items w
-    WHERE w.state = 'running' AND w.lease_expires_at <= $4
+    WHERE w.state = 'running' AND w.lease_expires_at <= @now::timestamptz
       AND w.attempts < w.max_attempts
-      AND (COALESCE(cardinality($2::text[]), 0) = 0 OR w.kind = ANY ($2::text[]))
-      AND NOT EXISTS (
-          SELECT 1 FROM work_items r
-          WHERE r.conversation_id = w.conversation_id
-            AND r.state = 'running' AND r.lease_expires_at > $4)
+      AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_expires_at > $4
-            AND (c.lease_owner <> $1 OR c.lease_work_id IS NOT NULL))
+            AND c.lease_owner <> '' AND c.lease_expires_at > @now::timestamptz)
     ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
-    LIMIT $3::integer * 2
+    LIMIT 2 * @max_items::integer
     FOR UPDATE OF w SKIP LOCKED
 ), candidates AS (
     SELECT * FROM available
@@ -118,8 +104,7 @@ WITH exhausted AS (
     SELECT c.id
     FROM conversations c
     WHERE c.id IN (SELECT r.conversation_id FROM ranked r WHERE r.rn = 1)
-      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= $4
-           OR (c.lease_owner = $1 AND c.lease_work_id IS NULL))
+      AND (c.lease_owner = '' OR c.lease_expires_at IS NULL OR c.lease_expires_at <= @now::timestamptz)
     FOR UPDATE SKIP LOCKED
 ), chosen AS MATERIALIZED (
     SELECT r.id, r.conversation_id
@@ -127,72 +112,61 @@ WITH exhausted AS (
     WHERE r.rn = 1
       AND (r.conversation_id IS NULL OR r.conversation_id IN (SELECT id FROM convs))
     ORDER BY r.priority DESC, r.run_at, r.created_at, r.id
-    LIMIT $3::integer
+    LIMIT @max_items::integer
 ), conv_lease AS (
     UPDATE conversations c
-    SET lease_owner = $1,
-        lease_expires_at = $5,
-        heartbeat_at = $4,
+    SET lease_owner = @worker::text,
+        lease_expires_at = @lease_expires_at::timestamptz,
+        heartbeat_at = @now::timestamptz,
         lease_work_id = ch.id,
         status = CASE WHEN c.status = 'idle' THEN 'running' ELSE c.status END,
-        updated_at = $4
+        updated_at = @now::timestamptz
     FROM chosen ch
     WHERE c.id = ch.conversation_id
 )
 UPDATE work_items w
 SET state = 'running',
-    claimed_by = $1,
-    lease_expires_at = $5,
+    claimed_by = @worker::text,
+    lease_expires_at = @lease_expires_at::timestamptz,
     attempts = w.attempts + 1,
-    updated_at = $4
+    updated_at = @now::timestamptz
 FROM chosen ch
 WHERE w.id = ch.id
-RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority,
-          w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by,
-          w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at;
+RETURNING w.*;
 
--- name: WorkHeartbeat
+-- name: WorkHeartbeat :one
 -- Extends the item's lease and its conversation's. Refused when the item is
--- no longer running for $2, or when someone else took the conversation's
--- lease after ours expired.
--- $1 id, $2 worker, $3 now, $4 lease expiry.
+-- no longer running for worker, or when someone else took the
+-- conversation's lease after ours expired.
 WITH item AS (
     UPDATE work_items w
-    SET lease_expires_at = $4, updated_at = $3
-    WHERE w.id = $1 AND w.state = 'running' AND w.claimed_by = $2
+    SET lease_expires_at = @lease_expires_at::timestamptz, updated_at = @now::timestamptz
+    WHERE w.id = @id AND w.state = 'running' AND w.claimed_by = @worker::text
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
-            AND c.lease_owner <> '' AND c.lease_owner <> $2
-            AND c.lease_expires_at > $3)
-    RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at,
-              w.priority, w.attempts, w.max_attempts, w.unique_key, w.state,
-              w.claimed_by, w.lease_expires_at, w.last_error, w.created_at,
-              w.updated_at, w.finished_at
+            AND c.lease_owner <> '' AND c.lease_owner <> @worker::text
+            AND c.lease_expires_at > @now::timestamptz)
+    RETURNING w.*
 ), conv AS (
     UPDATE conversations c
-    SET lease_owner = $2,
-        lease_expires_at = $4,
-        heartbeat_at = $3,
+    SET lease_owner = @worker::text,
+        lease_expires_at = @lease_expires_at::timestamptz,
+        heartbeat_at = @now::timestamptz,
         lease_work_id = item.id,
         status = CASE WHEN c.status = 'idle' THEN 'running' ELSE c.status END,
-        updated_at = $3
+        updated_at = @now::timestamptz
     FROM item
     WHERE c.id = item.conversation_id
 )
 SELECT * FROM item;
 
--- name: WorkComplete
--- $1 id, $2 worker, $3 now. next_kind is the kind of the conversation's next
--- available item, which the release makes claimable: the driver wakes
--- workers of that kind.
+-- name: WorkComplete :one
 WITH item AS (
     UPDATE work_items
-    SET state = 'done', lease_expires_at = NULL, finished_at = $3, updated_at = $3
-    WHERE id = $1 AND state = 'running' AND claimed_by = $2
-    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-              max_attempts, unique_key, state, claimed_by, lease_expires_at,
-              last_error, created_at, updated_at, finished_at
+    SET state = 'done', lease_expires_at = NULL, finished_at = @now::timestamptz, updated_at = @now::timestamptz
+    WHERE work_items.id = @id AND state = 'running' AND claimed_by = @worker::text
+    RETURNING work_items.*
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -200,34 +174,31 @@ WITH item AS (
         heartbeat_at = NULL,
         lease_work_id = NULL,
         status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
-        updated_at = $3
+        updated_at = @now::timestamptz
     FROM item
-    WHERE c.id = item.conversation_id AND c.lease_owner = $2
+    WHERE c.id = item.conversation_id AND c.lease_owner = @worker::text
 )
 SELECT item.*,
-       (SELECT n.kind FROM work_items n
-        WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
-        ORDER BY n.priority DESC, n.run_at, n.created_at
-        LIMIT 1) AS next_kind
+       COALESCE((SELECT n.kind FROM work_items n
+                 WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
+                 ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1), '')::text AS next_kind
 FROM item;
 
--- name: WorkFail
--- Back to available at $5, or failed for good once attempts reach
+-- name: WorkFail :one
+-- Back to available at retry_at, or failed for good once attempts reach
 -- max_attempts. Releases the leases like WorkComplete.
--- $1 id, $2 worker, $3 error, $4 now, $5 retry_at.
 WITH item AS (
     UPDATE work_items
     SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' END,
-        run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $5 END,
+        run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE @retry_at::timestamptz END,
         claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by ELSE '' END,
-        finished_at = CASE WHEN attempts >= max_attempts THEN $4::timestamptz END,
+        finished_at = CASE WHEN attempts >= max_attempts THEN @now::timestamptz END,
         lease_expires_at = NULL,
-        last_error = $3,
-        updated_at = $4
-    WHERE id = $1 AND state = 'running' AND claimed_by = $2
-    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-              max_attempts, unique_key, state, claimed_by, lease_expires_at,
-              last_error, created_at, updated_at, finished_at
+        last_error = @last_error,
+        updated_at = @now::timestamptz
+    WHERE work_items.id = @id AND state = 'running' AND claimed_by = @worker::text
+    RETURNING work_items.*
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -235,33 +206,30 @@ WITH item AS (
         heartbeat_at = NULL,
         lease_work_id = NULL,
         status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
-        updated_at = $4
+        updated_at = @now::timestamptz
     FROM item
-    WHERE c.id = item.conversation_id AND c.lease_owner = $2
+    WHERE c.id = item.conversation_id AND c.lease_owner = @worker::text
 )
 SELECT item.*,
-       (SELECT n.kind FROM work_items n
-        WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
-        ORDER BY n.priority DESC, n.run_at, n.created_at
-        LIMIT 1) AS next_kind
+       COALESCE((SELECT n.kind FROM work_items n
+                 WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
+                 ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1), '')::text AS next_kind
 FROM item;
 
--- name: WorkRelease
+-- name: WorkRelease :one
 -- A graceful stop gives back an item it cut off: available again, the
 -- attempt not counted, run_at kept (it keeps its place in claim order), and
 -- the leases released like WorkComplete.
--- $1 id, $2 worker, $3 now.
 WITH item AS (
     UPDATE work_items
     SET state = 'available',
         attempts = GREATEST(attempts - 1, 0),
         claimed_by = '',
         lease_expires_at = NULL,
-        updated_at = $3
-    WHERE id = $1 AND state = 'running' AND claimed_by = $2
-    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-              max_attempts, unique_key, state, claimed_by, lease_expires_at,
-              last_error, created_at, updated_at, finished_at
+        updated_at = @now::timestamptz
+    WHERE work_items.id = @id AND state = 'running' AND claimed_by = @worker::text
+    RETURNING work_items.*
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -269,30 +237,27 @@ WITH item AS (
         heartbeat_at = NULL,
         lease_work_id = NULL,
         status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
-        updated_at = $3
+        updated_at = @now::timestamptz
     FROM item
-    WHERE c.id = item.conversation_id AND c.lease_owner = $2
+    WHERE c.id = item.conversation_id AND c.lease_owner = @worker::text
 )
 SELECT * FROM item;
 
--- name: WorkReclaim
+-- name: WorkReclaim :many
 -- An instance restarting under the same id hands back what its previous run
 -- held, without waiting for the leases to expire. The crashed attempt
 -- counts: an item on its last attempt is failed, as WorkClaim fails an
 -- expired one. Every conversation lease the id holds is released.
--- $1 worker, $2 now.
 WITH items AS (
     UPDATE work_items
     SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' END,
         claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by ELSE '' END,
-        finished_at = CASE WHEN attempts >= max_attempts THEN $2::timestamptz END,
+        finished_at = CASE WHEN attempts >= max_attempts THEN @now::timestamptz END,
         last_error = 'the instance restarted during this attempt',
         lease_expires_at = NULL,
-        updated_at = $2
-    WHERE state = 'running' AND claimed_by = $1
-    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-              max_attempts, unique_key, state, claimed_by, lease_expires_at,
-              last_error, created_at, updated_at, finished_at
+        updated_at = @now::timestamptz
+    WHERE state = 'running' AND claimed_by = @worker::text
+    RETURNING work_items.*
 ), convs AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -300,59 +265,26 @@ WITH items AS (
         heartbeat_at = NULL,
         lease_work_id = NULL,
         status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
-        updated_at = $2
-    WHERE c.lease_owner = $1
+        updated_at = @now::timestamptz
+    WHERE c.lease_owner = @worker::text
 )
 SELECT * FROM items;
 
--- name: WorkCancel
--- $1 id, $2 now. A running item's conversation lease is released with it.
-WITH item AS (
-    UPDATE work_items
-    SET state = 'cancelled', lease_expires_at = NULL, finished_at = $2, updated_at = $2
-    WHERE id = $1 AND state IN ('available', 'running')
-    RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-              max_attempts, unique_key, state, claimed_by, lease_expires_at,
-              last_error, created_at, updated_at, finished_at
-), conv AS (
-    UPDATE conversations c
-    SET lease_owner = '',
-        lease_expires_at = NULL,
-        heartbeat_at = NULL,
-        lease_work_id = NULL,
-        status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
-        updated_at = $2
-    FROM item
-    WHERE c.id = item.conversation_id AND c.lease_work_id = item.id
-)
-SELECT item.*,
-       (SELECT n.kind FROM work_items n
-        WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
-        ORDER BY n.priority DESC, n.run_at, n.created_at
-        LIMIT 1) AS next_kind
-FROM item;
-
--- name: WorkExists
-SELECT EXISTS (SELECT 1 FROM work_items WHERE id = $1);
-
--- name: WorkList
--- $1 states (empty: all), $2 kind ('' : any), $3 conversation_id (NULL: any),
--- $4 limit (NULL: all).
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts,
-       max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error,
-       created_at, updated_at, finished_at
-FROM work_items
-WHERE (COALESCE(cardinality($1::text[]), 0) = 0 OR state = ANY ($1::text[]))
-  AND ($2::text = '' OR kind = $2::text)
-  AND ($3::uuid IS NULL OR conversation_id = $3::uuid)
+-- name: WorkList :many
+-- Empty states, '' kind and NULL conversation_id match all; max_rows 0 means
+-- no limit.
+SELECT * FROM work_items
+WHERE (COALESCE(cardinality(@states::text[]), 0) = 0 OR state = ANY (@states::text[]))
+  AND (@kind::text = '' OR kind = @kind::text)
+  AND (sqlc.narg(conversation_id)::uuid IS NULL OR conversation_id = sqlc.narg(conversation_id)::uuid)
 ORDER BY created_at, id
-LIMIT $4;
+LIMIT NULLIF(@max_rows::integer, 0);
 
--- name: WorkPrune
+-- name: WorkPrune :execrows
 -- Keyed items too: a finished key past the cutoff cannot recur (see
--- store.WorkPruneParams). $1 finished before, $2 limit.
+-- store.WorkPruneParams).
 DELETE FROM work_items
 WHERE id IN (
-    SELECT id FROM work_items
-    WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < $1
-    LIMIT $2);
+    SELECT p.id FROM work_items p
+    WHERE p.state IN ('done', 'failed', 'cancelled') AND p.finished_at < @finished_before::timestamptz
+    LIMIT @max_rows);

@@ -1,12 +1,24 @@
-package scheduler
+// Package when reads the times people write: when a reminder is due ("in
+// 2h", "tomorrow 9:00", "2026-03-08 09:00"), durations ("4h", "1d") and
+// time zones, and writes a time back the way people read it.
+//
+// It depends on the standard library only, so both the command language
+// (package command) and the scheduler's remind tool read times the same
+// way without the scheduler depending on the command language.
+//
+// Every error is about the text or the time zone given; its message says
+// what is wrong in words fit for the person or agent who wrote it. Callers
+// mark it as invalid input of their own kind.
+package when
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// ParseWhen reads when a reminder is due, relative to now, in time zone tz
+// Parse reads when something is due, relative to now, in time zone tz
 // (IANA; "" is UTC):
 //
 //	in 20m, in 2h, in 1d, in 2 hours, in 10 minutes   after a while
@@ -15,14 +27,16 @@ import (
 //	tomorrow 9:00, tomorrow at 9:00                   tomorrow
 //	2026-03-08 09:00                                  that day and time
 //	2026-03-08T09:00:00-05:00                         an instant (RFC 3339)
-func ParseWhen(text string, now time.Time, tz string) (time.Time, error) {
-	loc, err := loadLocation(tz)
+//
+// The result is in UTC.
+func Parse(text string, now time.Time, tz string) (time.Time, error) {
+	loc, err := Location(tz)
 	if err != nil {
 		return time.Time{}, err
 	}
 	s := strings.ToLower(strings.Join(strings.Fields(text), " "))
 	if s == "" {
-		return time.Time{}, fmt.Errorf("%w: when? say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", ErrInvalid)
+		return time.Time{}, fmt.Errorf("when? say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00")
 	}
 	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
 		return t.UTC(), nil
@@ -54,13 +68,51 @@ func ParseWhen(text string, now time.Time, tz string) (time.Time, error) {
 	}
 	h, m, err := clockOf(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: cannot read %q as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", ErrInvalid, text)
+		return time.Time{}, fmt.Errorf("cannot read %q as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", text)
 	}
 	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
 	if !t.After(now) {
 		t = t.AddDate(0, 0, 1)
 	}
 	return t.UTC(), nil
+}
+
+// Duration reads Go durations plus a "d" (24h) unit: "4h", "90m", "1d".
+func Duration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("interval %q: want a number of days such as 1d", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("interval %q: want a duration such as 30m, 4h or 1d", s)
+	}
+	return d, nil
+}
+
+// Location loads an IANA time zone; "" and "UTC" are UTC.
+func Location(tz string) (*time.Location, error) {
+	if tz == "" || strings.EqualFold(tz, "UTC") {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("time zone %q: want an IANA name such as America/New_York: %w", tz, err)
+	}
+	return loc, nil
+}
+
+// Format writes t in time zone tz (UTC when tz cannot be loaded) the way a
+// confirmation shows it: "Mon 2 Mar 2026 14:00 UTC".
+func Format(t time.Time, tz string) string {
+	loc, err := Location(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Mon 2 Jan 2006 15:04 MST")
 }
 
 var units = map[string]time.Duration{
@@ -76,17 +128,17 @@ func after(s string, now time.Time) (time.Time, error) {
 	if n, unit, ok := strings.Cut(s, " "); ok {
 		var k int
 		if _, err := fmt.Sscanf(n, "%d", &k); err != nil || fmt.Sprint(k) != n {
-			return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+			return time.Time{}, fmt.Errorf("cannot read %q as a duration", s)
 		}
 		u, ok := units[unit]
 		if !ok || k <= 0 {
-			return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+			return time.Time{}, fmt.Errorf("cannot read %q as a duration", s)
 		}
 		return now.Add(time.Duration(k) * u).UTC(), nil
 	}
-	d, err := parseDuration(s)
+	d, err := Duration(s)
 	if err != nil || d <= 0 {
-		return time.Time{}, fmt.Errorf("%w: cannot read %q as a duration", ErrInvalid, s)
+		return time.Time{}, fmt.Errorf("cannot read %q as a duration", s)
 	}
 	return now.Add(d).UTC(), nil
 }
@@ -98,5 +150,5 @@ func clockOf(s string) (int, int, error) {
 			return t.Hour(), t.Minute(), nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%w: %q is not a time of day such as 09:00 or 3pm", ErrInvalid, s)
+	return 0, 0, fmt.Errorf("%q is not a time of day such as 09:00 or 3pm", s)
 }

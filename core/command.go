@@ -1,0 +1,21 @@
+package core
+
+import "context"
+
+// Command is a command for the bot, answered without a model call: typed
+// as a message that starts with CommandPrefix ("!remind in 2h -- call
+// Ana"), or filled in through a platform's own command form (Discord's
+// /remind). Both reach the same CommandFunc.
+type Command struct {
+	// Text is the command as typed, without the prefix. A form gives its
+	// name ("remind").
+	Text string
+	// Fields are a form's values by option name ("when", "what"); nil for
+	// a typed command.
+	Fields map[string]string
+}
+
+// CommandFunc answers a command of the person who sent in and returns the
+// reply to show them. A malformed command is answered, not failed: the
+// error is for what went wrong on the server's side.
+type CommandFunc func(ctx context.Context, in *Inbound, cmd *Command) (string, error)

@@ -1,0 +1,33 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
+)
+
+// What each model call cost.
+
+func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
+	err := exec(ctx, q, (*dbsqlc.Queries).UsageRecord, &dbsqlc.UsageRecordParams{
+		ID: u.ID, ConversationID: u.ConversationID, TurnID: u.TurnID, AgentID: u.AgentID,
+		Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CachedTokens: u.CachedTokens, ReasoningTokens: u.ReasoningTokens, CostMicroUSD: u.CostMicroUSD,
+		CreatedAt: ts(u.CreatedAt),
+	})
+	return wrap(err, "recording usage in conversation %s", u.ConversationID)
+}
+
+func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*store.Usage, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).UsageList, conversationID)
+	if err != nil {
+		return nil, wrap(err, "listing usage of conversation %s", conversationID)
+	}
+	return each(rows, func(r *dbsqlc.UsageRecord) *store.Usage {
+		u := store.Usage(*r)
+		return &u
+	}), nil
+}
