@@ -47,7 +47,7 @@ func newHandler(t *testing.T) (*Handler, *scheduler.Scheduler) {
 		Agents: &agent.Config{Agents: []agent.Agent{
 			{Name: "ops", Persona: "You run ops.", Model: "scripted:ops", StepBudget: 5, MaxTokens: 1000, Answers: agent.Answers{Default: true}},
 		}},
-		Tools: func(string) []*tool.Tool { return reg.List() },
+		Tools: func(tool.ContextName) []*tool.Tool { return reg.List() },
 	})
 	if err != nil {
 		t.Fatalf("building core: %v", err)

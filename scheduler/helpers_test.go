@@ -403,7 +403,7 @@ func (e *env) boundTo(platform, workspace, channel string) []uuid.UUID {
 
 func (e *env) schedule(id uuid.UUID) *store.Schedule {
 	e.t.Helper()
-	sc, err := e.sched.q.ScheduleGet(context.Background(), id)
+	sc, err := e.sched.st.ScheduleGet(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("getting schedule %s: %v", id, err)
 	}

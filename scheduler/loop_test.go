@@ -182,7 +182,7 @@ func TestLoopGuardrails(t *testing.T) {
 			if end.State != tc.state {
 				t.Fatalf("loop state: want %s, got %s (%s)", tc.state, end.State, end.StateReason)
 			}
-			runs, err := e.sched.q.ScheduleRunList(context.Background(), &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0})
+			runs, err := e.sched.st.ScheduleRunList(context.Background(), &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestLoopGuardrails(t *testing.T) {
 			e.clock.Advance(24 * time.Hour)
 			e.tick()
 			e.runWork()
-			if after, _ := e.sched.q.ScheduleRunList(context.Background(), &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}); len(after) != tc.iterations {
+			if after, _ := e.sched.st.ScheduleRunList(context.Background(), &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}); len(after) != tc.iterations {
 				t.Fatalf("an ended loop ran again: %d iterations", len(after))
 			}
 		})
@@ -229,7 +229,7 @@ func TestLoopContinuesOnlyWhenTheServerSaysSo(t *testing.T) {
 	e.clock.Advance(10 * time.Hour)
 	e.tick()
 	e.runWork()
-	if runs, _ := e.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}); len(runs) != 1 {
+	if runs, _ := e.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}); len(runs) != 1 {
 		t.Fatalf("a blocked loop must not run on the clock: %d iterations", len(runs))
 	}
 	if _, err := e.sched.Resume(ctx, e.schedule(sc.ID)); err != nil {

@@ -72,7 +72,7 @@ func TestPulseIsCheap(t *testing.T) {
 		if got := e.backend.Calls(); got != 2 {
 			t.Fatalf("pulses with unchanged inputs must make no model call: want still 2 calls, got %d", got)
 		}
-		runs := must(e.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
+		runs := must(e.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
 		if len(runs) != 4 || runs[0].Status != store.RunSkipped || runs[3].Status != store.RunReported {
 			t.Fatalf("runs: want 1 reported then 3 skipped, got %d: %+v", len(runs), runs)
 		}
@@ -97,7 +97,7 @@ func TestPulseIsCheap(t *testing.T) {
 			t.Fatalf("unchanged again: want still 4 calls, got %d", got)
 		}
 		// The pulse ran as the cheaper agent it names.
-		runs = must(e.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
+		runs = must(e.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
 		conv := must(e.st.ConversationGet(ctx, *runs[1].ConversationID))(t)
 		lite := must(e.st.AgentGetByName(ctx, "lite"))(t)
 		if conv.AgentID == nil || *conv.AgentID != lite.ID {
@@ -130,7 +130,7 @@ func TestPulseActiveHours(t *testing.T) {
 		e.tick()
 		e.runWork()
 	}
-	runs := must(e.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
+	runs := must(e.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
 	var ran, skipped int
 	for _, r := range runs {
 		switch {

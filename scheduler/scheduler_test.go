@@ -200,7 +200,7 @@ func TestReminderFiresAsDM(t *testing.T) {
 		if dms := e.dms("slack", "T1", "U1"); len(dms) != 1 {
 			t.Fatalf("a retried fire must not post again: %q", dms)
 		}
-		list := must(e.sched.q.ScheduleList(context.Background(), &store.ScheduleListParams{Kind: store.ScheduleReminder}))(t)
+		list := must(e.sched.st.ScheduleList(context.Background(), &store.ScheduleListParams{Kind: store.ScheduleReminder}))(t)
 		if len(list) != 1 || list[0].State != store.ScheduleDone {
 			t.Fatalf("want one reminder, done once fired; got %d: %+v", len(list), list)
 		}
@@ -360,7 +360,7 @@ func TestMissedFireRunsOnceAtStart(t *testing.T) {
 				t.Fatalf("%s: next run after the restart: want %s, got %s", sc.Name, t0.Add(6*time.Hour), got)
 			}
 		}
-		if runs := must(after.sched.q.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: skip.ID, Limit: 0}))(t); len(runs) != 0 {
+		if runs := must(after.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: skip.ID, Limit: 0}))(t); len(runs) != 0 {
 			t.Fatalf("a skip routine must not run for missed fires, got %d runs", len(runs))
 		}
 	})
@@ -378,12 +378,12 @@ func TestSweepExpiresApprovals(t *testing.T) {
 			ExpiresAt: e.clock.Now().Add(time.Hour), Now: e.clock.Now(),
 		}))(t)
 		res := must(e.sched.Sweep(ctx))(t)
-		if res.ApprovalsExpired != 0 {
+		if res.Spine.ApprovalsExpired != 0 {
 			t.Fatalf("an approval before its expiry must stay: %+v", res)
 		}
 		e.clock.Advance(2 * time.Hour)
 		res = must(e.sched.Sweep(ctx))(t)
-		if res.ApprovalsExpired != 1 {
+		if res.Spine.ApprovalsExpired != 1 {
 			t.Fatalf("want one approval expired, got %+v", res)
 		}
 		if got := must(e.st.ApprovalGet(ctx, ap.ID))(t); got.Status != store.ApprovalExpired {
@@ -422,7 +422,7 @@ func TestSweepPrunesFinishedWork(t *testing.T) {
 		}
 		e.clock.Advance(2 * time.Minute)
 		sw := must(e.sched.Sweep(ctx))(t)
-		if sw.Work < 1 {
+		if sw.Spine.Store.Work < 1 {
 			t.Fatalf("want the finished keyed item pruned, got %+v", sw)
 		}
 		if _, err := e.st.WorkGet(ctx, res.Item.ID); !errors.Is(err, store.ErrNotFound) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/scheduler"
@@ -105,7 +105,7 @@ func TestScheduledRunToolsOnlyInScheduledRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })
 	runTools := []string{scheduler.ToolPulseReport, scheduler.ToolReportProgress}
-	for _, ctxName := range headless.Contexts() {
+	for _, ctxName := range tool.Contexts() {
 		var names []string
 		for _, tl := range a.ToolsFor(ctxName) {
 			names = append(names, tl.Name())
@@ -114,7 +114,7 @@ func TestScheduledRunToolsOnlyInScheduledRuns(t *testing.T) {
 			t.Fatalf("tools offered in %s = %v; want the scheduler's remind among them", ctxName, names)
 		}
 		for _, name := range runTools {
-			if offered, want := slices.Contains(names, name), ctxName == headless.ContextScheduler; offered != want {
+			if offered, want := slices.Contains(names, name), ctxName == tool.ContextScheduler; offered != want {
 				t.Errorf("in a %s conversation, %s offered = %v; want %v (tools: %v)", ctxName, name, offered, want, names)
 			}
 		}
