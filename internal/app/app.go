@@ -284,7 +284,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
-		WorkerID:  cfg.InstanceID,
+		// Keys and endpoints come from the settings, never from core.
+		Credentials: credentials(cfg.Env),
+		WorkerID:    cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// scheduler, built just below.
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd string) (string, error) {
