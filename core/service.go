@@ -25,8 +25,8 @@ type BackendFunc func(a *agent.Agent) (model.Backend, error)
 // CredentialsFunc returns the key and endpoint of an agent's model. The app
 // resolves them from its settings (the variable the agent names for its
 // key, its base_url, the provider's base URL); core never reads the
-// environment. An error fails the agent's turns with its message, so a
-// missing key's error names the setting to set.
+// environment. Its error is returned as it is, wrapped with the agent's
+// name, so a missing key stops Start naming the agent and the setting.
 type CredentialsFunc func(a *agent.Agent) (model.Credentials, error)
 
 // ToolsFunc returns the tools offered in a context ("slack", "discord",

@@ -12,9 +12,9 @@ import (
 // the key from the variable the agent names (api_key_env, default the
 // provider's own ANTHROPIC_API_KEY or OPENAI_API_KEY), the endpoint from
 // the agent's base_url, else ANTHROPIC_BASE_URL or OPENAI_BASE_URL. This is
-// the one place keys enter: core reads no environment. The variables are
-// read when an agent's backend is first built, so a missing key fails that
-// agent's turns, naming the variable, and not the start.
+// the one place keys enter: core reads no environment. core.Service.Start
+// builds every agent's backend, so a missing key stops the start with an
+// error naming the agent and the variable to set.
 func credentials(env agent.Env) core.CredentialsFunc {
 	return func(a *agent.Agent) (model.Credentials, error) {
 		spec, err := model.ParseSpec(a.Model)

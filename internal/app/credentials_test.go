@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,4 +51,28 @@ func TestCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenNamesAMissingKey: an agent whose key variable is unset stops Open
+// with an error naming the agent and the variable; set in the settings the
+// app reads (Config.Env, not the process environment), it starts.
+func TestOpenNamesAMissingKey(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "switchboard.yaml")
+	if err := os.WriteFile(path, []byte("agents:\n  - name: scout\n    model: anthropic:claude-sonnet-4-5\n    api_key_env: SCOUT_KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Addr: "-", DatabaseURL: "sqlite:" + filepath.Join(dir, "sb.db"), ConfigPath: path, Env: func(string) string { return "" }}
+	if a, err := Open(context.Background(), cfg); err == nil {
+		_ = a.Stop(context.Background())
+		t.Fatal("Open succeeded without the agent's key; want an error naming SCOUT_KEY")
+	} else if !strings.Contains(err.Error(), `agent "scout"`) || !strings.Contains(err.Error(), "set SCOUT_KEY") {
+		t.Fatalf("Open error = %q; want it to name agent \"scout\" and SCOUT_KEY", err)
+	}
+	cfg.Env = func(k string) string { return map[string]string{"SCOUT_KEY": "scout-test-key"}[k] }
+	a, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Open with SCOUT_KEY in Config.Env: %v", err)
+	}
+	_ = a.Stop(context.Background())
 }
