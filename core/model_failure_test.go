@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
@@ -36,11 +37,14 @@ func (w *syncBuffer) String() string {
 }
 
 // fakeAgent points the agent at a fake OpenAI server through the default
-// backend (core.NewBackend), with its key in keyEnv.
-func fakeAgent(fake *modeltest.Fake, keyEnv string) func(*core.Options) {
+// backend (core.NewBackend), with key as its injected credentials.
+func fakeAgent(fake *modeltest.Fake, key string) func(*core.Options) {
 	return func(o *core.Options) {
 		a := &o.Agents.Agents[0]
-		a.Model, a.BaseURL, a.APIKeyEnv = "openai:gpt-4.1-mini", fake.URL, keyEnv
+		a.Model = "openai:gpt-4.1-mini"
+		o.Credentials = func(*agent.Agent) (model.Credentials, error) {
+			return model.Credentials{APIKey: key, BaseURL: fake.URL}, nil
+		}
 	}
 }
 
@@ -66,7 +70,6 @@ func collect(t *testing.T, events <-chan core.Event) []core.Event {
 // it, and the service log does not carry it either. The log here has no
 // redact.Handler: the engine's own redaction is what is tested.
 func TestModelErrorQuotingTheKey(t *testing.T) {
-	const keyEnv = "SWITCHBOARD_CORE_TEST_KEY"
 	keys := []struct{ name, key string }{
 		{"short", "k9x2q"},
 		{"openai shaped", "sk-core-t3st"},
@@ -74,7 +77,6 @@ func TestModelErrorQuotingTheKey(t *testing.T) {
 	}
 	for _, tc := range keys {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(keyEnv, tc.key)
 			redact.AddSecrets(tc.key) // as app.Open does
 			testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 				st := open(t)
@@ -82,7 +84,7 @@ func TestModelErrorQuotingTheKey(t *testing.T) {
 				fake.Push(modeltest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: " + tc.key + ". You can find your API key at https://platform.openai.com/account/api-keys."})
 				logs := &syncBuffer{}
 				s := &setup{st: st, clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
-					fakeAgent(fake, keyEnv)(o)
+					fakeAgent(fake, tc.key)(o)
 					o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				}}
 				in := s.start(t, "turns: []\n")
@@ -129,15 +131,13 @@ func TestModelErrorQuotingTheKey(t *testing.T) {
 // live viewers are told to drop the partial text, and the reply is the
 // retry's.
 func TestStalledModelStreamIsRetried(t *testing.T) {
-	const keyEnv = "SWITCHBOARD_CORE_STALL_KEY"
-	t.Setenv(keyEnv, "stall-test-key")
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		fake := modeltest.NewOpenAI(t)
 		const text = "Here is the whole answer."
 		fake.Push(modeltest.Reply{Text: "Here is half", Stall: true}, modeltest.Reply{Text: text})
 		s := &setup{st: st, clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
-			fakeAgent(fake, keyEnv)(o)
+			fakeAgent(fake, "stall-test-key")(o)
 			o.Model = model.Options{
 				IdleTimeout: 200 * time.Millisecond,
 				Retry:       model.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},

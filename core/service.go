@@ -22,6 +22,13 @@ import (
 // BackendFunc builds the model backend of an agent.
 type BackendFunc func(a *agent.Agent) (model.Backend, error)
 
+// CredentialsFunc returns the key and endpoint of an agent's model. The app
+// resolves them from its settings (the variable the agent names for its
+// key, its base_url, the provider's base URL); core never reads the
+// environment. Its error is returned as it is, wrapped with the agent's
+// name, so a missing key stops Start naming the agent and the setting.
+type CredentialsFunc func(a *agent.Agent) (model.Credentials, error)
+
 // ToolsFunc returns the tools offered in a context: the registry with
 // frontend tools swapped for their headless equivalents (see package
 // headless).
@@ -32,8 +39,11 @@ type Options struct {
 	Store  store.Store
 	Agents *agent.Config
 	// Backend builds each agent's model backend; default NewBackend with
-	// Model as its base options.
+	// Model as its base options and Credentials.
 	Backend BackendFunc
+	// Credentials gives each agent's key and endpoint to the default
+	// Backend; nil gives none (see NewBackend).
+	Credentials CredentialsFunc
 	// Model is the base of every agent's model options when Backend is
 	// the default (the idle timeout, the retry policy); its Logger defaults
 	// to Logger. The key and endpoint come from each agent.
@@ -94,8 +104,8 @@ func (o *Options) defaults() {
 		o.Model.Logger = o.Logger
 	}
 	if o.Backend == nil {
-		base := o.Model
-		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, base) }
+		base, creds := o.Model, o.Credentials
+		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, base, creds) }
 	}
 	if o.Hub == nil {
 		o.Hub = NewHub()
@@ -273,35 +283,25 @@ func metaOf(conv *store.Conversation) ConversationMeta {
 func StarterOf(conv *store.Conversation) string { return metaOf(conv).Starter }
 
 // NewBackend builds an agent's backend from its declaration and the
-// environment: the key comes from the variable the agent names. Only an
-// OpenAI-compatible server (a base URL) may run without a key. base gives
+// credentials creds resolves for it (nil: the agent's base_url and no key,
+// which only scripted agents and keyless OpenAI-compatible servers run on).
+// Core reads no environment: keys enter through creds, whose error (a
+// missing key, naming the setting to set) is returned as it is. base gives
 // the other options (logger, idle timeout, retry policy); its APIKey and
 // BaseURL are replaced by the agent's.
-func NewBackend(a *agent.Agent, base model.Options) (model.Backend, error) {
+func NewBackend(a *agent.Agent, base model.Options, creds CredentialsFunc) (model.Backend, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", a.Model, err)
 	}
-	opts := base
-	opts.APIKey, opts.BaseURL = "", a.BaseURL
-	switch spec.Provider {
-	case "anthropic":
-		opts.APIKey = os.Getenv(a.KeyEnv())
-		if opts.BaseURL == "" {
-			opts.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
-		}
-		if opts.APIKey == "" {
-			return nil, fmt.Errorf("model %s needs a key: set %s", a.Model, a.KeyEnv())
-		}
-	case "openai":
-		opts.APIKey = os.Getenv(a.KeyEnv())
-		if opts.BaseURL == "" {
-			opts.BaseURL = os.Getenv("OPENAI_BASE_URL")
-		}
-		if opts.APIKey == "" && opts.BaseURL == "" {
-			return nil, fmt.Errorf("model %s needs a key: set %s (or OPENAI_BASE_URL for a compatible server)", a.Model, a.KeyEnv())
+	c := model.Credentials{BaseURL: a.BaseURL}
+	if creds != nil {
+		if c, err = creds(a); err != nil {
+			return nil, err
 		}
 	}
+	opts := base
+	opts.APIKey, opts.BaseURL = c.APIKey, c.BaseURL
 	return model.New(spec, opts)
 }
 

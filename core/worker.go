@@ -136,13 +136,22 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops claiming at once and lets running handlers finish until ctx
-// ends; then it cuts them off. An item cut off keeps what its handler
-// committed and is released at once (available again, the attempt not
-// counted, its conversation's lease freed), so another worker or the next
-// start picks it up without waiting out the lease. Stop returns when every
-// handler has returned: nil when they all finished, ctx's error when some
-// were cut off.
+// Stop is the graceful stop, in this order:
+//
+//  1. It stops claiming at once: no new item starts here.
+//  2. Running handlers go on until ctx ends; a step in progress is not
+//     waited for past that.
+//  3. When ctx ends, every handler still running has its context cancelled
+//     (the cause: the worker stopping), and Stop waits for each to return.
+//  4. A cancelled handler that returns an error has its item released with
+//     store WorkRelease (available again, the attempt not counted, its
+//     conversation's lease freed), keeping what it committed, so another
+//     worker or the next start resumes it without waiting out the lease.
+//     One that returns nil all the same is completed.
+//
+// Stop returns once every handler has returned and its item was completed,
+// failed or released: nil when none was cancelled, an error wrapping ctx's
+// cause when some were.
 func (w *Worker) Stop(ctx context.Context) error {
 	if w.done == nil {
 		return nil

@@ -61,7 +61,7 @@
 //
 //	schedule_fire (work item, key = schedule + time [+ loop iteration])
 //	  │ claimed by any instance's worker
-//	  ├─ routine:  core.Service.Start in a conversation bound to the target,
+//	  ├─ routine:  core.Service.StartConversation in a conversation bound to the target,
 //	  │            thread "run:<occurrence>" (its own conversation per run)
 //	  ├─ reminder: one transaction: append "⏰ Reminder: …" as the agent's
 //	  │            message in a DM conversation + enqueue "deliver"

@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -40,12 +41,26 @@ const DefaultMaxRoutines = 10
 // MinInterval is the shortest interval a routine or pulse may have.
 const MinInterval = time.Minute
 
+// Conversations is what the scheduler needs of core: the declared agents,
+// a conversation started for each fire, and the instance's name for the
+// leadership lease. *core.Service implements it; the scheduler posts only
+// through it, never through a platform.
+type Conversations interface {
+	Agents() *agent.Config
+	StartConversation(ctx context.Context, p core.StartConversationParams) (*store.Conversation, error)
+	WorkerID() string
+	// Sweep is the spine's housekeeping, which the leader runs with its own
+	// every SweepInterval.
+	Sweep(ctx context.Context) (*core.SweepResult, error)
+}
+
+var _ Conversations = (*core.Service)(nil)
+
 // Options configures a Scheduler.
 type Options struct {
-	// Store must also implement store.ScheduleStore (both drivers do).
 	Store store.Store
 	// Service starts the conversations of routines, pulses and loops.
-	Service *core.Service
+	Service Conversations
 	// Registry, when set, is checked at New for the post_result tool that
 	// briefing routines need.
 	Registry *tool.Registry
@@ -163,7 +178,7 @@ func (o *Options) validate() error {
 type Scheduler struct {
 	opts   Options
 	st     store.Store
-	svc    *core.Service
+	svc    Conversations
 	log    *slog.Logger
 	clock  clockwork.Clock
 	inputs map[string]InputFunc

@@ -19,15 +19,33 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/store"
 )
 
+// Conversations is what the terminal chat needs of core: the agents to
+// chat with, a conversation to post into, what waits for an answer, the
+// clicks that give it, and the log and live events to print.
+// *core.Service implements it; tests can fake it.
+type Conversations interface {
+	Store() store.Store
+	Hub() *core.Hub
+	Agents() *agent.Config
+	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
+	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
+	Act(ctx context.Context, a *core.Action) (*core.ActionResult, error)
+}
+
+var _ Conversations = (*core.Service)(nil)
+
 // Options configures a chat session.
 type Options struct {
-	Service *core.Service
+	// Service runs the chat's conversation; required.
+	Service Conversations
 	Agent   string // "" for the default agent
 	User    string // who is typing
 	In      io.Reader
@@ -124,7 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 
 type session struct {
 	opts   Options
-	svc    *core.Service
+	svc    Conversations
 	conv   uuid.UUID
 	events <-chan core.Event
 	wake   <-chan store.Notification

@@ -3,10 +3,11 @@ package slack
 import (
 	"context"
 	"fmt"
-	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 
 	"github.com/slack-go/slack"
 
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -141,8 +142,8 @@ func decidedBlocks(c clicked) []slack.Block {
 	}
 	line := fmt.Sprintf("✅ *%s* — chosen by <@%s>", mrkdwn.Escape(truncateRunes(c.choice, 200)), c.user)
 	out = append(out, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
-	if len(out) > maxBlocks {
-		out = append(out[:maxBlocks-1], out[len(out)-1])
+	if len(out) > slacklimit.Blocks {
+		out = append(out[:slacklimit.Blocks-1], out[len(out)-1])
 	}
 	return out
 }

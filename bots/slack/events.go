@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -240,7 +241,7 @@ func (a *Adapter) prompts(contextChannel string) []slack.AssistantThreadsPrompt 
 		})
 	}
 	for _, p := range a.opts.SuggestedPrompts {
-		if len(out) == maxPrompts {
+		if len(out) == slacklimit.SuggestedPrompts {
 			break
 		}
 		out = append(out, slack.AssistantThreadsPrompt{Title: p.Title, Message: p.Message})

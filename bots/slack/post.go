@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +12,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 )
 
 // part is one Slack message of a bots.Message: mrkdwn text and, on the last
@@ -35,14 +36,14 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 		card, fallback, err := a.opts.RenderCardFunc(m.Card)
 		if err == nil && len(card) > 0 {
 			blocks := slices.Concat(card, buttons)
-			if len(blocks) > maxBlocks {
+			if len(blocks) > slacklimit.Blocks {
 				a.log.WarnContext(ctx, "card has more blocks than slack shows; cutting", "blocks", len(blocks))
-				blocks = blocks[:maxBlocks]
+				blocks = blocks[:slacklimit.Blocks]
 			}
 			if strings.TrimSpace(fallback) == "" {
 				fallback = firstPart(text, a.opts.TextLimit)
 			}
-			return []part{{text: truncateRunes(fallback, maxTextChars), blocks: blocks}}
+			return []part{{text: truncateRunes(fallback, slacklimit.MessageText), blocks: blocks}}
 		}
 		a.log.WarnContext(ctx, "card did not render; posting its text", "err", err)
 	}
@@ -73,12 +74,12 @@ func sectionBlock(text string) slack.Block {
 // Value go to Slack as they are and come back in the click.
 func buttonBlocks(buttons []bots.Button) []slack.Block {
 	var out []slack.Block
-	for start := 0; start < len(buttons); start += maxActionButtons {
+	for start := 0; start < len(buttons); start += slacklimit.ActionsElements {
 		var elems []slack.BlockElement
-		for _, b := range buttons[start:min(start+maxActionButtons, len(buttons))] {
-			label := truncateRunes(b.Label, maxButtonText)
+		for _, b := range buttons[start:min(start+slacklimit.ActionsElements, len(buttons))] {
+			label := truncateRunes(b.Label, slacklimit.ButtonText)
 			if label == "" {
-				label = truncateRunes(b.Value, maxButtonText)
+				label = truncateRunes(b.Value, slacklimit.ButtonText)
 			}
 			btn := slack.NewButtonBlockElement(b.ActionID, b.Value, slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
 			switch b.Style {
@@ -238,9 +239,9 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []slack.Block) {
 	text := mrkdwn.Convert(m.Text)
 	if m.Card == nil && len(m.Buttons) == 0 {
-		if utf8.RuneCountInString(text) > maxTextChars {
+		if utf8.RuneCountInString(text) > slacklimit.MessageText {
 			a.log.WarnContext(ctx, "message longer than slack keeps; cutting", "chars", utf8.RuneCountInString(text))
-			text = firstPart(text, maxTextChars-1) + "…"
+			text = firstPart(text, slacklimit.MessageText-1) + "…"
 		}
 		return text, nil
 	}
@@ -254,9 +255,9 @@ func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []sla
 		blocks = append(blocks, sectionBlock(p.text))
 	}
 	blocks = append(blocks, buttonBlocks(m.Buttons)...)
-	if len(blocks) > maxBlocks {
+	if len(blocks) > slacklimit.Blocks {
 		a.log.WarnContext(ctx, "message longer than one slack message holds; cutting", "blocks", len(blocks))
-		blocks = append(blocks[:maxBlocks-len(buttonBlocks(m.Buttons))], buttonBlocks(m.Buttons)...)
+		blocks = append(blocks[:slacklimit.Blocks-len(buttonBlocks(m.Buttons))], buttonBlocks(m.Buttons)...)
 	}
 	return parts[0].text, blocks
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 )
 
@@ -106,7 +107,7 @@ func TestPostLongTextButtonsIdentityFiles(t *testing.T) {
 	actions := blocks[len(blocks)-1]
 	if actions.Type != "actions" || len(actions.Elements) != 2 ||
 		actions.Elements[0].ActionID != "sb:conv1:call1:yes" || actions.Elements[0].Value != "approve" || actions.Elements[0].Style != "primary" ||
-		actions.Elements[1].Style != "danger" || utf8.RuneCountInString(actions.Elements[1].Text.Text) != maxButtonText {
+		actions.Elements[1].Style != "danger" || utf8.RuneCountInString(actions.Elements[1].Text.Text) != slacklimit.ButtonText {
 		t.Fatalf("actions block %+v, want both buttons with ids, values, styles and a label cut to 75", actions)
 	}
 	files := env.srv.Files()

@@ -35,6 +35,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/slack/slackcard"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -44,17 +45,11 @@ const PlatformName = "slack"
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
 
-// Slack limits the adapter works within.
+// Limits the adapter keeps (Slack's own are in package slacklimit).
 const (
-	// DefaultTextLimit keeps one message's text within a section block's 3,000
-	// characters, so any part can also carry buttons.
-	DefaultTextLimit = 3000
-	maxTextChars     = 40000 // chat.postMessage text is truncated beyond this
-	maxBlocks        = 50
-	maxActionButtons = 25
-	maxButtonText    = 75
-	maxMarkdownChars = 12000 // chat.*Stream markdown_text
-	maxPrompts       = 4     // assistant.threads.setSuggestedPrompts
+	// DefaultTextLimit keeps one message's text within a section block's
+	// text, so any part can also carry buttons.
+	DefaultTextLimit = slacklimit.SectionText
 	maxRateRetries   = 5
 	signatureMaxAge  = 5 * time.Minute
 	maxRequestBody   = 1 << 20
@@ -123,11 +118,11 @@ func (o *Options) validate() error {
 	if o.Submitter == nil {
 		errs = append(errs, errors.New("Submitter is required"))
 	}
-	if o.TextLimit != 0 && (o.TextLimit < 100 || o.TextLimit > maxTextChars) {
-		errs = append(errs, fmt.Errorf("TextLimit %d is outside 100..%d", o.TextLimit, maxTextChars))
+	if o.TextLimit != 0 && (o.TextLimit < 100 || o.TextLimit > slacklimit.MessageText) {
+		errs = append(errs, fmt.Errorf("TextLimit %d is outside 100..%d", o.TextLimit, slacklimit.MessageText))
 	}
-	if len(o.SuggestedPrompts) > maxPrompts {
-		errs = append(errs, fmt.Errorf("SuggestedPrompts has %d prompts, Slack takes at most %d", len(o.SuggestedPrompts), maxPrompts))
+	if len(o.SuggestedPrompts) > slacklimit.SuggestedPrompts {
+		errs = append(errs, fmt.Errorf("SuggestedPrompts has %d prompts, Slack takes at most %d", len(o.SuggestedPrompts), slacklimit.SuggestedPrompts))
 	}
 	return errors.Join(errs...)
 }

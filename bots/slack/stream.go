@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 )
 
 // A streamed reply uses Slack's chat streaming API (chat.startStream,
@@ -122,7 +123,7 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 }
 
 func (s *stream) startNative(ctx context.Context) error {
-	chunks := chunkRunes(s.text, maxMarkdownChars)
+	chunks := chunkRunes(s.text, slacklimit.StreamMarkdown)
 	opts := []slack.MsgOption{slack.MsgOptionTS(s.to.Thread), slack.MsgOptionMarkdownText(chunks[0])}
 	if s.to.UserID != "" {
 		opts = append(opts, slack.MsgOptionRecipientUserID(s.to.UserID))
@@ -154,7 +155,7 @@ func (s *stream) startNative(ctx context.Context) error {
 }
 
 func (s *stream) appendNative(ctx context.Context, text string) error {
-	for _, c := range chunkRunes(text, maxMarkdownChars) {
+	for _, c := range chunkRunes(text, slacklimit.StreamMarkdown) {
 		if c == "" {
 			continue
 		}
@@ -335,7 +336,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 	}
 	if s.broken == nil && strings.HasPrefix(final.Text, s.text) {
 		rest := final.Text[s.sent:]
-		chunks := chunkRunes(rest, maxMarkdownChars)
+		chunks := chunkRunes(rest, slacklimit.StreamMarkdown)
 		last := chunks[len(chunks)-1]
 		if err := s.appendNative(ctx, strings.Join(chunks[:len(chunks)-1], "")); err == nil {
 			opts := []slack.MsgOption{}

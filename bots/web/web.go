@@ -37,9 +37,25 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
+// Conversations is what the API needs of core: open a conversation, post
+// into it, fork it, read what waits for the client, and follow it live.
+// *core.Service implements it; tests can fake it.
+type Conversations interface {
+	Store() store.Store
+	Hub() *core.Hub
+	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
+	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
+	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
+	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
+}
+
+var _ Conversations = (*core.Service)(nil)
+
 // Options configures the API.
 type Options struct {
-	Service *core.Service
+	// Service runs the conversations the API serves; required.
+	Service Conversations
 	// Token, when set, is required as "Authorization: Bearer <Token>". When
 	// empty the API answers only requests made directly from loopback
 	// addresses.
@@ -61,7 +77,7 @@ type Options struct {
 // API serves /api/.
 type API struct {
 	opts    Options
-	svc     *core.Service
+	svc     Conversations
 	st      store.Store
 	log     *slog.Logger
 	origins map[string]bool // canonical allowed origins

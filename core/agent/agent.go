@@ -76,11 +76,12 @@ var thinkingLevels = map[string]bool{"": true, "off": true, "low": true, "medium
 type Env func(key string) string
 
 // Load reads the file at path. An empty path reads nothing and returns the
-// default agent. Environment: SWITCHBOARD_MODEL is the model of every agent
-// that declares none (and of the default agent).
+// default agent. env is the environment as the app read it (nil: an empty
+// one; this package reads none itself): SWITCHBOARD_MODEL is the model of
+// every agent that declares none (and of the default agent).
 func Load(path string, env Env) (*Config, error) {
 	if env == nil {
-		env = os.Getenv
+		env = func(string) string { return "" }
 	}
 	cfg := &Config{}
 	if path != "" {

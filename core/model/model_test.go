@@ -87,23 +87,6 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-func TestEnvOptions(t *testing.T) {
-	env := map[string]string{
-		"ANTHROPIC_API_KEY": "ak", "ANTHROPIC_BASE_URL": "http://a",
-		"OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": "http://o/v1",
-	}
-	get := func(k string) string { return env[k] }
-	if o := EnvOptions(ProviderAnthropic, get, Options{}); o.APIKey != "ak" || o.BaseURL != "http://a" {
-		t.Errorf("anthropic env options = %+v", o)
-	}
-	if o := EnvOptions(ProviderOpenAI, get, Options{}); o.APIKey != "ok" || o.BaseURL != "http://o/v1" {
-		t.Errorf("openai env options = %+v", o)
-	}
-	if o := EnvOptions(ProviderScripted, get, Options{APIKey: "keep"}); o.APIKey != "keep" {
-		t.Errorf("scripted env options changed the key: %+v", o)
-	}
-}
-
 func TestPriceFor(t *testing.T) {
 	tests := []struct {
 		provider, model string

@@ -28,6 +28,9 @@ type openaiBackend struct {
 	call     caller
 }
 
+// openAIBaseURL is OpenAI's own endpoint, the SDK's default.
+const openAIBaseURL = "https://api.openai.com/v1/"
+
 func newOpenAI(modelName string, o Options) (*openaiBackend, error) {
 	if o.APIKey == "" && o.BaseURL == "" {
 		return nil, errors.New("creating openai backend: no API key; set OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
@@ -42,11 +45,17 @@ func newOpenAI(modelName string, o Options) (*openaiBackend, error) {
 	}
 	official := true
 	if o.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(o.BaseURL))
 		if u, err := url.Parse(o.BaseURL); err == nil {
 			official = u.Hostname() == "api.openai.com"
 		}
 	}
+	// Always set, so an OPENAI_BASE_URL in the environment (the SDK reads
+	// it) cannot point a backend the app configured elsewhere.
+	base := o.BaseURL
+	if base == "" {
+		base = openAIBaseURL
+	}
+	opts = append(opts, option.WithBaseURL(base))
 	b := &openaiBackend{client: openai.NewClient(opts...), model: modelName, official: official}
 	now := o.Now
 	b.call = newCaller(ProviderOpenAI, o, func(ctx context.Context, err error) *Error {

@@ -125,20 +125,13 @@ func (o Options) validate() error {
 	return nil
 }
 
-// EnvOptions fills APIKey and BaseURL for a provider from the environment
-// variables its SDK documents (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL,
-// OPENAI_API_KEY and OPENAI_BASE_URL). getenv is usually os.Getenv; the
-// other fields of base are kept.
-func EnvOptions(provider string, getenv func(string) string, base Options) Options {
-	switch provider {
-	case ProviderAnthropic:
-		base.APIKey = getenv("ANTHROPIC_API_KEY")
-		base.BaseURL = getenv("ANTHROPIC_BASE_URL")
-	case ProviderOpenAI:
-		base.APIKey = getenv("OPENAI_API_KEY")
-		base.BaseURL = getenv("OPENAI_BASE_URL")
-	}
-	return base
+// Credentials are a provider's key and endpoint for one agent, resolved by
+// the app from its settings: this package reads no environment.
+type Credentials struct {
+	APIKey string
+	// BaseURL overrides the provider's endpoint (an OpenAI-compatible
+	// server); empty for the provider's own.
+	BaseURL string
 }
 
 // New builds the backend a spec names.

@@ -286,7 +286,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
-		WorkerID:  cfg.InstanceID,
+		// Keys and endpoints come from the settings, never from core.
+		Credentials: credentials(cfg.Env),
+		WorkerID:    cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// command handler, built with the scheduler just below; Discord's
 		// /remind reaches the same handler (buildPlatforms).

@@ -26,19 +26,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
-)
 
-// Documented Slack limits the fake enforces.
-const (
-	MaxTextChars         = 40000 // chat.postMessage text
-	MaxBlocks            = 50    // blocks per message
-	MaxSectionTextChars  = 3000  // section block text
-	MaxButtonTextChars   = 75    // button label
-	MaxActionIDChars     = 255   // action_id
-	MaxButtonValueChars  = 2000  // button value
-	MaxActionsElements   = 25    // elements in one actions block
-	MaxContextElements   = 10    // elements in one context block
-	MaxMarkdownTextChars = 12000 // chat.*Stream markdown_text
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 )
 
 // Options configures a Server. The zero value works.
@@ -602,7 +591,7 @@ func (s *Server) chatStartStream(req request) (map[string]any, string) {
 	if !strings.HasPrefix(ch, "D") && (p.Get("recipient_user_id") == "" || p.Get("recipient_team_id") == "") {
 		return nil, "invalid_arguments"
 	}
-	if utf8.RuneCountInString(p.Get("markdown_text")) > MaxMarkdownTextChars {
+	if utf8.RuneCountInString(p.Get("markdown_text")) > slacklimit.StreamMarkdown {
 		return nil, "msg_too_long"
 	}
 	m := &Message{
@@ -633,7 +622,7 @@ func (s *Server) chatAppendStream(req request) (map[string]any, string) {
 	if text == "" {
 		return nil, "invalid_arguments"
 	}
-	if utf8.RuneCountInString(text) > MaxMarkdownTextChars {
+	if utf8.RuneCountInString(text) > slacklimit.StreamMarkdown {
 		return nil, "msg_too_long"
 	}
 	m.Markdown += text
@@ -649,7 +638,7 @@ func (s *Server) chatStopStream(req request) (map[string]any, string) {
 	if !m.Streaming {
 		return nil, "message_not_in_streaming_state"
 	}
-	if utf8.RuneCountInString(p.Get("markdown_text")) > MaxMarkdownTextChars {
+	if utf8.RuneCountInString(p.Get("markdown_text")) > slacklimit.StreamMarkdown {
 		return nil, "msg_too_long"
 	}
 	if b := p.Get("blocks"); b != "" {
@@ -822,7 +811,7 @@ func checkContent(p url.Values) string {
 	if p.Get("text") == "" && p.Get("blocks") == "" && p.Get("attachments") == "" {
 		return "no_text"
 	}
-	if utf8.RuneCountInString(p.Get("text")) > MaxTextChars {
+	if utf8.RuneCountInString(p.Get("text")) > slacklimit.MessageText {
 		return "msg_too_long"
 	}
 	if b := p.Get("blocks"); b != "" {
@@ -855,17 +844,17 @@ func checkBlocks(raw string) string {
 	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
 		return "invalid_blocks_format"
 	}
-	if len(blocks) > MaxBlocks {
+	if len(blocks) > slacklimit.Blocks {
 		return "invalid_blocks"
 	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "section":
-			if b.Text != nil && utf8.RuneCountInString(b.Text.Text) > MaxSectionTextChars {
+			if b.Text != nil && utf8.RuneCountInString(b.Text.Text) > slacklimit.SectionText {
 				return "invalid_blocks"
 			}
 		case "actions":
-			if len(b.Elements) == 0 || len(b.Elements) > MaxActionsElements {
+			if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ActionsElements {
 				return "invalid_blocks"
 			}
 			for _, raw := range b.Elements {
@@ -874,14 +863,14 @@ func checkBlocks(raw string) string {
 					return "invalid_blocks"
 				}
 				if e.Type == "button" {
-					if e.Text == nil || e.Text.Text == "" || utf8.RuneCountInString(e.Text.Text) > MaxButtonTextChars ||
-						utf8.RuneCountInString(e.ActionID) > MaxActionIDChars || utf8.RuneCountInString(e.Value) > MaxButtonValueChars {
+					if e.Text == nil || e.Text.Text == "" || utf8.RuneCountInString(e.Text.Text) > slacklimit.ButtonText ||
+						utf8.RuneCountInString(e.ActionID) > slacklimit.ActionID || utf8.RuneCountInString(e.Value) > slacklimit.ButtonValue {
 						return "invalid_blocks"
 					}
 				}
 			}
 		case "context":
-			if len(b.Elements) == 0 || len(b.Elements) > MaxContextElements {
+			if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ContextElements {
 				return "invalid_blocks"
 			}
 		}

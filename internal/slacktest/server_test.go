@@ -10,6 +10,8 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,11 +50,11 @@ func TestWebAPI(t *testing.T) {
 	}
 
 	// Limits.
-	long := strings.Repeat("x", MaxTextChars+1)
+	long := strings.Repeat("x", slacklimit.MessageText+1)
 	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText(long, false)); err == nil || err.Error() != "msg_too_long" {
 		t.Fatalf("posting %d chars: err %v, want msg_too_long", len(long), err)
 	}
-	sec := slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", strings.Repeat("y", MaxSectionTextChars+1), false, false), nil, nil)
+	sec := slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", strings.Repeat("y", slacklimit.SectionText+1), false, false), nil, nil)
 	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionBlocks(sec)); err == nil || err.Error() != "invalid_blocks" {
 		t.Fatalf("posting an oversized section: err %v, want invalid_blocks", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core/cards"
 )
 
@@ -21,9 +22,9 @@ func CheckLimits(payload []byte) error {
 		return fmt.Errorf("reading slack payload: %w", err)
 	}
 	var c checker
-	c.max("text", msg.Text, MaxMessageText)
-	if len(msg.Blocks) > MaxBlocks {
-		c.fail("blocks", "%d blocks, at most %d", len(msg.Blocks), MaxBlocks)
+	c.max("text", msg.Text, slacklimit.MessageText)
+	if len(msg.Blocks) > slacklimit.Blocks {
+		c.fail("blocks", "%d blocks, at most %d", len(msg.Blocks), slacklimit.Blocks)
 	}
 	for i, raw := range msg.Blocks {
 		c.block(fmt.Sprintf("blocks[%d]", i), raw)
@@ -83,12 +84,12 @@ func (c *checker) image(path string, url, alt *string) {
 	if url == nil || *url == "" {
 		c.fail(path+".image_url", "required")
 	} else {
-		c.max(path+".image_url", *url, MaxImageURL)
+		c.max(path+".image_url", *url, slacklimit.ImageURL)
 	}
 	if alt == nil || *alt == "" {
 		c.fail(path+".alt_text", "required")
 	} else {
-		c.max(path+".alt_text", *alt, MaxAltText)
+		c.max(path+".alt_text", *alt, slacklimit.ImageAltText)
 	}
 }
 
@@ -108,22 +109,22 @@ func (c *checker) block(path string, raw json.RawMessage) {
 		c.fail(path, "not a block: %v", err)
 		return
 	}
-	c.max(path+".block_id", b.BlockID, 255)
+	c.max(path+".block_id", b.BlockID, slacklimit.BlockID)
 	switch b.Type {
 	case "header":
-		c.text(path+".text", b.Text, MaxHeaderText, true)
+		c.text(path+".text", b.Text, slacklimit.HeaderText, true)
 	case "section":
 		if b.Text == nil && len(b.Fields) == 0 {
 			c.fail(path, "a section needs text or fields")
 		}
 		if b.Text != nil {
-			c.text(path+".text", b.Text, MaxSectionText, false)
+			c.text(path+".text", b.Text, slacklimit.SectionText, false)
 		}
-		if len(b.Fields) > MaxSectionFields {
-			c.fail(path+".fields", "%d fields, at most %d", len(b.Fields), MaxSectionFields)
+		if len(b.Fields) > slacklimit.SectionFields {
+			c.fail(path+".fields", "%d fields, at most %d", len(b.Fields), slacklimit.SectionFields)
 		}
 		for i, f := range b.Fields {
-			c.text(fmt.Sprintf("%s.fields[%d]", path, i), f, MaxFieldText, false)
+			c.text(fmt.Sprintf("%s.fields[%d]", path, i), f, slacklimit.FieldText, false)
 		}
 		if a := b.Accessory; a != nil {
 			switch a.Type {
@@ -136,8 +137,8 @@ func (c *checker) block(path string, raw json.RawMessage) {
 			}
 		}
 	case "context":
-		if len(b.Elements) == 0 || len(b.Elements) > MaxContextElements {
-			c.fail(path+".elements", "%d elements, want 1 to %d", len(b.Elements), MaxContextElements)
+		if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ContextElements {
+			c.fail(path+".elements", "%d elements, want 1 to %d", len(b.Elements), slacklimit.ContextElements)
 		}
 		for i, raw := range b.Elements {
 			ep := fmt.Sprintf("%s.elements[%d]", path, i)
@@ -154,11 +155,11 @@ func (c *checker) block(path string, raw json.RawMessage) {
 				c.image(ep, e.ImageURL, e.AltText)
 				continue
 			}
-			c.text(ep, &e.textObj, MaxContextText, false)
+			c.text(ep, &e.textObj, slacklimit.ContextText, false)
 		}
 	case "actions":
-		if len(b.Elements) == 0 || len(b.Elements) > MaxActionElements {
-			c.fail(path+".elements", "%d elements, want 1 to %d", len(b.Elements), MaxActionElements)
+		if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ActionsElements {
+			c.fail(path+".elements", "%d elements, want 1 to %d", len(b.Elements), slacklimit.ActionsElements)
 		}
 		seen := map[string]bool{}
 		for i, raw := range b.Elements {
@@ -181,7 +182,7 @@ func (c *checker) block(path string, raw json.RawMessage) {
 	case "image":
 		c.image(path, b.ImageURL, b.AltText)
 		if b.Title != nil {
-			c.text(path+".title", b.Title, MaxImageTitle, true)
+			c.text(path+".title", b.Title, slacklimit.ImageTitle, true)
 		}
 	case "divider":
 	default:
@@ -190,13 +191,13 @@ func (c *checker) block(path string, raw json.RawMessage) {
 }
 
 func (c *checker) button(path string, e *element) {
-	c.text(path+".text", e.Text, MaxButtonText, true)
+	c.text(path+".text", e.Text, slacklimit.ButtonText, true)
 	if e.ActionID == "" && e.URL == "" {
 		c.fail(path+".action_id", "required")
 	}
-	c.max(path+".action_id", e.ActionID, MaxActionID)
-	c.max(path+".value", e.Value, MaxButtonValue)
-	c.max(path+".url", e.URL, MaxImageURL)
+	c.max(path+".action_id", e.ActionID, slacklimit.ActionID)
+	c.max(path+".value", e.Value, slacklimit.ButtonValue)
+	c.max(path+".url", e.URL, slacklimit.ImageURL)
 	switch e.Style {
 	case "", "primary", "danger":
 	default:

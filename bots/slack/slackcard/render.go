@@ -13,36 +13,20 @@ package slackcard
 import (
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/slack-go/slack"
 
+	"github.com/switchboardhq/switchboard/bots/slack/mrkdwn"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core/cards"
 )
 
-// Slack's documented limits, in characters.
-const (
-	MaxBlocks          = 50
-	MaxHeaderText      = 150
-	MaxSectionText     = 3000
-	MaxSectionFields   = 10
-	MaxFieldText       = 2000
-	MaxContextElements = 10
-	MaxContextText     = 3000
-	MaxActionElements  = 25
-	MaxButtonText      = 75
-	MaxActionID        = 255
-	MaxButtonValue     = 2000
-	MaxAltText         = 2000
-	MaxImageURL        = 3000
-	MaxImageTitle      = 2000
-	MaxMessageText     = 40000
-	// FallbackMaxLen keeps the notification text short: it is what shows in
-	// a push notification and what a screen reader reads first.
-	FallbackMaxLen = 3000
-)
+// FallbackMaxLen keeps the notification text short: it is what shows in a
+// push notification and what a screen reader reads first. A choice, well
+// below Slack's slacklimit.MessageText.
+const FallbackMaxLen = 3000
 
 // Lengths this renderer chooses below Slack's limits, so one long value
 // cannot crowd out the rest of a card.
@@ -79,9 +63,9 @@ func Render(s *cards.Stamped, opts Options) (blocks []slack.Block, fallback stri
 	l := s.Layout.Normalized()
 	r := renderer{layout: l}
 
-	blocks = append(blocks, slack.NewHeaderBlock(plain(s.Heading(), MaxHeaderText)))
+	blocks = append(blocks, slack.NewHeaderBlock(plain(s.Heading(), slacklimit.HeaderText)))
 	if strings.TrimSpace(s.Summary) != "" {
-		blocks = append(blocks, section(mrkdwn.Convert(cards.Truncate(s.Summary, 2*MaxSectionText))))
+		blocks = append(blocks, section(mrkdwn.Convert(cards.Truncate(s.Summary, 2*slacklimit.SectionText))))
 	}
 
 	var tail []slack.Block
@@ -95,7 +79,7 @@ func Render(s *cards.Stamped, opts Options) (blocks []slack.Block, fallback stri
 	shown, hidden := s.Shown()
 	// One block is kept for the "+N more" line, needed or not, so the
 	// budget never has to be recomputed.
-	budget := MaxBlocks - len(blocks) - len(tail) - 1
+	budget := slacklimit.Blocks - len(blocks) - len(tail) - 1
 	var body []slack.Block
 	var drawn int
 	if l.Style == cards.StyleList {
@@ -150,7 +134,7 @@ func (r renderer) item(it *cards.Item, allowance int) []slack.Block {
 	var fields []*slack.TextBlockObject
 	text = append(text, taskPrefix(it.Done)+link(cards.Truncate(cards.ItemTitle(it), maxTitle), it.Link))
 	rowLine := func(row cards.Row) string {
-		return "*" + esc(cards.Truncate(row.Label, maxTitle)) + ":* " + esc(cards.Truncate(row.Value, MaxFieldText))
+		return "*" + esc(cards.Truncate(row.Label, maxTitle)) + ":* " + esc(cards.Truncate(row.Value, slacklimit.FieldText))
 	}
 	// Stacked rows read as a header (To, When) and come first; side-by-side
 	// rows are fields, and those beyond Slack's ten follow the text.
@@ -165,7 +149,7 @@ func (r renderer) item(it *cards.Item, allowance int) []slack.Block {
 		switch part {
 		case cards.PartSubtitle:
 			if it.Subtitle != "" {
-				text = append(text, esc(cards.Truncate(it.Subtitle, MaxFieldText)))
+				text = append(text, esc(cards.Truncate(it.Subtitle, slacklimit.FieldText)))
 			}
 		case cards.PartPrice:
 			if it.Price != nil {
@@ -213,19 +197,19 @@ func (r renderer) item(it *cards.Item, allowance int) []slack.Block {
 		}
 	}
 	if l.InlineRows {
-		n := min(len(it.Rows), MaxSectionFields)
+		n := min(len(it.Rows), slacklimit.SectionFields)
 		for _, row := range it.Rows[:n] {
-			fields = append(fields, mrk(cut("*"+esc(cards.Truncate(row.Label, maxTitle))+"*\n"+esc(row.Value), MaxFieldText)))
+			fields = append(fields, mrk(cut("*"+esc(cards.Truncate(row.Label, maxTitle))+"*\n"+esc(row.Value), slacklimit.FieldText)))
 		}
 		for _, row := range it.Rows[n:] {
 			text = append(text, rowLine(row))
 		}
 	}
 
-	main := slack.NewSectionBlock(mrk(cut(strings.Join(text, "\n"), MaxSectionText)), fields, nil)
+	main := slack.NewSectionBlock(mrk(cut(strings.Join(text, "\n"), slacklimit.SectionText)), fields, nil)
 	var image slack.Block
-	if it.Image != "" && cards.Len(it.Image) <= MaxImageURL {
-		alt := cards.Truncate(firstNonEmpty(it.ImageAlt, it.Title), MaxAltText)
+	if it.Image != "" && cards.Len(it.Image) <= slacklimit.ImageURL {
+		alt := cards.Truncate(firstNonEmpty(it.ImageAlt, it.Title), slacklimit.ImageAltText)
 		switch l.Image {
 		case cards.ImageThumbnail:
 			main.Accessory = slack.NewAccessory(slack.NewImageBlockElement(it.Image, alt))
@@ -270,13 +254,13 @@ func sectionBlocks(secs []cards.Section, room int) []slack.Block {
 	out := make([]slack.Block, 0, n)
 	for i, sec := range secs[:n] {
 		// Converting only what can be shown keeps a huge section cheap.
-		t := mrkdwn.Convert(cards.Truncate(sec.Text, 2*MaxSectionText))
+		t := mrkdwn.Convert(cards.Truncate(sec.Text, 2*slacklimit.SectionText))
 		if sec.Title != "" {
 			t = "*" + esc(cards.Truncate(sec.Title, maxTitle)) + "*\n" + t
 		}
 		if i == n-1 && n < len(secs) {
 			more := fmt.Sprintf("\n_+%d more sections_", len(secs)-n)
-			t = cut(t, MaxSectionText-cards.Len(more)) + more
+			t = cut(t, slacklimit.SectionText-cards.Len(more)) + more
 		}
 		out = append(out, section(t))
 	}
@@ -298,7 +282,7 @@ func (r renderer) list(items []cards.Item, budget int) ([]slack.Block, int) {
 	for i := range items {
 		line := cut(r.listLine(&items[i]), maxListLine)
 		n := cards.Len(line) + 1
-		if curLen+n > MaxSectionText {
+		if curLen+n > slacklimit.SectionText {
 			if len(out)+1 >= budget {
 				break // the current block is the last one allowed
 			}
@@ -342,10 +326,10 @@ func (r renderer) listLine(it *cards.Item) string {
 }
 
 func actions(acts []cards.Action, entry uuid.UUID) slack.Block {
-	n := min(len(acts), MaxActionElements)
+	n := min(len(acts), slacklimit.ActionsElements)
 	elems := make([]slack.BlockElement, 0, n)
 	for _, a := range acts[:n] {
-		btn := slack.NewButtonBlockElement(cards.ActionID(entry, a.ID), a.ID, plain(a.Label, MaxButtonText))
+		btn := slack.NewButtonBlockElement(cards.ActionID(entry, a.ID), a.ID, plain(a.Label, slacklimit.ButtonText))
 		switch a.Style {
 		case cards.StylePrimary:
 			btn.Style = slack.StylePrimary
@@ -373,11 +357,11 @@ func mrk(s string) *slack.TextBlockObject {
 }
 
 func section(text string) *slack.SectionBlock {
-	return slack.NewSectionBlock(mrk(cut(text, MaxSectionText)), nil, nil)
+	return slack.NewSectionBlock(mrk(cut(text, slacklimit.SectionText)), nil, nil)
 }
 
 func contextBlock(text string) *slack.ContextBlock {
-	return slack.NewContextBlock("", mrk(cut(text, MaxContextText)))
+	return slack.NewContextBlock("", mrk(cut(text, slacklimit.ContextText)))
 }
 
 func firstNonEmpty(ss ...string) string {

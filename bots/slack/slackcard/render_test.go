@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/google/uuid"
 	"github.com/slack-go/slack"
 
 	"github.com/switchboardhq/switchboard/bots/slack/slackcard"
+	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/cards/cardstest"
 )
@@ -225,10 +227,10 @@ func TestLongTextIsCutCleanly(t *testing.T) {
 		}
 		amp := strings.LastIndex(txt, "&")
 		require.True(t, amp < 0 || strings.Contains(txt[amp:], ";"), "an escape must not be cut: ...%s", txt[max(0, len(txt)-20):])
-		require.True(t, strings.HasSuffix(txt, cards.Ellipsis) || cards.Len(txt) < slackcard.MaxSectionText, "long text ends in an ellipsis")
+		require.True(t, strings.HasSuffix(txt, cards.Ellipsis) || cards.Len(txt) < slacklimit.SectionText, "long text ends in an ellipsis")
 	}
 	header := blocks[0].(*slack.HeaderBlock).Text.Text
-	require.Equal(t, slackcard.MaxHeaderText, cards.Len(header))
+	require.Equal(t, slacklimit.HeaderText, cards.Len(header))
 	require.True(t, strings.HasSuffix(header, "…"))
 	require.LessOrEqual(t, cards.Len(fallback), slackcard.FallbackMaxLen)
 }
@@ -247,7 +249,7 @@ func TestManyItemsAreCounted(t *testing.T) {
 	blocks, fallback, err := slackcard.Render(s, slackcard.Options{})
 	require.NoError(t, err)
 	require.NoError(t, slackcard.CheckLimits(payload(t, blocks, fallback)))
-	require.LessOrEqual(t, len(blocks), slackcard.MaxBlocks)
+	require.LessOrEqual(t, len(blocks), slacklimit.Blocks)
 	last := blocks[len(blocks)-1].(*slack.ContextBlock)
 	require.Equal(t, "+30 more items", last.ContextElements.Elements[0].(*slack.TextBlockObject).Text,
 		"briefing shows 10 items; the other 30 are counted")

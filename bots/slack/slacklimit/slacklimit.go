@@ -1,0 +1,51 @@
+// Package slacklimit is Slack's documented size limits, in one place: the
+// adapter (bots/slack) and the Block Kit renderer (bots/slack/slackcard)
+// keep within them, and the fake Slack (internal/slacktest) rejects what
+// exceeds them, so the code and its test double read the same numbers.
+//
+// Lengths count characters (runes), as Slack does. Sources: the method
+// pages (https://api.slack.com/methods/chat.postMessage,
+// https://api.slack.com/methods/chat.startStream,
+// https://api.slack.com/methods/assistant.threads.setSuggestedPrompts), the
+// blocks reference (https://api.slack.com/reference/block-kit/blocks) and
+// the elements and composition objects references
+// (https://api.slack.com/reference/block-kit/block-elements,
+// https://api.slack.com/reference/block-kit/composition-objects).
+package slacklimit
+
+// A message.
+const (
+	// MessageText is the most of chat.postMessage's and chat.update's text
+	// Slack keeps; it truncates beyond.
+	MessageText = 40000
+	// Blocks is the most blocks one message may carry.
+	Blocks = 50
+	// StreamMarkdown is the most markdown_text one chat.startStream,
+	// chat.appendStream or chat.stopStream call may carry.
+	StreamMarkdown = 12000
+	// SuggestedPrompts is the most prompts
+	// assistant.threads.setSuggestedPrompts takes.
+	SuggestedPrompts = 4
+)
+
+// Blocks.
+const (
+	BlockID         = 255  // block_id of any block
+	HeaderText      = 150  // a header block's text
+	SectionText     = 3000 // a section block's text
+	SectionFields   = 10   // fields in one section block
+	FieldText       = 2000 // one section field's text
+	ContextElements = 10   // elements in one context block
+	ContextText     = 3000 // one text element of a context block
+	ActionsElements = 25   // elements in one actions block
+)
+
+// Elements.
+const (
+	ButtonText   = 75   // a button's label
+	ActionID     = 255  // an interactive element's action_id
+	ButtonValue  = 2000 // a button's value
+	ImageAltText = 2000 // an image's alt_text
+	ImageURL     = 3000 // an image's image_url
+	ImageTitle   = 2000 // an image block's title
+)
