@@ -88,7 +88,7 @@ func Say(ctx context.Context, q store.Queries, p *SayParams) error {
 		return invalid("say: the text is empty")
 	}
 	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-		ConversationID: p.ConversationID, Kind: store.EntryAssistant, Author: "agent:" + p.Agent,
+		ConversationID: p.ConversationID, Kind: store.EntryAssistant, Author: store.AgentAuthor(p.Agent),
 		Content: mustJSON(AssistantContent{Text: p.Text, Agent: p.Agent}), Now: p.Now,
 	}); err != nil {
 		return fmt.Errorf("appending the message of %s: %w", p.Agent, err)

@@ -175,7 +175,7 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: conv, Kind: store.EntryError, Author: "system",
+			ConversationID: conv, Kind: store.EntryError, Author: store.SystemAuthor,
 			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID,
 			LeaseOwner: owner, Now: s.now(),
 		})
@@ -237,7 +237,7 @@ func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, ite
 		return nil // RunTurn reports the final failure
 	}
 	res, err := s.st.EntryAppend(ctx, &store.EntryAppendParams{
-		ConversationID: conv.ID, Kind: store.EntryError, Author: "system", TurnID: &item.ID,
+		ConversationID: conv.ID, Kind: store.EntryError, Author: store.SystemAuthor, TurnID: &item.ID,
 		Content: mustJSON(ErrorContent{
 			Message: fmt.Sprintf("The previous attempt was interrupted; retrying (attempt %d of %d).", item.Attempts, s.opts.MaxTurnAttempts),
 			Interim: true,
@@ -468,7 +468,7 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) 
 // gets store.ErrLeaseLost instead of writing after the new holder.
 func (t *turn) appendParams(kind store.EntryKind, content any) *store.EntryAppendParams {
 	return &store.EntryAppendParams{
-		ConversationID: t.conv.ID, Kind: kind, Author: "agent:" + t.agent.Name, Content: mustJSON(content), TurnID: &t.item.ID,
+		ConversationID: t.conv.ID, Kind: kind, Author: store.AgentAuthor(t.agent.Name), Content: mustJSON(content), TurnID: &t.item.ID,
 		LeaseOwner: t.item.ClaimedBy, Now: t.s.now(),
 	}
 }
@@ -685,7 +685,7 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, decision, result string, detail json.RawMessage) error {
 	conv := t.conv.ID
 	if err := t.s.st.AuditRecord(ctx, &store.AuditRecord{
-		ConversationID: &conv, Actor: "agent:" + t.agent.Name, Action: c.Name, Risk: string(risk),
+		ConversationID: &conv, Actor: string(store.AgentAuthor(t.agent.Name)), Action: c.Name, Risk: string(risk),
 		Decision: decision, Result: result, Detail: detail, CreatedAt: t.s.now(),
 	}); err != nil {
 		return fmt.Errorf("auditing %s: %w", c.Name, err)

@@ -75,7 +75,7 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 		}
 		// User entries are never delivered back (render skips them), so the
 		// delivered cursor is left where it is.
-		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, "user:"+in.UserID, userContent(in), "message")
+		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, store.UserAuthor(in.UserID), userContent(in), "message")
 		if err != nil {
 			return err
 		}
@@ -167,14 +167,14 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 	err = s.st.InTx(ctx, func(q store.Queries) error {
 		now := s.now()
 		u, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: b.ConversationID, Kind: store.EntryUser, Author: "user:" + in.UserID,
+			ConversationID: b.ConversationID, Kind: store.EntryUser, Author: store.UserAuthor(in.UserID),
 			Content: mustJSON(userContent(in)), Now: now,
 		})
 		if err != nil {
 			return err
 		}
 		if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: "system",
+			ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: store.SystemAuthor,
 			Content: mustJSON(AssistantContent{Text: reply}), Now: now,
 		}); err != nil {
 			return err
@@ -193,7 +193,7 @@ func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding,
 
 // appendAndQueue appends an entry and enqueues the turn it causes, inside the
 // caller's transaction.
-func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author string, content any, reason string) (int64, error) {
+func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid.UUID, kind store.EntryKind, author store.Author, content any, reason string) (int64, error) {
 	now := s.now()
 	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
 		ConversationID: conv, Kind: kind, Author: author, Content: mustJSON(content), Now: now,
@@ -300,7 +300,7 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			}
 			return s.enqueueTurn(ctx, q, a.ConversationID, conv.LastSeq, "resume")
 		}
-		_, err := s.appendAndQueue(ctx, q, a.ConversationID, store.EntryToolResult, "user:"+a.UserID, result, "resume")
+		_, err := s.appendAndQueue(ctx, q, a.ConversationID, store.EntryToolResult, store.UserAuthor(a.UserID), result, "resume")
 		return err
 	})
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, errDuplicate) {
@@ -385,7 +385,7 @@ func (s *Service) signal(ctx context.Context, a *Action) (*ActionResult, error) 
 		if err := recordEvent(ctx, q, a, now); err != nil {
 			return err
 		}
-		_, err := s.appendAndQueue(ctx, q, entry.ConversationID, store.EntryAction, "user:"+a.UserID, content, "action")
+		_, err := s.appendAndQueue(ctx, q, entry.ConversationID, store.EntryAction, store.UserAuthor(a.UserID), content, "action")
 		return err
 	})
 	if errors.Is(err, errDuplicate) {
@@ -446,7 +446,7 @@ func (s *Service) PostMessage(ctx context.Context, conv uuid.UUID, userID, text 
 	var seq int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
-		seq, err = s.appendAndQueue(ctx, q, conv, store.EntryUser, "user:"+userID, UserContent{Text: text, UserID: userID}, "message")
+		seq, err = s.appendAndQueue(ctx, q, conv, store.EntryUser, store.UserAuthor(userID), UserContent{Text: text, UserID: userID}, "message")
 		return err
 	})
 	if err != nil {
@@ -493,7 +493,7 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return invalid("call %q: output must be JSON", r.CallID)
 			}
 			res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-				ConversationID: conv, Kind: store.EntryToolResult, Author: "user:" + userID,
+				ConversationID: conv, Kind: store.EntryToolResult, Author: store.UserAuthor(userID),
 				Content: mustJSON(ToolResultContent{CallID: r.CallID, Name: call.Name, Output: out, IsError: r.IsError}),
 				Now:     s.now(),
 			})
@@ -529,7 +529,7 @@ func (s *Service) Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, t
 			return invalid("seq %d is past the end of the log (%d)", seq, c.LastSeq)
 		}
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: conv, ExpectSeq: &seq, Kind: store.EntryUser, Author: "user:" + userID,
+			ConversationID: conv, ExpectSeq: &seq, Kind: store.EntryUser, Author: store.UserAuthor(userID),
 			Content: mustJSON(UserContent{Text: text, UserID: userID}), Now: s.now(),
 		})
 		if err != nil {

@@ -62,7 +62,7 @@
 //	schedule_fire (work item, key = schedule + time [+ loop iteration])
 //	  │ claimed by any instance's worker
 //	  ├─ routine:  core.Service.StartConversation in a conversation bound to the target,
-//	  │            thread "run:<occurrence>" (its own conversation per run)
+//	  │            with the occurrence as its place's Run (its own conversation per run)
 //	  ├─ reminder: one transaction: append "⏰ Reminder: …" as the agent's
 //	  │            message in a DM conversation + enqueue "deliver"
 //	  ├─ pulse:    hash the checklist inputs; unchanged ─► run "skipped", no

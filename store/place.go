@@ -26,6 +26,28 @@ type Place struct {
 	Run string
 }
 
+// Author is who wrote an entry: a person (on any platform), an agent, or
+// the system. It is stored as "user:<id>", "agent:<name>" or "system",
+// made and read only here.
+type Author string
+
+// SystemAuthor writes notices and errors no person or agent wrote.
+const SystemAuthor Author = "system"
+
+const agentPrefix = "agent:"
+
+// UserAuthor is the author of what a person wrote.
+func UserAuthor(id string) Author { return Author(userPrefix + id) }
+
+// AgentAuthor is the author of what an agent wrote.
+func AgentAuthor(name string) Author { return Author(agentPrefix + name) }
+
+// User returns the person who wrote it, if a person did.
+func (a Author) User() (string, bool) { return strings.CutPrefix(string(a), userPrefix) }
+
+// Agent returns the agent that wrote it, if an agent did.
+func (a Author) Agent() (string, bool) { return strings.CutPrefix(string(a), agentPrefix) }
+
 // The prefixes a Place's User and Run are stored under in the channel and
 // thread columns.
 const (

@@ -117,7 +117,7 @@ type Entry struct {
 	// error entry it places the error in the display order.
 	AfterSeq  int64
 	Kind      EntryKind
-	Author    string          // "user:<id>", "agent:<name>", "system"
+	Author    Author          // who wrote it: a person, an agent, the system
 	Content   json.RawMessage // kind-specific JSON, never nil
 	TurnID    *uuid.UUID      // the work item that produced it, when a turn did
 	CreatedAt time.Time
@@ -302,7 +302,7 @@ type EntryAppendParams struct {
 	// When nil the entry takes the next seq. Ignored for error entries.
 	ExpectSeq *int64
 	Kind      EntryKind
-	Author    string
+	Author    Author
 	Content   json.RawMessage
 	TurnID    *uuid.UUID
 	// LeaseOwner, when set, fences the append: it is refused with

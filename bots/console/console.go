@@ -336,7 +336,7 @@ func (s *session) turnOver(ctx context.Context) (bool, error) {
 
 func (s *session) show(e *store.Entry) error {
 	agentName := s.svc.Agents().Default().Name
-	if name, ok := strings.CutPrefix(e.Author, "agent:"); ok {
+	if name, ok := e.Author.Agent(); ok {
 		agentName = name
 	}
 	switch e.Kind {

@@ -630,7 +630,7 @@ func TestCallerComesFromAuthentication(t *testing.T) {
 				if err != nil || len(es) == 0 {
 					t.Fatalf("log = %v, %v; want the message", es, err)
 				}
-				if es[0].Author != tc.want || strings.Contains(string(es[0].Content), "U-the-approver") {
+				if string(es[0].Author) != tc.want || strings.Contains(string(es[0].Content), "U-the-approver") {
 					t.Fatalf("message author %q content %s; want %q and no trace of the X-Switchboard-User header", es[0].Author, es[0].Content, tc.want)
 				}
 			})

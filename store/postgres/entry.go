@@ -15,7 +15,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	id, now := newID(), ts(p.Now)
 	if p.Kind == store.EntryError {
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendError, &dbsqlc.EntryAppendErrorParams{
-			ID: id, ConversationID: p.ConversationID, Author: p.Author, Content: p.Content,
+			ID: id, ConversationID: p.ConversationID, Author: string(p.Author), Content: p.Content,
 			TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
 		})
 		if errors.Is(err, errNoRow) {
@@ -30,7 +30,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	// Fast path, one statement: the next seq, or ExpectSeq when it is next.
 	next := &dbsqlc.EntryAppendNextParams{
 		ID: id, ConversationID: p.ConversationID, ExpectSeq: p.ExpectSeq, Kind: string(p.Kind),
-		Author: p.Author, Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
+		Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
 	}
 	row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 	if err == nil {
@@ -67,7 +67,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{
 			ID: id, ParentID: p.ConversationID, ForkID: newID(), ForkSeq: *p.ExpectSeq, Kind: string(p.Kind),
-			Author: p.Author, Content: p.Content, TurnID: p.TurnID, Now: now,
+			Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now,
 		})
 		if err != nil {
 			return wrap(err, "forking at seq %d", *p.ExpectSeq)
@@ -128,7 +128,7 @@ func entry(r *dbsqlc.Entry) *store.Entry {
 		Seq:            r.Seq,
 		AfterSeq:       r.AfterSeq,
 		Kind:           store.EntryKind(r.Kind),
-		Author:         r.Author,
+		Author:         store.Author(r.Author),
 		Content:        r.Content,
 		TurnID:         r.TurnID,
 		CreatedAt:      r.CreatedAt,

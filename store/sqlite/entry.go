@@ -48,7 +48,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		err = t.tx.EntryInsert(ctx, dbsqlc.EntryInsertParams{
 			ID: e.ID, ConversationID: e.ConversationID, Seq: intArg(e.Seq), AfterSeq: e.AfterSeq,
-			Kind: string(e.Kind), Author: e.Author, Content: string(e.Content), TurnID: uuidArg(e.TurnID),
+			Kind: string(e.Kind), Author: string(e.Author), Content: string(e.Content), TurnID: uuidArg(e.TurnID),
 			CreatedAt: micros(e.CreatedAt),
 		})
 		if err != nil {

@@ -141,7 +141,7 @@ func conversation(r dbsqlc.Conversation) *store.Conversation {
 func entry(r dbsqlc.Entry) *store.Entry {
 	return &store.Entry{
 		ID: r.ID, ConversationID: r.ConversationID, Seq: nullInt(r.Seq), AfterSeq: r.AfterSeq,
-		Kind: store.EntryKind(r.Kind), Author: r.Author, Content: json.RawMessage(r.Content),
+		Kind: store.EntryKind(r.Kind), Author: store.Author(r.Author), Content: json.RawMessage(r.Content),
 		TurnID: nullUUID(r.TurnID), CreatedAt: fromMicros(r.CreatedAt),
 	}
 }

@@ -37,7 +37,7 @@ func (s suite) testAppendSeq(t *testing.T) {
 		p := &store.EntryAppendParams{
 			ConversationID: c.ID,
 			Kind:           k,
-			Author:         fmt.Sprintf("agent:a%d", i),
+			Author:         store.AgentAuthor(fmt.Sprintf("a%d", i)),
 			Content:        json.RawMessage(fmt.Sprintf(`{"i": %d, "nested": {"k": [1, 2]}}`, i)),
 			TurnID:         &turn,
 			Now:            at,
@@ -62,7 +62,7 @@ func (s suite) testAppendSeq(t *testing.T) {
 	for i, e := range got {
 		eq(t, e.ID, appended[i].ID, "id of entry %d listed", i+1)
 		eq(t, e.Kind, kinds[i], "kind of entry %d", i+1)
-		eq(t, e.Author, fmt.Sprintf("agent:a%d", i), "author of entry %d", i+1)
+		eq(t, e.Author, store.AgentAuthor(fmt.Sprintf("a%d", i)), "author of entry %d", i+1)
 		jsonEq(t, e.Content, json.RawMessage(fmt.Sprintf(`{"i": %d, "nested": {"k": [1, 2]}}`, i)), "content of entry %d", i+1)
 		uuidPtrEq(t, e.TurnID, turn, "turn id of entry %d", i+1)
 		timeEq(t, e.CreatedAt, newClock().Now().Add(time.Duration(i+1)*time.Second), "created at of entry %d", i+1)
@@ -123,7 +123,7 @@ func (s suite) testAppendConcurrent(t *testing.T) {
 				p := &store.EntryAppendParams{
 					ConversationID: c.ID,
 					Kind:           store.EntryUser,
-					Author:         fmt.Sprintf("user:w%d", w),
+					Author:         store.UserAuthor(fmt.Sprintf("w%d", w)),
 					Content:        content("w%d n%d", w, n),
 					Now:            clk.Now(),
 				}
