@@ -16,14 +16,35 @@ import (
 // The scheduler's queries. A schedule's Place has no thread: it is stored
 // in the platform, workspace and channel columns.
 
+func (q *queries) ScheduleGet(ctx context.Context, id uuid.UUID) (*store.Schedule, error) {
+	r, err := q.read().ScheduleGet(ctx, id)
+	if err != nil {
+		return nil, wrap(err, "getting schedule %s", id)
+	}
+	return schedule(r), nil
+}
+
 func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreateParams) (*store.Schedule, error) {
 	channel, _ := p.Place.Columns()
 	arg := dbsqlc.ScheduleInsertParams{
-		ID: p.ID, Kind: string(p.Kind), Agent: p.Agent, Name: p.Name, Owner: p.Owner,
-		Platform: p.Place.Platform, Workspace: p.Place.Workspace, Channel: channel,
-		Spec: p.Spec, TimeZone: p.TimeZone, Instruction: p.Instruction,
-		Config: string(p.Config), Data: string(p.Data), Missed: string(p.Missed), Source: p.Source,
-		State: string(p.State), NextRunAt: microsArg(p.NextRunAt), Now: micros(p.Now),
+		ID:          p.ID,
+		Kind:        string(p.Kind),
+		Agent:       p.Agent,
+		Name:        p.Name,
+		Owner:       p.Owner,
+		Platform:    p.Place.Platform,
+		Workspace:   p.Place.Workspace,
+		Channel:     channel,
+		Spec:        p.Spec,
+		TimeZone:    p.TimeZone,
+		Instruction: p.Instruction,
+		Config:      string(p.Config),
+		Data:        string(p.Data),
+		Missed:      string(p.Missed),
+		Source:      p.Source,
+		State:       string(p.State),
+		NextRunAt:   microsArg(p.NextRunAt),
+		Now:         micros(p.Now),
 	}
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.Schedule, error) {
 		if p.Upsert {
@@ -37,14 +58,6 @@ func (q *queries) ScheduleCreate(ctx context.Context, p *store.ScheduleCreatePar
 	})
 	if err != nil {
 		return nil, wrap(err, "creating %s %s/%s", p.Kind, p.Agent, p.Name)
-	}
-	return schedule(r), nil
-}
-
-func (q *queries) ScheduleGet(ctx context.Context, id uuid.UUID) (*store.Schedule, error) {
-	r, err := q.read().ScheduleGet(ctx, id)
-	if err != nil {
-		return nil, wrap(err, "getting schedule %s", id)
 	}
 	return schedule(r), nil
 }
