@@ -139,7 +139,7 @@ const (
 	WorkRunning   WorkState = "running"
 	WorkDone      WorkState = "done"
 	WorkFailed    WorkState = "failed"
-	WorkCancelled WorkState = "cancelled"
+	WorkCancelled WorkState = "cancelled" // final; nothing cancels items today, but the schema and Sweep know it
 )
 
 // WorkItem is a durable unit of work: a turn, a delivery, a scheduled fire.
@@ -608,16 +608,18 @@ type Notification struct {
 //   - Times come back in UTC, truncated to the microsecond.
 //   - Creating a conversation with an existing ID is ErrConflict; an unknown
 //     entry kind is ErrInvalid.
-//   - An unknown id is ErrNotFound, also for ConversationSetStatus,
-//     ConversationLeaseAcquire, BindingAdvance and WorkCancel.
-//   - WorkCancel on a finished item is ErrConflict; WorkComplete, WorkFail,
-//     WorkRelease and WorkHeartbeat by a worker that no longer holds the item
-//     (or a second time) are ErrLeaseLost.
+//   - An unknown id is ErrNotFound, also for ConversationSetStatus and
+//     BindingAdvance.
+//   - WorkComplete, WorkFail, WorkRelease and WorkHeartbeat by a worker that
+//     no longer holds the item (or a second time) are ErrLeaseLost.
 //   - An append or tool execution start fenced by a LeaseOwner that does not
 //     hold the conversation's live lease is ErrLeaseLost and writes nothing.
 //   - A fork's ForkSeq equals the ExpectSeq that caused it.
-//   - A heartbeat sets HeartbeatAt; re-acquiring a conversation lease by its
-//     owner renews it.
+//   - A heartbeat sets HeartbeatAt and renews the conversation's lease.
+//   - A conversation is claimable whenever its lease is free or expired:
+//     ConversationLeaseRelease by its owner frees it even while the item
+//     that took it is still running (the sweep releases only leases nothing
+//     runs under).
 //   - A running item whose lease expired on its last allowed attempt is never
 //     handed out again: the next claim marks it failed.
 type Queries interface {
