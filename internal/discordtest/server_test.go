@@ -136,7 +136,7 @@ func TestGatewayWithDiscordgo(t *testing.T) {
 	s.Drop()
 	s.WaitGateway(t, "disconnect", func(st GatewayStats) bool { return !st.Connected })
 	s.UserMessage("10", discordgo.User{ID: "5"}, "two")
-	s.WaitGateway(t, "resume", func(st GatewayStats) bool { return st.Resumes == 1 && st.Connected })
+	s.WaitGateway(t, "resume", func(st GatewayStats) bool { return st.Resumes >= 1 && st.Connected })
 	if c := <-got; c != "two" {
 		t.Fatalf("after resume got %q; want the missed message two", c)
 	}
