@@ -261,7 +261,9 @@ func TestSlackInstallNeedsTheSecretKey(t *testing.T) {
 	}
 }
 
-func errorsIsNotFound(err error) bool { return err != nil && strings.Contains(err.Error(), store.ErrNotFound.Error()) }
+func errorsIsNotFound(err error) bool {
+	return err != nil && strings.Contains(err.Error(), store.ErrNotFound.Error())
+}
 
 // checkNotAtRest fails when token is in the database's bytes: the SQLite
 // file and its WAL, or a pg_dump of the test's schema.
