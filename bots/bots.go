@@ -7,12 +7,18 @@ package bots
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/cards"
 )
+
+// ErrGone is what a platform answers for a target it can no longer reach
+// for good (the app was uninstalled from that workspace): delivery there
+// stops instead of being retried.
+var ErrGone = errors.New("the platform can no longer reach this workspace")
 
 // Target is where a message goes on a platform.
 type Target struct {

@@ -165,6 +165,13 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 	var errs []error
 	for _, b := range bs {
 		if err := d.flushBinding(ctx, b, nil); err != nil {
+			if errors.Is(err, bots.ErrGone) {
+				// Retrying cannot help (the app was uninstalled there): the
+				// item ends, and other bindings go on.
+				d.log.ErrorContext(ctx, "not delivered, for good", "conversation_id", convID, "platform", b.b.Place.Platform,
+					"workspace", b.b.Place.Workspace, "error", redact.String(err.Error()))
+				continue
+			}
 			errs = append(errs, err)
 			continue
 		}

@@ -48,6 +48,7 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 			res = &core.ActionResult{}
 		}
 		click := clicked{
+			team:     firstOf(ic.Team.ID, ic.User.TeamID),
 			channel:  firstOf(ic.Container.ChannelID, ic.Channel.ID),
 			ts:       firstOf(ic.Container.MessageTs, ic.Message.Timestamp),
 			thread:   firstOf(ic.Container.ThreadTs, ic.Message.ThreadTimestamp),
@@ -75,6 +76,7 @@ func clickID(ic *slack.InteractionCallback, act *slack.BlockAction) string {
 }
 
 type clicked struct {
+	team                      string
 	channel, ts, thread, user string
 	blockID, choice, text     string
 	blocks                    []slack.Block
@@ -85,6 +87,12 @@ type clicked struct {
 // afterClick answers a refused click privately, or replaces the buttons with
 // a line saying what was chosen and by whom.
 func (a *Adapter) afterClick(ctx context.Context, c clicked) {
+	w, err := a.workspaceFor(ctx, c.team)
+	if err != nil {
+		a.log.WarnContext(ctx, "answering a click", "team_id", c.team, "err", err)
+		return
+	}
+	a.noteChannel(w.team, c.channel)
 	switch {
 	case c.refused:
 		text := c.reason
@@ -96,7 +104,7 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 			opts = append(opts, slack.MsgOptionTS(c.thread))
 		}
 		err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-			_, err := a.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
+			_, err := w.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
 			return err
 		})
 		if err != nil {
@@ -110,7 +118,7 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 		}
 		blocks := decidedBlocks(c)
 		err := a.retry(ctx, "chat.update", func(ctx context.Context) error {
-			_, _, _, err := a.api.UpdateMessageContext(ctx, c.channel, c.ts,
+			_, _, _, err := w.api.UpdateMessageContext(ctx, c.channel, c.ts,
 				slack.MsgOptionText(firstOf(c.text, "✅ "+mrkdwn.Escape(c.choice)), false),
 				slack.MsgOptionBlocks(blocks...))
 			return err

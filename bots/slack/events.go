@@ -40,6 +40,12 @@ type innerEvent struct {
 	ChannelType     string           `json:"channel_type"`
 	Team            string           `json:"team"`
 	AssistantThread *assistantThread `json:"assistant_thread"`
+	// Tokens are the user and bot ids whose tokens were revoked
+	// (tokens_revoked).
+	Tokens struct {
+		OAuth []string `json:"oauth"`
+		Bot   []string `json:"bot"`
+	} `json:"tokens"`
 }
 
 type assistantThread struct {
@@ -60,28 +66,45 @@ var acceptedSubtypes = map[string]bool{"": true, "file_share": true, "thread_bro
 // returns an error only when core failed, so the caller withholds the ack and
 // Slack delivers again.
 func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
-	me := a.me.Load()
 	var ev innerEvent
 	if err := json.Unmarshal(cb.Event, &ev); err != nil {
 		a.log.WarnContext(ctx, "dropping a slack event that does not decode", "event_id", cb.EventID, "err", err)
 		return nil
 	}
+	team := firstOf(cb.TeamID, ev.Team)
+	switch ev.Type {
+	case "app_uninstalled":
+		a.forget(ctx, team, "app_uninstalled")
+		return nil
+	case "tokens_revoked":
+		if len(ev.Tokens.Bot) > 0 {
+			a.forget(ctx, team, "tokens_revoked")
+		}
+		return nil
+	}
+	w, err := a.workspaceFor(ctx, team)
+	if err != nil {
+		// Not an error to retry: Slack would deliver it again forever.
+		a.log.WarnContext(ctx, "dropping a slack event of a team the app is not installed in", "team_id", team, "event_id", cb.EventID, "err", err)
+		return nil
+	}
+	a.noteChannel(w.team, ev.Channel)
 	switch ev.Type {
 	case "assistant_thread_started", "assistant_thread_context_changed":
-		a.assistantThreadOpened(ctx, &ev)
+		a.assistantThreadOpened(ctx, w, &ev)
 		return nil
 	case "app_mention", "message":
 	default:
 		a.log.DebugContext(ctx, "ignoring slack event", "type", ev.Type, "event_id", cb.EventID)
 		return nil
 	}
-	in, why := a.normalise(me, cb, &ev)
+	in, why := a.normalise(&w.me, cb, &ev)
 	if in == nil {
 		a.log.DebugContext(ctx, "ignoring slack message", "reason", why, "event_id", cb.EventID, "channel", ev.Channel)
 		return nil
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
-		a.background(func(ctx context.Context) { a.titleThread(ctx, in.Channel, in.Thread, in.Text) })
+		a.background(func(ctx context.Context) { a.titleThread(ctx, w, in.Channel, in.Thread, in.Text) })
 	}
 	subCtx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
 	defer cancel()
@@ -209,7 +232,7 @@ func firstOf(xs ...string) string {
 // assistantThreadOpened offers suggested prompts in a new assistant thread
 // (and again when the user moves to another channel), and remembers the
 // thread so its first message can title it. The calls run after the ack.
-func (a *Adapter) assistantThreadOpened(ctx context.Context, ev *innerEvent) {
+func (a *Adapter) assistantThreadOpened(ctx context.Context, w *workspace, ev *innerEvent) {
 	t := ev.AssistantThread
 	if t == nil || t.ChannelID == "" || t.ThreadTS == "" {
 		a.log.WarnContext(ctx, "assistant thread event without a thread", "type", ev.Type)
@@ -224,7 +247,7 @@ func (a *Adapter) assistantThreadOpened(ctx context.Context, ev *innerEvent) {
 			Title: "Try asking", ChannelID: t.ChannelID, ThreadTS: t.ThreadTS, Prompts: prompts,
 		}
 		err := a.retry(ctx, "assistant.threads.setSuggestedPrompts", func(ctx context.Context) error {
-			return a.api.SetAssistantThreadsSuggestedPromptsContext(ctx, params)
+			return w.api.SetAssistantThreadsSuggestedPromptsContext(ctx, params)
 		})
 		if err != nil {
 			a.log.WarnContext(ctx, "setting suggested prompts", "channel", t.ChannelID, "thread_ts", t.ThreadTS, "err", err)
@@ -251,7 +274,7 @@ func (a *Adapter) prompts(contextChannel string) []slack.AssistantThreadsPrompt 
 
 // titleThread names an assistant thread after its first message, as it
 // shows in the assistant's history.
-func (a *Adapter) titleThread(ctx context.Context, channel, thread, text string) {
+func (a *Adapter) titleThread(ctx context.Context, w *workspace, channel, thread, text string) {
 	title := strings.Join(strings.Fields(text), " ")
 	if utf8.RuneCountInString(title) > 60 {
 		title = string([]rune(title)[:59]) + "…"
@@ -261,7 +284,7 @@ func (a *Adapter) titleThread(ctx context.Context, channel, thread, text string)
 	}
 	params := slack.AssistantThreadsSetTitleParameters{ChannelID: channel, ThreadTS: thread, Title: title}
 	err := a.retry(ctx, "assistant.threads.setTitle", func(ctx context.Context) error {
-		return a.api.SetAssistantThreadsTitleContext(ctx, params)
+		return w.api.SetAssistantThreadsTitleContext(ctx, params)
 	})
 	if err != nil {
 		a.log.WarnContext(ctx, "setting assistant thread title", "channel", channel, "thread_ts", thread, "err", err)

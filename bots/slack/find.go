@@ -71,9 +71,13 @@ func (a *Adapter) FindStream(ctx context.Context, to bots.Target, since time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("looking for a slack stream: %w", err)
 	}
+	w, err := a.workspaceFor(ctx, to.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("looking for a slack stream: %w", err)
+	}
 	var refs []bots.MessageRef
 	for _, m := range msgs {
-		if !a.mine(m) || m.Metadata.EventType == MetadataEventType || m.Timestamp == to.Thread {
+		if !w.mine(m) || m.Metadata.EventType == MetadataEventType || m.Timestamp == to.Thread {
 			continue
 		}
 		refs = append(refs, bots.MessageRef{Channel: channel, ID: m.Timestamp})
@@ -86,7 +90,7 @@ func (a *Adapter) FindStream(ctx context.Context, to bots.Target, since time.Tim
 // posted since a time: one page of at most findLimit, with their metadata,
 // through the same rate limit handling as every call.
 func (a *Adapter) recent(ctx context.Context, to bots.Target, since time.Time) (string, []slack.Message, error) {
-	channel, err := a.channelFor(ctx, to)
+	w, channel, err := a.target(ctx, to)
 	if err != nil {
 		return "", nil, err
 	}
@@ -95,14 +99,14 @@ func (a *Adapter) recent(ctx context.Context, to bots.Target, since time.Time) (
 	if to.Thread != "" {
 		err = a.retry(ctx, "conversations.replies", func(ctx context.Context) error {
 			var err error
-			msgs, _, _, err = a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			msgs, _, _, err = w.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 				ChannelID: channel, Timestamp: to.Thread, Limit: findLimit, IncludeAllMetadata: true, Oldest: oldest,
 			})
 			return err
 		})
 	} else {
 		err = a.retry(ctx, "conversations.history", func(ctx context.Context) error {
-			res, err := a.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+			res, err := w.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
 				ChannelID: channel, Limit: findLimit, IncludeAllMetadata: true, Oldest: oldest,
 			})
 			if res != nil {
@@ -118,7 +122,6 @@ func (a *Adapter) recent(ctx context.Context, to bots.Target, since time.Time) (
 }
 
 // mine reports whether the bot posted m.
-func (a *Adapter) mine(m slack.Message) bool {
-	me := a.me.Load()
-	return me != nil && (m.User == me.UserID || (m.BotID != "" && m.BotID == me.BotID))
+func (w *workspace) mine(m slack.Message) bool {
+	return m.User == w.me.UserID || (m.BotID != "" && m.BotID == w.me.BotID)
 }

@@ -74,7 +74,7 @@ func verify(secret string, h http.Header, body []byte, now time.Time) error {
 // readVerified reads the body and checks its signature, answering the
 // request itself when it fails.
 func (a *Adapter) readVerified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if a.me.Load() == nil {
+	if !a.ready.Load() {
 		http.Error(w, "slack adapter not started", http.StatusServiceUnavailable)
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package slack
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -22,7 +23,8 @@ func TestManifest(t *testing.T) {
 			} `yaml:"assistant_view"`
 		} `yaml:"features"`
 		OAuth struct {
-			Scopes struct {
+			RedirectURLs []string `yaml:"redirect_urls"`
+			Scopes       struct {
 				Bot []string `yaml:"bot"`
 			} `yaml:"scopes"`
 		} `yaml:"oauth_config"`
@@ -44,6 +46,12 @@ func TestManifest(t *testing.T) {
 		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
 			t.Errorf("manifest lacks bot scope %s", s)
 		}
+	}
+	if !slices.Equal(m.OAuth.Scopes.Bot, BotScopes) {
+		t.Errorf("the install requests %v, the manifest lists %v: keep BotScopes and the manifest the same", BotScopes, m.OAuth.Scopes.Bot)
+	}
+	if len(m.OAuth.RedirectURLs) != 1 || !strings.HasSuffix(m.OAuth.RedirectURLs[0], "/slack/oauth/callback") {
+		t.Errorf("manifest redirect_urls %v: want one URL ending in /slack/oauth/callback", m.OAuth.RedirectURLs)
 	}
 	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "assistant_thread_started", "assistant_thread_context_changed"} {
 		if !slices.Contains(m.Settings.Events.Bot, e) {

@@ -111,31 +111,31 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 	if m == nil {
 		return nil, errors.New("posting to slack: nil message")
 	}
-	channel, err := a.channelFor(ctx, to)
+	w, channel, err := a.target(ctx, to)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("posting to slack: %w", err)
 	}
 	if m.Ephemeral {
-		return a.postEphemeral(ctx, channel, to, m)
+		return a.postEphemeral(ctx, w, channel, to, m)
 	}
 	var refs []bots.MessageRef
 	if strings.TrimSpace(m.Text) != "" || len(m.Buttons) > 0 || m.Card != nil {
 		for i, p := range a.render(ctx, m) {
 			p.key, p.index = m.Key, i
-			ts, err := a.postPart(ctx, channel, to.Thread, p, m.Identity)
+			ts, err := a.postPart(ctx, w, channel, to.Thread, p, m.Identity)
 			if err != nil {
 				return refs, err
 			}
 			refs = append(refs, bots.MessageRef{Channel: channel, ID: ts})
 		}
 	}
-	if err := a.uploadFiles(ctx, channel, to.Thread, m.Files); err != nil {
+	if err := a.uploadFiles(ctx, w, channel, to.Thread, m.Files); err != nil {
 		return refs, err
 	}
 	return refs, nil
 }
 
-func (a *Adapter) postPart(ctx context.Context, channel, thread string, p part, id *bots.Identity) (string, error) {
+func (a *Adapter) postPart(ctx context.Context, w *workspace, channel, thread string, p part, id *bots.Identity) (string, error) {
 	opts := []slack.MsgOption{slack.MsgOptionText(p.text, false)}
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
@@ -156,7 +156,7 @@ func (a *Adapter) postPart(ctx context.Context, channel, thread string, p part, 
 	var ts string
 	err := a.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
 		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, channel, opts...)
+		_, ts, err = w.api.PostMessageContext(ctx, channel, opts...)
 		return err
 	})
 	if err != nil {
@@ -179,7 +179,7 @@ func identityOptions(id *bots.Identity) []slack.MsgOption {
 	return opts
 }
 
-func (a *Adapter) postEphemeral(ctx context.Context, channel string, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+func (a *Adapter) postEphemeral(ctx context.Context, w *workspace, channel string, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
 	if to.UserID == "" {
 		return nil, errors.New("posting an ephemeral slack message: target has no UserID")
 	}
@@ -205,7 +205,7 @@ func (a *Adapter) postEphemeral(ctx context.Context, channel string, to bots.Tar
 	var ts string
 	err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 		var err error
-		ts, err = a.api.PostEphemeralContext(ctx, channel, to.UserID, opts...)
+		ts, err = w.api.PostEphemeralContext(ctx, channel, to.UserID, opts...)
 		return err
 	})
 	if err != nil {
@@ -231,8 +231,12 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 	if m == nil {
 		return errors.New("updating a slack message: nil message")
 	}
+	w, err := a.workspaceFor(ctx, a.teamOfChannel(ref.Channel))
+	if err != nil {
+		return fmt.Errorf("updating slack message %s in %s: %w", ref.ID, ref.Channel, err)
+	}
 	text, blocks := a.renderOne(ctx, m)
-	return a.updateMessage(ctx, ref.Channel, ref.ID, text, blocks)
+	return a.updateMessage(ctx, w, ref.Channel, ref.ID, text, blocks)
 }
 
 // renderOne renders m as a single message.
@@ -264,10 +268,10 @@ func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []sla
 
 // updateMessage calls chat.update. No blocks clears the message's blocks,
 // which removes buttons it had.
-func (a *Adapter) updateMessage(ctx context.Context, channel, ts, text string, blocks []slack.Block) error {
+func (a *Adapter) updateMessage(ctx context.Context, w *workspace, channel, ts, text string, blocks []slack.Block) error {
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
 	err := a.retry(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, opts...)
+		_, _, _, err := w.api.UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
 	if err != nil {
@@ -283,13 +287,13 @@ func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) 
 	if to.Thread == "" {
 		return nil
 	}
-	channel, err := a.channelFor(ctx, to)
+	w, channel, err := a.target(ctx, to)
 	if err != nil {
-		return err
+		return fmt.Errorf("setting slack thread status: %w", err)
 	}
 	params := slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: to.Thread, Status: status}
 	err = a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
-		return a.api.SetAssistantThreadsStatusContext(ctx, params)
+		return w.api.SetAssistantThreadsStatusContext(ctx, params)
 	})
 	if err != nil {
 		return fmt.Errorf("setting slack thread status in %s/%s: %w", channel, to.Thread, err)
@@ -299,15 +303,16 @@ func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) 
 
 // channelFor is the target's channel, or the DM with its user (reminders and
 // pulses name only the user).
-func (a *Adapter) channelFor(ctx context.Context, to bots.Target) (string, error) {
+func (a *Adapter) channelFor(ctx context.Context, w *workspace, to bots.Target) (string, error) {
 	if to.Channel != "" {
 		return to.Channel, nil
 	}
 	if to.UserID == "" {
 		return "", errors.New("slack target has neither Channel nor UserID")
 	}
+	dmKey := w.team + "/" + to.UserID
 	a.dmMu.Lock()
-	ch, ok := a.dms[to.UserID]
+	ch, ok := a.dms[dmKey]
 	a.dmMu.Unlock()
 	if ok {
 		return ch, nil
@@ -315,14 +320,14 @@ func (a *Adapter) channelFor(ctx context.Context, to bots.Target) (string, error
 	var c *slack.Channel
 	err := a.retry(ctx, "conversations.open", func(ctx context.Context) error {
 		var err error
-		c, _, _, err = a.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{to.UserID}})
+		c, _, _, err = w.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{to.UserID}})
 		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("opening a slack DM with %s: %w", to.UserID, err)
 	}
 	a.dmMu.Lock()
-	a.dms[to.UserID] = c.ID
+	a.dms[dmKey] = c.ID
 	a.dmMu.Unlock()
 	return c.ID, nil
 }
@@ -330,7 +335,7 @@ func (a *Adapter) channelFor(ctx context.Context, to bots.Target) (string, error
 // uploadFiles uploads each file (files upload v2: get an upload URL, send
 // the bytes, complete) and shares it in the channel or thread. Each step is
 // retried on its own, so a rate limit never shares a file twice.
-func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files []bots.File) error {
+func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread string, files []bots.File) error {
 	for _, f := range files {
 		if len(f.Data) == 0 {
 			return fmt.Errorf("uploading %q to slack: the file is empty", f.Name)
@@ -339,7 +344,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files
 		var u *slack.GetUploadURLExternalResponse
 		err := a.retry(ctx, "files.getUploadURLExternal", func(ctx context.Context) error {
 			var err error
-			u, err = a.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{
+			u, err = w.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{
 				FileName: name, FileSize: len(f.Data), AltTxt: f.Title,
 			})
 			return err
@@ -348,7 +353,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files
 			return fmt.Errorf("getting a slack upload url for %q: %w", name, err)
 		}
 		err = a.retry(ctx, "files upload", func(ctx context.Context) error {
-			return a.api.UploadToURL(ctx, slack.UploadToURLParameters{
+			return w.api.UploadToURL(ctx, slack.UploadToURLParameters{
 				UploadURL: u.UploadURL, Reader: bytes.NewReader(f.Data), Filename: name,
 			})
 		})
@@ -359,7 +364,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, channel, thread string, files
 			return err
 		}
 		err = a.retry(ctx, "files.completeUploadExternal", func(ctx context.Context) error {
-			_, err := a.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+			_, err := w.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
 				Files:           []slack.FileSummary{{ID: u.FileID, Title: firstOf(f.Title, name)}},
 				Channel:         channel,
 				ThreadTimestamp: thread,

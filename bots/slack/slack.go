@@ -64,8 +64,19 @@ type SuggestedPrompt struct {
 
 // Options configures an Adapter.
 type Options struct {
-	// BotToken (xoxb-) is required.
+	// BotToken (xoxb-) is the single-token mode: one team's bot token.
+	// Required unless Installations is set.
 	BotToken string
+	// Installations, when set, keeps the teams the app was installed in
+	// through the OAuth flow (see OAuth): each team's events are answered,
+	// and its targets posted to, with that team's token.
+	Installations Installations
+	// OAuth turns on the install flow (see InstallRoutes). Needs
+	// Installations.
+	OAuth *OAuthOptions
+	// Binder binds a newly installed team to a Switchboard workspace.
+	// Optional: nil skips it.
+	Binder WorkspaceBinder
 	// AppToken (xapp-) turns on Socket Mode.
 	AppToken string
 	// SigningSecret turns on the HTTP Events API (see Routes).
@@ -106,8 +117,16 @@ type Options struct {
 
 func (o *Options) validate() error {
 	var errs []error
-	if o.BotToken == "" {
-		errs = append(errs, errors.New("BotToken is required"))
+	if o.BotToken == "" && o.Installations == nil {
+		errs = append(errs, errors.New("BotToken is required (or Installations, for the OAuth install flow)"))
+	}
+	if o.OAuth != nil {
+		if o.Installations == nil {
+			errs = append(errs, errors.New("OAuth needs Installations"))
+		}
+		if err := o.OAuth.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.AppToken == "" && o.SigningSecret == "" {
 		errs = append(errs, errors.New("one of AppToken (Socket Mode) or SigningSecret (HTTP Events API) is required"))
@@ -203,7 +222,9 @@ type Adapter struct {
 	log  *slog.Logger
 	api  *slack.Client
 
-	me      atomic.Pointer[self]
+	me      atomic.Pointer[self] // the single-token bot, nil without BotToken
+	ready   atomic.Bool
+	teams   teams
 	pace    *channelPacer
 	dmMu    sync.Mutex
 	dms     map[string]string // user id → DM channel id
@@ -235,16 +256,11 @@ func New(opts Options) (*Adapter, error) {
 		pace:    newChannelPacer(opts.PostInterval),
 		dms:     map[string]string{},
 		threads: newTitleQueue(1024),
+		teams:   teams{byID: map[string]*workspace{}, channels: map[string]string{}},
 	}
-	clientOpts := []slack.Option{
-		slack.OptionAPIURL(opts.APIURL),
-		slack.OptionHTTPClient(opts.HTTPClient),
-		slack.OptionLog(slogOutput{a.log}),
+	if opts.BotToken != "" {
+		a.api = a.newClient(opts.BotToken)
 	}
-	if opts.AppToken != "" {
-		clientOpts = append(clientOpts, slack.OptionAppLevelToken(opts.AppToken))
-	}
-	a.api = slack.New(opts.BotToken, clientOpts...)
 	return a, nil
 }
 
@@ -260,16 +276,19 @@ func (a *Adapter) Start(ctx context.Context) error {
 	if a.started {
 		return errors.New("slack adapter already started")
 	}
-	var auth *slack.AuthTestResponse
-	err := a.retry(ctx, "auth.test", func(ctx context.Context) error {
-		var err error
-		auth, err = a.api.AuthTestContext(ctx)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("checking the slack bot token (auth.test): %w", err)
+	auth := &slack.AuthTestResponse{}
+	if a.api != nil {
+		err := a.retry(ctx, "auth.test", func(ctx context.Context) error {
+			var err error
+			auth, err = a.api.AuthTestContext(ctx)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("checking the slack bot token (auth.test): %w", err)
+		}
+		a.me.Store(&self{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID})
 	}
-	a.me.Store(&self{UserID: auth.UserID, BotID: auth.BotID, TeamID: auth.TeamID})
+	a.ready.Store(true)
 	a.runCtx, a.cancel = context.WithCancel(ctx)
 	if a.opts.AppToken != "" {
 		a.wg.Go(func() { a.runSocketMode(a.runCtx) })
@@ -290,6 +309,15 @@ func (a *Adapter) Stop() {
 		cancel()
 	}
 	a.wg.Wait()
+}
+
+// socketAPI is the client Socket Mode connects with: only its app-level
+// token is used, so without a bot token a client with none serves.
+func (a *Adapter) socketAPI() *slack.Client {
+	if a.api != nil {
+		return a.api
+	}
+	return a.newClient("")
 }
 
 // background runs f on the adapter's lifetime, outside the request that

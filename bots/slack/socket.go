@@ -15,7 +15,7 @@ import (
 // slack-go reconnects on a disconnect request or a dead connection; when it
 // gives up (bad token, for instance) this loop starts it again after a pause.
 func (a *Adapter) runSocketMode(ctx context.Context) {
-	client := socketmode.New(a.api, socketmode.OptionLog(slogOutput{a.log}))
+	client := socketmode.New(a.socketAPI(), socketmode.OptionLog(slogOutput{a.log}))
 	a.wg.Go(func() {
 		pause := time.Second
 		for {

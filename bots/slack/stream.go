@@ -37,6 +37,7 @@ const (
 
 type stream struct {
 	a        *Adapter
+	w        *workspace // the team's client
 	to       bots.Target
 	channel  string
 	identity *bots.Identity
@@ -61,12 +62,13 @@ type stream struct {
 
 // StartStream opens an in-progress reply in the target thread.
 func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Identity) (bots.Stream, error) {
-	channel, err := a.channelFor(ctx, to)
+	w, channel, err := a.target(ctx, to)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("starting a slack stream: %w", err)
 	}
 	return &stream{
 		a:        a,
+		w:        w,
 		to:       to,
 		channel:  channel,
 		identity: id,
@@ -137,7 +139,7 @@ func (s *stream) startNative(ctx context.Context) error {
 	}
 	err := s.a.retry(ctx, "chat.startStream", func(ctx context.Context) error {
 		var err error
-		_, s.ts, err = s.a.api.StartStreamContext(ctx, s.channel, opts...)
+		_, s.ts, err = s.w.api.StartStreamContext(ctx, s.channel, opts...)
 		return err
 	})
 	if err != nil {
@@ -160,7 +162,7 @@ func (s *stream) appendNative(ctx context.Context, text string) error {
 			continue
 		}
 		err := s.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
-			_, _, err := s.a.api.AppendStreamContext(ctx, s.channel, s.ts, slack.MsgOptionMarkdownText(c))
+			_, _, err := s.w.api.AppendStreamContext(ctx, s.channel, s.ts, slack.MsgOptionMarkdownText(c))
 			return err
 		})
 		if err != nil {
@@ -183,13 +185,13 @@ func (s *stream) flushFallback(ctx context.Context, now time.Time) error {
 			if s.shown[i] == p {
 				continue
 			}
-			if err := s.a.updateMessage(ctx, s.channel, s.refs[i].ID, p, nil); err != nil {
+			if err := s.a.updateMessage(ctx, s.w, s.channel, s.refs[i].ID, p, nil); err != nil {
 				return err
 			}
 			s.shown[i] = p
 			continue
 		}
-		ts, err := s.a.postPart(ctx, s.channel, s.to.Thread, part{text: p}, s.identity)
+		ts, err := s.a.postPart(ctx, s.w, s.channel, s.to.Thread, part{text: p}, s.identity)
 		if err != nil {
 			return err
 		}
@@ -225,7 +227,7 @@ func (a *Adapter) ResumeStream(ctx context.Context, to bots.Target, refs []bots.
 // (already stopped, or posted normally) is left as it is.
 func (s *stream) stopIfStreaming(ctx context.Context, r bots.MessageRef) {
 	err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-		_, _, err := s.a.api.StopStreamContext(ctx, r.Channel, r.ID)
+		_, _, err := s.w.api.StopStreamContext(ctx, r.Channel, r.ID)
 		return err
 	})
 	if err != nil && !strings.Contains(err.Error(), "message_not_in_streaming_state") {
@@ -257,7 +259,7 @@ func (s *stream) Reset(ctx context.Context) error {
 	}
 	for _, extra := range s.refs[min(1, len(s.refs)):] {
 		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-			_, _, err := s.a.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
+			_, _, err := s.w.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
 			return err
 		})
 		if err != nil {
@@ -266,7 +268,7 @@ func (s *stream) Reset(ctx context.Context) error {
 	}
 	s.refs, s.shown = s.refs[:min(1, len(s.refs))], s.shown[:min(1, len(s.shown))]
 	if len(s.refs) == 1 && s.shown[0] != retryPlaceholder {
-		if err := s.a.updateMessage(ctx, s.channel, s.refs[0].ID, retryPlaceholder, nil); err != nil {
+		if err := s.a.updateMessage(ctx, s.w, s.channel, s.refs[0].ID, retryPlaceholder, nil); err != nil {
 			return err
 		}
 		s.shown[0] = retryPlaceholder
@@ -317,7 +319,7 @@ func (s *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messag
 	if err != nil {
 		return refs, err
 	}
-	if err := s.a.uploadFiles(ctx, s.channel, s.to.Thread, final.Files); err != nil {
+	if err := s.a.uploadFiles(ctx, s.w, s.channel, s.to.Thread, final.Files); err != nil {
 		return refs, err
 	}
 	return refs, nil
@@ -347,7 +349,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 				opts = append(opts, slack.MsgOptionBlocks(blocks...))
 			}
 			err = s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-				_, _, err := s.a.api.StopStreamContext(ctx, s.channel, s.ts, opts...)
+				_, _, err := s.w.api.StopStreamContext(ctx, s.channel, s.ts, opts...)
 				return err
 			})
 			if err == nil {
@@ -359,7 +361,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 		// The final text is not what was streamed (or streaming broke): stop
 		// the stream and replace the whole message.
 		err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-			_, _, err := s.a.api.StopStreamContext(ctx, s.channel, s.ts)
+			_, _, err := s.w.api.StopStreamContext(ctx, s.channel, s.ts)
 			return err
 		})
 		if err != nil {
@@ -367,7 +369,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 		}
 	}
 	text, blocks := s.a.renderOne(ctx, final)
-	if err := s.a.updateMessage(ctx, s.channel, s.ts, text, blocks); err != nil {
+	if err := s.a.updateMessage(ctx, s.w, s.channel, s.ts, text, blocks); err != nil {
 		return nil, err
 	}
 	return ref, nil
@@ -385,14 +387,14 @@ func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bot
 				refs = append(refs, s.refs[i])
 				continue
 			}
-			if err := s.a.updateMessage(ctx, s.channel, s.refs[i].ID, p.text, p.blocks); err != nil {
+			if err := s.a.updateMessage(ctx, s.w, s.channel, s.refs[i].ID, p.text, p.blocks); err != nil {
 				return refs, err
 			}
 			refs = append(refs, s.refs[i])
 			continue
 		}
 		p.key, p.index = final.Key, i
-		ts, err := s.a.postPart(ctx, s.channel, s.to.Thread, p, final.Identity)
+		ts, err := s.a.postPart(ctx, s.w, s.channel, s.to.Thread, p, final.Identity)
 		if err != nil {
 			return refs, err
 		}
@@ -401,7 +403,7 @@ func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bot
 	// The final reply is shorter than what was streamed: remove the rest.
 	for _, extra := range s.refs[min(len(parts), len(s.refs)):] {
 		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
-			_, _, err := s.a.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
+			_, _, err := s.w.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
 			return err
 		})
 		if err != nil {

@@ -70,6 +70,11 @@ type Config struct {
 	SlackSigningSecret string
 	SlackAPIURL        string
 
+	// The Slack install flow and secrets at rest (see slackinstall.go):
+	// SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SWITCHBOARD_PUBLIC_URL and the
+	// keys of SWITCHBOARD_SECRET_KEY.
+	SlackInstall
+
 	DiscordBotToken  string
 	DiscordPublicKey string
 	DiscordAPIURL    string
@@ -133,6 +138,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		*d.into = n
 	}
 	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
+	if err := c.SlackInstall.fromEnv(getenv); err != nil {
+		return c, err
+	}
 	if c.ConfigPath == "" {
 		if _, err := os.Stat("switchboard.yaml"); err == nil {
 			c.ConfigPath = "switchboard.yaml"
@@ -174,7 +182,7 @@ func (c *Config) defaults() {
 // they have, they are then kept out of logs, errors and chat messages.
 func (c *Config) secrets(agents *agent.Config) []string {
 	out := []string{
-		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken,
+		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.SlackClientSecret,
 		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"),
 	}
 	for _, a := range agents.Agents {

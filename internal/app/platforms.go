@@ -12,8 +12,15 @@ import (
 // HTTP endpoints.
 func (a *App) buildPlatforms() error {
 	cfg := a.cfg
-	if cfg.SlackBotToken != "" {
+	if cfg.SlackBotToken != "" || cfg.SlackClientID != "" {
+		installs, oauth, err := a.slackInstallOptions()
+		if err != nil {
+			return err
+		}
 		sl, err := slackbot.New(slackbot.Options{
+			Installations: installs,
+			OAuth:         oauth,
+			Binder:        cfg.WorkspaceBinder,
 			BotToken:      cfg.SlackBotToken,
 			AppToken:      cfg.SlackAppToken,
 			SigningSecret: cfg.SlackSigningSecret,
@@ -26,9 +33,10 @@ func (a *App) buildPlatforms() error {
 			return fmt.Errorf("slack (SLACK_BOT_TOKEN is set): %w", err)
 		}
 		sl.Routes(a.Mux)
+		sl.InstallRoutes(a.Mux)
 		a.Adapters = append(a.Adapters, sl)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
-		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN is not")
+		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is")
 	}
 
 	if cfg.DiscordBotToken != "" {

@@ -120,6 +120,7 @@ type Server struct {
 	tsSeq    int64
 
 	socket socketState
+	oauth  oauthState
 	wg     sync.WaitGroup
 }
 
@@ -341,6 +342,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, f.Status, map[string]any{"ok": false, "error": f.Error})
 		return
 	}
+	if req.method == "oauth.v2.access" { // authenticated by the client id and secret
+		resp, e := s.oauthV2Access(req)
+		if e != "" {
+			call.Error = e
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": e})
+			return
+		}
+		resp["ok"] = true
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
 	if e := s.checkTokenLocked(req); e != "" {
 		call.Error = e
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": e})
@@ -377,6 +389,9 @@ func (s *Server) checkTokenLocked(req request) string {
 			return "not_allowed_token_type"
 		}
 		return ""
+	}
+	if e, known := s.checkOAuthTokenLocked(req.token); known {
+		return e
 	}
 	if s.opts.BotToken != "" && req.token != s.opts.BotToken {
 		return "invalid_auth"
@@ -477,7 +492,13 @@ func (s *Server) messagePage(p url.Values, msgs []*Message, newestFirst bool) ma
 	return map[string]any{"messages": list, "has_more": false}
 }
 
-func (s *Server) authTest(request) (map[string]any, string) {
+func (s *Server) authTest(req request) (map[string]any, string) {
+	if t := s.teamLocked(req.token); t != nil {
+		return map[string]any{
+			"url": "https://fake.slack.test/", "team": t.Name, "user": "switchboard",
+			"team_id": t.ID, "user_id": t.BotUserID, "bot_id": t.BotID,
+		}, ""
+	}
 	return map[string]any{
 		"url":     "https://fake.slack.test/",
 		"team":    "Fake Team",
@@ -508,7 +529,7 @@ func (s *Server) chatPostMessage(req request) (map[string]any, string) {
 		Channel:  ch,
 		TS:       s.nextTSLocked(),
 		ThreadTS: thread,
-		User:     s.opts.BotUserID,
+		User:     s.botUserLocked(req.token),
 		Text:     p.Get("text"),
 		Blocks:   rawOrNil(p.Get("blocks")),
 		Username: p.Get("username"),
@@ -598,7 +619,7 @@ func (s *Server) chatStartStream(req request) (map[string]any, string) {
 		Channel:   ch,
 		TS:        s.nextTSLocked(),
 		ThreadTS:  p.Get("thread_ts"),
-		User:      s.opts.BotUserID,
+		User:      s.botUserLocked(req.token),
 		Markdown:  p.Get("markdown_text"),
 		Username:  p.Get("username"),
 		IconURL:   p.Get("icon_url"),

@@ -176,6 +176,18 @@ type ScheduleRun struct {
 	UpdatedAt      time.Time
 }
 
+type SlackInstallation struct {
+	TeamID      string
+	TeamName    string
+	BotUserID   string
+	AppID       string
+	Scope       string
+	BotToken    string
+	InstalledBy string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type SwitchboardSchemaMigration struct {
 	Version   int32
 	Name      string

@@ -216,6 +216,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.schemaMigrationsVersionsStmt, err = db.PrepareContext(ctx, schemaMigrationsVersions); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsVersions: %w", err)
 	}
+	if q.slackInstallationDeleteStmt, err = db.PrepareContext(ctx, slackInstallationDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationDelete: %w", err)
+	}
+	if q.slackInstallationGetStmt, err = db.PrepareContext(ctx, slackInstallationGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationGet: %w", err)
+	}
+	if q.slackInstallationListStmt, err = db.PrepareContext(ctx, slackInstallationList); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationList: %w", err)
+	}
+	if q.slackInstallationResealStmt, err = db.PrepareContext(ctx, slackInstallationReseal); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationReseal: %w", err)
+	}
+	if q.slackInstallationSaveStmt, err = db.PrepareContext(ctx, slackInstallationSave); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationSave: %w", err)
+	}
 	if q.toolExecutionFinishStmt, err = db.PrepareContext(ctx, toolExecutionFinish); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolExecutionFinish: %w", err)
 	}
@@ -601,6 +616,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing schemaMigrationsVersionsStmt: %w", cerr)
 		}
 	}
+	if q.slackInstallationDeleteStmt != nil {
+		if cerr := q.slackInstallationDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationDeleteStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationGetStmt != nil {
+		if cerr := q.slackInstallationGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationGetStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationListStmt != nil {
+		if cerr := q.slackInstallationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationListStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationResealStmt != nil {
+		if cerr := q.slackInstallationResealStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationResealStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationSaveStmt != nil {
+		if cerr := q.slackInstallationSaveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationSaveStmt: %w", cerr)
+		}
+	}
 	if q.toolExecutionFinishStmt != nil {
 		if cerr := q.toolExecutionFinishStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolExecutionFinishStmt: %w", cerr)
@@ -804,6 +844,11 @@ type Queries struct {
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
 	schemaMigrationsVersionsStmt      *sql.Stmt
+	slackInstallationDeleteStmt       *sql.Stmt
+	slackInstallationGetStmt          *sql.Stmt
+	slackInstallationListStmt         *sql.Stmt
+	slackInstallationResealStmt       *sql.Stmt
+	slackInstallationSaveStmt         *sql.Stmt
 	toolExecutionFinishStmt           *sql.Stmt
 	toolExecutionGetStmt              *sql.Stmt
 	toolExecutionInsertStmt           *sql.Stmt
@@ -894,6 +939,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
 		schemaMigrationsVersionsStmt:      q.schemaMigrationsVersionsStmt,
+		slackInstallationDeleteStmt:       q.slackInstallationDeleteStmt,
+		slackInstallationGetStmt:          q.slackInstallationGetStmt,
+		slackInstallationListStmt:         q.slackInstallationListStmt,
+		slackInstallationResealStmt:       q.slackInstallationResealStmt,
+		slackInstallationSaveStmt:         q.slackInstallationSaveStmt,
 		toolExecutionFinishStmt:           q.toolExecutionFinishStmt,
 		toolExecutionGetStmt:              q.toolExecutionGetStmt,
 		toolExecutionInsertStmt:           q.toolExecutionInsertStmt,

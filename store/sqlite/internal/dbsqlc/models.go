@@ -174,6 +174,18 @@ type ScheduleRun struct {
 	UpdatedAt      int64
 }
 
+type SlackInstallation struct {
+	TeamID      string
+	TeamName    string
+	BotUserID   string
+	AppID       string
+	Scope       string
+	BotToken    string
+	InstalledBy string
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
 type SwitchboardSchemaMigration struct {
 	Version   int64
 	Name      string

@@ -1,0 +1,237 @@
+package slack
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// The OAuth v2 install flow: GET /slack/install sends the person to Slack's
+// authorize page with a signed, expiring, single-use state; Slack sends
+// them back to GET /slack/oauth/callback with a code, which is exchanged
+// (oauth.v2.access) for the team's bot token, stored through Installations.
+
+// DefaultAuthorizeURL is Slack's authorize page.
+const DefaultAuthorizeURL = "https://slack.com/oauth/v2/authorize"
+
+// BotScopes are the bot scopes the install requests: the manifest's
+// (slack-app-manifest.yaml, checked by TestManifest).
+var BotScopes = []string{
+	"app_mentions:read", "assistant:write", "channels:history", "chat:write", "chat:write.customize",
+	"files:write", "groups:history", "im:history", "im:read", "im:write", "users:read",
+}
+
+// Errors of the state check.
+var (
+	ErrStateInvalid = errors.New("the install link is not one this server made")
+	ErrStateExpired = errors.New("the install link has expired; start again")
+	ErrStateUsed    = errors.New("the install link was used already; start again")
+)
+
+// OAuthOptions configures the install flow.
+type OAuthOptions struct {
+	ClientID     string // SLACK_CLIENT_ID
+	ClientSecret string // SLACK_CLIENT_SECRET
+	// RedirectURL is SWITCHBOARD_PUBLIC_URL + /slack/oauth/callback, as listed
+	// in the manifest's oauth_config.redirect_urls.
+	RedirectURL string
+	// StateKey signs the state. Required.
+	StateKey []byte
+	// StateTTL is how long an install link stays good. Default 10 minutes.
+	StateTTL time.Duration
+	// ClaimStateFunc spends a state's nonce: false when it was spent before
+	// (the link replayed). Required; backed by the store so that any
+	// instance may get the callback.
+	ClaimStateFunc func(ctx context.Context, nonce string, now time.Time) (bool, error)
+	// AuthorizeURL overrides Slack's authorize page (tests).
+	AuthorizeURL string
+}
+
+func (o *OAuthOptions) validate() error {
+	var errs []error
+	if o.ClientID == "" || o.ClientSecret == "" {
+		errs = append(errs, errors.New("OAuth.ClientID and OAuth.ClientSecret are required"))
+	}
+	if u, err := url.Parse(o.RedirectURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("OAuth.RedirectURL %q is not an http(s) URL", o.RedirectURL))
+	}
+	if len(o.StateKey) < 16 {
+		errs = append(errs, errors.New("OAuth.StateKey must be at least 16 bytes"))
+	}
+	if o.ClaimStateFunc == nil {
+		errs = append(errs, errors.New("OAuth.ClaimStateFunc is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// InstallRoutes registers GET /slack/install and GET /slack/oauth/callback
+// when the install flow is configured.
+func (a *Adapter) InstallRoutes(mux *http.ServeMux) {
+	if a.opts.OAuth == nil {
+		return
+	}
+	mux.HandleFunc("GET /slack/install", a.serveInstall)
+	mux.HandleFunc("GET /slack/oauth/callback", a.serveCallback)
+}
+
+// AuthorizeURL is where GET /slack/install sends the browser: Slack's
+// authorize page with the client id, the scopes, the redirect URL and a new
+// state.
+func (a *Adapter) AuthorizeURL() (string, error) {
+	o := a.opts.OAuth
+	state, err := newState(o.StateKey, a.opts.Now().Add(o.stateTTL()))
+	if err != nil {
+		return "", err
+	}
+	base := o.AuthorizeURL
+	if base == "" {
+		base = DefaultAuthorizeURL
+	}
+	q := url.Values{
+		"client_id":    {o.ClientID},
+		"scope":        {strings.Join(BotScopes, ",")},
+		"redirect_uri": {o.RedirectURL},
+		"state":        {state},
+	}
+	return base + "?" + q.Encode(), nil
+}
+
+func (o *OAuthOptions) stateTTL() time.Duration {
+	if o.StateTTL <= 0 {
+		return 10 * time.Minute
+	}
+	return o.StateTTL
+}
+
+func (a *Adapter) serveInstall(w http.ResponseWriter, r *http.Request) {
+	u, err := a.AuthorizeURL()
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "making a slack install link", "err", err)
+		http.Error(w, "could not make an install link", http.StatusInternalServerError)
+		return
+	}
+	http.Redirect(w, r, u, http.StatusFound)
+}
+
+// newState is base64url(nonce[16] | expiry unix seconds[8]) "." base64url(HMAC).
+func newState(key []byte, expires time.Time) (string, error) {
+	payload := make([]byte, 24)
+	if _, err := rand.Read(payload[:16]); err != nil {
+		return "", fmt.Errorf("making a state nonce: %w", err)
+	}
+	binary.BigEndian.PutUint64(payload[16:], uint64(expires.Unix()))
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(stateMAC(key, payload)), nil
+}
+
+func stateMAC(key, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("switchboard slack oauth state\x00"))
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// checkState verifies the signature and expiry, then spends the nonce.
+func (a *Adapter) checkState(ctx context.Context, state string) error {
+	o := a.opts.OAuth
+	enc := base64.RawURLEncoding
+	p, s, ok := strings.Cut(state, ".")
+	payload, err1 := enc.DecodeString(p)
+	sig, err2 := enc.DecodeString(s)
+	if !ok || err1 != nil || err2 != nil || len(payload) != 24 || !hmac.Equal(sig, stateMAC(o.StateKey, payload)) {
+		return ErrStateInvalid
+	}
+	now := a.opts.Now()
+	if now.Unix() > int64(binary.BigEndian.Uint64(payload[16:])) {
+		return ErrStateExpired
+	}
+	fresh, err := o.ClaimStateFunc(ctx, enc.EncodeToString(payload[:16]), now)
+	if err != nil {
+		return fmt.Errorf("spending the install state: %w", err)
+	}
+	if !fresh {
+		return ErrStateUsed
+	}
+	return nil
+}
+
+func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		installPage(w, http.StatusBadRequest, "Switchboard was not installed", "Slack said: "+e)
+		return
+	}
+	if err := a.checkState(ctx, q.Get("state")); err != nil {
+		a.log.WarnContext(ctx, "refusing a slack install callback", "err", err)
+		status := http.StatusBadRequest
+		if !errors.Is(err, ErrStateInvalid) && !errors.Is(err, ErrStateExpired) && !errors.Is(err, ErrStateUsed) {
+			status = http.StatusInternalServerError
+		}
+		installPage(w, status, "Switchboard was not installed", err.Error())
+		return
+	}
+	in, err := a.Install(ctx, q.Get("code"))
+	if err != nil {
+		a.log.ErrorContext(ctx, "slack install failed", "err", err)
+		installPage(w, http.StatusBadGateway, "Switchboard was not installed", err.Error())
+		return
+	}
+	installPage(w, http.StatusOK, "Switchboard is installed", "Switchboard is now in "+firstOf(in.TeamName, in.TeamID)+". Mention it in a channel or send it a DM.")
+}
+
+// Install exchanges an authorization code for the team's bot token
+// (oauth.v2.access), stores the installation, binds the team to a
+// workspace when a Binder is set, and starts answering the team.
+func (a *Adapter) Install(ctx context.Context, code string) (*Installation, error) {
+	o := a.opts.OAuth
+	if code == "" {
+		return nil, errors.New("slack sent no code")
+	}
+	resp, err := slack.GetOAuthV2ResponseContext(ctx, a.opts.HTTPClient, o.ClientID, o.ClientSecret, code, o.RedirectURL,
+		slack.OAuthOptionAPIURL(a.opts.APIURL))
+	if err != nil {
+		return nil, fmt.Errorf("exchanging the code with slack (oauth.v2.access): %w", err)
+	}
+	if resp.TokenType != "bot" || !strings.HasPrefix(resp.AccessToken, "xoxb-") || resp.Team.ID == "" {
+		return nil, fmt.Errorf("slack answered oauth.v2.access without a bot token for a team (token_type %q)", resp.TokenType)
+	}
+	in := &Installation{
+		TeamID: resp.Team.ID, TeamName: resp.Team.Name, BotUserID: resp.BotUserID, AppID: resp.AppID,
+		Scope: resp.Scope, InstalledBy: resp.AuthedUser.ID, BotToken: resp.AccessToken,
+	}
+	if err := a.opts.Installations.InstallationSave(ctx, in); err != nil {
+		return nil, fmt.Errorf("storing the installation of slack team %s: %w", in.TeamID, err)
+	}
+	a.teams.mu.Lock()
+	delete(a.teams.byID, in.TeamID) // a reinstall brings a new token
+	a.teams.mu.Unlock()
+	if _, err := a.remember(ctx, in); err != nil {
+		return nil, err
+	}
+	if a.opts.Binder != nil {
+		if err := a.opts.Binder.BindWorkspace(ctx, PlatformName, in.TeamID, in.TeamName); err != nil {
+			return nil, fmt.Errorf("binding slack team %s to a workspace: %w", in.TeamID, err)
+		}
+	}
+	a.log.InfoContext(ctx, "slack app installed", "team_id", in.TeamID, "team", in.TeamName, "installed_by", in.InstalledBy)
+	return in, nil
+}
+
+func installPage(w http.ResponseWriter, status int, title, text string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p>\n", html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}

@@ -1,0 +1,193 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/secret"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// SlackInstall is the configuration of the Slack install flow and of the
+// secrets kept at rest.
+type SlackInstall struct {
+	SlackClientID     string // SLACK_CLIENT_ID: turns the install flow on
+	SlackClientSecret string // SLACK_CLIENT_SECRET
+	// PublicURL is the address Slack redirects back to
+	// (SWITCHBOARD_PUBLIC_URL), without /slack/oauth/callback.
+	PublicURL string
+	// Keys seal the secrets stored in the database (SWITCHBOARD_SECRET_KEY);
+	// empty: nothing secret can be stored.
+	Keys *secret.Keyring
+	// WorkspaceBinder binds a newly installed Slack team to a workspace.
+	// Optional.
+	WorkspaceBinder slackbot.WorkspaceBinder
+}
+
+func (s *SlackInstall) fromEnv(getenv func(string) string) error {
+	s.SlackClientID = strings.TrimSpace(getenv("SLACK_CLIENT_ID"))
+	s.SlackClientSecret = strings.TrimSpace(getenv("SLACK_CLIENT_SECRET"))
+	s.PublicURL = strings.TrimRight(strings.TrimSpace(getenv("SWITCHBOARD_PUBLIC_URL")), "/")
+	keys, err := secret.ParseKeys(getenv(secret.Setting))
+	if err != nil {
+		return err // names SWITCHBOARD_SECRET_KEY
+	}
+	s.Keys = keys
+	return nil
+}
+
+func (s *SlackInstall) validate() error {
+	if s.SlackClientID == "" {
+		if s.SlackClientSecret != "" {
+			return errors.New("SLACK_CLIENT_SECRET is set but SLACK_CLIENT_ID is not")
+		}
+		return nil
+	}
+	if s.SlackClientSecret == "" {
+		return errors.New("SLACK_CLIENT_ID is set: set SLACK_CLIENT_SECRET too (Basic Information → App Credentials)")
+	}
+	u, err := url.Parse(s.PublicURL)
+	if s.PublicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("SWITCHBOARD_PUBLIC_URL: %q must be the address Slack reaches this server at, such as https://switchboard.example.com (SLACK_CLIENT_ID is set)", s.PublicURL)
+	}
+	return nil
+}
+
+// stateClaimPlatform is the inbound dedupe namespace the install states are
+// spent in: a state replayed within the dedupe window is refused.
+const stateClaimPlatform = "slack_oauth_state"
+
+// slackInstallOptions builds what the Slack adapter needs for the install
+// flow; nil, nil without SLACK_CLIENT_ID.
+func (a *App) slackInstallOptions() (slackbot.Installations, *slackbot.OAuthOptions, error) {
+	cfg := a.cfg
+	if err := cfg.SlackInstall.validate(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.SlackClientID == "" {
+		return nil, nil, nil
+	}
+	installs := &slackInstallations{st: a.Store, keys: cfg.Keys, now: cfg.Now}
+	key := sha256.Sum256([]byte("slack oauth state\x00" + cfg.SlackClientSecret + "\x00" + cfg.SlackSigningSecret))
+	oauth := &slackbot.OAuthOptions{
+		ClientID:     cfg.SlackClientID,
+		ClientSecret: cfg.SlackClientSecret,
+		RedirectURL:  cfg.PublicURL + "/slack/oauth/callback",
+		StateKey:     key[:],
+		ClaimStateFunc: func(ctx context.Context, nonce string, now time.Time) (bool, error) {
+			return a.Store.InboundRecord(ctx, &store.InboundRecordParams{Platform: stateClaimPlatform, EventID: nonce, Now: now})
+		},
+		AuthorizeURL: cfg.Env("SLACK_AUTHORIZE_URL"), // tests; default Slack's
+	}
+	return installs, oauth, nil
+}
+
+// slackInstallations keeps Slack installations in the store with their bot
+// tokens sealed under SWITCHBOARD_SECRET_KEY, bound to the team's row.
+type slackInstallations struct {
+	st   store.Store
+	keys *secret.Keyring
+	now  func() time.Time
+}
+
+func (s *slackInstallations) InstallationSave(ctx context.Context, in *slackbot.Installation) error {
+	sealed, err := s.keys.Seal([]byte(in.BotToken), store.SlackInstallationAAD(in.TeamID))
+	if err != nil {
+		return fmt.Errorf("refusing to store the bot token of slack team %s: %w", in.TeamID, err)
+	}
+	redact.AddSecrets(in.BotToken)
+	_, err = s.st.SlackInstallationSave(ctx, &store.SlackInstallationSaveParams{
+		TeamID: in.TeamID, TeamName: in.TeamName, BotUserID: in.BotUserID, AppID: in.AppID, Scope: in.Scope,
+		BotToken: string(sealed), InstalledBy: in.InstalledBy, Now: s.now(),
+	})
+	return err
+}
+
+func (s *slackInstallations) InstallationGet(ctx context.Context, teamID string) (*slackbot.Installation, error) {
+	row, err := s.st.SlackInstallationGet(ctx, teamID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, slackbot.ErrNotInstalled
+	}
+	if err != nil {
+		return nil, err
+	}
+	token, err := s.keys.Open(secret.Sealed(row.BotToken), store.SlackInstallationAAD(teamID))
+	if err != nil {
+		return nil, fmt.Errorf("opening the bot token of slack team %s: %w", teamID, err)
+	}
+	redact.AddSecrets(string(token))
+	return &slackbot.Installation{
+		TeamID: row.TeamID, TeamName: row.TeamName, BotUserID: row.BotUserID, AppID: row.AppID,
+		Scope: row.Scope, InstalledBy: row.InstalledBy, BotToken: string(token),
+	}, nil
+}
+
+func (s *slackInstallations) InstallationDelete(ctx context.Context, teamID string) error {
+	if err := s.st.SlackInstallationDelete(ctx, teamID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// RotateResult is what RotateKey did.
+type RotateResult struct {
+	Resealed int // sealed again under the current key
+	Current  int // already under the current key
+	// Unopened names the secrets that open under no listed key: reported,
+	// left as they are.
+	Unopened []string
+}
+
+// RotateKey seals every stored secret again under the current (first) key
+// of SWITCHBOARD_SECRET_KEY. A secret that opens under no listed key is
+// reported in Unopened and left untouched; one that changed meanwhile (a
+// reinstall) is skipped, as it was sealed under the current key.
+func RotateKey(ctx context.Context, st store.Store, keys *secret.Keyring, now func() time.Time) (*RotateResult, error) {
+	if !keys.Configured() {
+		return nil, secret.ErrNoKey
+	}
+	res := &RotateResult{}
+	after := ""
+	for {
+		page, err := st.SlackInstallationList(ctx, &store.SlackInstallationListParams{AfterTeamID: after})
+		if err != nil {
+			return res, err
+		}
+		for _, in := range page {
+			after = in.TeamID
+			sealed := secret.Sealed(in.BotToken)
+			if !keys.NeedsRotation(sealed) {
+				res.Current++
+				continue
+			}
+			aad := store.SlackInstallationAAD(in.TeamID)
+			plain, err := keys.Open(sealed, aad)
+			if err != nil {
+				res.Unopened = append(res.Unopened, fmt.Sprintf("slack bot token of team %s: %v", in.TeamID, err))
+				continue
+			}
+			again, err := keys.Seal(plain, aad)
+			if err != nil {
+				return res, err
+			}
+			_, err = st.SlackInstallationReseal(ctx, &store.SlackInstallationResealParams{TeamID: in.TeamID, Expect: in.BotToken, BotToken: string(again), Now: now()})
+			switch {
+			case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+				continue // reinstalled (under the current key) or removed meanwhile
+			case err != nil:
+				return res, err
+			}
+			res.Resealed++
+		}
+		if len(page) < store.DefaultListLimit {
+			return res, nil
+		}
+	}
+}
