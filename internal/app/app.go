@@ -295,6 +295,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 			return a.Commands.Answer(ctx, in, cmd)
 		},
+		// The guard: policy levels, who decides and how long they have
+		// (switchboard.yaml's policy, workspaces and approvals).
+		Policies:    agents.Policies(),
+		Deciders:    deciders(agents.Approvals),
+		Admins:      yamlAdmins(agents.Approvals),
+		ApprovalTTL: agents.Approvals.ExpiryDuration(),
 	})
 	if err != nil {
 		return err
