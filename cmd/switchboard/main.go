@@ -27,6 +27,8 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  grants    list the standing grants ("Always allow"), or revoke one:
+            grants list [-workspace ID] [-revoked] | grants revoke ID
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -62,6 +64,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "migrate":
+	case "grants":
+		// The subcommand comes first: grants list -workspace T…, grants revoke ID.
+		if len(args) == 0 {
+			return errors.New("grants: say list or revoke ID")
+		}
+		grantsCmd.sub, args = args[0], args[1:]
+		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a Slack team or Discord guild id)")
+		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -69,6 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+	var grantsCmd grantsArgs
 	var agentName string
 	if cmd == "chat" {
 		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
@@ -87,6 +98,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch cmd {
 	case "migrate":
 		return migrate(ctx, cfg, stdout)
+	case "grants":
+		return grants(ctx, cfg, grantsCmd, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	default:

@@ -324,6 +324,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
+		Grants: a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -375,7 +376,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service})
 	if err != nil {
 		return err
 	}
