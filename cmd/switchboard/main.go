@@ -56,6 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
+	var grantsCmd grantsArgs
 	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
 	switch cmd {
 	case "serve":
@@ -79,7 +80,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
-	var grantsCmd grantsArgs
 	var agentName string
 	if cmd == "chat" {
 		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
