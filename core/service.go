@@ -62,8 +62,8 @@ type Options struct {
 	// is DecidersAdmins.
 	Admins Admins
 	Hub    *Hub
-	Logger   *slog.Logger
-	Now      func() time.Time
+	Logger *slog.Logger
+	Now    func() time.Time
 	// WorkerID names this instance in leases, and fences the turn's writes.
 	// Give it a value stable across restarts (the app uses
 	// SWITCHBOARD_INSTANCE_ID) so a restart takes its leases back at once;
