@@ -39,6 +39,9 @@ type Options struct {
 	DefaultAgent string
 	// Now is the clock "in 2h" counts from. Default time.Now.
 	Now func() time.Time
+	// Grants lists and revokes standing grants (!grants); nil leaves the
+	// command out.
+	Grants Grants
 }
 
 func (o *Options) validate() error {
@@ -75,7 +78,8 @@ const Help = "Scheduling commands:\n" +
 	"• `routine add <name> every 4h -- <instruction>` · `routine add <name> cron 0 8 * * 1-5 tz America/New_York to here template briefing -- <instruction>`\n" +
 	"• `routines` · `routine change <name> every 2h` · `routine change <name> -- <new instruction>` · `routine pause|resume|delete <name>`\n" +
 	"• `pulses` · `pulse pause|resume|delete <name>`\n" +
-	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`"
+	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`" +
+	"\nStanding grants:\n" + GrantsHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -145,6 +149,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 	switch verb {
 	case "help":
 		return Help, nil
+	case "grants":
+		return h.grants(ctx, r, args)
 	case "remind":
 		return h.remind(ctx, r)
 	case "reminders", "routines", "pulses", "loops":

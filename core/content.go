@@ -87,6 +87,10 @@ type ActionContent struct {
 // SystemContent is a note from the system.
 type SystemContent struct {
 	Text string `json:"text"`
+	// Notice marks a line for people only ("ran `tool` with …", the guard's
+	// notify): delivered like a message, never shown to the model, which
+	// has the call and its result already.
+	Notice bool `json:"notice,omitempty"`
 }
 
 // ErrorContent is shown to people and never sent to a model.

@@ -56,6 +56,9 @@ func Visible(e *store.Entry) bool {
 	case store.EntryError:
 		c, err := Decode[ErrorContent](e)
 		return err == nil && !c.Interim
+	case store.EntrySystem:
+		c, err := Decode[SystemContent](e)
+		return err == nil && c.Notice
 	}
 	return false
 }

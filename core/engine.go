@@ -35,6 +35,9 @@ type turn struct {
 	model model.Backend
 	tools map[string]*tool.Tool
 	list  []*tool.Tool
+	// workspace is the platform workspace the conversation is bound to ("":
+	// none); the guard's policy and standing grants are per workspace.
+	workspace string
 
 	// td delivers the turn to the conversation's platforms (nil: nowhere).
 	// deliveryQueued records that this attempt's durable deliver item is
@@ -119,7 +122,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
-	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td}
+	workspace, err := s.workspaceOf(ctx, conv.ID)
+	if err != nil {
+		return err
+	}
+	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td, workspace: workspace}
 	t.offer()
 
 	outcome, err := t.run(ctx)
@@ -524,13 +531,21 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 	if !ok {
 		return false, t.record(ctx, c, tool.UnknownTool(c.Name), "deny")
 	}
-	decision := t.s.opts.Policy.Decide(c.Name, tl.Risk(), t.meta.Context)
+	decision := t.s.opts.Policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
 	switch decision {
 	case tool.DecisionDeny:
 		return false, t.record(ctx, c, tool.Result{
 			Output: mustJSON(map[string]string{"error": "the policy does not allow " + c.Name + " here"}), IsError: true,
 		}, string(decision))
 	case tool.DecisionConfirm:
+		// A standing grant ("Always allow") answers for the person.
+		g, err := t.granted(ctx, c)
+		if err != nil {
+			return false, err
+		}
+		if g != nil {
+			return t.execute(ctx, c, tl, decisionGranted)
+		}
 		return true, t.ask(ctx, c, store.ApprovalConfirm, tl, &tool.Pause{Kind: tool.PauseConfirm, Prompt: "Allow " + c.Name + "?"}, string(decision))
 	}
 	return t.execute(ctx, c, tl, string(decision))
@@ -588,8 +603,17 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		return false, err
 	}
 	t.finished(ctx, c)
+	if decision == string(tool.DecisionNotify) {
+		// Notify: the conversation is told the call ran, as a line of its own.
+		if _, err := t.append(ctx, store.EntrySystem, notice(c)); err != nil {
+			return false, err
+		}
+	}
 	return false, nil
 }
+
+// decisionGranted is the audit decision of a call a standing grant let run.
+const decisionGranted = "granted"
 
 // finished marks a call's run over. The result in the log is what counts; the
 // marker only tells a later attempt the handler returned, so a failure to
@@ -654,12 +678,18 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, d
 // ask persists a request to a person and leaves the call pending.
 func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKind, tl *tool.Tool, p *tool.Pause, decision string) error {
 	var deciders []string
-	if t.meta.Starter != "" {
-		deciders = []string{t.meta.Starter}
+	if starter := t.turnStarter(); starter != "" {
+		deciders = []string{starter}
 	}
 	req := map[string]any{"prompt": p.Prompt, "choices": p.Choices, "tool": c.Name, "input": c.Input}
 	if kind == store.ApprovalConfirm {
-		req["choices"] = []string{"approve", "deny"}
+		req["choices"] = []string{ChoiceAllowOnce, ChoiceAlwaysAllow, ChoiceAlwaysAllowArgs, ChoiceDeny}
+		req["agent"], req["workspace"] = t.agent.Name, t.workspace
+		if t.s.opts.Deciders == DecidersAdmins {
+			// Admins decide: the rule is kept with the request, and Act asks
+			// Admins at the click.
+			req["deciders"], deciders = DecidersAdmins, nil
+		}
 	}
 	now := t.s.now()
 	// The prompt people answer is delivered like an entry: durably, with

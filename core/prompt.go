@@ -154,6 +154,9 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.To
 			if err != nil {
 				return nil, err
 			}
+			if c.Notice {
+				continue // for people; the model has the call and its result
+			}
 			add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[system] " + c.Text})
 		case store.EntryCard:
 			// The card's data reached the model as the post_result call; the

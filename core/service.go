@@ -52,10 +52,18 @@ type Options struct {
 	Tools ToolsFunc
 	// Registry resolves tools by name when a paused call resumes; required.
 	Registry *tool.Registry
-	Policy   tool.Policy
-	Hub      *Hub
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Policies are the guard's levels (platform, workspace, agent); the
+	// zero value is the built-in policy everywhere.
+	Policies tool.Policies
+	// Deciders says who may decide an approval: DecidersStarter (the
+	// default) or DecidersAdmins, which asks Admins.
+	Deciders Deciders
+	// Admins tells who is an admin of a workspace; required when Deciders
+	// is DecidersAdmins.
+	Admins Admins
+	Hub    *Hub
+	Logger *slog.Logger
+	Now    func() time.Time
 	// WorkerID names this instance in leases, and fences the turn's writes.
 	// Give it a value stable across restarts (the app uses
 	// SWITCHBOARD_INSTANCE_ID) so a restart takes its leases back at once;
@@ -88,8 +96,12 @@ func (o *Options) validate() error {
 		return errors.New("core: Options.Registry is required")
 	case o.LeaseTTL < time.Second:
 		return fmt.Errorf("core: Options.LeaseTTL %s must be at least 1s", o.LeaseTTL)
-	case o.Policy.Validate() != nil:
-		return fmt.Errorf("core: Options.Policy: %w", o.Policy.Validate())
+	case o.Policies.Validate() != nil:
+		return fmt.Errorf("core: Options.Policies: %w", o.Policies.Validate())
+	case o.Deciders != "" && o.Deciders != DecidersStarter && o.Deciders != DecidersAdmins:
+		return fmt.Errorf("core: Options.Deciders %q must be starter or admins", o.Deciders)
+	case o.Deciders == DecidersAdmins && o.Admins == nil:
+		return errors.New("core: Options.Admins is required when admins decide approvals")
 	case o.MaxTurnAttempts < 1:
 		return fmt.Errorf("core: Options.MaxTurnAttempts %d must be at least 1", o.MaxTurnAttempts)
 	}

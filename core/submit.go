@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -264,8 +265,10 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			return nil, fmt.Errorf("finding approval for call %s: %w", a.CallID, err)
 		}
 	}
-	if len(ap.Deciders) > 0 && !slices.Contains(ap.Deciders, a.UserID) {
-		return &ActionResult{Refused: true, Reason: "This isn't yours to answer: only the person who asked can decide."}, nil
+	if ok, reason, err := s.mayDecide(ctx, ap, a.UserID); err != nil {
+		return nil, err
+	} else if !ok {
+		return &ActionResult{Refused: true, Reason: reason}, nil
 	}
 	if ap.Status != store.ApprovalPending {
 		return &ActionResult{Duplicate: true}, nil
@@ -276,7 +279,7 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 	case store.ApprovalQuestion:
 		result.Output = mustJSON(map[string]string{"answer": a.Value, "answered_by": who(a)})
 	case store.ApprovalConfirm:
-		if a.Value != "approve" {
+		if a.Value != ChoiceAllowOnce && a.Value != ChoiceAlwaysAllow && a.Value != ChoiceAlwaysAllowArgs {
 			status = store.ApprovalDenied
 			result.IsError = true
 			result.Output = mustJSON(map[string]string{"error": "denied by " + who(a)})
@@ -290,6 +293,12 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			ID: ap.ID, Status: status, Decision: mustJSON(map[string]string{"value": a.Value}), DecidedBy: who(a), Now: now,
 		}); err != nil {
 			return err
+		}
+		if g := grantFor(ap, a.Value, cmp.Or(a.UserID, who(a))); g != nil {
+			g.Now = now
+			if _, err := q.GrantCreate(ctx, g); err != nil {
+				return fmt.Errorf("granting %s: %w", ap.Tool, err)
+			}
 		}
 		// An approved confirmation is run by the resumed turn; everything
 		// else is answered here.

@@ -418,9 +418,13 @@ func PromptMessage(ap *store.Approval) (*bots.Message, error) {
 	m := &bots.Message{Text: req.Prompt}
 	if ap.Kind == store.ApprovalConfirm {
 		m.Text = fmt.Sprintf("**Approval needed:** run `%s` with `%s`?", req.Tool, string(req.Input))
+		// Always allow makes a standing grant for this agent and tool in
+		// this workspace, for any arguments or only these.
 		m.Buttons = []bots.Button{
-			{ActionID: core.ApprovalActionID(ap.ID), Value: "approve", Label: "Approve", Style: "primary"},
-			{ActionID: core.ApprovalActionID(ap.ID), Value: "deny", Label: "Deny", Style: "danger"},
+			{ActionID: core.ApprovalActionID(ap.ID), Value: core.ChoiceAllowOnce, Label: "Allow once", Style: "primary"},
+			{ActionID: core.ApprovalActionID(ap.ID), Value: core.ChoiceAlwaysAllow, Label: "Always allow"},
+			{ActionID: core.ApprovalActionID(ap.ID), Value: core.ChoiceAlwaysAllowArgs, Label: "Always allow these arguments"},
+			{ActionID: core.ApprovalActionID(ap.ID), Value: core.ChoiceDeny, Label: "Deny", Style: "danger"},
 		}
 		return m, nil
 	}
@@ -461,6 +465,12 @@ func render(e *store.Entry) (*bots.Message, error) {
 			return nil, fmt.Errorf("decoding card %s: %w", e.ID, err)
 		}
 		return &bots.Message{Card: &bots.Card{EntryID: e.ID, Stamped: &st}, Text: st.PlainText()}, nil
+	case store.EntrySystem:
+		c, err := core.Decode[core.SystemContent](e)
+		if err != nil || !c.Notice {
+			return nil, err
+		}
+		return &bots.Message{Text: "ℹ️ " + redact.String(c.Text)}, nil
 	case store.EntryError:
 		c, err := core.Decode[core.ErrorContent](e)
 		if err != nil || c.Interim {

@@ -189,7 +189,12 @@ func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
 	confirm, _ := json.Marshal(map[string]any{"tool": "delete", "input": map[string]string{"x": "y"}})
 	m, err = deliver.PromptMessage(&store.Approval{ID: uuid.New(), Kind: store.ApprovalConfirm, Request: confirm})
 	require.NoError(t, err)
-	require.Len(t, m.Buttons, 2)
-	require.Equal(t, "approve", m.Buttons[0].Value)
+	var labels, values []string
+	for _, b := range m.Buttons {
+		labels, values = append(labels, b.Label), append(values, b.Value)
+		require.LessOrEqual(t, len(b.ActionID)+len(b.Value)+4, 100, "button %+v", b)
+	}
+	require.Equal(t, []string{"Allow once", "Always allow", "Always allow these arguments", "Deny"}, labels)
+	require.Equal(t, []string{"approve", "always", "always_args", "deny"}, values)
 	require.True(t, strings.Contains(m.Text, "delete"))
 }

@@ -743,6 +743,7 @@ type Queries interface {
 
 	ScheduleQueries
 	SlackInstallationQueries
+	GrantQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

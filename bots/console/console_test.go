@@ -359,7 +359,7 @@ func TestRiskyCallAsksForApproval(t *testing.T) {
 		ran     int32
 		outcome string
 	}{
-		{"2", 0, "denied by you"},
+		{"4", 0, "denied by you"},
 		{"1", 1, "dropped users"},
 	}
 	for _, tc := range cases {
@@ -369,9 +369,9 @@ func TestRiskyCallAsksForApproval(t *testing.T) {
 			c := startChat(t, svc)
 			c.out.waitCount(t, prompt, 1)
 			c.say(t, "drop the users table")
-			out := c.out.waitCount(t, "choose 1-2: ", 1)
-			if !strings.Contains(out, "Approval needed: run drop_table with {\"target\":\"users\"}?\n  1) Approve\n  2) Deny\n") {
-				t.Fatalf("terminal shows:\n%s\nwant a plain-text approval prompt with Approve and Deny", out)
+			out := c.out.waitCount(t, "choose 1-4: ", 1)
+			if !strings.Contains(out, "Approval needed: run drop_table with {\"target\":\"users\"}?\n  1) Allow once\n  2) Always allow\n  3) Always allow these arguments\n  4) Deny\n") {
+				t.Fatalf("terminal shows:\n%s\nwant a plain-text approval prompt with Allow once, Always allow (twice) and Deny", out)
 			}
 			if dropped.Load() != 0 {
 				t.Fatal("the high-risk tool ran before anyone approved it")

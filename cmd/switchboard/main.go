@@ -29,6 +29,8 @@ commands:
   migrate   apply database migrations and print the schema version
   rotate-key
             seal every stored secret again under the first key of SWITCHBOARD_SECRET_KEY
+  grants    list the standing grants ("Always allow"), or revoke one:
+            grants list [-workspace ID] [-revoked] | grants revoke ID
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -56,6 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
+	var grantsCmd grantsArgs
 	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
 	switch cmd {
 	case "serve":
@@ -64,6 +67,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "migrate", "rotate-key":
+	case "grants":
+		// The subcommand comes first: grants list -workspace T…, grants revoke ID.
+		if len(args) == 0 {
+			return errors.New("grants: say list or revoke ID")
+		}
+		grantsCmd.sub, args = args[0], args[1:]
+		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a Slack team or Discord guild id)")
+		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -91,6 +102,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, cfg, stdout)
 	case "rotate-key":
 		return rotateKey(ctx, cfg, stdout)
+	case "grants":
+		return grants(ctx, cfg, grantsCmd, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	default:

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/switchboardhq/switchboard/core/tool"
 )
 
 // DefaultName is the agent that answers when no file declares one.
@@ -47,6 +49,10 @@ type Agent struct {
 	// Identity is the display name and icon on platforms that allow it.
 	DisplayName string `yaml:"display_name,omitempty" json:"display_name,omitempty"`
 	IconURL     string `yaml:"icon_url,omitempty" json:"icon_url,omitempty"`
+
+	// Policy is the guard's policy for this agent's calls, over the
+	// workspace's and the platform's (see tool.Layer).
+	Policy *tool.Policy `yaml:"policy,omitempty" json:"policy,omitempty"`
 }
 
 // Answers is where an agent answers.
@@ -64,6 +70,12 @@ type Config struct {
 	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
 	// here so the agents file and the schedules live in one place.
 	Schedules yaml.Node `yaml:"schedules,omitempty"`
+
+	// The guard: the platform's policy, each workspace's (by Slack team or
+	// Discord guild id) and who decides approvals (see guard.go).
+	Policy     tool.Policy          `yaml:"policy,omitempty"`
+	Workspaces map[string]Workspace `yaml:"workspaces,omitempty"`
+	Approvals  Approvals            `yaml:"approvals,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -186,7 +198,7 @@ func (c *Config) validate() error {
 	if defaults > 1 {
 		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
 	}
-	return nil
+	return c.validateGuard()
 }
 
 // Find returns the named agent.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -86,39 +87,115 @@ func denies(entry, toolName string, ctxName ContextName) bool {
 	return ContextName(ctx) == ctxName && (name == "*" || name == toolName)
 }
 
-// Validate reports the first malformed field, naming it. Config loading
-// calls it so that a typo fails at start-up instead of silently asking
-// for confirmation on every call.
-func (p Policy) Validate() error {
+// Validate reports every malformed field, naming it as switchboard.yaml
+// does ("policy.deny[1]"). Config loading calls it so that a typo fails at
+// start-up instead of silently asking for confirmation on every call.
+func (p Policy) Validate() error { return p.ValidateAt("policy") }
+
+// ValidateAt is Validate with the errors naming the policy at field (for
+// example "agents[0].policy" or "workspaces.T0123.policy").
+func (p Policy) ValidateAt(field string) error {
 	var errs []error
 	for _, r := range sortedKeys(p.Default) {
 		d := p.Default[r]
 		if !r.valid() {
-			errs = append(errs, fmt.Errorf("Policy.Default: risk %q must be one of low, medium, high", r))
+			errs = append(errs, fmt.Errorf("%s.default: risk %q must be one of low, medium, high", field, r))
 		}
 		if !d.valid() {
-			errs = append(errs, fmt.Errorf("Policy.Default[%s]: decision %q must be one of auto, notify, confirm, deny", r, d))
+			errs = append(errs, fmt.Errorf("%s.default[%s]: decision %q must be one of auto, notify, confirm, deny", field, r, d))
 		}
 	}
 	for _, name := range sortedKeys(p.Tools) {
 		d := p.Tools[name]
 		if !namePattern.MatchString(name) {
-			errs = append(errs, fmt.Errorf("Policy.Tools: tool name %q must match %s", name, namePattern))
+			errs = append(errs, fmt.Errorf("%s.tools: tool name %q must match %s", field, name, namePattern))
 		}
 		if !d.valid() {
-			errs = append(errs, fmt.Errorf("Policy.Tools[%s]: decision %q must be one of auto, notify, confirm, deny", name, d))
+			errs = append(errs, fmt.Errorf("%s.tools[%s]: decision %q must be one of auto, notify, confirm, deny", field, name, d))
 		}
 	}
 	for i, entry := range p.Deny {
 		ctx, name, scoped := strings.Cut(entry, ":")
 		switch {
 		case !scoped && !namePattern.MatchString(entry):
-			errs = append(errs, fmt.Errorf("Policy.Deny[%d]: %q must be a tool name, context:tool or context:*", i, entry))
+			errs = append(errs, fmt.Errorf("%s.deny[%d]: %q must be a tool name, context:tool or context:*", field, i, entry))
 		case scoped && ctx == "":
-			errs = append(errs, fmt.Errorf("Policy.Deny[%d]: %q has an empty context before ':'", i, entry))
+			errs = append(errs, fmt.Errorf("%s.deny[%d]: %q has an empty context before ':'", field, i, entry))
+		case scoped && !slices.Contains(Contexts(), ContextName(ctx)):
+			errs = append(errs, fmt.Errorf("%s.deny[%d]: %q names the unknown context %q (known: %s)", field, i, entry, ctx, contextList()))
 		case scoped && name != "*" && !namePattern.MatchString(name):
-			errs = append(errs, fmt.Errorf("Policy.Deny[%d]: %q must name a tool or * after ':'", i, entry))
+			errs = append(errs, fmt.Errorf("%s.deny[%d]: %q must name a tool or * after ':'", field, i, entry))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+func contextList() string {
+	names := make([]string, 0, len(Contexts()))
+	for _, c := range Contexts() {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Layer stacks policies, least specific first (platform, workspace, agent),
+// into the one the guard applies:
+//   - default: per risk, the most specific level that sets a decision for
+//     that risk wins;
+//   - tools: per tool, the most specific level that sets a decision for that
+//     tool wins;
+//   - deny: entries add up; a deny at any level holds, and no level can lift
+//     another's.
+//
+// Decide's order then applies to the result: a deny, then a per-tool
+// decision (from whichever level), then the decision for the risk.
+func Layer(levels ...Policy) Policy {
+	var out Policy
+	for _, l := range levels {
+		for r, d := range l.Default {
+			if out.Default == nil {
+				out.Default = map[Risk]Decision{}
+			}
+			out.Default[r] = d
+		}
+		for name, d := range l.Tools {
+			if out.Tools == nil {
+				out.Tools = map[string]Decision{}
+			}
+			out.Tools[name] = d
+		}
+		for _, e := range l.Deny {
+			if !slices.Contains(out.Deny, e) {
+				out.Deny = append(out.Deny, e)
+			}
+		}
+	}
+	return out
+}
+
+// Policies are the guard's three levels: the platform's (switchboard.yaml's
+// top-level policy), each workspace's (by the platform's workspace id, a
+// Slack team or a Discord guild) and each agent's.
+type Policies struct {
+	Platform   Policy
+	Workspaces map[string]Policy
+	Agents     map[string]Policy
+}
+
+// For is the policy of agent's calls in workspace: the three levels layered
+// (see Layer).
+func (ps Policies) For(agent, workspace string) Policy {
+	return Layer(ps.Platform, ps.Workspaces[workspace], ps.Agents[agent])
+}
+
+// Validate checks every level, naming each as switchboard.yaml does.
+func (ps Policies) Validate() error {
+	errs := []error{ps.Platform.ValidateAt("policy")}
+	for _, ws := range sortedKeys(ps.Workspaces) {
+		errs = append(errs, ps.Workspaces[ws].ValidateAt("workspaces."+ws+".policy"))
+	}
+	for _, a := range sortedKeys(ps.Agents) {
+		errs = append(errs, ps.Agents[a].ValidateAt("agent "+strconv.Quote(a)+" policy"))
 	}
 	return errors.Join(errs...)
 }

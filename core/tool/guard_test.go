@@ -61,17 +61,18 @@ func TestPolicyValidate(t *testing.T) {
 			Tools:   map[string]tool.Decision{"a": tool.DecisionDeny},
 			Deny:    []string{"b", "slack:c", "scheduler:*"},
 		}, nil},
-		{"bad risk", tool.Policy{Default: map[tool.Risk]tool.Decision{"severe": tool.DecisionAuto}}, []string{`Policy.Default: risk "severe"`}},
-		{"bad default decision", tool.Policy{Default: map[tool.Risk]tool.Decision{tool.RiskHigh: "ask"}}, []string{`Policy.Default[high]: decision "ask"`}},
-		{"bad tool name", tool.Policy{Tools: map[string]tool.Decision{"a b": tool.DecisionAuto}}, []string{`Policy.Tools: tool name "a b"`}},
-		{"bad tool decision", tool.Policy{Tools: map[string]tool.Decision{"a": "maybe"}}, []string{`Policy.Tools[a]: decision "maybe"`}},
-		{"bad deny", tool.Policy{Deny: []string{"ok", "*"}}, []string{`Policy.Deny[1]`}},
-		{"deny empty context", tool.Policy{Deny: []string{":x"}}, []string{`Policy.Deny[0]: ":x" has an empty context`}},
-		{"deny bad tool", tool.Policy{Deny: []string{"slack:a b"}}, []string{`Policy.Deny[0]`}},
+		{"bad risk", tool.Policy{Default: map[tool.Risk]tool.Decision{"severe": tool.DecisionAuto}}, []string{`policy.default: risk "severe"`}},
+		{"bad default decision", tool.Policy{Default: map[tool.Risk]tool.Decision{tool.RiskHigh: "ask"}}, []string{`policy.default[high]: decision "ask"`}},
+		{"bad tool name", tool.Policy{Tools: map[string]tool.Decision{"a b": tool.DecisionAuto}}, []string{`policy.tools: tool name "a b"`}},
+		{"bad tool decision", tool.Policy{Tools: map[string]tool.Decision{"a": "maybe"}}, []string{`policy.tools[a]: decision "maybe"`}},
+		{"bad deny", tool.Policy{Deny: []string{"ok", "*"}}, []string{`policy.deny[1]`}},
+		{"deny empty context", tool.Policy{Deny: []string{":x"}}, []string{`policy.deny[0]: ":x" has an empty context`}},
+		{"deny bad tool", tool.Policy{Deny: []string{"slack:a b"}}, []string{`policy.deny[0]`}},
+		{"deny unknown context", tool.Policy{Deny: []string{"email:send"}}, []string{`policy.deny[0]: "email:send" names the unknown context "email"`}},
 		{"all errors reported", tool.Policy{
 			Default: map[tool.Risk]tool.Decision{tool.RiskHigh: "ask"},
 			Deny:    []string{""},
-		}, []string{"Policy.Default[high]", "Policy.Deny[0]"}},
+		}, []string{"policy.default[high]", "policy.deny[0]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,4 +87,58 @@ func TestPolicyValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPoliciesPrecedence: the platform, workspace and agent levels layered,
+// the most specific level winning per risk and per tool, denies adding up.
+func TestPoliciesPrecedence(t *testing.T) {
+	ps := tool.Policies{
+		Platform: tool.Policy{
+			Default: map[tool.Risk]tool.Decision{tool.RiskMedium: tool.DecisionAuto, tool.RiskHigh: tool.DecisionConfirm},
+			Tools:   map[string]tool.Decision{"deploy": tool.DecisionConfirm, "search": tool.DecisionNotify},
+			Deny:    []string{"drop_database"},
+		},
+		Workspaces: map[string]tool.Policy{
+			"T1": {
+				Default: map[tool.Risk]tool.Decision{tool.RiskMedium: tool.DecisionConfirm},
+				Tools:   map[string]tool.Decision{"deploy": tool.DecisionDeny, "search": tool.DecisionAuto},
+				Deny:    []string{"slack:wipe"},
+			},
+		},
+		Agents: map[string]tool.Policy{
+			"atlas": {
+				Default: map[tool.Risk]tool.Decision{tool.RiskMedium: tool.DecisionNotify},
+				Tools:   map[string]tool.Decision{"deploy": tool.DecisionAuto, "drop_database": tool.DecisionAuto},
+			},
+		},
+	}
+	tests := []struct {
+		name             string
+		agent, workspace string
+		tool             string
+		risk             tool.Risk
+		want             tool.Decision
+	}{
+		{"platform default", "scout", "T9", "x", tool.RiskMedium, tool.DecisionAuto},
+		{"workspace default beats platform", "scout", "T1", "x", tool.RiskMedium, tool.DecisionConfirm},
+		{"agent default beats workspace", "atlas", "T1", "x", tool.RiskMedium, tool.DecisionNotify},
+		{"unset risk falls through to platform", "atlas", "T1", "x", tool.RiskHigh, tool.DecisionConfirm},
+		{"unset everywhere: built-in", "atlas", "T1", "x", tool.RiskLow, tool.DecisionAuto},
+		{"platform per-tool", "scout", "T9", "deploy", tool.RiskLow, tool.DecisionConfirm},
+		{"workspace per-tool beats platform", "scout", "T1", "deploy", tool.RiskLow, tool.DecisionDeny},
+		{"agent per-tool beats workspace", "atlas", "T1", "deploy", tool.RiskLow, tool.DecisionAuto},
+		{"per-tool at a lower level beats a risk default at a higher one", "atlas", "T1", "search", tool.RiskMedium, tool.DecisionAuto},
+		{"platform deny holds against the agent's per-tool", "atlas", "T1", "drop_database", tool.RiskLow, tool.DecisionDeny},
+		{"workspace deny applies in its workspace", "atlas", "T1", "wipe", tool.RiskLow, tool.DecisionDeny},
+		{"workspace deny not elsewhere", "atlas", "T2", "wipe", tool.RiskLow, tool.DecisionAuto},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ps.For(tt.agent, tt.workspace).Decide(tt.tool, tt.risk, tool.ContextSlack)
+			require.Equal(t, tt.want, got, "For(%q, %q).Decide(%q, %q)", tt.agent, tt.workspace, tt.tool, tt.risk)
+		})
+	}
+	require.NoError(t, ps.Validate())
+	bad := tool.Policies{Workspaces: map[string]tool.Policy{"T1": {Deny: []string{"mail:*"}}}}
+	require.ErrorContains(t, bad.Validate(), "workspaces.T1.policy.deny[0]")
 }

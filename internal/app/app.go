@@ -303,6 +303,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 			return a.Commands.Answer(ctx, in, cmd)
 		},
+		// The guard: policy levels, who decides and how long they have
+		// (switchboard.yaml's policy, workspaces and approvals).
+		Policies:    agents.Policies(),
+		Deciders:    deciders(agents.Approvals),
+		Admins:      yamlAdmins(agents.Approvals),
+		ApprovalTTL: agents.Approvals.ExpiryDuration(),
 	})
 	if err != nil {
 		return err
@@ -326,6 +332,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
+		Grants: a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -377,7 +384,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service})
 	if err != nil {
 		return err
 	}

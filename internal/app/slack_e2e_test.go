@@ -88,6 +88,10 @@ type envOptions struct {
 	// env overrides the service's environment (the scripted model by
 	// default), e.g. to point it at a fake provider.
 	env map[string]string
+	// configPath is switchboard.yaml (default: none); now the service's
+	// clock (default: the real one).
+	configPath string
+	now        func() time.Time
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -122,6 +126,8 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		SlackAPIURL:        srv.APIURL(),
 		Env:                func(k string) string { return env[k] },
 		Logger:             logger,
+		ConfigPath:         opts.configPath,
+		Now:                opts.now,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -98,6 +98,7 @@ func Run(t *testing.T, h Harness) {
 		{"Notifications", s.notificationTests()},
 		{"Bindings", s.bindingTests()},
 		{"Approvals", s.approvalTests()},
+		{"Grants", s.grantTests()},
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
 		{"TransientFaults", s.faultTests()},

@@ -109,6 +109,17 @@ type Entry struct {
 	CreatedAt      time.Time
 }
 
+type Grant struct {
+	ID        uuid.UUID
+	Agent     string
+	Tool      string
+	Workspace string
+	ArgsHash  string
+	GrantedBy string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
 type InboundEvent struct {
 	Platform string
 	EventID  string

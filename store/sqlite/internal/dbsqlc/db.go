@@ -120,6 +120,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
 	}
+	if q.grantFindStmt, err = db.PrepareContext(ctx, grantFind); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantFind: %w", err)
+	}
+	if q.grantGetStmt, err = db.PrepareContext(ctx, grantGet); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantGet: %w", err)
+	}
+	if q.grantInsertStmt, err = db.PrepareContext(ctx, grantInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantInsert: %w", err)
+	}
+	if q.grantListStmt, err = db.PrepareContext(ctx, grantList); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantList: %w", err)
+	}
+	if q.grantRevokeStmt, err = db.PrepareContext(ctx, grantRevoke); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantRevoke: %w", err)
+	}
 	if q.inboundPruneStmt, err = db.PrepareContext(ctx, inboundPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query InboundPrune: %w", err)
 	}
@@ -454,6 +469,31 @@ func (q *Queries) Close() error {
 	if q.entrySeedForkStmt != nil {
 		if cerr := q.entrySeedForkStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entrySeedForkStmt: %w", cerr)
+		}
+	}
+	if q.grantFindStmt != nil {
+		if cerr := q.grantFindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantFindStmt: %w", cerr)
+		}
+	}
+	if q.grantGetStmt != nil {
+		if cerr := q.grantGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantGetStmt: %w", cerr)
+		}
+	}
+	if q.grantInsertStmt != nil {
+		if cerr := q.grantInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantInsertStmt: %w", cerr)
+		}
+	}
+	if q.grantListStmt != nil {
+		if cerr := q.grantListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantListStmt: %w", cerr)
+		}
+	}
+	if q.grantRevokeStmt != nil {
+		if cerr := q.grantRevokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantRevokeStmt: %w", cerr)
 		}
 	}
 	if q.inboundPruneStmt != nil {
@@ -812,6 +852,11 @@ type Queries struct {
 	entryListStmt                     *sql.Stmt
 	entryListWithErrorsStmt           *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
+	grantFindStmt                     *sql.Stmt
+	grantGetStmt                      *sql.Stmt
+	grantInsertStmt                   *sql.Stmt
+	grantListStmt                     *sql.Stmt
+	grantRevokeStmt                   *sql.Stmt
 	inboundPruneStmt                  *sql.Stmt
 	inboundRecordStmt                 *sql.Stmt
 	leaseAcquireStmt                  *sql.Stmt
@@ -907,6 +952,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryListStmt:                     q.entryListStmt,
 		entryListWithErrorsStmt:           q.entryListWithErrorsStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
+		grantFindStmt:                     q.grantFindStmt,
+		grantGetStmt:                      q.grantGetStmt,
+		grantInsertStmt:                   q.grantInsertStmt,
+		grantListStmt:                     q.grantListStmt,
+		grantRevokeStmt:                   q.grantRevokeStmt,
 		inboundPruneStmt:                  q.inboundPruneStmt,
 		inboundRecordStmt:                 q.inboundRecordStmt,
 		leaseAcquireStmt:                  q.leaseAcquireStmt,

@@ -107,6 +107,17 @@ type Entry struct {
 	CreatedAt      int64
 }
 
+type Grant struct {
+	ID        uuid.UUID
+	Agent     string
+	Tool      string
+	Workspace string
+	ArgsHash  string
+	GrantedBy string
+	CreatedAt int64
+	RevokedAt sql.NullInt64
+}
+
 type InboundEvent struct {
 	Platform   string
 	EventID    string

@@ -1,0 +1,85 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Grants is what the grant endpoints need of core; *core.Service
+// implements it.
+type Grants interface {
+	Grants(ctx context.Context, workspace *string) ([]*store.Grant, error)
+	RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error)
+}
+
+var _ Grants = (*core.Service)(nil)
+
+// grantRoutes registers GET /api/grants and DELETE /api/grants/{id} when
+// the API was given Grants.
+func (a *API) grantRoutes(mux *http.ServeMux) {
+	if a.opts.Grants == nil {
+		return
+	}
+	mux.Handle("GET /api/grants", a.handle(a.listGrants))
+	mux.Handle("DELETE /api/grants/{id}", a.handle(a.revokeGrant))
+}
+
+type grantJSON struct {
+	ID        uuid.UUID  `json:"id"`
+	Agent     string     `json:"agent"`
+	Tool      string     `json:"tool"`
+	Workspace string     `json:"workspace"`
+	ArgsHash  string     `json:"args_hash,omitempty"`
+	GrantedBy string     `json:"granted_by"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+func toGrantJSON(g *store.Grant) grantJSON {
+	return grantJSON(*g)
+}
+
+// listGrants answers the standing grants that hold, of every workspace or,
+// with ?workspace=T…, of one.
+func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
+	var ws *string
+	if r.URL.Query().Has("workspace") {
+		v := r.URL.Query().Get("workspace")
+		ws = &v
+	}
+	gs, err := a.opts.Grants.Grants(r.Context(), ws)
+	if err != nil {
+		return err
+	}
+	out := make([]grantJSON, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, toGrantJSON(g))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"grants": out})
+	return nil
+}
+
+func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("%w: grant id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
+	}
+	g, err := a.opts.Grants.RevokeGrant(r.Context(), id, nil)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("grant %s not found", id))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toGrantJSON(g))
+	return nil
+}

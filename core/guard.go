@@ -1,0 +1,202 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Deciders says who may decide an approval.
+type Deciders string
+
+const (
+	// DecidersStarter: the person whose message started the turn.
+	DecidersStarter Deciders = "starter"
+	// DecidersAdmins: any admin of the conversation's workspace.
+	DecidersAdmins Deciders = "admins"
+)
+
+// Admins tells whether a person is an admin of a workspace (a Slack team or
+// a Discord guild id; "" where there is none). Today the app answers from
+// switchboard.yaml's approvals.admins; workspace roles plug in here.
+type Admins interface {
+	IsAdmin(ctx context.Context, workspace, userID string) (bool, error)
+}
+
+// AdminsFunc is an Admins made of a function.
+type AdminsFunc func(ctx context.Context, workspace, userID string) (bool, error)
+
+// IsAdmin calls f.
+func (f AdminsFunc) IsAdmin(ctx context.Context, workspace, userID string) (bool, error) {
+	return f(ctx, workspace, userID)
+}
+
+// The values of an approval prompt's buttons.
+const (
+	ChoiceAllowOnce       = "approve"     // run this call
+	ChoiceAlwaysAllow     = "always"      // run it, and grant the tool to the agent in this workspace
+	ChoiceAlwaysAllowArgs = "always_args" // run it, and grant the tool with exactly these arguments
+	ChoiceDeny            = "deny"
+)
+
+// confirmRequest is what a confirmation approval stores besides the
+// prompt: enough for Act to check the decider and make a grant without
+// reading the conversation again.
+type confirmRequest struct {
+	Agent     string          `json:"agent,omitempty"`
+	Workspace string          `json:"workspace,omitempty"`
+	Deciders  Deciders        `json:"deciders,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+}
+
+// ArgsHash is the hash a grant limited to a call's arguments keeps: the hex
+// SHA-256 of the arguments' canonical JSON (keys sorted, no spaces), so the
+// same arguments match however the model spaced or ordered them.
+func ArgsHash(input json.RawMessage) string {
+	canon := []byte(input)
+	var v any
+	if json.Unmarshal(input, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canon = b
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// workspaceOf is the platform workspace a conversation is bound to (a
+// Slack team, a Discord guild); "" when it has none (the API, the terminal,
+// a Discord DM).
+func (s *Service) workspaceOf(ctx context.Context, conv uuid.UUID) (string, error) {
+	bs, err := s.st.BindingListByConversation(ctx, conv)
+	if err != nil {
+		return "", fmt.Errorf("finding the workspace of %s: %w", conv, err)
+	}
+	for _, b := range bs {
+		if b.Place.Workspace != "" {
+			return b.Place.Workspace, nil
+		}
+	}
+	return "", nil
+}
+
+// turnStarter is the person whose message started the turn: the author of
+// the last message from a person, else the conversation's starter.
+func (t *turn) turnStarter() string {
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if e := t.entries[i]; e.Kind == store.EntryUser || e.Kind == store.EntryAction {
+			if u, ok := e.Author.User(); ok && u != "" {
+				return u
+			}
+		}
+	}
+	return t.meta.Starter
+}
+
+// granted returns the standing grant that lets this call run without
+// asking, or nil.
+func (t *turn) granted(ctx context.Context, c ToolCallContent) (*store.Grant, error) {
+	g, err := t.s.st.GrantFind(ctx, &store.GrantFindParams{
+		Agent: t.agent.Name, Tool: c.Name, Workspace: t.workspace, ArgsHash: ArgsHash(c.Input),
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking for a grant of %s: %w", c.Name, err)
+	}
+	return g, nil
+}
+
+// notice is the line a notify decision posts: what ran, with its
+// arguments shortened and redacted.
+func notice(c ToolCallContent) SystemContent {
+	args := redact.String(strings.Join(strings.Fields(string(c.Input)), " "))
+	if r := []rune(args); len(r) > 120 {
+		args = string(r[:119]) + "…"
+	}
+	return SystemContent{Text: fmt.Sprintf("ran `%s` with `%s`", c.Name, args), Notice: true}
+}
+
+// mayDecide checks that a person may decide ap; the reason is for an
+// ephemeral reply when they may not.
+func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, userID string) (bool, string, error) {
+	var req confirmRequest
+	_ = json.Unmarshal(ap.Request, &req)
+	if req.Deciders == DecidersAdmins {
+		if s.opts.Admins == nil {
+			return false, "Only an admin can decide this, and no admins are configured.", nil
+		}
+		ok, err := s.opts.Admins.IsAdmin(ctx, req.Workspace, userID)
+		if err != nil {
+			return false, "", fmt.Errorf("checking whether %s is an admin: %w", userID, err)
+		}
+		if !ok {
+			return false, "This isn't yours to answer: only an admin of this workspace can decide.", nil
+		}
+		return true, "", nil
+	}
+	for _, d := range ap.Deciders {
+		if d == userID {
+			return true, "", nil
+		}
+	}
+	if len(ap.Deciders) > 0 {
+		return false, "This isn't yours to answer: only the person who asked can decide.", nil
+	}
+	return true, "", nil
+}
+
+// grantFor is the standing grant an "Always allow" click makes; nil for
+// any other choice.
+func grantFor(ap *store.Approval, choice, userID string) *store.GrantCreateParams {
+	if ap.Kind != store.ApprovalConfirm || (choice != ChoiceAlwaysAllow && choice != ChoiceAlwaysAllowArgs) {
+		return nil
+	}
+	var req confirmRequest
+	if json.Unmarshal(ap.Request, &req) != nil || req.Agent == "" {
+		return nil
+	}
+	g := &store.GrantCreateParams{Agent: req.Agent, Tool: ap.Tool, Workspace: req.Workspace, GrantedBy: userID}
+	if choice == ChoiceAlwaysAllowArgs {
+		g.ArgsHash = ArgsHash(req.Input)
+	}
+	return g
+}
+
+// Grants lists the standing grants that hold, of one workspace or (nil)
+// of all.
+func (s *Service) Grants(ctx context.Context, workspace *string) ([]*store.Grant, error) {
+	gs, err := s.st.GrantList(ctx, &store.GrantListParams{Workspace: workspace})
+	if err != nil {
+		return nil, fmt.Errorf("listing grants: %w", err)
+	}
+	return gs, nil
+}
+
+// RevokeGrant revokes a standing grant: the guard asks again from the next
+// call on. With workspace set, a grant of another workspace is
+// store.ErrNotFound.
+func (s *Service) RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error) {
+	g, err := s.st.GrantGet(ctx, id)
+	if err == nil && workspace != nil && g.Workspace != *workspace {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("revoking grant %s: %w", id, err)
+	}
+	g, err = s.st.GrantRevoke(ctx, &store.GrantRevokeParams{ID: id, Now: s.now()})
+	if err != nil {
+		return nil, fmt.Errorf("revoking grant %s: %w", id, err)
+	}
+	return g, nil
+}

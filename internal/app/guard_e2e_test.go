@@ -1,0 +1,305 @@
+package app_test
+
+// End-to-end tests of the guard through the real service and the fake
+// Slack: a policy from switchboard.yaml, the approval prompt's Always allow
+// and its standing grant, revoking it, who may decide, the expiry setting
+// and the notify line.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+const boss = "U0BOSS"
+
+// offsetClock is the real clock moved forward by Advance.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// startGuard starts the service with the guard script and a switchboard.yaml
+// whose policy asks before routine_list and notifies after remind.
+func startGuard(t *testing.T, db string, extraYAML string, clock *offsetClock) *slackEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "switchboard.yaml")
+	yaml := "policy:\n  tools: {routine_list: confirm, remind: notify}\n" + extraYAML
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "guard_e2e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := envOptions{env: map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}, configPath: cfg}
+	if clock != nil {
+		opts.now = clock.Now
+	}
+	return startSlack(t, db, opts)
+}
+
+// prompt waits for the approval prompt (a message with buttons) in a thread.
+func (e *slackEnv) prompt(channel, thread string) slacktest.Message {
+	e.tb.Helper()
+	var found slacktest.Message
+	poll(e.tb, "an approval prompt in thread "+thread, func() (bool, string) {
+		msgs := e.botMessages(channel)
+		for _, m := range msgs {
+			if m.ThreadTS == thread && len(m.Blocks) > 0 && len(buttonsOf(e.tb, m.Blocks)) > 0 {
+				found = m
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", msgs)
+	})
+	return found
+}
+
+// click clicks the prompt's button labelled label as user, over Socket Mode.
+func (e *slackEnv) click(channel, thread string, m slacktest.Message, label, user, trigger string) {
+	e.tb.Helper()
+	for _, b := range buttonsOf(e.tb, m.Blocks) {
+		if b.Text.Text != label {
+			continue
+		}
+		env := e.slack.SendInteractive(slacktest.BlockActions(slacktest.Click{
+			TeamID: e2eTeam, UserID: user, UserName: strings.ToLower(user), Channel: channel, MessageTS: m.TS, ThreadTS: thread,
+			ActionID: b.ActionID, Value: b.Value, Label: b.Text.Text, TriggerID: trigger, Blocks: m.Blocks, Text: m.Text,
+		}))
+		if _, err := e.slack.WaitAck(env, waitLong); err != nil {
+			e.tb.Fatalf("the click on %q by %s was not acknowledged: %v", label, user, err)
+		}
+		return
+	}
+	e.tb.Fatalf("the prompt has no button %q: %s", label, m.Blocks)
+}
+
+func (e *slackEnv) grants() []*store.Grant {
+	e.tb.Helper()
+	gs, err := e.store.GrantList(context.Background(), &store.GrantListParams{})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return gs
+}
+
+// apiGrants reads GET /api/grants (loopback, no token set).
+func (e *slackEnv) apiGrants() []map[string]any {
+	e.tb.Helper()
+	resp, err := e.http.Get(e.base + "/api/grants")
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e.tb.Fatalf("GET /api/grants answered %d: %s", resp.StatusCode, body)
+	}
+	var out struct {
+		Grants []map[string]any `json:"grants"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		e.tb.Fatalf("GET /api/grants: %v in %s", err, body)
+	}
+	return out.Grants
+}
+
+// TestGuardAlwaysAllowThenRevoke: a call the policy asks about shows Allow
+// once, Always allow, Always allow these arguments and Deny; a stranger's
+// click is refused privately and grants nothing; the starter's Always allow
+// runs the call and makes a grant, so the next identical call runs without
+// asking; after "!grants revoke" it asks again. The API lists and revokes
+// grants too.
+func TestGuardAlwaysAllowThenRevoke(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		const channel = "C0GUARD"
+		const ts1, ts2, ts3, ts4 = "1700000700.000100", "1700000701.000100", "1700000702.000100", "1700000703.000100"
+
+		e.mustPost(newEvent("EvGuard1", mention(channel, ts1, "", alice, "list my routines")))
+		p := e.prompt(channel, ts1)
+		var labels []string
+		for _, b := range buttonsOf(t, p.Blocks) {
+			labels = append(labels, b.Text.Text)
+		}
+		if want := []string{"Allow once", "Always allow", "Always allow these arguments", "Deny"}; !slices.Equal(labels, want) {
+			t.Fatalf("prompt buttons = %q, want %q", labels, want)
+		}
+		e.waitIdle()
+
+		e.click(channel, ts1, p, "Always allow", mallory, "trig-g-mallory")
+		eph := e.waitCalls("chat.postEphemeral", 1)
+		if q := eph[0].Params; q.Get("user") != mallory || !strings.Contains(q.Get("text"), "yours") {
+			t.Errorf("refusal = %v, want an ephemeral message to %s", q, mallory)
+		}
+		if gs := e.grants(); len(gs) != 0 {
+			t.Fatalf("a stranger's Always allow made %d grants, want none", len(gs))
+		}
+
+		e.click(channel, ts1, p, "Always allow", alice, "trig-g-alice")
+		e.waitReply(channel, "Listed:")
+		e.waitIdle()
+		gs := e.grants()
+		if len(gs) != 1 {
+			t.Fatalf("%d grants after Always allow, want 1", len(gs))
+		}
+		g := gs[0]
+		if g.Agent != "switchboard" || g.Tool != "routine_list" || g.Workspace != e2eTeam || g.GrantedBy != alice || g.ArgsHash != "" {
+			t.Errorf("grant = %+v, want routine_list for switchboard in %s by %s, any arguments", g, e2eTeam, alice)
+		}
+
+		// The same call again, in another thread: it runs without asking.
+		e.mustPost(newEvent("EvGuard2", mention(channel, ts2, "", alice, "list my routines")))
+		poll(t, "the granted call's reply in "+ts2, func() (bool, string) {
+			for _, m := range e.botMessages(channel) {
+				if m.ThreadTS == ts2 && strings.Contains(shown(m), "Listed:") {
+					return true, ""
+				}
+			}
+			return false, "no reply yet"
+		})
+		e.waitIdle()
+		for _, m := range e.botMessages(channel) {
+			if m.ThreadTS == ts2 && len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
+				t.Fatalf("the granted call asked again: %q", m.Text)
+			}
+		}
+
+		if api := e.apiGrants(); len(api) != 1 || api[0]["id"] != g.ID.String() {
+			t.Errorf("GET /api/grants = %v, want the one grant %s", api, g.ID)
+		}
+		e.mustPost(newEvent("EvGuard3", mention(channel, ts3, "", alice, "!grants")))
+		e.waitReply(channel, g.ID.String())
+		e.mustPost(newEvent("EvGuard4", mention(channel, ts3, ts3, alice, "!grants revoke "+g.ID.String())))
+		e.waitReply(channel, "Revoked")
+		e.waitIdle()
+		if gs := e.grants(); len(gs) != 0 {
+			t.Fatalf("%d live grants after the revoke, want none", len(gs))
+		}
+
+		// Revoked: the same call asks again.
+		e.mustPost(newEvent("EvGuard5", mention(channel, ts4, "", alice, "list my routines")))
+		e.prompt(channel, ts4)
+		e.waitIdle()
+		if len(e.apiGrants()) != 0 {
+			t.Error("GET /api/grants still lists the revoked grant")
+		}
+	})
+}
+
+// TestGuardAdminsDecideAndExpiry: with approvals.deciders admins, the
+// starter who is no admin is refused privately and an admin decides;
+// approvals.expiry sets the request's expiry, and a click after it (the
+// clock moved on) runs nothing.
+func TestGuardAdminsDecideAndExpiry(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		clock := &offsetClock{}
+		e := startGuard(t, db(t), "approvals: {deciders: admins, admins: ["+boss+"], expiry: 2h}\n", clock)
+		ctx := context.Background()
+		const channel = "C0ADMINS"
+		const ts1, ts2 = "1700000800.000100", "1700000801.000100"
+
+		e.mustPost(newEvent("EvAdmin1", mention(channel, ts1, "", alice, "list my routines")))
+		p := e.prompt(channel, ts1)
+		e.waitIdle()
+		conv := e.conversation(channel, ts1)
+		aps, err := e.store.ApprovalListPending(ctx, conv.ID)
+		if err != nil || len(aps) != 1 {
+			t.Fatalf("pending approvals = %v, %v; want one", aps, err)
+		}
+		if got := aps[0].ExpiresAt.Sub(aps[0].CreatedAt); got != 2*time.Hour {
+			t.Errorf("approval expires %s after it was made, want approvals.expiry's 2h", got)
+		}
+
+		e.click(channel, ts1, p, "Allow once", alice, "trig-a-alice")
+		eph := e.waitCalls("chat.postEphemeral", 1)
+		if q := eph[0].Params; q.Get("user") != alice || !strings.Contains(q.Get("text"), "admin") {
+			t.Errorf("refusal = %v, want an ephemeral message to %s naming admins", q, alice)
+		}
+		if ap, _ := e.store.ApprovalGet(ctx, aps[0].ID); ap.Status != store.ApprovalPending {
+			t.Errorf("approval is %s after a non-admin's click, want pending", ap.Status)
+		}
+		e.click(channel, ts1, p, "Allow once", boss, "trig-a-boss")
+		e.waitReply(channel, "Listed:")
+		e.waitIdle()
+		if ap, _ := e.store.ApprovalGet(ctx, aps[0].ID); ap.Status != store.ApprovalApproved {
+			t.Errorf("approval is %s after the admin's click, want approved", ap.Status)
+		}
+		if gs := e.grants(); len(gs) != 0 {
+			t.Errorf("Allow once made %d grants, want none", len(gs))
+		}
+
+		// Expiry: the clock moves past approvals.expiry; the admin's click
+		// then runs nothing.
+		e.mustPost(newEvent("EvAdmin2", mention(channel, ts2, "", alice, "list my routines")))
+		p2 := e.prompt(channel, ts2)
+		e.waitIdle()
+		clock.Advance(3 * time.Hour)
+		e.click(channel, ts2, p2, "Allow once", boss, "trig-a-late")
+		e.waitIdle()
+		conv2 := e.conversation(channel, ts2)
+		if rs := e.entries(conv2.ID, store.EntryToolResult); len(rs) != 0 {
+			t.Errorf("%d tool results after a click past the expiry, want none (the call must not run)", len(rs))
+		}
+		ap2, err := e.store.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv2.ID, CallID: callOf(t, e, conv2.ID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ap2.Status == store.ApprovalApproved {
+			t.Error("an approval was approved after its expiry")
+		}
+	})
+}
+
+// callOf is the call id of the conversation's one tool call.
+func callOf(t *testing.T, e *slackEnv, conv uuid.UUID) string {
+	t.Helper()
+	calls := e.entries(conv, store.EntryToolCall)
+	if len(calls) != 1 {
+		t.Fatalf("%d tool calls, want 1", len(calls))
+	}
+	var c struct {
+		CallID string `json:"call_id"`
+	}
+	if err := json.Unmarshal(calls[0].Content, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.CallID
+}
+
+// TestGuardNotifyLine: a call the policy notifies about runs at once and
+// the thread gets a line saying what ran, with its arguments.
+func TestGuardNotifyLine(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		const channel, ts = "C0NOTIFY", "1700000900.000100"
+		e.mustPost(newEvent("EvNotify", mention(channel, ts, "", alice, "remind me to call Ana")))
+		line := e.waitReply(channel, "ran `remind` with")
+		e.waitReply(channel, "Reminder set.")
+		e.waitIdle()
+		if line.ThreadTS != ts || !strings.Contains(shown(line), "call Ana") {
+			t.Errorf("notify line = %q in thread %q, want the arguments in thread %s", shown(line), line.ThreadTS, ts)
+		}
+		for _, m := range e.botMessages(channel) {
+			if len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
+				t.Errorf("a notify call asked for approval: %q", m.Text)
+			}
+		}
+	})
+}
