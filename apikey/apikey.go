@@ -48,7 +48,7 @@ var (
 	ErrNotExchangeable = errors.New("only an agent key or a host token can be exchanged for a session")
 	// ErrAgent: the agent asked for is not one the credential may act as,
 	// or is not configured.
-	ErrAgent = errors.New("agent not allowed")
+	ErrAgent = errors.New("agent refused")
 )
 
 var prefixes = map[store.KeyKind]string{
@@ -128,7 +128,7 @@ type Issued struct {
 // CreateAgentKey issues a key for a program that acts as agent.
 func (k *Keys) CreateAgentKey(ctx context.Context, agent, label string) (*Issued, error) {
 	if !k.known(agent) {
-		return nil, fmt.Errorf("creating a key: %w: agent %q is not configured", ErrAgent, agent)
+		return nil, fmt.Errorf("creating an agent key: %w: agent %q is not configured", ErrAgent, agent)
 	}
 	return k.issue(ctx, &store.KeyCreateParams{Kind: store.KeyAgent, Agents: []string{agent}, Label: label})
 }

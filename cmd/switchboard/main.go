@@ -27,6 +27,8 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  keys      agent keys and host tokens for the API: create, list, revoke
+  tokens    personal access tokens: create, list, revoke
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -50,6 +52,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err
+	}
+	if cmd == "keys" || cmd == "tokens" {
+		return keysCommand(ctx, cmd, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
