@@ -33,7 +33,8 @@ func TestKeysCommands(t *testing.T) {
 	if !strings.HasPrefix(key, "sbk_") || !strings.Contains(out, "only time the token is shown") {
 		t.Fatalf("keys create printed %q; want the sbk_ token first and that it is shown once", out)
 	}
-	id := key[:strings.LastIndex(key, "_")]
+	parts := strings.SplitN(key, "_", 3) // the secret may hold "_" too
+	id := parts[0] + "_" + parts[1]
 
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
