@@ -744,6 +744,7 @@ type Queries interface {
 	ScheduleQueries
 	SlackInstallationQueries
 	GrantQueries
+	KeyQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/cors"
 
+	"github.com/switchboardhq/switchboard/apikey"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -75,6 +76,14 @@ type Options struct {
 	// Grants, when set, serves the standing grants (GET /api/grants,
 	// DELETE /api/grants/{id}).
 	Grants Grants
+
+	// Keys checks agent keys, sessions, personal and host tokens, and
+	// serves /api/auth/token and /api/keys; nil: only the operator token
+	// (or loopback) is accepted.
+	Keys *apikey.Keys
+	// AuthorizeFunc is the workspace rights check (see authorize); nil:
+	// reads in scope are allowed and writes are the operator's.
+	AuthorizeFunc AuthorizeFunc
 }
 
 // API serves /api/.
@@ -172,6 +181,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
 	a.grantRoutes(mux)
+	a.keyRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -180,18 +190,15 @@ func (a *API) Routes(mux *http.ServeMux) {
 	}))
 }
 
-// Principals: who a request comes from, as the log records it.
-const (
-	principalOperator = "operator" // holds SWITCHBOARD_API_TOKEN
-	principalLocal    = "local"    // a direct loopback caller when no token is set
-)
-
 type callerKey struct{}
 
-// caller is the principal the request authenticated as.
+// caller is the principal the request authenticated as, as the log records
+// it.
 func caller(r *http.Request) string {
-	p, _ := r.Context().Value(callerKey{}).(string)
-	return p
+	if p := PrincipalFrom(r.Context()); p != nil {
+		return p.Name()
+	}
+	return ""
 }
 
 // handle wraps a route: other sites refused, CORS for allowed origins, then
@@ -199,8 +206,16 @@ func caller(r *http.Request) string {
 // preflight needs no token and a browser page of an allowed origin can
 // read why it was refused.
 func (a *API) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return a.handleRoute(routeOrdinary, h)
+}
+
+// handleRoute is handle for a route that admits the principals rt says.
+func (a *API) handleRoute(rt route, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	var next http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, herr := a.authenticate(r)
+		if herr == nil {
+			herr = admit(who, rt)
+		}
 		if herr == nil {
 			herr = requireJSON(r)
 		}
@@ -209,6 +224,15 @@ func (a *API) handle(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
+		// Every route under /api/conversations/{id} is about that
+		// conversation: whether this principal may touch it is decided once,
+		// here.
+		if id, err := uuid.Parse(r.PathValue("id")); err == nil && strings.HasPrefix(r.URL.Path, "/api/conversations/") {
+			if err := a.mayUseConversation(r, who, id); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		}
 		if err := h(w, r); err != nil {
 			a.fail(w, r, err)
 		}
@@ -248,31 +272,36 @@ func sameOrigin(origin, host string) bool {
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
 }
 
-// authenticate names the caller, or says why it is refused.
-func (a *API) authenticate(r *http.Request) (string, *httpError) {
+// authenticate names the caller, or says why it is refused: the operator
+// token, then the credentials of Options.Keys, then (with no operator token
+// set) a direct loopback caller.
+func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
+	if a.opts.Token != "" && validToken(r, a.opts.Token) {
+		return &Principal{Kind: PrincipalOperator}, nil
+	}
+	if tok, ok := bearer(r.Header.Get("Authorization")); ok && (a.opts.Token != "" || apikey.Looks(tok)) {
+		return a.bearerPrincipal(r, tok)
+	}
 	if a.opts.Token != "" {
-		if !validToken(r, a.opts.Token) {
-			return "", &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
-		}
-		return principalOperator, nil
+		return nil, &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
 	}
 	if !loopback(r.RemoteAddr) {
-		return "", &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
+		return nil, &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
 	}
 	// A proxy on this machine makes every caller look local.
 	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
 		if _, ok := r.Header[h]; ok {
-			return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
 				"without SWITCHBOARD_API_TOKEN the API answers only direct loopback callers; this request came through a proxy (%s header): set the token", h)}
 		}
 	}
 	// A page whose name was rebound to 127.0.0.1 sends its own name as Host
 	// and passes as same-origin; a direct local caller names a loopback host.
 	if !loopbackHost(r.Host) {
-		return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+		return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
 			"without SWITCHBOARD_API_TOKEN the API answers only on loopback; Host %q is not a loopback name (use localhost or 127.0.0.1, or set the token)", r.Host)}
 	}
-	return principalLocal, nil
+	return &Principal{Kind: PrincipalLocal}, nil
 }
 
 // RequireToken wraps h so that it answers only requests carrying
@@ -354,6 +383,8 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeError(w, he.status, he.msg)
+	case errors.Is(err, ErrForbidden):
+		writeError(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound):
@@ -438,6 +469,9 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The body is optional: no agent means the default one.
 	if err := decode(w, r, &body, true); err != nil {
+		return err
+	}
+	if err := a.mayCreateConversation(r, &body.Agent); err != nil {
 		return err
 	}
 	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, tool.ContextAPI, caller(r))

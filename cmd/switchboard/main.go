@@ -31,6 +31,8 @@ commands:
             seal every stored secret again under the first key of SWITCHBOARD_SECRET_KEY
   grants    list the standing grants ("Always allow"), or revoke one:
             grants list [-workspace ID] [-revoked] | grants revoke ID
+  keys      agent keys and host tokens for the API: create, list, revoke
+  tokens    personal access tokens: create, list, revoke
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -54,6 +56,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err
+	}
+	if cmd == "keys" || cmd == "tokens" {
+		return keysCommand(ctx, cmd, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -102,6 +102,9 @@ var rules = []rule{
 	{hint: has("sk-"), re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{6,}(?:\*{3,})?`), fn: openaiKey},
 	// Slack tokens: xoxb-, xoxp-, xoxa-, xoxe-, xoxr-, xoxs-, xoxe.xoxp-, xapp-.
 	{hint: has("xox", "xapp-"), re: regexp.MustCompile(`\b(xox[abeoprs](?:\.xox[a-z])?|xapp)-[A-Za-z0-9\-]{6,}`), repl: "${1}-" + Marker},
+	// Switchboard's own API tokens (agent keys, sessions, personal and host
+	// tokens): the public id before the secret stays, to say which one.
+	{hint: has("sbk_", "sbs_", "sbp_", "sbh_"), re: regexp.MustCompile(`\b(sb[kpsh]_[0-9a-f]{16})_[A-Za-z0-9_\-]{20,}`), repl: "${1}_" + Marker},
 	// JSON Web Tokens (often carried as bearer tokens or in URLs).
 	{hint: has("eyJ"), re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+`), repl: Marker},
 	// Google API keys and AWS access key ids.

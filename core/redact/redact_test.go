@@ -29,6 +29,12 @@ func TestString(t *testing.T) {
 			secret: "AbCdEfGhIjKlMnOp",
 		},
 		{
+			name:   "switchboard agent key",
+			in:     "exchange sbk_09be6ca2c4907fb6_ZvZX1aFyDb53WeMvMbX9OkkeBRsnzpA4IwTuXrS3xAk failed",
+			want:   "exchange sbk_09be6ca2c4907fb6_REDACTED failed",
+			secret: "ZvZX1aFyDb53",
+		},
+		{
 			name:   "anthropic key in json body",
 			in:     `{"error":{"message":"key sk-ant-admin01-zzzzzzzzzzzzzzzzzzzzzzzz is disabled"}}`,
 			want:   `{"error":{"message":"key sk-ant-REDACTED is disabled"}}`,

@@ -65,6 +65,10 @@ type Config struct {
 	// (SWITCHBOARD_ALLOWED_ORIGINS, comma-separated).
 	AllowedOrigins []string
 
+	// SessionTTL is how long a session exchanged for an agent key lives
+	// (SWITCHBOARD_SESSION_TTL, default 15m).
+	SessionTTL time.Duration
+
 	SlackBotToken      string
 	SlackAppToken      string
 	SlackSigningSecret string
@@ -139,6 +143,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
+		return c, err
+	}
+	var err error
+	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
 	}
 	if c.ConfigPath == "" {
@@ -384,7 +392,11 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service})
+	keys, err := newKeys(a.Store, agents, cfg)
+	if err != nil {
+		return err
+	}
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys})
 	if err != nil {
 		return err
 	}

@@ -103,6 +103,7 @@ func Run(t *testing.T, h Harness) {
 		{"NamedLeases", s.namedLeaseTests()},
 		{"TransientFaults", s.faultTests()},
 		{"SlackInstallations", s.slackInstallationTests()},
+		{"Keys", s.keyTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -19,6 +19,21 @@ type Agent struct {
 	UpdatedAt time.Time
 }
 
+type ApiKey struct {
+	ID           uuid.UUID
+	Kind         string
+	Lookup       string
+	SecretHash   []byte
+	Agents       []string
+	PersonID     *uuid.UUID
+	WorkspaceIds []uuid.UUID
+	ParentID     *uuid.UUID
+	Label        string
+	CreatedAt    time.Time
+	ExpiresAt    *time.Time
+	RevokedAt    *time.Time
+}
+
 type Approval struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID

@@ -141,6 +141,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.inboundRecordStmt, err = db.PrepareContext(ctx, inboundRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query InboundRecord: %w", err)
 	}
+	if q.keyByIDStmt, err = db.PrepareContext(ctx, keyByID); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyByID: %w", err)
+	}
+	if q.keyByLookupStmt, err = db.PrepareContext(ctx, keyByLookup); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyByLookup: %w", err)
+	}
+	if q.keyInsertStmt, err = db.PrepareContext(ctx, keyInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyInsert: %w", err)
+	}
+	if q.keyListedStmt, err = db.PrepareContext(ctx, keyListed); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyListed: %w", err)
+	}
+	if q.keyRevokeWithSessionsStmt, err = db.PrepareContext(ctx, keyRevokeWithSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyRevokeWithSessions: %w", err)
+	}
+	if q.keySessionsPruneStmt, err = db.PrepareContext(ctx, keySessionsPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query KeySessionsPrune: %w", err)
+	}
 	if q.leaseAcquireStmt, err = db.PrepareContext(ctx, leaseAcquire); err != nil {
 		return nil, fmt.Errorf("error preparing query LeaseAcquire: %w", err)
 	}
@@ -506,6 +524,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing inboundRecordStmt: %w", cerr)
 		}
 	}
+	if q.keyByIDStmt != nil {
+		if cerr := q.keyByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyByIDStmt: %w", cerr)
+		}
+	}
+	if q.keyByLookupStmt != nil {
+		if cerr := q.keyByLookupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyByLookupStmt: %w", cerr)
+		}
+	}
+	if q.keyInsertStmt != nil {
+		if cerr := q.keyInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyInsertStmt: %w", cerr)
+		}
+	}
+	if q.keyListedStmt != nil {
+		if cerr := q.keyListedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyListedStmt: %w", cerr)
+		}
+	}
+	if q.keyRevokeWithSessionsStmt != nil {
+		if cerr := q.keyRevokeWithSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyRevokeWithSessionsStmt: %w", cerr)
+		}
+	}
+	if q.keySessionsPruneStmt != nil {
+		if cerr := q.keySessionsPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keySessionsPruneStmt: %w", cerr)
+		}
+	}
 	if q.leaseAcquireStmt != nil {
 		if cerr := q.leaseAcquireStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing leaseAcquireStmt: %w", cerr)
@@ -859,6 +907,12 @@ type Queries struct {
 	grantRevokeStmt                   *sql.Stmt
 	inboundPruneStmt                  *sql.Stmt
 	inboundRecordStmt                 *sql.Stmt
+	keyByIDStmt                       *sql.Stmt
+	keyByLookupStmt                   *sql.Stmt
+	keyInsertStmt                     *sql.Stmt
+	keyListedStmt                     *sql.Stmt
+	keyRevokeWithSessionsStmt         *sql.Stmt
+	keySessionsPruneStmt              *sql.Stmt
 	leaseAcquireStmt                  *sql.Stmt
 	leasePruneStmt                    *sql.Stmt
 	leaseReleaseStmt                  *sql.Stmt
@@ -959,6 +1013,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		grantRevokeStmt:                   q.grantRevokeStmt,
 		inboundPruneStmt:                  q.inboundPruneStmt,
 		inboundRecordStmt:                 q.inboundRecordStmt,
+		keyByIDStmt:                       q.keyByIDStmt,
+		keyByLookupStmt:                   q.keyByLookupStmt,
+		keyInsertStmt:                     q.keyInsertStmt,
+		keyListedStmt:                     q.keyListedStmt,
+		keyRevokeWithSessionsStmt:         q.keyRevokeWithSessionsStmt,
+		keySessionsPruneStmt:              q.keySessionsPruneStmt,
 		leaseAcquireStmt:                  q.leaseAcquireStmt,
 		leasePruneStmt:                    q.leasePruneStmt,
 		leaseReleaseStmt:                  q.leaseReleaseStmt,

@@ -18,6 +18,21 @@ type Agent struct {
 	UpdatedAt int64
 }
 
+type ApiKey struct {
+	ID           uuid.UUID
+	Kind         string
+	Lookup       string
+	SecretHash   []byte
+	Agents       string
+	PersonID     sql.NullString
+	WorkspaceIds string
+	ParentID     uuid.NullUUID
+	Label        string
+	CreatedAt    int64
+	ExpiresAt    sql.NullInt64
+	RevokedAt    sql.NullInt64
+}
+
 type Approval struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
