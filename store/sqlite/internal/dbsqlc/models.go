@@ -18,6 +18,19 @@ type Agent struct {
 	UpdatedAt int64
 }
 
+type AgentPin struct {
+	AgentID     uuid.UUID
+	WorkspaceID uuid.UUID
+	CreatedAt   int64
+}
+
+type AgentSharing struct {
+	AgentID       uuid.UUID
+	OwnerPersonID uuid.NullUUID
+	Published     int64
+	UpdatedAt     int64
+}
+
 type Approval struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
@@ -33,6 +46,7 @@ type Approval struct {
 	ExpiresAt      int64
 	DecidedAt      sql.NullInt64
 	CreatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type Audit struct {
@@ -45,6 +59,7 @@ type Audit struct {
 	Result         string
 	Detail         string
 	CreatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type Binding struct {
@@ -79,6 +94,7 @@ type Conversation struct {
 	LastSeq        int64
 	CreatedAt      int64
 	UpdatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type DiscardedEntry struct {
@@ -158,6 +174,7 @@ type Schedule struct {
 	Runs        int64
 	CreatedAt   int64
 	UpdatedAt   int64
+	WorkspaceID uuid.NullUUID
 }
 
 type ScheduleRun struct {
@@ -201,6 +218,7 @@ type Usage struct {
 	ReasoningTokens int64
 	CostMicroUSD    int64
 	CreatedAt       int64
+	WorkspaceID     uuid.NullUUID
 }
 
 type Work struct {
@@ -221,4 +239,26 @@ type Work struct {
 	CreatedAt      int64
 	UpdatedAt      int64
 	FinishedAt     sql.NullInt64
+}
+
+type Workspace struct {
+	ID            uuid.UUID
+	Name          string
+	Kind          string
+	OwnerPersonID uuid.UUID
+	CreatedAt     int64
+}
+
+type WorkspaceBinding struct {
+	Platform    string
+	ExternalID  string
+	WorkspaceID uuid.UUID
+	CreatedAt   int64
+}
+
+type WorkspaceMember struct {
+	WorkspaceID uuid.UUID
+	PersonID    uuid.UUID
+	Role        string
+	CreatedAt   int64
 }
