@@ -200,6 +200,9 @@ type WorkspaceQueries interface {
 	// ConversationWorkspace returns the workspace a conversation belongs
 	// to; nil when none. ErrNotFound for an unknown conversation.
 	ConversationWorkspace(ctx context.Context, conversationID uuid.UUID) (*uuid.UUID, error)
+	// ScheduleWorkspace returns the workspace a schedule was made in; nil
+	// when none. ErrNotFound for an unknown schedule.
+	ScheduleWorkspace(ctx context.Context, scheduleID uuid.UUID) (*uuid.UUID, error)
 	// ConversationWorkspaceSet puts a conversation in a workspace; a
 	// conversation already in another one is ErrConflict.
 	ConversationWorkspaceSet(ctx context.Context, p *ConversationWorkspaceSetParams) error

@@ -121,6 +121,11 @@ func (q *queries) ConversationWorkspace(ctx context.Context, conversationID uuid
 	return id, nil
 }
 
+func (q *queries) ScheduleWorkspace(ctx context.Context, scheduleID uuid.UUID) (*uuid.UUID, error) {
+	id, err := call(ctx, q, (*dbsqlc.Queries).ScheduleWorkspace, scheduleID)
+	return id, wrap(err, "getting the workspace of schedule %s", scheduleID)
+}
+
 func (q *queries) ConversationWorkspaceSet(ctx context.Context, p *store.ConversationWorkspaceSetParams) error {
 	n, err := call(ctx, q, (*dbsqlc.Queries).ConversationWorkspaceSet, &dbsqlc.ConversationWorkspaceSetParams{
 		ID: p.ConversationID, WorkspaceID: &p.WorkspaceID,
@@ -159,8 +164,12 @@ func (q *queries) AgentOwnerSet(ctx context.Context, p *store.AgentOwnerSetParam
 }
 
 func (q *queries) AgentPin(ctx context.Context, p *store.AgentPinParams) (*store.AgentSharing, error) {
+	ids := make([]string, len(p.WorkspaceIDs))
+	for i, id := range p.WorkspaceIDs {
+		ids[i] = id.String()
+	}
 	err := exec(ctx, q, (*dbsqlc.Queries).AgentPinsReplace, &dbsqlc.AgentPinsReplaceParams{
-		AgentID: p.AgentID, WorkspaceIds: p.WorkspaceIDs, Now: ts(p.Now),
+		AgentID: p.AgentID, WorkspaceIds: ids, Now: ts(p.Now),
 	})
 	if err != nil {
 		return nil, wrap(err, "pinning agent %s", p.AgentID)

@@ -147,6 +147,14 @@ func (q *queries) ConversationWorkspace(ctx context.Context, conversationID uuid
 	return nullUUID(id), nil
 }
 
+func (q *queries) ScheduleWorkspace(ctx context.Context, scheduleID uuid.UUID) (*uuid.UUID, error) {
+	id, err := q.read().ScheduleWorkspace(ctx, scheduleID)
+	if err != nil {
+		return nil, wrap(err, "getting the workspace of schedule %s", scheduleID)
+	}
+	return nullUUID(id), nil
+}
+
 func (q *queries) ConversationWorkspaceSet(ctx context.Context, p *store.ConversationWorkspaceSetParams) error {
 	_, err := write(ctx, q, func(t *queries) (struct{}, error) {
 		n, err := t.tx.ConversationWorkspaceSet(ctx, dbsqlc.ConversationWorkspaceSetParams{

@@ -101,6 +101,7 @@ func Run(t *testing.T, h Harness) {
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
 		{"TransientFaults", s.faultTests()},
+		{"Workspaces", s.workspaceTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

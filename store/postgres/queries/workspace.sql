@@ -57,6 +57,9 @@ SELECT * FROM workspace_bindings WHERE platform = @platform AND external_id = @e
 -- name: ConversationWorkspace :one
 SELECT workspace_id FROM conversations WHERE id = @id;
 
+-- name: ScheduleWorkspace :one
+SELECT workspace_id FROM schedules WHERE id = @id;
+
 -- name: ConversationWorkspaceSet :execrows
 -- No row: the conversation is missing or in another workspace.
 UPDATE conversations SET workspace_id = @workspace_id
@@ -75,15 +78,16 @@ ON CONFLICT (agent_id) DO UPDATE SET owner_person_id = EXCLUDED.owner_person_id,
 
 -- name: AgentPinsReplace :exec
 -- Replaces the pin set in one statement: the old pins go, the new ones
--- (keeping their first pin time) come in.
+-- (keeping their first pin time) come in. The ids travel as text, which the
+-- simple protocol (PgBouncer) can encode.
 WITH gone AS (
-    DELETE FROM agent_pins WHERE agent_id = @agent_id AND NOT (workspace_id = ANY (@workspace_ids::uuid[]))
+    DELETE FROM agent_pins WHERE agent_id = @agent_id AND NOT (workspace_id::text = ANY (@workspace_ids::text[]))
 ), touched AS (
     INSERT INTO agent_sharing (agent_id, updated_at) VALUES (@agent_id, @now::timestamptz)
     ON CONFLICT (agent_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
 )
 INSERT INTO agent_pins (agent_id, workspace_id, created_at)
-SELECT @agent_id, w, @now::timestamptz FROM unnest(@workspace_ids::uuid[]) AS w
+SELECT @agent_id, w::uuid, @now::timestamptz FROM unnest(@workspace_ids::text[]) AS w
 ON CONFLICT (agent_id, workspace_id) DO NOTHING;
 
 -- name: AgentPublishSet :exec

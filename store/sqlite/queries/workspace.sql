@@ -59,6 +59,9 @@ WHERE platform = sqlc.arg(platform) AND external_id = sqlc.arg(external_id);
 -- name: ConversationWorkspace :one
 SELECT workspace_id FROM conversations WHERE id = sqlc.arg(id);
 
+-- name: ScheduleWorkspace :one
+SELECT workspace_id FROM schedules WHERE id = sqlc.arg(id);
+
 -- name: ConversationWorkspaceSet :execrows
 UPDATE conversations SET workspace_id = sqlc.arg(workspace_id)
 WHERE id = sqlc.arg(id) AND coalesce(workspace_id, sqlc.arg(workspace_id)) = sqlc.arg(workspace_id);

@@ -88,24 +88,25 @@ func (q *Queries) AgentPinList(ctx context.Context, agentID uuid.UUID) ([]uuid.U
 
 const agentPinsReplace = `-- name: AgentPinsReplace :exec
 WITH gone AS (
-    DELETE FROM agent_pins WHERE agent_id = $1 AND NOT (workspace_id = ANY ($3::uuid[]))
+    DELETE FROM agent_pins WHERE agent_id = $1 AND NOT (workspace_id::text = ANY ($3::text[]))
 ), touched AS (
     INSERT INTO agent_sharing (agent_id, updated_at) VALUES ($1, $2::timestamptz)
     ON CONFLICT (agent_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
 )
 INSERT INTO agent_pins (agent_id, workspace_id, created_at)
-SELECT $1, w, $2::timestamptz FROM unnest($3::uuid[]) AS w
+SELECT $1, w::uuid, $2::timestamptz FROM unnest($3::text[]) AS w
 ON CONFLICT (agent_id, workspace_id) DO NOTHING
 `
 
 type AgentPinsReplaceParams struct {
 	AgentID      uuid.UUID
 	Now          time.Time
-	WorkspaceIds []uuid.UUID
+	WorkspaceIds []string
 }
 
 // Replaces the pin set in one statement: the old pins go, the new ones
-// (keeping their first pin time) come in.
+// (keeping their first pin time) come in. The ids travel as text, which the
+// simple protocol (PgBouncer) can encode.
 func (q *Queries) AgentPinsReplace(ctx context.Context, arg *AgentPinsReplaceParams) error {
 	_, err := q.db.Exec(ctx, agentPinsReplace, arg.AgentID, arg.Now, arg.WorkspaceIds)
 	return err
@@ -172,6 +173,17 @@ func (q *Queries) ConversationWorkspaceSet(ctx context.Context, arg *Conversatio
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const scheduleWorkspace = `-- name: ScheduleWorkspace :one
+SELECT workspace_id FROM schedules WHERE id = $1
+`
+
+func (q *Queries) ScheduleWorkspace(ctx context.Context, id uuid.UUID) (*uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, scheduleWorkspace, id)
+	var workspace_id *uuid.UUID
+	err := row.Scan(&workspace_id)
+	return workspace_id, err
 }
 
 const workspaceBind = `-- name: WorkspaceBind :one

@@ -234,6 +234,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.scheduleUsageTotalStmt, err = db.PrepareContext(ctx, scheduleUsageTotal); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleUsageTotal: %w", err)
 	}
+	if q.scheduleWorkspaceStmt, err = db.PrepareContext(ctx, scheduleWorkspace); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleWorkspace: %w", err)
+	}
 	if q.schemaMigrationsHasStmt, err = db.PrepareContext(ctx, schemaMigrationsHas); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsHas: %w", err)
 	}
@@ -697,6 +700,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing scheduleUsageTotalStmt: %w", cerr)
 		}
 	}
+	if q.scheduleWorkspaceStmt != nil {
+		if cerr := q.scheduleWorkspaceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleWorkspaceStmt: %w", cerr)
+		}
+	}
 	if q.schemaMigrationsHasStmt != nil {
 		if cerr := q.schemaMigrationsHasStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing schemaMigrationsHasStmt: %w", cerr)
@@ -986,6 +994,7 @@ type Queries struct {
 	scheduleUpdateStmt                *sql.Stmt
 	scheduleUpsertStmt                *sql.Stmt
 	scheduleUsageTotalStmt            *sql.Stmt
+	scheduleWorkspaceStmt             *sql.Stmt
 	schemaMigrationsHasStmt           *sql.Stmt
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
@@ -1098,6 +1107,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scheduleUpdateStmt:                q.scheduleUpdateStmt,
 		scheduleUpsertStmt:                q.scheduleUpsertStmt,
 		scheduleUsageTotalStmt:            q.scheduleUsageTotalStmt,
+		scheduleWorkspaceStmt:             q.scheduleWorkspaceStmt,
 		schemaMigrationsHasStmt:           q.schemaMigrationsHasStmt,
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,

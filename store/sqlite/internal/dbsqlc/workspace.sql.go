@@ -193,6 +193,17 @@ func (q *Queries) ConversationWorkspaceSet(ctx context.Context, arg Conversation
 	return result.RowsAffected()
 }
 
+const scheduleWorkspace = `-- name: ScheduleWorkspace :one
+SELECT workspace_id FROM schedules WHERE id = ?1
+`
+
+func (q *Queries) ScheduleWorkspace(ctx context.Context, id uuid.UUID) (uuid.NullUUID, error) {
+	row := q.queryRow(ctx, q.scheduleWorkspaceStmt, scheduleWorkspace, id)
+	var workspace_id uuid.NullUUID
+	err := row.Scan(&workspace_id)
+	return workspace_id, err
+}
+
 const workspaceBindInsert = `-- name: WorkspaceBindInsert :one
 INSERT INTO workspace_bindings (platform, external_id, workspace_id, created_at)
 VALUES (?1, ?2, ?3, CAST(?4 AS INTEGER))
