@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Conversations is what the API needs of core: open a conversation, post
@@ -72,6 +73,12 @@ type Options struct {
 	// closing an idle stream (default 15s).
 	KeepAlive time.Duration
 	Logger    *slog.Logger
+
+	// Authenticate, when set, is asked first who a request comes from: it
+	// returns the principal, or nil and no error when the request carries
+	// none of its credentials (then the operator token or loopback rule
+	// applies). An error refuses the request with 401 and its message.
+	Authenticate func(r *http.Request) (*Principal, error)
 }
 
 // API serves /api/.
@@ -110,7 +117,7 @@ func New(opts Options) (*API, error) {
 		// Never without origins: rs/cors then allows every origin.
 		a.cors = cors.New(cors.Options{
 			AllowOriginFunc: a.originAllowed,
-			AllowedMethods:  []string{http.MethodGet, http.MethodPost},
+			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
 			MaxAge:          600,
 		})
@@ -168,6 +175,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	a.workspaceRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -176,19 +184,16 @@ func (a *API) Routes(mux *http.ServeMux) {
 	}))
 }
 
-// Principals: who a request comes from, as the log records it.
-const (
-	principalOperator = "operator" // holds SWITCHBOARD_API_TOKEN
-	principalLocal    = "local"    // a direct loopback caller when no token is set
-)
-
 type callerKey struct{}
 
-// caller is the principal the request authenticated as.
-func caller(r *http.Request) string {
-	p, _ := r.Context().Value(callerKey{}).(string)
+// principal is who the request authenticated as.
+func principal(r *http.Request) Principal {
+	p, _ := r.Context().Value(callerKey{}).(Principal)
 	return p
 }
+
+// caller names the principal as the log and the conversations record it.
+func caller(r *http.Request) string { return principal(r).String() }
 
 // handle wraps a route: other sites refused, CORS for allowed origins, then
 // authentication and the body's content type, in that order, so that a
@@ -245,30 +250,39 @@ func sameOrigin(origin, host string) bool {
 }
 
 // authenticate names the caller, or says why it is refused.
-func (a *API) authenticate(r *http.Request) (string, *httpError) {
+func (a *API) authenticate(r *http.Request) (Principal, *httpError) {
+	if a.opts.Authenticate != nil {
+		p, err := a.opts.Authenticate(r)
+		if err != nil {
+			return Principal{}, &httpError{status: http.StatusUnauthorized, msg: err.Error()}
+		}
+		if p != nil {
+			return *p, nil
+		}
+	}
 	if a.opts.Token != "" {
 		if !validToken(r, a.opts.Token) {
-			return "", &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
+			return Principal{}, &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
 		}
-		return principalOperator, nil
+		return Principal{Kind: PrincipalOperator}, nil
 	}
 	if !loopback(r.RemoteAddr) {
-		return "", &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
+		return Principal{}, &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
 	}
 	// A proxy on this machine makes every caller look local.
 	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
 		if _, ok := r.Header[h]; ok {
-			return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			return Principal{}, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
 				"without SWITCHBOARD_API_TOKEN the API answers only direct loopback callers; this request came through a proxy (%s header): set the token", h)}
 		}
 	}
 	// A page whose name was rebound to 127.0.0.1 sends its own name as Host
 	// and passes as same-origin; a direct local caller names a loopback host.
 	if !loopbackHost(r.Host) {
-		return "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+		return Principal{}, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
 			"without SWITCHBOARD_API_TOKEN the API answers only on loopback; Host %q is not a loopback name (use localhost or 127.0.0.1, or set the token)", r.Host)}
 	}
-	return principalLocal, nil
+	return Principal{Kind: PrincipalLocal}, nil
 }
 
 // RequireToken wraps h so that it answers only requests carrying
@@ -352,8 +366,11 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, he.status, he.msg)
 	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, workspace.ErrForbidden):
+		writeError(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, store.ErrNotFound) && r.PathValue("id") == "":
+		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, store.ErrNotFound):
-		// Every route that can miss names a conversation.
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
@@ -430,22 +447,32 @@ func convID(r *http.Request) (uuid.UUID, error) {
 
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Agent string `json:"agent"`
+		Agent     string `json:"agent"`
+		Workspace string `json:"workspace"` // optional; a person's default is their personal workspace
 	}
 	// The body is optional: no agent means the default one.
 	if err := decode(w, r, &body, true); err != nil {
+		return err
+	}
+	ws, err := a.workspaceForNew(r, body.Workspace)
+	if err != nil {
 		return err
 	}
 	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, tool.ContextAPI, caller(r))
 	if err != nil {
 		return err
 	}
+	if ws != nil {
+		if err := a.st.ConversationWorkspaceSet(r.Context(), &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *ws}); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusCreated, conversationJSON(conv))
 	return nil
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -485,7 +512,7 @@ func conversationJSON(c *store.Conversation) map[string]any {
 }
 
 func (a *API) message(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -504,7 +531,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -527,7 +554,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -549,7 +576,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -594,7 +621,7 @@ func EntryJSON(e *store.Entry) map[string]any {
 // entries it missed, then live ones. Token deltas are a separate event type
 // with no id: they are ephemeral and never replayed.
 func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
