@@ -27,6 +27,8 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  workspaces  create, list and manage workspaces, members and team bindings
+  agents      publish, pin and give agents to people
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -62,6 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "migrate":
+	case "workspaces", "agents":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -87,6 +90,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch cmd {
 	case "migrate":
 		return migrate(ctx, cfg, stdout)
+	case "workspaces":
+		return workspacesCmd(ctx, cfg, fs.Args(), stdout)
+	case "agents":
+		return agentsCmd(ctx, cfg, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	default:
