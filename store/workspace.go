@@ -213,6 +213,9 @@ type WorkspaceQueries interface {
 	AgentOwnerSet(ctx context.Context, p *AgentOwnerSetParams) (*AgentSharing, error)
 	AgentPin(ctx context.Context, p *AgentPinParams) (*AgentSharing, error)
 	AgentPublish(ctx context.Context, p *AgentPublishParams) (*AgentSharing, error)
+	// AgentListVisible lists, by name, the agents seen in a workspace: the
+	// operator's and those whose owner is a member, unless pinned elsewhere.
+	AgentListVisible(ctx context.Context, workspaceID uuid.UUID) ([]*Listing, error)
 	// AgentDirectory lists the published agents by name.
 	AgentDirectory(ctx context.Context) ([]*Listing, error)
 }

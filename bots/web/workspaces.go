@@ -142,6 +142,7 @@ func (a *API) workspaceRoutes(mux *http.ServeMux) {
 	mux.Handle("PUT /api/workspaces/{ws}/members/{person}", a.handle(a.memberRole))
 	mux.Handle("DELETE /api/workspaces/{ws}/members/{person}", a.handle(a.memberRemove))
 	mux.Handle("POST /api/workspaces/{ws}/bindings", a.handle(a.workspaceBind))
+	mux.Handle("GET /api/workspaces/{ws}/agents", a.handle(a.workspaceAgents))
 	mux.Handle("PUT /api/agents/{agent}/pins", a.handle(a.agentPin))
 	mux.Handle("POST /api/agents/{agent}/publish", a.handle(a.agentPublish))
 	mux.Handle("GET /api/directory", a.handle(a.directory))
@@ -456,11 +457,20 @@ func (a *API) agentPublish(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *API) directory(w http.ResponseWriter, r *http.Request) error {
-	ls, err := a.st.AgentDirectory(r.Context())
+func (a *API) workspaceAgents(w http.ResponseWriter, r *http.Request) error {
+	ws, err := a.allowedWorkspace(r, workspace.Use)
 	if err != nil {
 		return err
 	}
+	ls, err := a.st.AgentListVisible(r.Context(), ws.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": listingsJSON(ls)})
+	return nil
+}
+
+func listingsJSON(ls []*store.Listing) []map[string]string {
 	out := make([]map[string]string, 0, len(ls))
 	for _, l := range ls {
 		e := map[string]string{"name": l.Name}
@@ -469,6 +479,14 @@ func (a *API) directory(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, e)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+	return out
+}
+
+func (a *API) directory(w http.ResponseWriter, r *http.Request) error {
+	ls, err := a.st.AgentDirectory(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": listingsJSON(ls)})
 	return nil
 }

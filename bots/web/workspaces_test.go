@@ -150,6 +150,14 @@ func TestDirectoryRefusesAnAgentPinnedToATeam(t *testing.T) {
 		if len(dir.Agents) != 0 {
 			t.Fatalf("the directory after the refusal: want it empty, got %v", dir.Agents)
 		}
+		var seen struct {
+			Agents []map[string]string `json:"agents"`
+		}
+		s.as(t, ana, "GET", "/api/workspaces/"+team.ID+"/agents", "", http.StatusOK, &seen)
+		if len(seen.Agents) != 1 || seen.Agents[0]["name"] != "atlas" {
+			t.Fatalf("agents of Acme, where atlas is pinned: want atlas, got %v", seen.Agents)
+		}
+		s.as(t, uuid.New(), "GET", "/api/workspaces/"+team.ID+"/agents", "", http.StatusNotFound, nil)
 		s.as(t, uuid.Nil, "PUT", "/api/agents/atlas/pins", `{"workspaces":[]}`, http.StatusOK, nil)
 		s.as(t, uuid.Nil, "POST", "/api/agents/atlas/publish", ``, http.StatusOK, nil)
 		s.as(t, ana, "GET", "/api/directory", "", http.StatusOK, &dir)

@@ -187,6 +187,14 @@ func (q *queries) AgentPublish(ctx context.Context, p *store.AgentPublishParams)
 	return q.AgentSharingGet(ctx, p.AgentID)
 }
 
+func (q *queries) AgentListVisible(ctx context.Context, workspaceID uuid.UUID) ([]*store.Listing, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).AgentListVisible, workspaceID)
+	if err != nil {
+		return nil, wrap(err, "listing the agents of workspace %s", workspaceID)
+	}
+	return each(rows, func(r *dbsqlc.AgentListVisibleRow) *store.Listing { return (*store.Listing)(r) }), nil
+}
+
 func (q *queries) AgentDirectory(ctx context.Context) ([]*store.Listing, error) {
 	rows, err := call(ctx, q, func(db *dbsqlc.Queries, ctx context.Context, _ struct{}) ([]dbsqlc.AgentDirectoryRow, error) {
 		return db.AgentDirectory(ctx)

@@ -237,6 +237,17 @@ func (q *queries) AgentPublish(ctx context.Context, p *store.AgentPublishParams)
 	})
 }
 
+func (q *queries) AgentListVisible(ctx context.Context, workspaceID uuid.UUID) ([]*store.Listing, error) {
+	rows, err := q.read().AgentListVisible(ctx, workspaceID)
+	out, err := all(rows, err, func(r dbsqlc.AgentListVisibleRow) *store.Listing {
+		return &store.Listing{AgentID: r.AgentID, Name: r.Name, OwnerPersonID: nullUUID(r.OwnerPersonID)}
+	})
+	if err != nil {
+		return nil, wrap(err, "listing the agents of workspace %s", workspaceID)
+	}
+	return out, nil
+}
+
 func (q *queries) AgentDirectory(ctx context.Context) ([]*store.Listing, error) {
 	rows, err := q.read().AgentDirectory(ctx)
 	out, err := all(rows, err, func(r dbsqlc.AgentDirectoryRow) *store.Listing {

@@ -22,6 +22,7 @@ func (s suite) workspaceTests() []namedTest {
 		{"RowsCarryTheirWorkspace", s.testWorkspaceStamped},
 		{"ConversationWorkspaceSet", s.testConversationWorkspaceSet},
 		{"PinsAndDirectory", s.testAgentPinsAndDirectory},
+		{"AgentsSharedByDefault", s.testAgentsVisible},
 	}
 }
 
@@ -328,4 +329,46 @@ func (s suite) testAgentPinsAndDirectory(t *testing.T) {
 	sh, err = st.AgentSharingGet(ctx, ag.ID)
 	noErr(t, err, "reading the sharing")
 	eq(t, len(sh.Pins), 0, "pins after the workspace went")
+}
+
+func (s suite) testAgentsVisible(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	ana, bo := uuid.New(), uuid.New()
+	a, b := newTeam(t, st, clk, "A", ana), newTeam(t, st, clk, "B", bo)
+	_, err := st.WorkspaceMemberPut(ctx, &store.WorkspaceMemberPutParams{WorkspaceID: b.ID, PersonID: ana, Role: store.RoleMember})
+	noErr(t, err, "adding ana to B")
+	personal, err := st.WorkspaceEnsurePersonal(ctx, &store.WorkspaceEnsurePersonalParams{PersonID: ana})
+	noErr(t, err, "ana's personal workspace")
+	mk := func(name string, owner *uuid.UUID) uuid.UUID {
+		ag, err := st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: name, Config: json.RawMessage(`{}`), Now: clk.Now()})
+		noErr(t, err, "upserting %s", name)
+		if owner != nil {
+			_, err = st.AgentOwnerSet(ctx, &store.AgentOwnerSetParams{AgentID: ag.ID, OwnerPersonID: owner})
+			noErr(t, err, "giving %s to its owner", name)
+		}
+		return ag.ID
+	}
+	mk("ops", nil)
+	mk("anas", &ana)
+	mk("bos", &bo)
+	pinned := mk("private", &ana)
+	_, err = st.AgentPin(ctx, &store.AgentPinParams{AgentID: pinned, WorkspaceIDs: []uuid.UUID{personal.ID}})
+	noErr(t, err, "pinning private to ana's personal workspace")
+
+	names := func(ws uuid.UUID) string {
+		t.Helper()
+		ls, err := st.AgentListVisible(ctx, ws)
+		noErr(t, err, "listing the agents of %s", ws)
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Name)
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	eq(t, names(a.ID), `["anas","ops"]`, "agents seen in A (ana's team)")
+	eq(t, names(b.ID), `["anas","bos","ops"]`, "agents seen in B (bo's team, ana a member)")
+	eq(t, names(personal.ID), `["anas","ops","private"]`, "agents seen in ana's personal workspace")
 }

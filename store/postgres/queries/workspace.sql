@@ -95,6 +95,18 @@ INSERT INTO agent_sharing (agent_id, published, updated_at)
 VALUES (@agent_id, @published, @now::timestamptz)
 ON CONFLICT (agent_id) DO UPDATE SET published = EXCLUDED.published, updated_at = EXCLUDED.updated_at;
 
+-- name: AgentListVisible :many
+-- One agent, one queue, seen wherever its owner belongs: the operator's
+-- agents (no owner) everywhere, a person's where the person is a member;
+-- pins narrow both.
+SELECT a.id AS agent_id, a.name, s.owner_person_id
+FROM agents a LEFT JOIN agent_sharing s ON s.agent_id = a.id
+WHERE (s.owner_person_id IS NULL OR EXISTS (
+        SELECT 1 FROM workspace_members m WHERE m.workspace_id = @workspace_id AND m.person_id = s.owner_person_id))
+  AND (NOT EXISTS (SELECT 1 FROM agent_pins p WHERE p.agent_id = a.id)
+       OR EXISTS (SELECT 1 FROM agent_pins p WHERE p.agent_id = a.id AND p.workspace_id = @workspace_id))
+ORDER BY a.name;
+
 -- name: AgentDirectory :many
 SELECT a.id AS agent_id, a.name, s.owner_person_id
 FROM agent_sharing s JOIN agents a ON a.id = s.agent_id

@@ -93,6 +93,16 @@ INSERT INTO agent_sharing (agent_id, published, updated_at)
 VALUES (sqlc.arg(agent_id), sqlc.arg(published), CAST(sqlc.arg(now) AS INTEGER))
 ON CONFLICT (agent_id) DO UPDATE SET published = excluded.published, updated_at = excluded.updated_at;
 
+-- name: AgentListVisible :many
+SELECT agents.id AS agent_id, agents.name, agent_sharing.owner_person_id
+FROM agents LEFT JOIN agent_sharing ON agent_sharing.agent_id = agents.id
+WHERE (agent_sharing.owner_person_id IS NULL
+       OR agent_sharing.owner_person_id IN (
+           SELECT m.person_id FROM workspace_members m WHERE m.workspace_id = sqlc.arg(workspace_id)))
+  AND (agents.id NOT IN (SELECT p.agent_id FROM agent_pins p)
+       OR agents.id IN (SELECT p.agent_id FROM agent_pins p WHERE p.workspace_id = sqlc.arg(workspace_id)))
+ORDER BY agents.name;
+
 -- name: AgentDirectory :many
 SELECT agents.id AS agent_id, agents.name, agent_sharing.owner_person_id
 FROM agent_sharing JOIN agents ON agents.id = agent_sharing.agent_id

@@ -45,6 +45,45 @@ func (q *Queries) AgentDirectory(ctx context.Context) ([]AgentDirectoryRow, erro
 	return items, nil
 }
 
+const agentListVisible = `-- name: AgentListVisible :many
+SELECT a.id AS agent_id, a.name, s.owner_person_id
+FROM agents a LEFT JOIN agent_sharing s ON s.agent_id = a.id
+WHERE (s.owner_person_id IS NULL OR EXISTS (
+        SELECT 1 FROM workspace_members m WHERE m.workspace_id = $1 AND m.person_id = s.owner_person_id))
+  AND (NOT EXISTS (SELECT 1 FROM agent_pins p WHERE p.agent_id = a.id)
+       OR EXISTS (SELECT 1 FROM agent_pins p WHERE p.agent_id = a.id AND p.workspace_id = $1))
+ORDER BY a.name
+`
+
+type AgentListVisibleRow struct {
+	AgentID       uuid.UUID
+	Name          string
+	OwnerPersonID *uuid.UUID
+}
+
+// One agent, one queue, seen wherever its owner belongs: the operator's
+// agents (no owner) everywhere, a person's where the person is a member;
+// pins narrow both.
+func (q *Queries) AgentListVisible(ctx context.Context, workspaceID uuid.UUID) ([]AgentListVisibleRow, error) {
+	rows, err := q.db.Query(ctx, agentListVisible, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AgentListVisibleRow
+	for rows.Next() {
+		var i AgentListVisibleRow
+		if err := rows.Scan(&i.AgentID, &i.Name, &i.OwnerPersonID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const agentOwnerSet = `-- name: AgentOwnerSet :exec
 INSERT INTO agent_sharing (agent_id, owner_person_id, updated_at)
 VALUES ($1, $2, $3::timestamptz)

@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentGetByNameStmt, err = db.PrepareContext(ctx, agentGetByName); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentGetByName: %w", err)
 	}
+	if q.agentListVisibleStmt, err = db.PrepareContext(ctx, agentListVisible); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentListVisible: %w", err)
+	}
 	if q.agentOwnerSetStmt, err = db.PrepareContext(ctx, agentOwnerSet); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentOwnerSet: %w", err)
 	}
@@ -358,6 +361,11 @@ func (q *Queries) Close() error {
 	if q.agentGetByNameStmt != nil {
 		if cerr := q.agentGetByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentGetByNameStmt: %w", cerr)
+		}
+	}
+	if q.agentListVisibleStmt != nil {
+		if cerr := q.agentListVisibleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentListVisibleStmt: %w", cerr)
 		}
 	}
 	if q.agentOwnerSetStmt != nil {
@@ -926,6 +934,7 @@ type Queries struct {
 	tx                                *sql.Tx
 	agentDirectoryStmt                *sql.Stmt
 	agentGetByNameStmt                *sql.Stmt
+	agentListVisibleStmt              *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
 	agentPinAddStmt                   *sql.Stmt
 	agentPinListStmt                  *sql.Stmt
@@ -1039,6 +1048,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                tx,
 		agentDirectoryStmt:                q.agentDirectoryStmt,
 		agentGetByNameStmt:                q.agentGetByNameStmt,
+		agentListVisibleStmt:              q.agentListVisibleStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
 		agentPinAddStmt:                   q.agentPinAddStmt,
 		agentPinListStmt:                  q.agentPinListStmt,

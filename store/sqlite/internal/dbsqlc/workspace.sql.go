@@ -47,6 +47,46 @@ func (q *Queries) AgentDirectory(ctx context.Context) ([]AgentDirectoryRow, erro
 	return items, nil
 }
 
+const agentListVisible = `-- name: AgentListVisible :many
+SELECT agents.id AS agent_id, agents.name, agent_sharing.owner_person_id
+FROM agents LEFT JOIN agent_sharing ON agent_sharing.agent_id = agents.id
+WHERE (agent_sharing.owner_person_id IS NULL
+       OR agent_sharing.owner_person_id IN (
+           SELECT m.person_id FROM workspace_members m WHERE m.workspace_id = ?1))
+  AND (agents.id NOT IN (SELECT p.agent_id FROM agent_pins p)
+       OR agents.id IN (SELECT p.agent_id FROM agent_pins p WHERE p.workspace_id = ?1))
+ORDER BY agents.name
+`
+
+type AgentListVisibleRow struct {
+	AgentID       uuid.UUID
+	Name          string
+	OwnerPersonID uuid.NullUUID
+}
+
+func (q *Queries) AgentListVisible(ctx context.Context, workspaceID uuid.UUID) ([]AgentListVisibleRow, error) {
+	rows, err := q.query(ctx, q.agentListVisibleStmt, agentListVisible, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AgentListVisibleRow
+	for rows.Next() {
+		var i AgentListVisibleRow
+		if err := rows.Scan(&i.AgentID, &i.Name, &i.OwnerPersonID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const agentOwnerSet = `-- name: AgentOwnerSet :exec
 INSERT INTO agent_sharing (agent_id, owner_person_id, updated_at)
 VALUES (?1, ?2, CAST(?3 AS INTEGER))
