@@ -1,8 +1,13 @@
 package workspace_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/workspace"
 )
@@ -37,4 +42,38 @@ func TestRoleMatrix(t *testing.T) {
 	if workspace.Can("boss", workspace.Use) {
 		t.Error("an unknown role may use the workspace; want nothing allowed")
 	}
+}
+
+// TestCheckAgainstTheStore runs the matrix through Check on both stores: the
+// role each person really holds decides, and a non-member may do nothing.
+func TestCheckAgainstTheStore(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		ctx := context.Background()
+		owner, admin, member, stranger := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+		ws, err := st.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: "Acme", Kind: store.WorkspaceTeam, OwnerPersonID: owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, r := range map[uuid.UUID]store.Role{admin: store.RoleAdmin, member: store.RoleMember} {
+			if _, err := st.WorkspaceMemberPut(ctx, &store.WorkspaceMemberPutParams{WorkspaceID: ws.ID, PersonID: p, Role: r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		people := map[uuid.UUID]store.Role{owner: store.RoleOwner, admin: store.RoleAdmin, member: store.RoleMember, stranger: ""}
+		for p, role := range people {
+			for _, action := range workspace.Actions {
+				got, err := workspace.Check(ctx, st, ws.ID, p, action)
+				if got != role {
+					t.Fatalf("Check(%s) role = %q, want %q", action, got, role)
+				}
+				if allowed := err == nil; allowed != workspace.Can(role, action) {
+					t.Fatalf("Check(%q, %s) = %v; want allowed %v", role, action, err, workspace.Can(role, action))
+				}
+				if err != nil && !errors.Is(err, workspace.ErrForbidden) {
+					t.Fatalf("Check(%q, %s) = %v; want ErrForbidden", role, action, err)
+				}
+			}
+		}
+	})
 }
