@@ -107,6 +107,10 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 		res.Ignored = true
 		return nil, nil
 	}
+	if away, err := s.pinnedAway(ctx, q, in, b, s.agentID(ag.Name)); err != nil || away {
+		res.Ignored = away
+		return nil, err
+	}
 	if in.EventID != "" {
 		fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: in.Platform, EventID: in.EventID, Now: now})
 		if err != nil {

@@ -94,6 +94,17 @@
 // and best effort: a woken listener re-reads the store, and a listener also
 // polls, so a lost wake-up only delays work.
 //
+// # Workspaces
+//
+// Conversations, schedules, approvals, audit rows and usage carry the
+// workspace they were made in, and the database stamps it, in the
+// statement that makes the row, so no path can forget it: a binding's
+// place whose platform team is bound to a workspace puts its new
+// conversation there, a fork takes its parent's, a schedule its place's
+// team's, and approvals, audit and usage their conversation's. A row made
+// where no workspace is bound keeps none (only the operator reaches it);
+// binding the team later does not move what was made before.
+//
 // # What happens on failure
 //
 //   - A worker dies mid-turn. Its heartbeats stop and both leases run out at

@@ -186,6 +186,7 @@ type Usage struct {
 	ReasoningTokens int64
 	CostMicroUSD    int64 // cost in millionths of a US dollar
 	CreatedAt       time.Time
+	WorkspaceID     *uuid.UUID // stamped from the conversation when recorded
 }
 
 // Binding ties a conversation to a place on a platform (a Slack thread, a
@@ -276,6 +277,7 @@ type AuditRecord struct {
 	Result         string // ok, error, denied, pending
 	Detail         json.RawMessage
 	CreatedAt      time.Time
+	WorkspaceID    *uuid.UUID // stamped from the conversation when recorded
 }
 
 // ---- parameters ----
@@ -745,6 +747,7 @@ type Queries interface {
 	SlackInstallationQueries
 	GrantQueries
 	KeyQueries
+	WorkspaceQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/apikey"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // PrincipalKind says how a request authenticated.
@@ -85,21 +86,27 @@ type AuthorizeFunc func(ctx context.Context, p *Principal, workspace uuid.UUID, 
 // ErrForbidden is what a refusal of authorize wraps.
 var ErrForbidden = errors.New("forbidden")
 
-// authorize is the one workspace rights check of the API. A personal token
-// never reaches past its workspaces; inside them, the decision is the
-// workspace rights' (Options.AuthorizeFunc, filled in by the roles part),
-// and until that is set, reads are allowed and writes are the operator's.
-func (a *API) authorize(ctx context.Context, p *Principal, workspace uuid.UUID, action Action) error {
-	if p.Kind == PrincipalPerson && !slices.Contains(p.Workspaces, workspace) {
-		return fmt.Errorf("%w: this token is not scoped to workspace %s", ErrForbidden, workspace)
+// authorize is the credential side of the workspace rights check. A
+// personal token never reaches past its workspaces; inside them, the
+// person's roles decide (Rights), or Options.AuthorizeFunc when set.
+func (a *API) authorize(ctx context.Context, p *Principal, ws uuid.UUID, action Action) error {
+	if p.Kind == PrincipalPerson && !slices.Contains(p.Workspaces, ws) {
+		return fmt.Errorf("%w: this token is not scoped to workspace %s", ErrForbidden, ws)
 	}
 	if f := a.opts.AuthorizeFunc; f != nil {
-		return f(ctx, p, workspace, action)
+		return f(ctx, p, ws, action)
 	}
-	if p.Admin() || (action == ActionRead && p.Kind == PrincipalPerson) {
+	if p.Admin() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s may not %s in workspace %s (only the operator may, for now)", ErrForbidden, p.Name(), action, workspace)
+	need := workspace.Use // reading and writing what is in the workspace
+	if action == ActionManageKeys {
+		need = workspace.ManageConnections // credentials are the workspace's connections
+	}
+	if err := Rights(ctx, a.st, p, &ws, need); err != nil {
+		return fmt.Errorf("%w: %s may not %s in workspace %s: %w", ErrForbidden, p.Name(), action, ws, err)
+	}
+	return nil
 }
 
 // route says which principals a route admits.
@@ -160,9 +167,7 @@ func admit(p *Principal, rt route) *httpError {
 }
 
 // mayUseConversation keeps an agent session to its own agent's
-// conversations. Conversations carry no workspace yet, so a personal
-// token's access to them goes through authorize with uuid.Nil, which the
-// scope check refuses until the workspaces part records one.
+// conversations.
 func (a *API) mayUseConversation(r *http.Request, p *Principal, id uuid.UUID) error {
 	switch p.Kind {
 	case PrincipalAgent:
@@ -175,20 +180,14 @@ func (a *API) mayUseConversation(r *http.Request, p *Principal, id uuid.UUID) er
 			return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("conversation %s is not agent %s's", id, p.Agents[0])}
 		}
 		return err
-	case PrincipalPerson:
-		action := ActionWrite
-		if r.Method == http.MethodGet {
-			action = ActionRead
-		}
-		return a.authorize(r.Context(), p, uuid.Nil, action)
 	}
+	// A person's rights in the conversation's workspace are checked by the
+	// handler (allowedConversation).
 	return nil
 }
 
 // mayCreateConversation keeps an agent session to conversations of its own
-// agent (filling it in when the body names none), and sends a personal
-// token through authorize (conversations carry no workspace yet: see
-// mayUseConversation).
+// agent (filling it in when the body names none).
 func (a *API) mayCreateConversation(r *http.Request, agent *string) error {
 	p := PrincipalFrom(r.Context())
 	switch p.Kind {
@@ -199,8 +198,8 @@ func (a *API) mayCreateConversation(r *http.Request, agent *string) error {
 		if *agent != p.Agents[0] {
 			return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("a session of agent %s cannot open a conversation of agent %s", p.Agents[0], *agent)}
 		}
-	case PrincipalPerson:
-		return a.authorize(r.Context(), p, uuid.Nil, ActionWrite)
 	}
+	// A person's conversation goes to a workspace they may use
+	// (workspaceForNew).
 	return nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Conversations is what the API needs of core: open a conversation, post
@@ -81,9 +82,15 @@ type Options struct {
 	// serves /api/auth/token and /api/keys; nil: only the operator token
 	// (or loopback) is accepted.
 	Keys *apikey.Keys
-	// AuthorizeFunc is the workspace rights check (see authorize); nil:
-	// reads in scope are allowed and writes are the operator's.
+	// AuthorizeFunc overrides the workspace rights check (see authorize);
+	// nil: the roles of the workspace decide (Rights).
 	AuthorizeFunc AuthorizeFunc
+	// Authenticate, when set, is asked first who a request comes from (a
+	// front proxy's identity, say): it returns the principal, or nil and no
+	// error when the request carries none of its credentials (then the
+	// operator token, Keys and the loopback rule apply). An error refuses
+	// the request with 401 and its message.
+	Authenticate func(r *http.Request) (*Principal, error)
 }
 
 // API serves /api/.
@@ -122,7 +129,7 @@ func New(opts Options) (*API, error) {
 		// Never without origins: rs/cors then allows every origin.
 		a.cors = cors.New(cors.Options{
 			AllowOriginFunc: a.originAllowed,
-			AllowedMethods:  []string{http.MethodGet, http.MethodPost},
+			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
 			MaxAge:          600,
 		})
@@ -182,6 +189,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
 	a.grantRoutes(mux)
 	a.keyRoutes(mux)
+	a.workspaceRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -192,14 +200,17 @@ func (a *API) Routes(mux *http.ServeMux) {
 
 type callerKey struct{}
 
-// caller is the principal the request authenticated as, as the log records
-// it.
-func caller(r *http.Request) string {
+// principal is who the request authenticated as; never nil inside a
+// handler.
+func principal(r *http.Request) *Principal {
 	if p := PrincipalFrom(r.Context()); p != nil {
-		return p.Name()
+		return p
 	}
-	return ""
+	return &Principal{}
 }
+
+// caller names the principal as the log and the conversations record it.
+func caller(r *http.Request) string { return principal(r).Name() }
 
 // handle wraps a route: other sites refused, CORS for allowed origins, then
 // authentication and the body's content type, in that order, so that a
@@ -272,10 +283,19 @@ func sameOrigin(origin, host string) bool {
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
 }
 
-// authenticate names the caller, or says why it is refused: the operator
-// token, then the credentials of Options.Keys, then (with no operator token
-// set) a direct loopback caller.
+// authenticate names the caller, or says why it is refused: Options.Authenticate,
+// the operator token, then the credentials of Options.Keys, then (with no
+// operator token set) a direct loopback caller.
 func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
+	if a.opts.Authenticate != nil {
+		p, err := a.opts.Authenticate(r)
+		if err != nil {
+			return nil, &httpError{status: http.StatusUnauthorized, msg: err.Error()}
+		}
+		if p != nil {
+			return p, nil
+		}
+	}
 	if a.opts.Token != "" && validToken(r, a.opts.Token) {
 		return &Principal{Kind: PrincipalOperator}, nil
 	}
@@ -387,8 +407,11 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
 		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, workspace.ErrForbidden):
+		writeError(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, store.ErrNotFound) && r.PathValue("id") == "":
+		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, store.ErrNotFound):
-		// Every route that can miss names a conversation.
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
@@ -465,7 +488,8 @@ func convID(r *http.Request) (uuid.UUID, error) {
 
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Agent string `json:"agent"`
+		Agent     string `json:"agent"`
+		Workspace string `json:"workspace"` // optional; a person's default is their personal workspace
 	}
 	// The body is optional: no agent means the default one.
 	if err := decode(w, r, &body, true); err != nil {
@@ -474,16 +498,25 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := a.mayCreateConversation(r, &body.Agent); err != nil {
 		return err
 	}
+	ws, err := a.workspaceForNew(r, body.Workspace)
+	if err != nil {
+		return err
+	}
 	conv, err := a.svc.CreateConversation(r.Context(), body.Agent, tool.ContextAPI, caller(r))
 	if err != nil {
 		return err
+	}
+	if ws != nil {
+		if err := a.st.ConversationWorkspaceSet(r.Context(), &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *ws}); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusCreated, conversationJSON(conv))
 	return nil
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -523,7 +556,7 @@ func conversationJSON(c *store.Conversation) map[string]any {
 }
 
 func (a *API) message(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -542,7 +575,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -565,7 +598,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -587,7 +620,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
@@ -632,7 +665,7 @@ func EntryJSON(e *store.Entry) map[string]any {
 // entries it missed, then live ones. Token deltas are a separate event type
 // with no id: they are ephemeral and never replayed.
 func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
-	id, err := convID(r)
+	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ commands:
             grants list [-workspace ID] [-revoked] | grants revoke ID
   keys      agent keys and host tokens for the API: create, list, revoke
   tokens    personal access tokens: create, list, revoke
+  workspaces  create, list and manage workspaces, members and team bindings
+  agents      publish, pin and give agents to people
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -80,6 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		grantsCmd.sub, args = args[0], args[1:]
 		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a Slack team or Discord guild id)")
 		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
+	case "workspaces", "agents":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -109,6 +112,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return rotateKey(ctx, cfg, stdout)
 	case "grants":
 		return grants(ctx, cfg, grantsCmd, fs.Args(), stdout)
+	case "workspaces":
+		return workspacesCmd(ctx, cfg, fs.Args(), stdout)
+	case "agents":
+		return agentsCmd(ctx, cfg, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	default:

@@ -15,14 +15,10 @@ import (
 func (q *queries) KeyCreate(ctx context.Context, p *store.KeyCreateParams) (*store.Key, error) {
 	agents, _ := json.Marshal(p.Agents)         // strings always encode
 	workspaces, _ := json.Marshal(p.Workspaces) // so do UUIDs
-	var person sql.NullString
-	if p.PersonID != nil {
-		person = sql.NullString{String: p.PersonID.String(), Valid: true}
-	}
 	k, err := write(ctx, q, func(t *queries) (*store.Key, error) {
 		return oneKey(t.tx.KeyInsert(ctx, dbsqlc.KeyInsertParams{
 			ID: p.ID, Kind: string(p.Kind), Lookup: p.Lookup, SecretHash: p.SecretHash,
-			Agents: string(agents), PersonID: person, WorkspaceIds: string(workspaces),
+			Agents: string(agents), PersonID: uuidArg(p.PersonID), WorkspaceIds: string(workspaces),
 			ParentID: uuidArg(p.ParentID), Label: p.Label, Now: micros(p.Now), ExpiresAt: microsArg(p.ExpiresAt),
 		}))
 	})
@@ -118,10 +114,7 @@ func apiKey(r dbsqlc.ApiKey) (*store.Key, error) {
 		return nil, fmt.Errorf("decoding workspaces of key %s: %w", r.ID, err)
 	}
 	if r.PersonID.Valid {
-		id, err := uuid.Parse(r.PersonID.String)
-		if err != nil {
-			return nil, fmt.Errorf("decoding person of key %s: %w", r.ID, err)
-		}
+		id := r.PersonID.UUID
 		k.PersonID = &id
 	}
 	return k, nil

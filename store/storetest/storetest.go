@@ -104,6 +104,7 @@ func Run(t *testing.T, h Harness) {
 		{"TransientFaults", s.faultTests()},
 		{"SlackInstallations", s.slackInstallationTests()},
 		{"Keys", s.keyTests()},
+		{"Workspaces", s.workspaceTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ INSERT INTO approvals (id, conversation_id, call_id, tool, kind, risk, request,
                        deciders, status, expires_at, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, 'pending', $9, $10::timestamptz)
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalCreateParams struct {
@@ -66,6 +66,7 @@ func (q *Queries) ApprovalCreate(ctx context.Context, arg *ApprovalCreateParams)
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -74,7 +75,7 @@ const approvalDecide = `-- name: ApprovalDecide :one
 UPDATE approvals
 SET status = $1, decision = $2, decided_by = $3, decided_at = $4::timestamptz
 WHERE id = $5 AND status = 'pending' AND expires_at > $4::timestamptz
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalDecideParams struct {
@@ -111,6 +112,7 @@ func (q *Queries) ApprovalDecide(ctx context.Context, arg *ApprovalDecideParams)
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -125,7 +127,7 @@ WHERE id IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalExpireParams struct {
@@ -157,6 +159,7 @@ func (q *Queries) ApprovalExpire(ctx context.Context, arg *ApprovalExpireParams)
 			&i.ExpiresAt,
 			&i.DecidedAt,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -169,7 +172,7 @@ func (q *Queries) ApprovalExpire(ctx context.Context, arg *ApprovalExpireParams)
 }
 
 const approvalFindByCall = `-- name: ApprovalFindByCall :one
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals WHERE conversation_id = $1 AND call_id = $2
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals WHERE conversation_id = $1 AND call_id = $2
 `
 
 type ApprovalFindByCallParams struct {
@@ -195,12 +198,13 @@ func (q *Queries) ApprovalFindByCall(ctx context.Context, arg *ApprovalFindByCal
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const approvalGet = `-- name: ApprovalGet :one
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals WHERE id = $1
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals WHERE id = $1
 `
 
 func (q *Queries) ApprovalGet(ctx context.Context, id uuid.UUID) (Approval, error) {
@@ -221,12 +225,13 @@ func (q *Queries) ApprovalGet(ctx context.Context, id uuid.UUID) (Approval, erro
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const approvalListPending = `-- name: ApprovalListPending :many
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals
 WHERE conversation_id = $1 AND status = 'pending'
 ORDER BY created_at, id
 `
@@ -255,6 +260,7 @@ func (q *Queries) ApprovalListPending(ctx context.Context, conversationID uuid.U
 			&i.ExpiresAt,
 			&i.DecidedAt,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

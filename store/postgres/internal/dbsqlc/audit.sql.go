@@ -14,7 +14,7 @@ import (
 )
 
 const auditList = `-- name: AuditList :many
-SELECT id, conversation_id, actor, action, risk, decision, result, detail, created_at FROM audit_records WHERE conversation_id = $1 ORDER BY created_at, id
+SELECT id, conversation_id, actor, action, risk, decision, result, detail, created_at, workspace_id FROM audit_records WHERE conversation_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) AuditList(ctx context.Context, conversationID *uuid.UUID) ([]AuditRecord, error) {
@@ -36,6 +36,7 @@ func (q *Queries) AuditList(ctx context.Context, conversationID *uuid.UUID) ([]A
 			&i.Result,
 			&i.Detail,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ INSERT INTO conversations (id, root_id, agent_id, title, provider, model, thinki
                            metadata, created_at, updated_at)
 VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $8::timestamptz)
 ON CONFLICT (id) DO NOTHING
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id
 `
 
 type ConversationCreateParams struct {
@@ -69,6 +69,7 @@ func (q *Queries) ConversationCreate(ctx context.Context, arg *ConversationCreat
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -85,7 +86,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (bool, e
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at FROM conversations WHERE parent_id = $1 ORDER BY created_at, id
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conversation, error) {
@@ -118,6 +119,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 			&i.LastSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -130,7 +132,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at FROM conversations WHERE id = $1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE id = $1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -157,6 +159,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -188,7 +191,7 @@ func (q *Queries) ConversationLeaseRelease(ctx context.Context, arg *Conversatio
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < $1::timestamptz
 ORDER BY lease_expires_at, id
 LIMIT $2
@@ -229,6 +232,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg *Conver
 			&i.LastSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -246,7 +250,7 @@ SET status = $1,
     turn_attempts = COALESCE($2::integer, turn_attempts),
     updated_at = $3::timestamptz
 WHERE id = $4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id
 `
 
 type ConversationSetStatusParams struct {
@@ -286,6 +290,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg *ConversationSe
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

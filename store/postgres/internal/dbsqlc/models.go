@@ -19,6 +19,19 @@ type Agent struct {
 	UpdatedAt time.Time
 }
 
+type AgentPin struct {
+	AgentID     uuid.UUID
+	WorkspaceID uuid.UUID
+	CreatedAt   time.Time
+}
+
+type AgentSharing struct {
+	AgentID       uuid.UUID
+	OwnerPersonID *uuid.UUID
+	Published     bool
+	UpdatedAt     time.Time
+}
+
 type ApiKey struct {
 	ID           uuid.UUID
 	Kind         string
@@ -49,6 +62,7 @@ type Approval struct {
 	ExpiresAt      time.Time
 	DecidedAt      *time.Time
 	CreatedAt      time.Time
+	WorkspaceID    *uuid.UUID
 }
 
 type AuditRecord struct {
@@ -61,6 +75,7 @@ type AuditRecord struct {
 	Result         string
 	Detail         json.RawMessage
 	CreatedAt      time.Time
+	WorkspaceID    *uuid.UUID
 }
 
 type Binding struct {
@@ -96,6 +111,7 @@ type Conversation struct {
 	LastSeq        int64
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	WorkspaceID    *uuid.UUID
 }
 
 type DiscardedEntry struct {
@@ -186,6 +202,7 @@ type Schedule struct {
 	Runs        int64
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	WorkspaceID *uuid.UUID
 }
 
 type ScheduleRun struct {
@@ -241,6 +258,7 @@ type UsageRecord struct {
 	ReasoningTokens int64
 	CostMicroUSD    int64
 	CreatedAt       time.Time
+	WorkspaceID     *uuid.UUID
 }
 
 type WorkItem struct {
@@ -261,4 +279,26 @@ type WorkItem struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+}
+
+type Workspace struct {
+	ID            uuid.UUID
+	Name          string
+	Kind          string
+	OwnerPersonID uuid.UUID
+	CreatedAt     time.Time
+}
+
+type WorkspaceBinding struct {
+	Platform    string
+	ExternalID  string
+	WorkspaceID uuid.UUID
+	CreatedAt   time.Time
+}
+
+type WorkspaceMember struct {
+	WorkspaceID uuid.UUID
+	PersonID    uuid.UUID
+	Role        string
+	CreatedAt   time.Time
 }

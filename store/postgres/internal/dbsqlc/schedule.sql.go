@@ -20,7 +20,7 @@ SET next_run_at = $1::timestamptz,
     state = CASE WHEN $3::boolean THEN 'done' ELSE state END,
     updated_at = $4::timestamptz
 WHERE id = $5 AND state = 'active' AND next_run_at = $6::timestamptz
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleAdvanceParams struct {
@@ -69,6 +69,7 @@ func (q *Queries) ScheduleAdvance(ctx context.Context, arg *ScheduleAdvanceParam
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -107,7 +108,7 @@ SET (owner, platform, workspace, channel, spec, time_zone, instruction, config, 
         ELSE schedules.next_run_at
     END
 WHERE $19::boolean
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleCreateParams struct {
@@ -183,6 +184,7 @@ func (q *Queries) ScheduleCreate(ctx context.Context, arg *ScheduleCreateParams)
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -200,7 +202,7 @@ func (q *Queries) ScheduleDelete(ctx context.Context, id uuid.UUID) (int64, erro
 }
 
 const scheduleDue = `-- name: ScheduleDue :many
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules
 WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= $1::timestamptz
 ORDER BY next_run_at, id
 LIMIT $2
@@ -243,6 +245,7 @@ func (q *Queries) ScheduleDue(ctx context.Context, arg *ScheduleDueParams) ([]Sc
 			&i.Runs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -255,7 +258,7 @@ func (q *Queries) ScheduleDue(ctx context.Context, arg *ScheduleDueParams) ([]Sc
 }
 
 const scheduleFind = `-- name: ScheduleFind :one
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules WHERE agent = $1 AND kind = $2 AND name = $3
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules WHERE agent = $1 AND kind = $2 AND name = $3
 `
 
 type ScheduleFindParams struct {
@@ -290,12 +293,13 @@ func (q *Queries) ScheduleFind(ctx context.Context, arg *ScheduleFindParams) (Sc
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const scheduleGet = `-- name: ScheduleGet :one
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules WHERE id = $1
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules WHERE id = $1
 `
 
 func (q *Queries) ScheduleGet(ctx context.Context, id uuid.UUID) (Schedule, error) {
@@ -324,12 +328,13 @@ func (q *Queries) ScheduleGet(ctx context.Context, id uuid.UUID) (Schedule, erro
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const scheduleList = `-- name: ScheduleList :many
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules
 WHERE ($1::text = '' OR agent = $1::text)
   AND ($2::text = '' OR kind = $2::text)
   AND ($3::text = '' OR owner = $3::text)
@@ -385,6 +390,7 @@ func (q *Queries) ScheduleList(ctx context.Context, arg *ScheduleListParams) ([]
 			&i.Runs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -649,7 +655,7 @@ SET spec = COALESCE($1::text, spec),
                        ELSE COALESCE($13::timestamptz, next_run_at) END,
     updated_at = $14::timestamptz
 WHERE id = $15 AND ($16::text IS NULL OR state = $16::text)
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleUpdateParams struct {
@@ -716,6 +722,7 @@ func (q *Queries) ScheduleUpdate(ctx context.Context, arg *ScheduleUpdateParams)
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]UsageRecord, error) {
@@ -38,6 +38,7 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.ReasoningTokens,
 			&i.CostMicroUSD,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

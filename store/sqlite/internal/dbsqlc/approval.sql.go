@@ -17,7 +17,7 @@ UPDATE approvals
 SET status = ?1, decision = CAST(?2 AS TEXT), decided_by = ?3,
     decided_at = CAST(?4 AS INTEGER)
 WHERE id = ?5 AND status = 'pending' AND expires_at >= CAST(?4 AS INTEGER)
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalDecideParams struct {
@@ -54,6 +54,7 @@ func (q *Queries) ApprovalDecide(ctx context.Context, arg ApprovalDecideParams) 
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -67,7 +68,7 @@ WHERE id IN (
     ORDER BY a.expires_at, a._rowid_
     LIMIT CAST(?2 AS INTEGER)
 )
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalExpireParams struct {
@@ -99,6 +100,7 @@ func (q *Queries) ApprovalExpire(ctx context.Context, arg ApprovalExpireParams) 
 			&i.ExpiresAt,
 			&i.DecidedAt,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -114,7 +116,7 @@ func (q *Queries) ApprovalExpire(ctx context.Context, arg ApprovalExpireParams) 
 }
 
 const approvalFindByCall = `-- name: ApprovalFindByCall :one
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals WHERE conversation_id = ?1 AND call_id = ?2
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals WHERE conversation_id = ?1 AND call_id = ?2
 `
 
 type ApprovalFindByCallParams struct {
@@ -140,12 +142,13 @@ func (q *Queries) ApprovalFindByCall(ctx context.Context, arg ApprovalFindByCall
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const approvalGet = `-- name: ApprovalGet :one
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals WHERE id = ?1
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals WHERE id = ?1
 `
 
 func (q *Queries) ApprovalGet(ctx context.Context, id uuid.UUID) (Approval, error) {
@@ -166,6 +169,7 @@ func (q *Queries) ApprovalGet(ctx context.Context, id uuid.UUID) (Approval, erro
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -178,7 +182,7 @@ INSERT INTO approvals (
     ?1, ?2, ?3, ?4, ?5,
     ?6, ?7, ?8, CAST(?9 AS INTEGER), CAST(?10 AS INTEGER)
 )
-RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at
+RETURNING id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id
 `
 
 type ApprovalInsertParams struct {
@@ -224,12 +228,13 @@ func (q *Queries) ApprovalInsert(ctx context.Context, arg ApprovalInsertParams) 
 		&i.ExpiresAt,
 		&i.DecidedAt,
 		&i.CreatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const approvalListPending = `-- name: ApprovalListPending :many
-SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at FROM approvals
+SELECT id, conversation_id, call_id, tool, kind, risk, request, deciders, status, decision, decided_by, expires_at, decided_at, created_at, workspace_id FROM approvals
 WHERE conversation_id = ?1 AND status = 'pending'
 ORDER BY created_at, rowid
 `
@@ -258,6 +263,7 @@ func (q *Queries) ApprovalListPending(ctx context.Context, conversationID uuid.U
 			&i.ExpiresAt,
 			&i.DecidedAt,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

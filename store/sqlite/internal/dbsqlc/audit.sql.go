@@ -47,7 +47,7 @@ func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error 
 }
 
 const auditList = `-- name: AuditList :many
-SELECT id, conversation_id, actor, "action", risk, decision, result, detail, created_at FROM audit WHERE conversation_id = ?1 ORDER BY created_at, rowid
+SELECT id, conversation_id, actor, "action", risk, decision, result, detail, created_at, workspace_id FROM audit WHERE conversation_id = ?1 ORDER BY created_at, rowid
 `
 
 func (q *Queries) AuditList(ctx context.Context, conversationID uuid.NullUUID) ([]Audit, error) {
@@ -69,6 +69,7 @@ func (q *Queries) AuditList(ctx context.Context, conversationID uuid.NullUUID) (
 			&i.Result,
 			&i.Detail,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -128,7 +129,7 @@ func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error 
 }
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Usage, error) {
@@ -153,6 +154,7 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.ReasoningTokens,
 			&i.CostMicroUSD,
 			&i.CreatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

@@ -40,7 +40,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (int64, 
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at FROM conversations WHERE parent_id = ?1 ORDER BY created_at, rowid
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = ?1 ORDER BY created_at, rowid
 `
 
 func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Conversation, error) {
@@ -72,6 +72,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 			&i.LastSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at FROM conversations WHERE id = ?1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE id = ?1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -113,6 +114,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -127,7 +129,7 @@ INSERT INTO conversations (
     ?5, ?6, ?7, ?8,
     ?9, ?10, ?11, CAST(?12 AS INTEGER), CAST(?12 AS INTEGER)
 )
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id
 `
 
 type ConversationInsertParams struct {
@@ -182,6 +184,7 @@ func (q *Queries) ConversationInsert(ctx context.Context, arg ConversationInsert
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -286,7 +289,7 @@ func (q *Queries) ConversationLeaseReleaseOwner(ctx context.Context, arg Convers
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < CAST(?1 AS INTEGER)
 ORDER BY lease_expires_at, rowid
 LIMIT CAST(?2 AS INTEGER)
@@ -326,6 +329,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 			&i.LastSeq,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -366,7 +370,7 @@ SET status = ?1,
     turn_attempts = COALESCE(?2, turn_attempts),
     updated_at = CAST(?3 AS INTEGER)
 WHERE id = ?4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id
 `
 
 type ConversationSetStatusParams struct {
@@ -404,6 +408,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg ConversationSet
 		&i.LastSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

@@ -24,8 +24,35 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.agentDirectoryStmt, err = db.PrepareContext(ctx, agentDirectory); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentDirectory: %w", err)
+	}
 	if q.agentGetByNameStmt, err = db.PrepareContext(ctx, agentGetByName); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentGetByName: %w", err)
+	}
+	if q.agentListVisibleStmt, err = db.PrepareContext(ctx, agentListVisible); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentListVisible: %w", err)
+	}
+	if q.agentOwnerSetStmt, err = db.PrepareContext(ctx, agentOwnerSet); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentOwnerSet: %w", err)
+	}
+	if q.agentPinAddStmt, err = db.PrepareContext(ctx, agentPinAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentPinAdd: %w", err)
+	}
+	if q.agentPinListStmt, err = db.PrepareContext(ctx, agentPinList); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentPinList: %w", err)
+	}
+	if q.agentPinsClearStmt, err = db.PrepareContext(ctx, agentPinsClear); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentPinsClear: %w", err)
+	}
+	if q.agentPublishSetStmt, err = db.PrepareContext(ctx, agentPublishSet); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentPublishSet: %w", err)
+	}
+	if q.agentSharingGetStmt, err = db.PrepareContext(ctx, agentSharingGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentSharingGet: %w", err)
+	}
+	if q.agentSharingTouchStmt, err = db.PrepareContext(ctx, agentSharingTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentSharingTouch: %w", err)
 	}
 	if q.agentUpsertStmt, err = db.PrepareContext(ctx, agentUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentUpsert: %w", err)
@@ -104,6 +131,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.conversationSetStatusStmt, err = db.PrepareContext(ctx, conversationSetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationSetStatus: %w", err)
+	}
+	if q.conversationWorkspaceStmt, err = db.PrepareContext(ctx, conversationWorkspace); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationWorkspace: %w", err)
+	}
+	if q.conversationWorkspaceSetStmt, err = db.PrepareContext(ctx, conversationWorkspaceSet); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationWorkspaceSet: %w", err)
 	}
 	if q.entryGetStmt, err = db.PrepareContext(ctx, entryGet); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryGet: %w", err)
@@ -237,6 +270,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.scheduleUsageTotalStmt, err = db.PrepareContext(ctx, scheduleUsageTotal); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleUsageTotal: %w", err)
 	}
+	if q.scheduleWorkspaceStmt, err = db.PrepareContext(ctx, scheduleWorkspace); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleWorkspace: %w", err)
+	}
 	if q.schemaMigrationsHasStmt, err = db.PrepareContext(ctx, schemaMigrationsHas); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsHas: %w", err)
 	}
@@ -324,14 +360,95 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workReleaseStmt, err = db.PrepareContext(ctx, workRelease); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkRelease: %w", err)
 	}
+	if q.workspaceBindInsertStmt, err = db.PrepareContext(ctx, workspaceBindInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceBindInsert: %w", err)
+	}
+	if q.workspaceBindingFindStmt, err = db.PrepareContext(ctx, workspaceBindingFind); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceBindingFind: %w", err)
+	}
+	if q.workspaceDeleteStmt, err = db.PrepareContext(ctx, workspaceDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceDelete: %w", err)
+	}
+	if q.workspaceGetStmt, err = db.PrepareContext(ctx, workspaceGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceGet: %w", err)
+	}
+	if q.workspaceInsertStmt, err = db.PrepareContext(ctx, workspaceInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceInsert: %w", err)
+	}
+	if q.workspaceListByPersonStmt, err = db.PrepareContext(ctx, workspaceListByPerson); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceListByPerson: %w", err)
+	}
+	if q.workspaceMemberDeleteStmt, err = db.PrepareContext(ctx, workspaceMemberDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceMemberDelete: %w", err)
+	}
+	if q.workspaceMemberGetStmt, err = db.PrepareContext(ctx, workspaceMemberGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceMemberGet: %w", err)
+	}
+	if q.workspaceMemberListStmt, err = db.PrepareContext(ctx, workspaceMemberList); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceMemberList: %w", err)
+	}
+	if q.workspaceMemberUpsertStmt, err = db.PrepareContext(ctx, workspaceMemberUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspaceMemberUpsert: %w", err)
+	}
+	if q.workspacePersonalGetStmt, err = db.PrepareContext(ctx, workspacePersonalGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspacePersonalGet: %w", err)
+	}
+	if q.workspacePersonalInsertStmt, err = db.PrepareContext(ctx, workspacePersonalInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkspacePersonalInsert: %w", err)
+	}
 	return &q, nil
 }
 
 func (q *Queries) Close() error {
 	var err error
+	if q.agentDirectoryStmt != nil {
+		if cerr := q.agentDirectoryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentDirectoryStmt: %w", cerr)
+		}
+	}
 	if q.agentGetByNameStmt != nil {
 		if cerr := q.agentGetByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentGetByNameStmt: %w", cerr)
+		}
+	}
+	if q.agentListVisibleStmt != nil {
+		if cerr := q.agentListVisibleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentListVisibleStmt: %w", cerr)
+		}
+	}
+	if q.agentOwnerSetStmt != nil {
+		if cerr := q.agentOwnerSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentOwnerSetStmt: %w", cerr)
+		}
+	}
+	if q.agentPinAddStmt != nil {
+		if cerr := q.agentPinAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentPinAddStmt: %w", cerr)
+		}
+	}
+	if q.agentPinListStmt != nil {
+		if cerr := q.agentPinListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentPinListStmt: %w", cerr)
+		}
+	}
+	if q.agentPinsClearStmt != nil {
+		if cerr := q.agentPinsClearStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentPinsClearStmt: %w", cerr)
+		}
+	}
+	if q.agentPublishSetStmt != nil {
+		if cerr := q.agentPublishSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentPublishSetStmt: %w", cerr)
+		}
+	}
+	if q.agentSharingGetStmt != nil {
+		if cerr := q.agentSharingGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentSharingGetStmt: %w", cerr)
+		}
+	}
+	if q.agentSharingTouchStmt != nil {
+		if cerr := q.agentSharingTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentSharingTouchStmt: %w", cerr)
 		}
 	}
 	if q.agentUpsertStmt != nil {
@@ -462,6 +579,16 @@ func (q *Queries) Close() error {
 	if q.conversationSetStatusStmt != nil {
 		if cerr := q.conversationSetStatusStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationSetStatusStmt: %w", cerr)
+		}
+	}
+	if q.conversationWorkspaceStmt != nil {
+		if cerr := q.conversationWorkspaceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationWorkspaceStmt: %w", cerr)
+		}
+	}
+	if q.conversationWorkspaceSetStmt != nil {
+		if cerr := q.conversationWorkspaceSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationWorkspaceSetStmt: %w", cerr)
 		}
 	}
 	if q.entryGetStmt != nil {
@@ -684,6 +811,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing scheduleUsageTotalStmt: %w", cerr)
 		}
 	}
+	if q.scheduleWorkspaceStmt != nil {
+		if cerr := q.scheduleWorkspaceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleWorkspaceStmt: %w", cerr)
+		}
+	}
 	if q.schemaMigrationsHasStmt != nil {
 		if cerr := q.schemaMigrationsHasStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing schemaMigrationsHasStmt: %w", cerr)
@@ -829,6 +961,66 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workReleaseStmt: %w", cerr)
 		}
 	}
+	if q.workspaceBindInsertStmt != nil {
+		if cerr := q.workspaceBindInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceBindInsertStmt: %w", cerr)
+		}
+	}
+	if q.workspaceBindingFindStmt != nil {
+		if cerr := q.workspaceBindingFindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceBindingFindStmt: %w", cerr)
+		}
+	}
+	if q.workspaceDeleteStmt != nil {
+		if cerr := q.workspaceDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workspaceGetStmt != nil {
+		if cerr := q.workspaceGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceGetStmt: %w", cerr)
+		}
+	}
+	if q.workspaceInsertStmt != nil {
+		if cerr := q.workspaceInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceInsertStmt: %w", cerr)
+		}
+	}
+	if q.workspaceListByPersonStmt != nil {
+		if cerr := q.workspaceListByPersonStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceListByPersonStmt: %w", cerr)
+		}
+	}
+	if q.workspaceMemberDeleteStmt != nil {
+		if cerr := q.workspaceMemberDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceMemberDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workspaceMemberGetStmt != nil {
+		if cerr := q.workspaceMemberGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceMemberGetStmt: %w", cerr)
+		}
+	}
+	if q.workspaceMemberListStmt != nil {
+		if cerr := q.workspaceMemberListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceMemberListStmt: %w", cerr)
+		}
+	}
+	if q.workspaceMemberUpsertStmt != nil {
+		if cerr := q.workspaceMemberUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspaceMemberUpsertStmt: %w", cerr)
+		}
+	}
+	if q.workspacePersonalGetStmt != nil {
+		if cerr := q.workspacePersonalGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspacePersonalGetStmt: %w", cerr)
+		}
+	}
+	if q.workspacePersonalInsertStmt != nil {
+		if cerr := q.workspacePersonalInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workspacePersonalInsertStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -868,7 +1060,16 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                DBTX
 	tx                                *sql.Tx
+	agentDirectoryStmt                *sql.Stmt
 	agentGetByNameStmt                *sql.Stmt
+	agentListVisibleStmt              *sql.Stmt
+	agentOwnerSetStmt                 *sql.Stmt
+	agentPinAddStmt                   *sql.Stmt
+	agentPinListStmt                  *sql.Stmt
+	agentPinsClearStmt                *sql.Stmt
+	agentPublishSetStmt               *sql.Stmt
+	agentSharingGetStmt               *sql.Stmt
+	agentSharingTouchStmt             *sql.Stmt
 	agentUpsertStmt                   *sql.Stmt
 	approvalDecideStmt                *sql.Stmt
 	approvalExpireStmt                *sql.Stmt
@@ -895,6 +1096,8 @@ type Queries struct {
 	conversationListExpiredLeasesStmt *sql.Stmt
 	conversationNextSeqStmt           *sql.Stmt
 	conversationSetStatusStmt         *sql.Stmt
+	conversationWorkspaceStmt         *sql.Stmt
+	conversationWorkspaceSetStmt      *sql.Stmt
 	entryGetStmt                      *sql.Stmt
 	entryInsertStmt                   *sql.Stmt
 	entryListStmt                     *sql.Stmt
@@ -939,6 +1142,7 @@ type Queries struct {
 	scheduleUpdateStmt                *sql.Stmt
 	scheduleUpsertStmt                *sql.Stmt
 	scheduleUsageTotalStmt            *sql.Stmt
+	scheduleWorkspaceStmt             *sql.Stmt
 	schemaMigrationsHasStmt           *sql.Stmt
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
@@ -968,13 +1172,34 @@ type Queries struct {
 	workPruneStmt                     *sql.Stmt
 	workReclaimStmt                   *sql.Stmt
 	workReleaseStmt                   *sql.Stmt
+	workspaceBindInsertStmt           *sql.Stmt
+	workspaceBindingFindStmt          *sql.Stmt
+	workspaceDeleteStmt               *sql.Stmt
+	workspaceGetStmt                  *sql.Stmt
+	workspaceInsertStmt               *sql.Stmt
+	workspaceListByPersonStmt         *sql.Stmt
+	workspaceMemberDeleteStmt         *sql.Stmt
+	workspaceMemberGetStmt            *sql.Stmt
+	workspaceMemberListStmt           *sql.Stmt
+	workspaceMemberUpsertStmt         *sql.Stmt
+	workspacePersonalGetStmt          *sql.Stmt
+	workspacePersonalInsertStmt       *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                tx,
 		tx:                                tx,
+		agentDirectoryStmt:                q.agentDirectoryStmt,
 		agentGetByNameStmt:                q.agentGetByNameStmt,
+		agentListVisibleStmt:              q.agentListVisibleStmt,
+		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
+		agentPinAddStmt:                   q.agentPinAddStmt,
+		agentPinListStmt:                  q.agentPinListStmt,
+		agentPinsClearStmt:                q.agentPinsClearStmt,
+		agentPublishSetStmt:               q.agentPublishSetStmt,
+		agentSharingGetStmt:               q.agentSharingGetStmt,
+		agentSharingTouchStmt:             q.agentSharingTouchStmt,
 		agentUpsertStmt:                   q.agentUpsertStmt,
 		approvalDecideStmt:                q.approvalDecideStmt,
 		approvalExpireStmt:                q.approvalExpireStmt,
@@ -1001,6 +1226,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationListExpiredLeasesStmt: q.conversationListExpiredLeasesStmt,
 		conversationNextSeqStmt:           q.conversationNextSeqStmt,
 		conversationSetStatusStmt:         q.conversationSetStatusStmt,
+		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
+		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,
 		entryGetStmt:                      q.entryGetStmt,
 		entryInsertStmt:                   q.entryInsertStmt,
 		entryListStmt:                     q.entryListStmt,
@@ -1045,6 +1272,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scheduleUpdateStmt:                q.scheduleUpdateStmt,
 		scheduleUpsertStmt:                q.scheduleUpsertStmt,
 		scheduleUsageTotalStmt:            q.scheduleUsageTotalStmt,
+		scheduleWorkspaceStmt:             q.scheduleWorkspaceStmt,
 		schemaMigrationsHasStmt:           q.schemaMigrationsHasStmt,
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
@@ -1074,5 +1302,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workPruneStmt:                     q.workPruneStmt,
 		workReclaimStmt:                   q.workReclaimStmt,
 		workReleaseStmt:                   q.workReleaseStmt,
+		workspaceBindInsertStmt:           q.workspaceBindInsertStmt,
+		workspaceBindingFindStmt:          q.workspaceBindingFindStmt,
+		workspaceDeleteStmt:               q.workspaceDeleteStmt,
+		workspaceGetStmt:                  q.workspaceGetStmt,
+		workspaceInsertStmt:               q.workspaceInsertStmt,
+		workspaceListByPersonStmt:         q.workspaceListByPersonStmt,
+		workspaceMemberDeleteStmt:         q.workspaceMemberDeleteStmt,
+		workspaceMemberGetStmt:            q.workspaceMemberGetStmt,
+		workspaceMemberListStmt:           q.workspaceMemberListStmt,
+		workspaceMemberUpsertStmt:         q.workspaceMemberUpsertStmt,
+		workspacePersonalGetStmt:          q.workspacePersonalGetStmt,
+		workspacePersonalInsertStmt:       q.workspacePersonalInsertStmt,
 	}
 }

@@ -79,7 +79,7 @@ type KeyInsertParams struct {
 	Lookup       string
 	SecretHash   []byte
 	Agents       string
-	PersonID     sql.NullString
+	PersonID     uuid.NullUUID
 	WorkspaceIds string
 	ParentID     uuid.NullUUID
 	Label        string

@@ -18,13 +18,26 @@ type Agent struct {
 	UpdatedAt int64
 }
 
+type AgentPin struct {
+	AgentID     uuid.UUID
+	WorkspaceID uuid.UUID
+	CreatedAt   int64
+}
+
+type AgentSharing struct {
+	AgentID       uuid.UUID
+	OwnerPersonID uuid.NullUUID
+	Published     int64
+	UpdatedAt     int64
+}
+
 type ApiKey struct {
 	ID           uuid.UUID
 	Kind         string
 	Lookup       string
 	SecretHash   []byte
 	Agents       string
-	PersonID     sql.NullString
+	PersonID     uuid.NullUUID
 	WorkspaceIds string
 	ParentID     uuid.NullUUID
 	Label        string
@@ -48,6 +61,7 @@ type Approval struct {
 	ExpiresAt      int64
 	DecidedAt      sql.NullInt64
 	CreatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type Audit struct {
@@ -60,6 +74,7 @@ type Audit struct {
 	Result         string
 	Detail         string
 	CreatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type Binding struct {
@@ -94,6 +109,7 @@ type Conversation struct {
 	LastSeq        int64
 	CreatedAt      int64
 	UpdatedAt      int64
+	WorkspaceID    uuid.NullUUID
 }
 
 type DiscardedEntry struct {
@@ -184,6 +200,7 @@ type Schedule struct {
 	Runs        int64
 	CreatedAt   int64
 	UpdatedAt   int64
+	WorkspaceID uuid.NullUUID
 }
 
 type ScheduleRun struct {
@@ -239,6 +256,7 @@ type Usage struct {
 	ReasoningTokens int64
 	CostMicroUSD    int64
 	CreatedAt       int64
+	WorkspaceID     uuid.NullUUID
 }
 
 type Work struct {
@@ -259,4 +277,26 @@ type Work struct {
 	CreatedAt      int64
 	UpdatedAt      int64
 	FinishedAt     sql.NullInt64
+}
+
+type Workspace struct {
+	ID            uuid.UUID
+	Name          string
+	Kind          string
+	OwnerPersonID uuid.UUID
+	CreatedAt     int64
+}
+
+type WorkspaceBinding struct {
+	Platform    string
+	ExternalID  string
+	WorkspaceID uuid.UUID
+	CreatedAt   int64
+}
+
+type WorkspaceMember struct {
+	WorkspaceID uuid.UUID
+	PersonID    uuid.UUID
+	Role        string
+	CreatedAt   int64
 }

@@ -19,7 +19,7 @@ SET next_run_at = ?1,
     state = CASE WHEN CAST(?3 AS BOOLEAN) THEN 'done' ELSE state END,
     updated_at = CAST(?4 AS INTEGER)
 WHERE id = ?5 AND state = 'active' AND next_run_at = CAST(?6 AS INTEGER)
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleAdvanceParams struct {
@@ -66,6 +66,7 @@ func (q *Queries) ScheduleAdvance(ctx context.Context, arg ScheduleAdvanceParams
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -103,7 +104,7 @@ func (q *Queries) ScheduleDelete(ctx context.Context, id uuid.UUID) (int64, erro
 }
 
 const scheduleDue = `-- name: ScheduleDue :many
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules
 WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= CAST(?1 AS INTEGER)
 ORDER BY next_run_at, rowid
 LIMIT CAST(?2 AS INTEGER)
@@ -146,6 +147,7 @@ func (q *Queries) ScheduleDue(ctx context.Context, arg ScheduleDueParams) ([]Sch
 			&i.Runs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -161,7 +163,7 @@ func (q *Queries) ScheduleDue(ctx context.Context, arg ScheduleDueParams) ([]Sch
 }
 
 const scheduleFind = `-- name: ScheduleFind :one
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules WHERE agent = ?1 AND kind = ?2 AND name = ?3
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules WHERE agent = ?1 AND kind = ?2 AND name = ?3
 `
 
 type ScheduleFindParams struct {
@@ -196,12 +198,13 @@ func (q *Queries) ScheduleFind(ctx context.Context, arg ScheduleFindParams) (Sch
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const scheduleGet = `-- name: ScheduleGet :one
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules WHERE id = ?1
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules WHERE id = ?1
 `
 
 func (q *Queries) ScheduleGet(ctx context.Context, id uuid.UUID) (Schedule, error) {
@@ -230,6 +233,7 @@ func (q *Queries) ScheduleGet(ctx context.Context, id uuid.UUID) (Schedule, erro
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -244,7 +248,7 @@ VALUES (?1, ?2, ?3, ?4, ?5,
         ?14, ?15, ?16, ?17,
         CAST(?18 AS INTEGER), CAST(?18 AS INTEGER))
 ON CONFLICT (agent, kind, name) DO NOTHING
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleInsertParams struct {
@@ -314,12 +318,13 @@ func (q *Queries) ScheduleInsert(ctx context.Context, arg ScheduleInsertParams) 
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const scheduleList = `-- name: ScheduleList :many
-SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at FROM schedules
+SELECT id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id FROM schedules
 WHERE (CAST(?1 AS TEXT) = '' OR agent = ?1)
   AND (CAST(?2 AS TEXT) = '' OR kind = ?2)
   AND (CAST(?3 AS TEXT) = '' OR owner = ?3)
@@ -375,6 +380,7 @@ func (q *Queries) ScheduleList(ctx context.Context, arg ScheduleListParams) ([]S
 			&i.Runs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -626,7 +632,7 @@ SET spec = COALESCE(?1, spec),
     next_run_at = CASE WHEN CAST(?12 AS BOOLEAN) THEN NULL ELSE COALESCE(?13, next_run_at) END,
     updated_at = CAST(?14 AS INTEGER)
 WHERE id = ?15 AND (CAST(?16 AS TEXT) IS NULL OR state = CAST(?16 AS TEXT))
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleUpdateParams struct {
@@ -692,6 +698,7 @@ func (q *Queries) ScheduleUpdate(ctx context.Context, arg ScheduleUpdateParams) 
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -722,7 +729,7 @@ SET owner = excluded.owner,
         ELSE schedules.next_run_at
     END,
     updated_at = excluded.updated_at
-RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at
+RETURNING id, kind, agent, name, owner, platform, workspace, channel, spec, time_zone, instruction, config, data, missed, source, state, state_reason, next_run_at, last_run_at, runs, created_at, updated_at, workspace_id
 `
 
 type ScheduleUpsertParams struct {
@@ -793,6 +800,7 @@ func (q *Queries) ScheduleUpsert(ctx context.Context, arg ScheduleUpsertParams) 
 		&i.Runs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
