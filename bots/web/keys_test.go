@@ -155,7 +155,7 @@ func TestAuthorizeDefaultsToOperatorForWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]any{"person": person, "workspaces": []uuid.UUID{ws}})
-	wantStatus(t, s, "POST", "/api/tokens", pat.Token, string(body), 403, "only the operator may, for now")
+	wantStatus(t, s, "POST", "/api/tokens", pat.Token, string(body), 403, "may not manage_keys")
 	made := wantStatus(t, s, "POST", "/api/tokens", "op-token", string(body), 201, "")
 	if !strings.HasPrefix(made["token"].(string), "sbp_") {
 		t.Fatalf("operator's POST /api/tokens = %v; want an sbp_ token", made)

@@ -87,6 +87,12 @@ func (a *API) workspaceForNew(r *http.Request, asked string) (*uuid.UUID, error)
 	if err != nil {
 		return nil, err
 	}
+	// A credential narrowed to some workspaces reaches the personal one
+	// only when it names it.
+	if p.Workspaces != nil && !contains(p.Workspaces, ws.ID) {
+		return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			"this token is not scoped to workspace %s (the personal one); name a workspace it is scoped to", ws.ID)}
+	}
 	return &ws.ID, nil
 }
 
