@@ -264,20 +264,6 @@ type Approval struct {
 	CreatedAt time.Time
 }
 
-// AuditRecord is one guarded tool call: who, what, the risk, the guard's
-// decision and the outcome.
-type AuditRecord struct {
-	ID             uuid.UUID
-	ConversationID *uuid.UUID
-	Actor          string
-	Action         string // the tool name
-	Risk           string
-	Decision       string // auto, notify, confirm, deny
-	Result         string // ok, error, denied, pending
-	Detail         json.RawMessage
-	CreatedAt      time.Time
-}
-
 // ---- parameters ----
 
 // ConversationCreateParams creates a root conversation.
@@ -729,9 +715,6 @@ type Queries interface {
 	// was never started. Finishing twice is a no-op.
 	ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error)
 
-	AuditRecord(ctx context.Context, r *AuditRecord) error
-	AuditList(ctx context.Context, conversationID uuid.UUID) ([]*AuditRecord, error)
-
 	// LeaseAcquire takes or renews a named lease; false when someone else
 	// holds a live one.
 	LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error)
@@ -742,6 +725,7 @@ type Queries interface {
 	UsageList(ctx context.Context, conversationID uuid.UUID) ([]*Usage, error)
 
 	ScheduleQueries
+	AuditQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -43,9 +43,13 @@ type AuditRecord struct {
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
 	Detail         json.RawMessage
 	CreatedAt      time.Time
+	CallID         string
+	Agent          string
+	DecidedBy      string
+	UpdatedAt      time.Time
 }
 
 type Binding struct {

@@ -42,9 +42,13 @@ type Audit struct {
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
 	Detail         string
 	CreatedAt      int64
+	CallID         string
+	Agent          string
+	DecidedBy      string
+	UpdatedAt      int64
 }
 
 type Binding struct {
