@@ -146,8 +146,8 @@ func ParseAuditCursor(s string) (*AuditCursor, error) {
 type AuditQueries interface {
 	// AuditRecord writes a call's row: inserted the first time, and on a
 	// later record of the same (ConversationID, CallID) its outcome,
-	// decided_by, detail and updated time are replaced, and its decision
-	// and risk too when given. Who asked, the tool and CreatedAt stay as
+	// detail and updated time are replaced, and its decision, risk and
+	// DecidedBy too when given (not empty). Who asked, the tool and CreatedAt stay as
 	// first written. ID and CreatedAt are filled in on r.
 	AuditRecord(ctx context.Context, r *AuditRecord) error
 	// AuditSettle records an outcome on a call's existing row;

@@ -48,9 +48,15 @@ func (s suite) testAuditOneRowPerCall(t *testing.T) {
 	again.Risk, again.DecidedBy = "", "user:U1"
 	noErr(t, st.AuditRecord(ctx, again), "recording the call's outcome")
 
+	// A record that names nobody keeps who decided.
+	t1 = clk.Advance(time.Second)
+	third := auditRow(&c.ID, "call-1", "helper", "send_email", "", store.AuditOK, t1)
+	third.Risk, third.DecidedBy = "", ""
+	noErr(t, st.AuditRecord(ctx, third), "recording the call's outcome again, naming nobody")
+
 	got, err := st.AuditList(ctx, &store.AuditListParams{ConversationID: &c.ID})
 	noErr(t, err, "listing the conversation's audit")
-	eq(t, len(got), 1, "rows for one call recorded twice")
+	eq(t, len(got), 1, "rows for one call recorded three times")
 	g := got[0]
 	eq(t, g.ID, first.ID, "the row's id (the first record's)")
 	eq(t, g.CallID, "call-1", "call id")
@@ -60,7 +66,7 @@ func (s suite) testAuditOneRowPerCall(t *testing.T) {
 	eq(t, g.Risk, "high", "risk (kept when the later record gives none)")
 	eq(t, g.Decision, "confirm", "decision (kept when the later record gives none)")
 	eq(t, g.Outcome, store.AuditOK, "outcome (the later record's)")
-	eq(t, g.DecidedBy, "user:U1", "decided by")
+	eq(t, g.DecidedBy, "user:U1", "decided by (the second record's, kept by the third)")
 	jsonEq(t, g.Detail, json.RawMessage(`{}`), "detail (replaced by the later record's empty one)")
 	timeEq(t, g.CreatedAt, t0, "created at (when the call was made)")
 	timeEq(t, g.UpdatedAt, t1, "updated at (when the outcome was written)")

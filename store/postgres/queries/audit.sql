@@ -8,7 +8,7 @@ VALUES (@id, @conversation_id, @call_id, @agent, @actor, @action, @risk, @decisi
         @outcome, @decided_by, @detail, @created_at, @updated_at)
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
 SET outcome = excluded.outcome,
-    decided_by = excluded.decided_by,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit_records.decided_by),
     detail = excluded.detail,
     decision = COALESCE(NULLIF(excluded.decision, ''), audit_records.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit_records.risk),

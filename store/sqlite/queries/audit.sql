@@ -8,7 +8,8 @@ VALUES (sqlc.arg(id), sqlc.narg(conversation_id), sqlc.arg(call_id), sqlc.arg(ag
         sqlc.arg(action), sqlc.arg(risk), sqlc.arg(decision), sqlc.arg(outcome),
         sqlc.arg(decided_by), sqlc.arg(detail), sqlc.arg(created_at), sqlc.arg(updated_at))
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
-SET outcome = excluded.outcome, decided_by = excluded.decided_by, detail = excluded.detail,
+SET outcome = excluded.outcome, detail = excluded.detail,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
     decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
     updated_at = excluded.updated_at;

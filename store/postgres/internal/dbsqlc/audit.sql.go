@@ -101,7 +101,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
         $9, $10, $11, $12, $13)
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
 SET outcome = excluded.outcome,
-    decided_by = excluded.decided_by,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit_records.decided_by),
     detail = excluded.detail,
     decision = COALESCE(NULLIF(excluded.decision, ''), audit_records.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit_records.risk),

@@ -20,7 +20,8 @@ VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7, ?8, ?9,
         ?10, ?11, ?12, ?13)
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
-SET outcome = excluded.outcome, decided_by = excluded.decided_by, detail = excluded.detail,
+SET outcome = excluded.outcome, detail = excluded.detail,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
     decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
     updated_at = excluded.updated_at
