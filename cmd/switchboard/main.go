@@ -1,6 +1,7 @@
 // Command switchboard runs Switchboard: `serve` (the service), `chat` (talk
 // to an agent in the terminal through the same engine and store) and
-// `migrate` (apply the schema and print its version).
+// `migrate` (apply the schema and print its version) and `audit` (list the
+// guarded tool calls).
 package main
 
 import (
@@ -27,6 +28,7 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  audit     list guarded tool calls with their outcome and who decided
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -62,6 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "migrate":
+	case "audit":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -72,6 +75,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	var agentName string
 	if cmd == "chat" {
 		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
+	}
+	var auditOpts *auditFlags
+	if cmd == "audit" {
+		auditOpts = newAuditFlags(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -89,6 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, cfg, stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
+	case "audit":
+		return audit(ctx, cfg, auditOpts, stdout)
 	default:
 		return serve(ctx, cfg)
 	}
