@@ -88,6 +88,8 @@ type envOptions struct {
 	// env overrides the service's environment (the scripted model by
 	// default), e.g. to point it at a fake provider.
 	env map[string]string
+	// now is the service's clock (default time.Now).
+	now func() time.Time
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -122,6 +124,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		SlackAPIURL:        srv.APIURL(),
 		Env:                func(k string) string { return env[k] },
 		Logger:             logger,
+		Now:                opts.now,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
