@@ -29,6 +29,7 @@ CREATE INDEX audit_records_created_idx ON audit_records (created_at DESC, id DES
 CREATE INDEX audit_records_agent_idx ON audit_records (agent, created_at DESC, id DESC);
 CREATE INDEX audit_records_action_idx ON audit_records (action, created_at DESC, id DESC);
 CREATE INDEX audit_records_outcome_idx ON audit_records (outcome, created_at DESC, id DESC);
+CREATE INDEX audit_records_decision_idx ON audit_records (decision, created_at DESC, id DESC);
 DROP INDEX audit_records_conversation_idx;
 CREATE INDEX audit_records_conversation_idx ON audit_records (conversation_id, created_at DESC, id DESC)
     WHERE conversation_id IS NOT NULL;

@@ -21,6 +21,7 @@ CREATE INDEX audit_created_idx ON audit (created_at DESC, id DESC);
 CREATE INDEX audit_agent_idx ON audit (agent, created_at DESC, id DESC);
 CREATE INDEX audit_action_idx ON audit (action, created_at DESC, id DESC);
 CREATE INDEX audit_outcome_idx ON audit (outcome, created_at DESC, id DESC);
+CREATE INDEX audit_decision_idx ON audit (decision, created_at DESC, id DESC);
 DROP INDEX audit_conversation_idx;
 CREATE INDEX audit_conversation_idx ON audit (conversation_id, created_at DESC, id DESC);
 CREATE INDEX bindings_workspace_idx ON bindings (workspace, conversation_id);
