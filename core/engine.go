@@ -529,14 +529,14 @@ func (t *turn) runCalls(ctx context.Context, calls []ToolCallContent) (bool, err
 func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 	tl, ok := t.tools[c.Name]
 	if !ok {
-		return false, t.record(ctx, c, tool.UnknownTool(c.Name), "deny")
+		return false, t.record(ctx, c, tool.UnknownTool(c.Name), policyDenied)
 	}
 	decision := t.s.opts.Policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
 	switch decision {
 	case tool.DecisionDeny:
 		return false, t.record(ctx, c, tool.Result{
 			Output: mustJSON(map[string]string{"error": "the policy does not allow " + c.Name + " here"}), IsError: true,
-		}, string(decision))
+		}, policyDenied)
 	case tool.DecisionConfirm:
 		// A standing grant ("Always allow") answers for the person.
 		g, err := t.granted(ctx, c)
@@ -544,12 +544,23 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 			return false, err
 		}
 		if g != nil {
-			return t.execute(ctx, c, tl, decisionGranted)
+			return t.execute(ctx, c, tl, verdict{Decision: decisionGranted, DecidedBy: store.DecidedByGrant})
 		}
 		return true, t.ask(ctx, c, store.ApprovalConfirm, tl, &tool.Pause{Kind: tool.PauseConfirm, Prompt: "Allow " + c.Name + "?"}, string(decision))
 	}
-	return t.execute(ctx, c, tl, string(decision))
+	return t.execute(ctx, c, tl, verdict{Decision: string(decision), DecidedBy: store.DecidedByPolicy})
 }
+
+// verdict is what the audit row of a call records besides the call: the
+// guard's decision, who decided, and the outcome when it is not the
+// result's own (ok or failed).
+type verdict struct {
+	Decision  string // "" keeps the row's
+	DecidedBy string // "" keeps the row's
+	Outcome   store.AuditOutcome
+}
+
+var policyDenied = verdict{Decision: string(tool.DecisionDeny), DecidedBy: store.DecidedByPolicy, Outcome: store.AuditDenied}
 
 // execute runs an allowed call and records its result, or the pause it asks for.
 //
@@ -557,7 +568,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 // is started at most once: when the marker is already there (an earlier
 // attempt or run of the turn started the call and never recorded it), the
 // call is recorded as interrupted and not run again.
-func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, decision string) (bool, error) {
+func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v verdict) (bool, error) {
 	started, err := t.s.st.ToolExecutionStart(ctx, &store.ToolExecutionStartParams{
 		ConversationID: t.conv.ID, CallID: c.CallID, LeaseOwner: t.item.ClaimedBy, Now: t.s.now(),
 	})
@@ -565,7 +576,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		return false, fmt.Errorf("marking %s call %s executing: %w", c.Name, c.CallID, err)
 	}
 	if !started.Started {
-		return false, t.record(ctx, c, interrupted(started.Execution), decision)
+		return false, t.record(ctx, c, interrupted(started.Execution), v)
 	}
 	t.status("is running " + c.Name + "…")
 	res := tl.Call(ctx, &tool.Request{
@@ -583,7 +594,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		// writes nothing once another worker has taken the turn over.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := t.record(wctx, c, res, decision); err != nil {
+		if err := t.record(wctx, c, res, v); err != nil {
 			t.s.log.WarnContext(ctx, "recording a call that finished as the turn was cut off", "call_id", c.CallID, "error", redact.String(err.Error()))
 		} else {
 			t.finished(wctx, c)
@@ -595,15 +606,15 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, de
 		kind := store.ApprovalQuestion
 		if res.Pause.Kind == tool.PauseFrontend {
 			// A live client runs it and posts the result; nothing to ask.
-			return true, t.audit(ctx, c, tl.Risk(), decision, "pending", nil)
+			return true, t.audit(ctx, c, tl.Risk(), verdict{Decision: v.Decision, DecidedBy: v.DecidedBy, Outcome: store.AuditPending}, nil)
 		}
-		return true, t.ask(ctx, c, kind, tl, res.Pause, decision)
+		return true, t.ask(ctx, c, kind, tl, res.Pause, v.Decision)
 	}
-	if err := t.record(ctx, c, res, decision); err != nil {
+	if err := t.record(ctx, c, res, v); err != nil {
 		return false, err
 	}
 	t.finished(ctx, c)
-	if decision == string(tool.DecisionNotify) {
+	if v.Decision == string(tool.DecisionNotify) {
 		// Notify: the conversation is told the call ran, as a line of its own.
 		if _, err := t.append(ctx, store.EntrySystem, notice(c)); err != nil {
 			return false, err
@@ -640,7 +651,7 @@ func interrupted(x *store.ToolExecution) tool.Result {
 }
 
 // record appends a call's result (and any card it produced) and audits it.
-func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, decision string) error {
+func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v verdict) error {
 	content := ToolResultContent{CallID: c.CallID, Name: c.Name, Output: res.Output, IsError: res.IsError}
 	if len(content.Output) == 0 {
 		content.Output = json.RawMessage(`null`)
@@ -657,22 +668,21 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, d
 	if _, err := t.append(ctx, store.EntryToolResult, content); err != nil {
 		return err
 	}
-	outcome := "ok"
 	var detail json.RawMessage
-	if res.IsError {
-		outcome = "error"
-		if res.Err != nil {
-			detail = mustJSON(map[string]string{"error": redact.String(res.Err.Error())})
-		}
+	if res.IsError && res.Err != nil {
+		detail = mustJSON(map[string]string{"error": redact.String(res.Err.Error())})
 	}
-	if decision == string(tool.DecisionDeny) {
-		outcome = "denied"
+	if v.Outcome == "" {
+		v.Outcome = store.AuditOK
+		if res.IsError {
+			v.Outcome = store.AuditFailed
+		}
 	}
 	var risk tool.Risk
 	if tl, ok := t.tools[c.Name]; ok {
 		risk = tl.Risk()
 	}
-	return t.audit(ctx, c, risk, decision, outcome, detail)
+	return t.audit(ctx, c, risk, v, detail)
 }
 
 // ask persists a request to a person and leaves the call pending.
@@ -709,14 +719,17 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 	if err != nil {
 		return fmt.Errorf("asking for %s on %s: %w", kind, c.Name, err)
 	}
-	return t.audit(ctx, c, tl.Risk(), decision, "pending", nil)
+	return t.audit(ctx, c, tl.Risk(), verdict{Decision: decision, Outcome: store.AuditPending}, nil)
 }
 
-func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, decision, result string, detail json.RawMessage) error {
+// audit writes the call's one audit row, or updates it with what is known
+// now (see store.AuditQueries.AuditRecord).
+func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, v verdict, detail json.RawMessage) error {
 	conv := t.conv.ID
 	if err := t.s.st.AuditRecord(ctx, &store.AuditRecord{
-		ConversationID: &conv, Actor: string(store.AgentAuthor(t.agent.Name)), Action: c.Name, Risk: string(risk),
-		Decision: decision, Result: result, Detail: detail, CreatedAt: t.s.now(),
+		ConversationID: &conv, CallID: c.CallID, Agent: t.agent.Name, Actor: string(store.AgentAuthor(t.agent.Name)),
+		Action: c.Name, Risk: string(risk), Decision: v.Decision, Outcome: v.Outcome, DecidedBy: v.DecidedBy,
+		Detail: detail, CreatedAt: t.s.now(),
 	}); err != nil {
 		return fmt.Errorf("auditing %s: %w", c.Name, err)
 	}
@@ -770,7 +783,8 @@ func (t *turn) closeMovedOn(ctx context.Context, pending map[string]pendingCall)
 				return fmt.Errorf("closing question %s: %w", p.CallID, err)
 			}
 		}
-		if err := t.record(ctx, p.ToolCallContent, tool.Result{Output: movedOnResult, IsError: true}, "moved_on"); err != nil {
+		if err := t.record(ctx, p.ToolCallContent, tool.Result{Output: movedOnResult, IsError: true},
+			verdict{DecidedBy: store.DecidedBySystem, Outcome: store.AuditCancelled}); err != nil {
 			return err
 		}
 	}
@@ -792,7 +806,7 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 		if !ok {
 			// Resolved by name: a tool gone since the call was made.
 			if tl, ok = t.s.opts.Registry.Get(c.Name); !ok {
-				if err := t.record(ctx, c, tool.UnknownTool(c.Name), "deny"); err != nil {
+				if err := t.record(ctx, c, tool.UnknownTool(c.Name), policyDenied); err != nil {
 					return false, err
 				}
 				continue
@@ -817,11 +831,13 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 		case ap.Status == store.ApprovalPending && ap.ExpiresAt.After(t.s.now()):
 			waiting = true
 		case ap.Status == store.ApprovalPending, ap.Status == store.ApprovalExpired:
-			if err := t.record(ctx, c, tool.Result{Output: mustJSON(map[string]string{"error": "nobody answered in time"}), IsError: true}, "confirm"); err != nil {
+			expired := verdict{DecidedBy: store.DecidedBySystem, Outcome: store.AuditExpired}
+			if err := t.record(ctx, c, tool.Result{Output: mustJSON(map[string]string{"error": "nobody answered in time"}), IsError: true}, expired); err != nil {
 				return false, err
 			}
 		case ap.Status == store.ApprovalApproved && ap.Kind == store.ApprovalConfirm:
-			if _, err := t.execute(ctx, c, tl, "confirm"); err != nil {
+			// The person who approved it stays on the row as who decided.
+			if _, err := t.execute(ctx, c, tl, verdict{Decision: string(tool.DecisionConfirm)}); err != nil {
 				return false, err
 			}
 		default:

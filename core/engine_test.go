@@ -463,7 +463,7 @@ turns:
 		if textOf(t, es[len(es)-1]) != "Done checking." {
 			t.Fatalf("final text = %q", textOf(t, es[len(es)-1]))
 		}
-		audit, err := s.st.AuditList(context.Background(), res.ConversationID)
+		audit, err := s.st.AuditList(context.Background(), &store.AuditListParams{ConversationID: &res.ConversationID})
 		if err != nil || len(audit) != 4 {
 			t.Fatalf("audit = %d rows, %v; want one per call", len(audit), err)
 		}

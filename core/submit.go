@@ -304,6 +304,20 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 				return fmt.Errorf("granting %s: %w", ap.Tool, err)
 			}
 		}
+		// The call's audit row names the person; an approved confirmation
+		// stays pending until the resumed turn has run it.
+		outcome := store.AuditOK
+		switch {
+		case status == store.ApprovalDenied:
+			outcome = store.AuditDenied
+		case ap.Kind == store.ApprovalConfirm:
+			outcome = store.AuditPending
+		}
+		if err := settleAudit(ctx, q, &store.AuditSettleParams{
+			ConversationID: a.ConversationID, CallID: a.CallID, Outcome: outcome, DecidedBy: string(store.UserAuthor(a.UserID)), Now: now,
+		}); err != nil {
+			return err
+		}
 		// An approved confirmation is run by the resumed turn; everything
 		// else is answered here.
 		if ap.Kind == store.ApprovalConfirm && status == store.ApprovalApproved {
@@ -514,6 +528,13 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return err
 			}
 			last = res.Entry.SeqValue()
+			outcome := store.AuditOK
+			if r.IsError {
+				outcome = store.AuditFailed
+			}
+			if err := settleAudit(ctx, q, &store.AuditSettleParams{ConversationID: conv, CallID: r.CallID, Outcome: outcome, Now: s.now()}); err != nil {
+				return err
+			}
 		}
 		return s.enqueueTurn(ctx, q, conv, last, "resume")
 	})
@@ -594,4 +615,13 @@ func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCa
 	}
 	slices.SortFunc(out, func(a, b PendingCall) int { return int(a.Seq - b.Seq) })
 	return out, nil
+}
+
+// settleAudit records a call's outcome on its audit row. A call without one
+// (made before calls had a row each) has nothing to settle.
+func settleAudit(ctx context.Context, q store.Queries, p *store.AuditSettleParams) error {
+	if _, err := q.AuditSettle(ctx, p); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("recording the outcome of call %s: %w", p.CallID, err)
+	}
+	return nil
 }

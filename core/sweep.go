@@ -46,6 +46,13 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		key := "approval-expired:" + ap.ID.String()
 		conv := ap.ConversationID
 		err := s.st.InTx(ctx, func(q store.Queries) error {
+			// Nobody decided: the audit says so at once, not only when the
+			// conversation runs again.
+			if err := settleAudit(ctx, q, &store.AuditSettleParams{
+				ConversationID: conv, CallID: ap.CallID, Outcome: store.AuditExpired, DecidedBy: store.DecidedBySystem, Now: now,
+			}); err != nil {
+				return err
+			}
 			c, err := q.ConversationGet(ctx, conv)
 			if err != nil || c.Status != store.ConversationPaused {
 				return err // moved on meanwhile: its next turn settles the call

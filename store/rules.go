@@ -587,26 +587,6 @@ func (q checked) ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinish
 	return q.Queries.ToolExecutionFinish(ctx, &c)
 }
 
-func (q checked) AuditRecord(ctx context.Context, r *AuditRecord) error {
-	if r == nil {
-		return invalidf("recording audit: params are nil")
-	}
-	c := *r
-	var err error
-	if c.Detail, err = jsonOr("Detail", c.Detail, "{}"); err != nil {
-		return fmt.Errorf("recording audit of %s: %w", r.Action, err)
-	}
-	if c.ID == uuid.Nil {
-		c.ID = newID()
-	}
-	c.CreatedAt = q.at(c.CreatedAt)
-	if err := q.Queries.AuditRecord(ctx, &c); err != nil {
-		return err
-	}
-	r.ID, r.CreatedAt, r.Detail = c.ID, c.CreatedAt, c.Detail
-	return nil
-}
-
 func (q checked) LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error) {
 	switch {
 	case p == nil || p.Name == "":

@@ -265,21 +265,6 @@ type Approval struct {
 	CreatedAt time.Time
 }
 
-// AuditRecord is one guarded tool call: who, what, the risk, the guard's
-// decision and the outcome.
-type AuditRecord struct {
-	ID             uuid.UUID
-	ConversationID *uuid.UUID
-	Actor          string
-	Action         string // the tool name
-	Risk           string
-	Decision       string // auto, notify, confirm, deny
-	Result         string // ok, error, denied, pending
-	Detail         json.RawMessage
-	CreatedAt      time.Time
-	WorkspaceID    *uuid.UUID // stamped from the conversation when recorded
-}
-
 // ---- parameters ----
 
 // ConversationCreateParams creates a root conversation.
@@ -731,9 +716,6 @@ type Queries interface {
 	// was never started. Finishing twice is a no-op.
 	ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error)
 
-	AuditRecord(ctx context.Context, r *AuditRecord) error
-	AuditList(ctx context.Context, conversationID uuid.UUID) ([]*AuditRecord, error)
-
 	// LeaseAcquire takes or renews a named lease; false when someone else
 	// holds a live one.
 	LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error)
@@ -748,6 +730,7 @@ type Queries interface {
 	GrantQueries
 	KeyQueries
 	WorkspaceQueries
+	AuditQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -190,6 +190,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.grantRoutes(mux)
 	a.keyRoutes(mux)
 	a.workspaceRoutes(mux)
+	mux.Handle("GET /api/audit", a.handle(a.audit))
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 // Command switchboard runs Switchboard: `serve` (the service), `chat` (talk
 // to an agent in the terminal through the same engine and store) and
-// `migrate` (apply the schema and print its version).
+// `migrate` (apply the schema and print its version) and `audit` (list the
+// guarded tool calls).
 package main
 
 import (
@@ -35,6 +36,7 @@ commands:
   tokens    personal access tokens: create, list, revoke
   workspaces  create, list and manage workspaces, members and team bindings
   agents      publish, pin and give agents to people
+  audit     list guarded tool calls with their outcome and who decided
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a Slack team or Discord guild id)")
 		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "workspaces", "agents":
+	case "audit":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -93,6 +96,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	var agentName string
 	if cmd == "chat" {
 		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
+	}
+	var auditOpts *auditFlags
+	if cmd == "audit" {
+		auditOpts = newAuditFlags(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -118,6 +125,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return agentsCmd(ctx, cfg, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
+	case "audit":
+		return audit(ctx, cfg, auditOpts, stdout)
 	default:
 		return serve(ctx, cfg)
 	}

@@ -3,27 +3,79 @@ package postgres
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 )
 
-// The audit of guarded tool calls: who, what, the risk, the decision, the
-// outcome.
+// The audit of guarded tool calls: one row per call, its outcome kept up to
+// date, listed newest first.
 
 func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 	err := exec(ctx, q, (*dbsqlc.Queries).AuditRecord, &dbsqlc.AuditRecordParams{
-		ID: r.ID, ConversationID: r.ConversationID, Actor: r.Actor, Action: r.Action, Risk: r.Risk,
-		Decision: r.Decision, Result: r.Result, Detail: r.Detail, CreatedAt: ts(r.CreatedAt),
+		ID: r.ID, ConversationID: r.ConversationID, CallID: r.CallID, Agent: r.Agent, Actor: r.Actor,
+		Action: r.Action, Risk: r.Risk, Decision: r.Decision, Outcome: string(r.Outcome), DecidedBy: r.DecidedBy,
+		Detail: r.Detail, CreatedAt: ts(r.CreatedAt), UpdatedAt: ts(r.UpdatedAt),
 	})
 	return wrap(err, "recording audit of %s", r.Action)
 }
 
-func (q *queries) AuditList(ctx context.Context, conversationID uuid.UUID) ([]*store.AuditRecord, error) {
-	rows, err := call(ctx, q, (*dbsqlc.Queries).AuditList, &conversationID)
+func (q *queries) AuditSettle(ctx context.Context, p *store.AuditSettleParams) (*store.AuditRecord, error) {
+	row, err := call(ctx, q, (*dbsqlc.Queries).AuditSettle, &dbsqlc.AuditSettleParams{
+		ConversationID: &p.ConversationID, CallID: p.CallID, Outcome: string(p.Outcome),
+		DecidedBy: p.DecidedBy, Detail: p.Detail, Now: ts(p.Now),
+	})
 	if err != nil {
-		return nil, wrap(err, "listing audit of conversation %s", conversationID)
+		return nil, wrap(err, "settling audit of call %s in %s", p.CallID, p.ConversationID)
 	}
-	return each(rows, func(r *dbsqlc.AuditRecord) *store.AuditRecord { return (*store.AuditRecord)(r) }), nil
+	return auditRecord(&row), nil
+}
+
+func (q *queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]*store.AuditRecord, error) {
+	arg := &dbsqlc.AuditListParams{
+		ConversationID: p.ConversationID,
+		Agent:          optional(p.Agent), Action: optional(p.Action), Decision: optional(p.Decision),
+		Outcome: optional(string(p.Outcome)), Workspace: optional(p.Workspace),
+		MaxRows: int32(p.Limit),
+	}
+	if !p.From.IsZero() {
+		arg.FromAt = tsPtr(&p.From)
+	}
+	if !p.To.IsZero() {
+		arg.ToAt = tsPtr(&p.To)
+	}
+	if p.After != nil {
+		arg.BeforeAt, arg.BeforeID = tsPtr(&p.After.CreatedAt), &p.After.ID
+	}
+	rows, err := call(ctx, q, (*dbsqlc.Queries).AuditList, arg)
+	if err != nil {
+		return nil, wrap(err, "listing audit")
+	}
+	return each(rows, auditRecord), nil
+}
+
+// optional is a filter's argument: NULL (any) for "".
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func auditRecord(r *dbsqlc.AuditRecord) *store.AuditRecord {
+	return &store.AuditRecord{
+		ID:             r.ID,
+		ConversationID: r.ConversationID,
+		CallID:         r.CallID,
+		Agent:          r.Agent,
+		Actor:          r.Actor,
+		Action:         r.Action,
+		Risk:           r.Risk,
+		Decision:       r.Decision,
+		Outcome:        store.AuditOutcome(r.Outcome),
+		DecidedBy:      r.DecidedBy,
+		Detail:         r.Detail,
+		CreatedAt:      r.CreatedAt.UTC(),
+		UpdatedAt:      r.UpdatedAt.UTC(),
+		WorkspaceID:    r.WorkspaceID,
+	}
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 
 	"github.com/google/uuid"
@@ -13,8 +14,10 @@ import (
 func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 	_, err := write(ctx, q, func(t *queries) (struct{}, error) {
 		return struct{}{}, t.tx.AuditInsert(ctx, dbsqlc.AuditInsertParams{
-			ID: r.ID, ConversationID: uuidArg(r.ConversationID), Actor: r.Actor, Action: r.Action, Risk: r.Risk,
-			Decision: r.Decision, Result: r.Result, Detail: string(r.Detail), CreatedAt: micros(r.CreatedAt),
+			ID: r.ID, ConversationID: uuidArg(r.ConversationID), CallID: r.CallID,
+			Agent: r.Agent, Actor: r.Actor, Action: r.Action, Risk: r.Risk, Decision: r.Decision,
+			Outcome: string(r.Outcome), DecidedBy: r.DecidedBy, Detail: string(r.Detail),
+			CreatedAt: micros(r.CreatedAt), UpdatedAt: micros(r.UpdatedAt),
 		})
 	})
 	if err != nil {
@@ -23,19 +26,56 @@ func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
 	return nil
 }
 
-func (q *queries) AuditList(ctx context.Context, conversationID uuid.UUID) ([]*store.AuditRecord, error) {
-	rows, err := q.read().AuditList(ctx, uuid.NullUUID{UUID: conversationID, Valid: true})
-	out, err := all(rows, err, func(r dbsqlc.Audit) *store.AuditRecord {
-		return &store.AuditRecord{
-			ID: r.ID, ConversationID: nullUUID(r.ConversationID), Actor: r.Actor, Action: r.Action, Risk: r.Risk,
-			Decision: r.Decision, Result: r.Result, Detail: json.RawMessage(r.Detail), CreatedAt: fromMicros(r.CreatedAt),
-			WorkspaceID: nullUUID(r.WorkspaceID),
-		}
-	})
+func (q *queries) AuditSettle(ctx context.Context, p *store.AuditSettleParams) (*store.AuditRecord, error) {
+	arg := dbsqlc.AuditSettleParams{
+		ConversationID: uuid.NullUUID{UUID: p.ConversationID, Valid: true}, CallID: p.CallID,
+		Outcome: string(p.Outcome), DecidedBy: p.DecidedBy, Now: micros(p.Now),
+	}
+	if len(p.Detail) > 0 {
+		arg.Detail = sql.NullString{String: string(p.Detail), Valid: true}
+	}
+	r, err := write(ctx, q, func(t *queries) (dbsqlc.Audit, error) { return t.tx.AuditSettle(ctx, arg) })
 	if err != nil {
-		return nil, wrap(err, "listing audit of conversation %s", conversationID)
+		return nil, wrap(err, "settling audit of call %s in %s", p.CallID, p.ConversationID)
+	}
+	return fromAudit(r), nil
+}
+
+func (q *queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]*store.AuditRecord, error) {
+	arg := dbsqlc.AuditListParams{
+		Agent: text(p.Agent), Action: text(p.Action), Decision: text(p.Decision),
+		Outcome: text(string(p.Outcome)), Workspace: text(p.Workspace), MaxRows: int64(p.Limit),
+	}
+	if p.ConversationID != nil {
+		arg.ConversationID = text(p.ConversationID.String())
+	}
+	if !p.From.IsZero() {
+		arg.FromAt = microsArg(&p.From)
+	}
+	if !p.To.IsZero() {
+		arg.ToAt = microsArg(&p.To)
+	}
+	if c := p.After; c != nil {
+		arg.BeforeAt, arg.BeforeID = microsArg(&c.CreatedAt), text(c.ID.String())
+	}
+	rows, err := q.read().AuditList(ctx, arg)
+	out, err := all(rows, err, fromAudit)
+	if err != nil {
+		return nil, wrap(err, "listing audit")
 	}
 	return out, nil
+}
+
+// text is an optional filter's argument: NULL (any) for "".
+func text(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func fromAudit(r dbsqlc.Audit) *store.AuditRecord {
+	a := store.AuditRecord{ID: r.ID, ConversationID: nullUUID(r.ConversationID), CallID: r.CallID, Agent: r.Agent}
+	a.Actor, a.Action, a.Risk, a.Decision = r.Actor, r.Action, r.Risk, r.Decision
+	a.Outcome, a.DecidedBy, a.Detail = store.AuditOutcome(r.Outcome), r.DecidedBy, json.RawMessage(r.Detail)
+	a.CreatedAt, a.UpdatedAt = fromMicros(r.CreatedAt), fromMicros(r.UpdatedAt)
+	a.WorkspaceID = nullUUID(r.WorkspaceID)
+	return &a
 }
 
 func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
@@ -60,7 +100,7 @@ func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*s
 			ID: r.ID, ConversationID: r.ConversationID, TurnID: nullUUID(r.TurnID), AgentID: nullUUID(r.AgentID),
 			Provider: r.Provider, Model: r.Model, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CachedTokens: r.CachedTokens, ReasoningTokens: r.ReasoningTokens, CostMicroUSD: r.CostMicroUSD,
-			CreatedAt: fromMicros(r.CreatedAt), WorkspaceID: nullUUID(r.WorkspaceID),
+			CreatedAt: fromMicros(r.CreatedAt),
 		}
 	})
 	if err != nil {

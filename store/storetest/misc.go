@@ -574,49 +574,12 @@ func (s suite) testApprovalExpire(t *testing.T) {
 	errIs(t, err, store.ErrConflict, "deciding an expired approval")
 }
 
-// ---- audit, agents, usage ----
+// ---- agents, usage ----
 
 func (s suite) recordTests() []namedTest {
 	return []namedTest{
-		{"Audit", s.testAudit},
 		{"Agents", s.testAgents},
 		{"Usage", s.testUsage},
-	}
-}
-
-func (s suite) testAudit(t *testing.T) {
-	st := s.newStore(t)
-	ctx := ctxFor(t)
-	clk := newClock()
-	c := newConversation(t, st, clk)
-	other := newConversation(t, st, clk)
-
-	want := []*store.AuditRecord{
-		{ID: uuid.New(), ConversationID: &c.ID, Actor: "agent:helper", Action: "send_email", Risk: "high", Decision: "confirm", Result: "pending", Detail: json.RawMessage(`{"to": "a@b.c"}`), CreatedAt: clk.Advance(time.Second)},
-		{ID: uuid.New(), ConversationID: &c.ID, Actor: "agent:helper", Action: "send_email", Risk: "high", Decision: "confirm", Result: "ok", Detail: json.RawMessage(`{}`), CreatedAt: clk.Advance(time.Second)},
-		{ID: uuid.New(), ConversationID: &other.ID, Actor: "agent:helper", Action: "search", Risk: "low", Decision: "auto", Result: "ok", Detail: json.RawMessage(`{}`), CreatedAt: clk.Advance(time.Second)},
-	}
-	for _, r := range want {
-		noErr(t, st.AuditRecord(ctx, r), "recording audit %s/%s", r.Action, r.Result)
-	}
-	got, err := st.AuditList(ctx, c.ID)
-	noErr(t, err, "listing a conversation's audit")
-	eq(t, len(got), 2, "audit records of the conversation (not the other one's)")
-	byID := map[uuid.UUID]*store.AuditRecord{}
-	for _, r := range got {
-		byID[r.ID] = r
-	}
-	for _, w := range want[:2] {
-		g := byID[w.ID]
-		isTrue(t, g != nil, "audit record %s (%s) missing from the list", w.ID, w.Result)
-		uuidPtrEq(t, g.ConversationID, c.ID, "audit conversation")
-		eq(t, g.Actor, w.Actor, "audit actor")
-		eq(t, g.Action, w.Action, "audit action")
-		eq(t, g.Risk, w.Risk, "audit risk")
-		eq(t, g.Decision, w.Decision, "audit decision")
-		eq(t, g.Result, w.Result, "audit result")
-		jsonEq(t, g.Detail, w.Detail, "audit detail")
-		timeEq(t, g.CreatedAt, w.CreatedAt, "audit created at")
 	}
 }
 

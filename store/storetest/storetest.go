@@ -105,6 +105,7 @@ func Run(t *testing.T, h Harness) {
 		{"SlackInstallations", s.slackInstallationTests()},
 		{"Keys", s.keyTests()},
 		{"Workspaces", s.workspaceTests()},
+		{"Audit", s.auditTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -213,9 +213,9 @@ func (s suite) testWorkspaceStamped(t *testing.T) {
 
 	ap := createApproval(t, st, inA, "call1", clk.Now(), clk.Now().Add(time.Hour))
 	_ = ap
-	noErr(t, st.AuditRecord(ctx, &store.AuditRecord{ID: uuid.New(), ConversationID: &inA, Actor: "user:U1", Action: "t", Risk: "low",
-		Decision: "auto", Result: "ok", Detail: json.RawMessage(`{}`), CreatedAt: clk.Now()}), "recording audit")
-	audit, err := st.AuditList(ctx, inA)
+	noErr(t, st.AuditRecord(ctx, &store.AuditRecord{ID: uuid.New(), ConversationID: &inA, CallID: "c1", Actor: "user:U1", Action: "t", Risk: "low",
+		Decision: "auto", Outcome: store.AuditOK, Detail: json.RawMessage(`{}`), CreatedAt: clk.Now()}), "recording audit")
+	audit, err := st.AuditList(ctx, &store.AuditListParams{ConversationID: &inA})
 	noErr(t, err, "listing audit")
 	isTrue(t, len(audit) == 1 && audit[0].WorkspaceID != nil && *audit[0].WorkspaceID == a.ID, "an audit row in A: want workspace A, got %+v", audit)
 	noErr(t, st.UsageRecord(ctx, &store.Usage{ID: uuid.New(), ConversationID: inA, Provider: "p", Model: "m", CreatedAt: clk.Now()}), "recording usage")

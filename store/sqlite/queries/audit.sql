@@ -1,12 +1,44 @@
 -- What guarded tool calls did, and what model calls cost.
 
 -- name: AuditInsert :exec
-INSERT INTO audit (id, conversation_id, actor, action, risk, decision, result, detail, created_at)
-VALUES (sqlc.arg(id), sqlc.narg(conversation_id), sqlc.arg(actor), sqlc.arg(action), sqlc.arg(risk),
-        sqlc.arg(decision), sqlc.arg(result), sqlc.arg(detail), sqlc.arg(created_at));
+-- One row per call: a later record of the same call replaces its outcome.
+INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
+                   decided_by, detail, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.narg(conversation_id), sqlc.arg(call_id), sqlc.arg(agent), sqlc.arg(actor),
+        sqlc.arg(action), sqlc.arg(risk), sqlc.arg(decision), sqlc.arg(outcome),
+        sqlc.arg(decided_by), sqlc.arg(detail), sqlc.arg(created_at), sqlc.arg(updated_at))
+ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
+SET outcome = excluded.outcome, detail = excluded.detail,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
+    decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
+    risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
+    updated_at = excluded.updated_at;
+
+-- name: AuditSettle :one
+UPDATE audit
+SET outcome = sqlc.arg(outcome),
+    decided_by = COALESCE(NULLIF(CAST(sqlc.arg(decided_by) AS TEXT), ''), decided_by),
+    detail = COALESCE(CAST(sqlc.narg(detail) AS TEXT), detail),
+    updated_at = sqlc.arg(now)
+WHERE conversation_id = sqlc.arg(conversation_id) AND call_id = sqlc.arg(call_id)
+RETURNING *;
 
 -- name: AuditList :many
-SELECT * FROM audit WHERE conversation_id = sqlc.arg(conversation_id) ORDER BY created_at, rowid;
+-- A NULL filter matches any row; the cursor pair is NULL on the first page.
+SELECT * FROM audit
+WHERE (CAST(sqlc.narg(conversation_id) AS TEXT) IS NULL OR conversation_id = sqlc.narg(conversation_id))
+  AND (CAST(sqlc.narg(agent) AS TEXT) IS NULL OR agent = sqlc.narg(agent))
+  AND (CAST(sqlc.narg(action) AS TEXT) IS NULL OR action = sqlc.narg(action))
+  AND (CAST(sqlc.narg(decision) AS TEXT) IS NULL OR decision = sqlc.narg(decision))
+  AND (CAST(sqlc.narg(outcome) AS TEXT) IS NULL OR outcome = sqlc.narg(outcome))
+  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(workspace) AS TEXT) IS NULL OR conversation_id IN (
+        SELECT conversation_id FROM bindings WHERE workspace = sqlc.narg(workspace)))
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(before_at)
+       OR (created_at = sqlc.narg(before_at) AND id < CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(max_rows);
 
 -- name: UsageInsert :exec
 INSERT INTO usage (

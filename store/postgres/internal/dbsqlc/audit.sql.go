@@ -14,11 +14,53 @@ import (
 )
 
 const auditList = `-- name: AuditList :many
-SELECT id, conversation_id, actor, action, risk, decision, result, detail, created_at, workspace_id FROM audit_records WHERE conversation_id = $1 ORDER BY created_at, id
+SELECT a.id, a.conversation_id, a.actor, a.action, a.risk, a.decision, a.outcome, a.detail, a.created_at, a.workspace_id, a.call_id, a.agent, a.decided_by, a.updated_at FROM audit_records a
+WHERE ($1::uuid IS NULL OR a.conversation_id = $1::uuid)
+  AND ($2::text IS NULL OR a.agent = $2::text)
+  AND ($3::text IS NULL OR a.action = $3::text)
+  AND ($4::text IS NULL OR a.decision = $4::text)
+  AND ($5::text IS NULL OR a.outcome = $5::text)
+  AND ($6::timestamptz IS NULL OR a.created_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR a.created_at < $7::timestamptz)
+  AND ($8::text IS NULL OR EXISTS (
+        SELECT 1 FROM bindings b
+        WHERE b.conversation_id = a.conversation_id AND b.workspace = $8::text))
+  AND ($9::timestamptz IS NULL
+       OR (a.created_at, a.id) < ($9::timestamptz, $10::uuid))
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT $11
 `
 
-func (q *Queries) AuditList(ctx context.Context, conversationID *uuid.UUID) ([]AuditRecord, error) {
-	rows, err := q.db.Query(ctx, auditList, conversationID)
+type AuditListParams struct {
+	ConversationID *uuid.UUID
+	Agent          *string
+	Action         *string
+	Decision       *string
+	Outcome        *string
+	FromAt         *time.Time
+	ToAt           *time.Time
+	Workspace      *string
+	BeforeAt       *time.Time
+	BeforeID       *uuid.UUID
+	MaxRows        int32
+}
+
+// Each filter is NULL for "any"; the cursor (before_at, before_id) is NULL
+// on the first page.
+func (q *Queries) AuditList(ctx context.Context, arg *AuditListParams) ([]AuditRecord, error) {
+	rows, err := q.db.Query(ctx, auditList,
+		arg.ConversationID,
+		arg.Agent,
+		arg.Action,
+		arg.Decision,
+		arg.Outcome,
+		arg.FromAt,
+		arg.ToAt,
+		arg.Workspace,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -33,10 +75,14 @@ func (q *Queries) AuditList(ctx context.Context, conversationID *uuid.UUID) ([]A
 			&i.Action,
 			&i.Risk,
 			&i.Decision,
-			&i.Result,
+			&i.Outcome,
 			&i.Detail,
 			&i.CreatedAt,
 			&i.WorkspaceID,
+			&i.CallID,
+			&i.Agent,
+			&i.DecidedBy,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -50,35 +96,100 @@ func (q *Queries) AuditList(ctx context.Context, conversationID *uuid.UUID) ([]A
 
 const auditRecord = `-- name: AuditRecord :exec
 
-INSERT INTO audit_records (id, conversation_id, actor, action, risk, decision, result,
-                           detail, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,
+                           outcome, decided_by, detail, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9, $10, $11, $12, $13)
+ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
+SET outcome = excluded.outcome,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit_records.decided_by),
+    detail = excluded.detail,
+    decision = COALESCE(NULLIF(excluded.decision, ''), audit_records.decision),
+    risk = COALESCE(NULLIF(excluded.risk, ''), audit_records.risk),
+    updated_at = excluded.updated_at
 `
 
 type AuditRecordParams struct {
 	ID             uuid.UUID
 	ConversationID *uuid.UUID
+	CallID         string
+	Agent          string
 	Actor          string
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
+	DecidedBy      string
 	Detail         json.RawMessage
 	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
-// The audit of guarded tool calls.
+// The audit of guarded tool calls: one row per call, updated as its outcome
+// becomes known, listed newest first.
 func (q *Queries) AuditRecord(ctx context.Context, arg *AuditRecordParams) error {
 	_, err := q.db.Exec(ctx, auditRecord,
 		arg.ID,
 		arg.ConversationID,
+		arg.CallID,
+		arg.Agent,
 		arg.Actor,
 		arg.Action,
 		arg.Risk,
 		arg.Decision,
-		arg.Result,
+		arg.Outcome,
+		arg.DecidedBy,
 		arg.Detail,
 		arg.CreatedAt,
+		arg.UpdatedAt,
 	)
 	return err
+}
+
+const auditSettle = `-- name: AuditSettle :one
+UPDATE audit_records
+SET outcome = $1,
+    decided_by = COALESCE(NULLIF($2::text, ''), decided_by),
+    detail = COALESCE($3::json, detail),
+    updated_at = $4
+WHERE conversation_id = $5 AND call_id = $6
+RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+`
+
+type AuditSettleParams struct {
+	Outcome        string
+	DecidedBy      string
+	Detail         json.RawMessage
+	Now            time.Time
+	ConversationID *uuid.UUID
+	CallID         string
+}
+
+func (q *Queries) AuditSettle(ctx context.Context, arg *AuditSettleParams) (AuditRecord, error) {
+	row := q.db.QueryRow(ctx, auditSettle,
+		arg.Outcome,
+		arg.DecidedBy,
+		arg.Detail,
+		arg.Now,
+		arg.ConversationID,
+		arg.CallID,
+	)
+	var i AuditRecord
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -72,10 +72,14 @@ type AuditRecord struct {
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
 	Detail         json.RawMessage
 	CreatedAt      time.Time
 	WorkspaceID    *uuid.UUID
+	CallID         string
+	Agent          string
+	DecidedBy      string
+	UpdatedAt      time.Time
 }
 
 type Binding struct {

@@ -7,51 +7,109 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/google/uuid"
 )
 
 const auditInsert = `-- name: AuditInsert :exec
 
-INSERT INTO audit (id, conversation_id, actor, action, risk, decision, result, detail, created_at)
+INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
+                   decided_by, detail, created_at, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7, ?8, ?9)
+        ?6, ?7, ?8, ?9,
+        ?10, ?11, ?12, ?13)
+ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
+SET outcome = excluded.outcome, detail = excluded.detail,
+    decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
+    decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
+    risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
+    updated_at = excluded.updated_at
 `
 
 type AuditInsertParams struct {
 	ID             uuid.UUID
 	ConversationID uuid.NullUUID
+	CallID         string
+	Agent          string
 	Actor          string
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
+	DecidedBy      string
 	Detail         string
 	CreatedAt      int64
+	UpdatedAt      int64
 }
 
 // What guarded tool calls did, and what model calls cost.
+// One row per call: a later record of the same call replaces its outcome.
 func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error {
 	_, err := q.exec(ctx, q.auditInsertStmt, auditInsert,
 		arg.ID,
 		arg.ConversationID,
+		arg.CallID,
+		arg.Agent,
 		arg.Actor,
 		arg.Action,
 		arg.Risk,
 		arg.Decision,
-		arg.Result,
+		arg.Outcome,
+		arg.DecidedBy,
 		arg.Detail,
 		arg.CreatedAt,
+		arg.UpdatedAt,
 	)
 	return err
 }
 
 const auditList = `-- name: AuditList :many
-SELECT id, conversation_id, actor, "action", risk, decision, result, detail, created_at, workspace_id FROM audit WHERE conversation_id = ?1 ORDER BY created_at, rowid
+SELECT id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at FROM audit
+WHERE (CAST(?1 AS TEXT) IS NULL OR conversation_id = ?1)
+  AND (CAST(?2 AS TEXT) IS NULL OR agent = ?2)
+  AND (CAST(?3 AS TEXT) IS NULL OR action = ?3)
+  AND (CAST(?4 AS TEXT) IS NULL OR decision = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR outcome = ?5)
+  AND (CAST(?6 AS INTEGER) IS NULL OR created_at >= ?6)
+  AND (CAST(?7 AS INTEGER) IS NULL OR created_at < ?7)
+  AND (CAST(?8 AS TEXT) IS NULL OR conversation_id IN (
+        SELECT conversation_id FROM bindings WHERE workspace = ?8))
+  AND (CAST(?9 AS INTEGER) IS NULL OR created_at < ?9
+       OR (created_at = ?9 AND id < CAST(?10 AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT ?11
 `
 
-func (q *Queries) AuditList(ctx context.Context, conversationID uuid.NullUUID) ([]Audit, error) {
-	rows, err := q.query(ctx, q.auditListStmt, auditList, conversationID)
+type AuditListParams struct {
+	ConversationID sql.NullString
+	Agent          sql.NullString
+	Action         sql.NullString
+	Decision       sql.NullString
+	Outcome        sql.NullString
+	FromAt         sql.NullInt64
+	ToAt           sql.NullInt64
+	Workspace      sql.NullString
+	BeforeAt       sql.NullInt64
+	BeforeID       sql.NullString
+	MaxRows        int64
+}
+
+// A NULL filter matches any row; the cursor pair is NULL on the first page.
+func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]Audit, error) {
+	rows, err := q.query(ctx, q.auditListStmt, auditList,
+		arg.ConversationID,
+		arg.Agent,
+		arg.Action,
+		arg.Decision,
+		arg.Outcome,
+		arg.FromAt,
+		arg.ToAt,
+		arg.Workspace,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +124,14 @@ func (q *Queries) AuditList(ctx context.Context, conversationID uuid.NullUUID) (
 			&i.Action,
 			&i.Risk,
 			&i.Decision,
-			&i.Result,
+			&i.Outcome,
 			&i.Detail,
 			&i.CreatedAt,
 			&i.WorkspaceID,
+			&i.CallID,
+			&i.Agent,
+			&i.DecidedBy,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -82,6 +144,54 @@ func (q *Queries) AuditList(ctx context.Context, conversationID uuid.NullUUID) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const auditSettle = `-- name: AuditSettle :one
+UPDATE audit
+SET outcome = ?1,
+    decided_by = COALESCE(NULLIF(CAST(?2 AS TEXT), ''), decided_by),
+    detail = COALESCE(CAST(?3 AS TEXT), detail),
+    updated_at = ?4
+WHERE conversation_id = ?5 AND call_id = ?6
+RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+`
+
+type AuditSettleParams struct {
+	Outcome        string
+	DecidedBy      string
+	Detail         sql.NullString
+	Now            int64
+	ConversationID uuid.NullUUID
+	CallID         string
+}
+
+func (q *Queries) AuditSettle(ctx context.Context, arg AuditSettleParams) (Audit, error) {
+	row := q.queryRow(ctx, q.auditSettleStmt, auditSettle,
+		arg.Outcome,
+		arg.DecidedBy,
+		arg.Detail,
+		arg.Now,
+		arg.ConversationID,
+		arg.CallID,
+	)
+	var i Audit
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const usageInsert = `-- name: UsageInsert :exec

@@ -81,6 +81,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditListStmt, err = db.PrepareContext(ctx, auditList); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditList: %w", err)
 	}
+	if q.auditSettleStmt, err = db.PrepareContext(ctx, auditSettle); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditSettle: %w", err)
+	}
 	if q.bindingAdvanceStmt, err = db.PrepareContext(ctx, bindingAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingAdvance: %w", err)
 	}
@@ -494,6 +497,11 @@ func (q *Queries) Close() error {
 	if q.auditListStmt != nil {
 		if cerr := q.auditListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditListStmt: %w", cerr)
+		}
+	}
+	if q.auditSettleStmt != nil {
+		if cerr := q.auditSettleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditSettleStmt: %w", cerr)
 		}
 	}
 	if q.bindingAdvanceStmt != nil {
@@ -1079,6 +1087,7 @@ type Queries struct {
 	approvalListPendingStmt           *sql.Stmt
 	auditInsertStmt                   *sql.Stmt
 	auditListStmt                     *sql.Stmt
+	auditSettleStmt                   *sql.Stmt
 	bindingAdvanceStmt                *sql.Stmt
 	bindingFindStmt                   *sql.Stmt
 	bindingGetStmt                    *sql.Stmt
@@ -1209,6 +1218,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		approvalListPendingStmt:           q.approvalListPendingStmt,
 		auditInsertStmt:                   q.auditInsertStmt,
 		auditListStmt:                     q.auditListStmt,
+		auditSettleStmt:                   q.auditSettleStmt,
 		bindingAdvanceStmt:                q.bindingAdvanceStmt,
 		bindingFindStmt:                   q.bindingFindStmt,
 		bindingGetStmt:                    q.bindingGetStmt,

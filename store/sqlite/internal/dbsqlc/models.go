@@ -71,10 +71,14 @@ type Audit struct {
 	Action         string
 	Risk           string
 	Decision       string
-	Result         string
+	Outcome        string
 	Detail         string
 	CreatedAt      int64
 	WorkspaceID    uuid.NullUUID
+	CallID         string
+	Agent          string
+	DecidedBy      string
+	UpdatedAt      int64
 }
 
 type Binding struct {
