@@ -100,7 +100,7 @@ func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*s
 			ID: r.ID, ConversationID: r.ConversationID, TurnID: nullUUID(r.TurnID), AgentID: nullUUID(r.AgentID),
 			Provider: r.Provider, Model: r.Model, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CachedTokens: r.CachedTokens, ReasoningTokens: r.ReasoningTokens, CostMicroUSD: r.CostMicroUSD,
-			CreatedAt: fromMicros(r.CreatedAt),
+			CreatedAt: fromMicros(r.CreatedAt), WorkspaceID: nullUUID(r.WorkspaceID),
 		}
 	})
 	if err != nil {
