@@ -64,6 +64,8 @@ type Config struct {
 	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
 	// here so the agents file and the schedules live in one place.
 	Schedules yaml.Node `yaml:"schedules,omitempty"`
+	// Access says who may talk to agents (see Access).
+	Access Access `yaml:"access,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -186,7 +188,7 @@ func (c *Config) validate() error {
 	if defaults > 1 {
 		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
 	}
-	return nil
+	return c.Access.validate()
 }
 
 // Find returns the named agent.
