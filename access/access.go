@@ -236,3 +236,22 @@ func Describe(p *store.Pairing) string {
 	}
 	return who
 }
+
+// Guard answers a platform's command form (Discord's /remind), which does
+// not pass through Submit, only for people the policy admits; the others
+// get the policy's reply, which the form shows to them alone.
+func (g *Gate) Guard(next core.CommandFunc) core.CommandFunc {
+	return func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+		adm, err := g.Admit(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		if adm.Refused {
+			if adm.Notice == "" {
+				return "Sorry, you can't use that here.", nil
+			}
+			return adm.Notice, nil
+		}
+		return next(ctx, in, cmd)
+	}
+}

@@ -72,6 +72,9 @@ type Options struct {
 	// closing an idle stream (default 15s).
 	KeepAlive time.Duration
 	Logger    *slog.Logger
+	// Pairings, when set, serves the pairing codes (GET /api/pairing,
+	// POST /api/pairing/{code}/approve).
+	Pairings Pairings
 }
 
 // API serves /api/.
@@ -168,6 +171,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	a.pairingRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -27,6 +27,8 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  pairing   list pairing codes strangers were given, or approve one:
+            pairing list | pairing approve CODE
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -61,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
-	case "migrate":
+	case "migrate", "pairing":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch cmd {
 	case "migrate":
 		return migrate(ctx, cfg, stdout)
+	case "pairing":
+		return pairing(ctx, cfg, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	default:
