@@ -35,13 +35,13 @@ func countRows(tb testing.TB, dbURL string) rowCounts {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	prefix := ""
+	prefix, work := "", "work"
 	var db *sql.DB
 	if t.Driver == "sqlite" {
 		db, err = sql.Open("sqlite", "file:"+t.Path+"?mode=ro")
 	} else {
 		db, err = sql.Open("pgx", t.URL)
-		prefix = `"` + t.Schema + `".`
+		prefix, work = `"`+t.Schema+`".`, "work_items"
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -51,7 +51,7 @@ func countRows(tb testing.TB, dbURL string) rowCounts {
 	for _, q := range []struct {
 		table string
 		into  *int
-	}{{"conversations", &c.Conversations}, {"entries", &c.Entries}, {"work", &c.Work}, {"bindings", &c.Bindings}} {
+	}{{"conversations", &c.Conversations}, {"entries", &c.Entries}, {work, &c.Work}, {"bindings", &c.Bindings}} {
 		if err := db.QueryRow("SELECT count(*) FROM " + prefix + q.table).Scan(q.into); err != nil {
 			tb.Fatalf("counting %s: %v", q.table, err)
 		}
