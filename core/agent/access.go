@@ -99,7 +99,9 @@ func (a *Access) Resolve(workspace, channel string) ResolvedAccess {
 }
 
 // IsAdmin reports whether userID is listed in admins.
-func (a *Access) IsAdmin(userID string) bool { return userID != "" && slices.Contains(a.Admins, userID) }
+func (a *Access) IsAdmin(userID string) bool {
+	return userID != "" && slices.Contains(a.Admins, userID)
+}
 
 func (a *Access) validate() error {
 	if err := a.AccessRule.validate("access"); err != nil {
