@@ -38,6 +38,11 @@ type SubmitResult struct {
 	// Ignored: the message is not for the bot (not mentioned, not in a thread
 	// it is engaged in); nothing was stored.
 	Ignored bool
+	// Refused: the access policy keeps the sender from the agents; nothing
+	// was stored. Notice, when not empty, is the one reply the platform
+	// sends them (privately where it can).
+	Refused bool
+	Notice  string
 }
 
 // Action is a button click or a choice made on a platform, handed to core.

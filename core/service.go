@@ -82,6 +82,9 @@ type Options struct {
 	// Deliverer shows turns on the platforms conversations are bound to;
 	// nil delivers nothing (API and terminal clients read the log).
 	Deliverer Deliverer
+	// Gate decides who may reach an agent before Submit stores anything;
+	// nil admits every message.
+	Gate Gate
 }
 
 func (o *Options) validate() error {

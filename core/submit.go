@@ -48,6 +48,21 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if strings.TrimSpace(in.Text) == "" {
 		return &SubmitResult{Ignored: true}, nil
 	}
+	if s.opts.Gate != nil {
+		adm, err := s.opts.Gate.Admit(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("checking access of %s user %s: %w", in.Platform, in.UserID, err)
+		}
+		if adm.Refused {
+			return &SubmitResult{Refused: true, Notice: adm.Notice}, nil
+		}
+		if adm.Addressed && !in.Mentioned {
+			// The caller's Inbound is left as it came.
+			c := *in
+			c.Mentioned = true
+			in = &c
+		}
+	}
 
 	// Which agent: the one addressed, else the channel's, else the default.
 	ag := s.opts.Agents.Default()

@@ -731,6 +731,7 @@ type Queries interface {
 	KeyQueries
 	WorkspaceQueries
 	AuditQueries
+	AccessQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -34,7 +35,15 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 		return
 	}
 	a.log.DebugContext(ctx, "discord message submitted", "message_id", in.MessageID,
-		"conversation_id", res.ConversationID, "duplicate", res.Duplicate, "ignored", res.Ignored)
+		"conversation_id", res.ConversationID, "duplicate", res.Duplicate, "ignored", res.Ignored, "refused", res.Refused)
+	if res.Refused && res.Notice != "" {
+		// Discord has no ephemeral messages outside interactions: a refusal
+		// in a channel goes to the sender's DMs, one in a DM stays there.
+		to := bots.Target{Platform: Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread, UserID: in.UserID}
+		if _, err := a.Post(ctx, to, &bots.Message{Text: res.Notice, Ephemeral: !in.IsDM}); err != nil {
+			a.log.WarnContext(ctx, "telling a refused discord user failed", "user_id", in.UserID, "channel_id", in.Channel, "err", err)
+		}
+	}
 }
 
 // normalize turns a MESSAGE_CREATE into an Inbound, or reports false for a

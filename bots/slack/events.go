@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -113,8 +114,21 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		return fmt.Errorf("submitting slack event %s: %w", cb.EventID, err)
 	}
 	a.log.DebugContext(ctx, "slack message submitted", "event_id", cb.EventID, "channel", in.Channel,
-		"duplicate", res != nil && res.Duplicate, "ignored", res != nil && res.Ignored)
+		"duplicate", res != nil && res.Duplicate, "ignored", res != nil && res.Ignored, "refused", res != nil && res.Refused)
+	if res != nil && res.Refused && res.Notice != "" {
+		a.background(func(ctx context.Context) { a.tellRefused(ctx, in, res.Notice) })
+	}
 	return nil
+}
+
+// tellRefused sends the access policy's reply to a refused message: in a
+// DM as a plain message (it may carry a pairing code to keep), in a
+// channel visible to the sender alone.
+func (a *Adapter) tellRefused(ctx context.Context, in *core.Inbound, notice string) {
+	to := bots.Target{Platform: PlatformName, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread, UserID: in.UserID}
+	if _, err := a.Post(ctx, to, &bots.Message{Text: notice, Ephemeral: !in.IsDM}); err != nil {
+		a.log.WarnContext(ctx, "telling a refused slack user failed", "user_id", in.UserID, "channel", in.Channel, "err", err)
+	}
 }
 
 // normalise turns a message or app_mention into an Inbound, or says why not.

@@ -91,6 +91,9 @@ type Options struct {
 	// operator token, Keys and the loopback rule apply). An error refuses
 	// the request with 401 and its message.
 	Authenticate func(r *http.Request) (*Principal, error)
+	// Pairings, when set, serves the pairing codes (GET /api/pairing,
+	// POST /api/pairing/{code}/approve).
+	Pairings Pairings
 }
 
 // API serves /api/.
@@ -191,6 +194,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.keyRoutes(mux)
 	a.workspaceRoutes(mux)
 	mux.Handle("GET /api/audit", a.handle(a.audit))
+	a.pairingRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

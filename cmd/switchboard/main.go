@@ -37,6 +37,8 @@ commands:
   workspaces  create, list and manage workspaces, members and team bindings
   agents      publish, pin and give agents to people
   audit     list guarded tool calls with their outcome and who decided
+  pairing   list pairing codes strangers were given, or approve one:
+            pairing list | pairing approve CODE
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -75,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
 	case "chat":
 		fs.StringVar(&cfg.ConfigPath, "config", cfg.ConfigPath, "agents file (SWITCHBOARD_CONFIG)")
-	case "migrate", "rotate-key":
+	case "migrate", "rotate-key", "pairing":
 	case "grants":
 		// The subcommand comes first: grants list -workspace T…, grants revoke ID.
 		if len(args) == 0 {
@@ -123,6 +125,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return workspacesCmd(ctx, cfg, fs.Args(), stdout)
 	case "agents":
 		return agentsCmd(ctx, cfg, fs.Args(), stdout)
+	case "pairing":
+		return pairing(ctx, cfg, fs.Args(), stdout)
 	case "chat":
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	case "audit":

@@ -76,6 +76,8 @@ type Config struct {
 	Policy     tool.Policy          `yaml:"policy,omitempty"`
 	Workspaces map[string]Workspace `yaml:"workspaces,omitempty"`
 	Approvals  Approvals            `yaml:"approvals,omitempty"`
+	// Access says who may talk to agents (see Access).
+	Access Access `yaml:"access,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -198,7 +200,10 @@ func (c *Config) validate() error {
 	if defaults > 1 {
 		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
 	}
-	return c.validateGuard()
+	if err := c.validateGuard(); err != nil {
+		return err
+	}
+	return c.Access.validate()
 }
 
 // Find returns the named agent.

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
@@ -238,6 +239,7 @@ type App struct {
 	Worker    *core.Worker
 	Scheduler *scheduler.Scheduler
 	Commands  *command.Handler // scheduling commands, from every platform
+	Access    *access.Gate     // who may talk to agents, in front of Submit
 	Adapters  []bots.Adapter
 	Mux       *http.ServeMux
 
@@ -289,6 +291,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return fmt.Errorf("registering post_result: %w", err)
 	}
 	reg := a.Registry
+	// Who may talk to agents: decided in front of Submit, before anything
+	// of a refused message is stored; !approve goes to the gate.
+	a.Access, err = access.New(access.Options{Store: a.Store, Access: &agents.Access, Now: cfg.Now, Logger: a.log.With("part", "access")})
+	if err != nil {
+		return err
+	}
 	// The deliverer needs the platforms, which need the service: core gets
 	// a forwarder that is pointed at the deliverer once it is built below.
 	fwd := &deliverer{}
@@ -308,15 +316,16 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// command handler, built with the scheduler just below; Discord's
 		// /remind reaches the same handler (buildPlatforms).
-		CommandFunc: func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+		CommandFunc: a.Access.Commands(func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 			return a.Commands.Answer(ctx, in, cmd)
-		},
+		}),
 		// The guard: policy levels, who decides and how long they have
 		// (switchboard.yaml's policy, workspaces and approvals).
 		Policies:    agents.Policies(),
 		Deciders:    deciders(agents.Approvals),
 		Admins:      yamlAdmins(agents.Approvals),
 		ApprovalTTL: agents.Approvals.ExpiryDuration(),
+		Gate:        a.Access,
 	})
 	if err != nil {
 		return err
@@ -396,7 +405,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access})
 	if err != nil {
 		return err
 	}

@@ -189,6 +189,12 @@ type discordEnv struct {
 // returns once the gateway is READY. Everything stops when the test ends.
 func discordStart(tb testing.TB, db string, chunkDelay time.Duration) *discordEnv {
 	tb.Helper()
+	return discordStartWith(tb, db, chunkDelay, openAccess)
+}
+
+// discordStartWith is discordStart with config as switchboard.yaml.
+func discordStartWith(tb testing.TB, db string, chunkDelay time.Duration, config string) *discordEnv {
+	tb.Helper()
 	fake := discordtest.NewServer(tb)
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -201,6 +207,7 @@ func discordStart(tb testing.TB, db string, chunkDelay time.Duration) *discordEn
 		DiscordBotToken:  fake.Token,
 		DiscordAPIURL:    fake.URL,
 		DiscordPublicKey: hex.EncodeToString(pub),
+		ConfigPath:       writeConfig(tb, config),
 		Env:              func(k string) string { return env[k] },
 		Logger:           testenv.Logger(tb),
 	}

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,4 +76,19 @@ func checkOneExchange(tb testing.TB, st store.Store, conv uuid.UUID, userText, r
 	if errs := logEntries(tb, st, conv, store.EntryError); len(errs) != 0 {
 		tb.Errorf("conversation has error entries: %s", errs[0].Content)
 	}
+}
+
+// openAccess is a switchboard.yaml that lets anyone DM the agents: the
+// harnesses of tests that are not about access use it, so that their users
+// (strangers to the service) reach the agent. The real default is pairing.
+const openAccess = "access:\n  dm_policy: open\n"
+
+// writeConfig writes a switchboard.yaml with body and returns its path.
+func writeConfig(tb testing.TB, body string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }

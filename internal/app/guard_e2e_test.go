@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,17 +36,12 @@ func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 // whose policy asks before routine_list and notifies after remind.
 func startGuard(t *testing.T, db string, extraYAML string, clock *offsetClock) *slackEnv {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "switchboard.yaml")
-	yaml := "policy:\n  tools: {routine_list: confirm, remind: notify}\n" + extraYAML
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	yaml := openAccess + "policy:\n  tools: {routine_list: confirm, remind: notify}\n" + extraYAML
 	script, err := filepath.Abs(filepath.Join("testdata", "guard_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := envOptions{env: map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}, configPath: cfg}
+	opts := envOptions{env: map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}, config: yaml}
 	if clock != nil {
 		opts.now = clock.Now
 	}

@@ -58,8 +58,9 @@ func (a *App) buildPlatforms() error {
 				}
 				return names, nil
 			},
-			// /remind is answered by the handler of typed commands.
-			CommandFunc: a.Commands.Answer,
+			// /remind is answered by the handler of typed commands, for the
+			// people the access policy admits.
+			CommandFunc: a.Access.Guard(a.Commands.Answer),
 			Logger:      a.log.With("platform", "discord"),
 			Now:         cfg.Now,
 		})

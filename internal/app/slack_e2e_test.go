@@ -7,6 +7,7 @@ package app_test
 // scripted backend replaying testdata/slack_e2e.yaml).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,10 +89,9 @@ type envOptions struct {
 	// env overrides the service's environment (the scripted model by
 	// default), e.g. to point it at a fake provider.
 	env map[string]string
-	// configPath is switchboard.yaml (default: none); now the service's
-	// clock (default: the real one).
-	configPath string
-	now        func() time.Time
+	// config is the switchboard.yaml to read (default: openAccess).
+	config string
+	now    func() time.Time // the service's clock (default: time.Now)
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -124,9 +124,9 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		SlackAppToken:      e2eAppToken,
 		SlackSigningSecret: e2eSecret,
 		SlackAPIURL:        srv.APIURL(),
+		ConfigPath:         writeConfig(tb, cmp.Or(opts.config, openAccess)),
 		Env:                func(k string) string { return env[k] },
 		Logger:             logger,
-		ConfigPath:         opts.configPath,
 		Now:                opts.now,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

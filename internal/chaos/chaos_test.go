@@ -564,6 +564,11 @@ func newHarness(t *testing.T, db string, plat platform, delay time.Duration) *ha
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
+	// The chaos runs are not about access: anyone may DM the agent.
+	config := filepath.Join(dir, "switchboard.yaml")
+	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	h := &harness{
 		t: t, db: db, addr: addr, log: log, plat: plat, model: model,
 		http: &http.Client{Timeout: 10 * time.Second},
@@ -575,6 +580,7 @@ func newHarness(t *testing.T, db string, plat platform, delay time.Duration) *ha
 			"SWITCHBOARD_MODEL=anthropic:claude-sonnet-4-5",
 			"SWITCHBOARD_LOG_LEVEL=debug",
 			"DATABASE_URL=" + db,
+			"SWITCHBOARD_CONFIG=" + config,
 			"ANTHROPIC_API_KEY=sk-ant-test",
 			"ANTHROPIC_BASE_URL=" + model.URL,
 		}, plat.env()...),

@@ -106,6 +106,7 @@ func Run(t *testing.T, h Harness) {
 		{"Keys", s.keyTests()},
 		{"Workspaces", s.workspaceTests()},
 		{"Audit", s.auditTests()},
+		{"Access", s.accessTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -175,12 +175,32 @@ type NamedLease struct {
 	UpdatedAt time.Time
 }
 
+type Pairing struct {
+	Platform   string
+	UserID     string
+	Workspace  string
+	UserName   string
+	Code       string
+	Status     string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	ApprovedAt *time.Time
+	ApprovedBy string
+}
+
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
 	MessageIDs []string
 	CreatedAt  time.Time
 	Pending    bool
+}
+
+type RefusalNotice struct {
+	Platform  string
+	UserID    string
+	Day       string
+	CreatedAt time.Time
 }
 
 type Schedule struct {

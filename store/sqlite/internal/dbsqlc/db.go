@@ -213,11 +213,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.liveStreamSaveStmt, err = db.PrepareContext(ctx, liveStreamSave); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamSave: %w", err)
 	}
+	if q.pairingApproveStmt, err = db.PrepareContext(ctx, pairingApprove); err != nil {
+		return nil, fmt.Errorf("error preparing query PairingApprove: %w", err)
+	}
+	if q.pairingGetStmt, err = db.PrepareContext(ctx, pairingGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PairingGet: %w", err)
+	}
+	if q.pairingListStmt, err = db.PrepareContext(ctx, pairingList); err != nil {
+		return nil, fmt.Errorf("error preparing query PairingList: %w", err)
+	}
+	if q.pairingUpsertStmt, err = db.PrepareContext(ctx, pairingUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query PairingUpsert: %w", err)
+	}
 	if q.postedGetStmt, err = db.PrepareContext(ctx, postedGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PostedGet: %w", err)
 	}
 	if q.postedUpsertStmt, err = db.PrepareContext(ctx, postedUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PostedUpsert: %w", err)
+	}
+	if q.refusalNoticeInsertStmt, err = db.PrepareContext(ctx, refusalNoticeInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RefusalNoticeInsert: %w", err)
 	}
 	if q.scheduleAdvanceStmt, err = db.PrepareContext(ctx, scheduleAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleAdvance: %w", err)
@@ -719,6 +734,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing liveStreamSaveStmt: %w", cerr)
 		}
 	}
+	if q.pairingApproveStmt != nil {
+		if cerr := q.pairingApproveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pairingApproveStmt: %w", cerr)
+		}
+	}
+	if q.pairingGetStmt != nil {
+		if cerr := q.pairingGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pairingGetStmt: %w", cerr)
+		}
+	}
+	if q.pairingListStmt != nil {
+		if cerr := q.pairingListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pairingListStmt: %w", cerr)
+		}
+	}
+	if q.pairingUpsertStmt != nil {
+		if cerr := q.pairingUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pairingUpsertStmt: %w", cerr)
+		}
+	}
 	if q.postedGetStmt != nil {
 		if cerr := q.postedGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing postedGetStmt: %w", cerr)
@@ -727,6 +762,11 @@ func (q *Queries) Close() error {
 	if q.postedUpsertStmt != nil {
 		if cerr := q.postedUpsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing postedUpsertStmt: %w", cerr)
+		}
+	}
+	if q.refusalNoticeInsertStmt != nil {
+		if cerr := q.refusalNoticeInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing refusalNoticeInsertStmt: %w", cerr)
 		}
 	}
 	if q.scheduleAdvanceStmt != nil {
@@ -1131,8 +1171,13 @@ type Queries struct {
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
+	pairingApproveStmt                *sql.Stmt
+	pairingGetStmt                    *sql.Stmt
+	pairingListStmt                   *sql.Stmt
+	pairingUpsertStmt                 *sql.Stmt
 	postedGetStmt                     *sql.Stmt
 	postedUpsertStmt                  *sql.Stmt
+	refusalNoticeInsertStmt           *sql.Stmt
 	scheduleAdvanceStmt               *sql.Stmt
 	scheduleCountStmt                 *sql.Stmt
 	scheduleDeleteStmt                *sql.Stmt
@@ -1262,8 +1307,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,
+		pairingApproveStmt:                q.pairingApproveStmt,
+		pairingGetStmt:                    q.pairingGetStmt,
+		pairingListStmt:                   q.pairingListStmt,
+		pairingUpsertStmt:                 q.pairingUpsertStmt,
 		postedGetStmt:                     q.postedGetStmt,
 		postedUpsertStmt:                  q.postedUpsertStmt,
+		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,
 		scheduleAdvanceStmt:               q.scheduleAdvanceStmt,
 		scheduleCountStmt:                 q.scheduleCountStmt,
 		scheduleDeleteStmt:                q.scheduleDeleteStmt,

@@ -173,12 +173,32 @@ type NamedLease struct {
 	UpdatedAt int64
 }
 
+type Pairing struct {
+	Platform   string
+	UserID     string
+	Workspace  string
+	UserName   string
+	Code       string
+	Status     string
+	CreatedAt  int64
+	ExpiresAt  int64
+	ApprovedAt sql.NullInt64
+	ApprovedBy string
+}
+
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
 	MessageIds string
 	CreatedAt  int64
 	Pending    int64
+}
+
+type RefusalNotice struct {
+	Platform  string
+	UserID    string
+	Day       string
+	CreatedAt int64
 }
 
 type Schedule struct {

@@ -1,0 +1,25 @@
+package core
+
+import "context"
+
+// Gate decides whether an inbound message may reach an agent. Submit asks
+// it before anything of the message is written, so a refused message leaves
+// no entry, no conversation, no work item and no dedupe row behind. Package
+// access implements it from the access: block of switchboard.yaml.
+type Gate interface {
+	Admit(ctx context.Context, in *Inbound) (*Admission, error)
+}
+
+// Admission is a Gate's answer.
+type Admission struct {
+	// Refused: the message reaches no agent and is stored nowhere.
+	Refused bool
+	// Notice is what to tell the person who was refused (a pairing code, a
+	// polite no), or "" to say nothing: they were told already today, or
+	// the message was not addressed to the bot. The platform sends it
+	// itself, privately where it can (SubmitResult.Notice).
+	Notice string
+	// Addressed: take the message as addressed to the bot although it does
+	// not mention it (a channel whose policy needs no mention).
+	Addressed bool
+}
