@@ -742,6 +742,7 @@ type Queries interface {
 	UsageList(ctx context.Context, conversationID uuid.UUID) ([]*Usage, error)
 
 	ScheduleQueries
+	PeopleQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -101,6 +101,7 @@ func Run(t *testing.T, h Harness) {
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
 		{"TransientFaults", s.faultTests()},
+		{"People", s.peopleTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

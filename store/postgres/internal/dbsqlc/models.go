@@ -129,6 +129,33 @@ type NamedLease struct {
 	UpdatedAt time.Time
 }
 
+type Person struct {
+	ID          uuid.UUID
+	DisplayName string
+	TimeZone    string
+	MergedInto  *uuid.UUID
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type PersonIdentity struct {
+	Platform    string
+	Workspace   string
+	UserID      string
+	PersonID    uuid.UUID
+	RefreshedAt *time.Time
+	CreatedAt   time.Time
+}
+
+type PersonLinkCode struct {
+	CodeHash  string
+	PersonID  uuid.UUID
+	Platform  string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+}
+
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
