@@ -39,6 +39,15 @@ type Options struct {
 	DefaultAgent string
 	// Now is the clock "in 2h" counts from. Default time.Now.
 	Now func() time.Time
+	// Links, when set, answers `link`: linking a person's identities on
+	// two platforms with a one-time code (*core.Directory implements it).
+	Links Linker
+}
+
+// Linker issues and spends the one-time codes of `link`.
+type Linker interface {
+	LinkStart(ctx context.Context, platform, workspace, userID string) (string, error)
+	LinkFinish(ctx context.Context, platform, workspace, userID, code string) (*store.Person, error)
 }
 
 func (o *Options) validate() error {
@@ -75,7 +84,9 @@ const Help = "Scheduling commands:\n" +
 	"• `routine add <name> every 4h -- <instruction>` · `routine add <name> cron 0 8 * * 1-5 tz America/New_York to here template briefing -- <instruction>`\n" +
 	"• `routines` · `routine change <name> every 2h` · `routine change <name> -- <new instruction>` · `routine pause|resume|delete <name>`\n" +
 	"• `pulses` · `pulse pause|resume|delete <name>`\n" +
-	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`"
+	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
+	"Times are in your time zone (from your Slack or Discord profile).\n" +
+	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person"
 
 // request is a command and who gave it where.
 type request struct {
@@ -90,6 +101,7 @@ type request struct {
 	Fields map[string]string
 	// TimeZone is the person's time zone when the platform knows it.
 	TimeZone string
+	IsDM     bool
 }
 
 // Answer is the core.CommandFunc of every platform: it runs cmd for the
@@ -100,7 +112,7 @@ type request struct {
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
-		Text: cmd.Text, Fields: cmd.Fields,
+		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM,
 	})
 	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
 		return "⚠️ " + err.Error(), nil
@@ -147,6 +159,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return Help, nil
 	case "remind":
 		return h.remind(ctx, r)
+	case "link":
+		return h.link(ctx, r, args)
 	case "reminders", "routines", "pulses", "loops":
 		return h.list(ctx, r, kindOfWord(strings.TrimSuffix(verb, "s")))
 	case "reminder", "routine", "pulse", "loop":

@@ -74,6 +74,11 @@ type Options struct {
 	// Deliverer shows turns on the platforms conversations are bound to;
 	// nil delivers nothing (API and terminal clients read the log).
 	Deliverer Deliverer
+
+	// People, when set, keeps a person for every platform user who talks
+	// to the bot: created by Submit, profiles refreshed on the turn, and
+	// their names (not ids) shown to the model.
+	People *Directory
 }
 
 func (o *Options) validate() error {

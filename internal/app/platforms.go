@@ -6,6 +6,7 @@ import (
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // buildPlatforms creates the adapters whose tokens are set and mounts their
@@ -27,6 +28,7 @@ func (a *App) buildPlatforms() error {
 		}
 		sl.Routes(a.Mux)
 		a.Adapters = append(a.Adapters, sl)
+		a.People.SetProfile(slackbot.PlatformName, sl.Profile)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
 		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN is not")
 	}
@@ -50,8 +52,9 @@ func (a *App) buildPlatforms() error {
 				}
 				return names, nil
 			},
-			// /remind is answered by the handler of typed commands.
-			CommandFunc: a.Commands.Answer,
+			// /remind is answered by the handler of typed commands, in the
+			// person's time zone.
+			CommandFunc: a.answerInPersonZone,
 			Logger:      a.log.With("platform", "discord"),
 			Now:         cfg.Now,
 		})
@@ -60,8 +63,22 @@ func (a *App) buildPlatforms() error {
 		}
 		dc.Routes(a.Mux)
 		a.Adapters = append(a.Adapters, dc)
+		a.People.SetProfile(discordbot.Platform, dc.Profile)
 	} else if cfg.DiscordPublicKey != "" {
 		return fmt.Errorf("discord: DISCORD_PUBLIC_KEY is set but DISCORD_BOT_TOKEN is not")
 	}
 	return nil
+}
+
+// answerInPersonZone answers a command form (Discord's /remind) with the
+// person's time zone filled in, as core does for typed commands.
+func (a *App) answerInPersonZone(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+	if in.TimeZone == "" && a.People.Keeps(in.Platform) {
+		if p, err := a.People.Resolve(ctx, in.Platform, in.Workspace, in.UserID); err == nil {
+			in.TimeZone = p.TimeZone
+		} else {
+			a.log.WarnContext(ctx, "resolving the person behind a command", "platform", in.Platform, "user_id", in.UserID, "error", err)
+		}
+	}
+	return a.Commands.Answer(ctx, in, cmd)
 }
