@@ -742,9 +742,7 @@ func (s *Server) usersInfo(req request) (map[string]any, string) {
 	if id == "" {
 		return nil, "user_not_found"
 	}
-	s.mu.Lock()
-	u, ok := s.users[id]
-	s.mu.Unlock()
+	u, ok := s.users[id] // serveAPI holds s.mu
 	if !ok {
 		u = User{ID: id, Name: strings.ToLower(id), RealName: "User " + id}
 	}
