@@ -42,6 +42,15 @@ type Options struct {
 	// Grants lists and revokes standing grants (!grants); nil leaves the
 	// command out.
 	Grants Grants
+	// Links, when set, answers `link`: linking a person's identities on
+	// two platforms with a one-time code (*core.Directory implements it).
+	Links Linker
+}
+
+// Linker issues and spends the one-time codes of `link`.
+type Linker interface {
+	LinkStart(ctx context.Context, platform, workspace, userID string) (string, error)
+	LinkFinish(ctx context.Context, platform, workspace, userID, code string) (*store.Person, error)
 }
 
 func (o *Options) validate() error {
@@ -78,7 +87,9 @@ const Help = "Scheduling commands:\n" +
 	"• `routine add <name> every 4h -- <instruction>` · `routine add <name> cron 0 8 * * 1-5 tz America/New_York to here template briefing -- <instruction>`\n" +
 	"• `routines` · `routine change <name> every 2h` · `routine change <name> -- <new instruction>` · `routine pause|resume|delete <name>`\n" +
 	"• `pulses` · `pulse pause|resume|delete <name>`\n" +
-	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`" +
+	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
+	"Times are in your time zone (from your Slack or Discord profile).\n" +
+	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
 	"\nStanding grants:\n" + GrantsHelp
 
 // request is a command and who gave it where.
@@ -94,6 +105,7 @@ type request struct {
 	Fields map[string]string
 	// TimeZone is the person's time zone when the platform knows it.
 	TimeZone string
+	IsDM     bool
 }
 
 // Answer is the core.CommandFunc of every platform: it runs cmd for the
@@ -104,7 +116,7 @@ type request struct {
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
-		Text: cmd.Text, Fields: cmd.Fields,
+		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM,
 	})
 	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
 		return "⚠️ " + err.Error(), nil
@@ -153,6 +165,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return h.grants(ctx, r, args)
 	case "remind":
 		return h.remind(ctx, r)
+	case "link":
+		return h.link(ctx, r, args)
 	case "reminders", "routines", "pulses", "loops":
 		return h.list(ctx, r, kindOfWord(strings.TrimSuffix(verb, "s")))
 	case "reminder", "routine", "pulse", "loop":

@@ -17,6 +17,9 @@ type UserContent struct {
 	UserName  string `json:"user_name,omitempty"`
 	Platform  string `json:"platform,omitempty"`
 	MessageID string `json:"message_id,omitempty"`
+	// Workspace is the Slack team or Discord guild: with Platform and
+	// UserID it names the person (see IdentityOf).
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // AssistantContent is the agent's text, with the reasoning blocks that

@@ -47,6 +47,7 @@ type turn struct {
 
 	mu      sync.Mutex // guards entries and appends from concurrent tools
 	entries []*store.Entry
+	names   map[store.Identity]string // the speakers' display names
 }
 
 // turnOutcome is how a turn ended.
@@ -127,6 +128,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		return err
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td, workspace: workspace}
+	if s.opts.People != nil {
+		// Before the model runs: the speakers' names, and a fresh profile
+		// of the latest one.
+		t.names = s.opts.People.speakerNames(ctx, entries)
+	}
 	t.offer()
 
 	outcome, err := t.run(ctx)
@@ -364,7 +370,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 // callModel streams one model call, publishing deltas for live viewers, and
 // returns the response with the usage row to record.
 func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, error) {
-	req, err := buildRequest(t.agent, t.meta.Context, t.list, t.entries, t.s.now())
+	req, err := buildRequest(t.agent, t.meta.Context, t.list, t.entries, t.names, t.s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}

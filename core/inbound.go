@@ -27,6 +27,9 @@ type Inbound struct {
 	Mentioned bool   // the bot was mentioned by name
 	Agent     string // the agent addressed, when the platform knows ("" for the default)
 	At        time.Time
+	// TimeZone is the person's time zone, filled in by core from their
+	// profile before a command runs ("" when unknown).
+	TimeZone string `json:",omitempty"`
 }
 
 // SubmitResult says what Submit did with an Inbound.

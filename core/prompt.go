@@ -40,7 +40,11 @@ func turnBlock(now time.Time, speaker string) string {
 // right after the assistant message that made the calls, wherever they sit
 // in the log (a person may have spoken between a call and its result), as
 // every provider requires.
-func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.Tool, entries []*store.Entry, now time.Time) (*model.Request, error) {
+//
+// names holds the display names of the people speaking (see
+// Directory.speakerNames): a person's message is shown under their name,
+// never their platform id.
+func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.Tool, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, err
@@ -82,10 +86,7 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.To
 			if err != nil {
 				return nil, err
 			}
-			name := c.UserName
-			if name == "" {
-				name = c.UserID
-			}
+			name := speakerName(c, names)
 			speaker = name
 			text := c.Text
 			if name != "" {
@@ -172,6 +173,28 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.To
 		{Text: turnBlock(now, speaker)},
 	}
 	return req, nil
+}
+
+// speakerName is how a message's author is shown to the model: a known
+// person's display name, else the name the platform gave with the message;
+// a person's platform id never ("someone" when no name is known). Authors
+// who are not platform people (the API's principal, the terminal) keep
+// their id, which is a name there.
+func speakerName(c UserContent, names map[store.Identity]string) string {
+	n, person := names[IdentityOf(c.Platform, c.Workspace, c.UserID)]
+	if !person {
+		if c.UserName != "" {
+			return c.UserName
+		}
+		return c.UserID
+	}
+	switch {
+	case n != "" && n != c.UserID:
+		return n
+	case c.UserName != "" && c.UserName != c.UserID:
+		return c.UserName
+	}
+	return "someone"
 }
 
 // stillWaiting answers, for the model, a call that waits for a person's

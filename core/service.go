@@ -85,6 +85,11 @@ type Options struct {
 	// Gate decides who may reach an agent before Submit stores anything;
 	// nil admits every message.
 	Gate Gate
+
+	// People, when set, keeps a person for every platform user who talks
+	// to the bot: created by Submit, profiles refreshed on the turn, and
+	// their names (not ids) shown to the model.
+	People *Directory
 }
 
 func (o *Options) validate() error {

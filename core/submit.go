@@ -85,9 +85,13 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		res = SubmitResult{}
 		b, err := s.bindInbound(ctx, q, in, ag, inChannel, &res)
-		if err != nil || b == nil || isCmd {
+		if err != nil || b == nil {
 			bound = b
 			return err
+		}
+		bound = b
+		if isCmd {
+			return s.queueCommand(ctx, q, in, b, cmd, &res)
 		}
 		// User entries are never delivered back (render skips them), so the
 		// delivered cursor is left where it is.
@@ -101,8 +105,13 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if err != nil {
 		return nil, fmt.Errorf("submitting %s message: %w", in.Platform, err)
 	}
-	if isCmd && bound != nil {
-		return s.runCommand(ctx, in, bound, cmd)
+	if bound != nil && s.opts.People != nil && s.opts.People.Keeps(in.Platform) && in.UserID != "" {
+		// The person is found or made here, from the store alone; their
+		// profile is read from the platform on the turn, never on the ack.
+		// A failure is not the message's: the turn tries again.
+		if _, err := s.opts.People.Ensure(ctx, in.Platform, in.Workspace, in.UserID, in.UserName); err != nil {
+			s.log.WarnContext(ctx, "finding the person behind a message", "platform", in.Platform, "user_id", in.UserID, "error", err)
+		}
 	}
 	return &res, nil
 }
@@ -155,7 +164,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 }
 
 func userContent(in *Inbound) UserContent {
-	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID}
+	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID, Workspace: in.Workspace}
 }
 
 // CommandPrefix starts a command typed to the bot ("!remind in 2h -- call
@@ -170,45 +179,82 @@ func commandText(text string) (string, bool) {
 	return strings.TrimSpace(strings.TrimPrefix(t, CommandPrefix)), true
 }
 
-// runCommand answers a command: the message and the reply go to the log and
-// the reply is delivered, with no model call. The command runs outside any
-// transaction because it writes to the store itself.
-func (s *Service) runCommand(ctx context.Context, in *Inbound, b *store.Binding, cmd string) (*SubmitResult, error) {
-	reply, err := s.opts.CommandFunc(ctx, in, &Command{Text: cmd})
+// queueCommand stores a command's message and queues the work item that
+// answers it (RunCommand): answering may need the person's profile from the
+// platform, which must not hold up the platform's ack.
+func (s *Service) queueCommand(ctx context.Context, q store.Queries, in *Inbound, b *store.Binding, cmd string, res *SubmitResult) error {
+	now := s.now()
+	u, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: b.ConversationID, Kind: store.EntryUser, Author: store.UserAuthor(in.UserID),
+		Content: mustJSON(userContent(in)), Now: now,
+	})
 	if err != nil {
-		if errors.Is(err, ErrInvalid) {
-			reply = "⚠️ " + err.Error()
-		} else {
-			s.log.ErrorContext(ctx, "command failed", "command", cmd, "error", redact.String(err.Error()))
-			reply = "⚠️ That command failed; please try again."
+		return fmt.Errorf("appending command entry: %w", err)
+	}
+	conv := b.ConversationID
+	if _, err := Enqueue(ctx, q, CommandArgs{Inbound: *in, Text: cmd}, &EnqueueOpts{ConversationID: &conv, Now: now}); err != nil {
+		return fmt.Errorf("queueing command: %w", err)
+	}
+	res.ConversationID, res.Seq = conv, u.Entry.SeqValue()
+	return nil
+}
+
+// WorkCommand answers a typed command (Service.RunCommand).
+const WorkCommand = "command"
+
+// CommandArgs are the args of a WorkCommand item: the command and the
+// message it came in.
+type CommandArgs struct {
+	Inbound Inbound `json:"inbound"`
+	Text    string  `json:"text"`
+}
+
+// Kind is WorkCommand.
+func (CommandArgs) Kind() string { return WorkCommand }
+
+// RunCommand answers a command with no model call: the person's profile is
+// resolved (their time zone reaches the command), the reply is appended and
+// delivered. A retried item may run the command again.
+func (s *Service) RunCommand(ctx context.Context, item *store.WorkItem, args CommandArgs) error {
+	if item.ConversationID == nil {
+		return fmt.Errorf("command item %s has no conversation", item.ID)
+	}
+	in := args.Inbound
+	if s.opts.People != nil && s.opts.People.Keeps(in.Platform) && in.UserID != "" {
+		if p, err := s.opts.People.Resolve(ctx, in.Platform, in.Workspace, in.UserID); err != nil {
+			s.log.WarnContext(ctx, "resolving the person behind a command", "user_id", in.UserID, "error", err)
+		} else if in.TimeZone == "" {
+			in.TimeZone = p.TimeZone
 		}
 	}
-	var res SubmitResult
-	err = s.st.InTx(ctx, func(q store.Queries) error {
-		now := s.now()
-		u, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: b.ConversationID, Kind: store.EntryUser, Author: store.UserAuthor(in.UserID),
-			Content: mustJSON(userContent(in)), Now: now,
-		})
+	reply := "Commands are not configured here."
+	if s.opts.CommandFunc != nil {
+		var err error
+		reply, err = s.opts.CommandFunc(ctx, &in, &Command{Text: args.Text})
 		if err != nil {
-			return err
+			if errors.Is(err, ErrInvalid) {
+				reply = "⚠️ " + err.Error()
+			} else {
+				s.log.ErrorContext(ctx, "command failed", "command", args.Text, "error", redact.String(err.Error()))
+				reply = "⚠️ That command failed; please try again."
+			}
 		}
+	}
+	conv := *item.ConversationID
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		now := s.now()
 		if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: store.SystemAuthor,
+			ConversationID: conv, Kind: store.EntryAssistant, Author: store.SystemAuthor,
 			Content: mustJSON(AssistantContent{Text: reply}), Now: now,
 		}); err != nil {
 			return err
 		}
-		if err := enqueueDelivery(ctx, q, b.ConversationID, now); err != nil {
-			return err
-		}
-		res.ConversationID, res.Seq = b.ConversationID, u.Entry.SeqValue()
-		return nil
+		return enqueueDelivery(ctx, q, conv, now)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("recording command reply: %w", err)
+		return fmt.Errorf("recording command reply: %w", err)
 	}
-	return &res, nil
+	return nil
 }
 
 // appendAndQueue appends an entry and enqueues the turn it causes, inside the

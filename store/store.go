@@ -732,6 +732,7 @@ type Queries interface {
 	WorkspaceQueries
 	AuditQueries
 	AccessQueries
+	PeopleQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

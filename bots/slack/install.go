@@ -222,7 +222,7 @@ func (a *Adapter) Install(ctx context.Context, code string) (*Installation, erro
 		return nil, err
 	}
 	if a.opts.Binder != nil {
-		if err := a.opts.Binder.BindWorkspace(ctx, PlatformName, in.TeamID, in.TeamName); err != nil {
+		if err := a.opts.Binder.BindWorkspace(ctx, PlatformName, in.TeamID, in.TeamName, in.InstalledBy); err != nil {
 			return nil, fmt.Errorf("binding slack team %s to a workspace: %w", in.TeamID, err)
 		}
 	}

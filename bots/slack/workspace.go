@@ -45,9 +45,10 @@ type Installations interface {
 }
 
 // WorkspaceBinder binds a Slack team to a Switchboard workspace when the app
-// is installed there. Optional.
+// is installed there (installer is the Slack user who installed it).
+// Optional.
 type WorkspaceBinder interface {
-	BindWorkspace(ctx context.Context, platform, externalID, name string) error
+	BindWorkspace(ctx context.Context, platform, externalID, name, installer string) error
 }
 
 type workspace struct {

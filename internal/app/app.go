@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Config is everything the service reads from flags and the environment.
@@ -88,6 +89,10 @@ type Config struct {
 	Env    agent.Env
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	// ProfileTTL is how long a person's name and time zone read from Slack
+	// or Discord stay fresh (SWITCHBOARD_PROFILE_TTL, default 24h).
+	ProfileTTL time.Duration
 }
 
 // FromEnv reads the configuration from the environment.
@@ -141,6 +146,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s: %q must be a duration of at least 1s, such as 15s or 1m", d.name, v)
 		}
 		*d.into = n
+	}
+	if v := getenv("SWITCHBOARD_PROFILE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			return c, fmt.Errorf("SWITCHBOARD_PROFILE_TTL: %q must be a duration of at least 1m, such as 24h", v)
+		}
+		c.ProfileTTL = d
 	}
 	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
@@ -240,6 +252,7 @@ type App struct {
 	Scheduler *scheduler.Scheduler
 	Commands  *command.Handler // scheduling commands, from every platform
 	Access    *access.Gate     // who may talk to agents, in front of Submit
+	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
 	Mux       *http.ServeMux
 
@@ -300,7 +313,20 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	// The deliverer needs the platforms, which need the service: core gets
 	// a forwarder that is pointed at the deliverer once it is built below.
 	fwd := &deliverer{}
+	// People: each platform adds its profile reader in buildPlatforms.
+	a.People, err = core.NewDirectory(core.DirectoryOptions{
+		Store: a.Store, TTL: cfg.ProfileTTL, Logger: a.log.With("part", "people"), Now: cfg.Now,
+		// Every person gets exactly one personal workspace, made with them.
+		PersonCreated: func(ctx context.Context, q store.Queries, p *store.Person) error {
+			_, err := workspace.EnsurePersonalWorkspace(ctx, q, p.ID, p.DisplayName)
+			return err
+		},
+	})
+	if err != nil {
+		return err
+	}
 	a.Service, err = core.New(core.Options{
+		People:    a.People,
 		Deliverer: fwd,
 		Store:     a.Store,
 		Agents:    agents,
@@ -350,6 +376,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
 		Grants: a.Service,
+		Links:  a.People,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -387,6 +414,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
+	core.AddHandler(handlers, a.Service.RunCommand)
 	a.Scheduler.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,

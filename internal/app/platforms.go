@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // buildPlatforms creates the adapters whose tokens are set and mounts their
@@ -20,7 +22,7 @@ func (a *App) buildPlatforms() error {
 		sl, err := slackbot.New(slackbot.Options{
 			Installations: installs,
 			OAuth:         oauth,
-			Binder:        cfg.WorkspaceBinder,
+			Binder:        cmp.Or[slackbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
 			BotToken:      cfg.SlackBotToken,
 			AppToken:      cfg.SlackAppToken,
 			SigningSecret: cfg.SlackSigningSecret,
@@ -35,6 +37,7 @@ func (a *App) buildPlatforms() error {
 		sl.Routes(a.Mux)
 		sl.InstallRoutes(a.Mux)
 		a.Adapters = append(a.Adapters, sl)
+		a.People.SetProfile(slackbot.PlatformName, sl.Profile)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
 		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is")
 	}
@@ -59,8 +62,8 @@ func (a *App) buildPlatforms() error {
 				return names, nil
 			},
 			// /remind is answered by the handler of typed commands, for the
-			// people the access policy admits.
-			CommandFunc: a.Access.Guard(a.Commands.Answer),
+			// people the access policy admits, in the person's time zone.
+			CommandFunc: a.Access.Guard(a.answerInPersonZone),
 			Logger:      a.log.With("platform", "discord"),
 			Now:         cfg.Now,
 		})
@@ -69,8 +72,22 @@ func (a *App) buildPlatforms() error {
 		}
 		dc.Routes(a.Mux)
 		a.Adapters = append(a.Adapters, dc)
+		a.People.SetProfile(discordbot.Platform, dc.Profile)
 	} else if cfg.DiscordPublicKey != "" {
 		return fmt.Errorf("discord: DISCORD_PUBLIC_KEY is set but DISCORD_BOT_TOKEN is not")
 	}
 	return nil
+}
+
+// answerInPersonZone answers a command form (Discord's /remind) with the
+// person's time zone filled in, as core does for typed commands.
+func (a *App) answerInPersonZone(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+	if in.TimeZone == "" && a.People.Keeps(in.Platform) {
+		if p, err := a.People.Resolve(ctx, in.Platform, in.Workspace, in.UserID); err == nil {
+			in.TimeZone = p.TimeZone
+		} else {
+			a.log.WarnContext(ctx, "resolving the person behind a command", "platform", in.Platform, "user_id", in.UserID, "error", err)
+		}
+	}
+	return a.Commands.Answer(ctx, in, cmd)
 }

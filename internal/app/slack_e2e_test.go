@@ -52,9 +52,11 @@ const (
 
 // fallbackReply is what the script answers to a message of alice's without
 // a keyword (see testdata/slack_e2e.yaml): core shows the model each message
-// under its speaker's name, "[U0ALICE] text", and the script echoes that.
+// under its speaker's display name, read from users.info ("User U0ALICE" is
+// the fake's real_name for alice; the id alone would be "[U0ALICE]"), and
+// the script echoes that.
 func fallbackReply(userText string) string {
-	return "Hello from the scripted model. You said: [" + alice + "] " + userText
+	return "Hello from the scripted model. You said: [User " + alice + "] " + userText
 }
 
 // databaseFunc returns a DATABASE_URL for a fresh, empty store.

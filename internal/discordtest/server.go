@@ -246,8 +246,59 @@ type Server struct {
 	limits       []rateLimit
 	nextID       uint64
 	now          func() time.Time
+	users        map[string]discordgo.User   // GET /users/{user}
+	members      map[string]discordgo.Member // "guild/user": GET /guilds/{guild}/members/{user}
 
 	gw gateway
+}
+
+// SetUser makes GET /users/{id} answer u.
+func (s *Server) SetUser(u discordgo.User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users == nil {
+		s.users = map[string]discordgo.User{}
+	}
+	s.users[u.ID] = u
+}
+
+// SetMember makes GET /guilds/{guild}/members/{user} answer m (and GET
+// /users/{user} answer m.User when no SetUser said otherwise).
+func (s *Server) SetMember(guildID string, m discordgo.Member) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.members == nil {
+		s.members = map[string]discordgo.Member{}
+	}
+	s.members[guildID+"/"+m.User.ID] = m
+}
+
+// getUser answers a user object (https://discord.com/developers/docs/resources/user#get-user).
+func (s *Server) getUser(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	id := r.PathValue("user")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.users[id]; ok {
+		return http.StatusOK, u
+	}
+	for k, m := range s.members {
+		if strings.HasSuffix(k, "/"+id) {
+			return http.StatusOK, m.User
+		}
+	}
+	return http.StatusNotFound, errBody(10013, "Unknown User")
+}
+
+// getMember answers a guild member (https://discord.com/developers/docs/resources/guild#get-guild-member).
+func (s *Server) getMember(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.members[r.PathValue("guild")+"/"+r.PathValue("user")]
+	if !ok {
+		return http.StatusNotFound, errBody(10007, "Unknown Member")
+	}
+	m.GuildID = ""
+	return http.StatusOK, m
 }
 
 // NewServer starts a fake Discord and closes it when the test ends.
@@ -607,6 +658,8 @@ func (s *Server) routes() {
 	add("GET /gateway", s.getGateway)
 	add("GET /gateway/bot", s.getGateway)
 	add("GET /users/@me", s.getMe)
+	add("GET /users/{user}", s.getUser)
+	add("GET /guilds/{guild}/members/{user}", s.getMember)
 	add("POST /users/@me/channels", s.createDM)
 	add("GET /channels/{channel}", s.getChannel)
 	add("POST /channels/{channel}/messages", s.createMessage)

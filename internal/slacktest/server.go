@@ -122,6 +122,28 @@ type Server struct {
 	socket socketState
 	oauth  oauthState
 	wg     sync.WaitGroup
+
+	users map[string]User // by user id, for users.info
+}
+
+// User is a workspace member as users.info shows them (SetUser).
+type User struct {
+	ID          string
+	Name        string // the handle
+	RealName    string
+	DisplayName string // profile.display_name; "" when not set, as Slack allows
+	TZ          string // an IANA name, e.g. America/New_York
+	TZOffset    int    // seconds east of UTC
+}
+
+// SetUser makes users.info answer u for u.ID.
+func (s *Server) SetUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users == nil {
+		s.users = map[string]User{}
+	}
+	s.users[u.ID] = u
 }
 
 // NewServer starts a fake Slack on a local port. Close it when done.
@@ -741,7 +763,17 @@ func (s *Server) usersInfo(req request) (map[string]any, string) {
 	if id == "" {
 		return nil, "user_not_found"
 	}
-	return map[string]any{"user": map[string]any{"id": id, "name": strings.ToLower(id), "real_name": "User " + id}}, ""
+	u, ok := s.users[id] // serveAPI holds s.mu
+	if !ok {
+		u = User{ID: id, Name: strings.ToLower(id), RealName: "User " + id}
+	}
+	// The shape of https://api.slack.com/methods/users.info: the names and
+	// the time zone at the top, the display name in the profile.
+	return map[string]any{"user": map[string]any{
+		"id": u.ID, "team_id": s.opts.TeamID, "name": u.Name, "real_name": u.RealName,
+		"tz": u.TZ, "tz_label": u.TZ, "tz_offset": u.TZOffset,
+		"profile": map[string]any{"real_name": u.RealName, "display_name": u.DisplayName, "real_name_normalized": u.RealName, "display_name_normalized": u.DisplayName},
+	}}, ""
 }
 
 // serveUpload takes the file body posted to an upload URL, as Slack's upload

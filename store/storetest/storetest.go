@@ -107,6 +107,7 @@ func Run(t *testing.T, h Harness) {
 		{"Workspaces", s.workspaceTests()},
 		{"Audit", s.auditTests()},
 		{"Access", s.accessTests()},
+		{"People", s.peopleTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -188,6 +188,33 @@ type Pairing struct {
 	ApprovedBy string
 }
 
+type Person struct {
+	ID          uuid.UUID
+	DisplayName string
+	TimeZone    string
+	MergedInto  *uuid.UUID
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type PersonIdentity struct {
+	Platform    string
+	Workspace   string
+	UserID      string
+	PersonID    uuid.UUID
+	RefreshedAt *time.Time
+	CreatedAt   time.Time
+}
+
+type PersonLinkCode struct {
+	CodeHash  string
+	PersonID  uuid.UUID
+	Platform  string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+}
+
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID

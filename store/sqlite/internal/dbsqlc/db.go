@@ -171,6 +171,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.grantRevokeStmt, err = db.PrepareContext(ctx, grantRevoke); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantRevoke: %w", err)
 	}
+	if q.identitiesMoveStmt, err = db.PrepareContext(ctx, identitiesMove); err != nil {
+		return nil, fmt.Errorf("error preparing query IdentitiesMove: %w", err)
+	}
+	if q.identitiesOfStmt, err = db.PrepareContext(ctx, identitiesOf); err != nil {
+		return nil, fmt.Errorf("error preparing query IdentitiesOf: %w", err)
+	}
+	if q.identityInsertStmt, err = db.PrepareContext(ctx, identityInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query IdentityInsert: %w", err)
+	}
+	if q.identityOwnerStmt, err = db.PrepareContext(ctx, identityOwner); err != nil {
+		return nil, fmt.Errorf("error preparing query IdentityOwner: %w", err)
+	}
+	if q.identityRefreshedStmt, err = db.PrepareContext(ctx, identityRefreshed); err != nil {
+		return nil, fmt.Errorf("error preparing query IdentityRefreshed: %w", err)
+	}
 	if q.inboundPruneStmt, err = db.PrepareContext(ctx, inboundPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query InboundPrune: %w", err)
 	}
@@ -204,6 +219,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.leaseReleaseStmt, err = db.PrepareContext(ctx, leaseRelease); err != nil {
 		return nil, fmt.Errorf("error preparing query LeaseRelease: %w", err)
 	}
+	if q.linkCodeInsertStmt, err = db.PrepareContext(ctx, linkCodeInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query LinkCodeInsert: %w", err)
+	}
+	if q.linkCodeSpendStmt, err = db.PrepareContext(ctx, linkCodeSpend); err != nil {
+		return nil, fmt.Errorf("error preparing query LinkCodeSpend: %w", err)
+	}
+	if q.linkCodesForgetStmt, err = db.PrepareContext(ctx, linkCodesForget); err != nil {
+		return nil, fmt.Errorf("error preparing query LinkCodesForget: %w", err)
+	}
 	if q.liveStreamDeleteStmt, err = db.PrepareContext(ctx, liveStreamDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamDelete: %w", err)
 	}
@@ -224,6 +248,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.pairingUpsertStmt, err = db.PrepareContext(ctx, pairingUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PairingUpsert: %w", err)
+	}
+	if q.peopleGetStmt, err = db.PrepareContext(ctx, peopleGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PeopleGet: %w", err)
+	}
+	if q.peopleInsertStmt, err = db.PrepareContext(ctx, peopleInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query PeopleInsert: %w", err)
+	}
+	if q.peopleMarkMergedStmt, err = db.PrepareContext(ctx, peopleMarkMerged); err != nil {
+		return nil, fmt.Errorf("error preparing query PeopleMarkMerged: %w", err)
+	}
+	if q.peopleSetProfileStmt, err = db.PrepareContext(ctx, peopleSetProfile); err != nil {
+		return nil, fmt.Errorf("error preparing query PeopleSetProfile: %w", err)
 	}
 	if q.postedGetStmt, err = db.PrepareContext(ctx, postedGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PostedGet: %w", err)
@@ -664,6 +700,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing grantRevokeStmt: %w", cerr)
 		}
 	}
+	if q.identitiesMoveStmt != nil {
+		if cerr := q.identitiesMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing identitiesMoveStmt: %w", cerr)
+		}
+	}
+	if q.identitiesOfStmt != nil {
+		if cerr := q.identitiesOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing identitiesOfStmt: %w", cerr)
+		}
+	}
+	if q.identityInsertStmt != nil {
+		if cerr := q.identityInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing identityInsertStmt: %w", cerr)
+		}
+	}
+	if q.identityOwnerStmt != nil {
+		if cerr := q.identityOwnerStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing identityOwnerStmt: %w", cerr)
+		}
+	}
+	if q.identityRefreshedStmt != nil {
+		if cerr := q.identityRefreshedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing identityRefreshedStmt: %w", cerr)
+		}
+	}
 	if q.inboundPruneStmt != nil {
 		if cerr := q.inboundPruneStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing inboundPruneStmt: %w", cerr)
@@ -719,6 +780,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing leaseReleaseStmt: %w", cerr)
 		}
 	}
+	if q.linkCodeInsertStmt != nil {
+		if cerr := q.linkCodeInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing linkCodeInsertStmt: %w", cerr)
+		}
+	}
+	if q.linkCodeSpendStmt != nil {
+		if cerr := q.linkCodeSpendStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing linkCodeSpendStmt: %w", cerr)
+		}
+	}
+	if q.linkCodesForgetStmt != nil {
+		if cerr := q.linkCodesForgetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing linkCodesForgetStmt: %w", cerr)
+		}
+	}
 	if q.liveStreamDeleteStmt != nil {
 		if cerr := q.liveStreamDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing liveStreamDeleteStmt: %w", cerr)
@@ -752,6 +828,26 @@ func (q *Queries) Close() error {
 	if q.pairingUpsertStmt != nil {
 		if cerr := q.pairingUpsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pairingUpsertStmt: %w", cerr)
+		}
+	}
+	if q.peopleGetStmt != nil {
+		if cerr := q.peopleGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing peopleGetStmt: %w", cerr)
+		}
+	}
+	if q.peopleInsertStmt != nil {
+		if cerr := q.peopleInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing peopleInsertStmt: %w", cerr)
+		}
+	}
+	if q.peopleMarkMergedStmt != nil {
+		if cerr := q.peopleMarkMergedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing peopleMarkMergedStmt: %w", cerr)
+		}
+	}
+	if q.peopleSetProfileStmt != nil {
+		if cerr := q.peopleSetProfileStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing peopleSetProfileStmt: %w", cerr)
 		}
 	}
 	if q.postedGetStmt != nil {
@@ -1157,6 +1253,11 @@ type Queries struct {
 	grantInsertStmt                   *sql.Stmt
 	grantListStmt                     *sql.Stmt
 	grantRevokeStmt                   *sql.Stmt
+	identitiesMoveStmt                *sql.Stmt
+	identitiesOfStmt                  *sql.Stmt
+	identityInsertStmt                *sql.Stmt
+	identityOwnerStmt                 *sql.Stmt
+	identityRefreshedStmt             *sql.Stmt
 	inboundPruneStmt                  *sql.Stmt
 	inboundRecordStmt                 *sql.Stmt
 	keyByIDStmt                       *sql.Stmt
@@ -1168,6 +1269,9 @@ type Queries struct {
 	leaseAcquireStmt                  *sql.Stmt
 	leasePruneStmt                    *sql.Stmt
 	leaseReleaseStmt                  *sql.Stmt
+	linkCodeInsertStmt                *sql.Stmt
+	linkCodeSpendStmt                 *sql.Stmt
+	linkCodesForgetStmt               *sql.Stmt
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
@@ -1175,6 +1279,10 @@ type Queries struct {
 	pairingGetStmt                    *sql.Stmt
 	pairingListStmt                   *sql.Stmt
 	pairingUpsertStmt                 *sql.Stmt
+	peopleGetStmt                     *sql.Stmt
+	peopleInsertStmt                  *sql.Stmt
+	peopleMarkMergedStmt              *sql.Stmt
+	peopleSetProfileStmt              *sql.Stmt
 	postedGetStmt                     *sql.Stmt
 	postedUpsertStmt                  *sql.Stmt
 	refusalNoticeInsertStmt           *sql.Stmt
@@ -1293,6 +1401,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		grantInsertStmt:                   q.grantInsertStmt,
 		grantListStmt:                     q.grantListStmt,
 		grantRevokeStmt:                   q.grantRevokeStmt,
+		identitiesMoveStmt:                q.identitiesMoveStmt,
+		identitiesOfStmt:                  q.identitiesOfStmt,
+		identityInsertStmt:                q.identityInsertStmt,
+		identityOwnerStmt:                 q.identityOwnerStmt,
+		identityRefreshedStmt:             q.identityRefreshedStmt,
 		inboundPruneStmt:                  q.inboundPruneStmt,
 		inboundRecordStmt:                 q.inboundRecordStmt,
 		keyByIDStmt:                       q.keyByIDStmt,
@@ -1304,6 +1417,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		leaseAcquireStmt:                  q.leaseAcquireStmt,
 		leasePruneStmt:                    q.leasePruneStmt,
 		leaseReleaseStmt:                  q.leaseReleaseStmt,
+		linkCodeInsertStmt:                q.linkCodeInsertStmt,
+		linkCodeSpendStmt:                 q.linkCodeSpendStmt,
+		linkCodesForgetStmt:               q.linkCodesForgetStmt,
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,
@@ -1311,6 +1427,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pairingGetStmt:                    q.pairingGetStmt,
 		pairingListStmt:                   q.pairingListStmt,
 		pairingUpsertStmt:                 q.pairingUpsertStmt,
+		peopleGetStmt:                     q.peopleGetStmt,
+		peopleInsertStmt:                  q.peopleInsertStmt,
+		peopleMarkMergedStmt:              q.peopleMarkMergedStmt,
+		peopleSetProfileStmt:              q.peopleSetProfileStmt,
 		postedGetStmt:                     q.postedGetStmt,
 		postedUpsertStmt:                  q.postedUpsertStmt,
 		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,

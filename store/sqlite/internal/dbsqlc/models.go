@@ -186,6 +186,33 @@ type Pairing struct {
 	ApprovedBy string
 }
 
+type Person struct {
+	ID          uuid.UUID
+	DisplayName string
+	TimeZone    string
+	MergedInto  uuid.NullUUID
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
+type PersonIdentity struct {
+	Platform    string
+	Workspace   string
+	UserID      string
+	PersonID    uuid.UUID
+	RefreshedAt sql.NullInt64
+	CreatedAt   int64
+}
+
+type PersonLinkCode struct {
+	CodeHash  string
+	PersonID  uuid.UUID
+	Platform  string
+	ExpiresAt int64
+	UsedAt    sql.NullInt64
+	CreatedAt int64
+}
+
 type Posted struct {
 	BindingID  uuid.UUID
 	EntryID    uuid.UUID
