@@ -92,6 +92,8 @@ func apiCall(tb testing.TB, method, url string, out any) int {
 	return resp.StatusCode
 }
 
+// scriptedReply is the scripted model's answer to text from the person
+// shown to it as user (the fake Slack names a user "User <id>").
 func scriptedReply(user, text string) string {
 	return "Hello from the scripted model. You said: [" + user + "] " + text
 }
@@ -133,7 +135,7 @@ func TestSlackPairingFlow(t *testing.T) {
 		}
 
 		e.mustPost(newEvent("EvStranger3", directMessage("D0MAL", "1700000700.000003", mallory, "now?")))
-		e.waitReply("D0MAL", scriptedReply(mallory, "now?"))
+		e.waitReply("D0MAL", scriptedReply("User "+mallory, "now?"))
 		e.waitIdle()
 		var notices int
 		for _, m := range e.botMessages("D0MAL") {
@@ -158,7 +160,7 @@ func TestSlackPairingFlow(t *testing.T) {
 		e.mustPost(newEvent("EvAdmin", directMessage("D0ADMIN", "1700000800.000003", admin, "!approve "+eveCode)))
 		e.waitReply("D0ADMIN", "Approved")
 		e.mustPost(newEvent("EvEve2", directMessage("D0EVE", "1700000800.000004", eve, "hi again")))
-		e.waitReply("D0EVE", scriptedReply(eve, "hi again"))
+		e.waitReply("D0EVE", scriptedReply("User "+eve, "hi again"))
 		e.waitIdle()
 	})
 }

@@ -46,5 +46,19 @@ func TestRemindInPersonZone(t *testing.T) {
 		if p.DisplayName != "Ali" || p.TimeZone != "America/New_York" {
 			t.Fatalf("person = %q in %q; want Ali in America/New_York (from users.info)", p.DisplayName, p.TimeZone)
 		}
+		// The person came with exactly one personal workspace, theirs.
+		ms, err := e.store.WorkspaceListByPerson(context.Background(), p.ID)
+		if err != nil {
+			t.Fatalf("listing %s's workspaces: %v", alice, err)
+		}
+		personal := 0
+		for _, m := range ms {
+			if m.Workspace.Kind == store.WorkspacePersonal && m.Workspace.OwnerPersonID == p.ID && m.Role == store.RoleOwner {
+				personal++
+			}
+		}
+		if personal != 1 {
+			t.Fatalf("%s's workspaces = %d personal ones owned by them (of %d); want exactly one", alice, personal, len(ms))
+		}
 	})
 }

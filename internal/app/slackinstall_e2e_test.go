@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -169,6 +171,28 @@ func TestSlackInstallTwoTeams(t *testing.T) {
 
 		e.install(teamA)
 		e.install(teamB)
+
+		// Each team got a team workspace of its own, bound to it and owned
+		// by the person who installed the app.
+		var wsIDs []uuid.UUID
+		for _, team := range []string{teamA.ID, teamB.ID} {
+			b, err := e.store.WorkspaceBindingFind(context.Background(), &store.WorkspaceBindingFindParams{Platform: "slack", ExternalID: team})
+			if err != nil {
+				t.Fatalf("the workspace of team %s after install: %v", team, err)
+			}
+			ws, err := e.store.WorkspaceGet(context.Background(), b.WorkspaceID)
+			if err != nil || ws.Kind != store.WorkspaceTeam {
+				t.Fatalf("workspace of team %s = %+v, %v; want a team workspace", team, ws, err)
+			}
+			owner, err := e.store.PersonFind(context.Background(), &store.PersonFindParams{Identity: store.Identity{Platform: "slack", Workspace: team, UserID: "U0INSTALLER"}})
+			if err != nil || ws.OwnerPersonID != owner.ID {
+				t.Fatalf("team %s workspace owner %s; want the installer's person (%+v, %v)", team, ws.OwnerPersonID, owner, err)
+			}
+			wsIDs = append(wsIDs, ws.ID)
+		}
+		if wsIDs[0] == wsIDs[1] {
+			t.Fatal("two teams share one workspace")
+		}
 
 		// The state is single use, and only ours.
 		state := e.installLink()
