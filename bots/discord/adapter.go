@@ -107,6 +107,7 @@ func New(opts Options) (*Adapter, error) {
 	s.AddHandler(a.onDisconnect)
 	s.AddHandler(a.onMessageCreate)
 	s.AddHandler(a.onInteractionCreate)
+	s.AddHandler(a.onGuildCreate)
 	return a, nil
 }
 

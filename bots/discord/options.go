@@ -50,6 +50,11 @@ type Options struct {
 
 	// Submitter is core's inbound half. Required.
 	Submitter core.Submitter
+	// Binder binds a guild to a Switchboard workspace when the bot joins it
+	// (GUILD_CREATE), owned by the guild's owner. Optional: nil skips it.
+	Binder WorkspaceBinder
+	// BindTimeout bounds one binding. Default 30s.
+	BindTimeout time.Duration
 	// ListAgentsFunc answers /agents. Without it /agents says listing is not
 	// configured.
 	ListAgentsFunc func(ctx context.Context) ([]string, error)
@@ -117,6 +122,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.SubmitTimeout == 0 {
 		c.SubmitTimeout = 10 * time.Second
+	}
+	if c.BindTimeout == 0 {
+		c.BindTimeout = 30 * time.Second
 	}
 	return c
 }

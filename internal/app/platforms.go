@@ -54,6 +54,9 @@ func (a *App) buildPlatforms() error {
 			ApplicationID: cfg.DiscordAppID,
 			Channels:      channels,
 			Submitter:     a.Service,
+			// Joining a guild makes and binds its team workspace, as a
+			// Slack install does for a team.
+			Binder: cmp.Or[discordbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
 			ListAgentsFunc: func(context.Context) ([]string, error) {
 				var names []string
 				for _, ag := range a.Service.Agents().Agents {

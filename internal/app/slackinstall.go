@@ -26,7 +26,8 @@ type SlackInstall struct {
 	// Keys seal the secrets stored in the database (SWITCHBOARD_SECRET_KEY);
 	// empty: nothing secret can be stored.
 	Keys *secret.Keyring
-	// WorkspaceBinder binds a newly installed Slack team to a workspace.
+	// WorkspaceBinder binds a newly installed Slack team, or a Discord guild
+	// the bot joins, to a workspace.
 	// Optional.
 	WorkspaceBinder slackbot.WorkspaceBinder
 }

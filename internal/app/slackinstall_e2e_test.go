@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -50,6 +51,12 @@ type installEnv struct {
 // bot token: every team it answers was installed through OAuth.
 func startInstall(t *testing.T, db, keys string) *installEnv {
 	t.Helper()
+	return startInstallLogged(t, db, keys, testenv.Logger(t))
+}
+
+// startInstallLogged is startInstall with the service's log going to logger.
+func startInstallLogged(t *testing.T, db, keys string, logger *slog.Logger) *installEnv {
+	t.Helper()
 	srv := slacktest.NewServer(slacktest.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetOAuth(slacktest.OAuthCheck{ClientID: installClientID, ClientSecret: installSecret})
@@ -75,7 +82,7 @@ func startInstall(t *testing.T, db, keys string) *installEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Addr, cfg.DatabaseURL, cfg.Logger = "127.0.0.1:0", db, testenv.Logger(t)
+	cfg.Addr, cfg.DatabaseURL, cfg.Logger = "127.0.0.1:0", db, logger
 	cfg.SlackSigningSecret, cfg.SlackAPIURL = e2eSecret, srv.APIURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

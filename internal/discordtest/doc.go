@@ -8,5 +8,5 @@
 //
 // A test starts one with NewServer, points the adapter's APIURL at
 // Server.URL, and drives it with UserMessage, ClickButton, SlashCommand,
-// Dispatch, Drop and Reconnect. Nothing here is meant for production.
+// JoinGuild, Dispatch, Drop and Reconnect. Nothing here is meant for production.
 package discordtest

@@ -1,0 +1,156 @@
+package slack
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// slackManifest is the part of Slack's app manifest schema (v1,
+// github.com/slackapi/manifest-schema) that our manifest uses. The schema
+// allows no property it does not name, so decoding with KnownFields finds
+// a misspelt or invented field as Slack's validation would.
+type slackManifest struct {
+	DisplayInformation *struct {
+		Name            string `yaml:"name"`
+		Description     string `yaml:"description"`
+		BackgroundColor string `yaml:"background_color"`
+		LongDescription string `yaml:"long_description"`
+	} `yaml:"display_information"`
+	Features struct {
+		AppHome *struct {
+			HomeTab         bool `yaml:"home_tab_enabled"`
+			MessagesTab     bool `yaml:"messages_tab_enabled"`
+			MessagesTabRead bool `yaml:"messages_tab_read_only_enabled"`
+		} `yaml:"app_home"`
+		BotUser *struct {
+			DisplayName  string `yaml:"display_name"`
+			AlwaysOnline bool   `yaml:"always_online"`
+		} `yaml:"bot_user"`
+		AssistantView *struct {
+			Description string `yaml:"assistant_description"`
+			Prompts     []struct {
+				Title   string `yaml:"title"`
+				Message string `yaml:"message"`
+			} `yaml:"suggested_prompts"`
+		} `yaml:"assistant_view"`
+	} `yaml:"features"`
+	OAuthConfig struct {
+		RedirectURLs []string `yaml:"redirect_urls"`
+		Scopes       struct {
+			Bot  []string `yaml:"bot"`
+			User []string `yaml:"user"`
+		} `yaml:"scopes"`
+		TokenManagement bool `yaml:"token_management_enabled"`
+		PKCE            bool `yaml:"pkce_enabled"`
+	} `yaml:"oauth_config"`
+	Settings struct {
+		EventSubscriptions struct {
+			RequestURL string   `yaml:"request_url"`
+			BotEvents  []string `yaml:"bot_events"`
+			UserEvents []string `yaml:"user_events"`
+		} `yaml:"event_subscriptions"`
+		Interactivity *struct {
+			IsEnabled  *bool  `yaml:"is_enabled"`
+			RequestURL string `yaml:"request_url"`
+		} `yaml:"interactivity"`
+		OrgDeploy     bool `yaml:"org_deploy_enabled"`
+		SocketMode    bool `yaml:"socket_mode_enabled"`
+		TokenRotation bool `yaml:"token_rotation_enabled"`
+	} `yaml:"settings"`
+}
+
+// TestManifestFollowsSlacksSchema checks slack-app-manifest.yaml against
+// the limits of Slack's manifest schema for the fields it uses, so that
+// "Create New App → From an app manifest" takes it as it is.
+func TestManifestFollowsSlacksSchema(t *testing.T) {
+	raw, err := os.ReadFile("../../slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	var m slackManifest
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("the manifest has a field Slack's schema does not allow, or a wrong type: %v", err)
+	}
+	length := func(field, v string, lo, hi int) {
+		if n := utf8.RuneCountInString(v); n < lo || n > hi {
+			t.Errorf("%s is %d characters (%q); Slack takes %d to %d", field, n, v, lo, hi)
+		}
+	}
+	unique := func(field string, vs []string, maxLen, maxItems int) {
+		seen := map[string]bool{}
+		if len(vs) > maxItems {
+			t.Errorf("%s has %d items; Slack takes at most %d", field, len(vs), maxItems)
+		}
+		for _, v := range vs {
+			if seen[v] {
+				t.Errorf("%s lists %q twice; Slack wants each once", field, v)
+			}
+			seen[v] = true
+			length(field+" item", v, 1, maxLen)
+		}
+	}
+	httpURL := regexp.MustCompile(`^https?://`)
+
+	if m.DisplayInformation == nil {
+		t.Fatal("display_information is required")
+	}
+	di := m.DisplayInformation
+	length("display_information.name", di.Name, 1, 35)
+	if di.Description != "" {
+		length("display_information.description", di.Description, 1, 140)
+	}
+	if di.LongDescription != "" {
+		length("display_information.long_description", di.LongDescription, 175, 4000)
+	}
+	if c := di.BackgroundColor; c != "" && !regexp.MustCompile(`^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$`).MatchString(c) {
+		t.Errorf("display_information.background_color %q is not #RGB or #RRGGBB", c)
+	}
+	if bu := m.Features.BotUser; bu == nil {
+		t.Error("features.bot_user is missing: the app needs a bot user for its bot token")
+	} else {
+		length("features.bot_user.display_name", bu.DisplayName, 1, 80)
+	}
+	if av := m.Features.AssistantView; av != nil && av.Description == "" {
+		t.Error("features.assistant_view needs assistant_description")
+	}
+
+	unique("oauth_config.redirect_urls", m.OAuthConfig.RedirectURLs, 2500, 1000)
+	for _, u := range m.OAuthConfig.RedirectURLs {
+		// Slack's schema takes any string; Slack itself redirects only to
+		// https (or localhost), and the install flow names this one.
+		if !strings.HasPrefix(u, "https://") || !strings.HasSuffix(u, "/slack/oauth/callback") {
+			t.Errorf("oauth_config.redirect_urls has %q; want https://…/slack/oauth/callback", u)
+		}
+	}
+	unique("oauth_config.scopes.bot", m.OAuthConfig.Scopes.Bot, 50, 255)
+	scope := regexp.MustCompile(`^[a-z_]+(:[a-z_]+(\.[a-z_]+)*)+$`)
+	for _, s := range m.OAuthConfig.Scopes.Bot {
+		if !scope.MatchString(s) {
+			t.Errorf("oauth_config.scopes.bot has %q, which is not shaped like a Slack scope (resource:action)", s)
+		}
+	}
+	ev := m.Settings.EventSubscriptions
+	unique("settings.event_subscriptions.bot_events", ev.BotEvents, 50, 100)
+	if ev.RequestURL != "" && !httpURL.MatchString(ev.RequestURL) {
+		t.Errorf("settings.event_subscriptions.request_url %q must start with http(s)://", ev.RequestURL)
+	}
+	if it := m.Settings.Interactivity; it != nil {
+		if it.IsEnabled == nil {
+			t.Error("settings.interactivity needs is_enabled")
+		}
+		if it.RequestURL != "" && !httpURL.MatchString(it.RequestURL) {
+			t.Errorf("settings.interactivity.request_url %q must start with http(s)://", it.RequestURL)
+		}
+	}
+	if m.Settings.TokenRotation {
+		t.Error("settings.token_rotation_enabled: the install flow stores a bot token that does not expire; rotation would need refresh tokens")
+	}
+}
