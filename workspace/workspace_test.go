@@ -24,6 +24,7 @@ func TestRoleMatrix(t *testing.T) {
 		workspace.ConfigureAgents:   {store.RoleOwner: true, store.RoleAdmin: true, store.RoleMember: false, nonMember: false},
 		workspace.ChangeRoles:       {store.RoleOwner: true, store.RoleAdmin: false, store.RoleMember: false, nonMember: false},
 		workspace.Delete:            {store.RoleOwner: true, store.RoleAdmin: false, store.RoleMember: false, nonMember: false},
+		workspace.Decide:            {store.RoleOwner: true, store.RoleAdmin: true, store.RoleMember: false, nonMember: false},
 	}
 	if len(want) != len(workspace.Actions) {
 		t.Fatalf("the matrix covers %d actions, the package has %d", len(want), len(workspace.Actions))
