@@ -28,14 +28,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Admins says who may administer access (approve pairing codes) on a
-// platform. ConfigAdmins reads the access.admins list; workspace roles can
-// take its place.
+// platform by the operator's say-so: ConfigAdmins reads the access.admins
+// list. The owners and admins of the workspace a team is bound to count
+// besides, for the codes handed out in that workspace's teams.
 type Admins interface {
 	IsAdmin(ctx context.Context, id Identity) (bool, error)
 }
@@ -63,7 +67,8 @@ type Options struct {
 	// Access is the access: block; nil is the defaults (pairing for DMs,
 	// mentions answered in every channel).
 	Access *agent.Access
-	// Admins default: ConfigAdmins over Access.
+	// Admins is the operator's override, admins everywhere. Default:
+	// ConfigAdmins over Access.
 	Admins Admins
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -74,7 +79,10 @@ type Gate struct {
 	opts Options
 }
 
-var _ core.Gate = (*Gate)(nil)
+var (
+	_ core.Gate    = (*Gate)(nil)
+	_ core.Refuser = (*Gate)(nil)
+)
 
 // Gated lists the platforms whose messages the Gate judges.
 var Gated = []string{"slack", "discord"}
@@ -104,6 +112,8 @@ const (
 	NoticeAllowlist = "Sorry, I can only talk with people on this workspace's list. Ask an admin to add you."
 	NoticeDisabled  = "Sorry, direct messages to agents are turned off here."
 	NoticeChannel   = "Sorry, agents don't answer in this channel."
+	NoticeForeign   = "Sorry, agents here answer only members of this workspace."
+	NoticePinned    = "Sorry, that agent doesn't work in this workspace."
 )
 
 // PairingNotice is the reply that hands a stranger their code.
@@ -121,6 +131,16 @@ func (g *Gate) Admit(ctx context.Context, in *core.Inbound) (*core.Admission, er
 	}
 	rule := g.opts.Access.Resolve(in.Workspace, in.Channel)
 	if !in.IsDM {
+		member, err := g.sameWorkspace(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if !member {
+			if !in.Mentioned {
+				return &core.Admission{Refused: true}, nil // not addressed: nothing to say
+			}
+			return g.refuse(ctx, in, NoticeForeign)
+		}
 		if len(rule.AnswerIn) > 0 && !slices.Contains(rule.AnswerIn, in.Channel) {
 			if !in.Mentioned {
 				return &core.Admission{Refused: true}, nil // not addressed: nothing to say
@@ -133,9 +153,9 @@ func (g *Gate) Admit(ctx context.Context, in *core.Inbound) (*core.Admission, er
 	if rule.DMPolicy == agent.DMOpen || slices.Contains(rule.Allowlist, in.UserID) {
 		return &core.Admission{}, nil
 	}
-	admin, err := g.opts.Admins.IsAdmin(ctx, id)
+	admin, err := g.isAdmin(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("checking admin: %w", err)
+		return nil, err
 	}
 	if admin {
 		return &core.Admission{}, nil
@@ -165,6 +185,64 @@ func (g *Gate) Admit(ctx context.Context, in *core.Inbound) (*core.Admission, er
 		g.opts.Logger.InfoContext(ctx, "pairing code handed out", "platform", in.Platform, "user_id", in.UserID, "user_name", in.UserName)
 	}
 	return g.refuse(ctx, in, PairingNotice(res.Pairing.Code, res.Pairing.ExpiresAt))
+}
+
+// sameWorkspace reports whether a channel message's sender belongs where
+// the channel does: a sender of another platform team (a Slack Connect
+// channel shared between teams) counts only when their team is bound to
+// the same workspace as the channel's.
+func (g *Gate) sameWorkspace(ctx context.Context, in *core.Inbound) (bool, error) {
+	if in.UserWorkspace == "" || in.UserWorkspace == in.Workspace {
+		return true, nil
+	}
+	theirs, err := workspace.Bound(ctx, g.opts.Store, in.Platform, in.UserWorkspace)
+	if err != nil || theirs == nil {
+		return false, err
+	}
+	ours, err := workspace.Bound(ctx, g.opts.Store, in.Platform, in.Workspace)
+	return err == nil && ours != nil && *ours == *theirs, err
+}
+
+// isAdmin reports whether a person is an admin everywhere (Options.Admins)
+// or an owner or admin of the workspace their team is bound to.
+func (g *Gate) isAdmin(ctx context.Context, id Identity) (bool, error) {
+	ok, err := g.opts.Admins.IsAdmin(ctx, id)
+	if err != nil || ok {
+		return ok, wrapAdmin(err)
+	}
+	ws, err := g.adminOf(ctx, id)
+	return ws != nil, err
+}
+
+// adminOf is the workspace a person is an owner or admin of by their role
+// there: the one their team is bound to. nil when they are none's.
+func (g *Gate) adminOf(ctx context.Context, id Identity) (*uuid.UUID, error) {
+	ws, err := workspace.Bound(ctx, g.opts.Store, id.Platform, id.Workspace)
+	if err != nil || ws == nil {
+		return nil, wrapAdmin(err)
+	}
+	ok, err := workspace.MayDecide(ctx, g.opts.Store, core.IdentityOf(id.Platform, id.Workspace, id.UserID), *ws)
+	if err != nil || !ok {
+		return nil, wrapAdmin(err)
+	}
+	return ws, nil
+}
+
+func wrapAdmin(err error) error {
+	if err != nil {
+		return fmt.Errorf("checking admin: %w", err)
+	}
+	return nil
+}
+
+// Refuse implements core.Refuser: the refusals core makes after the Gate
+// admitted a message get their polite reply, at most once a day.
+func (g *Gate) Refuse(ctx context.Context, in *core.Inbound, why core.Refusal) (*core.Admission, error) {
+	notice := NoticeChannel
+	if why == core.RefusalPinnedAway {
+		notice = NoticePinned
+	}
+	return g.refuse(ctx, in, notice)
 }
 
 // refuse refuses the message, with notice when the person was not told
@@ -210,12 +288,24 @@ func (g *Gate) Commands(next core.CommandFunc) core.CommandFunc {
 		if len(f) != 2 {
 			return "", fmt.Errorf("%w: usage: !approve CODE", core.ErrInvalid)
 		}
-		admin, err := g.opts.Admins.IsAdmin(ctx, Identity{Platform: in.Platform, Workspace: in.Workspace, UserID: in.UserID})
+		id := Identity{Platform: in.Platform, Workspace: in.Workspace, UserID: in.UserID}
+		admin, err := g.opts.Admins.IsAdmin(ctx, id)
 		if err != nil {
-			return "", fmt.Errorf("checking admin: %w", err)
+			return "", wrapAdmin(err)
 		}
 		if !admin {
-			return "Only an admin can approve pairing codes.", nil
+			// A workspace's owners and admins let in the strangers of
+			// their own workspace's teams.
+			ws, err := g.adminOf(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			if ws == nil {
+				return "Only an admin can approve pairing codes.", nil
+			}
+			if reply, err := g.mayApproveIn(ctx, f[1], *ws); err != nil || reply != "" {
+				return reply, err
+			}
 		}
 		p, err := g.Approve(ctx, f[1], in.UserID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -226,6 +316,30 @@ func (g *Gate) Commands(next core.CommandFunc) core.CommandFunc {
 		}
 		return fmt.Sprintf("Approved %s: they can talk to agents now.", Describe(p)), nil
 	}
+}
+
+// mayApproveIn says why a workspace's admin may not approve code (a reply
+// for them), or "" when the code was handed out in a team bound to ws.
+func (g *Gate) mayApproveIn(ctx context.Context, code string, ws uuid.UUID) (string, error) {
+	pending, err := g.Pending(ctx)
+	if err != nil {
+		return "", err
+	}
+	code = store.NormalizePairingCode(code)
+	for _, p := range pending {
+		if p.Code != code {
+			continue
+		}
+		theirs, err := workspace.Bound(ctx, g.opts.Store, p.Platform, p.Workspace)
+		if err != nil {
+			return "", err
+		}
+		if theirs == nil || *theirs != ws {
+			return fmt.Sprintf("The code %s was handed out outside this workspace; only the operator can approve it.", code), nil
+		}
+		return "", nil
+	}
+	return "", nil // Approve says the code is unknown
 }
 
 // Describe names a pairing's person for a reply or a listing.

@@ -23,3 +23,20 @@ type Admission struct {
 	// not mention it (a channel whose policy needs no mention).
 	Addressed bool
 }
+
+// Refusal is why core refuses a message its Gate admitted.
+type Refusal string
+
+const (
+	// RefusalPinnedAway: the agent that would answer is pinned away from
+	// the message's workspace.
+	RefusalPinnedAway Refusal = "pinned_away"
+)
+
+// Refuser is a Gate that also speaks for the refusals core makes after
+// admitting a message: it says what to tell the person (Admission.Notice),
+// at most once a day like its own refusals. A Gate that is not a Refuser
+// leaves those messages unanswered.
+type Refuser interface {
+	Refuse(ctx context.Context, in *Inbound, why Refusal) (*Admission, error)
+}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Deciders says who may decide an approval.
@@ -26,8 +28,10 @@ const (
 )
 
 // Admins tells whether a person is an admin of a workspace (a Slack team or
-// a Discord guild id; "" where there is none). Today the app answers from
-// switchboard.yaml's approvals.admins; workspace roles plug in here.
+// a Discord guild id; "" where there is none) by the operator's say-so: the
+// app answers from switchboard.yaml's approvals.admins. Workspace roles
+// count besides it: an owner or admin of the conversation's workspace may
+// always decide when admins decide.
 type Admins interface {
 	IsAdmin(ctx context.Context, workspace, userID string) (bool, error)
 }
@@ -127,18 +131,15 @@ func notice(c ToolCallContent) SystemContent {
 	return SystemContent{Text: fmt.Sprintf("ran `%s` with `%s`", c.Name, args), Notice: true}
 }
 
-// mayDecide checks that a person may decide ap; the reason is for an
-// ephemeral reply when they may not.
-func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, userID string) (bool, string, error) {
+// mayDecide checks that the person clicking may decide ap; the reason is
+// for an ephemeral reply when they may not.
+func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, a *Action) (bool, string, error) {
 	var req confirmRequest
 	_ = json.Unmarshal(ap.Request, &req)
 	if req.Deciders == DecidersAdmins {
-		if s.opts.Admins == nil {
-			return false, "Only an admin can decide this, and no admins are configured.", nil
-		}
-		ok, err := s.opts.Admins.IsAdmin(ctx, req.Workspace, userID)
+		ok, err := s.isAdmin(ctx, ap.ConversationID, req.Workspace, a)
 		if err != nil {
-			return false, "", fmt.Errorf("checking whether %s is an admin: %w", userID, err)
+			return false, "", fmt.Errorf("checking whether %s is an admin: %w", a.UserID, err)
 		}
 		if !ok {
 			return false, "This isn't yours to answer: only an admin of this workspace can decide.", nil
@@ -146,7 +147,7 @@ func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, userID stri
 		return true, "", nil
 	}
 	for _, d := range ap.Deciders {
-		if d == userID {
+		if d == a.UserID {
 			return true, "", nil
 		}
 	}
@@ -154,6 +155,23 @@ func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, userID stri
 		return false, "This isn't yours to answer: only the person who asked can decide.", nil
 	}
 	return true, "", nil
+}
+
+// isAdmin reports whether the person clicking is an admin of the
+// conversation's workspace: an owner or admin there (the person found from
+// their platform identity), or one the operator lists (Options.Admins).
+func (s *Service) isAdmin(ctx context.Context, conv uuid.UUID, team string, a *Action) (bool, error) {
+	if s.opts.Admins != nil {
+		if ok, err := s.opts.Admins.IsAdmin(ctx, team, a.UserID); err != nil || ok {
+			return ok, err
+		}
+	}
+	ws, err := s.st.ConversationWorkspace(ctx, conv)
+	if err != nil || ws == nil {
+		return false, err
+	}
+	id := IdentityOf(a.Platform, cmp.Or(a.Workspace, team), a.UserID)
+	return workspace.MayDecide(ctx, s.st, id, *ws)
 }
 
 // grantFor is the standing grant an "Always allow" click makes; nil for

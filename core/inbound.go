@@ -21,12 +21,16 @@ type Inbound struct {
 	Thread    string
 	MessageID string // the platform's id of this message (Slack ts, Discord message id)
 	UserID    string
-	UserName  string
-	Text      string
-	IsDM      bool
-	Mentioned bool   // the bot was mentioned by name
-	Agent     string // the agent addressed, when the platform knows ("" for the default)
-	At        time.Time
+	// UserWorkspace is the sender's own platform workspace when the
+	// platform says it (the Slack event's user_team): in a channel shared
+	// between Slack teams it differs from Workspace, the channel's.
+	UserWorkspace string `json:",omitempty"`
+	UserName      string
+	Text          string
+	IsDM          bool
+	Mentioned     bool   // the bot was mentioned by name
+	Agent         string // the agent addressed, when the platform knows ("" for the default)
+	At            time.Time
 	// TimeZone is the person's time zone, filled in by core from their
 	// profile before a command runs ("" when unknown).
 	TimeZone string `json:",omitempty"`
@@ -41,8 +45,8 @@ type SubmitResult struct {
 	// Ignored: the message is not for the bot (not mentioned, not in a thread
 	// it is engaged in); nothing was stored.
 	Ignored bool
-	// Refused: the access policy keeps the sender from the agents; nothing
-	// was stored. Notice, when not empty, is the one reply the platform
+	// Refused: the access policy keeps the sender from the agents, or the
+	// agent is pinned away from this workspace; nothing was stored. Notice, when not empty, is the one reply the platform
 	// sends them (privately where it can).
 	Refused bool
 	Notice  string
@@ -60,7 +64,11 @@ type Action struct {
 	Value    string // the choice made
 	UserID   string
 	UserName string
-	At       time.Time
+	// Workspace is the clicker's own platform workspace (their Slack team,
+	// which differs from the channel's in a shared channel); "" for the
+	// conversation's.
+	Workspace string
+	At        time.Time
 }
 
 // ActionResult says what happened to an Action.

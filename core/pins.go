@@ -41,7 +41,7 @@ func (s *Service) pinnedAway(ctx context.Context, q store.Queries, in *Inbound, 
 	}
 	ok, err := workspace.MayAnswer(ctx, q, *agentID, ws)
 	if err == nil && !ok {
-		s.log.DebugContext(ctx, "agent is pinned away from this workspace; message ignored",
+		s.log.DebugContext(ctx, "agent is pinned away from this workspace; message refused",
 			"agent_id", agentID.String(), "platform", in.Platform, "team", in.Workspace)
 	}
 	return !ok, err

@@ -56,10 +56,11 @@ type Options struct {
 	// zero value is the built-in policy everywhere.
 	Policies tool.Policies
 	// Deciders says who may decide an approval: DecidersStarter (the
-	// default) or DecidersAdmins, which asks Admins.
+	// default) or DecidersAdmins: the owners and admins of the
+	// conversation's workspace, and those Admins names.
 	Deciders Deciders
-	// Admins tells who is an admin of a workspace; required when Deciders
-	// is DecidersAdmins.
+	// Admins, when set, names admins besides the workspace roles (the
+	// operator's override).
 	Admins Admins
 	Hub    *Hub
 	Logger *slog.Logger
@@ -108,8 +109,6 @@ func (o *Options) validate() error {
 		return fmt.Errorf("core: Options.Policies: %w", o.Policies.Validate())
 	case o.Deciders != "" && o.Deciders != DecidersStarter && o.Deciders != DecidersAdmins:
 		return fmt.Errorf("core: Options.Deciders %q must be starter or admins", o.Deciders)
-	case o.Deciders == DecidersAdmins && o.Admins == nil:
-		return errors.New("core: Options.Admins is required when admins decide approvals")
 	case o.MaxTurnAttempts < 1:
 		return fmt.Errorf("core: Options.MaxTurnAttempts %d must be at least 1", o.MaxTurnAttempts)
 	}

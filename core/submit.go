@@ -105,6 +105,18 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if err != nil {
 		return nil, fmt.Errorf("submitting %s message: %w", in.Platform, err)
 	}
+	if res.Refused {
+		// Pinned away: nothing of the message was stored; the person hears
+		// so once a day.
+		if r, ok := s.opts.Gate.(Refuser); ok {
+			adm, err := r.Refuse(ctx, in, RefusalPinnedAway)
+			if err != nil {
+				return nil, fmt.Errorf("refusing %s user %s: %w", in.Platform, in.UserID, err)
+			}
+			res.Notice = adm.Notice
+		}
+		return &res, nil
+	}
 	if bound != nil && s.opts.People != nil && s.opts.People.Keeps(in.Platform) && in.UserID != "" {
 		// The person is found or made here, from the store alone; their
 		// profile is read from the platform on the turn, never on the ack.
@@ -132,7 +144,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 		return nil, nil
 	}
 	if away, err := s.pinnedAway(ctx, q, in, b, s.agentID(ag.Name)); err != nil || away {
-		res.Ignored = away
+		res.Refused = away
 		return nil, err
 	}
 	if in.EventID != "" {
@@ -330,7 +342,7 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			return nil, fmt.Errorf("finding approval for call %s: %w", a.CallID, err)
 		}
 	}
-	if ok, reason, err := s.mayDecide(ctx, ap, a.UserID); err != nil {
+	if ok, reason, err := s.mayDecide(ctx, ap, a); err != nil {
 		return nil, err
 	} else if !ok {
 		return &ActionResult{Refused: true, Reason: reason}, nil

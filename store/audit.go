@@ -91,7 +91,9 @@ type AuditSettleParams struct {
 type AuditListParams struct {
 	// Workspace is the platform workspace (Slack team, Discord guild) of a
 	// binding of the call's conversation.
-	Workspace      string
+	Workspace string
+	// WorkspaceID is the Switchboard workspace the row carries.
+	WorkspaceID    *uuid.UUID
 	Agent          string
 	ConversationID *uuid.UUID
 	Action         string // the tool

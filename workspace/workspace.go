@@ -42,10 +42,13 @@ const (
 	ChangeRoles Action = "change_roles"
 	// Delete: delete the workspace.
 	Delete Action = "delete"
+	// Decide: decide the workspace's approvals when admins decide them,
+	// let strangers in (approve pairing codes) and read its audit.
+	Decide Action = "decide"
 )
 
 // Actions lists every action, for tests and docs.
-var Actions = []Action{Use, Invite, RemoveMember, ManageConnections, ConfigureAgents, ChangeRoles, Delete}
+var Actions = []Action{Use, Invite, RemoveMember, ManageConnections, ConfigureAgents, ChangeRoles, Delete, Decide}
 
 // Can reports whether a person with role may do action. role is "" for a
 // person who is not a member: they may do nothing.
@@ -137,6 +140,43 @@ func MayAnswer(ctx context.Context, q store.Queries, agentID uuid.UUID, ws *uuid
 		}
 	}
 	return false, nil
+}
+
+// Bound returns the workspace a platform team (a Slack team id, a Discord
+// guild id) is bound to, or nil when it is bound to none.
+func Bound(ctx context.Context, q store.Queries, platform, externalID string) (*uuid.UUID, error) {
+	if externalID == "" {
+		return nil, nil
+	}
+	b, err := q.WorkspaceBindingFind(ctx, &store.WorkspaceBindingFindParams{Platform: platform, ExternalID: externalID})
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding the workspace of %s %s: %w", platform, externalID, err)
+	}
+	return &b.WorkspaceID, nil
+}
+
+// MayDecide reports whether the person behind a platform identity is an
+// owner or admin of the workspace (Decide). Someone the store has no person
+// for is nobody's admin.
+func MayDecide(ctx context.Context, q store.Queries, id store.Identity, workspaceID uuid.UUID) (bool, error) {
+	if id.UserID == "" {
+		return false, nil
+	}
+	p, err := q.PersonFind(ctx, &store.PersonFindParams{Identity: id})
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("finding the person behind %s user %s: %w", id.Platform, id.UserID, err)
+	}
+	_, err = Check(ctx, q, workspaceID, p.ID, Decide)
+	if errors.Is(err, ErrForbidden) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func isNotFound(err error) bool { return err != nil && errors.Is(err, store.ErrNotFound) }

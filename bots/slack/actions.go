@@ -36,7 +36,10 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 			Value:    value,
 			UserID:   ic.User.ID,
 			UserName: firstOf(ic.User.Username, ic.User.Name),
-			At:       parseTS(firstOf(act.ActionTs, ic.ActionTs)),
+			// The clicker's own team: in a shared channel it is not the
+			// channel's.
+			Workspace: firstOf(ic.User.TeamID, ic.Team.ID),
+			At:        parseTS(firstOf(act.ActionTs, ic.ActionTs)),
 		}
 		subCtx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
 		res, err := a.opts.Submitter.Act(subCtx, action)

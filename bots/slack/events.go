@@ -29,17 +29,21 @@ type callback struct {
 
 // innerEvent holds the fields of the events the adapter reads.
 type innerEvent struct {
-	Type            string           `json:"type"`
-	Subtype         string           `json:"subtype"`
-	User            string           `json:"user"`
-	BotID           string           `json:"bot_id"`
-	Username        string           `json:"username"`
-	Text            string           `json:"text"`
-	TS              string           `json:"ts"`
-	ThreadTS        string           `json:"thread_ts"`
-	Channel         string           `json:"channel"`
-	ChannelType     string           `json:"channel_type"`
-	Team            string           `json:"team"`
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	User        string `json:"user"`
+	BotID       string `json:"bot_id"`
+	Username    string `json:"username"`
+	Text        string `json:"text"`
+	TS          string `json:"ts"`
+	ThreadTS    string `json:"thread_ts"`
+	Channel     string `json:"channel"`
+	ChannelType string `json:"channel_type"`
+	Team        string `json:"team"`
+	// UserTeam and SourceTeam are the author's own team: in a channel
+	// shared between teams (Slack Connect) it is not the receiving one.
+	UserTeam        string           `json:"user_team"`
+	SourceTeam      string           `json:"source_team"`
 	AssistantThread *assistantThread `json:"assistant_thread"`
 	// Tokens are the user and bot ids whose tokens were revoked
 	// (tokens_revoked).
@@ -169,6 +173,8 @@ func (a *Adapter) normalise(me *self, cb *callback, ev *innerEvent) (*core.Inbou
 	}
 	if in.UserID == "" {
 		in.UserID = ev.BotID
+	} else {
+		in.UserWorkspace = firstOf(ev.UserTeam, ev.SourceTeam)
 	}
 	switch {
 	case ev.Type == "app_mention":

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // The audit of guarded tool calls, read: GET /api/audit, and the page the
@@ -27,7 +28,10 @@ const (
 // AuditQuery is a filtered read of the audit, newest first. Empty fields
 // filter nothing.
 type AuditQuery struct {
-	Workspace    string // the platform workspace (Slack team, Discord guild) of the conversation's binding
+	// Workspace is a Switchboard workspace id or, in its older form, the
+	// platform workspace (Slack team, Discord guild) of the conversation's
+	// binding.
+	Workspace    string
 	Agent        string
 	Conversation *uuid.UUID
 	Tool         string
@@ -61,6 +65,13 @@ type AuditPage struct {
 	NextCursor string            `json:"next_cursor,omitempty"`
 }
 
+// WorkspaceID is the Workspace filter when it names a Switchboard
+// workspace (a UUID; Slack team and Discord guild ids never parse as one).
+func (q *AuditQuery) WorkspaceID() (uuid.UUID, bool) {
+	id, err := uuid.Parse(q.Workspace)
+	return id, err == nil && q.Workspace != ""
+}
+
 // ListAudit reads one page of the audit from st.
 func ListAudit(ctx context.Context, st store.Queries, q *AuditQuery) (*AuditPage, error) {
 	limit := q.Limit
@@ -74,6 +85,9 @@ func ListAudit(ctx context.Context, st store.Queries, q *AuditQuery) (*AuditPage
 		Workspace: q.Workspace, Agent: q.Agent, ConversationID: q.Conversation, Action: q.Tool,
 		Decision: q.Decision, Outcome: q.Outcome, From: q.From, To: q.To,
 		Limit: limit + 1, // one more says whether a next page exists
+	}
+	if id, ok := q.WorkspaceID(); ok {
+		p.Workspace, p.WorkspaceID = "", &id
 	}
 	if q.Cursor != "" {
 		c, err := store.ParseAuditCursor(q.Cursor)
@@ -147,8 +161,8 @@ func (a *API) audit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if herr := mayReadAudit(r, q); herr != nil {
-		return herr
+	if err := a.mayReadAudit(r, q); err != nil {
+		return err
 	}
 	page, err := ListAudit(r.Context(), a.st, q)
 	if err != nil {
@@ -159,13 +173,21 @@ func (a *API) audit(w http.ResponseWriter, r *http.Request) error {
 }
 
 // mayReadAudit is where the caller's right to read the audit is checked.
-// Only the operator (the holder of SWITCHBOARD_API_TOKEN, or a loopback
-// caller when no token is set) reads the whole audit. Audit rows carry the
-// workspace of their conversation (WorkspaceID); reading one workspace's
-// rows by its admins is not offered yet.
-func mayReadAudit(r *http.Request, _ *AuditQuery) *httpError {
-	if principal(r).Admin() {
+// The operator (the holder of SWITCHBOARD_API_TOKEN, or a loopback caller
+// when no token is set) reads the whole audit. A person reads one
+// workspace's rows, named by its id, where they are an owner or admin (and
+// their token reaches).
+func (a *API) mayReadAudit(r *http.Request, q *AuditQuery) error {
+	p := principal(r)
+	if p.Admin() {
 		return nil
 	}
-	return &httpError{status: http.StatusForbidden, msg: "only the operator may read the audit"}
+	ws, ok := q.WorkspaceID()
+	if p.Kind != PrincipalPerson || !ok {
+		return &httpError{status: http.StatusForbidden, msg: "only the operator may read the whole audit; a workspace's owners and admins read its rows with ?workspace=WORKSPACE_ID"}
+	}
+	if err := Rights(r.Context(), a.st, p, &ws, workspace.Decide); err != nil {
+		return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("reading the audit of workspace %s takes its owner or an admin", ws)}
+	}
+	return nil
 }

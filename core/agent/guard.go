@@ -18,7 +18,7 @@ type Workspace struct {
 // Who may decide an approval.
 const (
 	DecidersStarter = "starter" // the person whose message started the turn (the default)
-	DecidersAdmins  = "admins"  // any admin of the workspace
+	DecidersAdmins  = "admins"  // any owner or admin of the workspace, or one listed in approvals.admins
 )
 
 // DefaultApprovalExpiry is how long an approval waits when approvals.expiry
@@ -31,7 +31,8 @@ type Approvals struct {
 	// Deciders is starter (default) or admins.
 	Deciders string `yaml:"deciders,omitempty"`
 	// Admins are platform user ids (Slack U…, Discord snowflakes) who count
-	// as admins of every workspace, until workspace roles replace them.
+	// as admins of every workspace besides the owners and admins each
+	// workspace has: the operator's override.
 	Admins []string `yaml:"admins,omitempty"`
 	// Expiry is a Go duration (24h, 90m); default 24h.
 	Expiry string `yaml:"expiry,omitempty"`
@@ -49,8 +50,8 @@ func (a Approvals) ExpiryDuration() time.Duration {
 // ByAdmins reports whether admins decide approvals.
 func (a Approvals) ByAdmins() bool { return a.Deciders == DecidersAdmins }
 
-// IsAdmin reports whether user is listed in approvals.admins. Workspace is
-// unused until roles land: the list holds in every workspace.
+// IsAdmin reports whether user is listed in approvals.admins; the list
+// holds in every workspace.
 func (a Approvals) IsAdmin(_ /* workspace */, user string) bool {
 	return user != "" && slices.Contains(a.Admins, user)
 }
@@ -84,11 +85,7 @@ func (c *Config) validateGuard() error {
 	}
 	ap := c.Approvals
 	switch ap.Deciders {
-	case "", DecidersStarter:
-	case DecidersAdmins:
-		if len(ap.Admins) == 0 {
-			errs = append(errs, errors.New("approvals.admins: approvals.deciders is admins, but no admin is listed"))
-		}
+	case "", DecidersStarter, DecidersAdmins:
 	default:
 		errs = append(errs, fmt.Errorf("approvals.deciders: %q must be starter or admins", ap.Deciders))
 	}

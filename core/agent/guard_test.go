@@ -77,7 +77,7 @@ func TestLoadGuardErrors(t *testing.T) {
 		{"workspace", "workspaces: {T1: {policy: {tools: {x: maybe}}}}\n", `workspaces.T1.policy.tools[x]`},
 		{"agent", "agents:\n- name: a\n  policy: {deny: ['slack:a b']}\n", `agents[0].policy.deny[0]`},
 		{"deciders", "approvals: {deciders: anyone}\n", `approvals.deciders: "anyone"`},
-		{"admins missing", "approvals: {deciders: admins}\n", `approvals.admins`},
+		{"empty admin", "approvals: {deciders: admins, admins: [\"\"]}\n", `approvals.admins[0]: empty user id`},
 		{"expiry", "approvals: {expiry: soon}\n", `approvals.expiry: "soon"`},
 		{"unknown field", "approvals: {expire: 1h}\n", "expire"},
 	}

@@ -118,3 +118,13 @@ func BlockActions(c Click) map[string]any {
 func InteractionForm(payload any) []byte {
 	return []byte(url.Values{"payload": {string(MustJSON(payload))}}.Encode())
 }
+
+// FromTeam marks an inner event as written by a user of another team, the
+// way Slack delivers a message in a channel shared between teams (Slack
+// Connect): user_team and source_team name the author's own team, while
+// the envelope's team_id stays the receiving team's. It returns event.
+func FromTeam(event map[string]any, team string) map[string]any {
+	event["user_team"] = team
+	event["source_team"] = team
+	return event
+}

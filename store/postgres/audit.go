@@ -32,8 +32,8 @@ func (q *queries) AuditSettle(ctx context.Context, p *store.AuditSettleParams) (
 
 func (q *queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]*store.AuditRecord, error) {
 	arg := &dbsqlc.AuditListParams{
-		ConversationID: p.ConversationID,
-		Agent:          optional(p.Agent), Action: optional(p.Action), Decision: optional(p.Decision),
+		ConversationID: p.ConversationID, WorkspaceID: p.WorkspaceID,
+		Agent: optional(p.Agent), Action: optional(p.Action), Decision: optional(p.Decision),
 		Outcome: optional(string(p.Outcome)), Workspace: optional(p.Workspace),
 		MaxRows: int32(p.Limit),
 	}

@@ -49,6 +49,9 @@ func (q *queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]*s
 	if p.ConversationID != nil {
 		arg.ConversationID = text(p.ConversationID.String())
 	}
+	if p.WorkspaceID != nil {
+		arg.WorkspaceID = text(p.WorkspaceID.String())
+	}
 	if !p.From.IsZero() {
 		arg.FromAt = microsArg(&p.From)
 	}

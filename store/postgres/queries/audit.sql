@@ -34,6 +34,7 @@ WHERE (sqlc.narg(conversation_id)::uuid IS NULL OR a.conversation_id = sqlc.narg
   AND (sqlc.narg(outcome)::text IS NULL OR a.outcome = sqlc.narg(outcome)::text)
   AND (sqlc.narg(from_at)::timestamptz IS NULL OR a.created_at >= sqlc.narg(from_at)::timestamptz)
   AND (sqlc.narg(to_at)::timestamptz IS NULL OR a.created_at < sqlc.narg(to_at)::timestamptz)
+  AND (sqlc.narg(workspace_id)::uuid IS NULL OR a.workspace_id = sqlc.narg(workspace_id)::uuid)
   AND (sqlc.narg(workspace)::text IS NULL OR EXISTS (
         SELECT 1 FROM bindings b
         WHERE b.conversation_id = a.conversation_id AND b.workspace = sqlc.narg(workspace)::text))

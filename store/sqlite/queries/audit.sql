@@ -33,6 +33,7 @@ WHERE (CAST(sqlc.narg(conversation_id) AS TEXT) IS NULL OR conversation_id = sql
   AND (CAST(sqlc.narg(outcome) AS TEXT) IS NULL OR outcome = sqlc.narg(outcome))
   AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
   AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
   AND (CAST(sqlc.narg(workspace) AS TEXT) IS NULL OR conversation_id IN (
         SELECT conversation_id FROM bindings WHERE workspace = sqlc.narg(workspace)))
   AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(before_at)

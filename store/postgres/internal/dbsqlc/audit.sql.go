@@ -22,13 +22,14 @@ WHERE ($1::uuid IS NULL OR a.conversation_id = $1::uuid)
   AND ($5::text IS NULL OR a.outcome = $5::text)
   AND ($6::timestamptz IS NULL OR a.created_at >= $6::timestamptz)
   AND ($7::timestamptz IS NULL OR a.created_at < $7::timestamptz)
-  AND ($8::text IS NULL OR EXISTS (
+  AND ($8::uuid IS NULL OR a.workspace_id = $8::uuid)
+  AND ($9::text IS NULL OR EXISTS (
         SELECT 1 FROM bindings b
-        WHERE b.conversation_id = a.conversation_id AND b.workspace = $8::text))
-  AND ($9::timestamptz IS NULL
-       OR (a.created_at, a.id) < ($9::timestamptz, $10::uuid))
+        WHERE b.conversation_id = a.conversation_id AND b.workspace = $9::text))
+  AND ($10::timestamptz IS NULL
+       OR (a.created_at, a.id) < ($10::timestamptz, $11::uuid))
 ORDER BY a.created_at DESC, a.id DESC
-LIMIT $11
+LIMIT $12
 `
 
 type AuditListParams struct {
@@ -39,6 +40,7 @@ type AuditListParams struct {
 	Outcome        *string
 	FromAt         *time.Time
 	ToAt           *time.Time
+	WorkspaceID    *uuid.UUID
 	Workspace      *string
 	BeforeAt       *time.Time
 	BeforeID       *uuid.UUID
@@ -56,6 +58,7 @@ func (q *Queries) AuditList(ctx context.Context, arg *AuditListParams) ([]AuditR
 		arg.Outcome,
 		arg.FromAt,
 		arg.ToAt,
+		arg.WorkspaceID,
 		arg.Workspace,
 		arg.BeforeAt,
 		arg.BeforeID,

@@ -73,12 +73,13 @@ WHERE (CAST(?1 AS TEXT) IS NULL OR conversation_id = ?1)
   AND (CAST(?5 AS TEXT) IS NULL OR outcome = ?5)
   AND (CAST(?6 AS INTEGER) IS NULL OR created_at >= ?6)
   AND (CAST(?7 AS INTEGER) IS NULL OR created_at < ?7)
-  AND (CAST(?8 AS TEXT) IS NULL OR conversation_id IN (
-        SELECT conversation_id FROM bindings WHERE workspace = ?8))
-  AND (CAST(?9 AS INTEGER) IS NULL OR created_at < ?9
-       OR (created_at = ?9 AND id < CAST(?10 AS TEXT)))
+  AND (CAST(?8 AS TEXT) IS NULL OR workspace_id = ?8)
+  AND (CAST(?9 AS TEXT) IS NULL OR conversation_id IN (
+        SELECT conversation_id FROM bindings WHERE workspace = ?9))
+  AND (CAST(?10 AS INTEGER) IS NULL OR created_at < ?10
+       OR (created_at = ?10 AND id < CAST(?11 AS TEXT)))
 ORDER BY created_at DESC, id DESC
-LIMIT ?11
+LIMIT ?12
 `
 
 type AuditListParams struct {
@@ -89,6 +90,7 @@ type AuditListParams struct {
 	Outcome        sql.NullString
 	FromAt         sql.NullInt64
 	ToAt           sql.NullInt64
+	WorkspaceID    sql.NullString
 	Workspace      sql.NullString
 	BeforeAt       sql.NullInt64
 	BeforeID       sql.NullString
@@ -105,6 +107,7 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]Audit, 
 		arg.Outcome,
 		arg.FromAt,
 		arg.ToAt,
+		arg.WorkspaceID,
 		arg.Workspace,
 		arg.BeforeAt,
 		arg.BeforeID,
