@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -36,7 +37,13 @@ func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 // whose policy asks before routine_list and notifies after remind.
 func startGuard(t *testing.T, db string, extraYAML string, clock *offsetClock) *slackEnv {
 	t.Helper()
-	yaml := openAccess + "policy:\n  tools: {routine_list: confirm, remind: notify}\n" + extraYAML
+	return startGuardPolicy(t, db, "{routine_list: confirm, remind: notify}", extraYAML, clock)
+}
+
+// startGuardPolicy is startGuard with the platform policy's tools map.
+func startGuardPolicy(t *testing.T, db, tools, extraYAML string, clock *offsetClock) *slackEnv {
+	t.Helper()
+	yaml := openAccess + "policy:\n  tools: " + tools + "\n" + extraYAML
 	script, err := filepath.Abs(filepath.Join("testdata", "guard_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +301,69 @@ func TestGuardNotifyLine(t *testing.T) {
 			if len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
 				t.Errorf("a notify call asked for approval: %q", m.Text)
 			}
+		}
+	})
+}
+
+// askedIn reports whether a bot message with buttons (an approval prompt)
+// is in the thread.
+func (e *slackEnv) askedIn(channel, thread string) bool {
+	e.tb.Helper()
+	for _, m := range e.botMessages(channel) {
+		if m.ThreadTS == thread && len(m.Blocks) > 0 && len(buttonsOf(e.tb, m.Blocks)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGuardAlwaysAllowTheseArguments: "Always allow these arguments" makes
+// a grant limited to the call's arguments; the identical call then runs
+// without asking, and the same tool with other arguments asks again.
+func TestGuardAlwaysAllowTheseArguments(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuardPolicy(t, db(t), "{remind: confirm}", "", nil)
+		const channel = "C0ARGS"
+		const ts1, ts2, ts3 = "1700001000.000100", "1700001001.000100", "1700001002.000100"
+
+		e.mustPost(newEvent("EvArgs1", mention(channel, ts1, "", alice, "remind me to call Ana")))
+		p := e.prompt(channel, ts1)
+		e.waitIdle()
+		e.click(channel, ts1, p, "Always allow these arguments", alice, "trig-args-1")
+		e.waitReply(channel, "Reminder set.")
+		e.waitIdle()
+		gs := e.grants()
+		if len(gs) != 1 {
+			t.Fatalf("%d grants after Always allow these arguments, want 1", len(gs))
+		}
+		if want := core.ArgsHash(json.RawMessage(`{"in":"2h","text":"call Ana"}`)); gs[0].Tool != "remind" || gs[0].ArgsHash != want {
+			t.Fatalf("grant = %+v, want remind limited to the arguments hash %s", gs[0], want)
+		}
+
+		// The identical call runs without asking.
+		e.mustPost(newEvent("EvArgs2", mention(channel, ts2, "", alice, "remind me to call Ana")))
+		poll(t, "the granted call's reply in "+ts2, func() (bool, string) {
+			for _, m := range e.botMessages(channel) {
+				if m.ThreadTS == ts2 && strings.Contains(shown(m), "Reminder set.") {
+					return true, ""
+				}
+			}
+			return false, "no reply yet"
+		})
+		e.waitIdle()
+		if e.askedIn(channel, ts2) {
+			t.Fatal("the call with the granted arguments asked again")
+		}
+
+		// Other arguments: asked again, and nothing ran.
+		e.mustPost(newEvent("EvArgs3", mention(channel, ts3, "", alice, "remind me to call Bo")))
+		e.prompt(channel, ts3)
+		e.waitIdle()
+		if rs := e.entries(e.conversation(channel, ts3).ID, store.EntryToolResult); len(rs) != 0 {
+			t.Errorf("%d tool results for the call with other arguments before anyone decided, want none", len(rs))
+		}
+		if gs := e.grants(); len(gs) != 1 {
+			t.Errorf("%d grants after the second prompt, want still 1", len(gs))
 		}
 	})
 }
