@@ -33,14 +33,16 @@ func (a *API) grantRoutes(mux *http.ServeMux) {
 }
 
 type grantJSON struct {
-	ID        uuid.UUID  `json:"id"`
-	Agent     string     `json:"agent"`
-	Tool      string     `json:"tool"`
-	Workspace string     `json:"workspace"`
-	ArgsHash  string     `json:"args_hash,omitempty"`
-	GrantedBy string     `json:"granted_by"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	ID            uuid.UUID  `json:"id"`
+	Agent         string     `json:"agent"`
+	Tool          string     `json:"tool"`
+	Workspace     string     `json:"workspace"`
+	ArgsHash      string     `json:"args_hash,omitempty"`
+	GrantedBy     string     `json:"granted_by"`
+	CreatedAt     time.Time  `json:"created_at"`
+	RevokedAt     *time.Time `json:"revoked_at,omitempty"`
+	WorkspaceID   *uuid.UUID `json:"workspace_id,omitempty"`
+	WorkspaceName string     `json:"workspace_name,omitempty"`
 }
 
 func toGrantJSON(g *store.Grant) grantJSON {
