@@ -38,6 +38,9 @@ type turn struct {
 	// workspace is the platform workspace the conversation is bound to ("":
 	// none); the guard's policy and standing grants are per workspace.
 	workspace string
+	// workspaceID is the workspace the conversation belongs to (nil: none);
+	// standing grants hold by it when it is set.
+	workspaceID *uuid.UUID
 
 	// td delivers the turn to the conversation's platforms (nil: nowhere).
 	// deliveryQueued records that this attempt's durable deliver item is
@@ -127,7 +130,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 	if err != nil {
 		return err
 	}
-	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td, workspace: workspace}
+	workspaceID, err := s.st.ConversationWorkspace(ctx, conv.ID)
+	if err != nil {
+		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
+	}
+	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
+		workspace: workspace, workspaceID: workspaceID}
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
 		// of the latest one.

@@ -16,8 +16,8 @@ import (
 // Grants is what the grant endpoints need of core; *core.Service
 // implements it.
 type Grants interface {
-	Grants(ctx context.Context, workspace *string) ([]*store.Grant, error)
-	RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error)
+	Grants(ctx context.Context, place *core.GrantPlace) ([]*store.Grant, error)
+	RevokeGrant(ctx context.Context, id uuid.UUID, place *core.GrantPlace) (*store.Grant, error)
 }
 
 var _ Grants = (*core.Service)(nil)
@@ -49,13 +49,21 @@ func toGrantJSON(g *store.Grant) grantJSON {
 	return grantJSON(*g)
 }
 
-// listGrants answers the standing grants that hold, of every workspace or,
-// with ?workspace=T…, of one.
+// listGrants answers the standing grants that hold, of every workspace or
+// of one: ?workspace_id=UUID names a workspace, ?workspace=T… the grants
+// of no workspace made in a platform workspace.
 func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
-	var ws *string
-	if r.URL.Query().Has("workspace") {
-		v := r.URL.Query().Get("workspace")
-		ws = &v
+	var ws *core.GrantPlace
+	q := r.URL.Query()
+	switch {
+	case q.Has("workspace_id"):
+		id, err := uuid.Parse(q.Get("workspace_id"))
+		if err != nil {
+			return fmt.Errorf("%w: workspace_id %q is not a UUID", core.ErrInvalid, q.Get("workspace_id"))
+		}
+		ws = &core.GrantPlace{WorkspaceID: &id}
+	case q.Has("workspace"):
+		ws = &core.GrantPlace{Team: q.Get("workspace")}
 	}
 	gs, err := a.opts.Grants.Grants(r.Context(), ws)
 	if err != nil {
