@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 const boss = "U0BOSS"
@@ -365,5 +366,72 @@ func TestGuardAlwaysAllowTheseArguments(t *testing.T) {
 		if gs := e.grants(); len(gs) != 1 {
 			t.Errorf("%d grants after the second prompt, want still 1", len(gs))
 		}
+	})
+}
+
+// TestGuardGrantHoldsInItsWorkspace: a grant made in a conversation of team
+// A's workspace holds in that workspace by its id (in another team bound to
+// the same workspace too) and never in team B's; !grants names the
+// workspace and lists only its own grants.
+func TestGuardGrantHoldsInItsWorkspace(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		ctx := context.Background()
+		const secondOfA = "T0ASECOND"
+		a, err := e.store.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: "Acme Ops", Kind: store.WorkspaceTeam, OwnerPersonID: uuid.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.store.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: "Bolt Labs", Kind: store.WorkspaceTeam, OwnerPersonID: uuid.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for team, ws := range map[string]uuid.UUID{e2eTeam: a.ID, secondOfA: a.ID, otherTeam: b.ID} {
+			if _, err := workspace.BindWorkspace(ctx, e.store, "slack", team, ws); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const chA, chA2, chB = "C0WSA", "C0WSA2", "C0WSB"
+		const ts1, ts2, ts3, ts4, ts5 = "1700001100.000100", "1700001101.000100", "1700001102.000100", "1700001103.000100", "1700001104.000100"
+
+		e.mustPost(mentionIn(e2eTeam, "EvWsGrant1", chA, ts1, "list my routines"))
+		p := e.prompt(chA, ts1)
+		e.waitIdle()
+		e.click(chA, ts1, p, "Always allow", alice, "trig-ws-1")
+		e.waitReply(chA, "Listed:")
+		e.waitIdle()
+		gs := e.grants()
+		if len(gs) != 1 || gs[0].WorkspaceID == nil || *gs[0].WorkspaceID != a.ID {
+			t.Fatalf("grants after Always allow in team A = %+v, want one held in workspace A %s", gs, a.ID)
+		}
+
+		// Another team bound to A's workspace: the grant holds there.
+		e.mustPost(mentionIn(secondOfA, "EvWsGrant2", chA2, ts2, "list my routines"))
+		e.waitReply(chA2, "Listed:")
+		e.waitIdle()
+		if e.askedIn(chA2, ts2) {
+			t.Fatal("the grant of workspace A did not hold in another team bound to A")
+		}
+
+		// Team B's workspace: asked again, nothing ran.
+		e.mustPost(mentionIn(otherTeam, "EvWsGrant3", chB, ts3, "list my routines"))
+		e.prompt(chB, ts3)
+		e.waitIdle()
+		bind, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", otherTeam, chB, ts3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs := e.entries(bind.ConversationID, store.EntryToolResult); len(rs) != 0 {
+			t.Fatalf("team A's grant let the call run in team B: %d results", len(rs))
+		}
+
+		// !grants in A names the workspace and lists the grant; in B, none.
+		e.mustPost(mentionIn(e2eTeam, "EvWsGrant4", chA, ts4, "!grants"))
+		if r := e.waitReply(chA, "Standing grants"); !strings.Contains(shown(r), "Acme Ops") || !strings.Contains(shown(r), gs[0].ID.String()) {
+			t.Errorf("!grants in A = %q, want the workspace's name and the grant", shown(r))
+		}
+		e.mustPost(mentionIn(otherTeam, "EvWsGrant5", chB, ts5, "!grants"))
+		e.waitReply(chB, "No standing grants")
+		e.waitIdle()
 	})
 }
