@@ -53,6 +53,9 @@ func toGrantJSON(g *store.Grant) grantJSON {
 // of one: ?workspace_id=UUID names a workspace, ?workspace=T… the grants
 // of no workspace made in a platform workspace.
 func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
+	if err := mayManageGrants(r); err != nil {
+		return err
+	}
 	var ws *core.GrantPlace
 	q := r.URL.Query()
 	switch {
@@ -77,7 +80,12 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// revokeGrant answers DELETE /api/grants/{id}: the grant is revoked (kept,
+// with its revocation time) and the guard asks again from the next call.
 func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
+	if err := mayManageGrants(r); err != nil {
+		return err
+	}
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		return fmt.Errorf("%w: grant id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
@@ -92,4 +100,11 @@ func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, toGrantJSON(g))
 	return nil
+}
+
+// mayManageGrants is where the right to list and revoke grants is checked:
+// grants of every workspace are the operator's (SWITCHBOARD_API_TOKEN, or
+// a loopback caller without it); a workspace's own people use !grants.
+func mayManageGrants(r *http.Request) error {
+	return operatorOnly(PrincipalFrom(r.Context()), "list and revoke standing grants")
 }
