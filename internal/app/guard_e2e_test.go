@@ -435,3 +435,42 @@ func TestGuardGrantHoldsInItsWorkspace(t *testing.T) {
 		e.waitIdle()
 	})
 }
+
+// TestGuardNotifyLineOnceWhenPostingRetries: Slack fails the first posts
+// of the turn; the delivery is retried, and the thread ends with the notify
+// line exactly once and the reply once.
+func TestGuardNotifyLineOnceWhenPostingRetries(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		const channel, ts = "C0NOTIFYRETRY", "1700001200.000100"
+		e.slack.Fail("chat.postMessage", slacktest.Fault{Status: http.StatusInternalServerError, Error: "internal_error"}, slacktest.RateLimited(1))
+		e.mustPost(newEvent("EvNotifyRetry", mention(channel, ts, "", alice, "remind me to call Ana")))
+		e.waitReply(channel, "ran `remind` with")
+		e.waitReply(channel, "Reminder set.")
+		e.waitIdle()
+		var lines, replies int
+		for _, m := range e.botMessages(channel) {
+			switch s := shown(m); {
+			case strings.Contains(s, "ran `remind` with"):
+				lines++
+			case strings.Contains(s, "Reminder set."):
+				replies++
+			}
+		}
+		if lines != 1 || replies != 1 {
+			t.Fatalf("%d notify lines and %d replies in the thread, want exactly one of each: %+v", lines, replies, e.botMessages(channel))
+		}
+		var failed, lineTries int
+		for _, c := range e.slack.Calls("chat.postMessage") {
+			if !c.OK() {
+				failed++
+			}
+			if strings.Contains(c.Params.Get("text"), "ran `remind` with") {
+				lineTries++
+			}
+		}
+		if failed != 2 || lineTries < 2 {
+			t.Errorf("%d failed chat.postMessage calls, %d tries of the notify line; want the two faults and the line retried", failed, lineTries)
+		}
+	})
+}
