@@ -8,13 +8,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // Grants is what !grants needs of core; *core.Service implements it.
 type Grants interface {
-	Grants(ctx context.Context, workspace *string) ([]*store.Grant, error)
-	RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error)
+	Grants(ctx context.Context, place *core.GrantPlace) ([]*store.Grant, error)
+	RevokeGrant(ctx context.Context, id uuid.UUID, place *core.GrantPlace) (*store.Grant, error)
 }
 
 // GrantsHelp lists the grant commands.
@@ -27,10 +28,11 @@ func (h *Handler) grants(ctx context.Context, r request, args []string) (string,
 	if h.opts.Grants == nil {
 		return "", invalid("standing grants are not available here")
 	}
-	ws := r.Workspace
+	// The workspace the team is bound to, or the team's own grants.
+	ws := &core.GrantPlace{Platform: r.Platform, Team: r.Workspace}
 	switch {
 	case len(args) == 0 || (len(args) == 1 && strings.EqualFold(args[0], "list")):
-		gs, err := h.opts.Grants.Grants(ctx, &ws)
+		gs, err := h.opts.Grants.Grants(ctx, ws)
 		if err != nil {
 			return "", err
 		}
@@ -38,7 +40,11 @@ func (h *Handler) grants(ctx context.Context, r request, args []string) (string,
 			return "No standing grants here: every call the policy asks about asks a person.", nil
 		}
 		var b strings.Builder
-		b.WriteString("Standing grants here (revoke with `!grants revoke <id>`):")
+		where := "here"
+		if name := gs[0].WorkspaceName; name != "" {
+			where = "in " + name
+		}
+		fmt.Fprintf(&b, "Standing grants %s (revoke with `!grants revoke <id>`):", where)
 		for _, g := range gs {
 			scope := ""
 			if g.ArgsHash != "" {
@@ -53,7 +59,7 @@ func (h *Handler) grants(ctx context.Context, r request, args []string) (string,
 		if err != nil {
 			return "", invalid("%q is not a grant id; `!grants` lists them", args[1])
 		}
-		g, err := h.opts.Grants.RevokeGrant(ctx, id, &ws)
+		g, err := h.opts.Grants.RevokeGrant(ctx, id, ws)
 		if errors.Is(err, store.ErrNotFound) {
 			return "", invalid("no grant %s in this workspace", id)
 		}

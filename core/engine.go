@@ -38,6 +38,9 @@ type turn struct {
 	// workspace is the platform workspace the conversation is bound to ("":
 	// none); the guard's policy and standing grants are per workspace.
 	workspace string
+	// workspaceID is the workspace the conversation belongs to (nil: none);
+	// standing grants hold by it when it is set.
+	workspaceID *uuid.UUID
 
 	// td delivers the turn to the conversation's platforms (nil: nowhere).
 	// deliveryQueued records that this attempt's durable deliver item is
@@ -127,7 +130,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 	if err != nil {
 		return err
 	}
-	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td, workspace: workspace}
+	workspaceID, err := s.st.ConversationWorkspace(ctx, conv.ID)
+	if err != nil {
+		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
+	}
+	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
+		workspace: workspace, workspaceID: workspaceID}
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
 		// of the latest one.
@@ -582,6 +590,8 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 		return false, fmt.Errorf("marking %s call %s executing: %w", c.Name, c.CallID, err)
 	}
 	if !started.Started {
+		// Whether it ran is unknown: audited as failed, and no notify line.
+		v.Outcome = store.AuditFailed
 		return false, t.record(ctx, c, interrupted(started.Execution), v)
 	}
 	t.status("is running " + c.Name + "…")
@@ -620,12 +630,6 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 		return false, err
 	}
 	t.finished(ctx, c)
-	if v.Decision == string(tool.DecisionNotify) {
-		// Notify: the conversation is told the call ran, as a line of its own.
-		if _, err := t.append(ctx, store.EntrySystem, notice(c)); err != nil {
-			return false, err
-		}
-	}
 	return false, nil
 }
 
@@ -671,7 +675,16 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 		}
 		content.Attachments = append(content.Attachments, Attachment{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
 	}
-	if _, err := t.append(ctx, store.EntryToolResult, content); err != nil {
+	step := []pendingEntry{{store.EntryToolResult, content}}
+	if v.Decision == string(tool.DecisionNotify) && v.Outcome == "" {
+		// Notify: the conversation is told the call ran, as a line of its
+		// own, committed with the result: a crash or a retried turn can
+		// neither lose the line nor post it twice (the result is never
+		// recorded again). A call with its outcome set by the caller
+		// (interrupted, cancelled) ran, if at all, in an earlier run: no line.
+		step = append(step, pendingEntry{store.EntrySystem, notice(c)})
+	}
+	if _, err := t.commit(ctx, nil, step); err != nil {
 		return err
 	}
 	var detail json.RawMessage

@@ -58,6 +58,9 @@ type instance struct {
 type mortal struct {
 	store.Store
 	dead atomic.Bool
+	// dieAfter, when set, is asked after each commit whether the process
+	// dies right then: that commit lands, nothing after it does.
+	dieAfter func() bool
 }
 
 var errKilled = errors.New("test: the process was killed")
@@ -73,7 +76,11 @@ func (m *mortal) InTx(ctx context.Context, fn func(q store.Queries) error) error
 	if err := m.alive(); err != nil {
 		return err
 	}
-	return m.Store.InTx(ctx, fn)
+	err := m.Store.InTx(ctx, fn)
+	if err == nil && m.dieAfter != nil && m.dieAfter() {
+		m.dead.Store(true)
+	}
+	return err
 }
 
 func (m *mortal) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (*store.EntryAppendResult, error) {
@@ -212,6 +219,8 @@ type setup struct {
 	configure func(*core.Options)
 	// workerID names the next instance started; empty for a fresh one.
 	workerID string
+	// dieAfter is the next instance's mortal.dieAfter.
+	dieAfter func() bool
 }
 
 // start runs one instance with script as the agent's model.
@@ -239,7 +248,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if ttl == 0 {
 		ttl = 30 * time.Second
 	}
-	st := &mortal{Store: s.st}
+	st := &mortal{Store: s.st, dieAfter: s.dieAfter}
 	opts := core.Options{
 		Store: st, Agents: agents, Registry: reg,
 		Tools:    func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },

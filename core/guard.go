@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -110,7 +111,7 @@ func (t *turn) turnStarter() string {
 // asking, or nil.
 func (t *turn) granted(ctx context.Context, c ToolCallContent) (*store.Grant, error) {
 	g, err := t.s.st.GrantFind(ctx, &store.GrantFindParams{
-		Agent: t.agent.Name, Tool: c.Name, Workspace: t.workspace, ArgsHash: ArgsHash(c.Input),
+		Agent: t.agent.Name, Tool: c.Name, Workspace: t.workspace, WorkspaceID: t.workspaceID, ArgsHash: ArgsHash(c.Input),
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -191,23 +192,66 @@ func grantFor(ap *store.Approval, choice, userID string) *store.GrantCreateParam
 	return g
 }
 
-// Grants lists the standing grants that hold, of one workspace or (nil)
-// of all.
-func (s *Service) Grants(ctx context.Context, workspace *string) ([]*store.Grant, error) {
-	gs, err := s.st.GrantList(ctx, &store.GrantListParams{Workspace: workspace})
+// GrantPlace is where standing grants are listed or revoked from.
+type GrantPlace struct {
+	// WorkspaceID names a workspace; Platform and Team are then ignored.
+	WorkspaceID *uuid.UUID
+	// Team is a platform workspace (a Slack team, a Discord guild). With
+	// Platform, a team bound to a workspace stands for that workspace (its
+	// grants are held by its id); without Platform, or unbound, it names
+	// the grants made there that belong to no workspace.
+	Platform, Team string
+}
+
+// resolve is the workspace a place stands for; nil when it names grants by
+// their platform string.
+func (s *Service) resolve(ctx context.Context, p *GrantPlace) (*uuid.UUID, error) {
+	if p.WorkspaceID != nil || p.Platform == "" || p.Team == "" {
+		return p.WorkspaceID, nil
+	}
+	b, err := s.st.WorkspaceBindingFind(ctx, &store.WorkspaceBindingFindParams{Platform: p.Platform, ExternalID: p.Team})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding the workspace of %s team %s: %w", p.Platform, p.Team, err)
+	}
+	return &b.WorkspaceID, nil
+}
+
+// Grants lists the standing grants that hold, of one place or (nil) of
+// all, with their workspace's name.
+func (s *Service) Grants(ctx context.Context, place *GrantPlace) ([]*store.Grant, error) {
+	lp := &store.GrantListParams{}
+	if place != nil {
+		ws, err := s.resolve(ctx, place)
+		if err != nil {
+			return nil, err
+		}
+		if lp.WorkspaceID = ws; ws == nil {
+			lp.Workspace = &place.Team
+		}
+	}
+	gs, err := s.st.GrantList(ctx, lp)
 	if err != nil {
 		return nil, fmt.Errorf("listing grants: %w", err)
+	}
+	if lp.Workspace != nil {
+		// Named by the platform string: only the grants of no workspace.
+		gs = slices.DeleteFunc(gs, func(g *store.Grant) bool { return g.WorkspaceID != nil })
 	}
 	return gs, nil
 }
 
 // RevokeGrant revokes a standing grant: the guard asks again from the next
-// call on. With workspace set, a grant of another workspace is
-// store.ErrNotFound.
-func (s *Service) RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error) {
+// call on. With place set, a grant of another place is store.ErrNotFound.
+func (s *Service) RevokeGrant(ctx context.Context, id uuid.UUID, place *GrantPlace) (*store.Grant, error) {
 	g, err := s.st.GrantGet(ctx, id)
-	if err == nil && workspace != nil && g.Workspace != *workspace {
-		err = store.ErrNotFound
+	if err == nil && place != nil {
+		var ws *uuid.UUID
+		if ws, err = s.resolve(ctx, place); err == nil && !grantIn(g, ws, place.Team) {
+			err = store.ErrNotFound
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("revoking grant %s: %w", id, err)
@@ -217,4 +261,13 @@ func (s *Service) RevokeGrant(ctx context.Context, id uuid.UUID, workspace *stri
 		return nil, fmt.Errorf("revoking grant %s: %w", id, err)
 	}
 	return g, nil
+}
+
+// grantIn reports whether g holds in the workspace ws, or (ws nil) among
+// the grants of no workspace made in team.
+func grantIn(g *store.Grant, ws *uuid.UUID, team string) bool {
+	if ws != nil {
+		return g.WorkspaceID != nil && *g.WorkspaceID == *ws
+	}
+	return g.WorkspaceID == nil && g.Workspace == team
 }

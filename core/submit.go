@@ -372,7 +372,13 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			return err
 		}
 		if g := grantFor(ap, a.Value, cmp.Or(a.UserID, who(a))); g != nil {
-			g.Now = now
+			// In a conversation of a workspace the grant holds in that
+			// workspace, by its id.
+			ws, err := q.ConversationWorkspace(ctx, ap.ConversationID)
+			if err != nil {
+				return fmt.Errorf("granting %s: %w", ap.Tool, err)
+			}
+			g.WorkspaceID, g.Now = ws, now
 			if _, err := q.GrantCreate(ctx, g); err != nil {
 				return fmt.Errorf("granting %s: %w", ap.Tool, err)
 			}

@@ -25,6 +25,13 @@ type Grant struct {
 	GrantedBy string // the platform user id of the person who granted it
 	CreatedAt time.Time
 	RevokedAt *time.Time // nil while the grant holds
+	// WorkspaceID is the workspace the grant holds in when it was made in a
+	// conversation of one; then it holds there only, whatever the platform
+	// workspace. nil: it holds by Workspace, in conversations of none.
+	WorkspaceID *uuid.UUID
+	// WorkspaceName is the name of WorkspaceID's workspace, read by
+	// GrantList only ("" elsewhere, and for a grant of no workspace).
+	WorkspaceName string
 }
 
 // GrantCreateParams records a grant.
@@ -33,24 +40,32 @@ type GrantCreateParams struct {
 	Agent     string
 	Tool      string
 	Workspace string
-	ArgsHash  string
-	GrantedBy string
-	Now       time.Time
+	// WorkspaceID is the conversation's workspace, when it has one.
+	WorkspaceID *uuid.UUID
+	ArgsHash    string
+	GrantedBy   string
+	Now         time.Time
 }
 
 // GrantFindParams looks for a grant that allows a call: unrevoked, for the
-// agent, tool and workspace, either unlimited or limited to ArgsHash.
+// agent, tool and workspace, either unlimited or limited to ArgsHash. With
+// WorkspaceID set only that workspace's grants hold (Workspace is not
+// compared); without it, only grants of no workspace made in Workspace.
 type GrantFindParams struct {
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
+	Agent       string
+	Tool        string
+	Workspace   string
+	WorkspaceID *uuid.UUID
+	ArgsHash    string
 }
 
 // GrantListParams lists grants, newest first.
 type GrantListParams struct {
-	// Workspace, when set, lists only that workspace's grants.
+	// Workspace, when set, lists only the grants made in that platform
+	// workspace.
 	Workspace *string
+	// WorkspaceID, when set, lists only that workspace's grants.
+	WorkspaceID *uuid.UUID
 	// Revoked includes revoked grants.
 	Revoked bool
 	Limit   int // 0 means DefaultListLimit

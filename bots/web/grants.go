@@ -16,8 +16,8 @@ import (
 // Grants is what the grant endpoints need of core; *core.Service
 // implements it.
 type Grants interface {
-	Grants(ctx context.Context, workspace *string) ([]*store.Grant, error)
-	RevokeGrant(ctx context.Context, id uuid.UUID, workspace *string) (*store.Grant, error)
+	Grants(ctx context.Context, place *core.GrantPlace) ([]*store.Grant, error)
+	RevokeGrant(ctx context.Context, id uuid.UUID, place *core.GrantPlace) (*store.Grant, error)
 }
 
 var _ Grants = (*core.Service)(nil)
@@ -33,27 +33,40 @@ func (a *API) grantRoutes(mux *http.ServeMux) {
 }
 
 type grantJSON struct {
-	ID        uuid.UUID  `json:"id"`
-	Agent     string     `json:"agent"`
-	Tool      string     `json:"tool"`
-	Workspace string     `json:"workspace"`
-	ArgsHash  string     `json:"args_hash,omitempty"`
-	GrantedBy string     `json:"granted_by"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	ID            uuid.UUID  `json:"id"`
+	Agent         string     `json:"agent"`
+	Tool          string     `json:"tool"`
+	Workspace     string     `json:"workspace"`
+	ArgsHash      string     `json:"args_hash,omitempty"`
+	GrantedBy     string     `json:"granted_by"`
+	CreatedAt     time.Time  `json:"created_at"`
+	RevokedAt     *time.Time `json:"revoked_at,omitempty"`
+	WorkspaceID   *uuid.UUID `json:"workspace_id,omitempty"`
+	WorkspaceName string     `json:"workspace_name,omitempty"`
 }
 
 func toGrantJSON(g *store.Grant) grantJSON {
 	return grantJSON(*g)
 }
 
-// listGrants answers the standing grants that hold, of every workspace or,
-// with ?workspace=T…, of one.
+// listGrants answers the standing grants that hold, of every workspace or
+// of one: ?workspace_id=UUID names a workspace, ?workspace=T… the grants
+// of no workspace made in a platform workspace.
 func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
-	var ws *string
-	if r.URL.Query().Has("workspace") {
-		v := r.URL.Query().Get("workspace")
-		ws = &v
+	if err := mayManageGrants(r); err != nil {
+		return err
+	}
+	var ws *core.GrantPlace
+	q := r.URL.Query()
+	switch {
+	case q.Has("workspace_id"):
+		id, err := uuid.Parse(q.Get("workspace_id"))
+		if err != nil {
+			return fmt.Errorf("%w: workspace_id %q is not a UUID", core.ErrInvalid, q.Get("workspace_id"))
+		}
+		ws = &core.GrantPlace{WorkspaceID: &id}
+	case q.Has("workspace"):
+		ws = &core.GrantPlace{Team: q.Get("workspace")}
 	}
 	gs, err := a.opts.Grants.Grants(r.Context(), ws)
 	if err != nil {
@@ -67,7 +80,12 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// revokeGrant answers DELETE /api/grants/{id}: the grant is revoked (kept,
+// with its revocation time) and the guard asks again from the next call.
 func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
+	if err := mayManageGrants(r); err != nil {
+		return err
+	}
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		return fmt.Errorf("%w: grant id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
@@ -82,4 +100,11 @@ func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, toGrantJSON(g))
 	return nil
+}
+
+// mayManageGrants is where the right to list and revoke grants is checked:
+// grants of every workspace are the operator's (SWITCHBOARD_API_TOKEN, or
+// a loopback caller without it); a workspace's own people use !grants.
+func mayManageGrants(r *http.Request) error {
+	return operatorOnly(PrincipalFrom(r.Context()), "list and revoke standing grants")
 }

@@ -138,7 +138,7 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 		cancel()
 		t.Fatal(err)
 	}
-	opts.Service = svc
+	opts.Service, opts.Grants = svc, svc
 	if opts.Logger == nil {
 		opts.Logger = testenv.Logger(t)
 	}

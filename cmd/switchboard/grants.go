@@ -36,7 +36,9 @@ func grants(ctx context.Context, cfg app.Config, g grantsArgs, rest []string, st
 	switch {
 	case g.sub == "list" && len(rest) == 0:
 		p := &store.GrantListParams{Revoked: g.revoked, Limit: 1000}
-		if g.workspace != "" {
+		if id, err := uuid.Parse(g.workspace); err == nil {
+			p.WorkspaceID = &id
+		} else if g.workspace != "" {
 			p.Workspace = &g.workspace
 		}
 		gs, err := st.GrantList(ctx, p)
@@ -57,7 +59,7 @@ func grants(ctx context.Context, cfg app.Config, g grantsArgs, rest []string, st
 			if x.RevokedAt != nil {
 				revoked = x.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Agent, x.Tool, orDash(x.Workspace), args, x.GrantedBy, x.CreatedAt.Format(time.RFC3339), revoked)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Agent, x.Tool, grantWorkspace(x), args, x.GrantedBy, x.CreatedAt.Format(time.RFC3339), revoked)
 		}
 		return tw.Flush()
 	case g.sub == "revoke" && len(rest) == 1:
@@ -83,4 +85,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// grantWorkspace names where a grant holds: its workspace's name and the
+// platform workspace it was made in.
+func grantWorkspace(g *store.Grant) string {
+	switch {
+	case g.WorkspaceName != "" && g.Workspace != "":
+		return g.WorkspaceName + " (" + g.Workspace + ")"
+	case g.WorkspaceName != "":
+		return g.WorkspaceName
+	}
+	return orDash(g.Workspace)
 }

@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return errors.New("grants: say list or revoke ID")
 		}
 		grantsCmd.sub, args = args[0], args[1:]
-		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a Slack team or Discord guild id)")
+		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a workspace id, or a Slack team or Discord guild id)")
 		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "workspaces", "agents":
 	case "audit":

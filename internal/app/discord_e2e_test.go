@@ -61,6 +61,7 @@ const (
 	discordSlowKeyword   = "slow please"
 	discordLongKeyword   = "long answer please"
 	discordStreamKeyword = "stream please"
+	discordGuardKeyword  = "list my routines" // a routine_list call (see guard_discord_e2e_test.go)
 
 	discordSlowReply = "A slow answer, after thinking it over."
 	discordAskIntro  = "Let me ask you first."
@@ -125,6 +126,8 @@ func discordScript(tb testing.TB, chunkDelay time.Duration) string {
 		"turns": []map[string]any{
 			{"after_tool": "ask_user", "text": "Noted: {{last_user}}"},
 			{"after_tool": "render_chart", "text": discordStepTwo},
+			{"after_tool": "routine_list", "text": "Listed: {{last_user}}"},
+			{"when_last_user_contains": discordGuardKeyword, "tool_calls": []map[string]any{{"name": "routine_list", "input": map[string]any{}}}},
 			{
 				"when_last_user_contains": discordStepsKeyword,
 				"text":                    discordStepOne,

@@ -20,8 +20,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
 )
 
 const boss = "U0BOSS"
@@ -36,7 +38,13 @@ func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 // whose policy asks before routine_list and notifies after remind.
 func startGuard(t *testing.T, db string, extraYAML string, clock *offsetClock) *slackEnv {
 	t.Helper()
-	yaml := openAccess + "policy:\n  tools: {routine_list: confirm, remind: notify}\n" + extraYAML
+	return startGuardPolicy(t, db, "{routine_list: confirm, remind: notify}", extraYAML, clock)
+}
+
+// startGuardPolicy is startGuard with the platform policy's tools map.
+func startGuardPolicy(t *testing.T, db, tools, extraYAML string, clock *offsetClock) *slackEnv {
+	t.Helper()
+	yaml := openAccess + "policy:\n  tools: " + tools + "\n" + extraYAML
 	script, err := filepath.Abs(filepath.Join("testdata", "guard_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +302,175 @@ func TestGuardNotifyLine(t *testing.T) {
 			if len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
 				t.Errorf("a notify call asked for approval: %q", m.Text)
 			}
+		}
+	})
+}
+
+// askedIn reports whether a bot message with buttons (an approval prompt)
+// is in the thread.
+func (e *slackEnv) askedIn(channel, thread string) bool {
+	e.tb.Helper()
+	for _, m := range e.botMessages(channel) {
+		if m.ThreadTS == thread && len(m.Blocks) > 0 && len(buttonsOf(e.tb, m.Blocks)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGuardAlwaysAllowTheseArguments: "Always allow these arguments" makes
+// a grant limited to the call's arguments; the identical call then runs
+// without asking, and the same tool with other arguments asks again.
+func TestGuardAlwaysAllowTheseArguments(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuardPolicy(t, db(t), "{remind: confirm}", "", nil)
+		const channel = "C0ARGS"
+		const ts1, ts2, ts3 = "1700001000.000100", "1700001001.000100", "1700001002.000100"
+
+		e.mustPost(newEvent("EvArgs1", mention(channel, ts1, "", alice, "remind me to call Ana")))
+		p := e.prompt(channel, ts1)
+		e.waitIdle()
+		e.click(channel, ts1, p, "Always allow these arguments", alice, "trig-args-1")
+		e.waitReply(channel, "Reminder set.")
+		e.waitIdle()
+		gs := e.grants()
+		if len(gs) != 1 {
+			t.Fatalf("%d grants after Always allow these arguments, want 1", len(gs))
+		}
+		if want := core.ArgsHash(json.RawMessage(`{"in":"2h","text":"call Ana"}`)); gs[0].Tool != "remind" || gs[0].ArgsHash != want {
+			t.Fatalf("grant = %+v, want remind limited to the arguments hash %s", gs[0], want)
+		}
+
+		// The identical call runs without asking.
+		e.mustPost(newEvent("EvArgs2", mention(channel, ts2, "", alice, "remind me to call Ana")))
+		poll(t, "the granted call's reply in "+ts2, func() (bool, string) {
+			for _, m := range e.botMessages(channel) {
+				if m.ThreadTS == ts2 && strings.Contains(shown(m), "Reminder set.") {
+					return true, ""
+				}
+			}
+			return false, "no reply yet"
+		})
+		e.waitIdle()
+		if e.askedIn(channel, ts2) {
+			t.Fatal("the call with the granted arguments asked again")
+		}
+
+		// Other arguments: asked again, and nothing ran.
+		e.mustPost(newEvent("EvArgs3", mention(channel, ts3, "", alice, "remind me to call Bo")))
+		e.prompt(channel, ts3)
+		e.waitIdle()
+		if rs := e.entries(e.conversation(channel, ts3).ID, store.EntryToolResult); len(rs) != 0 {
+			t.Errorf("%d tool results for the call with other arguments before anyone decided, want none", len(rs))
+		}
+		if gs := e.grants(); len(gs) != 1 {
+			t.Errorf("%d grants after the second prompt, want still 1", len(gs))
+		}
+	})
+}
+
+// TestGuardGrantHoldsInItsWorkspace: a grant made in a conversation of team
+// A's workspace holds in that workspace by its id (in another team bound to
+// the same workspace too) and never in team B's; !grants names the
+// workspace and lists only its own grants.
+func TestGuardGrantHoldsInItsWorkspace(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		ctx := context.Background()
+		const secondOfA = "T0ASECOND"
+		a, err := e.store.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: "Acme Ops", Kind: store.WorkspaceTeam, OwnerPersonID: uuid.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.store.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: "Bolt Labs", Kind: store.WorkspaceTeam, OwnerPersonID: uuid.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for team, ws := range map[string]uuid.UUID{e2eTeam: a.ID, secondOfA: a.ID, otherTeam: b.ID} {
+			if _, err := workspace.BindWorkspace(ctx, e.store, "slack", team, ws); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const chA, chA2, chB = "C0WSA", "C0WSA2", "C0WSB"
+		const ts1, ts2, ts3, ts4, ts5 = "1700001100.000100", "1700001101.000100", "1700001102.000100", "1700001103.000100", "1700001104.000100"
+
+		e.mustPost(mentionIn(e2eTeam, "EvWsGrant1", chA, ts1, "list my routines"))
+		p := e.prompt(chA, ts1)
+		e.waitIdle()
+		e.click(chA, ts1, p, "Always allow", alice, "trig-ws-1")
+		e.waitReply(chA, "Listed:")
+		e.waitIdle()
+		gs := e.grants()
+		if len(gs) != 1 || gs[0].WorkspaceID == nil || *gs[0].WorkspaceID != a.ID {
+			t.Fatalf("grants after Always allow in team A = %+v, want one held in workspace A %s", gs, a.ID)
+		}
+
+		// Another team bound to A's workspace: the grant holds there.
+		e.mustPost(mentionIn(secondOfA, "EvWsGrant2", chA2, ts2, "list my routines"))
+		e.waitReply(chA2, "Listed:")
+		e.waitIdle()
+		if e.askedIn(chA2, ts2) {
+			t.Fatal("the grant of workspace A did not hold in another team bound to A")
+		}
+
+		// Team B's workspace: asked again, nothing ran.
+		e.mustPost(mentionIn(otherTeam, "EvWsGrant3", chB, ts3, "list my routines"))
+		e.prompt(chB, ts3)
+		e.waitIdle()
+		bind, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", otherTeam, chB, ts3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs := e.entries(bind.ConversationID, store.EntryToolResult); len(rs) != 0 {
+			t.Fatalf("team A's grant let the call run in team B: %d results", len(rs))
+		}
+
+		// !grants in A names the workspace and lists the grant; in B, none.
+		e.mustPost(mentionIn(e2eTeam, "EvWsGrant4", chA, ts4, "!grants"))
+		if r := e.waitReply(chA, "Standing grants"); !strings.Contains(shown(r), "Acme Ops") || !strings.Contains(shown(r), gs[0].ID.String()) {
+			t.Errorf("!grants in A = %q, want the workspace's name and the grant", shown(r))
+		}
+		e.mustPost(mentionIn(otherTeam, "EvWsGrant5", chB, ts5, "!grants"))
+		e.waitReply(chB, "No standing grants")
+		e.waitIdle()
+	})
+}
+
+// TestGuardNotifyLineOnceWhenPostingRetries: Slack fails the first posts
+// of the turn; the delivery is retried, and the thread ends with the notify
+// line exactly once and the reply once.
+func TestGuardNotifyLineOnceWhenPostingRetries(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startGuard(t, db(t), "", nil)
+		const channel, ts = "C0NOTIFYRETRY", "1700001200.000100"
+		e.slack.Fail("chat.postMessage", slacktest.Fault{Status: http.StatusInternalServerError, Error: "internal_error"}, slacktest.RateLimited(1))
+		e.mustPost(newEvent("EvNotifyRetry", mention(channel, ts, "", alice, "remind me to call Ana")))
+		e.waitReply(channel, "ran `remind` with")
+		e.waitReply(channel, "Reminder set.")
+		e.waitIdle()
+		var lines, replies int
+		for _, m := range e.botMessages(channel) {
+			switch s := shown(m); {
+			case strings.Contains(s, "ran `remind` with"):
+				lines++
+			case strings.Contains(s, "Reminder set."):
+				replies++
+			}
+		}
+		if lines != 1 || replies != 1 {
+			t.Fatalf("%d notify lines and %d replies in the thread, want exactly one of each: %+v", lines, replies, e.botMessages(channel))
+		}
+		var failed, lineTries int
+		for _, c := range e.slack.Calls("chat.postMessage") {
+			if !c.OK() {
+				failed++
+			}
+			if strings.Contains(c.Params.Get("text"), "ran `remind` with") {
+				lineTries++
+			}
+		}
+		if failed != 2 || lineTries < 2 {
+			t.Errorf("%d failed chat.postMessage calls, %d tries of the notify line; want the two faults and the line retried", failed, lineTries)
 		}
 	})
 }

@@ -12,13 +12,14 @@ import (
 func (q *queries) GrantCreate(ctx context.Context, p *store.GrantCreateParams) (*store.Grant, error) {
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.Grant, error) {
 		return t.tx.GrantInsert(ctx, dbsqlc.GrantInsertParams{
-			ID:        p.ID,
-			Agent:     p.Agent,
-			Tool:      p.Tool,
-			Workspace: p.Workspace,
-			ArgsHash:  p.ArgsHash,
-			GrantedBy: p.GrantedBy,
-			Now:       micros(p.Now),
+			ID:          p.ID,
+			Agent:       p.Agent,
+			Tool:        p.Tool,
+			Workspace:   p.Workspace,
+			WorkspaceID: uuidArg(p.WorkspaceID),
+			ArgsHash:    p.ArgsHash,
+			GrantedBy:   p.GrantedBy,
+			Now:         micros(p.Now),
 		})
 	})
 	if err != nil {
@@ -28,7 +29,9 @@ func (q *queries) GrantCreate(ctx context.Context, p *store.GrantCreateParams) (
 }
 
 func (q *queries) GrantFind(ctx context.Context, p *store.GrantFindParams) (*store.Grant, error) {
-	r, err := q.read().GrantFind(ctx, dbsqlc.GrantFindParams(*p))
+	r, err := q.read().GrantFind(ctx, dbsqlc.GrantFindParams{
+		Agent: p.Agent, Tool: p.Tool, Workspace: p.Workspace, WorkspaceID: uuidArg(p.WorkspaceID), ArgsHash: p.ArgsHash,
+	})
 	if err != nil {
 		return nil, wrap(err, "finding a grant of %s to %s in %q", p.Tool, p.Agent, p.Workspace)
 	}
@@ -44,7 +47,7 @@ func (q *queries) GrantGet(ctx context.Context, id uuid.UUID) (*store.Grant, err
 }
 
 func (q *queries) GrantList(ctx context.Context, p *store.GrantListParams) ([]*store.Grant, error) {
-	arg := dbsqlc.GrantListParams{MaxRows: int64(p.Limit)}
+	arg := dbsqlc.GrantListParams{MaxRows: int64(p.Limit), ByWorkspaceID: uuidArg(p.WorkspaceID)}
 	if p.Revoked {
 		arg.Revoked = 1
 	}
@@ -57,7 +60,11 @@ func (q *queries) GrantList(ctx context.Context, p *store.GrantListParams) ([]*s
 	}
 	out := make([]*store.Grant, len(rows))
 	for i, r := range rows {
-		out[i] = grantOf(r)
+		out[i] = grantOf(dbsqlc.Grant{
+			ID: r.ID, Agent: r.Agent, Tool: r.Tool, Workspace: r.Workspace, ArgsHash: r.ArgsHash, GrantedBy: r.GrantedBy,
+			CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, WorkspaceID: r.WorkspaceID,
+		})
+		out[i].WorkspaceName = r.WorkspaceName
 	}
 	return out, nil
 }
@@ -76,5 +83,6 @@ func grantOf(r dbsqlc.Grant) *store.Grant {
 	return &store.Grant{
 		ID: r.ID, Agent: r.Agent, Tool: r.Tool, Workspace: r.Workspace, ArgsHash: r.ArgsHash,
 		GrantedBy: r.GrantedBy, CreatedAt: fromMicros(r.CreatedAt), RevokedAt: nullMicros(r.RevokedAt),
+		WorkspaceID: nullUUID(r.WorkspaceID),
 	}
 }

@@ -17,6 +17,7 @@ func (s suite) grantTests() []namedTest {
 		{"Revoke", s.testGrantRevoke},
 		{"List", s.testGrantList},
 		{"Invalid", s.testGrantInvalid},
+		{"ByWorkspaceID", s.testGrantByWorkspaceID},
 	}
 }
 
@@ -151,4 +152,55 @@ func (s suite) testGrantInvalid(t *testing.T) {
 	}
 	_, err := st.GrantFind(ctx, &store.GrantFindParams{Agent: "a"})
 	errIs(t, err, store.ErrInvalid, "finding a grant without a tool")
+}
+
+// testGrantByWorkspaceID: a grant made in a conversation of a workspace
+// holds in that workspace only, whatever the platform workspace string; one
+// of no workspace holds by the string, and only where there is no workspace.
+// GrantList filters by the id and names the workspace.
+func (s suite) testGrantByWorkspaceID(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	wsA := newTeam(t, st, clk, "Team A", uuid.New())
+	wsB := newTeam(t, st, clk, "Team B", uuid.New())
+	inA := createGrant(t, st, store.GrantCreateParams{Agent: "atlas", Tool: "send_email", Workspace: "TA", WorkspaceID: &wsA.ID, GrantedBy: "U1", Now: clk.Now()})
+	if inA.WorkspaceID == nil || *inA.WorkspaceID != wsA.ID {
+		t.Fatalf("grant's workspace id = %v, want %s", inA.WorkspaceID, wsA.ID)
+	}
+	loose := createGrant(t, st, store.GrantCreateParams{Agent: "atlas", Tool: "send_email", Workspace: "TX", GrantedBy: "U1", Now: clk.Advance(time.Second)})
+
+	got, err := st.GrantFind(ctx, &store.GrantFindParams{Agent: "atlas", Tool: "send_email", WorkspaceID: &wsA.ID})
+	noErr(t, err, "finding the grant of workspace A by its id")
+	eq(t, got.ID, inA.ID, "grant found in A")
+	got, err = st.GrantFind(ctx, &store.GrantFindParams{Agent: "atlas", Tool: "send_email", Workspace: "TB", WorkspaceID: &wsA.ID})
+	noErr(t, err, "finding A's grant from another team string of A's workspace")
+	eq(t, got.ID, inA.ID, "grant found in A whatever the team string")
+	for _, miss := range []store.GrantFindParams{
+		{Agent: "atlas", Tool: "send_email", Workspace: "TA", WorkspaceID: &wsB.ID}, // A's team string, B's workspace
+		{Agent: "atlas", Tool: "send_email", Workspace: "TX", WorkspaceID: &wsB.ID}, // a loose grant's string in a workspace
+		{Agent: "atlas", Tool: "send_email", Workspace: "TA"},                       // A's string outside any workspace
+	} {
+		_, err := st.GrantFind(ctx, &miss)
+		errIs(t, err, store.ErrNotFound, "finding a grant for %s in %v", miss.Workspace, miss.WorkspaceID)
+	}
+	got, err = st.GrantFind(ctx, &store.GrantFindParams{Agent: "atlas", Tool: "send_email", Workspace: "TX"})
+	noErr(t, err, "finding a grant of no workspace by its team string")
+	eq(t, got.ID, loose.ID, "the grant of no workspace")
+
+	listed, err := st.GrantList(ctx, &store.GrantListParams{WorkspaceID: &wsA.ID})
+	noErr(t, err, "listing A's grants")
+	if len(listed) != 1 || listed[0].ID != inA.ID {
+		t.Fatalf("A's grants = %v, want only %s", listed, inA.ID)
+	}
+	eq(t, listed[0].WorkspaceName, "Team A", "the workspace's name in the list")
+	all, err := st.GrantList(ctx, &store.GrantListParams{})
+	noErr(t, err, "listing every grant")
+	eq(t, len(all), 2, "grants listed")
+	eq(t, all[0].ID, loose.ID, "newest first")
+	eq(t, all[0].WorkspaceName, "", "a grant of no workspace has no name")
+	eq(t, all[0].WorkspaceID == nil, true, "a grant of no workspace has no id")
+	none, err := st.GrantList(ctx, &store.GrantListParams{WorkspaceID: &wsB.ID})
+	noErr(t, err, "listing B's grants")
+	eq(t, len(none), 0, "B's grants")
 }

@@ -14,19 +14,20 @@ import (
 
 const grantCreate = `-- name: GrantCreate :one
 
-INSERT INTO grants (id, agent, tool, workspace, args_hash, granted_by, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz)
-RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at
+INSERT INTO grants (id, agent, tool, workspace, workspace_id, args_hash, granted_by, created_at)
+VALUES ($1, $2, $3, $4, $5::uuid, $6, $7, $8::timestamptz)
+RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id
 `
 
 type GrantCreateParams struct {
-	ID        uuid.UUID
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
-	GrantedBy string
-	Now       time.Time
+	ID          uuid.UUID
+	Agent       string
+	Tool        string
+	Workspace   string
+	WorkspaceID *uuid.UUID
+	ArgsHash    string
+	GrantedBy   string
+	Now         time.Time
 }
 
 // Standing grants. Every query returning a grant returns the whole row.
@@ -36,6 +37,7 @@ func (q *Queries) GrantCreate(ctx context.Context, arg *GrantCreateParams) (Gran
 		arg.Agent,
 		arg.Tool,
 		arg.Workspace,
+		arg.WorkspaceID,
 		arg.ArgsHash,
 		arg.GrantedBy,
 		arg.Now,
@@ -50,30 +52,39 @@ func (q *Queries) GrantCreate(ctx context.Context, arg *GrantCreateParams) (Gran
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantFind = `-- name: GrantFind :one
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants
-WHERE agent = $1 AND tool = $2 AND workspace = $3 AND revoked_at IS NULL
-  AND (args_hash = '' OR args_hash = $4::text)
+SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id FROM grants
+WHERE agent = $1 AND tool = $2 AND revoked_at IS NULL
+  AND (CASE WHEN $3::uuid IS NULL
+            THEN workspace_id IS NULL AND workspace = $4::text
+            ELSE workspace_id = $3::uuid END)
+  AND (args_hash = '' OR args_hash = $5::text)
 ORDER BY created_at, id
 LIMIT 1
 `
 
 type GrantFindParams struct {
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
+	Agent       string
+	Tool        string
+	WorkspaceID *uuid.UUID
+	Workspace   string
+	ArgsHash    string
 }
 
 // An unlimited grant and one limited to these arguments both allow the call.
+// In a conversation of a workspace only that workspace's grants hold;
+// elsewhere only the grants of the same platform workspace that belong to no
+// workspace.
 func (q *Queries) GrantFind(ctx context.Context, arg *GrantFindParams) (Grant, error) {
 	row := q.db.QueryRow(ctx, grantFind,
 		arg.Agent,
 		arg.Tool,
+		arg.WorkspaceID,
 		arg.Workspace,
 		arg.ArgsHash,
 	)
@@ -87,12 +98,13 @@ func (q *Queries) GrantFind(ctx context.Context, arg *GrantFindParams) (Grant, e
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantGet = `-- name: GrantGet :one
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants WHERE id = $1
+SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id FROM grants WHERE id = $1
 `
 
 func (q *Queries) GrantGet(ctx context.Context, id uuid.UUID) (Grant, error) {
@@ -107,29 +119,48 @@ func (q *Queries) GrantGet(ctx context.Context, id uuid.UUID) (Grant, error) {
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantList = `-- name: GrantList :many
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants
-WHERE (NOT $1::boolean OR workspace = $2::text)
-  AND ($3::boolean OR revoked_at IS NULL)
-ORDER BY created_at DESC, id DESC
-LIMIT $4
+SELECT g.id, g.agent, g.tool, g.workspace, g.args_hash, g.granted_by, g.created_at, g.revoked_at, g.workspace_id, COALESCE(w.name, '')::text AS workspace_name
+FROM grants g LEFT JOIN workspaces w ON w.id = g.workspace_id
+WHERE (NOT $1::boolean OR g.workspace = $2::text)
+  AND ($3::uuid IS NULL OR g.workspace_id = $3::uuid)
+  AND ($4::boolean OR g.revoked_at IS NULL)
+ORDER BY g.created_at DESC, g.id DESC
+LIMIT $5
 `
 
 type GrantListParams struct {
-	ByWorkspace bool
-	Workspace   string
-	Revoked     bool
-	MaxRows     int32
+	ByWorkspace   bool
+	Workspace     string
+	ByWorkspaceID *uuid.UUID
+	Revoked       bool
+	MaxRows       int32
 }
 
-func (q *Queries) GrantList(ctx context.Context, arg *GrantListParams) ([]Grant, error) {
+type GrantListRow struct {
+	ID            uuid.UUID
+	Agent         string
+	Tool          string
+	Workspace     string
+	ArgsHash      string
+	GrantedBy     string
+	CreatedAt     time.Time
+	RevokedAt     *time.Time
+	WorkspaceID   *uuid.UUID
+	WorkspaceName string
+}
+
+// With the name of each grant's workspace (” without one).
+func (q *Queries) GrantList(ctx context.Context, arg *GrantListParams) ([]GrantListRow, error) {
 	rows, err := q.db.Query(ctx, grantList,
 		arg.ByWorkspace,
 		arg.Workspace,
+		arg.ByWorkspaceID,
 		arg.Revoked,
 		arg.MaxRows,
 	)
@@ -137,9 +168,9 @@ func (q *Queries) GrantList(ctx context.Context, arg *GrantListParams) ([]Grant,
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Grant
+	var items []GrantListRow
 	for rows.Next() {
-		var i Grant
+		var i GrantListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Agent,
@@ -149,6 +180,8 @@ func (q *Queries) GrantList(ctx context.Context, arg *GrantListParams) ([]Grant,
 			&i.GrantedBy,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.WorkspaceID,
+			&i.WorkspaceName,
 		); err != nil {
 			return nil, err
 		}
@@ -163,7 +196,7 @@ func (q *Queries) GrantList(ctx context.Context, arg *GrantListParams) ([]Grant,
 const grantRevoke = `-- name: GrantRevoke :one
 UPDATE grants SET revoked_at = COALESCE(revoked_at, $1::timestamptz)
 WHERE id = $2
-RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at
+RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id
 `
 
 type GrantRevokeParams struct {
@@ -184,6 +217,7 @@ func (q *Queries) GrantRevoke(ctx context.Context, arg *GrantRevokeParams) (Gran
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

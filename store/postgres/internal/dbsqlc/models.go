@@ -145,14 +145,15 @@ type Entry struct {
 }
 
 type Grant struct {
-	ID        uuid.UUID
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
-	GrantedBy string
-	CreatedAt time.Time
-	RevokedAt *time.Time
+	ID          uuid.UUID
+	Agent       string
+	Tool        string
+	Workspace   string
+	ArgsHash    string
+	GrantedBy   string
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	WorkspaceID *uuid.UUID
 }
 
 type InboundEvent struct {

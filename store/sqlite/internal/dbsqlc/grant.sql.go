@@ -7,29 +7,37 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/google/uuid"
 )
 
 const grantFind = `-- name: GrantFind :one
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants
-WHERE agent = ?1 AND tool = ?2 AND workspace = ?3
-  AND revoked_at IS NULL AND args_hash IN ('', ?4)
+SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id FROM grants
+WHERE agent = ?1 AND tool = ?2
+  AND (CASE WHEN ?3 IS NULL
+            THEN workspace_id IS NULL AND workspace = ?4
+            ELSE workspace_id = ?3 END)
+  AND revoked_at IS NULL AND args_hash IN ('', ?5)
 ORDER BY created_at, id LIMIT 1
 `
 
 type GrantFindParams struct {
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
+	Agent       string
+	Tool        string
+	WorkspaceID interface{}
+	Workspace   string
+	ArgsHash    string
 }
 
-// A grant without args_hash allows any arguments.
+// A grant without args_hash allows any arguments. In a conversation of a
+// workspace only that workspace's grants hold; elsewhere only the grants of
+// the same platform workspace that belong to no workspace.
 func (q *Queries) GrantFind(ctx context.Context, arg GrantFindParams) (Grant, error) {
 	row := q.queryRow(ctx, q.grantFindStmt, grantFind,
 		arg.Agent,
 		arg.Tool,
+		arg.WorkspaceID,
 		arg.Workspace,
 		arg.ArgsHash,
 	)
@@ -43,12 +51,13 @@ func (q *Queries) GrantFind(ctx context.Context, arg GrantFindParams) (Grant, er
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantGet = `-- name: GrantGet :one
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants WHERE id = ?1
+SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id FROM grants WHERE id = ?1
 `
 
 func (q *Queries) GrantGet(ctx context.Context, id uuid.UUID) (Grant, error) {
@@ -63,26 +72,28 @@ func (q *Queries) GrantGet(ctx context.Context, id uuid.UUID) (Grant, error) {
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantInsert = `-- name: GrantInsert :one
 
-INSERT INTO grants (id, agent, tool, workspace, args_hash, granted_by, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, CAST(?7 AS INTEGER))
-RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at
+INSERT INTO grants (id, agent, tool, workspace, workspace_id, args_hash, granted_by, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        ?7, CAST(?8 AS INTEGER))
+RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id
 `
 
 type GrantInsertParams struct {
-	ID        uuid.UUID
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
-	GrantedBy string
-	Now       int64
+	ID          uuid.UUID
+	Agent       string
+	Tool        string
+	Workspace   string
+	WorkspaceID uuid.NullUUID
+	ArgsHash    string
+	GrantedBy   string
+	Now         int64
 }
 
 // Standing grants; each query returns whole rows.
@@ -92,6 +103,7 @@ func (q *Queries) GrantInsert(ctx context.Context, arg GrantInsertParams) (Grant
 		arg.Agent,
 		arg.Tool,
 		arg.Workspace,
+		arg.WorkspaceID,
 		arg.ArgsHash,
 		arg.GrantedBy,
 		arg.Now,
@@ -106,28 +118,47 @@ func (q *Queries) GrantInsert(ctx context.Context, arg GrantInsertParams) (Grant
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const grantList = `-- name: GrantList :many
-SELECT id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at FROM grants
-WHERE (CAST(?1 AS INTEGER) = 0 OR workspace = ?2)
-  AND (CAST(?3 AS INTEGER) = 1 OR revoked_at IS NULL)
-ORDER BY created_at DESC, id DESC LIMIT ?4
+SELECT grants.id, grants.agent, grants.tool, grants.workspace, grants.args_hash, grants.granted_by, grants.created_at, grants.revoked_at, grants.workspace_id, COALESCE(workspaces.name, '') AS workspace_name
+FROM grants LEFT JOIN workspaces ON workspaces.id = grants.workspace_id
+WHERE (CAST(?1 AS INTEGER) = 0 OR grants.workspace = ?2)
+  AND (?3 IS NULL OR grants.workspace_id = ?3)
+  AND (CAST(?4 AS INTEGER) = 1 OR grants.revoked_at IS NULL)
+ORDER BY grants.created_at DESC, grants.id DESC LIMIT ?5
 `
 
 type GrantListParams struct {
-	ByWorkspace int64
-	Workspace   string
-	Revoked     int64
-	MaxRows     int64
+	ByWorkspace   int64
+	Workspace     string
+	ByWorkspaceID interface{}
+	Revoked       int64
+	MaxRows       int64
 }
 
-func (q *Queries) GrantList(ctx context.Context, arg GrantListParams) ([]Grant, error) {
+type GrantListRow struct {
+	ID            uuid.UUID
+	Agent         string
+	Tool          string
+	Workspace     string
+	ArgsHash      string
+	GrantedBy     string
+	CreatedAt     int64
+	RevokedAt     sql.NullInt64
+	WorkspaceID   uuid.NullUUID
+	WorkspaceName string
+}
+
+// With the name of each grant's workspace (” without one).
+func (q *Queries) GrantList(ctx context.Context, arg GrantListParams) ([]GrantListRow, error) {
 	rows, err := q.query(ctx, q.grantListStmt, grantList,
 		arg.ByWorkspace,
 		arg.Workspace,
+		arg.ByWorkspaceID,
 		arg.Revoked,
 		arg.MaxRows,
 	)
@@ -135,9 +166,9 @@ func (q *Queries) GrantList(ctx context.Context, arg GrantListParams) ([]Grant, 
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Grant
+	var items []GrantListRow
 	for rows.Next() {
-		var i Grant
+		var i GrantListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Agent,
@@ -147,6 +178,8 @@ func (q *Queries) GrantList(ctx context.Context, arg GrantListParams) ([]Grant, 
 			&i.GrantedBy,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.WorkspaceID,
+			&i.WorkspaceName,
 		); err != nil {
 			return nil, err
 		}
@@ -164,7 +197,7 @@ func (q *Queries) GrantList(ctx context.Context, arg GrantListParams) ([]Grant, 
 const grantRevoke = `-- name: GrantRevoke :one
 UPDATE grants SET revoked_at = COALESCE(revoked_at, CAST(?1 AS INTEGER))
 WHERE id = ?2
-RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at
+RETURNING id, agent, tool, workspace, args_hash, granted_by, created_at, revoked_at, workspace_id
 `
 
 type GrantRevokeParams struct {
@@ -185,6 +218,7 @@ func (q *Queries) GrantRevoke(ctx context.Context, arg GrantRevokeParams) (Grant
 		&i.GrantedBy,
 		&i.CreatedAt,
 		&i.RevokedAt,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

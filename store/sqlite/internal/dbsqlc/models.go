@@ -143,14 +143,15 @@ type Entry struct {
 }
 
 type Grant struct {
-	ID        uuid.UUID
-	Agent     string
-	Tool      string
-	Workspace string
-	ArgsHash  string
-	GrantedBy string
-	CreatedAt int64
-	RevokedAt sql.NullInt64
+	ID          uuid.UUID
+	Agent       string
+	Tool        string
+	Workspace   string
+	ArgsHash    string
+	GrantedBy   string
+	CreatedAt   int64
+	RevokedAt   sql.NullInt64
+	WorkspaceID uuid.NullUUID
 }
 
 type InboundEvent struct {
