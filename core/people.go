@@ -250,6 +250,21 @@ func (d *Directory) LinkFinish(ctx context.Context, platform, workspace, userID,
 	return kept, nil
 }
 
+// HideLinkCode returns a message as the log keeps it: "!link CODE" loses
+// its code, so the conversation log, a conversation's title and the
+// service log never hold one that may still be live. Any other text comes
+// back as it is.
+func HideLinkCode(text string) string {
+	cmd, ok := commandText(text)
+	if f := strings.Fields(cmd); ok && len(f) > 1 && strings.EqualFold(f[0], "link") {
+		return CommandPrefix + f[0] + " " + hiddenLinkCode
+	}
+	return text
+}
+
+// hiddenLinkCode stands where a typed link code was.
+const hiddenLinkCode = "••••••••"
+
 // Link codes: eight characters of an alphabet without look-alikes.
 const linkAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
