@@ -2,7 +2,11 @@ package app_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +63,98 @@ func TestRemindInPersonZone(t *testing.T) {
 		}
 		if personal != 1 {
 			t.Fatalf("%s's workspaces = %d personal ones owned by them (of %d); want exactly one", alice, personal, len(ms))
+		}
+	})
+}
+
+// logBuffer keeps what a service logs (and passes it to the test's log).
+type logBuffer struct {
+	tb testing.TB
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.tb.Log(strings.TrimSpace(string(p)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestProfileCachedForTTL: with a profile TTL of 1h, users.info is
+// asked once for two messages within the hour; a message after it reads
+// the profile again (a changed name reaches the model); a failed read
+// keeps the stored name and zone and is logged.
+func TestProfileCachedForTTL(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		var skew atomic.Int64
+		now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		logs := &logBuffer{tb: t}
+		e := startSlack(t, db(t), envOptions{
+			now: now, profileTTL: time.Hour, // SWITCHBOARD_PROFILE_TTL=1h
+			logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		})
+		ctx := context.Background()
+		e.slack.SetUser(slacktest.User{ID: alice, Name: "alice", DisplayName: "Ali", TZ: "Europe/Paris", TZOffset: 3600})
+		ts := 0
+		say := func(text string) {
+			t.Helper()
+			ts++
+			ev := newEvent(fmt.Sprintf("EvTTL%d", ts), directMessage("D0ALICE", fmt.Sprintf("1700002000.%06d", ts), alice, text))
+			ev.signedAt = now() // the service checks the signature's age on its own clock
+			e.mustPost(ev)
+		}
+		infos := func() int { return len(e.slack.Calls("users.info")) }
+		person := func() *store.Person {
+			t.Helper()
+			p, err := e.store.PersonFind(ctx, &store.PersonFindParams{Identity: core.IdentityOf("slack", e2eTeam, alice)})
+			if err != nil {
+				t.Fatalf("finding the person behind %s: %v", alice, err)
+			}
+			return p
+		}
+
+		say("first")
+		e.waitReply("D0ALICE", "[Ali] first")
+		say("second")
+		e.waitReply("D0ALICE", "[Ali] second")
+		e.waitIdle()
+		if n := infos(); n != 1 {
+			t.Fatalf("users.info was called %d times for two messages within the TTL; want 1", n)
+		}
+
+		skew.Add(int64(61 * time.Minute))
+		e.slack.SetUser(slacktest.User{ID: alice, Name: "alice", DisplayName: "Alicia", TZ: "America/New_York", TZOffset: -18000})
+		say("third")
+		e.waitReply("D0ALICE", "[Alicia] third")
+		e.waitIdle()
+		if n := infos(); n != 2 {
+			t.Fatalf("users.info was called %d times after the TTL passed; want 2", n)
+		}
+		if p := person(); p.DisplayName != "Alicia" || p.TimeZone != "America/New_York" {
+			t.Fatalf("after a refresh the person is %q in %q; want Alicia in America/New_York", p.DisplayName, p.TimeZone)
+		}
+
+		skew.Add(int64(61 * time.Minute))
+		e.slack.Fail("users.info", slacktest.Fault{Error: "user_not_visible"})
+		say("fourth")
+		e.waitReply("D0ALICE", "[Alicia] fourth")
+		e.waitIdle()
+		if n := infos(); n != 3 {
+			t.Fatalf("users.info was called %d times after the TTL passed again; want 3", n)
+		}
+		if p := person(); p.DisplayName != "Alicia" || p.TimeZone != "America/New_York" {
+			t.Fatalf("after a failed refresh the person is %q in %q; want the stored Alicia in America/New_York", p.DisplayName, p.TimeZone)
+		}
+		if !strings.Contains(logs.String(), "reading a profile failed; keeping the stored one") || !strings.Contains(logs.String(), "user_not_visible") {
+			t.Fatalf("the failed refresh was not logged with its error")
 		}
 	})
 }

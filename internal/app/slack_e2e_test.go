@@ -96,7 +96,8 @@ type envOptions struct {
 	config string
 	now    func() time.Time // the service's clock (default: time.Now)
 	// discord, when set, is a fake Discord the service connects to as well.
-	discord *discordtest.Server
+	discord    *discordtest.Server
+	profileTTL time.Duration // SWITCHBOARD_PROFILE_TTL (default 24h)
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -133,6 +134,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		Env:                func(k string) string { return env[k] },
 		Logger:             logger,
 		Now:                opts.now,
+		ProfileTTL:         opts.profileTTL,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
