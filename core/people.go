@@ -291,6 +291,9 @@ func hashLinkCode(code string) string {
 func (d *Directory) speakerNames(ctx context.Context, entries []*store.Entry) map[store.Identity]string {
 	names := map[store.Identity]string{}
 	var last *store.Identity
+	// Where the latest speaker was seen: a Discord identity has no guild,
+	// but their nickname is read from the guild they wrote in.
+	var lastWorkspace string
 	for _, e := range entries {
 		if e.Kind != store.EntryUser {
 			continue
@@ -300,14 +303,14 @@ func (d *Directory) speakerNames(ctx context.Context, entries []*store.Entry) ma
 			continue
 		}
 		id := IdentityOf(c.Platform, c.Workspace, c.UserID)
-		last = &id
+		last, lastWorkspace = &id, c.Workspace
 		names[id] = ""
 	}
 	for id := range names {
 		var p *store.Person
 		var err error
 		if last != nil && id == *last {
-			p, err = d.Resolve(ctx, id.Platform, id.Workspace, id.UserID)
+			p, err = d.Resolve(ctx, id.Platform, lastWorkspace, id.UserID)
 		} else {
 			p, err = d.o.Store.PersonFind(ctx, &store.PersonFindParams{Identity: id})
 		}

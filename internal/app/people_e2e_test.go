@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
@@ -155,6 +157,57 @@ func TestProfileCachedForTTL(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "reading a profile failed; keeping the stored one") || !strings.Contains(logs.String(), "user_not_visible") {
 			t.Fatalf("the failed refresh was not logged with its error")
+		}
+	})
+}
+
+// TestDiscordMemberNames: on Discord the model sees a member's guild
+// nickname over their global name, read from the guild member through the
+// real client; a user who writes only in a DM (no guild) is named from
+// their user: the global name, else the username.
+func TestDiscordMemberNames(t *testing.T) {
+	discordEachStore(t, func(t *testing.T, db string) {
+		e := discordStart(t, db, 0)
+		nicky := discordgo.User{ID: "3000000000000000001", Username: "nick_user", GlobalName: "Nick Global"}
+		dmOnly := discordgo.User{ID: "3000000000000000002", Username: "dm_user", GlobalName: "Dee Global"}
+		plain := discordgo.User{ID: "3000000000000000003", Username: "plain_user"}
+		e.fake.SetMember(discordGuild, discordgo.Member{User: &nicky, Nick: "Nicky"})
+		e.fake.SetUser(dmOnly)
+		e.fake.SetUser(plain)
+
+		e.mention("4000000000000000001", nicky, "hi from the guild")
+		discordPoll(t, "a reply in the guild channel", func() (bool, string) {
+			var seen []string
+			for _, m := range e.fake.BotMessages("4000000000000000001") {
+				if strings.Contains(m.Content, "You said: [Nicky] hi from the guild") {
+					return true, ""
+				}
+				seen = append(seen, m.Content)
+			}
+			return false, fmt.Sprint(seen)
+		})
+		if calls := e.fake.CallsTo("GET /guilds/{guild}/members/{user}"); len(calls) == 0 {
+			t.Errorf("the guild member was never read")
+		}
+
+		dm := e.fake.DMChannel(dmOnly)
+		e.fake.UserMessage(dm, dmOnly, "hi from a DM")
+		e.waitBotMessage(dm, "You said: [Dee Global] hi from a DM")
+
+		plainDM := e.fake.DMChannel(plain)
+		e.fake.UserMessage(plainDM, plain, "no global name")
+		e.waitBotMessage(plainDM, "You said: [plain_user] no global name")
+
+		for _, u := range []discordgo.User{dmOnly, plain} {
+			for _, c := range e.fake.CallsTo("GET /guilds/{guild}/members/{user}") {
+				if strings.HasSuffix(c.Path, "/"+u.ID) {
+					t.Errorf("a DM-only user %s was looked up as a guild member: %s", u.Username, c.Path)
+				}
+			}
+		}
+		p, err := e.store.PersonFind(context.Background(), &store.PersonFindParams{Identity: core.IdentityOf("discord", discordGuild, nicky.ID)})
+		if err != nil || p.DisplayName != "Nicky" {
+			t.Fatalf("the person behind %s: %+v (err %v); want Nicky", nicky.Username, p, err)
 		}
 	})
 }
