@@ -250,6 +250,21 @@ func (d *Directory) LinkFinish(ctx context.Context, platform, workspace, userID,
 	return kept, nil
 }
 
+// HideLinkCode returns a message as the log keeps it: "!link CODE" loses
+// its code, so the conversation log, a conversation's title and the
+// service log never hold one that may still be live. Any other text comes
+// back as it is.
+func HideLinkCode(text string) string {
+	cmd, ok := commandText(text)
+	if f := strings.Fields(cmd); ok && len(f) > 1 && strings.EqualFold(f[0], "link") {
+		return CommandPrefix + f[0] + " " + hiddenLinkCode
+	}
+	return text
+}
+
+// hiddenLinkCode stands where a typed link code was.
+const hiddenLinkCode = "••••••••"
+
 // Link codes: eight characters of an alphabet without look-alikes.
 const linkAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -276,6 +291,9 @@ func hashLinkCode(code string) string {
 func (d *Directory) speakerNames(ctx context.Context, entries []*store.Entry) map[store.Identity]string {
 	names := map[store.Identity]string{}
 	var last *store.Identity
+	// Where the latest speaker was seen: a Discord identity has no guild,
+	// but their nickname is read from the guild they wrote in.
+	var lastWorkspace string
 	for _, e := range entries {
 		if e.Kind != store.EntryUser {
 			continue
@@ -285,14 +303,14 @@ func (d *Directory) speakerNames(ctx context.Context, entries []*store.Entry) ma
 			continue
 		}
 		id := IdentityOf(c.Platform, c.Workspace, c.UserID)
-		last = &id
+		last, lastWorkspace = &id, c.Workspace
 		names[id] = ""
 	}
 	for id := range names {
 		var p *store.Person
 		var err error
 		if last != nil && id == *last {
-			p, err = d.Resolve(ctx, id.Platform, id.Workspace, id.UserID)
+			p, err = d.Resolve(ctx, id.Platform, lastWorkspace, id.UserID)
 		} else {
 			p, err = d.o.Store.PersonFind(ctx, &store.PersonFindParams{Identity: id})
 		}

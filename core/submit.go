@@ -80,18 +80,26 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 
 	cmd, isCmd := commandText(in.Text)
 	isCmd = isCmd && s.opts.CommandFunc != nil
+	// What the log keeps of the message (its entry, a new conversation's
+	// title): a command that carries a secret is stored without it.
+	logged := in
+	if hidden := HideLinkCode(in.Text); isCmd && hidden != in.Text {
+		c := *in
+		c.Text = hidden
+		logged = &c
+	}
 	var res SubmitResult
 	var bound *store.Binding
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		res = SubmitResult{}
-		b, err := s.bindInbound(ctx, q, in, ag, inChannel, &res)
+		b, err := s.bindInbound(ctx, q, logged, ag, inChannel, &res)
 		if err != nil || b == nil {
 			bound = b
 			return err
 		}
 		bound = b
 		if isCmd {
-			return s.queueCommand(ctx, q, in, b, cmd, &res)
+			return s.queueCommand(ctx, q, in, logged, b, cmd, &res)
 		}
 		// User entries are never delivered back (render skips them), so the
 		// delivered cursor is left where it is.
@@ -194,11 +202,13 @@ func commandText(text string) (string, bool) {
 // queueCommand stores a command's message and queues the work item that
 // answers it (RunCommand): answering may need the person's profile from the
 // platform, which must not hold up the platform's ack.
-func (s *Service) queueCommand(ctx context.Context, q store.Queries, in *Inbound, b *store.Binding, cmd string, res *SubmitResult) error {
+// The entry is logged (in as the log keeps it); the work item carries the
+// command as typed, since answering it needs the whole text.
+func (s *Service) queueCommand(ctx context.Context, q store.Queries, in, logged *Inbound, b *store.Binding, cmd string, res *SubmitResult) error {
 	now := s.now()
 	u, err := q.EntryAppend(ctx, &store.EntryAppendParams{
 		ConversationID: b.ConversationID, Kind: store.EntryUser, Author: store.UserAuthor(in.UserID),
-		Content: mustJSON(userContent(in)), Now: now,
+		Content: mustJSON(userContent(logged)), Now: now,
 	})
 	if err != nil {
 		return fmt.Errorf("appending command entry: %w", err)
@@ -247,7 +257,7 @@ func (s *Service) RunCommand(ctx context.Context, item *store.WorkItem, args Com
 			if errors.Is(err, ErrInvalid) {
 				reply = "⚠️ " + err.Error()
 			} else {
-				s.log.ErrorContext(ctx, "command failed", "command", args.Text, "error", redact.String(err.Error()))
+				s.log.ErrorContext(ctx, "command failed", "command", HideLinkCode(CommandPrefix+args.Text), "error", redact.String(err.Error()))
 				reply = "⚠️ That command failed; please try again."
 			}
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -427,6 +428,54 @@ func TestSweepPrunesFinishedWork(t *testing.T) {
 		}
 		if _, err := e.st.WorkGet(ctx, res.Item.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("after WorkRetention the finished keyed item must be gone, got %v", err)
+		}
+	})
+}
+
+// The remind tool reads "tomorrow 9:00" in the zone of the person it is
+// for when the model gives none; someone the store does not know, or an
+// explicit time_zone, keeps the old reading.
+func TestRemindToolUsesPersonZone(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		e := newEnv(t, open(t), nil)
+		ctx := context.Background()
+		if _, err := e.sched.st.PersonCreate(ctx, &store.PersonCreateParams{
+			Identity: store.Identity{Platform: "slack", Workspace: "T1", UserID: "U1"}, DisplayName: "Ana", TimeZone: "Asia/Tokyo", Now: t0,
+		}); err != nil {
+			t.Fatalf("creating U1's person: %v", err)
+		}
+		tokyo := must(time.LoadLocation("Asia/Tokyo"))(t)
+		newYork := must(time.LoadLocation("America/New_York"))(t)
+		tomorrowAt9 := func(loc *time.Location) time.Time {
+			d := t0.In(loc).AddDate(0, 0, 1)
+			return time.Date(d.Year(), d.Month(), d.Day(), 9, 0, 0, 0, loc)
+		}
+		for _, tc := range []struct {
+			name, user, zone string
+			want             time.Time
+		}{
+			{"known person", "U1", "", tomorrowAt9(tokyo)},
+			{"unknown person", "U2", "", tomorrowAt9(time.UTC)},
+			{"zone given", "U1", "America/New_York", tomorrowAt9(newYork)},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				conv := e.conversation("C-"+tc.user+tc.zone, tc.user)
+				res := e.callTool(conv, tc.user, ToolRemind, RemindInput{Text: "standup", At: "tomorrow 9:00", TimeZone: tc.zone})
+				if res.IsError {
+					t.Fatalf("remind tool failed: %s", res.Output)
+				}
+				var out RemindOutput
+				if err := json.Unmarshal(res.Output, &out); err != nil {
+					t.Fatalf("decoding %s: %v", res.Output, err)
+				}
+				sc := must(e.sched.Find(ctx, "ops", store.ScheduleReminder, out.Reminder))(t)
+				if sc.NextRunAt == nil || !sc.NextRunAt.Equal(tc.want) {
+					t.Fatalf("the reminder fires at %v; want %v", sc.NextRunAt, tc.want)
+				}
+				if !strings.Contains(out.At, "09:00") {
+					t.Errorf("the tool answers %q; want 09:00 in the zone used", out.At)
+				}
+			})
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/command/when"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -150,7 +151,7 @@ type RemindInput struct {
 	Text     string `json:"text" jsonschema:"what to remind them of, as it should read"`
 	In       string `json:"in,omitempty" jsonschema:"after how long: 20m, 2h, 1d"`
 	At       string `json:"at,omitempty" jsonschema:"when: RFC 3339, HH:MM, or tomorrow HH:MM"`
-	TimeZone string `json:"time_zone,omitempty" jsonschema:"IANA time zone for at, such as Europe/Paris; default UTC"`
+	TimeZone string `json:"time_zone,omitempty" jsonschema:"IANA time zone for at, such as Europe/Paris; default the person's own zone, else UTC"`
 }
 
 // RemindOutput is what remind answers.
@@ -174,18 +175,38 @@ func (s *Scheduler) toolRemind(ctx context.Context, req *tool.Request, in Remind
 		}
 		at = "in " + in.In
 	}
-	due, err := when.Parse(at, s.now(), in.TimeZone)
+	tz := in.TimeZone
+	if tz == "" {
+		if tz, err = s.personZone(ctx, pl); err != nil {
+			return RemindOutput{}, err
+		}
+	}
+	due, err := when.Parse(at, s.now(), tz)
 	if err != nil {
 		return RemindOutput{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	sc, err := s.Remind(ctx, RemindParams{
 		Agent: pl.Agent, Owner: pl.Owner, Platform: pl.Platform, Workspace: pl.Workspace,
-		At: due, Text: in.Text, TimeZone: in.TimeZone, Source: "tool",
+		At: due, Text: in.Text, TimeZone: tz, Source: "tool",
 	})
 	if err != nil {
 		return RemindOutput{}, err
 	}
 	return RemindOutput{Reminder: sc.Name, At: localTime(*sc.NextRunAt, sc.TimeZone)}, nil
+}
+
+// personZone is the time zone of the person a reminder is for, as their
+// platform profile gave it; "" (UTC) for someone the store does not know
+// or whose platform shares no zone.
+func (s *Scheduler) personZone(ctx context.Context, pl place) (string, error) {
+	p, err := s.st.PersonFind(ctx, &store.PersonFindParams{Identity: core.IdentityOf(pl.Platform, pl.Workspace, pl.Owner)})
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("finding the time zone of %s: %w", pl.Owner, err)
+	}
+	return p.TimeZone, nil
 }
 
 // RoutineInput is routine_create's input.

@@ -129,4 +129,7 @@ type PeopleQueries interface {
 	// PersonLinkCodeUse marks a code used and returns it; ErrNotFound when
 	// it is unknown, used or expired at Now.
 	PersonLinkCodeUse(ctx context.Context, p *PersonLinkCodeUseParams) (*PersonLinkCode, error)
+	// PersonLinkCodePrune deletes codes that expired before p.Before, used
+	// or not, and returns how many (Sweep calls it).
+	PersonLinkCodePrune(ctx context.Context, p *PruneParams) (int, error)
 }

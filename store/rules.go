@@ -88,6 +88,11 @@ func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) 
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pruning named leases: %w", err))
 	}
+	// A link code is worthless once expired: no retention.
+	res.LinkCodes, err = r.d.PersonLinkCodePrune(ctx, &PruneParams{Before: now, Limit: DefaultPruneLimit})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning link codes: %w", err))
+	}
 	return &res, errors.Join(errs...)
 }
 

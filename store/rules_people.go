@@ -132,3 +132,11 @@ func (q checked) PersonLinkCodeUse(ctx context.Context, p *PersonLinkCodeUsePara
 	c.Now = q.at(c.Now)
 	return q.Queries.PersonLinkCodeUse(ctx, &c)
 }
+
+func (q checked) PersonLinkCodePrune(ctx context.Context, p *PruneParams) (int, error) {
+	c, err := q.prune("link codes", p)
+	if err != nil {
+		return 0, err
+	}
+	return q.Queries.PersonLinkCodePrune(ctx, c)
+}

@@ -402,6 +402,8 @@ type SweepResult struct {
 	Inbound int // platform event ids past InboundRetention
 	Work    int // finished work items past WorkRetention
 	Leases  int // named leases expired for longer than LeaseRetention
+	// LinkCodes are !link codes past their expiry (used or not).
+	LinkCodes int
 }
 
 // WorkPruneParams deletes finished work items.

@@ -2,9 +2,15 @@ package app_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
@@ -59,6 +65,149 @@ func TestRemindInPersonZone(t *testing.T) {
 		}
 		if personal != 1 {
 			t.Fatalf("%s's workspaces = %d personal ones owned by them (of %d); want exactly one", alice, personal, len(ms))
+		}
+	})
+}
+
+// logBuffer keeps what a service logs (and passes it to the test's log).
+type logBuffer struct {
+	tb testing.TB
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.tb.Log(strings.TrimSpace(string(p)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestProfileCachedForTTL: with a profile TTL of 1h, users.info is
+// asked once for two messages within the hour; a message after it reads
+// the profile again (a changed name reaches the model); a failed read
+// keeps the stored name and zone and is logged.
+func TestProfileCachedForTTL(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		var skew atomic.Int64
+		now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		logs := &logBuffer{tb: t}
+		e := startSlack(t, db(t), envOptions{
+			now: now, profileTTL: time.Hour, // SWITCHBOARD_PROFILE_TTL=1h
+			logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		})
+		ctx := context.Background()
+		e.slack.SetUser(slacktest.User{ID: alice, Name: "alice", DisplayName: "Ali", TZ: "Europe/Paris", TZOffset: 3600})
+		ts := 0
+		say := func(text string) {
+			t.Helper()
+			ts++
+			ev := newEvent(fmt.Sprintf("EvTTL%d", ts), directMessage("D0ALICE", fmt.Sprintf("1700002000.%06d", ts), alice, text))
+			ev.signedAt = now() // the service checks the signature's age on its own clock
+			e.mustPost(ev)
+		}
+		infos := func() int { return len(e.slack.Calls("users.info")) }
+		person := func() *store.Person {
+			t.Helper()
+			p, err := e.store.PersonFind(ctx, &store.PersonFindParams{Identity: core.IdentityOf("slack", e2eTeam, alice)})
+			if err != nil {
+				t.Fatalf("finding the person behind %s: %v", alice, err)
+			}
+			return p
+		}
+
+		say("first")
+		e.waitReply("D0ALICE", "[Ali] first")
+		say("second")
+		e.waitReply("D0ALICE", "[Ali] second")
+		e.waitIdle()
+		if n := infos(); n != 1 {
+			t.Fatalf("users.info was called %d times for two messages within the TTL; want 1", n)
+		}
+
+		skew.Add(int64(61 * time.Minute))
+		e.slack.SetUser(slacktest.User{ID: alice, Name: "alice", DisplayName: "Alicia", TZ: "America/New_York", TZOffset: -18000})
+		say("third")
+		e.waitReply("D0ALICE", "[Alicia] third")
+		e.waitIdle()
+		if n := infos(); n != 2 {
+			t.Fatalf("users.info was called %d times after the TTL passed; want 2", n)
+		}
+		if p := person(); p.DisplayName != "Alicia" || p.TimeZone != "America/New_York" {
+			t.Fatalf("after a refresh the person is %q in %q; want Alicia in America/New_York", p.DisplayName, p.TimeZone)
+		}
+
+		skew.Add(int64(61 * time.Minute))
+		e.slack.Fail("users.info", slacktest.Fault{Error: "user_not_visible"})
+		say("fourth")
+		e.waitReply("D0ALICE", "[Alicia] fourth")
+		e.waitIdle()
+		if n := infos(); n != 3 {
+			t.Fatalf("users.info was called %d times after the TTL passed again; want 3", n)
+		}
+		if p := person(); p.DisplayName != "Alicia" || p.TimeZone != "America/New_York" {
+			t.Fatalf("after a failed refresh the person is %q in %q; want the stored Alicia in America/New_York", p.DisplayName, p.TimeZone)
+		}
+		if !strings.Contains(logs.String(), "reading a profile failed; keeping the stored one") || !strings.Contains(logs.String(), "user_not_visible") {
+			t.Fatalf("the failed refresh was not logged with its error")
+		}
+	})
+}
+
+// TestDiscordMemberNames: on Discord the model sees a member's guild
+// nickname over their global name, read from the guild member through the
+// real client; a user who writes only in a DM (no guild) is named from
+// their user: the global name, else the username.
+func TestDiscordMemberNames(t *testing.T) {
+	discordEachStore(t, func(t *testing.T, db string) {
+		e := discordStart(t, db, 0)
+		nicky := discordgo.User{ID: "3000000000000000001", Username: "nick_user", GlobalName: "Nick Global"}
+		dmOnly := discordgo.User{ID: "3000000000000000002", Username: "dm_user", GlobalName: "Dee Global"}
+		plain := discordgo.User{ID: "3000000000000000003", Username: "plain_user"}
+		e.fake.SetMember(discordGuild, discordgo.Member{User: &nicky, Nick: "Nicky"})
+		e.fake.SetUser(dmOnly)
+		e.fake.SetUser(plain)
+
+		e.mention("4000000000000000001", nicky, "hi from the guild")
+		discordPoll(t, "a reply in the guild channel", func() (bool, string) {
+			var seen []string
+			for _, m := range e.fake.BotMessages("4000000000000000001") {
+				if strings.Contains(m.Content, "You said: [Nicky] hi from the guild") {
+					return true, ""
+				}
+				seen = append(seen, m.Content)
+			}
+			return false, fmt.Sprint(seen)
+		})
+		if calls := e.fake.CallsTo("GET /guilds/{guild}/members/{user}"); len(calls) == 0 {
+			t.Errorf("the guild member was never read")
+		}
+
+		dm := e.fake.DMChannel(dmOnly)
+		e.fake.UserMessage(dm, dmOnly, "hi from a DM")
+		e.waitBotMessage(dm, "You said: [Dee Global] hi from a DM")
+
+		plainDM := e.fake.DMChannel(plain)
+		e.fake.UserMessage(plainDM, plain, "no global name")
+		e.waitBotMessage(plainDM, "You said: [plain_user] no global name")
+
+		for _, u := range []discordgo.User{dmOnly, plain} {
+			for _, c := range e.fake.CallsTo("GET /guilds/{guild}/members/{user}") {
+				if strings.HasSuffix(c.Path, "/"+u.ID) {
+					t.Errorf("a DM-only user %s was looked up as a guild member: %s", u.Username, c.Path)
+				}
+			}
+		}
+		p, err := e.store.PersonFind(context.Background(), &store.PersonFindParams{Identity: core.IdentityOf("discord", discordGuild, nicky.ID)})
+		if err != nil || p.DisplayName != "Nicky" {
+			t.Fatalf("the person behind %s: %+v (err %v); want Nicky", nicky.Username, p, err)
 		}
 	})
 }

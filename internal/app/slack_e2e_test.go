@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -94,6 +95,9 @@ type envOptions struct {
 	// config is the switchboard.yaml to read (default: openAccess).
 	config string
 	now    func() time.Time // the service's clock (default: time.Now)
+	// discord, when set, is a fake Discord the service connects to as well.
+	discord    *discordtest.Server
+	profileTTL time.Duration // SWITCHBOARD_PROFILE_TTL (default 24h)
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -130,6 +134,10 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		Env:                func(k string) string { return env[k] },
 		Logger:             logger,
 		Now:                opts.now,
+		ProfileTTL:         opts.profileTTL,
+	}
+	if opts.discord != nil {
+		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -142,7 +150,15 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		_ = a.Stop(context.Background())
 		tb.Fatalf("starting the service: %v", err)
 	}
-	tb.Cleanup(func() { _ = a.Stop(context.Background()) })
+	tb.Cleanup(func() {
+		if opts.discord != nil {
+			// As in discordStartWith: not before discordgo's first heartbeat.
+			opts.discord.WaitGateway(tb, "a heartbeat on the live socket before stopping", func(st discordtest.GatewayStats) bool {
+				return !st.Connected || st.LiveHeartbeats >= 1
+			})
+		}
+		_ = a.Stop(context.Background())
+	})
 	if err := srv.WaitConnections(1, waitLong); err != nil {
 		tb.Fatalf("the service did not open Socket Mode: %v", err)
 	}

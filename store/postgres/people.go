@@ -152,3 +152,8 @@ func (q *queries) PersonLinkCodeUse(ctx context.Context, p *store.PersonLinkCode
 	}
 	return (*store.PersonLinkCode)(&row), nil
 }
+
+func (q *queries) PersonLinkCodePrune(ctx context.Context, p *store.PruneParams) (int, error) {
+	n, err := call(ctx, q, (*dbsqlc.Queries).PersonLinkCodePrune, &dbsqlc.PersonLinkCodePruneParams{Before: ts(p.Before), MaxRows: int32(p.Limit)})
+	return int(n), wrap(err, "pruning link codes expired before %s", p.Before)
+}

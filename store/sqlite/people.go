@@ -157,3 +157,13 @@ func (q *queries) PersonLinkCodeUse(ctx context.Context, p *store.PersonLinkCode
 	}
 	return linkCode(r), nil
 }
+
+func (q *queries) PersonLinkCodePrune(ctx context.Context, p *store.PruneParams) (int, error) {
+	n, err := write(ctx, q, func(t *queries) (int64, error) {
+		return t.tx.LinkCodesPrune(ctx, dbsqlc.LinkCodesPruneParams{Before: micros(p.Before), Limit: limitArg(p.Limit)})
+	})
+	if err != nil {
+		return 0, wrap(err, "pruning link codes expired before %s", p.Before)
+	}
+	return int(n), nil
+}

@@ -17,6 +17,7 @@ func (s suite) peopleTests() []namedTest {
 		{"Profile", s.testPersonProfile},
 		{"Merge", s.testPersonMerge},
 		{"LinkCodes", s.testPersonLinkCodes},
+		{"LinkCodeSweep", s.testPersonLinkCodeSweep},
 	}
 }
 
@@ -143,4 +144,42 @@ func (s suite) testPersonLinkCodes(t *testing.T) {
 	errIs(t, err, store.ErrNotFound, "a code at its expiry")
 	_, err = st.PersonLinkCodeUse(ctx, &store.PersonLinkCodeUseParams{CodeHash: "nope", Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "an unknown code")
+}
+
+// testPersonLinkCodeSweep: Sweep deletes link codes past their expiry,
+// used or not, and leaves a live one working.
+func (s suite) testPersonLinkCodeSweep(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	mk := func(id store.Identity, hash string, ttl time.Duration) {
+		t.Helper()
+		p, err := st.PersonCreate(ctx, &store.PersonCreateParams{Identity: id, Now: clk.Now()})
+		noErr(t, err, "creating a person for %s", hash)
+		_, err = st.PersonLinkCodeCreate(ctx, &store.PersonLinkCodeCreateParams{
+			PersonID: p.ID, CodeHash: hash, Platform: id.Platform, ExpiresAt: clk.Now().Add(ttl), Now: clk.Now(),
+		})
+		noErr(t, err, "creating code %s", hash)
+	}
+	mk(slackAna, "used", 5*time.Minute)
+	mk(discordAna, "expired", 5*time.Minute)
+	mk(store.Identity{Platform: "slack", Workspace: "T1", UserID: "U2"}, "live", time.Hour)
+	_, err := st.PersonLinkCodeUse(ctx, &store.PersonLinkCodeUseParams{CodeHash: "used", Now: clk.Now()})
+	noErr(t, err, "using a code")
+
+	res, err := st.Sweep(ctx, clk.Now())
+	noErr(t, err, "sweeping before any code expired")
+	eq(t, res.LinkCodes, 0, "link codes swept before their expiry")
+
+	res, err = st.Sweep(ctx, clk.Advance(10*time.Minute))
+	noErr(t, err, "sweeping")
+	eq(t, res.LinkCodes, 2, "link codes swept (the used and the unused one past their expiry)")
+	again, err := st.Sweep(ctx, clk.Now())
+	noErr(t, err, "sweeping again")
+	eq(t, again.LinkCodes, 0, "link codes swept by a second sweep")
+
+	_, err = st.PersonLinkCodeUse(ctx, &store.PersonLinkCodeUseParams{CodeHash: "live", Now: clk.Now()})
+	noErr(t, err, "using the code the sweep left")
+	_, err = st.PersonLinkCodePrune(ctx, &store.PruneParams{})
+	errIs(t, err, store.ErrInvalid, "pruning link codes with no cutoff")
 }

@@ -55,3 +55,12 @@ RETURNING *;
 UPDATE person_link_codes SET used_at = @now::timestamptz
 WHERE code_hash = @code_hash AND used_at IS NULL AND expires_at > @now::timestamptz
 RETURNING *;
+
+-- name: PersonLinkCodePrune :execrows
+-- Codes expired before @before, used or not: a used code is refused by
+-- its used_at until then, an expired one by its expiry.
+DELETE FROM person_link_codes
+WHERE code_hash IN (
+    SELECT c.code_hash FROM person_link_codes c
+    WHERE c.expires_at < @before::timestamptz
+    LIMIT @max_rows);

@@ -54,3 +54,11 @@ RETURNING *;
 UPDATE person_link_codes SET used_at = CAST(sqlc.arg(now) AS INTEGER)
 WHERE code_hash = sqlc.arg(code_hash) AND used_at IS NULL AND expires_at > CAST(sqlc.arg(now) AS INTEGER)
 RETURNING *;
+
+-- name: LinkCodesPrune :execrows
+-- Codes expired before the cutoff, used or not (see postgres/queries/people.sql).
+DELETE FROM person_link_codes
+WHERE code_hash IN (
+    SELECT c.code_hash FROM person_link_codes AS c
+    WHERE c.expires_at < CAST(sqlc.arg(before) AS INTEGER)
+    LIMIT CAST(sqlc.arg(limit) AS INTEGER));

@@ -218,6 +218,29 @@ func (q *Queries) PersonLinkCodeInsert(ctx context.Context, arg *PersonLinkCodeI
 	return i, err
 }
 
+const personLinkCodePrune = `-- name: PersonLinkCodePrune :execrows
+DELETE FROM person_link_codes
+WHERE code_hash IN (
+    SELECT c.code_hash FROM person_link_codes c
+    WHERE c.expires_at < $1::timestamptz
+    LIMIT $2)
+`
+
+type PersonLinkCodePruneParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Codes expired before @before, used or not: a used code is refused by
+// its used_at until then, an expired one by its expiry.
+func (q *Queries) PersonLinkCodePrune(ctx context.Context, arg *PersonLinkCodePruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, personLinkCodePrune, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const personLinkCodeSpend = `-- name: PersonLinkCodeSpend :one
 UPDATE person_link_codes SET used_at = $1::timestamptz
 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1::timestamptz

@@ -228,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.linkCodesForgetStmt, err = db.PrepareContext(ctx, linkCodesForget); err != nil {
 		return nil, fmt.Errorf("error preparing query LinkCodesForget: %w", err)
 	}
+	if q.linkCodesPruneStmt, err = db.PrepareContext(ctx, linkCodesPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query LinkCodesPrune: %w", err)
+	}
 	if q.liveStreamDeleteStmt, err = db.PrepareContext(ctx, liveStreamDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamDelete: %w", err)
 	}
@@ -795,6 +798,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing linkCodesForgetStmt: %w", cerr)
 		}
 	}
+	if q.linkCodesPruneStmt != nil {
+		if cerr := q.linkCodesPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing linkCodesPruneStmt: %w", cerr)
+		}
+	}
 	if q.liveStreamDeleteStmt != nil {
 		if cerr := q.liveStreamDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing liveStreamDeleteStmt: %w", cerr)
@@ -1272,6 +1280,7 @@ type Queries struct {
 	linkCodeInsertStmt                *sql.Stmt
 	linkCodeSpendStmt                 *sql.Stmt
 	linkCodesForgetStmt               *sql.Stmt
+	linkCodesPruneStmt                *sql.Stmt
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
@@ -1420,6 +1429,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		linkCodeInsertStmt:                q.linkCodeInsertStmt,
 		linkCodeSpendStmt:                 q.linkCodeSpendStmt,
 		linkCodesForgetStmt:               q.linkCodesForgetStmt,
+		linkCodesPruneStmt:                q.linkCodesPruneStmt,
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,

@@ -210,6 +210,28 @@ func (q *Queries) LinkCodesForget(ctx context.Context, arg LinkCodesForgetParams
 	return result.RowsAffected()
 }
 
+const linkCodesPrune = `-- name: LinkCodesPrune :execrows
+DELETE FROM person_link_codes
+WHERE code_hash IN (
+    SELECT c.code_hash FROM person_link_codes AS c
+    WHERE c.expires_at < CAST(?1 AS INTEGER)
+    LIMIT CAST(?2 AS INTEGER))
+`
+
+type LinkCodesPruneParams struct {
+	Before int64
+	Limit  int64
+}
+
+// Codes expired before the cutoff, used or not (see postgres/queries/people.sql).
+func (q *Queries) LinkCodesPrune(ctx context.Context, arg LinkCodesPruneParams) (int64, error) {
+	result, err := q.exec(ctx, q.linkCodesPruneStmt, linkCodesPrune, arg.Before, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const peopleGet = `-- name: PeopleGet :one
 SELECT id, display_name, time_zone, merged_into, created_at, updated_at FROM people WHERE id = ?1
 `
