@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,26 +66,6 @@ func TestRemindInPersonZone(t *testing.T) {
 			t.Fatalf("%s's workspaces = %d personal ones owned by them (of %d); want exactly one", alice, personal, len(ms))
 		}
 	})
-}
-
-// logBuffer keeps what a service logs (and passes it to the test's log).
-type logBuffer struct {
-	tb testing.TB
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.tb.Log(strings.TrimSpace(string(p)))
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestProfileCachedForTTL: with a profile TTL of 1h, users.info is
