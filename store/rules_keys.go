@@ -57,9 +57,6 @@ func keyCheck(k *KeyCreateParams) error {
 		if k.PersonID == nil || *k.PersonID == uuid.Nil {
 			return invalidf("a personal token needs PersonID")
 		}
-		if len(k.Workspaces) == 0 {
-			return invalidf("a personal token needs at least one workspace")
-		}
 	}
 	if k.Kind == KeySession && (k.ParentID == nil || k.ExpiresAt == nil) {
 		return invalidf("a session needs ParentID and ExpiresAt")

@@ -211,8 +211,12 @@ func (a *API) tokenCreate(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := PrincipalFrom(r.Context())
 	switch {
-	case body.Person == uuid.Nil || len(body.Workspaces) == 0:
-		return &httpError{status: http.StatusBadRequest, msg: `a personal token names its "person" and at least one of their "workspaces"`}
+	case body.Person == uuid.Nil:
+		return &httpError{status: http.StatusBadRequest, msg: `a personal token names its "person"`}
+	case len(body.Workspaces) == 0 && !p.Admin():
+		// No list reaches every workspace the person belongs to: only the
+		// operator issues that; a person names the workspaces.
+		return &httpError{status: http.StatusBadRequest, msg: `name the "workspaces" the token reaches (only the operator issues a token for all of a person's workspaces)`}
 	case p.Kind == PrincipalPerson && body.Person != p.PersonID:
 		return &httpError{status: http.StatusForbidden, msg: "a person may create tokens only for themselves"}
 	case !p.Admin() && p.Kind != PrincipalPerson:

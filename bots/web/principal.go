@@ -36,7 +36,9 @@ type Principal struct {
 	// Agents: the agent a session acts as (one), or those a key or host
 	// token may open sessions for.
 	Agents []string
-	// PersonID and Workspaces: a personal token's person and its scope.
+	// PersonID and Workspaces: a personal token's person and its scope;
+	// an empty scope is every workspace the person belongs to, where their
+	// roles decide.
 	PersonID   uuid.UUID
 	Workspaces []uuid.UUID
 	// Key is the credential behind the principal; nil for the operator and
@@ -90,7 +92,7 @@ var ErrForbidden = errors.New("forbidden")
 // personal token never reaches past its workspaces; inside them, the
 // person's roles decide (Rights), or Options.AuthorizeFunc when set.
 func (a *API) authorize(ctx context.Context, p *Principal, ws uuid.UUID, action Action) error {
-	if p.Kind == PrincipalPerson && !slices.Contains(p.Workspaces, ws) {
+	if p.Kind == PrincipalPerson && len(p.Workspaces) > 0 && !slices.Contains(p.Workspaces, ws) {
 		return fmt.Errorf("%w: this token is not scoped to workspace %s", ErrForbidden, ws)
 	}
 	if f := a.opts.AuthorizeFunc; f != nil {

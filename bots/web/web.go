@@ -85,12 +85,6 @@ type Options struct {
 	// AuthorizeFunc overrides the workspace rights check (see authorize);
 	// nil: the roles of the workspace decide (Rights).
 	AuthorizeFunc AuthorizeFunc
-	// Authenticate, when set, is asked first who a request comes from (a
-	// front proxy's identity, say): it returns the principal, or nil and no
-	// error when the request carries none of its credentials (then the
-	// operator token, Keys and the loopback rule apply). An error refuses
-	// the request with 401 and its message.
-	Authenticate func(r *http.Request) (*Principal, error)
 	// Pairings, when set, serves the pairing codes (GET /api/pairing,
 	// POST /api/pairing/{code}/approve).
 	Pairings Pairings
@@ -288,19 +282,10 @@ func sameOrigin(origin, host string) bool {
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
 }
 
-// authenticate names the caller, or says why it is refused: Options.Authenticate,
-// the operator token, then the credentials of Options.Keys, then (with no
-// operator token set) a direct loopback caller.
+// authenticate names the caller, or says why it is refused: the operator
+// token, then the credentials of Options.Keys, then (with no operator token
+// set) a direct loopback caller.
 func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
-	if a.opts.Authenticate != nil {
-		p, err := a.opts.Authenticate(r)
-		if err != nil {
-			return nil, &httpError{status: http.StatusUnauthorized, msg: err.Error()}
-		}
-		if p != nil {
-			return p, nil
-		}
-	}
 	if a.opts.Token != "" && validToken(r, a.opts.Token) {
 		return &Principal{Kind: PrincipalOperator}, nil
 	}

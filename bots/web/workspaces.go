@@ -23,7 +23,7 @@ func Rights(ctx context.Context, q store.Queries, p *Principal, ws *uuid.UUID, a
 	if p.Kind != PrincipalPerson || ws == nil {
 		return fmt.Errorf("%w: only the operator may do that", workspace.ErrForbidden)
 	}
-	if p.Workspaces != nil && !contains(p.Workspaces, *ws) {
+	if len(p.Workspaces) > 0 && !contains(p.Workspaces, *ws) {
 		return fmt.Errorf("%w: this credential is not for workspace %s", workspace.ErrForbidden, *ws)
 	}
 	role, err := workspace.Check(ctx, q, *ws, p.PersonID, action)
@@ -89,7 +89,7 @@ func (a *API) workspaceForNew(r *http.Request, asked string) (*uuid.UUID, error)
 	}
 	// A credential narrowed to some workspaces reaches the personal one
 	// only when it names it.
-	if p.Workspaces != nil && !contains(p.Workspaces, ws.ID) {
+	if len(p.Workspaces) > 0 && !contains(p.Workspaces, ws.ID) {
 		return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
 			"this token is not scoped to workspace %s (the personal one); name a workspace it is scoped to", ws.ID)}
 	}
@@ -201,7 +201,7 @@ func (a *API) workspaceList(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	out := make([]workspaceJSON, 0, len(ms))
 	for _, m := range ms {
-		if p.Workspaces == nil || contains(p.Workspaces, m.Workspace.ID) {
+		if len(p.Workspaces) == 0 || contains(p.Workspaces, m.Workspace.ID) {
 			out = append(out, toWorkspaceJSON(m.Workspace, m.Role))
 		}
 	}

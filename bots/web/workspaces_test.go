@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,35 +9,52 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/apikey"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// personAuth stands in for the personal tokens another part issues: a
-// bearer "person:<uuid>" is that person; the operator token stays "op".
-func personAuth(r *http.Request) (*web.Principal, error) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer person:")
-	if !ok {
-		return nil, nil
-	}
-	id, err := uuid.Parse(tok)
-	if err != nil {
-		return nil, fmt.Errorf("bad person token")
-	}
-	return &web.Principal{Kind: web.PrincipalPerson, PersonID: id}, nil
+// people holds a real personal access token per person, issued by the
+// apikey package the way the operator issues them (no workspace list: every
+// workspace the person belongs to, where their roles decide).
+type people struct {
+	srv    *server
+	keys   *apikey.Keys
+	tokens map[uuid.UUID]string
 }
 
-// as calls the API as a person ("" for the operator) and checks the status.
-func (s *server) as(t *testing.T, person uuid.UUID, method, path, body string, want int, out any) string {
+// startWithPeople starts the API with person tokens enabled.
+func startWithPeople(t *testing.T, st store.Store) *people {
+	t.Helper()
+	clk := newClock()
+	keys, err := apikey.New(apikey.Options{Store: st, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, st, clk, writeScript(t, echoScript), web.Options{Token: "op", Keys: keys})
+	return &people{srv: s, keys: keys, tokens: map[uuid.UUID]string{}}
+}
+
+// as calls the API as a person (uuid.Nil for the operator) and checks the
+// status.
+func (pp *people) as(t *testing.T, person uuid.UUID, method, path, body string, want int, out any) string {
 	t.Helper()
 	tok := "op"
 	if person != uuid.Nil {
-		tok = "person:" + person.String()
+		tok = pp.tokens[person]
+		if tok == "" {
+			is, err := pp.keys.CreatePersonal(context.Background(), person, nil, "test", 0)
+			if err != nil {
+				t.Fatalf("issuing a token for %s: %v", person, err)
+			}
+			tok = is.Token
+			pp.tokens[person] = tok
+		}
 	}
-	got, raw := s.call(t, method, path, body, http.Header{"Authorization": {"Bearer " + tok}}, out)
+	got, raw := pp.srv.call(t, method, path, body, http.Header{"Authorization": {"Bearer " + tok}}, out)
 	if got != want {
-		t.Fatalf("%s %s %s as %s = %d %s; want %d", method, path, body, tok, got, raw, want)
+		t.Fatalf("%s %s %s as %s = %d %s; want %d", method, path, body, person, got, raw, want)
 	}
 	return raw
 }
@@ -54,7 +72,7 @@ type wsOut struct {
 func TestWorkspaceRightsThroughTheAPI(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
-		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{Token: "op", Authenticate: personAuth})
+		s := startWithPeople(t, st)
 		ana, bo, cy, dee := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 
 		var a, b wsOut
@@ -132,7 +150,7 @@ func TestWorkspaceRightsThroughTheAPI(t *testing.T) {
 func TestDirectoryRefusesAnAgentPinnedToATeam(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
-		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{Token: "op", Authenticate: personAuth})
+		s := startWithPeople(t, st)
 		ana := uuid.New()
 		var team wsOut
 		s.as(t, ana, "POST", "/api/workspaces", `{"name":"Acme"}`, http.StatusCreated, &team)

@@ -22,7 +22,9 @@ const keysUsage = `usage:
   switchboard keys create --host --agent NAME... [--label TEXT] an exchange-only token for a host running these agents
   switchboard keys list [--revoked]                             agent keys and host tokens
   switchboard keys revoke ID                                    revoke a key or token and its sessions (ID: sbk_…, sbh_…, sbp_…)
-  switchboard tokens create --person ID --workspace ID... [--label TEXT] [--expires 720h]
+  switchboard tokens create --person ID [--workspace ID...] [--label TEXT] [--expires 720h]
+                                                               a person's token; without --workspace it reaches every
+                                                               workspace the person belongs to (their roles decide)
   switchboard tokens list [--revoked]                           personal access tokens
   switchboard tokens revoke ID
 `
@@ -101,9 +103,6 @@ func keysCommand(ctx context.Context, cmd string, args []string, cfg app.Config,
 		pid, perr := uuid.Parse(person)
 		if perr != nil {
 			return fmt.Errorf("tokens create: --person %q must be a person's id (a UUID)", person)
-		}
-		if len(workspaces) == 0 {
-			return fmt.Errorf("tokens create: name at least one --workspace")
 		}
 		ws := make([]uuid.UUID, len(workspaces))
 		for i, w := range workspaces {

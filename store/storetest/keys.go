@@ -57,6 +57,16 @@ func (s suite) testKeyRoundTrip(t *testing.T) {
 	noErr(t, err, "getting it by id")
 	eq(t, byID.Lookup, "p1", "lookup of the key got by id")
 
+	// A personal token with no workspace list reaches every workspace its
+	// person belongs to (the roles decide); it reads back with an empty one.
+	_, err = st.KeyCreate(ctx, &store.KeyCreateParams{
+		Kind: store.KeyPersonal, Lookup: "p2", SecretHash: hashOf("other"), PersonID: &person, Now: clk.Now(),
+	})
+	noErr(t, err, "creating a personal token for all of a person's workspaces")
+	all, err := st.KeyFind(ctx, "p2")
+	noErr(t, err, "finding the unscoped token")
+	eq(t, len(all.Workspaces), 0, "workspaces of an unscoped personal token")
+
 	_, err = st.KeyFind(ctx, "nope")
 	errIs(t, err, store.ErrNotFound, "finding an unknown lookup")
 	_, err = st.KeyGet(ctx, uuid.New())
@@ -66,7 +76,7 @@ func (s suite) testKeyRoundTrip(t *testing.T) {
 func (s suite) testKeyInvalid(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
-	person, parent := uuid.New(), uuid.New()
+	parent := uuid.New()
 	soon := time.Now().Add(time.Minute)
 	cases := []struct {
 		name string
@@ -79,7 +89,6 @@ func (s suite) testKeyInvalid(t *testing.T) {
 		{"agent key with two agents", store.KeyCreateParams{Kind: store.KeyAgent, Lookup: "a", SecretHash: hashOf("x"), Agents: []string{"a", "b"}}},
 		{"host token without agents", store.KeyCreateParams{Kind: store.KeyHost, Lookup: "a", SecretHash: hashOf("x")}},
 		{"personal without person", store.KeyCreateParams{Kind: store.KeyPersonal, Lookup: "a", SecretHash: hashOf("x"), Workspaces: []uuid.UUID{uuid.New()}}},
-		{"personal without workspace", store.KeyCreateParams{Kind: store.KeyPersonal, Lookup: "a", SecretHash: hashOf("x"), PersonID: &person}},
 		{"session without parent", store.KeyCreateParams{Kind: store.KeySession, Lookup: "a", SecretHash: hashOf("x"), Agents: []string{"a"}, ExpiresAt: &soon}},
 		{"session without expiry", store.KeyCreateParams{Kind: store.KeySession, Lookup: "a", SecretHash: hashOf("x"), Agents: []string{"a"}, ParentID: &parent}},
 		{"agent key with parent", store.KeyCreateParams{Kind: store.KeyAgent, Lookup: "a", SecretHash: hashOf("x"), Agents: []string{"a"}, ParentID: &parent}},
