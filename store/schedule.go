@@ -155,10 +155,15 @@ type ScheduleUsage struct {
 	CachedTokens    int64
 	ReasoningTokens int64
 	CostMicroUSD    int64
+	// CacheWriteTokens were written to the prompt cache.
+	CacheWriteTokens int64
 }
 
-// Tokens is input (cached included) plus output tokens.
-func (u ScheduleUsage) Tokens() int64 { return u.InputTokens + u.CachedTokens + u.OutputTokens }
+// Tokens is the whole prompt (input, cache reads and cache writes) plus
+// output tokens.
+func (u ScheduleUsage) Tokens() int64 {
+	return u.InputTokens + u.CachedTokens + u.CacheWriteTokens + u.OutputTokens
+}
 
 // ---- parameters ----
 

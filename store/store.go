@@ -182,11 +182,14 @@ type Usage struct {
 	Model           string
 	InputTokens     int64
 	OutputTokens    int64
-	CachedTokens    int64
+	CachedTokens    int64 // read from the provider's prompt cache
 	ReasoningTokens int64
 	CostMicroUSD    int64 // cost in millionths of a US dollar
 	CreatedAt       time.Time
 	WorkspaceID     *uuid.UUID // stamped from the conversation when recorded
+	// CacheWriteTokens were written to the prompt cache (Anthropic bills
+	// them apart); InputTokens, CachedTokens and these make the prompt.
+	CacheWriteTokens int64
 }
 
 // Binding ties a conversation to a place on a platform (a Slack thread, a
@@ -728,6 +731,7 @@ type Queries interface {
 	UsageList(ctx context.Context, conversationID uuid.UUID) ([]*Usage, error)
 
 	ScheduleQueries
+	UsageQueries
 	SlackInstallationQueries
 	GrantQueries
 	KeyQueries

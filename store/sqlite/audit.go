@@ -86,8 +86,8 @@ func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
 		return struct{}{}, t.tx.UsageInsert(ctx, dbsqlc.UsageInsertParams{
 			ID: u.ID, ConversationID: u.ConversationID, TurnID: uuidArg(u.TurnID), AgentID: uuidArg(u.AgentID),
 			Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-			CachedTokens: u.CachedTokens, ReasoningTokens: u.ReasoningTokens, CostMicroUSD: u.CostMicroUSD,
-			CreatedAt: micros(u.CreatedAt),
+			CachedTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
+			CostMicroUSD: u.CostMicroUSD, CreatedAt: micros(u.CreatedAt),
 		})
 	})
 	if err != nil {
@@ -102,8 +102,8 @@ func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*s
 		return &store.Usage{
 			ID: r.ID, ConversationID: r.ConversationID, TurnID: nullUUID(r.TurnID), AgentID: nullUUID(r.AgentID),
 			Provider: r.Provider, Model: r.Model, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-			CachedTokens: r.CachedTokens, ReasoningTokens: r.ReasoningTokens, CostMicroUSD: r.CostMicroUSD,
-			CreatedAt: fromMicros(r.CreatedAt), WorkspaceID: nullUUID(r.WorkspaceID),
+			CachedTokens: r.CachedTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
+			CostMicroUSD: r.CostMicroUSD, CreatedAt: fromMicros(r.CreatedAt), WorkspaceID: nullUUID(r.WorkspaceID),
 		}
 	})
 	if err != nil {

@@ -625,7 +625,7 @@ func (s suite) testUsage(t *testing.T) {
 	turn := uuid.New()
 
 	u := &store.Usage{ID: uuid.New(), ConversationID: c.ID, TurnID: &turn, Provider: "anthropic", Model: "claude-sonnet-4-5",
-		InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, ReasoningTokens: 55, CostMicroUSD: 8125, CreatedAt: clk.Now()}
+		InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, CacheWriteTokens: 700, ReasoningTokens: 55, CostMicroUSD: 8125, CreatedAt: clk.Now()}
 	noErr(t, st.UsageRecord(ctx, u), "recording usage")
 	noErr(t, st.UsageRecord(ctx, &store.Usage{ID: uuid.New(), ConversationID: other.ID, Provider: "openai", Model: "gpt", InputTokens: 1, CreatedAt: clk.Now()}), "recording another conversation's usage")
 
@@ -637,7 +637,7 @@ func (s suite) testUsage(t *testing.T) {
 	uuidPtrEq(t, g.TurnID, turn, "usage turn")
 	isTrue(t, g.AgentID == nil, "usage agent recorded without one, got %v", g.AgentID)
 	eq(t, fmt.Sprint(g.Provider, "/", g.Model), "anthropic/claude-sonnet-4-5", "usage provider/model")
-	deepEq(t, []int64{g.InputTokens, g.OutputTokens, g.CachedTokens, g.ReasoningTokens, g.CostMicroUSD}, []int64{1200, 340, 1000, 55, 8125}, "usage tokens (input, output, cached, reasoning) and cost")
+	deepEq(t, []int64{g.InputTokens, g.OutputTokens, g.CachedTokens, g.CacheWriteTokens, g.ReasoningTokens, g.CostMicroUSD}, []int64{1200, 340, 1000, 700, 55, 8125}, "usage tokens (input, output, cached, cache-write, reasoning) and cost")
 	timeEq(t, g.CreatedAt, clk.Now(), "usage created at")
 }
 

@@ -449,15 +449,15 @@ func (s suite) testScheduleUsage(t *testing.T) {
 		_, err := ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{ScheduleID: sc.ID, DueAt: clk.Now(), ConversationID: &conv.ID, Status: store.RunStarted, Now: clk.Now()})
 		noErr(t, err, "recording a run")
 		noErr(t, st.UsageRecord(ctx, &store.Usage{ID: uuid.New(), ConversationID: conv.ID, Provider: "scripted", Model: "m",
-			InputTokens: in, OutputTokens: out, CachedTokens: 1, CostMicroUSD: 10, CreatedAt: clk.Now()}), "recording usage")
+			InputTokens: in, OutputTokens: out, CachedTokens: 1, CacheWriteTokens: 5, CostMicroUSD: 10, CreatedAt: clk.Now()}), "recording usage")
 	}
 	record(loop, 100, 10)
 	record(loop, 200, 20)
 	record(other, 1000, 1000)
 	got, err := ss.ScheduleUsageTotal(ctx, loop.ID)
 	noErr(t, err, "summing usage of the loop")
-	eq(t, *got, store.ScheduleUsage{Calls: 2, InputTokens: 300, OutputTokens: 30, CachedTokens: 2, CostMicroUSD: 20}, "usage of the loop's runs only")
-	eq(t, got.Tokens(), int64(332), "tokens of the loop")
+	eq(t, *got, store.ScheduleUsage{Calls: 2, InputTokens: 300, OutputTokens: 30, CachedTokens: 2, CacheWriteTokens: 10, CostMicroUSD: 20}, "usage of the loop's runs only")
+	eq(t, got.Tokens(), int64(342), "the loop's budgeted tokens count cache reads and writes")
 }
 
 // testSweep: the spine's Sweep deletes event ids, finished work (keyed and

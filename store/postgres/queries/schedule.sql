@@ -148,7 +148,8 @@ SELECT count(u.id) AS calls,
        COALESCE(sum(u.output_tokens), 0)::bigint AS output_tokens,
        COALESCE(sum(u.cached_tokens), 0)::bigint AS cached_tokens,
        COALESCE(sum(u.reasoning_tokens), 0)::bigint AS reasoning_tokens,
-       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd
+       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd,
+       COALESCE(sum(u.cache_write_tokens), 0)::bigint AS cache_write_tokens
 FROM usage_records u
 WHERE u.conversation_id IN (
     SELECT r.conversation_id FROM schedule_runs r

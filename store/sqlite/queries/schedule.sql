@@ -149,7 +149,8 @@ SELECT COUNT(u.id) AS calls,
        CAST(COALESCE(SUM(u.output_tokens), 0) AS INTEGER) AS output_tokens,
        CAST(COALESCE(SUM(u.cached_tokens), 0) AS INTEGER) AS cached_tokens,
        CAST(COALESCE(SUM(u.reasoning_tokens), 0) AS INTEGER) AS reasoning_tokens,
-       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd
+       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd,
+       CAST(COALESCE(SUM(u.cache_write_tokens), 0) AS INTEGER) AS cache_write_tokens
 FROM usage AS u
 WHERE u.conversation_id IN (
     SELECT r.conversation_id FROM schedule_runs AS r

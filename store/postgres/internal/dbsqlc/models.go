@@ -298,19 +298,20 @@ type ToolExecution struct {
 }
 
 type UsageRecord struct {
-	ID              uuid.UUID
-	ConversationID  uuid.UUID
-	TurnID          *uuid.UUID
-	AgentID         *uuid.UUID
-	Provider        string
-	Model           string
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
-	CreatedAt       time.Time
-	WorkspaceID     *uuid.UUID
+	ID               uuid.UUID
+	ConversationID   uuid.UUID
+	TurnID           *uuid.UUID
+	AgentID          *uuid.UUID
+	Provider         string
+	Model            string
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CreatedAt        time.Time
+	WorkspaceID      *uuid.UUID
+	CacheWriteTokens int64
 }
 
 type WorkItem struct {

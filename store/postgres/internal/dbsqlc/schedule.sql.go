@@ -733,7 +733,8 @@ SELECT count(u.id) AS calls,
        COALESCE(sum(u.output_tokens), 0)::bigint AS output_tokens,
        COALESCE(sum(u.cached_tokens), 0)::bigint AS cached_tokens,
        COALESCE(sum(u.reasoning_tokens), 0)::bigint AS reasoning_tokens,
-       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd
+       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd,
+       COALESCE(sum(u.cache_write_tokens), 0)::bigint AS cache_write_tokens
 FROM usage_records u
 WHERE u.conversation_id IN (
     SELECT r.conversation_id FROM schedule_runs r
@@ -741,12 +742,13 @@ WHERE u.conversation_id IN (
 `
 
 type ScheduleUsageTotalRow struct {
-	Calls           int64
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
+	Calls            int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CacheWriteTokens int64
 }
 
 func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) (ScheduleUsageTotalRow, error) {
@@ -759,6 +761,7 @@ func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) 
 		&i.CachedTokens,
 		&i.ReasoningTokens,
 		&i.CostMicroUSD,
+		&i.CacheWriteTokens,
 	)
 	return i, err
 }

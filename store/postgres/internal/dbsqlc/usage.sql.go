@@ -13,7 +13,7 @@ import (
 )
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]UsageRecord, error) {
@@ -39,6 +39,7 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.CostMicroUSD,
 			&i.CreatedAt,
 			&i.WorkspaceID,
+			&i.CacheWriteTokens,
 		); err != nil {
 			return nil, err
 		}
@@ -53,25 +54,27 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 const usageRecord = `-- name: UsageRecord :exec
 
 INSERT INTO usage_records (id, conversation_id, turn_id, agent_id, provider, model,
-                           input_tokens, output_tokens, cached_tokens,
+                           input_tokens, output_tokens, cached_tokens, cache_write_tokens,
                            reasoning_tokens, cost_micro_usd, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, $10, $11, $12)
+        $8, $9, $10, $11, $12,
+        $13)
 `
 
 type UsageRecordParams struct {
-	ID              uuid.UUID
-	ConversationID  uuid.UUID
-	TurnID          *uuid.UUID
-	AgentID         *uuid.UUID
-	Provider        string
-	Model           string
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
-	CreatedAt       time.Time
+	ID               uuid.UUID
+	ConversationID   uuid.UUID
+	TurnID           *uuid.UUID
+	AgentID          *uuid.UUID
+	Provider         string
+	Model            string
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CreatedAt        time.Time
 }
 
 // What each model call cost.
@@ -86,9 +89,79 @@ func (q *Queries) UsageRecord(ctx context.Context, arg *UsageRecordParams) error
 		arg.InputTokens,
 		arg.OutputTokens,
 		arg.CachedTokens,
+		arg.CacheWriteTokens,
 		arg.ReasoningTokens,
 		arg.CostMicroUSD,
 		arg.CreatedAt,
 	)
 	return err
+}
+
+const usageSummary = `-- name: UsageSummary :many
+SELECT CAST(CASE $1::text
+                WHEN 'agent' THEN COALESCE(a.name, '')
+                WHEN 'conversation' THEN u.conversation_id::text
+                ELSE to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+            END AS text) AS "key",
+       count(*)::bigint AS calls,
+       COALESCE(sum(u.input_tokens), 0)::bigint AS input_tokens,
+       COALESCE(sum(u.output_tokens), 0)::bigint AS output_tokens,
+       COALESCE(sum(u.cached_tokens), 0)::bigint AS cached_tokens,
+       COALESCE(sum(u.cache_write_tokens), 0)::bigint AS cache_write_tokens,
+       COALESCE(sum(u.reasoning_tokens), 0)::bigint AS reasoning_tokens,
+       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd
+FROM usage_records u
+LEFT JOIN agents a ON a.id = u.agent_id
+WHERE $2::timestamptz IS NULL OR u.created_at >= $2::timestamptz
+GROUP BY 1
+ORDER BY sum(u.cost_micro_usd) DESC, 1
+LIMIT $3::integer
+`
+
+type UsageSummaryParams struct {
+	GroupBy string
+	Since   *time.Time
+	MaxRows int32
+}
+
+type UsageSummaryRow struct {
+	Key              string
+	Calls            int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+}
+
+// The usage report: by agent, by conversation or by UTC day, costliest first
+// (the rules sort agents and days by key).
+func (q *Queries) UsageSummary(ctx context.Context, arg *UsageSummaryParams) ([]UsageSummaryRow, error) {
+	rows, err := q.db.Query(ctx, usageSummary, arg.GroupBy, arg.Since, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UsageSummaryRow
+	for rows.Next() {
+		var i UsageSummaryRow
+		if err := rows.Scan(
+			&i.Key,
+			&i.Calls,
+			&i.InputTokens,
+			&i.OutputTokens,
+			&i.CachedTokens,
+			&i.CacheWriteTokens,
+			&i.ReasoningTokens,
+			&i.CostMicroUSD,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -200,27 +200,28 @@ func (q *Queries) AuditSettle(ctx context.Context, arg AuditSettleParams) (Audit
 const usageInsert = `-- name: UsageInsert :exec
 INSERT INTO usage (
     id, conversation_id, turn_id, agent_id, provider, model, input_tokens,
-    output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at
+    output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, created_at
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5,
     ?6, ?7, ?8, ?9,
-    ?10, ?11, ?12
+    ?10, ?11, ?12, ?13
 )
 `
 
 type UsageInsertParams struct {
-	ID              uuid.UUID
-	ConversationID  uuid.UUID
-	TurnID          uuid.NullUUID
-	AgentID         uuid.NullUUID
-	Provider        string
-	Model           string
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
-	CreatedAt       int64
+	ID               uuid.UUID
+	ConversationID   uuid.UUID
+	TurnID           uuid.NullUUID
+	AgentID          uuid.NullUUID
+	Provider         string
+	Model            string
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CreatedAt        int64
 }
 
 func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error {
@@ -234,6 +235,7 @@ func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error 
 		arg.InputTokens,
 		arg.OutputTokens,
 		arg.CachedTokens,
+		arg.CacheWriteTokens,
 		arg.ReasoningTokens,
 		arg.CostMicroUSD,
 		arg.CreatedAt,
@@ -242,7 +244,7 @@ func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error 
 }
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Usage, error) {
@@ -268,6 +270,7 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.CostMicroUSD,
 			&i.CreatedAt,
 			&i.WorkspaceID,
+			&i.CacheWriteTokens,
 		); err != nil {
 			return nil, err
 		}

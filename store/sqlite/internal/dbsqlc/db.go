@@ -372,6 +372,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.usageListStmt, err = db.PrepareContext(ctx, usageList); err != nil {
 		return nil, fmt.Errorf("error preparing query UsageList: %w", err)
 	}
+	if q.usageSummaryStmt, err = db.PrepareContext(ctx, usageSummary); err != nil {
+		return nil, fmt.Errorf("error preparing query UsageSummary: %w", err)
+	}
 	if q.workClaimCandidatesStmt, err = db.PrepareContext(ctx, workClaimCandidates); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkClaimCandidates: %w", err)
 	}
@@ -1038,6 +1041,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing usageListStmt: %w", cerr)
 		}
 	}
+	if q.usageSummaryStmt != nil {
+		if cerr := q.usageSummaryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing usageSummaryStmt: %w", cerr)
+		}
+	}
 	if q.workClaimCandidatesStmt != nil {
 		if cerr := q.workClaimCandidatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workClaimCandidatesStmt: %w", cerr)
@@ -1328,6 +1336,7 @@ type Queries struct {
 	toolExecutionInsertStmt           *sql.Stmt
 	usageInsertStmt                   *sql.Stmt
 	usageListStmt                     *sql.Stmt
+	usageSummaryStmt                  *sql.Stmt
 	workClaimCandidatesStmt           *sql.Stmt
 	workClaimConversationsStmt        *sql.Stmt
 	workClaimMarkStmt                 *sql.Stmt
@@ -1477,6 +1486,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		toolExecutionInsertStmt:           q.toolExecutionInsertStmt,
 		usageInsertStmt:                   q.usageInsertStmt,
 		usageListStmt:                     q.usageListStmt,
+		usageSummaryStmt:                  q.usageSummaryStmt,
 		workClaimCandidatesStmt:           q.workClaimCandidatesStmt,
 		workClaimConversationsStmt:        q.workClaimConversationsStmt,
 		workClaimMarkStmt:                 q.workClaimMarkStmt,

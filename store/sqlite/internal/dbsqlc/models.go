@@ -296,19 +296,20 @@ type ToolExecution struct {
 }
 
 type Usage struct {
-	ID              uuid.UUID
-	ConversationID  uuid.UUID
-	TurnID          uuid.NullUUID
-	AgentID         uuid.NullUUID
-	Provider        string
-	Model           string
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
-	CreatedAt       int64
-	WorkspaceID     uuid.NullUUID
+	ID               uuid.UUID
+	ConversationID   uuid.UUID
+	TurnID           uuid.NullUUID
+	AgentID          uuid.NullUUID
+	Provider         string
+	Model            string
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CreatedAt        int64
+	WorkspaceID      uuid.NullUUID
+	CacheWriteTokens int64
 }
 
 type Work struct {

@@ -811,7 +811,8 @@ SELECT COUNT(u.id) AS calls,
        CAST(COALESCE(SUM(u.output_tokens), 0) AS INTEGER) AS output_tokens,
        CAST(COALESCE(SUM(u.cached_tokens), 0) AS INTEGER) AS cached_tokens,
        CAST(COALESCE(SUM(u.reasoning_tokens), 0) AS INTEGER) AS reasoning_tokens,
-       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd
+       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd,
+       CAST(COALESCE(SUM(u.cache_write_tokens), 0) AS INTEGER) AS cache_write_tokens
 FROM usage AS u
 WHERE u.conversation_id IN (
     SELECT r.conversation_id FROM schedule_runs AS r
@@ -819,12 +820,13 @@ WHERE u.conversation_id IN (
 `
 
 type ScheduleUsageTotalRow struct {
-	Calls           int64
-	InputTokens     int64
-	OutputTokens    int64
-	CachedTokens    int64
-	ReasoningTokens int64
-	CostMicroUSD    int64
+	Calls            int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	ReasoningTokens  int64
+	CostMicroUSD     int64
+	CacheWriteTokens int64
 }
 
 func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) (ScheduleUsageTotalRow, error) {
@@ -837,6 +839,7 @@ func (q *Queries) ScheduleUsageTotal(ctx context.Context, scheduleID uuid.UUID) 
 		&i.CachedTokens,
 		&i.ReasoningTokens,
 		&i.CostMicroUSD,
+		&i.CacheWriteTokens,
 	)
 	return i, err
 }
