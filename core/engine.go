@@ -51,6 +51,8 @@ type turn struct {
 	mu      sync.Mutex // guards entries and appends from concurrent tools
 	entries []*store.Entry
 	names   map[store.Identity]string // the speakers' display names
+	// stable holds the StableParts of this turn's prompt once built.
+	stable []string
 }
 
 // turnOutcome is how a turn ended.
@@ -378,7 +380,15 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 // callModel streams one model call, publishing deltas for live viewers, and
 // returns the response with the usage row to record.
 func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, error) {
-	req, err := buildRequest(t.agent, t.meta.Context, t.list, t.entries, t.names, t.s.now())
+	if t.stable == nil {
+		// Once per turn: every step sends the same stable block.
+		parts, err := t.s.stableParts(ctx, t.conv, t.agent)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.stable = append([]string{}, parts...)
+	}
+	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.entries, t.names, t.s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
@@ -408,8 +418,8 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		ConversationID: conv, TurnID: &t.item.ID, AgentID: t.conv.AgentID,
 		Provider: spec.Provider, Model: resp.Model,
 		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
-		CachedTokens: resp.Usage.CachedTokens, ReasoningTokens: resp.Usage.ReasoningTokens,
-		CreatedAt: t.s.now(),
+		CachedTokens: resp.Usage.CachedTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens,
+		ReasoningTokens: resp.Usage.ReasoningTokens, CreatedAt: t.s.now(),
 	}
 	if u.Model == "" {
 		u.Model = spec.Model

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,11 +12,35 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
+// StablePartFunc adds a section to an agent's stable prompt block: its
+// personality, the conversation's rulebook, an index of its skills. It is
+// called once per turn, and the sections follow the house rules in the order
+// Options.StableParts lists them; an empty string adds nothing. What it
+// returns must stay byte-identical from turn to turn until what it describes
+// changes, or the prompt cache misses from there on.
+type StablePartFunc func(ctx context.Context, conv *store.Conversation, a *agent.Agent) (string, error)
+
+// stableParts runs the StableParts for one turn.
+func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *agent.Agent) ([]string, error) {
+	var out []string
+	for i, f := range s.opts.StableParts {
+		text, err := f(ctx, conv, a)
+		if err != nil {
+			return nil, fmt.Errorf("building stable prompt part %d: %w", i, err)
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			out = append(out, text)
+		}
+	}
+	return out, nil
+}
+
 // stableBlock is the part of the prompt that stays byte-identical from turn
-// to turn, so the provider's prompt cache hits: persona and house rules. The
-// tool schemas, sent beside it in a stable order, belong to the same cached
-// prefix. Nothing here may depend on time, the speaker or the log.
-func stableBlock(a *agent.Agent, contextName tool.ContextName) string {
+// to turn, so the provider's prompt cache hits: persona and house rules,
+// then the parts other features add (see StablePartFunc). The tool schemas,
+// sent before it in a stable order, belong to the same cached prefix.
+// Nothing here may depend on time, the speaker or the log.
+func stableBlock(a *agent.Agent, contextName tool.ContextName, parts []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your name is %s.\n\n%s\n\n", a.Name, strings.TrimSpace(a.Persona))
 	b.WriteString("How you work:\n")
@@ -24,12 +49,19 @@ func stableBlock(a *agent.Agent, contextName tool.ContextName) string {
 	b.WriteString("- When a tool can answer, call it rather than guessing. When you need a choice from a person, use ask_user.\n")
 	b.WriteString("- A structured set of results (hotels, flights, quotes, a briefing) goes out with post_result, not as prose.\n")
 	fmt.Fprintf(&b, "- You are reached through %s.\n", contextName)
+	for _, p := range parts {
+		b.WriteString("\n")
+		b.WriteString(p)
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 
-// turnBlock changes every turn: the time and who is speaking.
+// turnBlock changes every turn: the time and who is speaking. It is sent
+// after the history (model.Request.Turn), and the time is to the minute, so
+// the steps of one turn usually send it unchanged too.
 func turnBlock(now time.Time, speaker string) string {
-	s := "Current time: " + now.UTC().Format(time.RFC1123) + "."
+	s := "Current time: " + now.UTC().Truncate(time.Minute).Format("Mon, 02 Jan 2006 15:04 MST") + "."
 	if speaker != "" {
 		s += " The latest message is from " + speaker + "."
 	}
@@ -44,7 +76,7 @@ func turnBlock(now time.Time, speaker string) string {
 // names holds the display names of the people speaking (see
 // Directory.speakerNames): a person's message is shown under their name,
 // never their platform id.
-func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.Tool, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
+func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string, tools []*tool.Tool, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, err
@@ -168,10 +200,8 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, tools []*tool.To
 	// result to answer a call; reorder within each user message is not
 	// needed because results were emitted in call order above.
 	req.Messages = msgs
-	req.System = []model.SystemBlock{
-		{Text: stableBlock(a, contextName), Cache: true},
-		{Text: turnBlock(now, speaker)},
-	}
+	req.System = []model.SystemBlock{{Text: stableBlock(a, contextName, stable), Cache: true}}
+	req.Turn = turnBlock(now, speaker)
 	return req, nil
 }
 

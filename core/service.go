@@ -48,6 +48,9 @@ type Options struct {
 	// the default (the idle timeout, the retry policy); its Logger defaults
 	// to Logger. The key and endpoint come from each agent.
 	Model model.Options
+	// StableParts add sections to every agent's stable prompt block, in
+	// this order (see StablePartFunc).
+	StableParts []StablePartFunc
 	// Tools lists what is offered per context; required.
 	Tools ToolsFunc
 	// Registry resolves tools by name when a paused call resumes; required.

@@ -123,6 +123,24 @@ func (b *anthropicBackend) params(req *Request) (anthropic.MessageNewParams, err
 			return p, fmt.Errorf("message role %q: want %q or %q", m.Role, RoleUser, RoleAssistant)
 		}
 	}
+	// The second breakpoint ends the history: the next step of this turn
+	// and the next turn send the same blocks up to here and read them from
+	// the cache. The per-turn block comes after it, in the last user
+	// message (or a new one), where it changes nothing before it.
+	if n := len(p.Messages); n > 0 {
+		last := p.Messages[n-1].Content
+		if cc := last[len(last)-1].GetCacheControl(); cc != nil {
+			*cc = anthropic.NewCacheControlEphemeralParam()
+		}
+	}
+	if strings.TrimSpace(req.Turn) != "" {
+		turn := anthropic.NewTextBlock(req.Turn)
+		if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == anthropic.MessageParamRoleUser {
+			p.Messages[n-1].Content = append(p.Messages[n-1].Content, turn)
+		} else {
+			p.Messages = append(p.Messages, anthropic.NewUserMessage(turn))
+		}
+	}
 
 	if budget, ok := anthropicThinkingBudget[req.Thinking]; ok {
 		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(budget)

@@ -37,7 +37,9 @@ type anthropicBody struct {
 			Input     json.RawMessage `json:"input"`
 			ToolUseID string          `json:"tool_use_id"`
 			IsError   bool            `json:"is_error"`
-			Content   []struct {
+			// CacheControl is raw so a test sees whether it was sent.
+			CacheControl json.RawMessage `json:"cache_control"`
+			Content      []struct {
 				Text string `json:"text"`
 			} `json:"content"`
 			Thinking  string `json:"thinking"`
@@ -70,8 +72,8 @@ func TestAnthropicRequestShape(t *testing.T) {
 	req := &Request{
 		System: []SystemBlock{
 			{Text: "You are Switchboard's helper. Rules: be brief.", Cache: true},
-			{Text: "Now: Ana asks in #general."},
 		},
+		Turn: "Now: Ana asks in #general.",
 		Tools: []Tool{
 			{Name: "get_weather", Description: "Weather for a city", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)},
 			{Name: "ask_user", Description: "Ask the user", InputSchema: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"}}}`)},
@@ -103,14 +105,11 @@ func TestAnthropicRequestShape(t *testing.T) {
 	if body.Temp == nil || *body.Temp != 0.3 {
 		t.Errorf("temperature = %v, want 0.3", body.Temp)
 	}
-	if len(body.System) != 2 {
-		t.Fatalf("system blocks = %d, want 2", len(body.System))
+	if len(body.System) != 1 {
+		t.Fatalf("system blocks = %d, want 1 (the stable block; the per-turn block goes after the history)", len(body.System))
 	}
 	if !jsonEqual(t, string(body.System[0].CacheControl), `{"type":"ephemeral"}`) {
 		t.Errorf("stable system block cache_control = %s, want {\"type\":\"ephemeral\"}", body.System[0].CacheControl)
-	}
-	if len(body.System[1].CacheControl) != 0 {
-		t.Errorf("per-turn system block has cache_control %s, want none", body.System[1].CacheControl)
 	}
 	if len(body.Tools) != 2 {
 		t.Fatalf("tools = %d, want 2", len(body.Tools))
@@ -134,8 +133,21 @@ func TestAnthropicRequestShape(t *testing.T) {
 		t.Errorf("broken arguments sent back as %s, want {} (the API accepts only objects)", asst[2].Input)
 	}
 	user := body.Messages[2].Content
-	if len(user) != 3 || user[0].Type != "tool_result" || user[1].Type != "tool_result" || user[2].Type != "text" {
-		t.Fatalf("user content types = %+v, want tool_result, tool_result, text (results first)", user)
+	if len(user) != 4 || user[0].Type != "tool_result" || user[1].Type != "tool_result" || user[2].Type != "text" || user[3].Type != "text" {
+		t.Fatalf("user content types = %+v, want tool_result, tool_result, text, then the per-turn text (results first)", user)
+	}
+	if !jsonEqual(t, string(user[2].CacheControl), `{"type":"ephemeral"}`) {
+		t.Errorf("last history block cache_control = %s, want the history's breakpoint", user[2].CacheControl)
+	}
+	if user[3].Text != "Now: Ana asks in #general." || len(user[3].CacheControl) != 0 {
+		t.Errorf("last block = %q (cache_control %s), want the per-turn block after the breakpoint", user[3].Text, user[3].CacheControl)
+	}
+	for i, m := range body.Messages[:2] {
+		for j, c := range m.Content {
+			if len(c.CacheControl) != 0 {
+				t.Errorf("message %d block %d has cache_control %s, want only the end of the history marked", i, j, c.CacheControl)
+			}
+		}
 	}
 	if user[0].ToolUseID != "toolu_1" || len(user[0].Content) != 1 || user[0].Content[0].Text != `{"temp_c":18}` || user[0].IsError {
 		t.Errorf("first tool result = %+v, want toolu_1 with the output, not an error", user[0])

@@ -14,11 +14,13 @@
 // they showed. Every error a backend returns is an *Error whose text has
 // passed through core/redact.
 //
-// The prompt is split for prompt caching: Request.System holds the stable
-// block first (Cache: true; persona, rules, tool index) and the per-turn
-// block after it. The Anthropic backend marks the stable block and the last
-// tool definition with cache_control; OpenAI caches a stable prefix on its
-// own.
+// The prompt is ordered for prompt caching: the tool schemas and
+// Request.System (the stable block: persona, rules, skill index) first, then
+// the history (Request.Messages), then the per-turn block (Request.Turn)
+// last, so everything before the per-turn block is a byte-identical prefix
+// of the next step's and the next turn's request. The Anthropic backend puts
+// cache_control on the last tool, the stable block and the end of the
+// history; OpenAI caches the same prefix on its own.
 package model
 
 import (
@@ -108,9 +110,12 @@ const (
 
 // Request is one model call.
 type Request struct {
-	Model       string        // overrides the backend's model when set
-	System      []SystemBlock // stable block first (Cache: true), then the per-turn block
-	Messages    []Message
+	Model    string        // overrides the backend's model when set
+	System   []SystemBlock // the stable block (Cache: true marks its end)
+	Messages []Message     // the history
+	// Turn is the per-turn block (the time, who spoke last), sent after
+	// the history so that it never breaks the cached prefix.
+	Turn        string
 	Tools       []Tool
 	MaxTokens   int // 0: DefaultMaxTokens
 	Temperature *float64

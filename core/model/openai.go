@@ -136,9 +136,8 @@ func (b *openaiBackend) params(req *Request) (openai.ChatCompletionNewParams, er
 		p.Temperature = openai.Float(*req.Temperature)
 	}
 
-	// One system message: the stable block first keeps the prefix that
-	// OpenAI's automatic prompt caching matches byte-identical, and some
-	// compatible servers' chat templates accept only one system message.
+	// One system message, the stable block: some compatible servers' chat
+	// templates accept only one system message, and at the start.
 	var system []string
 	for _, s := range req.System {
 		if strings.TrimSpace(s.Text) != "" {
@@ -171,6 +170,12 @@ func (b *openaiBackend) params(req *Request) (openai.ChatCompletionNewParams, er
 			return p, err
 		}
 		p.Messages = append(p.Messages, msgs...)
+	}
+	// The per-turn block goes last, in a message of its own, so that the
+	// history before it stays the byte-identical prefix OpenAI's automatic
+	// prompt caching matches, step after step and turn after turn.
+	if strings.TrimSpace(req.Turn) != "" {
+		p.Messages = append(p.Messages, openai.UserMessage(req.Turn))
 	}
 	return p, nil
 }

@@ -62,7 +62,8 @@ func TestOpenAIRequestShape(t *testing.T) {
 	fake.Push(modeltest.Reply{Text: "Done."})
 	temp := 0.5
 	req := &Request{
-		System: []SystemBlock{{Text: "Stable rules.", Cache: true}, {Text: "This turn: Ana."}},
+		System: []SystemBlock{{Text: "Stable rules.", Cache: true}},
+		Turn:   "This turn: Ana.",
 		Tools:  []Tool{{Name: "get_weather", Description: "Weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}},
 		Messages: []Message{
 			{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "Weather?"}}},
@@ -96,13 +97,17 @@ func TestOpenAIRequestShape(t *testing.T) {
 	for i, m := range body.Messages {
 		roles[i] = m.Role
 	}
-	if strings.Join(roles, ",") != "system,user,assistant,tool,user" {
-		t.Fatalf("roles = %v, want system,user,assistant,tool,user (tool results right after the call)", roles)
+	if strings.Join(roles, ",") != "system,user,assistant,tool,user,user" {
+		t.Fatalf("roles = %v, want system,user,assistant,tool,user,user (tool results right after the call, the per-turn block last)", roles)
 	}
-	var system string
+	var system, turn string
 	_ = json.Unmarshal(body.Messages[0].Content, &system)
-	if system != "Stable rules.\n\nThis turn: Ana." {
-		t.Errorf("system = %q, want the stable block first, then the per-turn block", system)
+	if system != "Stable rules." {
+		t.Errorf("system = %q, want the stable block alone", system)
+	}
+	_ = json.Unmarshal(body.Messages[5].Content, &turn)
+	if turn != "This turn: Ana." {
+		t.Errorf("last message = %q, want the per-turn block after the history, where it leaves the cached prefix alone", turn)
 	}
 	call := body.Messages[2].ToolCalls
 	if len(call) != 1 || call[0].ID != "call_1" || call[0].Type != "function" || call[0].Function.Name != "get_weather" || !jsonEqual(t, call[0].Function.Arguments, `{"city":"Oslo"}`) {

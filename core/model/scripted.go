@@ -405,7 +405,7 @@ func (b *scriptedBackend) wait(ctx context.Context, d time.Duration) error {
 }
 
 func requestBytes(req *Request) int {
-	n := 0
+	n := len(req.Turn)
 	for _, s := range req.System {
 		n += len(s.Text)
 	}
