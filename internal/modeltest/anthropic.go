@@ -9,13 +9,16 @@ import (
 )
 
 // NewAnthropic starts a fake Anthropic Messages API (POST /v1/messages,
-// streaming only), closed when the test ends.
+// streaming only), closed when the test ends. It keeps a prompt cache and
+// reports cache reads and writes as the real API does (see promptCache),
+// unless a Reply sets Usage.
 func NewAnthropic(t testing.TB) *Fake {
 	f := newFake(t)
 	f.URL = f.srv.URL
 	f.stream = anthropicStream
 	f.check = anthropicCheck
 	f.errorf = anthropicError
+	f.cache = &promptCache{}
 	return f
 }
 
@@ -233,7 +236,8 @@ func anthropicStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[s
 	if model == "" {
 		model = asString(body["model"])
 	}
-	u := Usage{InputTokens: estimate(len(f.Requests()[n-1].Body)), OutputTokens: estimate(len(reply.Text) + len(reply.Thinking))}
+	u := f.cache.usage(body, estimate(len(f.Requests()[n-1].Body)))
+	u.OutputTokens = estimate(len(reply.Text) + len(reply.Thinking))
 	for _, c := range reply.ToolCalls {
 		u.OutputTokens += estimate(len(c.input()))
 	}

@@ -148,6 +148,7 @@ type Fake struct {
 	stream func(f *Fake, w http.ResponseWriter, r *http.Request, body map[string]any, reply Reply, n int)
 	check  func(f *Fake, r *http.Request, body map[string]any) *apiError
 	errorf func(w http.ResponseWriter, e *apiError, retryAfter string)
+	cache  *promptCache // Anthropic's prompt cache
 
 	mu        sync.Mutex
 	queue     []Reply
