@@ -88,6 +88,9 @@ type Options struct {
 	// Pairings, when set, serves the pairing codes (GET /api/pairing,
 	// POST /api/pairing/{code}/approve).
 	Pairings Pairings
+	// Now is the clock GET /api/usage?days= counts back from (default
+	// time.Now).
+	Now func() time.Time
 }
 
 // API serves /api/.
@@ -188,6 +191,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.keyRoutes(mux)
 	a.workspaceRoutes(mux)
 	mux.Handle("GET /api/audit", a.handle(a.audit))
+	mux.Handle("GET /api/usage", a.handle(a.usage))
 	a.pairingRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.

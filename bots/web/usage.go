@@ -1,0 +1,154 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// What the model calls cost: GET /api/usage, and the report the CLI's
+// `switchboard usage` prints.
+
+// UsageQuery selects a usage report.
+type UsageQuery struct {
+	// Since, when set, counts only calls made at or after it.
+	Since time.Time
+	// Limit caps the rows of each grouping (0: the store's maximum).
+	Limit int
+}
+
+// ParseUsageQuery reads the parameters of GET /api/usage: since (RFC 3339)
+// or days (the last N days, today included, in UTC), and limit.
+func ParseUsageQuery(v url.Values, now time.Time) (*UsageQuery, error) {
+	q := &UsageQuery{}
+	if s := v.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: since %q is not an RFC 3339 time", core.ErrInvalid, s)
+		}
+		q.Since = t
+	}
+	if s := v.Get("days"); s != "" {
+		if !q.Since.IsZero() {
+			return nil, fmt.Errorf("%w: give since or days, not both", core.ErrInvalid)
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%w: days %q must be a whole number of at least 1", core.ErrInvalid, s)
+		}
+		q.Since = now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-n)
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%w: limit %q must be a whole number of at least 1", core.ErrInvalid, s)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// UsageRow is one line of a usage report.
+type UsageRow struct {
+	// Key is the agent's name ("" for calls of none), the conversation's
+	// id or the UTC day (2006-01-02).
+	Key              string  `json:"key"`
+	Calls            int64   `json:"calls"`
+	InputTokens      int64   `json:"input_tokens"` // uncached input
+	OutputTokens     int64   `json:"output_tokens"`
+	CachedTokens     int64   `json:"cached_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	CostMicroUSD     int64   `json:"cost_micro_usd"`
+	CostUSD          float64 `json:"cost_usd"`
+	// CacheHitRate is the share of the prompt tokens read from the cache.
+	CacheHitRate float64 `json:"cache_hit_rate"`
+}
+
+// UsageReport is the answer of GET /api/usage.
+type UsageReport struct {
+	Since         *time.Time `json:"since,omitempty"`
+	Total         UsageRow   `json:"total"`
+	Agents        []UsageRow `json:"agents"`
+	Conversations []UsageRow `json:"conversations"` // costliest first
+	Days          []UsageRow `json:"days"`
+}
+
+// ReadUsage builds the usage report from the store.
+func ReadUsage(ctx context.Context, st store.Queries, q *UsageQuery) (*UsageReport, error) {
+	r := &UsageReport{Total: UsageRow{Key: "total"}}
+	if !q.Since.IsZero() {
+		since := q.Since.UTC()
+		r.Since = &since
+	}
+	var total store.UsageTotal
+	for _, g := range []struct {
+		by  store.UsageGroup
+		out *[]UsageRow
+	}{
+		{store.UsageByAgent, &r.Agents},
+		{store.UsageByConversation, &r.Conversations},
+		{store.UsageByDay, &r.Days},
+	} {
+		rows, err := st.UsageSummary(ctx, &store.UsageSummaryParams{By: g.by, Since: q.Since, Limit: q.Limit})
+		if err != nil {
+			return nil, fmt.Errorf("reading usage by %s: %w", g.by, err)
+		}
+		*g.out = []UsageRow{}
+		for _, t := range rows {
+			*g.out = append(*g.out, usageRow(t))
+			if g.by == store.UsageByAgent {
+				// Every call has one agent row (none is a row too), so
+				// the agents add up to the whole.
+				total.Calls += t.Calls
+				total.InputTokens += t.InputTokens
+				total.OutputTokens += t.OutputTokens
+				total.CachedTokens += t.CachedTokens
+				total.CacheWriteTokens += t.CacheWriteTokens
+				total.ReasoningTokens += t.ReasoningTokens
+				total.CostMicroUSD += t.CostMicroUSD
+			}
+		}
+	}
+	total.Key = "total"
+	r.Total = usageRow(&total)
+	return r, nil
+}
+
+func usageRow(t *store.UsageTotal) UsageRow {
+	return UsageRow{
+		Key: t.Key, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens, ReasoningTokens: t.ReasoningTokens,
+		CostMicroUSD: t.CostMicroUSD, CostUSD: float64(t.CostMicroUSD) / 1e6, CacheHitRate: t.CacheHitRate(),
+	}
+}
+
+// usage serves GET /api/usage, the operator's: it spans every workspace.
+func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
+	if err := operatorOnly(PrincipalFrom(r.Context()), "read the usage of every agent"); err != nil {
+		return err
+	}
+	q, err := ParseUsageQuery(r.URL.Query(), a.now())
+	if err != nil {
+		return err
+	}
+	report, err := ReadUsage(r.Context(), a.st, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, report)
+	return nil
+}
+
+func (a *API) now() time.Time {
+	if a.opts.Now != nil {
+		return a.opts.Now()
+	}
+	return time.Now()
+}
