@@ -37,6 +37,8 @@ commands:
   workspaces  create, list and manage workspaces, members and team bindings
   agents      publish, pin and give agents to people
   audit     list guarded tool calls with their outcome and who decided
+  usage     tokens, cached and cache-write tokens, cost and cache hit rate
+            per agent, conversation and day: usage [-days N] [-json]
   pairing   list pairing codes strangers were given, or approve one:
             pairing list | pairing approve CODE
 
@@ -87,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a workspace id, or a Slack team or Discord guild id)")
 		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "workspaces", "agents":
-	case "audit":
+	case "audit", "usage":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -102,6 +104,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	var auditOpts *auditFlags
 	if cmd == "audit" {
 		auditOpts = newAuditFlags(fs)
+	}
+	var usageOpts *usageFlags
+	if cmd == "usage" {
+		usageOpts = newUsageFlags(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -131,6 +137,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return chat(ctx, cfg, agentName, stdin, stdout, stderr)
 	case "audit":
 		return audit(ctx, cfg, auditOpts, stdout)
+	case "usage":
+		return usageReport(ctx, cfg, usageOpts, stdout)
 	default:
 		return serve(ctx, cfg)
 	}
