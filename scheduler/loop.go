@@ -35,7 +35,8 @@ type LoopConfig struct {
 	// MaxIterations stops the loop after that many iterations.
 	MaxIterations int `json:"max_iterations,omitempty" yaml:"max_iterations,omitempty"`
 	// TokenBudget stops the loop once its conversations used that many
-	// tokens (input, cached and output, summed from store usage).
+	// tokens (input, cache reads and writes, and output, summed from store
+	// usage).
 	TokenBudget int64 `json:"token_budget,omitempty" yaml:"token_budget,omitempty"`
 	// Deadline stops the loop at that instant.
 	Deadline *time.Time `json:"deadline,omitempty" yaml:"deadline,omitempty"`
