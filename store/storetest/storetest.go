@@ -108,6 +108,7 @@ func Run(t *testing.T, h Harness) {
 		{"Audit", s.auditTests()},
 		{"Access", s.accessTests()},
 		{"People", s.peopleTests()},
+		{"Personalities", s.personalityTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
