@@ -88,6 +88,9 @@ type Options struct {
 	// Pairings, when set, serves the pairing codes (GET /api/pairing,
 	// POST /api/pairing/{code}/approve).
 	Pairings Pairings
+	// Personalities, when set, serves the agents' personality documents
+	// (/api/agents/{name}/personality).
+	Personalities Personalities
 }
 
 // API serves /api/.
@@ -189,6 +192,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.workspaceRoutes(mux)
 	mux.Handle("GET /api/audit", a.handle(a.audit))
 	a.pairingRoutes(mux)
+	a.personalityRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
