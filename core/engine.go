@@ -119,7 +119,10 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		}
 	}
 
-	ag := s.agentOf(conv)
+	ag, err := s.withPersonality(ctx, s.agentOf(conv))
+	if err != nil {
+		return err
+	}
 	backend, err := s.backendFor(ag)
 	if err != nil {
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))

@@ -201,6 +201,9 @@ func (s *Service) Start(ctx context.Context) error {
 		s.mu.Lock()
 		s.agentIDs[a.Name] = row.ID
 		s.mu.Unlock()
+		if err := s.seedPersonality(ctx, a, row); err != nil {
+			return err
+		}
 	}
 	return nil
 }

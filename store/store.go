@@ -739,6 +739,7 @@ type Queries interface {
 	AuditQueries
 	AccessQueries
 	PeopleQueries
+	PersonalityQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -91,6 +91,9 @@ type Options struct {
 	// Now is the clock GET /api/usage?days= counts back from (default
 	// time.Now).
 	Now func() time.Time
+	// Personalities, when set, serves the agents' personality documents
+	// (/api/agents/{name}/personality).
+	Personalities Personalities
 }
 
 // API serves /api/.
@@ -193,6 +196,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/audit", a.handle(a.audit))
 	mux.Handle("GET /api/usage", a.handle(a.usage))
 	a.pairingRoutes(mux)
+	a.personalityRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

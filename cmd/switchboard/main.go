@@ -41,6 +41,8 @@ commands:
             per agent, conversation and day: usage [-days N] [-json]
   pairing   list pairing codes strangers were given, or approve one:
             pairing list | pairing approve CODE
+  personality  an agent's personality document: show, set or history:
+            personality show AGENT [-version N] | personality set AGENT -file F | personality history AGENT
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -67,6 +69,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "keys" || cmd == "tokens" {
 		return keysCommand(ctx, cmd, args, cfg, stdout, stderr)
+	}
+	if cmd == "personality" {
+		return personalityCommand(ctx, args, cfg, stdin, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -53,6 +53,10 @@ type Agent struct {
 	// Policy is the guard's policy for this agent's calls, over the
 	// workspace's and the platform's (see tool.Layer).
 	Policy *tool.Policy `yaml:"policy,omitempty" json:"policy,omitempty"`
+
+	// Personality bounds how sharply the agent may shrink its own
+	// personality document (see PersonalityGuard).
+	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
 }
 
 // Answers is where an agent answers.
@@ -192,6 +196,9 @@ func (c *Config) validate() error {
 		}
 		if a.StepBudget < 1 || a.StepBudget > 200 {
 			return fmt.Errorf("%s: step_budget %d must be between 1 and 200", where, a.StepBudget)
+		}
+		if err := a.Personality.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		if a.Answers.Default {
 			defaults++

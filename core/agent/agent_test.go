@@ -89,3 +89,65 @@ func TestEmptyFile(t *testing.T) {
 		t.Fatalf("empty file: %v, %v; want the default agent", cfg, err)
 	}
 }
+
+func TestPersonalityGuard(t *testing.T) {
+	long := strings.Repeat("a", 400)
+	cases := []struct {
+		name        string
+		guard       PersonalityGuard
+		current     string
+		replacement string
+		refused     string // a part of the refusal; "" when allowed
+	}{
+		{"same length", PersonalityGuard{}, long, strings.Repeat("b", 400), ""},
+		{"exactly half", PersonalityGuard{}, long, strings.Repeat("b", 200), ""},
+		{"under half", PersonalityGuard{}, strings.Repeat("a", 1000), strings.Repeat("b", 499), "under 50% of the current 1000"},
+		{"under the minimum", PersonalityGuard{}, strings.Repeat("a", 250), strings.Repeat("b", 199), "fewer than the 200"},
+		{"short seed grows", PersonalityGuard{}, "You plan trips.", strings.Repeat("b", 200), ""},
+		{"characters, not bytes", PersonalityGuard{}, long, strings.Repeat("é", 200), ""},
+		{"own ratio", PersonalityGuard{MinRatio: 0.9}, strings.Repeat("a", 1000), strings.Repeat("b", 899), "under 90%"},
+		{"own minimum", PersonalityGuard{MinChars: 10}, "0123456789ab", "0123456789", ""},
+		{"own minimum refuses", PersonalityGuard{MinChars: 10}, "0123456789", "012345678", "fewer than the 10"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.guard.Check(tc.current, tc.replacement)
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("Check: want the replacement allowed, got %v", err)
+			case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+				t.Fatalf("Check: want a refusal saying %q, got %v", tc.refused, err)
+			}
+		})
+	}
+}
+
+func TestPersonalityGuardSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		yaml    string
+		wantErr string
+	}{
+		{"personality: {min_ratio: 0.7, min_chars: 50}", ""},
+		{"personality: {min_ratio: 1.5}", "personality.min_ratio 1.5 must be between 0 and 1"},
+		{"personality: {min_chars: -1}", "personality.min_chars -1 must not be negative"},
+	} {
+		path := filepath.Join(dir, "switchboard.yaml")
+		if err := os.WriteFile(path, []byte("agents:\n  - name: atlas\n    model: scripted:x\n    "+tc.yaml+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path, nil)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("loading %q: want an error saying %q, got %v", tc.yaml, tc.wantErr, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("loading %q: %v", tc.yaml, err)
+		}
+		if g := cfg.Agents[0].Personality; g.MinRatio != 0.7 || g.MinChars != 50 {
+			t.Fatalf("loading %q: got %+v", tc.yaml, g)
+		}
+	}
+}

@@ -303,6 +303,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err := core.RegisterPostResult(a.Registry, cards.DefaultLibrary()); err != nil {
 		return fmt.Errorf("registering post_result: %w", err)
 	}
+	if err := core.RegisterPersonalityTools(a.Registry, core.NewPersonalities(a.Store, agents, cfg.Now)); err != nil {
+		return err
+	}
 	reg := a.Registry
 	// Who may talk to agents: decided in front of Submit, before anything
 	// of a refused message is stored; !approve goes to the gate.
@@ -433,7 +436,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access})
+	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
+		Personalities: a.Service.Personalities()})
 	if err != nil {
 		return err
 	}

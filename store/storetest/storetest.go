@@ -109,6 +109,7 @@ func Run(t *testing.T, h Harness) {
 		{"Access", s.accessTests()},
 		{"People", s.peopleTests()},
 		{"Usage", s.usageTests()},
+		{"Personalities", s.personalityTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

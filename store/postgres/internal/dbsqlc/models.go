@@ -19,6 +19,14 @@ type Agent struct {
 	UpdatedAt time.Time
 }
 
+type AgentPersonality struct {
+	AgentID   uuid.UUID
+	Version   int32
+	Text      string
+	Author    string
+	CreatedAt time.Time
+}
+
 type AgentPin struct {
 	AgentID     uuid.UUID
 	WorkspaceID uuid.UUID

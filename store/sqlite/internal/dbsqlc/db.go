@@ -264,6 +264,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.peopleSetProfileStmt, err = db.PrepareContext(ctx, peopleSetProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query PeopleSetProfile: %w", err)
 	}
+	if q.personalityGetStmt, err = db.PrepareContext(ctx, personalityGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PersonalityGet: %w", err)
+	}
+	if q.personalityInsertStmt, err = db.PrepareContext(ctx, personalityInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query PersonalityInsert: %w", err)
+	}
+	if q.personalityListStmt, err = db.PrepareContext(ctx, personalityList); err != nil {
+		return nil, fmt.Errorf("error preparing query PersonalityList: %w", err)
+	}
 	if q.postedGetStmt, err = db.PrepareContext(ctx, postedGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PostedGet: %w", err)
 	}
@@ -861,6 +870,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing peopleSetProfileStmt: %w", cerr)
 		}
 	}
+	if q.personalityGetStmt != nil {
+		if cerr := q.personalityGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing personalityGetStmt: %w", cerr)
+		}
+	}
+	if q.personalityInsertStmt != nil {
+		if cerr := q.personalityInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing personalityInsertStmt: %w", cerr)
+		}
+	}
+	if q.personalityListStmt != nil {
+		if cerr := q.personalityListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing personalityListStmt: %w", cerr)
+		}
+	}
 	if q.postedGetStmt != nil {
 		if cerr := q.postedGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing postedGetStmt: %w", cerr)
@@ -1300,6 +1324,9 @@ type Queries struct {
 	peopleInsertStmt                  *sql.Stmt
 	peopleMarkMergedStmt              *sql.Stmt
 	peopleSetProfileStmt              *sql.Stmt
+	personalityGetStmt                *sql.Stmt
+	personalityInsertStmt             *sql.Stmt
+	personalityListStmt               *sql.Stmt
 	postedGetStmt                     *sql.Stmt
 	postedUpsertStmt                  *sql.Stmt
 	refusalNoticeInsertStmt           *sql.Stmt
@@ -1450,6 +1477,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		peopleInsertStmt:                  q.peopleInsertStmt,
 		peopleMarkMergedStmt:              q.peopleMarkMergedStmt,
 		peopleSetProfileStmt:              q.peopleSetProfileStmt,
+		personalityGetStmt:                q.personalityGetStmt,
+		personalityInsertStmt:             q.personalityInsertStmt,
+		personalityListStmt:               q.personalityListStmt,
 		postedGetStmt:                     q.postedGetStmt,
 		postedUpsertStmt:                  q.postedUpsertStmt,
 		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,

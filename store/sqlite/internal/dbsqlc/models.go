@@ -18,6 +18,14 @@ type Agent struct {
 	UpdatedAt int64
 }
 
+type AgentPersonality struct {
+	AgentID   uuid.UUID
+	Version   int64
+	Text      string
+	Author    string
+	CreatedAt int64
+}
+
 type AgentPin struct {
 	AgentID     uuid.UUID
 	WorkspaceID uuid.UUID
