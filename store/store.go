@@ -735,6 +735,7 @@ type Queries interface {
 	AuditQueries
 	AccessQueries
 	PeopleQueries
+	SkillQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -108,6 +108,7 @@ func Run(t *testing.T, h Harness) {
 		{"Audit", s.auditTests()},
 		{"Access", s.accessTests()},
 		{"People", s.peopleTests()},
+		{"Skills", s.skillTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
