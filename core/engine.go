@@ -51,6 +51,8 @@ type turn struct {
 	mu      sync.Mutex // guards entries and appends from concurrent tools
 	entries []*store.Entry
 	names   map[store.Identity]string // the speakers' display names
+
+	skillIndex string // the index of the skills offered (see offerSkills)
 }
 
 // turnOutcome is how a turn ended.
@@ -142,6 +144,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		t.names = s.opts.People.speakerNames(ctx, entries)
 	}
 	t.offer()
+	t.offerSkills(ctx)
 
 	outcome, err := t.run(ctx)
 	if err != nil {
@@ -382,6 +385,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
+	withSkillIndex(req, t.skillIndex)
 	conv := t.conv.ID
 	t.status("is thinking…")
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {

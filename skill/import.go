@@ -62,7 +62,7 @@ func newCollector(src string, lim Limits) *collector {
 }
 
 func (c *collector) bad(name, format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("%s: %s: %s", c.src, name, fmt.Sprintf(format, args...)))
+	c.errs = append(c.errs, &FieldError{File: c.src + ": " + name, Msg: fmt.Sprintf(format, args...)})
 }
 
 // add reads one regular file of size bytes (-1 when unknown) from r.
@@ -205,7 +205,7 @@ func FromDir(dir string, lim Limits) ([]*Skill, error) {
 func FromZip(name string, data []byte, lim Limits) ([]*Skill, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a zip archive: %w", name, err)
+		return nil, fmt.Errorf("%s: not a zip archive: %w (%w)", name, ErrInvalid, err)
 	}
 	c := newCollector(name, lim)
 	for _, f := range zr.File {
@@ -237,7 +237,7 @@ func FromZip(name string, data []byte, lim Limits) ([]*Skill, error) {
 func FromTarGz(name string, data []byte, lim Limits) ([]*Skill, error) {
 	gz, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a gzip file: %w", name, err)
+		return nil, fmt.Errorf("%s: not a gzip file: %w (%w)", name, ErrInvalid, err)
 	}
 	defer gz.Close()
 	c := newCollector(name, lim)
@@ -251,7 +251,7 @@ func FromTarGz(name string, data []byte, lim Limits) ([]*Skill, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: reading the tar archive: %w", name, err)
+			return nil, fmt.Errorf("%s: reading the tar archive: %w (%w)", name, ErrInvalid, err)
 		}
 		switch h.Typeflag {
 		case tar.TypeDir, tar.TypeXGlobalHeader:
@@ -260,7 +260,7 @@ func FromTarGz(name string, data []byte, lim Limits) ([]*Skill, error) {
 		case tar.TypeReg:
 			read += h.Size
 			if read > 4*c.lim.MaxTotalBytes {
-				return nil, fmt.Errorf("%s: the archive unpacks to more than %d bytes", name, 4*c.lim.MaxTotalBytes)
+				return nil, fmt.Errorf("%s: the archive unpacks to more than %d bytes: %w", name, 4*c.lim.MaxTotalBytes, ErrInvalid)
 			}
 			c.add(h.Name, h.Size, tr)
 		default:
@@ -278,7 +278,7 @@ func FromArchive(name string, data []byte, lim Limits) ([]*Skill, error) {
 	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
 		return FromTarGz(name, data, lim)
 	}
-	return nil, fmt.Errorf("%s: neither a .zip nor a .tar.gz archive", name)
+	return nil, fmt.Errorf("%s: neither a .zip nor a .tar.gz archive: %w", name, ErrInvalid)
 }
 
 // ReadArchive reads an archive of at most lim.MaxTotalBytes from r.
@@ -289,7 +289,7 @@ func ReadArchive(name string, r io.Reader, lim Limits) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if int64(len(data)) > lim.MaxTotalBytes {
-		return nil, fmt.Errorf("%s: more than the limit of %d bytes", name, lim.MaxTotalBytes)
+		return nil, fmt.Errorf("%s: more than the limit of %d bytes: %w", name, lim.MaxTotalBytes, ErrInvalid)
 	}
 	return data, nil
 }

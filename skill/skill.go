@@ -95,12 +95,19 @@ func (s *stringSet) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: want a list or a space-separated string", n.Line)
 }
 
+// ErrInvalid marks every error about what a skill or an import holds (as
+// opposed to an error reading or storing it).
+var ErrInvalid = errors.New("invalid skill")
+
 // FieldError is a problem with one field of one file.
 type FieldError struct {
 	File  string // the file, as the caller named it
 	Field string // the front matter field, "" for the file as a whole
 	Msg   string
 }
+
+// Is makes a FieldError an ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 func (e *FieldError) Error() string {
 	if e.Field == "" {

@@ -39,6 +39,8 @@ commands:
   audit     list guarded tool calls with their outcome and who decided
   pairing   list pairing codes strangers were given, or approve one:
             pairing list | pairing approve CODE
+  skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
+            skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -65,6 +67,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "keys" || cmd == "tokens" {
 		return keysCommand(ctx, cmd, args, cfg, stdout, stderr)
+	}
+	if cmd == "skills" {
+		return skillsCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
