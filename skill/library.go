@@ -139,13 +139,14 @@ func (l *Library) Layers(ctx context.Context, agent string, agentID *uuid.UUID) 
 }
 
 // Grants returns the tools the skills assigned to an agent (its own and its
-// owner's) grant.
+// owner's) grant, and load_skill and read_skill_file when it has any skill
+// at all, so that an agent limited to a list of tools can use its skills.
 func (l *Library) Grants(ctx context.Context, agent string, agentID *uuid.UUID) ([]string, error) {
 	all, err := l.Layers(ctx, agent, agentID)
-	if err != nil {
+	if err != nil || len(all) == 0 {
 		return nil, err
 	}
-	var out []string
+	out := []string{LoadToolName, ReadFileToolName}
 	for _, s := range Resolve(all) {
 		if s.Layer == LayerPlatform {
 			continue // the platform's skills are offered, not assigned
