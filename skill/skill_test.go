@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -288,8 +289,8 @@ func TestImport(t *testing.T) {
 			}
 			for bname, b := range bad {
 				_, err := imp(b.files)
-				if err == nil || !strings.Contains(err.Error(), b.want) {
-					t.Errorf("%s: error %v, want it to say %q", bname, err, b.want)
+				if err == nil || !strings.Contains(err.Error(), b.want) || !errors.Is(err, ErrInvalid) {
+					t.Errorf("%s: error %v, want an ErrInvalid saying %q", bname, err, b.want)
 				}
 			}
 		})
