@@ -304,6 +304,18 @@ func FromURL(ctx context.Context, client *http.Client, rawURL string, lim Limits
 	if client == nil {
 		client = http.DefaultClient
 	}
+	// A redirect must stay on HTTPS too.
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "https" {
+			return fmt.Errorf("redirected to %s: only https:// URLs are imported: %w", req.URL, ErrInvalid)
+		}
+		if len(via) >= 10 {
+			return errors.New("too many redirects")
+		}
+		return nil
+	}
+	client = &c
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("downloading %s: %w", rawURL, err)

@@ -321,6 +321,8 @@ func TestFromURL(t *testing.T) {
 		switch r.URL.Path {
 		case "/skills.zip":
 			w.Write(archive)
+		case "/away.zip":
+			http.Redirect(w, r, "http://example.invalid/skills.zip", http.StatusFound)
 		case "/huge.zip":
 			w.Write(bytes.Repeat([]byte("x"), 5000))
 		default:
@@ -334,7 +336,7 @@ func TestFromURL(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Name != "alpha" {
 		t.Fatalf("importing over https: %v", err)
 	}
-	for path, want := range map[string]string{"/huge.zip": "more than the limit", "/missing.zip": "404"} {
+	for path, want := range map[string]string{"/huge.zip": "more than the limit", "/missing.zip": "404", "/away.zip": "only https"} {
 		if _, err := FromURL(ctx, srv.Client(), srv.URL+path, lim); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", path, err, want)
 		}
