@@ -53,6 +53,8 @@ type turn struct {
 	names   map[store.Identity]string // the speakers' display names
 	// stable holds the StableParts of this turn's prompt once built.
 	stable []string
+
+	skillIndex string // the index of the skills offered (see offerSkills)
 }
 
 // turnOutcome is how a turn ended.
@@ -147,6 +149,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		t.names = s.opts.People.speakerNames(ctx, entries)
 	}
 	t.offer()
+	t.offerSkills(ctx)
 
 	outcome, err := t.run(ctx)
 	if err != nil {
@@ -395,6 +398,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
+	withSkillIndex(req, t.skillIndex)
 	conv := t.conv.ID
 	t.status("is thinking…")
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {

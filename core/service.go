@@ -55,6 +55,9 @@ type Options struct {
 	Tools ToolsFunc
 	// Registry resolves tools by name when a paused call resumes; required.
 	Registry *tool.Registry
+	// Skills, when set, adds the agent's skills to each turn: the tools they
+	// grant and their index in the stable prompt block.
+	Skills Skills
 	// Policies are the guard's levels (platform, workspace, agent); the
 	// zero value is the built-in policy everywhere.
 	Policies tool.Policies

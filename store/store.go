@@ -740,6 +740,7 @@ type Queries interface {
 	AccessQueries
 	PeopleQueries
 	PersonalityQueries
+	SkillQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

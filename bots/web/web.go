@@ -94,6 +94,9 @@ type Options struct {
 	// Personalities, when set, serves the agents' personality documents
 	// (/api/agents/{name}/personality).
 	Personalities Personalities
+	// Skills, when set, serves the skills (POST, GET /api/skills,
+	// DELETE /api/skills/{name}).
+	Skills Skills
 }
 
 // API serves /api/.
@@ -191,6 +194,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
 	a.grantRoutes(mux)
+	a.skillRoutes(mux)
 	a.keyRoutes(mux)
 	a.workspaceRoutes(mux)
 	mux.Handle("GET /api/audit", a.handle(a.audit))
@@ -354,7 +358,7 @@ func requireJSON(r *http.Request) *httpError {
 		return nil
 	}
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+	if mt, _, err := mime.ParseMediaType(ct); (err == nil && mt == "application/json") || archiveBody(r) {
 		return nil
 	}
 	return &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf(

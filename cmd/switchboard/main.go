@@ -43,6 +43,8 @@ commands:
             pairing list | pairing approve CODE
   personality  an agent's personality document: show, set or history:
             personality show AGENT [-version N] | personality set AGENT -file F | personality history AGENT
+  skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
+            skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -72,6 +74,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "personality" {
 		return personalityCommand(ctx, args, cfg, stdin, stdout, stderr)
+	}
+	if cmd == "skills" {
+		return skillsCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/scheduler"
+	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 	"github.com/switchboardhq/switchboard/workspace"
@@ -93,6 +94,10 @@ type Config struct {
 	// ProfileTTL is how long a person's name and time zone read from Slack
 	// or Discord stay fresh (SWITCHBOARD_PROFILE_TTL, default 24h).
 	ProfileTTL time.Duration
+
+	// SkillsDir is a folder of platform skills (SWITCHBOARD_SKILLS_DIR),
+	// offered to every agent beside the ones the binary ships.
+	SkillsDir string
 }
 
 // FromEnv reads the configuration from the environment.
@@ -110,6 +115,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DiscordPublicKey:   getenv("DISCORD_PUBLIC_KEY"),
 		DiscordAPIURL:      getenv("DISCORD_API_URL"),
 		DiscordAppID:       getenv("DISCORD_APPLICATION_ID"),
+		SkillsDir:          getenv("SWITCHBOARD_SKILLS_DIR"),
 		Env:                getenv,
 	}
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
@@ -254,6 +260,7 @@ type App struct {
 	Access    *access.Gate     // who may talk to agents, in front of Submit
 	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
+	Skills    *skill.Library // the stored skills, every layer
 	Mux       *http.ServeMux
 
 	srv      *http.Server
@@ -307,6 +314,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	reg := a.Registry
+	if err := a.buildSkills(ctx, agents); err != nil {
+		return err
+	}
 	// Who may talk to agents: decided in front of Submit, before anything
 	// of a refused message is stored; !approve goes to the gate.
 	a.Access, err = access.New(access.Options{Store: a.Store, Access: &agents.Access, Now: cfg.Now, Logger: a.log.With("part", "access")})
@@ -335,6 +345,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Agents:    agents,
 		Registry:  reg,
 		Tools:     a.ToolsFor,
+		Skills:    a.Skills,
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
@@ -437,7 +448,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities()})
+		Personalities: a.Service.Personalities(), Skills: a.Skills})
 	if err != nil {
 		return err
 	}

@@ -110,6 +110,7 @@ func Run(t *testing.T, h Harness) {
 		{"People", s.peopleTests()},
 		{"Usage", s.usageTests()},
 		{"Personalities", s.personalityTests()},
+		{"Skills", s.skillTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

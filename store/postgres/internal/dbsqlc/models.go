@@ -279,6 +279,18 @@ type ScheduleRun struct {
 	UpdatedAt      time.Time
 }
 
+type Skill struct {
+	Layer        string
+	Scope        string
+	Name         string
+	Description  string
+	FrontMatter  string
+	Instructions string
+	Files        []byte
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
 type SlackInstallation struct {
 	TeamID      string
 	TeamName    string

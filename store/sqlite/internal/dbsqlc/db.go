@@ -351,6 +351,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.schemaMigrationsVersionsStmt, err = db.PrepareContext(ctx, schemaMigrationsVersions); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsVersions: %w", err)
 	}
+	if q.skillDeleteStmt, err = db.PrepareContext(ctx, skillDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query SkillDelete: %w", err)
+	}
+	if q.skillGetStmt, err = db.PrepareContext(ctx, skillGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SkillGet: %w", err)
+	}
+	if q.skillListStmt, err = db.PrepareContext(ctx, skillList); err != nil {
+		return nil, fmt.Errorf("error preparing query SkillList: %w", err)
+	}
+	if q.skillSaveStmt, err = db.PrepareContext(ctx, skillSave); err != nil {
+		return nil, fmt.Errorf("error preparing query SkillSave: %w", err)
+	}
 	if q.slackInstallationDeleteStmt, err = db.PrepareContext(ctx, slackInstallationDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationDelete: %w", err)
 	}
@@ -1015,6 +1027,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing schemaMigrationsVersionsStmt: %w", cerr)
 		}
 	}
+	if q.skillDeleteStmt != nil {
+		if cerr := q.skillDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing skillDeleteStmt: %w", cerr)
+		}
+	}
+	if q.skillGetStmt != nil {
+		if cerr := q.skillGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing skillGetStmt: %w", cerr)
+		}
+	}
+	if q.skillListStmt != nil {
+		if cerr := q.skillListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing skillListStmt: %w", cerr)
+		}
+	}
+	if q.skillSaveStmt != nil {
+		if cerr := q.skillSaveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing skillSaveStmt: %w", cerr)
+		}
+	}
 	if q.slackInstallationDeleteStmt != nil {
 		if cerr := q.slackInstallationDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing slackInstallationDeleteStmt: %w", cerr)
@@ -1353,6 +1385,10 @@ type Queries struct {
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
 	schemaMigrationsVersionsStmt      *sql.Stmt
+	skillDeleteStmt                   *sql.Stmt
+	skillGetStmt                      *sql.Stmt
+	skillListStmt                     *sql.Stmt
+	skillSaveStmt                     *sql.Stmt
 	slackInstallationDeleteStmt       *sql.Stmt
 	slackInstallationGetStmt          *sql.Stmt
 	slackInstallationListStmt         *sql.Stmt
@@ -1506,6 +1542,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
 		schemaMigrationsVersionsStmt:      q.schemaMigrationsVersionsStmt,
+		skillDeleteStmt:                   q.skillDeleteStmt,
+		skillGetStmt:                      q.skillGetStmt,
+		skillListStmt:                     q.skillListStmt,
+		skillSaveStmt:                     q.skillSaveStmt,
 		slackInstallationDeleteStmt:       q.slackInstallationDeleteStmt,
 		slackInstallationGetStmt:          q.slackInstallationGetStmt,
 		slackInstallationListStmt:         q.slackInstallationListStmt,

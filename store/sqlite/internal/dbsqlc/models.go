@@ -277,6 +277,18 @@ type ScheduleRun struct {
 	UpdatedAt      int64
 }
 
+type Skill struct {
+	Layer        string
+	Scope        string
+	Name         string
+	Description  string
+	FrontMatter  string
+	Instructions string
+	Files        string
+	CreatedAt    int64
+	UpdatedAt    int64
+}
+
 type SlackInstallation struct {
 	TeamID      string
 	TeamName    string
