@@ -2,29 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/internal/app"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
-// auditFlags are the filters of `switchboard audit`, the same as those of
-// GET /api/audit.
-type auditFlags struct {
-	values url.Values
-	json   bool
-}
-
-func newAuditFlags(fs *flag.FlagSet) *auditFlags {
-	f := &auditFlags{values: url.Values{}}
-	for _, d := range []struct{ name, usage string }{
+// newAuditFlags are the parameters of `switchboard audit`, the same as
+// those of GET /api/audit.
+func newAuditFlags(fs *flag.FlagSet) *queryFlags {
+	return newQueryFlags(fs, []queryParam{
 		{"workspace", "only calls in this platform workspace (Slack team id, Discord guild id)"},
 		{"agent", "only calls of this agent"},
 		{"conversation", "only calls of this conversation (id)"},
@@ -35,20 +26,16 @@ func newAuditFlags(fs *flag.FlagSet) *auditFlags {
 		{"to", "only calls made before this time (RFC 3339)"},
 		{"limit", fmt.Sprintf("rows per page, 1 to %d (default %d)", web.MaxAuditPage, web.DefaultAuditPage)},
 		{"cursor", "continue after the page that printed this cursor"},
-	} {
-		fs.Func(d.name, d.usage, func(s string) error { f.values.Set(d.name, s); return nil })
-	}
-	fs.BoolVar(&f.json, "json", false, "print the page as JSON, as GET /api/audit answers")
-	return f
+	}, "print the page as JSON, as GET /api/audit answers")
 }
 
 // audit prints one page of the audit, newest first, read from the store.
-func audit(ctx context.Context, cfg app.Config, f *auditFlags, stdout io.Writer) error {
+func audit(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.Writer) error {
 	q, err := web.ParseAuditQuery(f.values)
 	if err != nil {
 		return err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -58,9 +45,7 @@ func audit(ctx context.Context, cfg app.Config, f *auditFlags, stdout io.Writer)
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(page)
+		return printJSON(stdout, page)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tAGENT\tTOOL\tDECISION\tOUTCOME\tDECIDED BY\tCONVERSATION\tCALL")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
 type grantsArgs struct {
@@ -25,7 +24,7 @@ type grantsArgs struct {
 // guard reads them at every call, so a running service sees a revoke at
 // once.
 func grants(ctx context.Context, cfg app.Config, g grantsArgs, rest []string, stdout io.Writer) error {
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

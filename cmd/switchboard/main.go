@@ -111,11 +111,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if cmd == "chat" {
 		fs.StringVar(&agentName, "agent", "", "the agent to talk to (default: the default agent)")
 	}
-	var auditOpts *auditFlags
+	var auditOpts *queryFlags
 	if cmd == "audit" {
 		auditOpts = newAuditFlags(fs)
 	}
-	var usageOpts *usageFlags
+	var usageOpts *queryFlags
 	if cmd == "usage" {
 		usageOpts = newUsageFlags(fs)
 	}
@@ -182,7 +182,7 @@ func stopApp(ctx context.Context, a *app.App, log *slog.Logger) {
 }
 
 func migrate(ctx context.Context, cfg app.Config, stdout io.Writer) error {
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
 const pairingUsage = `usage: switchboard pairing list
@@ -23,7 +22,7 @@ func pairing(ctx context.Context, cfg app.Config, args []string, stdout io.Write
 	if len(args) == 0 || (args[0] == "approve" && len(args) != 2) || (args[0] == "list" && len(args) != 1) {
 		return errors.New(pairingUsage)
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/app"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
 const personalityUsage = "personality: use 'personality show AGENT [-version N]', " +
@@ -50,7 +49,7 @@ func personalityCommand(ctx context.Context, args []string, cfg app.Config, stdi
 	}
 	agent := rest[0]
 
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/app"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
 // rotateKey seals every stored secret again under the current key of
@@ -16,7 +15,7 @@ import (
 // is reported and left as it is; the command then fails, so a script
 // notices before the old key is dropped.
 func rotateKey(ctx context.Context, cfg app.Config, stdout io.Writer) error {
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

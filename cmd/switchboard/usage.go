@@ -2,47 +2,34 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/internal/app"
-	"github.com/switchboardhq/switchboard/store/dial"
 )
 
-// usageFlags are the parameters of `switchboard usage`, the same as those
-// of GET /api/usage.
-type usageFlags struct {
-	values url.Values
-	json   bool
-}
-
-func newUsageFlags(fs *flag.FlagSet) *usageFlags {
-	f := &usageFlags{values: url.Values{}}
-	for _, d := range []struct{ name, usage string }{
+// newUsageFlags are the parameters of `switchboard usage`, the same as
+// those of GET /api/usage.
+func newUsageFlags(fs *flag.FlagSet) *queryFlags {
+	return newQueryFlags(fs, []queryParam{
 		{"since", "only calls made at or after this time (RFC 3339)"},
 		{"days", "only calls of the last N days, today included (UTC)"},
 		{"limit", "at most this many rows per table (the costliest)"},
-	} {
-		fs.Func(d.name, d.usage, func(s string) error { f.values.Set(d.name, s); return nil })
-	}
-	fs.BoolVar(&f.json, "json", false, "print the report as JSON, as GET /api/usage answers")
-	return f
+	}, "print the report as JSON, as GET /api/usage answers")
 }
 
 // usageReport prints what the model calls cost, per agent, per
 // conversation and per day, read from the store.
-func usageReport(ctx context.Context, cfg app.Config, f *usageFlags, stdout io.Writer) error {
+func usageReport(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.Writer) error {
 	q, err := web.ParseUsageQuery(f.values, time.Now())
 	if err != nil {
 		return err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -52,9 +39,7 @@ func usageReport(ctx context.Context, cfg app.Config, f *usageFlags, stdout io.W
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(stdout, r)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	table := func(title string, rows []web.UsageRow) {

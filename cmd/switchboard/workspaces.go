@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/store/dial"
 	"github.com/switchboardhq/switchboard/workspace"
 )
 
@@ -42,7 +41,7 @@ const agentsUsage = `usage: switchboard agents <command>
 `
 
 func openStore(ctx context.Context, cfg app.Config) (store.Store, error) {
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dialStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
