@@ -99,6 +99,10 @@ type Message struct {
 	InteractionID string
 	// Nonce is the nonce the message was sent with ("" for none).
 	Nonce string
+	// WebhookID is the webhook that posted the message ("" for none); the
+	// author is then the name and avatar the execution gave.
+	WebhookID string
+	AvatarURL string
 }
 
 // Ephemeral reports whether the message was sent with flags 64.
@@ -113,32 +117,71 @@ type Button struct {
 	Disabled bool
 }
 
-// Buttons decodes the message's buttons, row by row.
+// Buttons decodes the message's buttons, row by row, wherever they sit
+// (top-level rows, or rows inside a Components V2 container).
 func (m *Message) Buttons() []Button {
-	var rows []wireRow
-	if len(m.Components) == 0 || json.Unmarshal(m.Components, &rows) != nil {
+	var top []json.RawMessage
+	if len(m.Components) == 0 || json.Unmarshal(m.Components, &top) != nil {
 		return nil
 	}
 	var out []Button
-	for i, r := range rows {
-		for _, c := range r.Components {
-			out = append(out, Button{Row: i, CustomID: c.CustomID, Label: c.Label, Style: c.Style, Disabled: c.Disabled})
+	row := 0
+	var walk func(raw json.RawMessage)
+	walk = func(raw json.RawMessage) {
+		var c component
+		if json.Unmarshal(raw, &c) != nil {
+			return
 		}
+		switch c.Type {
+		case int(discordgo.ActionsRowComponent):
+			for _, b := range c.Components {
+				var btn component
+				if json.Unmarshal(b, &btn) == nil && btn.Type == int(discordgo.ButtonComponent) {
+					out = append(out, Button{Row: row, CustomID: btn.CustomID, Label: btn.Label, Style: btn.Style, Disabled: btn.Disabled})
+				}
+			}
+			row++
+		case int(discordgo.ContainerComponent):
+			for _, cc := range c.Components {
+				walk(cc)
+			}
+		}
+	}
+	for _, r := range top {
+		walk(r)
 	}
 	return out
 }
 
-type wireRow struct {
-	Type       int `json:"type"`
-	Components []struct {
-		Type     int    `json:"type"`
-		CustomID string `json:"custom_id"`
-		Label    string `json:"label"`
-		Style    int    `json:"style"`
-		URL      string `json:"url"`
-		Disabled bool   `json:"disabled"`
-	} `json:"components"`
+// TextDisplays returns the text display contents of a Components V2
+// message, in order, nested ones included.
+func (m *Message) TextDisplays() []string {
+	var top []json.RawMessage
+	if len(m.Components) == 0 || json.Unmarshal(m.Components, &top) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(raw json.RawMessage)
+	walk = func(raw json.RawMessage) {
+		var c component
+		if json.Unmarshal(raw, &c) != nil {
+			return
+		}
+		if c.Type == int(discordgo.TextDisplayComponent) && c.Content != nil {
+			out = append(out, *c.Content)
+		}
+		for _, cc := range c.Components {
+			walk(cc)
+		}
+	}
+	for _, r := range top {
+		walk(r)
+	}
+	return out
 }
+
+// ComponentsV2 reports whether the message carries the IS_COMPONENTS_V2 flag.
+func (m *Message) ComponentsV2() bool { return m.Flags&FlagComponentsV2 != 0 }
 
 // wire renders the message as Discord's API returns it.
 func (m *Message) wire() map[string]any {
@@ -155,6 +198,10 @@ func (m *Message) wire() map[string]any {
 	}
 	if m.GuildID != "" {
 		w["guild_id"] = m.GuildID
+	}
+	if m.WebhookID != "" {
+		w["webhook_id"] = m.WebhookID
+		w["application_id"] = AppID
 	}
 	mentions := m.Mentions
 	if mentions == nil {
@@ -210,6 +257,8 @@ type Interaction struct {
 	// OriginalID is the message that "@original" refers to once responded.
 	OriginalID string
 	Followups  []string
+	// Choices are the autocomplete choices the app answered with (type 8).
+	Choices []discordgo.ApplicationCommandOptionChoice
 
 	// httpAnswered is closed once PostInteraction applied the endpoint's
 	// answer; follow-ups that race ahead of it wait, as Discord orders them.
@@ -248,6 +297,8 @@ type Server struct {
 	now          func() time.Time
 	users        map[string]discordgo.User   // GET /users/{user}
 	members      map[string]discordgo.Member // "guild/user": GET /guilds/{guild}/members/{user}
+	webhooks     map[string]*Webhook         // by id
+	noWebhooks   map[string]bool             // channels where the bot lacks Manage Webhooks
 
 	gw gateway
 }
@@ -633,6 +684,12 @@ func (s *Server) interactionPayloadLocked(in *Interaction, user discordgo.User, 
 	p := map[string]any{
 		"id": in.ID, "application_id": AppID, "type": int(in.Type), "data": data,
 		"channel_id": in.ChannelID, "token": in.Token, "version": 1, "locale": "en-US",
+		"context": int(discordgo.InteractionContextGuild),
+		"authorizing_integration_owners": map[string]string{"0": in.GuildID},
+	}
+	if in.GuildID == "" {
+		p["context"] = int(discordgo.InteractionContextBotDM)
+		p["authorizing_integration_owners"] = map[string]string{"1": user.ID}
 	}
 	if in.GuildID != "" {
 		p["guild_id"] = in.GuildID
@@ -670,6 +727,9 @@ func (s *Server) routes() {
 	add("POST /interactions/{interaction}/{token}/callback", s.interactionCallback)
 	add("POST /webhooks/{app}/{token}", s.followup)
 	add("PATCH /webhooks/{app}/{token}/messages/{message}", s.editWebhookMessage)
+	add("DELETE /webhooks/{app}/{token}/messages/{message}", s.deleteByWebhook)
+	add("POST /channels/{channel}/webhooks", s.createWebhook)
+	add("GET /channels/{channel}/webhooks", s.listWebhooks)
 	add("PUT /applications/{app}/commands", s.bulkOverwrite)
 	add("PUT /applications/{app}/guilds/{guild}/commands", s.bulkOverwrite)
 }
@@ -872,6 +932,11 @@ type messagePayload struct {
 	Attachments     json.RawMessage             `json:"attachments"`
 	Nonce           json.RawMessage             `json:"nonce"`
 	EnforceNonce    bool                        `json:"enforce_nonce"`
+	// Webhook executions name who the message appears from.
+	Username  string `json:"username"`
+	AvatarURL string `json:"avatar_url"`
+	// nulled are the fields sent as JSON null, which an edit clears.
+	nulled map[string]bool
 }
 
 // NonceWindow is how long Discord remembers a nonce for enforce_nonce ("a
@@ -899,68 +964,50 @@ func (p *messagePayload) nonce() (string, string) {
 
 func present(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 
-// validate checks the payload against Discord's limits and returns the
-// message of a 50035 error, or "".
-func (p *messagePayload) validate() string {
-	if p.Content != nil && len([]rune(*p.Content)) > MaxContentChars {
-		return fmt.Sprintf("content: Must be %d or fewer in length (got %d)", MaxContentChars, len([]rune(*p.Content)))
+// validate checks the payload against Discord's limits: content, embeds
+// (each field and 6,000 in all) and components (legacy rows of buttons, or
+// Components V2 when the payload's flags say so).
+func (p *messagePayload) validate() *formError {
+	v2 := p.Flags != nil && *p.Flags&FlagComponentsV2 != 0
+	if p.Content != nil && runes(*p.Content) > MaxContentChars {
+		return tooLong("content", MaxContentChars)
+	}
+	if v2 && p.Content != nil && *p.Content != "" {
+		return invalid("content", "MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2", "The 'content' field cannot be used when using MessageFlags.IS_COMPONENTS_V2")
 	}
 	if present(p.Embeds) {
-		var embeds []json.RawMessage
-		if err := json.Unmarshal(p.Embeds, &embeds); err != nil {
-			return "embeds: must be an array"
+		if e := checkEmbeds(p.Embeds); e != nil {
+			return e
 		}
-		if len(embeds) > MaxEmbeds {
-			return fmt.Sprintf("embeds: Must be %d or fewer in length", MaxEmbeds)
+		if v2 && string(p.Embeds) != "[]" {
+			return invalid("embeds", "MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2", "The 'embeds' field cannot be used when using MessageFlags.IS_COMPONENTS_V2")
 		}
 	}
 	if present(p.Components) {
-		var rows []wireRow
-		if err := json.Unmarshal(p.Components, &rows); err != nil {
-			return "components: must be an array of action rows"
-		}
-		if len(rows) > MaxActionRows {
-			return fmt.Sprintf("components: Must be %d or fewer in length", MaxActionRows)
-		}
-		seen := map[string]bool{}
-		for i, row := range rows {
-			if row.Type != int(discordgo.ActionsRowComponent) {
-				return fmt.Sprintf("components.%d.type: must be an action row (1)", i)
-			}
-			if len(row.Components) == 0 || len(row.Components) > MaxRowButtons {
-				return fmt.Sprintf("components.%d.components: Must be between 1 and %d in length", i, MaxRowButtons)
-			}
-			for j, b := range row.Components {
-				if len([]rune(b.Label)) > MaxLabelLen {
-					return fmt.Sprintf("components.%d.components.%d.label: Must be %d or fewer in length", i, j, MaxLabelLen)
-				}
-				if b.Style == int(discordgo.LinkButton) {
-					continue
-				}
-				if b.CustomID == "" || len([]rune(b.CustomID)) > MaxCustomIDLen {
-					return fmt.Sprintf("components.%d.components.%d.custom_id: Must be between 1 and %d in length", i, j, MaxCustomIDLen)
-				}
-				if seen[b.CustomID] {
-					return fmt.Sprintf("components.%d.components.%d.custom_id: Component custom id cannot be duplicated", i, j)
-				}
-				seen[b.CustomID] = true
-			}
+		if e := checkComponents(p.Components, v2); e != nil {
+			return e
 		}
 	}
-	return ""
+	return nil
 }
 
 func (p *messagePayload) empty(files int) bool {
 	noEmbeds := !present(p.Embeds) || string(p.Embeds) == "[]"
-	return (p.Content == nil || *p.Content == "") && noEmbeds && files == 0
+	noComponents := !present(p.Components) || string(p.Components) == "[]"
+	v2 := p.Flags != nil && *p.Flags&FlagComponentsV2 != 0
+	return (p.Content == nil || *p.Content == "") && noEmbeds && files == 0 && (!v2 || noComponents)
 }
 
 func (p *messagePayload) applyTo(m *Message, files []Attachment) {
 	if p.Content != nil {
 		m.Content = *p.Content
+	} else if p.nulled["content"] {
+		m.Content = ""
 	}
 	if present(p.Embeds) {
 		m.Embeds = p.Embeds
+	} else if p.nulled["embeds"] {
+		m.Embeds = nil
 	}
 	if present(p.Components) {
 		m.Components = p.Components
@@ -975,12 +1022,30 @@ func (p *messagePayload) applyTo(m *Message, files []Attachment) {
 }
 
 func decodePayload(c *Call) (*messagePayload, any) {
+	p, e := parsePayload(c)
+	if e != nil {
+		return nil, e
+	}
+	if fe := p.validate(); fe != nil {
+		return nil, fe.body()
+	}
+	return p, nil
+}
+
+// parsePayload reads a create or edit body without checking it (an edit is
+// checked against the message it changes).
+func parsePayload(c *Call) (*messagePayload, any) {
 	var p messagePayload
 	if err := json.Unmarshal(c.Body, &p); err != nil {
 		return nil, errBody(50109, "The request body contains invalid JSON.")
 	}
-	if msg := p.validate(); msg != "" {
-		return nil, errBody(50035, "Invalid Form Body: "+msg)
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(c.Body, &fields)
+	p.nulled = map[string]bool{}
+	for k, v := range fields {
+		if string(v) == "null" {
+			p.nulled[k] = true
+		}
 	}
 	return &p, nil
 }
@@ -1025,7 +1090,7 @@ func (s *Server) createMessage(_ http.ResponseWriter, r *http.Request, c *Call) 
 }
 
 func (s *Server) editMessage(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
-	p, e := decodePayload(c)
+	p, e := parsePayload(c)
 	if e != nil {
 		return http.StatusBadRequest, e
 	}
@@ -1038,9 +1103,40 @@ func (s *Server) editMessage(_ http.ResponseWriter, r *http.Request, c *Call) (i
 	if m.Author.ID != s.Bot.ID {
 		return http.StatusForbidden, errBody(50005, "Cannot edit a message authored by another user")
 	}
-	p.applyTo(m, c.Files)
-	m.Edits++
+	if fe := applyEdit(m, p, c.Files); fe != nil {
+		return http.StatusBadRequest, fe.body()
+	}
 	return http.StatusOK, m.wire()
+}
+
+// applyEdit applies a PATCH to m as Discord does: fields left out stay,
+// fields sent as null are cleared, and the whole edited message must still
+// be valid. IS_COMPONENTS_V2 can be set by an edit (content and embeds
+// then cleared) but never removed.
+func applyEdit(m *Message, p *messagePayload, files []Attachment) *formError {
+	wasV2 := m.Flags&FlagComponentsV2 != 0
+	if p.Flags == nil {
+		f := m.Flags
+		p.Flags = &f
+	}
+	if e := p.validate(); e != nil {
+		return e
+	}
+	next := m.clone()
+	p.applyTo(next, files)
+	v2 := next.Flags&FlagComponentsV2 != 0
+	if wasV2 && !v2 {
+		return invalid("flags", "MESSAGE_CANNOT_REMOVE_COMPONENTS_V2_FLAG", "The IS_COMPONENTS_V2 flag cannot be removed from a message")
+	}
+	if v2 && next.Content != "" {
+		return invalid("content", "MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2", "The message's content must be cleared (null) to use MessageFlags.IS_COMPONENTS_V2")
+	}
+	if v2 && present(next.Embeds) && string(next.Embeds) != "[]" {
+		return invalid("embeds", "MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2", "The message's embeds must be cleared to use MessageFlags.IS_COMPONENTS_V2")
+	}
+	next.Edits++
+	*m = *next
+	return nil
 }
 
 func (s *Server) deleteMessage(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
@@ -1111,9 +1207,12 @@ func (s *Server) interactionCallback(_ http.ResponseWriter, r *http.Request, c *
 	if in.ResponseType != 0 {
 		return http.StatusBadRequest, errBody(40060, "Interaction has already been acknowledged.")
 	}
+	if resp.Type == discordgo.InteractionApplicationCommandAutocompleteResult || in.Type == discordgo.InteractionApplicationCommandAutocomplete {
+		return s.autocompleteResultLocked(in, resp.Type, c.Body)
+	}
 	if resp.Data != nil {
-		if msg := resp.Data.validate(); msg != "" {
-			return http.StatusBadRequest, errBody(50035, "Invalid Form Body: "+msg)
+		if e := resp.Data.validate(); e != nil {
+			return http.StatusBadRequest, e.body()
 		}
 	}
 	newMessage := func() *Message {
@@ -1179,7 +1278,10 @@ func (s *Server) interactionByToken(app, token string) (*Interaction, any) {
 	return in, nil
 }
 
-func (s *Server) followup(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+func (s *Server) followup(w http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	if s.isWebhook(r.PathValue("app")) {
+		return s.executeWebhook(w, r, c)
+	}
 	p, e := decodePayload(c)
 	if e != nil {
 		return http.StatusBadRequest, e
@@ -1204,8 +1306,11 @@ func (s *Server) followup(_ http.ResponseWriter, r *http.Request, c *Call) (int,
 	return http.StatusOK, m.wire()
 }
 
-func (s *Server) editWebhookMessage(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
-	p, e := decodePayload(c)
+func (s *Server) editWebhookMessage(w http.ResponseWriter, r *http.Request, c *Call) (int, any) {
+	if s.isWebhook(r.PathValue("app")) {
+		return s.editByWebhook(w, r, c)
+	}
+	p, e := parsePayload(c)
 	if e != nil {
 		return http.StatusBadRequest, e
 	}
@@ -1226,8 +1331,9 @@ func (s *Server) editWebhookMessage(_ http.ResponseWriter, r *http.Request, c *C
 	if !ok {
 		return http.StatusNotFound, errBody(10008, "Unknown Message")
 	}
-	p.applyTo(m, c.Files)
-	m.Edits++
+	if fe := applyEdit(m, p, c.Files); fe != nil {
+		return http.StatusBadRequest, fe.body()
+	}
 	return http.StatusOK, m.wire()
 }
 
@@ -1250,6 +1356,9 @@ func (s *Server) bulkOverwrite(_ http.ResponseWriter, r *http.Request, c *Call) 
 		}
 		if desc == "" || len([]rune(desc)) > 100 {
 			return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: %d.description: Must be between 1 and 100 in length", i))
+		}
+		if e := checkInstallContexts(i, cmd); e != nil {
+			return http.StatusBadRequest, e.body()
 		}
 		cmd["id"] = s.id()
 		cmd["application_id"] = AppID
