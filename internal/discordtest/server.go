@@ -684,7 +684,7 @@ func (s *Server) interactionPayloadLocked(in *Interaction, user discordgo.User, 
 	p := map[string]any{
 		"id": in.ID, "application_id": AppID, "type": int(in.Type), "data": data,
 		"channel_id": in.ChannelID, "token": in.Token, "version": 1, "locale": "en-US",
-		"context": int(discordgo.InteractionContextGuild),
+		"context":                        int(discordgo.InteractionContextGuild),
 		"authorizing_integration_owners": map[string]string{"0": in.GuildID},
 	}
 	if in.GuildID == "" {
