@@ -50,6 +50,9 @@ type Adapter struct {
 
 	chMu     sync.Mutex
 	channels map[string]channelInfo
+
+	// routes remembers how messages were sent (bot, webhook, interaction).
+	routes routes
 }
 
 var (
@@ -280,6 +283,7 @@ type channelInfo struct {
 	guildID  string
 	parentID string
 	thread   bool
+	kind     discordgo.ChannelType
 }
 
 const maxCachedChannels = 10000
@@ -300,7 +304,7 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 			return channelInfo{}, fmt.Errorf("looking up channel %s: %w", id, err)
 		}
 	}
-	info = channelInfo{guildID: ch.GuildID, parentID: ch.ParentID, thread: ch.IsThread()}
+	info = channelInfo{guildID: ch.GuildID, parentID: ch.ParentID, thread: ch.IsThread(), kind: ch.Type}
 	a.chMu.Lock()
 	if len(a.channels) >= maxCachedChannels {
 		a.channels = map[string]channelInfo{}
@@ -312,7 +316,7 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 
 func (a *Adapter) rememberThread(id, parentID, guildID string) {
 	a.chMu.Lock()
-	a.channels[id] = channelInfo{guildID: guildID, parentID: parentID, thread: true}
+	a.channels[id] = channelInfo{guildID: guildID, parentID: parentID, thread: true, kind: discordgo.ChannelTypeGuildPublicThread}
 	a.chMu.Unlock()
 }
 

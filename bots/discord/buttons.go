@@ -113,21 +113,57 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// buttonLabel finds the label of the clicked button on the message.
+// buttonLabel finds the label of the clicked button on the message, in a
+// top-level row or in a row inside a Components V2 container.
 func buttonLabel(m *discordgo.Message, customID string) string {
 	if m == nil {
 		return ""
 	}
-	for _, c := range m.Components {
-		row, ok := c.(*discordgo.ActionsRow)
-		if !ok {
-			continue
-		}
-		for _, rc := range row.Components {
-			if b, ok := rc.(*discordgo.Button); ok && b.CustomID == customID {
-				return b.Label
+	return labelIn(m.Components, customID)
+}
+
+func labelIn(comps []discordgo.MessageComponent, customID string) string {
+	for _, c := range comps {
+		switch v := c.(type) {
+		case *discordgo.ActionsRow:
+			for _, rc := range v.Components {
+				if b, ok := rc.(*discordgo.Button); ok && b.CustomID == customID {
+					return b.Label
+				}
+			}
+		case *discordgo.Container:
+			if l := labelIn(v.Components, customID); l != "" {
+				return l
 			}
 		}
 	}
 	return ""
+}
+
+// withoutRows returns a Components V2 message's components with every
+// action row taken out (the choice was made), and note appended as small
+// text inside the container, or at the end.
+func withoutRows(comps []discordgo.MessageComponent, note string) []discordgo.MessageComponent {
+	out := make([]discordgo.MessageComponent, 0, len(comps)+1)
+	placed := false
+	for _, c := range comps {
+		switch v := c.(type) {
+		case *discordgo.ActionsRow:
+			continue
+		case *discordgo.Container:
+			cc := *v
+			cc.Components = withoutRows(v.Components, "")
+			if !placed {
+				cc.Components = append(cc.Components, discordgo.TextDisplay{Content: note})
+				placed = true
+			}
+			out = append(out, cc)
+		default:
+			out = append(out, c)
+		}
+	}
+	if !placed && note != "" {
+		out = append(out, discordgo.TextDisplay{Content: note})
+	}
+	return out
 }

@@ -903,6 +903,7 @@ func TestCardRendering(t *testing.T) {
 	t.Parallel()
 	cardID := "card:6f1c0a52-0c1e-4a7e-9d1c-2a7d8f3b9e10:book"
 	a, fake, fc := start(t, func(o *Options) {
+		o.CardsAsEmbeds = true
 		o.RenderCardFunc = func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error) {
 			return []*discordgo.MessageEmbed{{Title: card.Stamped.Title}},
 				[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{discordgo.Button{Label: "Book", CustomID: cardID, Style: discordgo.PrimaryButton}}}},
@@ -941,8 +942,9 @@ func TestDefaultCardRenderer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := fake.Message(refs[0].ID); !strings.Contains(string(m.Embeds), "Quarterly numbers") {
-		t.Errorf("embeds = %s, content %q; want discordcard's embed with the title", m.Embeds, m.Content)
+	m := fake.Message(refs[0].ID)
+	if !m.ComponentsV2() || m.Content != "" || len(m.Embeds) != 0 || !strings.Contains(strings.Join(m.TextDisplays(), "\n"), "Up 4%") {
+		t.Errorf("message flags %d, content %q, embeds %s, text displays %q; want discordcard's Components V2 card", m.Flags, m.Content, m.Embeds, m.TextDisplays())
 	}
 }
 

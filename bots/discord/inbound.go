@@ -36,6 +36,13 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	}
 	a.log.DebugContext(ctx, "discord message submitted", "message_id", in.MessageID,
 		"conversation_id", res.ConversationID, "duplicate", res.Duplicate, "ignored", res.Ignored, "refused", res.Refused)
+	if a.opts.AckReaction != "" && !res.Duplicate && !res.Ignored && !res.Refused {
+		// The reaction says "seen, working on it"; it is a courtesy, so a
+		// failure is only logged.
+		if err := a.s.MessageReactionAdd(ev.ChannelID, ev.ID, a.opts.AckReaction, discordgo.WithContext(ctx)); err != nil {
+			a.log.WarnContext(ctx, "adding the acknowledgement reaction", "message_id", ev.ID, "err", err)
+		}
+	}
 	if res.Refused && res.Notice != "" {
 		// Discord has no ephemeral messages outside interactions: a refusal
 		// in a channel goes to the sender's DMs, one in a DM stays there.
@@ -72,6 +79,14 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 	if m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply {
 		return nil, false
 	}
+	// The agents' own posts come back through the gateway as webhook
+	// messages; taking them as input would make agents answer themselves.
+	if m.WebhookID != "" && a.isOwnWebhookMessage(ctx, m) {
+		return nil, false
+	}
+	if slices.Contains(a.opts.IgnoreChannels, m.ChannelID) {
+		return nil, false
+	}
 
 	in := &core.Inbound{
 		Platform:  Platform,
@@ -87,7 +102,7 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 	if in.At.IsZero() {
 		in.At = a.opts.Now()
 	}
-	mentioned := mentionsUser(m, botID)
+	mentioned := mentionsUser(m, botID) || (a.opts.ReplyIsMention && a.repliesToUs(ctx, m))
 	configured := slices.Contains(a.opts.Channels, m.ChannelID)
 	topLevel := true
 	if !in.IsDM {
@@ -99,18 +114,50 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 		} else if info.thread {
 			topLevel = false
 			in.Channel, in.Thread = info.parentID, m.ChannelID
+			if slices.Contains(a.opts.IgnoreChannels, info.parentID) {
+				return nil, false
+			}
 			configured = configured || slices.Contains(a.opts.Channels, info.parentID)
+			// A forum post's first message has the thread's id: the new
+			// post is a conversation of its own.
+			if a.opts.ForumPosts && m.ID == m.ChannelID {
+				if parent, err := a.channel(ctx, info.parentID); err == nil && isForum(parent.kind) {
+					configured = true
+				}
+			}
 		}
 	}
 	in.Mentioned = mentioned || configured || in.IsDM
 	in.Text = messageText(m, botID)
 
-	if topLevel && !in.IsDM && in.Mentioned && slices.Contains(a.opts.ThreadOnMention, m.ChannelID) {
+	threadHere := a.opts.ThreadOnEveryMention || slices.Contains(a.opts.ThreadOnMention, m.ChannelID)
+	if topLevel && !in.IsDM && in.Mentioned && threadHere {
 		if th, ok := a.startThread(ctx, m, in.Text, in.UserName); ok {
 			in.Thread = th
 		}
 	}
 	return in, true
+}
+
+func isForum(t discordgo.ChannelType) bool {
+	return t == discordgo.ChannelTypeGuildForum || t == discordgo.ChannelTypeGuildMedia
+}
+
+// repliesToUs reports whether m replies to a message of the bot's or of
+// one of the agents' webhooks.
+func (a *Adapter) repliesToUs(ctx context.Context, m *discordgo.Message) bool {
+	ref := m.ReferencedMessage
+	if ref == nil || ref.Author == nil {
+		return false
+	}
+	if ref.Author.ID == a.botUserID() {
+		return true
+	}
+	r := *ref
+	if r.ChannelID == "" {
+		r.ChannelID = m.ChannelID
+	}
+	return a.isOwnWebhookMessage(ctx, &r)
 }
 
 // startThread opens a thread on the user's message for the answer.

@@ -28,15 +28,18 @@ const (
 // set.
 const RemindersPending = "Reminders arrive with the scheduler."
 
-// Commands are the slash commands the adapter registers.
+// Commands are the slash commands the adapter registers. Each can be used
+// where the app is installed in a guild and where a person installed it for
+// themselves (integration types 0 and 1), in guilds, the bot's DMs and
+// other private channels (contexts 0, 1 and 2).
 func Commands() []*discordgo.ApplicationCommand {
 	minLen := 1
-	return []*discordgo.ApplicationCommand{
+	cmds := []*discordgo.ApplicationCommand{
 		{
 			Name: CommandAsk, Description: "Ask an agent a question",
 			Options: []*discordgo.ApplicationCommandOption{
 				{Type: discordgo.ApplicationCommandOptionString, Name: "prompt", Description: "What to ask", Required: true, MinLength: &minLen, MaxLength: 4000},
-				{Type: discordgo.ApplicationCommandOptionString, Name: "agent", Description: "Which agent answers (default: this channel's)"},
+				{Type: discordgo.ApplicationCommandOptionString, Name: "agent", Description: "Which agent answers (default: this channel's)", Autocomplete: true},
 			},
 		},
 		{Name: CommandAgents, Description: "List the agents you can talk to"},
@@ -48,6 +51,74 @@ func Commands() []*discordgo.ApplicationCommand {
 			},
 		},
 	}
+	for _, c := range cmds {
+		c.IntegrationTypes = &[]discordgo.ApplicationIntegrationType{discordgo.ApplicationIntegrationGuildInstall, discordgo.ApplicationIntegrationUserInstall}
+		c.Contexts = &[]discordgo.InteractionContextType{discordgo.InteractionContextGuild, discordgo.InteractionContextBotDM, discordgo.InteractionContextPrivateChannel}
+	}
+	return cmds
+}
+
+// maxChoices is the most autocomplete choices Discord shows.
+const maxChoices = 25
+
+// planAutocomplete answers an autocomplete interaction (type 8) at once:
+// for /ask's agent option, the agents whose name starts with, then
+// contains, what was typed.
+func (a *Adapter) planAutocomplete(i *discordgo.Interaction) *discordgo.InteractionResponse {
+	data := i.ApplicationCommandData()
+	var typed string
+	focused := ""
+	for _, o := range data.Options {
+		if o.Focused {
+			focused = o.Name
+			typed, _ = o.Value.(string)
+		}
+	}
+	choices := []*discordgo.ApplicationCommandOptionChoice{}
+	if data.Name == CommandAsk && focused == "agent" && a.opts.ListAgentsFunc != nil {
+		ctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+		names, err := a.opts.ListAgentsFunc(ctx)
+		cancel()
+		if err != nil {
+			a.log.WarnContext(a.ctx, "listing agents for /ask autocomplete", "err", err)
+		}
+		typed = strings.ToLower(strings.TrimSpace(typed))
+		var prefix, inside []string
+		for _, n := range names {
+			l := strings.ToLower(n)
+			switch {
+			case strings.HasPrefix(l, typed):
+				prefix = append(prefix, n)
+			case strings.Contains(l, typed):
+				inside = append(inside, n)
+			}
+		}
+		for _, n := range slices.Concat(prefix, inside) {
+			if len(choices) == maxChoices {
+				break
+			}
+			choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: shorten(n, 100), Value: n})
+		}
+	}
+	return &discordgo.InteractionResponse{
+		Type: discordgo.InteractionApplicationCommandAutocompleteResult,
+		Data: &discordgo.InteractionResponseData{Choices: choices},
+	}
+}
+
+// userInstalledOnly reports whether an interaction comes from a place the
+// bot cannot post in by itself: a private channel (a group DM or a DM
+// between others), or a guild where only the person installed the app.
+// Replies there go through the interaction's follow-ups.
+func userInstalledOnly(i *discordgo.Interaction) bool {
+	if i.Context == discordgo.InteractionContextPrivateChannel {
+		return true
+	}
+	if i.GuildID == "" || i.AuthorizingIntegrationOwners == nil {
+		return false
+	}
+	_, guildInstalled := i.AuthorizingIntegrationOwners[discordgo.ApplicationIntegrationGuildInstall]
+	return !guildInstalled
 }
 
 // registerCommands replaces the application's commands with Commands() in
@@ -99,6 +170,8 @@ func (a *Adapter) plan(i *discordgo.Interaction) (*discordgo.InteractionResponse
 			func(ctx context.Context) { a.onButton(ctx, i) }
 	case discordgo.InteractionApplicationCommand:
 		return a.planCommand(i)
+	case discordgo.InteractionApplicationCommandAutocomplete:
+		return a.planAutocomplete(i), nil
 	default:
 		a.log.Debug("ignoring discord interaction", "type", i.Type.String())
 		return nil, nil
@@ -210,11 +283,20 @@ func (a *Adapter) onButton(ctx context.Context, i *discordgo.Interaction) {
 	if label == "" {
 		label = value
 	}
+	note := fmt.Sprintf("**%s** — chosen by <@%s>", label, userID)
+	if i.Message != nil && i.Message.Flags&discordgo.MessageFlagsIsComponentsV2 != 0 {
+		// A Components V2 message has no content: the note joins the card
+		// and its buttons go.
+		comps := withoutRows(i.Message.Components, note)
+		if _, err := a.s.InteractionResponseEdit(i, &discordgo.WebhookEdit{Components: &comps, AllowedMentions: noMentions()}, discordgo.WithContext(ctx)); err != nil {
+			a.log.ErrorContext(ctx, "showing discord choice", "interaction_id", i.ID, "err", err)
+		}
+		return
+	}
 	var original string
 	if i.Message != nil {
 		original = i.Message.Content
 	}
-	note := fmt.Sprintf("**%s** — chosen by <@%s>", label, userID)
 	text := note
 	if original != "" {
 		// Keep the question, cut so the note always fits.
@@ -246,7 +328,13 @@ func (a *Adapter) onAsk(ctx context.Context, i *discordgo.Interaction, prompt, a
 		MessageID: msg.ID, UserID: userID, UserName: userName, Text: prompt,
 		IsDM: i.GuildID == "", Mentioned: true, Agent: agent, At: a.now(),
 	}
-	if !in.IsDM {
+	userOnly := userInstalledOnly(i)
+	if userOnly {
+		// The bot is not in this place: the answer goes out as the
+		// interaction's follow-ups, for as long as its token lives.
+		a.rememberInteraction(i.ChannelID, i)
+	}
+	if !in.IsDM && !userOnly {
 		if info, err := a.channel(ctx, i.ChannelID); err == nil && info.thread {
 			in.Channel, in.Thread = info.parentID, i.ChannelID
 		} else if err == nil && slices.Contains(a.opts.ThreadOnMention, i.ChannelID) {

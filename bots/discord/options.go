@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,9 +45,32 @@ type Options struct {
 	// ThreadOnMention are channel ids where a top-level message addressed to
 	// the bot starts a thread, and the answer goes there.
 	ThreadOnMention []string
-	// AllowBots passes other bots' (and webhooks') messages to core. The
-	// bot's own messages are always dropped.
+	// AllowBots passes other bots' (and webhooks') messages to core, where
+	// the loop guard may refuse them. The bot's own messages and those of
+	// the application's webhooks (the agents' posts) are always dropped.
 	AllowBots bool
+	// ThreadOnEveryMention starts a thread on a top-level question in every
+	// channel, as ThreadOnMention does in the listed ones.
+	ThreadOnEveryMention bool
+	// IgnoreChannels are channel ids whose messages (and those of threads
+	// under them) never reach core.
+	IgnoreChannels []string
+	// ReplyIsMention makes a reply to the bot's or an agent's message
+	// addressed to the bot, like a mention.
+	ReplyIsMention bool
+	// ForumPosts makes the first message of a new post in a forum channel
+	// addressed to the bot: a new post is a conversation, answered in it.
+	ForumPosts bool
+	// AckReaction is an emoji the bot adds to a message it takes up (the
+	// message was accepted by core, not ignored or refused). "" adds none.
+	AckReaction string
+	// AgentWebhooks posts each agent's replies through a webhook of the
+	// channel, under the agent's name and avatar (bots.Identity). Where
+	// the bot lacks Manage Webhooks it posts as itself.
+	AgentWebhooks bool
+	// CardsAsEmbeds draws cards as embeds only; by default a card is drawn
+	// in Components V2 and falls back to embeds when it does not fit.
+	CardsAsEmbeds bool
 
 	// Submitter is core's inbound half. Required.
 	Submitter core.Submitter
@@ -69,6 +93,10 @@ type Options struct {
 	// entry id and no sparkline images. When it fails the message's Text
 	// fallback is posted.
 	RenderCardFunc func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error)
+	// RenderCardV2Func renders Message.Card in Components V2. Default:
+	// discordcard.RenderV2. An error (discordcard.ErrV2DoesNotFit) makes
+	// the card go out as RenderCardFunc's embeds.
+	RenderCardV2Func func(card *bots.Card) ([]discordgo.MessageComponent, []*discordgo.File, error)
 
 	Logger *slog.Logger
 	// Now is the clock (message times, interaction signature window).
@@ -103,6 +131,12 @@ func (o *Options) withDefaults() Options {
 		logger := c.Logger
 		c.RenderCardFunc = func(card *bots.Card) ([]*discordgo.MessageEmbed, []discordgo.MessageComponent, []*discordgo.File, error) {
 			return discordcard.Render(card.Stamped, discordcard.Options{EntryID: card.EntryID, Logger: logger})
+		}
+	}
+	if c.RenderCardV2Func == nil {
+		logger := c.Logger
+		c.RenderCardV2Func = func(card *bots.Card) ([]discordgo.MessageComponent, []*discordgo.File, error) {
+			return discordcard.RenderV2(card.Stamped, discordcard.Options{EntryID: card.EntryID, Logger: logger})
 		}
 	}
 	if c.Now == nil {
@@ -153,12 +187,23 @@ func (o *Options) validate() error {
 	if o.TypingInterval <= 0 || o.TypingMax <= 0 || o.SubmitTimeout <= 0 {
 		errs = append(errs, errors.New("Options.TypingInterval, TypingMax and SubmitTimeout must be positive"))
 	}
-	for _, id := range append(append([]string{}, o.Channels...), o.ThreadOnMention...) {
-		if id == "" || strings.Trim(id, "0123456789") != "" {
-			errs = append(errs, fmt.Errorf("Options.Channels and Options.ThreadOnMention take channel ids (digits), got %q", id))
+	for _, id := range slices.Concat(o.Channels, o.ThreadOnMention, o.IgnoreChannels) {
+		if !isSnowflake(id) {
+			errs = append(errs, fmt.Errorf("Options.Channels, ThreadOnMention and IgnoreChannels take channel ids (digits), got %q", id))
 		}
 	}
+	if o.CommandGuildID != "" && !isSnowflake(o.CommandGuildID) {
+		errs = append(errs, fmt.Errorf("Options.CommandGuildID takes a guild id (digits), got %q", o.CommandGuildID))
+	}
+	if strings.TrimSpace(o.AckReaction) != o.AckReaction || len(o.AckReaction) > 64 {
+		errs = append(errs, fmt.Errorf("Options.AckReaction must be one emoji (a unicode emoji, or name:id for a custom one), got %q", o.AckReaction))
+	}
 	return errors.Join(errs...)
+}
+
+// isSnowflake reports whether s is a Discord id: digits only.
+func isSnowflake(s string) bool {
+	return s != "" && len(s) <= 20 && strings.Trim(s, "0123456789") == ""
 }
 
 // parseAPIURL accepts an origin (http://127.0.0.1:8081) or an API base

@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/discord/discordcard"
 )
 
 // noMentions keeps a message from pinging anyone: the model's text may
@@ -31,6 +32,9 @@ type outgoing struct {
 	cardFiles []*discordgo.File
 	// nonce, when set, makes the send idempotent (see nonceFor).
 	nonce string
+	// flags are the message flags: IS_COMPONENTS_V2 for a card drawn in
+	// Components V2 (then content and embeds stay empty).
+	flags discordgo.MessageFlags
 }
 
 // render splits m into the messages Discord will show: the text in parts of
@@ -43,8 +47,14 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 	}
 	var embeds []*discordgo.MessageEmbed
 	var cardFiles []*discordgo.File
+	var flags discordgo.MessageFlags
 	text := m.Text
 	if m.Card != nil && m.Card.Stamped != nil {
+		if v2, files, ok := a.renderV2(m.Card, comps); ok {
+			// The card is the message; the text is only the fallback for
+			// clients that cannot show it.
+			return []outgoing{{components: v2, cardFiles: files, files: m.Files, flags: discordgo.MessageFlagsIsComponentsV2}}, nil
+		}
 		e, cardRows, files, err := a.opts.RenderCardFunc(m.Card)
 		switch {
 		case err != nil:
@@ -73,8 +83,27 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 		out = append(out, outgoing{})
 	}
 	last := &out[len(out)-1]
-	last.embeds, last.components, last.files, last.cardFiles = embeds, comps, m.Files, cardFiles
+	last.embeds, last.components, last.files, last.cardFiles, last.flags = embeds, comps, m.Files, cardFiles, flags
 	return out, nil
+}
+
+// renderV2 draws a card in Components V2 with the message's own button
+// rows after it, unless Options.CardsAsEmbeds is set or the card does not
+// fit V2's limits (then the caller draws embeds).
+func (a *Adapter) renderV2(card *bots.Card, rows []discordgo.MessageComponent) ([]discordgo.MessageComponent, []*discordgo.File, bool) {
+	if a.opts.CardsAsEmbeds {
+		return nil, nil, false
+	}
+	comps, files, err := a.opts.RenderCardV2Func(card)
+	if err == nil {
+		comps = append(comps, rows...)
+		err = discordcard.CheckV2(comps)
+	}
+	if err != nil {
+		a.log.Debug("card does not fit components v2; sending embeds", "err", err)
+		return nil, nil, false
+	}
+	return comps, files, true
 }
 
 // bufferCardFiles reads the renderer's card files into memory once, so
@@ -148,14 +177,15 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 		return nil, fmt.Errorf("discord: posting: %w", err)
 	}
 	a.stopTyping(channelID)
+	v := a.viaFor(ctx, to, channelID, m.Identity, m.Ephemeral)
 	refs := make([]bots.MessageRef, 0, len(parts))
 	for i, p := range parts {
 		p.nonce = nonceFor(m.Key, i)
-		ref, err := a.send(ctx, channelID, p)
+		msg, err := a.sendVia(ctx, v, channelID, p)
 		if err != nil {
 			return refs, fmt.Errorf("discord: posting part %d of %d to %s: %w", i+1, len(parts), channelID, err)
 		}
-		refs = append(refs, ref)
+		refs = append(refs, bots.MessageRef{Channel: channelID, ID: msg.ID})
 	}
 	return refs, nil
 }
@@ -188,14 +218,6 @@ func withRateLimit(ctx context.Context, call func(opts ...discordgo.RequestOptio
 	}
 }
 
-func (a *Adapter) send(ctx context.Context, channelID string, p outgoing) (bots.MessageRef, error) {
-	msg, err := a.sendMessage(ctx, channelID, p)
-	if err != nil {
-		return bots.MessageRef{}, err
-	}
-	return bots.MessageRef{Channel: channelID, ID: msg.ID}, nil
-}
-
 // sendMessage sends p and returns the message Discord answered with: with
 // a nonce already used, the message the first send made, as it is now.
 func (a *Adapter) sendMessage(ctx context.Context, channelID string, p outgoing) (*discordgo.Message, error) {
@@ -212,6 +234,7 @@ func (a *Adapter) sendMessage(ctx context.Context, channelID string, p outgoing)
 			Components:      p.components,
 			Files:           discordFiles(p.files, p.cardFiles),
 			AllowedMentions: noMentions(),
+			Flags:           p.flags,
 		}
 		if p.nonce == "" {
 			msg, err = a.s.ChannelMessageSendComplex(channelID, send, opts...)
@@ -226,29 +249,10 @@ func (a *Adapter) sendMessage(ctx context.Context, channelID string, p outgoing)
 	return msg, nil
 }
 
-// edit replaces a message's content, embeds and buttons.
+// edit replaces a message's content, embeds and buttons, the way the
+// message was sent (see editVia).
 func (a *Adapter) edit(ctx context.Context, ref bots.MessageRef, p outgoing) error {
-	content := p.content
-	embeds := p.embeds
-	if embeds == nil {
-		embeds = []*discordgo.MessageEmbed{}
-	}
-	comps := p.components
-	if comps == nil {
-		comps = []discordgo.MessageComponent{}
-	}
-	if err := p.bufferCardFiles(); err != nil {
-		return err
-	}
-	return withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
-		_, err := a.s.ChannelMessageEditComplex(&discordgo.MessageEdit{
-			ID: ref.ID, Channel: ref.Channel,
-			Content: &content, Embeds: &embeds, Components: &comps,
-			Files:           discordFiles(p.files, p.cardFiles),
-			AllowedMentions: noMentions(),
-		}, opts...)
-		return err
-	})
+	return a.editVia(ctx, ref, p)
 }
 
 // Update implements bots.Editor: the message is replaced whole. A text too
@@ -263,7 +267,7 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 		return fmt.Errorf("discord: rendering update: %w", err)
 	}
 	p := parts[len(parts)-1]
-	if len(parts) > 1 {
+	if len(parts) > 1 && p.flags&discordgo.MessageFlagsIsComponentsV2 == 0 {
 		full := m.Text
 		if len(p.embeds) > 0 {
 			full = ""

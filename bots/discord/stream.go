@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
-
 	"github.com/switchboardhq/switchboard/bots"
 )
 
@@ -16,12 +14,12 @@ import (
 // arrives, at most once per StreamUpdateInterval. Nothing is posted until
 // there is text (Discord refuses empty messages). A reply that grows past
 // 2,000 characters continues in a new message.
-func (a *Adapter) StartStream(ctx context.Context, to bots.Target, _ *bots.Identity) (bots.Stream, error) {
+func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Identity) (bots.Stream, error) {
 	channelID, err := a.targetChannel(ctx, to, false)
 	if err != nil {
 		return nil, fmt.Errorf("discord: starting stream: %w", err)
 	}
-	return &stream{a: a, channel: channelID}, nil
+	return &stream{a: a, to: to, channel: channelID, via: a.viaFor(ctx, to, channelID, id, false)}, nil
 }
 
 // ResumeStream implements bots.StreamResumer: the stream edits the messages
@@ -88,7 +86,9 @@ func (st *stream) Refs() []bots.MessageRef {
 
 type stream struct {
 	a       *Adapter
+	to      bots.Target
 	channel string
+	via     via    // how the stream's new messages are sent
 	key     string // idempotency key of the stream's messages (SetKey)
 
 	// mu guards the fields below; flushMu serialises REST calls so two
@@ -208,7 +208,7 @@ func (st *stream) show(ctx context.Context, parts []outgoing) error {
 			continue
 		}
 		p.nonce = nonceFor(st.key, i)
-		msg, err := st.a.sendMessage(ctx, st.channel, p)
+		msg, err := st.a.sendVia(ctx, st.via, st.channel, p)
 		if err != nil {
 			return fmt.Errorf("posting streamed message: %w", err)
 		}
@@ -257,11 +257,11 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 	st.flushMu.Lock()
 	defer st.flushMu.Unlock()
 	if len(st.refs) == 0 && st.key == "" {
-		return st.a.Post(ctx, bots.Target{Platform: Platform, Channel: st.channel}, final)
+		return st.a.Post(ctx, st.to, final)
 	}
 	if len(parts) < len(st.refs) {
 		for _, ref := range st.refs[len(parts):] {
-			if err := st.a.s.ChannelMessageDelete(ref.Channel, ref.ID, discordgo.WithContext(ctx)); err != nil {
+			if err := st.a.deleteVia(ctx, ref); err != nil {
 				return nil, fmt.Errorf("discord: deleting surplus streamed message %s: %w", ref.ID, err)
 			}
 		}
