@@ -2,7 +2,7 @@ package discord
 
 import (
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
