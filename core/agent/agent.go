@@ -74,6 +74,8 @@ type Config struct {
 	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
 	// here so the agents file and the schedules live in one place.
 	Schedules yaml.Node `yaml:"schedules,omitempty"`
+	// Discord is read by the Discord adapter (discord.ParseConfig).
+	Discord yaml.Node `yaml:"discord,omitempty"`
 
 	// The guard: the platform's policy, each workspace's (by Slack team or
 	// Discord guild id) and who decides approvals (see guard.go).

@@ -86,6 +86,10 @@ type Config struct {
 	DiscordPublicKey string
 	DiscordAPIURL    string
 	DiscordAppID     string
+	// DiscordCommandGuildID registers the slash commands in one guild
+	// (DISCORD_COMMAND_GUILD_ID; over switchboard.yaml's
+	// discord.command_guild_id).
+	DiscordCommandGuildID string
 
 	Env    agent.Env
 	Logger *slog.Logger
@@ -103,20 +107,21 @@ type Config struct {
 // FromEnv reads the configuration from the environment.
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
-		Addr:               getenv("SWITCHBOARD_ADDR"),
-		DatabaseURL:        getenv("DATABASE_URL"),
-		ConfigPath:         getenv("SWITCHBOARD_CONFIG"),
-		APIToken:           getenv("SWITCHBOARD_API_TOKEN"),
-		SlackBotToken:      getenv("SLACK_BOT_TOKEN"),
-		SlackAppToken:      getenv("SLACK_APP_TOKEN"),
-		SlackSigningSecret: getenv("SLACK_SIGNING_SECRET"),
-		SlackAPIURL:        getenv("SLACK_API_URL"),
-		DiscordBotToken:    getenv("DISCORD_BOT_TOKEN"),
-		DiscordPublicKey:   getenv("DISCORD_PUBLIC_KEY"),
-		DiscordAPIURL:      getenv("DISCORD_API_URL"),
-		DiscordAppID:       getenv("DISCORD_APPLICATION_ID"),
-		SkillsDir:          getenv("SWITCHBOARD_SKILLS_DIR"),
-		Env:                getenv,
+		Addr:                  getenv("SWITCHBOARD_ADDR"),
+		DatabaseURL:           getenv("DATABASE_URL"),
+		ConfigPath:            getenv("SWITCHBOARD_CONFIG"),
+		APIToken:              getenv("SWITCHBOARD_API_TOKEN"),
+		SlackBotToken:         getenv("SLACK_BOT_TOKEN"),
+		SlackAppToken:         getenv("SLACK_APP_TOKEN"),
+		SlackSigningSecret:    getenv("SLACK_SIGNING_SECRET"),
+		SlackAPIURL:           getenv("SLACK_API_URL"),
+		DiscordBotToken:       getenv("DISCORD_BOT_TOKEN"),
+		DiscordPublicKey:      getenv("DISCORD_PUBLIC_KEY"),
+		DiscordAPIURL:         getenv("DISCORD_API_URL"),
+		DiscordAppID:          getenv("DISCORD_APPLICATION_ID"),
+		DiscordCommandGuildID: strings.TrimSpace(getenv("DISCORD_COMMAND_GUILD_ID")),
+		SkillsDir:             getenv("SWITCHBOARD_SKILLS_DIR"),
+		Env:                   getenv,
 	}
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)

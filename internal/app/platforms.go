@@ -42,12 +42,24 @@ func (a *App) buildPlatforms() error {
 		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is")
 	}
 
+	// The discord: block is checked whether or not Discord is on, so a
+	// mistake in it shows at once.
+	agents := a.Service.Agents()
+	discordCfg, err := discordbot.ParseConfig(agents.Raw)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
 	if cfg.DiscordBotToken != "" {
 		var channels []string
-		for _, ag := range a.Service.Agents().Agents {
+		// Agents post under their own names through webhooks when there is
+		// more than one of them or one has a name or icon of its own; a
+		// lone plain agent posts as the bot.
+		webhooks := len(agents.Agents) > 1
+		for _, ag := range agents.Agents {
 			channels = append(channels, ag.Answers.Channels...)
+			webhooks = webhooks || ag.DisplayName != "" || ag.IconURL != ""
 		}
-		dc, err := discordbot.New(discordbot.Options{
+		dopts := discordbot.Options{
 			Token:         cfg.DiscordBotToken,
 			APIURL:        cfg.DiscordAPIURL,
 			PublicKey:     cfg.DiscordPublicKey,
@@ -66,10 +78,18 @@ func (a *App) buildPlatforms() error {
 			},
 			// /remind is answered by the handler of typed commands, for the
 			// people the access policy admits, in the person's time zone.
-			CommandFunc: a.Access.Guard(a.answerInPersonZone),
-			Logger:      a.log.With("platform", "discord"),
-			Now:         cfg.Now,
-		})
+			CommandFunc:    a.Access.Guard(a.answerInPersonZone),
+			Logger:         a.log.With("platform", "discord"),
+			Now:            cfg.Now,
+			ForumPosts:     true,
+			ReplyIsMention: true,
+			AgentWebhooks:  webhooks,
+		}
+		discordCfg.Apply(&dopts)
+		if cfg.DiscordCommandGuildID != "" {
+			dopts.CommandGuildID = cfg.DiscordCommandGuildID
+		}
+		dc, err := discordbot.New(dopts)
 		if err != nil {
 			return fmt.Errorf("discord (DISCORD_BOT_TOKEN is set): %w", err)
 		}
