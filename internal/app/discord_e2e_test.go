@@ -198,12 +198,22 @@ func discordStart(tb testing.TB, db string, chunkDelay time.Duration) *discordEn
 // discordStartWith is discordStart with config as switchboard.yaml.
 func discordStartWith(tb testing.TB, db string, chunkDelay time.Duration, config string) *discordEnv {
 	tb.Helper()
+	return discordStartScript(tb, db, discordScript(tb, chunkDelay), config, nil)
+}
+
+// discordStartScript is discordStartWith with the model's script at
+// script, and prepare called on the fake before the service starts.
+func discordStartScript(tb testing.TB, db, script, config string, prepare func(*discordtest.Server)) *discordEnv {
+	tb.Helper()
 	fake := discordtest.NewServer(tb)
+	if prepare != nil {
+		prepare(fake)
+	}
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + discordScript(tb, chunkDelay)}
+	env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
 	cfg := app.Config{
 		Addr:             "127.0.0.1:0",
 		DatabaseURL:      db,

@@ -189,3 +189,22 @@ func checkInstallContexts(i int, cmd map[string]any) *formError {
 	}
 	return nil
 }
+
+// addReaction records the bot's reaction on a message
+// (https://discord.com/developers/docs/resources/message#create-reaction).
+func (s *Server) addReaction(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	emoji := r.PathValue("emoji")
+	if emoji == "" {
+		return http.StatusBadRequest, errBody(10014, "Unknown Emoji")
+	}
+	if !slices.Contains(m.Reactions, emoji) {
+		m.Reactions = append(m.Reactions, emoji)
+	}
+	return http.StatusNoContent, nil
+}

@@ -103,6 +103,8 @@ type Message struct {
 	// author is then the name and avatar the execution gave.
 	WebhookID string
 	AvatarURL string
+	// Reactions are the emoji the bot added to the message.
+	Reactions []string
 }
 
 // Ephemeral reports whether the message was sent with flags 64.
@@ -238,6 +240,7 @@ func rawOr(r json.RawMessage, def string) json.RawMessage {
 
 func (m *Message) clone() *Message {
 	c := *m
+	c.Reactions = slices.Clone(m.Reactions)
 	c.Attachments = slices.Clone(m.Attachments)
 	c.Mentions = slices.Clone(m.Mentions)
 	return &c
@@ -729,6 +732,7 @@ func (s *Server) routes() {
 	add("PATCH /webhooks/{app}/{token}/messages/{message}", s.editWebhookMessage)
 	add("DELETE /webhooks/{app}/{token}/messages/{message}", s.deleteByWebhook)
 	add("POST /channels/{channel}/webhooks", s.createWebhook)
+	add("PUT /channels/{channel}/messages/{message}/reactions/{emoji}/@me", s.addReaction)
 	add("GET /channels/{channel}/webhooks", s.listWebhooks)
 	add("PUT /applications/{app}/commands", s.bulkOverwrite)
 	add("PUT /applications/{app}/guilds/{guild}/commands", s.bulkOverwrite)
