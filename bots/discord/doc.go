@@ -15,6 +15,17 @@
 // In channels listed in Options.ThreadOnMention a top-level message
 // addressed to the bot starts a thread on it, and Thread names that thread.
 //
+// Places: a forum post's first message (its id is the thread's) is
+// addressed with Options.ForumPosts; a reply to the bot's or an agent's
+// message with Options.ReplyIsMention. Where only the person installed the
+// app (a group DM, a guild the bot is not in) /ask is answered through the
+// interaction's follow-ups (via.go), since the bot cannot post there.
+//
+// Identity and cards: with Options.AgentWebhooks a reply with a
+// bots.Identity goes through the channel's webhook under the agent's name
+// and avatar, and later edits and deletes go the same way (via.go); a card
+// is drawn in Components V2 and falls back to embeds when it does not fit.
+//
 // Limits: a text longer than 2,000 characters is split on paragraph, line,
 // sentence or word boundaries, closing and reopening code fences across
 // parts; buttons go in action rows of five, at most five rows; a button's
