@@ -977,3 +977,31 @@ func TestRateLimitRetriesAreBounded(t *testing.T) {
 		t.Fatalf("%d messages posted; want none", len(msgs))
 	}
 }
+
+// A click on a Components V2 card: the buttons go and the choice joins the
+// card as text; the message keeps its flag and carries no content (the
+// fake refuses content on a V2 message).
+func TestComponentsV2CardClick(t *testing.T) {
+	t.Parallel()
+	a, fake, fc := start(t, nil)
+	fake.AddChannel(discordgo.Channel{ID: chanGeneral, GuildID: discordtest.DefaultGuildID, Type: discordgo.ChannelTypeGuildText})
+	entry := uuid.New()
+	card := &cards.Stamped{V: 1, Title: "Pick one", Items: []cards.Item{{Title: "Option A"}}, Actions: []cards.Action{{ID: "go", Label: "Go", Kind: cards.ActionSignal}}}
+	refs, err := a.Post(context.Background(), bots.Target{Channel: chanGeneral}, &bots.Message{Text: "fallback", Card: &bots.Card{EntryID: entry, Stamped: card}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fake.Message(refs[0].ID)
+	b := m.Buttons()
+	if !m.ComponentsV2() || len(b) != 1 {
+		t.Fatalf("flags %d, buttons %+v; want a V2 card with its button", m.Flags, b)
+	}
+	fake.ClickButton(m.ID, b[0].CustomID, alice)
+	fc.waitAction(t, 1)
+	fake.Wait(t, "the choice shown on the card", func() bool { return fake.Message(m.ID).Edits > 0 })
+	after := fake.Message(m.ID)
+	if !after.ComponentsV2() || after.Content != "" || len(after.Buttons()) != 0 ||
+		!strings.Contains(strings.Join(after.TextDisplays(), "\n"), "**Go** — chosen by <@"+alice.ID+">") {
+		t.Errorf("after the click: flags %d, content %q, buttons %+v, text %q; want the V2 card without buttons and the choice noted", after.Flags, after.Content, after.Buttons(), after.TextDisplays())
+	}
+}
