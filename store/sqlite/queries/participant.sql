@@ -1,15 +1,19 @@
 -- Participants of a conversation and its floor (the loop guard's count).
 
--- name: ParticipantJoin :one
--- A participant already there is returned as it is; a removed one comes
--- back only with rejoin.
+-- name: ParticipantInsert :exec
+-- A participant already there is left as it is (ParticipantRejoin brings
+-- back a removed one). Two statements where Postgres has one: sqlc reads no
+-- parameters in SQLite's upsert clause.
 INSERT INTO participants (conversation_id, author, joined, joined_at, updated_at)
 VALUES (sqlc.arg(conversation_id), sqlc.arg(author), sqlc.arg(joined), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER))
-ON CONFLICT (conversation_id, author) DO UPDATE SET
-    removed_at = CASE WHEN CAST(sqlc.arg(rejoin) AS INTEGER) THEN NULL ELSE participants.removed_at END,
-    joined     = CASE WHEN CAST(sqlc.arg(rejoin) AS INTEGER) AND participants.removed_at IS NOT NULL THEN excluded.joined ELSE participants.joined END,
-    updated_at = CASE WHEN CAST(sqlc.arg(rejoin) AS INTEGER) AND participants.removed_at IS NOT NULL THEN excluded.updated_at ELSE participants.updated_at END
-RETURNING *;
+ON CONFLICT (conversation_id, author) DO NOTHING;
+
+-- name: ParticipantRejoin :exec
+UPDATE participants SET removed_at = NULL, joined = sqlc.arg(joined), updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE conversation_id = sqlc.arg(conversation_id) AND author = sqlc.arg(author) AND removed_at IS NOT NULL;
+
+-- name: ParticipantGet :one
+SELECT * FROM participants WHERE conversation_id = sqlc.arg(conversation_id) AND author = sqlc.arg(author);
 
 -- name: ParticipantList :many
 SELECT * FROM participants
