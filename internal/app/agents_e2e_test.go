@@ -225,20 +225,29 @@ func TestAgentsLoopGuardSlack(t *testing.T) {
 	})
 }
 
-// TestAgentsNoRunawayLoop: the adversarial pair in 100 group threads at
-// once: every one stops at exactly 6 agent messages (0 runaway loops).
+// TestAgentsNoRunawayLoop: the adversarial pair in 100 group conversations
+// (a person and the two agents, over the API so that no platform slows it
+// down): every one stops at exactly 6 agent messages with one notice, so
+// 0 runaway loops.
 func TestAgentsNoRunawayLoop(t *testing.T) {
 	t.Parallel()
 	e := startSlack(t, sqliteDatabase(t), envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
+	ctx := context.Background()
 	const runs = 100
-	for i := range runs {
-		ts := fmt.Sprintf("1700001%03d.000100", i)
-		e.mustPost(newEvent(fmt.Sprintf("EvRun%d", i), mention(loopChannel, ts, "", alice, "@ping start")))
+	convs := make([]uuid.UUID, runs)
+	for i := range convs {
+		c, err := e.app.Service.CreateConversation(ctx, "ping", "", alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.app.Service.PostMessage(ctx, c.ID, alice, "@ping start"); err != nil {
+			t.Fatal(err)
+		}
+		convs[i] = c.ID
 	}
-	e.waitIdleFor(5*waitLong, 50*time.Millisecond)
+	e.waitIdleFor(10*waitLong, 50*time.Millisecond)
 	runaway := 0
-	for i := range runs {
-		conv := e.conversation(loopChannel, fmt.Sprintf("1700001%03d.000100", i)).ID
+	for i, conv := range convs {
 		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 {
 			runaway++
 			t.Logf("run %d: %d agent messages, %d notices", i, r, n)
@@ -370,6 +379,59 @@ func TestAgentsMessageRowsLikePersonSlack(t *testing.T) {
 		}
 		if got := replyAgents(t, e.store, fromAgent); !slices.Equal(got, []string{"relay", "target"}) {
 			t.Errorf("replies by %v, want relay then target", got)
+		}
+	})
+}
+
+// TestAgentsDiscord: on Discord too, the specialist answers a one-domain
+// question before the generalist, a named agent goes first, and the
+// adversarial pair stops after exactly 6 messages with one notice posted;
+// a person's message opens the channel again.
+func TestAgentsDiscord(t *testing.T) {
+	t.Parallel()
+	discordEachStore(t, func(t *testing.T, db string) {
+		scripts := map[string]string{}
+		for k, v := range teamScripts {
+			scripts[k] = v
+		}
+		for k, v := range pairScripts {
+			scripts[k] = v
+		}
+		const domain, named, loop = "3100000000000000001", "3100000000000000002", "3100000000000000003"
+		team := strings.ReplaceAll(teamAgents, teamChannel, domain)
+		cfg := agentsConfig(t, scripts, team+strings.ReplaceAll(pairAgents, "answers: {default: true}", "answers: {}"), "")
+		e := discordStartWith(t, db, 0, cfg)
+
+		e.mention(domain, discordAlice, "my refund never arrived")
+		conv := e.settle(domain)
+		if got, want := replyAgents(t, e.store, conv), []string{"ledger", "atlas"}; !slices.Equal(got, want) {
+			t.Errorf("one-domain question answered by %v, want %v", got, want)
+		}
+		msgs := e.fake.BotMessages(domain)
+		if len(msgs) != 2 || !strings.HasPrefix(msgs[0].Content, "ledger") || !strings.HasPrefix(msgs[1].Content, "atlas") {
+			t.Errorf("the channel shows %d bot messages (%+v); want ledger's then atlas's", len(msgs), msgs)
+		}
+
+		e.mention(named, discordAlice, "forge, is the database up?")
+		if got, want := replyAgents(t, e.store, e.settle(named)), []string{"forge"}; !slices.Equal(got, want) {
+			t.Errorf("a question naming forge answered by %v, want %v", got, want)
+		}
+
+		e.mention(loop, discordAlice, "@ping start")
+		conv = e.settle(loop)
+		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 {
+			t.Fatalf("group: %d agent messages and %d notices, want exactly 6 and 1", r, n)
+		}
+		e.waitBotMessage(loop, "stop answering each other until someone writes")
+		e.mention(loop, discordAlice, "@pong again")
+		// The gateway hands the message over on its own time: wait for it.
+		discordPoll(t, "the person's second message in the log", func() (bool, string) {
+			n := len(logEntries(t, e.store, conv, store.EntryUser))
+			return n > 6, fmt.Sprintf("%d user entries", n)
+		})
+		e.settle(loop)
+		if r, n := agentReplies(t, e.store, conv); r != 12 || n != 2 {
+			t.Fatalf("after a person wrote: %d agent messages and %d notices, want 12 and 2", r, n)
 		}
 	})
 }
