@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/command/when"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
@@ -45,6 +47,15 @@ type Options struct {
 	// Links, when set, answers `link`: linking a person's identities on
 	// two platforms with a one-time code (*core.Directory implements it).
 	Links Linker
+	// Participants, when set, answers `invite` and `remove`: agents joining
+	// and leaving the conversation (*core.Service implements it).
+	Participants Participants
+}
+
+// Participants adds agents to a conversation and takes them out.
+type Participants interface {
+	Invite(ctx context.Context, conv uuid.UUID, agent string) error
+	Remove(ctx context.Context, conv uuid.UUID, agent string) error
 }
 
 // Linker issues and spends the one-time codes of `link`.
@@ -90,6 +101,7 @@ const Help = "Scheduling commands:\n" +
 	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
 	"Times are in your time zone (from your Slack or Discord profile).\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
+	"\nAgents in this conversation: `invite <agent>` · `remove <agent>`" +
 	"\nStanding grants:\n" + GrantsHelp
 
 // request is a command and who gave it where.
@@ -106,6 +118,8 @@ type request struct {
 	// TimeZone is the person's time zone when the platform knows it.
 	TimeZone string
 	IsDM     bool
+	// ConversationID is the conversation the command was typed in.
+	ConversationID uuid.UUID
 }
 
 // Answer is the core.CommandFunc of every platform: it runs cmd for the
@@ -116,7 +130,7 @@ type request struct {
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
-		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM,
+		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM, ConversationID: cmd.ConversationID,
 	})
 	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
 		return "⚠️ " + err.Error(), nil
@@ -167,6 +181,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return h.remind(ctx, r)
 	case "link":
 		return h.link(ctx, r, args)
+	case "invite", "remove":
+		return h.participant(ctx, r, verb, args)
 	case "reminders", "routines", "pulses", "loops":
 		return h.list(ctx, r, kindOfWord(strings.TrimSuffix(verb, "s")))
 	case "reminder", "routine", "pulse", "loop":
@@ -194,6 +210,27 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return "", invalid("unknown command %q. %s", verb+" "+sub, Help)
 	}
 	return "", invalid("unknown command %q. %s", verb, Help)
+}
+
+// participant answers `invite <agent>` and `remove <agent>`.
+func (h *Handler) participant(ctx context.Context, r request, verb string, args []string) (string, error) {
+	switch {
+	case h.opts.Participants == nil || r.ConversationID == uuid.Nil:
+		return "", invalid("%s works in a conversation with the agents", verb)
+	case len(args) != 1:
+		return "", invalid("%s needs one agent name, as in `%s scout`", verb, verb)
+	}
+	name := strings.ToLower(strings.TrimPrefix(args[0], "@"))
+	if verb == "invite" {
+		if err := h.opts.Participants.Invite(ctx, r.ConversationID, name); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s joined this conversation. Name it (`%s, …` or `@%s`) to ask it something.", name, name, name), nil
+	}
+	if err := h.opts.Participants.Remove(ctx, r.ConversationID, name); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s left this conversation; `invite %s` brings it back.", name, name), nil
 }
 
 func kindOfWord(w string) store.ScheduleKind {

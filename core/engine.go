@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,18 @@ type turn struct {
 	stable []string
 
 	skillIndex string // the index of the skills offered (see offerSkills)
+
+	// args are the item's: which agent, and who answers after it.
+	args TurnArgs
+	// trigger wrote the entry the turn answers ("" when unknown).
+	trigger store.Author
+	// done: the agent said it is done (the done tool or its marker).
+	done bool
+	// failures counts the calls of this turn that failed, by tool and
+	// arguments (see callKey); fmu guards it and done, since calls run
+	// concurrently.
+	fmu      sync.Mutex
+	failures map[string]int
 }
 
 // turnOutcome is how a turn ended.
@@ -71,9 +84,9 @@ const (
 // shutdown or a lost lease). Model and tool failures are recorded in the log
 // as error entries and end the turn normally.
 //
-// The args are decoded (an item whose payload is not TurnArgs fails) but not
-// used: a turn, resumed or not, starts from the log.
-func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs) (err error) {
+// The args name the agent that takes the turn (and those after it); a
+// turn, resumed or not, starts from the log.
+func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnArgs) (err error) {
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
 	}
@@ -81,10 +94,23 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 	if cerr != nil {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
+	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
+	if err != nil {
+		return fmt.Errorf("loading log: %w", err)
+	}
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
+	base := s.turnAgent(conv, entries, args)
+	trigger := authorAt(entries, args.TriggerSeq)
+	if _, fromAgent := trigger.Agent(); fromAgent {
+		// An agent's message queued before the floor filled up wakes
+		// nobody once it has.
+		if stop, err := s.halted(ctx, s.st, conv.ID); err != nil || stop {
+			return err
+		}
+	}
 	// Live viewers see every turn start and end, also one that ends at once
 	// (a backend that cannot be built, the attempt cap).
-	agentName := s.agentOf(conv).Name
+	agentName := base.Name
 	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: agentName})
 	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: agentName})
 	td := s.openDelivery(ctx, conv, item, agentName)
@@ -121,17 +147,13 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		}
 	}
 
-	ag, err := s.withPersonality(ctx, s.agentOf(conv))
+	ag, err := s.withPersonality(ctx, base)
 	if err != nil {
 		return err
 	}
 	backend, err := s.backendFor(ag)
 	if err != nil {
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))
-	}
-	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
-	if err != nil {
-		return fmt.Errorf("loading log: %w", err)
 	}
 	workspace, err := s.workspaceOf(ctx, conv.ID)
 	if err != nil {
@@ -142,7 +164,8 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, _ TurnArgs)
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID}
+		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger}
+	t.countFailures()
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
 		// of the latest one.
@@ -313,13 +336,13 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 			}
 		}
 	}
-	if pending := pendingCalls(t.entries); len(pending) > 0 {
+	if pending := t.ownPending(); len(pending) > 0 {
 		movedOn := t.movedOn(pending)
 		if movedOn {
 			if err := t.closeMovedOn(ctx, pending); err != nil {
 				return turnDone, err
 			}
-			pending = pendingCalls(t.entries)
+			pending = t.ownPending()
 		}
 		waiting, err := t.resolvePending(ctx, pending)
 		if err != nil {
@@ -331,7 +354,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 			return turnPaused, nil
 		}
 	}
-	if !needsResponse(t.entries) {
+	if !needsResponse(t.entries, t.agent.Name) {
 		return turnDone, nil
 	}
 	for step := 0; step < t.agent.StepBudget; step++ {
@@ -358,6 +381,11 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 		// The model call's text and calls are finished together, when its
 		// stream ends: they are appended at once, with its usage, in one commit.
+		if m := t.agent.DoneMarker; m != "" && strings.Contains(text, m) {
+			// The marker is the agent's signal, not something to show.
+			t.done = true
+			text = strings.TrimSpace(strings.ReplaceAll(text, m, ""))
+		}
 		var step []pendingEntry
 		if text != "" || len(thinking) > 0 {
 			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking}})
@@ -365,7 +393,12 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		for _, c := range calls {
 			step = append(step, pendingEntry{store.EntryToolCall, c})
 		}
-		if err := t.commitStep(ctx, usage, step); err != nil {
+		var reply *string
+		if len(calls) == 0 {
+			// The last step: the reply and what it causes commit together.
+			reply = &text
+		}
+		if _, err := t.commit(ctx, usage, step, reply); err != nil {
 			return turnDone, err
 		}
 		if len(calls) == 0 {
@@ -451,18 +484,13 @@ func (t *turn) status(text string) {
 	}
 }
 
-// commitStep records a model call's usage and appends its entries in one
-// transaction, then publishes and delivers them.
-func (t *turn) commitStep(ctx context.Context, u *store.Usage, step []pendingEntry) error {
-	_, err := t.commit(ctx, u, step)
-	return err
-}
-
 // commit appends entries (and the usage row, if any) in one transaction.
 // The first entry of this attempt that people see carries the durable
 // deliver item in the same commit; then the entries are delivered at once,
 // under the turn's lease. A delivery that fails here is left to that item.
-func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) ([]*store.Entry, error) {
+// reply, on the turn's last step, is its final text: what it causes (the
+// agents it wakes, the loop guard's count) commits with it (see replied).
+func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry, reply *string) ([]*store.Entry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var appended []*store.Entry
@@ -481,6 +509,16 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry) 
 			}
 			appended = append(appended, res.Entry)
 			visible = visible || Visible(res.Entry)
+		}
+		if reply != nil {
+			more, err := t.replied(ctx, q, *reply)
+			if err != nil {
+				return err
+			}
+			for _, e := range more {
+				appended = append(appended, e)
+				visible = visible || Visible(e)
+			}
 		}
 		if visible && t.td != nil && !t.deliveryQueued {
 			queued = true
@@ -523,7 +561,7 @@ func (t *turn) published(es ...*store.Entry) {
 // append writes one finished entry to the log at once, publishes and
 // delivers it.
 func (t *turn) append(ctx context.Context, kind store.EntryKind, content any) (*store.Entry, error) {
-	es, err := t.commit(ctx, nil, []pendingEntry{{kind, content}})
+	es, err := t.commit(ctx, nil, []pendingEntry{{kind, content}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -561,6 +599,9 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 	tl, ok := t.tools[c.Name]
 	if !ok {
 		return false, t.record(ctx, c, tool.UnknownTool(c.Name), policyDenied)
+	}
+	if n := t.failedBefore(c); n >= maxSameFailures {
+		return false, t.record(ctx, c, repeatedFailure(c, n), verdict{DecidedBy: store.DecidedBySystem, Outcome: store.AuditCancelled})
 	}
 	decision := t.s.opts.Policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
 	switch decision {
@@ -647,6 +688,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 		return false, err
 	}
 	t.finished(ctx, c)
+	t.ran(c, res)
 	return false, nil
 }
 
@@ -701,7 +743,7 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 		// (interrupted, cancelled) ran, if at all, in an earlier run: no line.
 		step = append(step, pendingEntry{store.EntrySystem, notice(c)})
 	}
-	if _, err := t.commit(ctx, nil, step); err != nil {
+	if _, err := t.commit(ctx, nil, step, nil); err != nil {
 		return err
 	}
 	var detail json.RawMessage

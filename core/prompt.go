@@ -111,12 +111,31 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 	}
 	var speaker string
 	placed := map[string]bool{}
+	me := store.AgentAuthor(a.Name)
+	// lastSaid is each agent's latest text: the user entry that hands an
+	// agent's reply on repeats it, and is left out.
+	lastSaid := map[store.Author]string{}
 	for i, e := range entries {
+		if other := otherAgent(e, me); other && (e.Kind == store.EntryToolCall || e.Kind == store.EntryToolResult) {
+			continue // another agent's calls are its own
+		}
 		switch e.Kind {
 		case store.EntryUser:
 			c, err := Decode[UserContent](e)
 			if err != nil {
 				return nil, err
+			}
+			if agentName, ok := e.Author.Agent(); ok {
+				if said, ok := lastSaid[e.Author]; ok && said == c.Text {
+					continue // the same words as its reply, just before
+				}
+				if e.Author == me {
+					add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: c.Text})
+					continue
+				}
+				speaker = agentName
+				add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[" + agentName + "] " + c.Text})
+				continue
 			}
 			name := speakerName(c, names)
 			speaker = name
@@ -129,6 +148,16 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			c, err := Decode[AssistantContent](e)
 			if err != nil {
 				return nil, err
+			}
+			lastSaid[e.Author] = c.Text
+			if otherAgent(e, me) {
+				// Another agent's reply is something said in the room.
+				if c.Text != "" {
+					name, _ := e.Author.Agent()
+					speaker = name
+					add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[" + name + "] " + c.Text})
+				}
+				continue
 			}
 			for _, th := range c.Thinking {
 				add(model.RoleAssistant, model.Part{Kind: model.PartThinking, Text: th.Text, Signature: th.Signature, Redacted: th.Redacted})
@@ -144,10 +173,10 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			add(model.RoleAssistant, model.Part{Kind: model.PartToolCall, CallID: c.CallID, ToolName: c.Name, Input: c.Input})
 			// Close the assistant message's calls with their results once the
 			// last consecutive call is placed.
-			if next := i + 1; next < len(entries) && entries[next].Kind == store.EntryToolCall {
+			if next := i + 1; next < len(entries) && entries[next].Kind == store.EntryToolCall && !otherAgent(entries[next], me) {
 				continue
 			}
-			for j := i; j >= 0 && entries[j].Kind == store.EntryToolCall; j-- {
+			for j := i; j >= 0 && entries[j].Kind == store.EntryToolCall && !otherAgent(entries[j], me); j-- {
 				cc, _ := Decode[ToolCallContent](entries[j])
 				r, ok := results[cc.CallID]
 				if !ok {
@@ -205,6 +234,12 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 	return req, nil
 }
 
+// otherAgent reports whether an agent other than me wrote e.
+func otherAgent(e *store.Entry, me store.Author) bool {
+	_, isAgent := e.Author.Agent()
+	return isAgent && e.Author != me
+}
+
 // speakerName is how a message's author is shown to the model: a known
 // person's display name, else the name the platform gave with the message;
 // a person's platform id never ("someone" when no name is known). Authors
@@ -238,7 +273,8 @@ var movedOnResult = mustJSON(map[string]string{"error": "The person sent a new m
 // pendingCall is a tool call without a result yet.
 type pendingCall struct {
 	ToolCallContent
-	Seq int64
+	Seq    int64
+	Author store.Author // the agent that made the call
 }
 
 // pendingCalls finds the calls in the log that have no result, in log order.
@@ -249,7 +285,7 @@ func pendingCalls(entries []*store.Entry) map[string]pendingCall {
 		case store.EntryToolCall:
 			c, err := Decode[ToolCallContent](e)
 			if err == nil {
-				out[c.CallID] = pendingCall{ToolCallContent: c, Seq: e.SeqValue()}
+				out[c.CallID] = pendingCall{ToolCallContent: c, Seq: e.SeqValue(), Author: e.Author}
 			}
 		case store.EntryToolResult:
 			c, err := Decode[ToolResultContent](e)
@@ -262,15 +298,26 @@ func pendingCalls(entries []*store.Entry) map[string]pendingCall {
 }
 
 // needsResponse reports whether the log ends with something the agent has
-// not answered: a message, a click or tool results.
-func needsResponse(entries []*store.Entry) bool {
+// not answered: a message (a person's or another agent's), a click or tool
+// results. The agent's own words handed on to others are not new to it.
+func needsResponse(entries []*store.Entry, agentName string) bool {
+	me := store.AgentAuthor(agentName)
 	for i := len(entries) - 1; i >= 0; i-- {
-		switch entries[i].Kind {
-		case store.EntryUser, store.EntryAction, store.EntryToolResult, store.EntrySystem:
+		e := entries[i]
+		switch e.Kind {
+		case store.EntryUser:
+			if e.Author == me {
+				continue
+			}
+			return true
+		case store.EntryAction, store.EntryToolResult, store.EntrySystem:
 			return true
 		case store.EntryAssistant:
-			return false
+			return otherAgent(e, me)
 		case store.EntryToolCall:
+			if otherAgent(e, me) {
+				continue
+			}
 			return false // pending calls are resolved before this is asked
 		}
 	}

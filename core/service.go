@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -161,6 +162,8 @@ type Service struct {
 	log  *slog.Logger
 	hub  *Hub
 
+	router *route.Router
+
 	mu       sync.Mutex
 	agentIDs map[string]uuid.UUID // name → store id
 	backends map[string]model.Backend
@@ -174,7 +177,12 @@ func New(opts Options) (*Service, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	router, err := opts.Agents.Router()
+	if err != nil {
+		return nil, fmt.Errorf("core: Options.Agents: %w", err)
+	}
 	return &Service{
+		router:   router,
 		opts:     opts,
 		st:       opts.Store,
 		log:      opts.Logger,

@@ -92,7 +92,7 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	var bound *store.Binding
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		res = SubmitResult{}
-		b, err := s.bindInbound(ctx, q, logged, ag, inChannel, &res)
+		b, created, err := s.bindInbound(ctx, q, logged, ag, inChannel, &res)
 		if err != nil || b == nil {
 			bound = b
 			return err
@@ -103,7 +103,11 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 		}
 		// User entries are never delivered back (render skips them), so the
 		// delivered cursor is left where it is.
-		seq, err := s.appendAndQueue(ctx, q, b.ConversationID, store.EntryUser, store.UserAuthor(in.UserID), userContent(in), "message")
+		sp := &speech{conv: b.ConversationID, author: store.UserAuthor(in.UserID), content: userContent(in), channel: in.Channel, named: in.Agent}
+		if created {
+			sp.starter = ag.Name
+		}
+		seq, err := s.admit(ctx, q, sp)
 		if err != nil {
 			return err
 		}
@@ -139,34 +143,35 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 // bindInbound dedupes an inbound message and finds or creates the
 // conversation bound to its place. It returns nil, with res marked, when the
 // message is not for the bot or was seen before: then nothing is stored,
-// not even the dedupe row for a message that is not for the bot.
-func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *agent.Agent, inChannel bool, res *SubmitResult) (*store.Binding, error) {
+// not even the dedupe row for a message that is not for the bot. created
+// says the conversation is new.
+func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *agent.Agent, inChannel bool, res *SubmitResult) (*store.Binding, bool, error) {
 	now := s.now()
 	b, err := q.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns(in.Platform, in.Workspace, in.Channel, in.Thread)})
 	engaged := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("finding binding: %w", err)
+		return nil, false, fmt.Errorf("finding binding: %w", err)
 	}
 	if !engaged && !in.Mentioned && !in.IsDM && !inChannel {
 		res.Ignored = true
-		return nil, nil
+		return nil, false, nil
 	}
 	if away, err := s.pinnedAway(ctx, q, in, b, s.agentID(ag.Name)); err != nil || away {
 		res.Refused = away
-		return nil, err
+		return nil, false, err
 	}
 	if in.EventID != "" {
 		fresh, err := q.InboundRecord(ctx, &store.InboundRecordParams{Platform: in.Platform, EventID: in.EventID, Now: now})
 		if err != nil {
-			return nil, fmt.Errorf("recording inbound event: %w", err)
+			return nil, false, fmt.Errorf("recording inbound event: %w", err)
 		}
 		if !fresh {
 			res.Duplicate = true
-			return nil, nil
+			return nil, false, nil
 		}
 	}
 	if b != nil {
-		return b, nil
+		return b, false, nil
 	}
 	// A platform's conversations run in the context named after it.
 	meta := ConversationMeta{Context: tool.ContextName(in.Platform), Starter: in.UserID}.Encode()
@@ -178,9 +183,9 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 		Now: now,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("binding conversation: %w", err)
+		return nil, false, fmt.Errorf("binding conversation: %w", err)
 	}
-	return ens.Binding, nil
+	return ens.Binding, ens.Created, nil
 }
 
 func userContent(in *Inbound) UserContent {
@@ -252,7 +257,7 @@ func (s *Service) RunCommand(ctx context.Context, item *store.WorkItem, args Com
 	reply := "Commands are not configured here."
 	if s.opts.CommandFunc != nil {
 		var err error
-		reply, err = s.opts.CommandFunc(ctx, &in, &Command{Text: args.Text})
+		reply, err = s.opts.CommandFunc(ctx, &in, &Command{Text: args.Text, ConversationID: *item.ConversationID})
 		if err != nil {
 			if errors.Is(err, ErrInvalid) {
 				reply = "⚠️ " + err.Error()
@@ -297,7 +302,11 @@ func (s *Service) appendAndQueue(ctx context.Context, q store.Queries, conv uuid
 }
 
 func (s *Service) enqueueTurn(ctx context.Context, q store.Queries, conv uuid.UUID, triggerSeq int64, reason string) error {
-	_, err := Enqueue(ctx, q, TurnArgs{TriggerSeq: triggerSeq, Reason: reason}, &EnqueueOpts{
+	return s.enqueueTurnArgs(ctx, q, conv, TurnArgs{TriggerSeq: triggerSeq, Reason: reason})
+}
+
+func (s *Service) enqueueTurnArgs(ctx context.Context, q store.Queries, conv uuid.UUID, args TurnArgs) error {
+	_, err := Enqueue(ctx, q, args, &EnqueueOpts{
 		ConversationID: &conv,
 		// One claim more than the cap: the claim past the cap is the one that
 		// tells the user the turn failed for good (see RunTurn).
@@ -562,7 +571,7 @@ func (s *Service) PostMessage(ctx context.Context, conv uuid.UUID, userID, text 
 	var seq int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
-		seq, err = s.appendAndQueue(ctx, q, conv, store.EntryUser, store.UserAuthor(userID), UserContent{Text: text, UserID: userID}, "message")
+		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID}})
 		return err
 	})
 	if err != nil {

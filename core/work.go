@@ -38,6 +38,13 @@ type TurnArgs struct {
 	// tool result, an action); a retried turn restarts after it.
 	TriggerSeq int64  `json:"trigger_seq"`
 	Reason     string `json:"reason"` // message, resume, action, schedule
+	// Agent takes the turn: one agent at a time, since the conversation's
+	// lease serialises its items. "" is the agent of the call the turn
+	// resumes, else the conversation's agent.
+	Agent string `json:"agent,omitempty"`
+	// Then are the agents that answer the same message after Agent, in
+	// order: the turn that ends with Agent's reply queues the next.
+	Then []string `json:"then,omitempty"`
 }
 
 // Kind is WorkTurn.

@@ -57,6 +57,15 @@ type Agent struct {
 	// Personality bounds how sharply the agent may shrink its own
 	// personality document (see PersonalityGuard).
 	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
+
+	// Role is specialist or generalist ("" reads as generalist) and
+	// Domains what it knows: they decide who speaks first where several
+	// agents answer (see package route).
+	Role    string   `yaml:"role,omitempty" json:"role,omitempty"`
+	Domains []Domain `yaml:"domains,omitempty" json:"domains,omitempty"`
+	// DoneMarker, when set, is text that signals the agent is done, as the
+	// done tool does; it is removed from what people see.
+	DoneMarker string `yaml:"done_marker,omitempty" json:"done_marker,omitempty"`
 }
 
 // Answers is where an agent answers.
@@ -84,6 +93,12 @@ type Config struct {
 	Approvals  Approvals            `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
+	// Channels are per-channel settings by channel id (the fallback order).
+	Channels map[string]Channel `yaml:"channels,omitempty"`
+	// Loop bounds agents talking among themselves.
+	Loop Loop `yaml:"loop,omitempty"`
+	// Routing tunes the domain classifier.
+	Routing Routing `yaml:"routing,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -138,6 +153,7 @@ func Load(path string, env Env) (*Config, error) {
 	if len(cfg.Agents) == 1 {
 		cfg.Agents[0].Answers.Default = true
 	}
+	cfg.Loop.defaults()
 	if err := cfg.validate(); err != nil {
 		if path != "" {
 			return nil, fmt.Errorf("config %s: %w", path, err)
@@ -210,6 +226,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
 	}
 	if err := c.validateGuard(); err != nil {
+		return err
+	}
+	if err := c.validateTeam(); err != nil {
 		return err
 	}
 	return c.Access.validate()

@@ -36,6 +36,13 @@ func TestLoadFileErrors(t *testing.T) {
 		{"unknown field", "agents:\n- name: a\n  modle: x\n", "modle"},
 		{"two defaults", "agents:\n- name: a\n  answers: {default: true}\n- name: b\n  answers: {default: true}\n", "at most one"},
 		{"thinking", "agents:\n- name: a\n  thinking: extreme\n", `thinking "extreme"`},
+		{"role", "agents:\n- name: a\n  role: boss\n", `agents[0] (a).role: "boss"`},
+		{"specialist without domains", "agents:\n- name: a\n  role: specialist\n", `agents[0] (a).domains: a specialist`},
+		{"domain name", "agents:\n- name: a\n  domains: [{keywords: [x]}]\n", `agents[0] (a).domains[0].name`},
+		{"empty domain", "agents:\n- name: a\n  domains: [{name: d}]\n", `agents[0] (a).domains[0] (d): needs keywords`},
+		{"fallback", "agents:\n- name: a\nchannels:\n  C1: {fallback: [b]}\n", `channels.C1.fallback[0]: no agent named "b"`},
+		{"loop", "agents:\n- name: a\nloop: {max_agent_messages_group: -1}\n", `loop.max_agent_messages_group`},
+		{"routing", "agents:\n- name: a\nrouting: {margin: 0.5}\n", `routing: margin`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

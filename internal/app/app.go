@@ -318,6 +318,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err := core.RegisterPersonalityTools(a.Registry, core.NewPersonalities(a.Store, agents, cfg.Now)); err != nil {
 		return err
 	}
+	if err := core.RegisterDone(a.Registry); err != nil {
+		return fmt.Errorf("registering done: %w", err)
+	}
 	reg := a.Registry
 	if err := a.buildSkills(ctx, agents); err != nil {
 		return err
@@ -394,8 +397,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
-		Grants: a.Service,
-		Links:  a.People,
+		Grants:       a.Service,
+		Links:        a.People,
+		Participants: a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)

@@ -126,6 +126,12 @@ type Conversation struct {
 	WorkspaceID    *uuid.UUID
 }
 
+type ConversationFloor struct {
+	ConversationID uuid.UUID
+	AgentStreak    int32
+	UpdatedAt      time.Time
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
@@ -195,6 +201,16 @@ type Pairing struct {
 	ExpiresAt  time.Time
 	ApprovedAt *time.Time
 	ApprovedBy string
+}
+
+type Participant struct {
+	ConversationID uuid.UUID
+	Author         string
+	Joined         string
+	DoneSeq        *int64
+	RemovedAt      *time.Time
+	JoinedAt       time.Time
+	UpdatedAt      time.Time
 }
 
 type Person struct {

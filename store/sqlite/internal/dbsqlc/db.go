@@ -156,6 +156,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
 	}
+	if q.floorAgentSpokeStmt, err = db.PrepareContext(ctx, floorAgentSpoke); err != nil {
+		return nil, fmt.Errorf("error preparing query FloorAgentSpoke: %w", err)
+	}
+	if q.floorGetStmt, err = db.PrepareContext(ctx, floorGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FloorGet: %w", err)
+	}
+	if q.floorPersonSpokeStmt, err = db.PrepareContext(ctx, floorPersonSpoke); err != nil {
+		return nil, fmt.Errorf("error preparing query FloorPersonSpoke: %w", err)
+	}
 	if q.grantFindStmt, err = db.PrepareContext(ctx, grantFind); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantFind: %w", err)
 	}
@@ -251,6 +260,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.pairingUpsertStmt, err = db.PrepareContext(ctx, pairingUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PairingUpsert: %w", err)
+	}
+	if q.participantGetStmt, err = db.PrepareContext(ctx, participantGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantGet: %w", err)
+	}
+	if q.participantInsertStmt, err = db.PrepareContext(ctx, participantInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantInsert: %w", err)
+	}
+	if q.participantListStmt, err = db.PrepareContext(ctx, participantList); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantList: %w", err)
+	}
+	if q.participantRejoinStmt, err = db.PrepareContext(ctx, participantRejoin); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantRejoin: %w", err)
+	}
+	if q.participantRemoveStmt, err = db.PrepareContext(ctx, participantRemove); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantRemove: %w", err)
+	}
+	if q.participantSetDoneStmt, err = db.PrepareContext(ctx, participantSetDone); err != nil {
+		return nil, fmt.Errorf("error preparing query ParticipantSetDone: %w", err)
 	}
 	if q.peopleGetStmt, err = db.PrepareContext(ctx, peopleGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PeopleGet: %w", err)
@@ -702,6 +729,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing entrySeedForkStmt: %w", cerr)
 		}
 	}
+	if q.floorAgentSpokeStmt != nil {
+		if cerr := q.floorAgentSpokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing floorAgentSpokeStmt: %w", cerr)
+		}
+	}
+	if q.floorGetStmt != nil {
+		if cerr := q.floorGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing floorGetStmt: %w", cerr)
+		}
+	}
+	if q.floorPersonSpokeStmt != nil {
+		if cerr := q.floorPersonSpokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing floorPersonSpokeStmt: %w", cerr)
+		}
+	}
 	if q.grantFindStmt != nil {
 		if cerr := q.grantFindStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantFindStmt: %w", cerr)
@@ -860,6 +902,36 @@ func (q *Queries) Close() error {
 	if q.pairingUpsertStmt != nil {
 		if cerr := q.pairingUpsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pairingUpsertStmt: %w", cerr)
+		}
+	}
+	if q.participantGetStmt != nil {
+		if cerr := q.participantGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantGetStmt: %w", cerr)
+		}
+	}
+	if q.participantInsertStmt != nil {
+		if cerr := q.participantInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantInsertStmt: %w", cerr)
+		}
+	}
+	if q.participantListStmt != nil {
+		if cerr := q.participantListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantListStmt: %w", cerr)
+		}
+	}
+	if q.participantRejoinStmt != nil {
+		if cerr := q.participantRejoinStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantRejoinStmt: %w", cerr)
+		}
+	}
+	if q.participantRemoveStmt != nil {
+		if cerr := q.participantRemoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantRemoveStmt: %w", cerr)
+		}
+	}
+	if q.participantSetDoneStmt != nil {
+		if cerr := q.participantSetDoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing participantSetDoneStmt: %w", cerr)
 		}
 	}
 	if q.peopleGetStmt != nil {
@@ -1320,6 +1392,9 @@ type Queries struct {
 	entryListStmt                     *sql.Stmt
 	entryListWithErrorsStmt           *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
+	floorAgentSpokeStmt               *sql.Stmt
+	floorGetStmt                      *sql.Stmt
+	floorPersonSpokeStmt              *sql.Stmt
 	grantFindStmt                     *sql.Stmt
 	grantGetStmt                      *sql.Stmt
 	grantInsertStmt                   *sql.Stmt
@@ -1352,6 +1427,12 @@ type Queries struct {
 	pairingGetStmt                    *sql.Stmt
 	pairingListStmt                   *sql.Stmt
 	pairingUpsertStmt                 *sql.Stmt
+	participantGetStmt                *sql.Stmt
+	participantInsertStmt             *sql.Stmt
+	participantListStmt               *sql.Stmt
+	participantRejoinStmt             *sql.Stmt
+	participantRemoveStmt             *sql.Stmt
+	participantSetDoneStmt            *sql.Stmt
 	peopleGetStmt                     *sql.Stmt
 	peopleInsertStmt                  *sql.Stmt
 	peopleMarkMergedStmt              *sql.Stmt
@@ -1477,6 +1558,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryListStmt:                     q.entryListStmt,
 		entryListWithErrorsStmt:           q.entryListWithErrorsStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
+		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
+		floorGetStmt:                      q.floorGetStmt,
+		floorPersonSpokeStmt:              q.floorPersonSpokeStmt,
 		grantFindStmt:                     q.grantFindStmt,
 		grantGetStmt:                      q.grantGetStmt,
 		grantInsertStmt:                   q.grantInsertStmt,
@@ -1509,6 +1593,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pairingGetStmt:                    q.pairingGetStmt,
 		pairingListStmt:                   q.pairingListStmt,
 		pairingUpsertStmt:                 q.pairingUpsertStmt,
+		participantGetStmt:                q.participantGetStmt,
+		participantInsertStmt:             q.participantInsertStmt,
+		participantListStmt:               q.participantListStmt,
+		participantRejoinStmt:             q.participantRejoinStmt,
+		participantRemoveStmt:             q.participantRemoveStmt,
+		participantSetDoneStmt:            q.participantSetDoneStmt,
 		peopleGetStmt:                     q.peopleGetStmt,
 		peopleInsertStmt:                  q.peopleInsertStmt,
 		peopleMarkMergedStmt:              q.peopleMarkMergedStmt,

@@ -124,6 +124,12 @@ type Conversation struct {
 	WorkspaceID    uuid.NullUUID
 }
 
+type ConversationFloor struct {
+	ConversationID uuid.UUID
+	AgentStreak    int64
+	UpdatedAt      int64
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
@@ -193,6 +199,16 @@ type Pairing struct {
 	ExpiresAt  int64
 	ApprovedAt sql.NullInt64
 	ApprovedBy string
+}
+
+type Participant struct {
+	ConversationID uuid.UUID
+	Author         string
+	Joined         string
+	DoneSeq        sql.NullInt64
+	RemovedAt      sql.NullInt64
+	JoinedAt       int64
+	UpdatedAt      int64
 }
 
 type Person struct {

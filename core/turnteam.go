@@ -1,0 +1,228 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/route"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// What a turn does for several agents: which agent takes it, the reply's
+// consequences (the next agent, the agents it names, the loop guard), the
+// done signal, and the stop for a call that keeps failing.
+
+// turnAgent is the agent that takes a turn: the one its args name, else
+// the author of the newest call still waiting (a resumed turn), else the
+// conversation's.
+func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) *agent.Agent {
+	if a, ok := s.opts.Agents.Find(args.Agent); ok {
+		return a
+	}
+	var newest *pendingCall
+	for _, p := range pendingCalls(entries) {
+		if newest == nil || p.Seq > newest.Seq {
+			newest = &p
+		}
+	}
+	if newest != nil {
+		if name, ok := newest.Author.Agent(); ok {
+			if a, ok := s.opts.Agents.Find(name); ok {
+				return a
+			}
+		}
+	}
+	return s.agentOf(conv)
+}
+
+// authorAt is who wrote the entry at seq ("" when there is none).
+func authorAt(entries []*store.Entry, seq int64) store.Author {
+	for _, e := range entries {
+		if e.SeqValue() == seq {
+			return e.Author
+		}
+	}
+	return ""
+}
+
+// ownPending are the calls of this turn's agent that wait for a result:
+// another agent's calls are its own turns' business.
+func (t *turn) ownPending() map[string]pendingCall {
+	all := pendingCalls(t.entries)
+	me := store.AgentAuthor(t.agent.Name)
+	for id, p := range all {
+		if p.Author != me {
+			delete(all, id)
+		}
+	}
+	return all
+}
+
+// replied runs, in the transaction that records the turn's final reply,
+// what the reply causes: the done mark, the loop guard's count (and its one
+// notice at the limit), the next agent answering the same message, and the
+// agents the reply names. It returns the entries it appended.
+func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*store.Entry, error) {
+	s, conv, me := t.s, t.conv.ID, store.AgentAuthor(t.agent.Name)
+	now := s.now()
+	// Whoever takes a turn takes part.
+	if _, err := q.ParticipantJoin(ctx, &store.ParticipantJoinParams{ConversationID: conv, Author: me, Joined: store.JoinRouted, Now: now}); err != nil {
+		return nil, fmt.Errorf("adding agent %s: %w", t.agent.Name, err)
+	}
+	if t.done {
+		c, err := q.ConversationGet(ctx, conv)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := q.ParticipantSetDone(ctx, &store.ParticipantSetDoneParams{ConversationID: conv, Author: me, DoneSeq: &c.LastSeq, Now: now}); err != nil {
+			return nil, fmt.Errorf("marking %s done: %w", t.agent.Name, err)
+		}
+	}
+	if text == "" {
+		// No message: nothing to count or hand over, but the next agent
+		// still answers the message this turn was for.
+		return nil, t.queueNext(ctx, q)
+	}
+	f, err := q.FloorAgentSpoke(ctx, &store.FloorParams{ConversationID: conv, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	parts, err := q.ParticipantList(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	if limit := s.loopLimit(parts); f.AgentStreak >= limit {
+		if f.AgentStreak > limit {
+			return nil, nil // said once already
+		}
+		res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: conv, Kind: store.EntrySystem, Author: store.SystemAuthor,
+			Content: mustJSON(SystemContent{Text: haltNotice(limit), Notice: true}), Now: now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("noting the loop guard: %w", err)
+		}
+		return []*store.Entry{res.Entry}, nil
+	}
+	if err := t.queueNext(ctx, q); err != nil {
+		return nil, err
+	}
+	if len(route.Addressed(text, s.agentNames())) == 0 {
+		return nil, nil
+	}
+	// A reply that names agents is a message to them, admitted as a
+	// person's would be.
+	if _, err := s.admit(ctx, q, &speech{conv: conv, author: me, content: agentContent(t.agent.Name, text), replyTo: t.trigger}); err != nil {
+		return nil, fmt.Errorf("handing %s's message on: %w", t.agent.Name, err)
+	}
+	return nil, nil
+}
+
+// queueNext queues the turn of the next agent answering the same message.
+func (t *turn) queueNext(ctx context.Context, q store.Queries) error {
+	if len(t.args.Then) == 0 {
+		return nil
+	}
+	next := TurnArgs{TriggerSeq: t.args.TriggerSeq, Reason: t.args.Reason, Agent: t.args.Then[0], Then: t.args.Then[1:]}
+	return t.s.enqueueTurnArgs(ctx, q, t.conv.ID, next)
+}
+
+// DoneToolName is the tool an agent calls to say it has finished its part.
+const DoneToolName = "done"
+
+type doneInput struct {
+	Summary string `json:"summary,omitempty" jsonschema:"one line on what was finished (optional)"`
+}
+
+type doneOutput struct {
+	Done bool `json:"done"`
+}
+
+// RegisterDone registers the done tool: an agent that calls it is not woken
+// by replies to its own messages until something new arrives (a person's
+// message, or another agent naming it about something else).
+func RegisterDone(r *tool.Registry) error {
+	return tool.Register(r, tool.Def{
+		Name: DoneToolName,
+		Description: "Say that you have finished your part in this conversation. Other agents' replies to your " +
+			"messages will not wake you again; a person's message or a new request that names you will.",
+		Risk: tool.RiskLow,
+		Tier: tool.TierServer,
+	}, func(_ context.Context, _ *tool.Request, _ doneInput) (doneOutput, error) {
+		return doneOutput{Done: true}, nil
+	})
+}
+
+// maxSameFailures is how often one call (same tool, same arguments) may
+// fail in a turn before it is stopped without running.
+const maxSameFailures = 3
+
+// callKey names a call by tool and arguments, the arguments compacted so
+// that spacing does not make two calls differ.
+func callKey(c ToolCallContent) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, c.Input); err != nil {
+		return c.Name + "\x00" + string(c.Input)
+	}
+	return c.Name + "\x00" + b.String()
+}
+
+// countFailures counts the failed calls the log holds for this turn (an
+// earlier attempt's count survives a retry).
+func (t *turn) countFailures() {
+	t.failures = map[string]int{}
+	calls := map[string]ToolCallContent{}
+	for _, e := range t.entries {
+		if e.TurnID == nil || *e.TurnID != t.item.ID {
+			continue
+		}
+		switch e.Kind {
+		case store.EntryToolCall:
+			if c, err := Decode[ToolCallContent](e); err == nil {
+				calls[c.CallID] = c
+			}
+		case store.EntryToolResult:
+			if r, err := Decode[ToolResultContent](e); err == nil && r.IsError {
+				if c, ok := calls[r.CallID]; ok {
+					t.failures[callKey(c)]++
+				}
+			}
+		}
+	}
+}
+
+func (t *turn) failedBefore(c ToolCallContent) int {
+	t.fmu.Lock()
+	defer t.fmu.Unlock()
+	return t.failures[callKey(c)]
+}
+
+// ran notes a call's outcome: a failure counts toward the stop, and a
+// successful done marks the agent done.
+func (t *turn) ran(c ToolCallContent, res tool.Result) {
+	t.fmu.Lock()
+	defer t.fmu.Unlock()
+	if res.IsError {
+		t.failures[callKey(c)]++
+		return
+	}
+	if c.Name == DoneToolName {
+		t.done = true
+	}
+}
+
+// repeatedFailure is the result of a call stopped for failing too often.
+func repeatedFailure(c ToolCallContent, n int) tool.Result {
+	msg := fmt.Sprintf("Stopped: %s failed %d times in this turn with these same arguments, so it was not run again. "+
+		"Do not call it again like this: change the arguments, try another way, or tell the person what failed.", c.Name, n)
+	return tool.Result{
+		Output:  mustJSON(map[string]string{"error": msg}),
+		IsError: true,
+		Err:     errors.New("stopped after repeated failures with the same arguments"),
+	}
+}
