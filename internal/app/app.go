@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
@@ -98,6 +99,10 @@ type Config struct {
 	// SkillsDir is a folder of platform skills (SWITCHBOARD_SKILLS_DIR),
 	// offered to every agent beside the ones the binary ships.
 	SkillsDir string
+
+	// MCPConfigPath is the file of outside MCP servers
+	// (SWITCHBOARD_MCP_CONFIG); empty: ./mcp-servers.json when present.
+	MCPConfigPath string
 }
 
 // FromEnv reads the configuration from the environment.
@@ -116,6 +121,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DiscordAPIURL:      getenv("DISCORD_API_URL"),
 		DiscordAppID:       getenv("DISCORD_APPLICATION_ID"),
 		SkillsDir:          getenv("SWITCHBOARD_SKILLS_DIR"),
+		MCPConfigPath:      mcpConfigPath(getenv),
 		Env:                getenv,
 	}
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
@@ -260,7 +266,9 @@ type App struct {
 	Access    *access.Gate     // who may talk to agents, in front of Submit
 	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
-	Skills    *skill.Library // the stored skills, every layer
+	Skills    *skill.Library     // the stored skills, every layer
+	MCP       *mcpclient.Manager // the outside MCP servers and their tools
+	API       *web.API
 	Mux       *http.ServeMux
 
 	srv      *http.Server
@@ -283,19 +291,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	redact.AddSecrets(cfg.secrets(agents)...)
+	mcpServers, err := cfg.loadMCP()
+	if err != nil {
+		return nil, err
+	}
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux()}
-	if err := a.build(ctx, agents); err != nil {
+	if err := a.build(ctx, agents, mcpServers); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-func (a *App) build(ctx context.Context, agents *agent.Config) error {
+func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
 	version, err := a.Store.Migrate(ctx)
 	if err != nil {
@@ -314,6 +326,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	reg := a.Registry
+	if err := a.buildMCP(mcpServers); err != nil {
+		return err
+	}
 	if err := a.buildSkills(ctx, agents); err != nil {
 		return err
 	}
@@ -453,6 +468,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	api.Routes(a.Mux)
+	a.API = api
+	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
 	a.Mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
@@ -480,6 +497,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
+	a.mcpReadyz(w)
 }
 
 // metrics serves a few gauges in the Prometheus text format.
@@ -499,6 +517,7 @@ func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(w, "switchboard_work_items{state=%q} %d\n", st, len(items))
 	}
+	a.mcpMetrics(w)
 }
 
 // Start runs the workers, the platforms and the HTTP server (when Addr is
@@ -516,6 +535,9 @@ func (a *App) Start(ctx context.Context) error {
 		return fmt.Errorf("starting scheduler: %w", err)
 	}
 	a.onStop(soft(a.Scheduler.Stop))
+	if err := a.startMCP(ctx); err != nil {
+		return err
+	}
 	if err := a.Worker.Start(ctx); err != nil {
 		return err
 	}
