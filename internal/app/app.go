@@ -470,6 +470,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	api.Routes(a.Mux)
 	a.API = api
 	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
+	if err := a.buildMCPServer(api); err != nil {
+		return err
+	}
 	a.Mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/bots/mcpserver"
+	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/mcpclient"
 )
@@ -32,6 +34,20 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 		return err
 	}
 	a.MCP = m
+	return nil
+}
+
+// buildMCPServer serves the agents to MCP clients at /mcp, with the API's
+// credentials.
+func (a *App) buildMCPServer(api *web.API) error {
+	srv, err := mcpserver.New(mcpserver.Options{
+		Service: a.Service, Auth: api, InterruptFunc: a.Worker.Interrupt,
+		Logger: a.log.With("part", "mcpserver"), PublicURL: a.cfg.PublicURL,
+	})
+	if err != nil {
+		return err
+	}
+	a.Mux.Handle("/mcp", srv.Handler())
 	return nil
 }
 
