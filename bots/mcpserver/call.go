@@ -92,6 +92,19 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, agentName s
 			return nil, err
 		}
 		if done {
+			// What the turn streamed and this loop has not read yet.
+			for drained := false; !drained; {
+				select {
+				case ev, ok := <-events:
+					if !ok {
+						drained = true
+					} else {
+						pr.event(ctx, ev)
+					}
+				default:
+					drained = true
+				}
+			}
 			pr.flush(ctx)
 			log.InfoContext(ctx, "MCP call answered")
 			return res, nil

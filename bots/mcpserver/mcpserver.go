@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,6 +101,37 @@ type Server struct {
 	log  *slog.Logger
 	st   store.Store
 	h    http.Handler
+
+	mu      sync.Mutex
+	servers []*mcp.Server // one per session, until Stop
+}
+
+// Stop closes every MCP session, ending their streams, so that the HTTP
+// server's shutdown is not held by clients that keep a stream open.
+func (s *Server) Stop(context.Context) error {
+	s.mu.Lock()
+	servers := s.servers
+	s.servers = nil
+	s.mu.Unlock()
+	for _, srv := range servers {
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	}
+	return nil
+}
+
+// track remembers srv for Stop, forgetting servers whose sessions ended.
+func (s *Server) track(srv *mcp.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(old *mcp.Server) bool {
+		for range old.Sessions() {
+			return false
+		}
+		return true
+	})
+	s.servers = append(s.servers, srv)
 }
 
 // New validates opts.
@@ -198,6 +230,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 			return s.call(ctx, req, name)
 		})
 	}
+	s.track(srv)
 	return srv
 }
 

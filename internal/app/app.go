@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/core"
@@ -271,10 +272,11 @@ type App struct {
 	API       *web.API
 	Mux       *http.ServeMux
 
-	srv      *http.Server
-	listener net.Listener
-	stops    []func(context.Context) error
-	mu       sync.Mutex
+	srv       *http.Server
+	listener  net.Listener
+	mcpServer *mcpserver.Server
+	stops     []func(context.Context) error
+	mu        sync.Mutex
 }
 
 // Open opens and migrates the store, loads the agents and builds every
@@ -597,6 +599,9 @@ func (a *App) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ShutdownTimeout)
 	defer cancel()
 	var errs []error
+	if a.mcpServer != nil {
+		_ = a.mcpServer.Stop(ctx)
+	}
 	if a.srv != nil {
 		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := a.srv.Shutdown(hctx); err != nil {

@@ -48,6 +48,7 @@ func (a *App) buildMCPServer(api *web.API) error {
 		return err
 	}
 	a.Mux.Handle("/mcp", srv.Handler())
+	a.mcpServer = srv
 	return nil
 }
 
