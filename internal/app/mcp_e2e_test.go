@@ -300,3 +300,40 @@ func TestMCPServerProgressCancelApproval(t *testing.T) {
 		})
 	})
 }
+
+// TestMCPConformance runs the official conformance suite
+// (@modelcontextprotocol/conformance) against /mcp and, through
+// internal/mcptest/conformanceclient, against the MCP client, with the
+// expected failures of internal/mcptest/conformance-baseline.yml: a new
+// failure, or a listed one that passes, fails the test.
+func TestMCPConformance(t *testing.T) {
+	node := mcptest.Node22(t)
+	bin := mcptest.Bin(t, "conformance")
+	suite, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline, err := filepath.Abs(filepath.Join("..", "mcptest", "conformance-baseline.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(t.TempDir(), "conformanceclient")
+	if out, err := exec.Command("go", "build", "-o", client, "../mcptest/conformanceclient").CombinedOutput(); err != nil {
+		t.Fatalf("building the conformance client: %v\n%s", err, out)
+	}
+	e := startMCP(t, sqliteDatabase(t), "")
+	conformance := func(args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{suite}, args...)...)
+		cmd.Dir = t.TempDir() // its results/ folder
+		out, err := cmd.CombinedOutput()
+		t.Logf("conformance %s:\n%s", args[0], out)
+		if err != nil {
+			t.Fatalf("conformance %s failed beyond the expected failures: %v", args[0], err)
+		}
+	}
+	conformance("server", "--url", e.base+"/mcp", "--expected-failures", baseline)
+	conformance("client", "--command", client, "--suite", "core", "--expected-failures", baseline)
+}

