@@ -288,13 +288,20 @@ func (s *Server) expand(getenv func(string) string) {
 	s.URL = ex(s.URL)
 }
 
-// Secrets are the values the file's env and headers hold (tokens, once
-// expanded), for redaction from logs and messages.
+// secretName is an env variable name that holds a credential.
+var secretName = regexp.MustCompile(`(?i)(token|secret|key|password|passwd|auth|credential)`)
+
+// Secrets are the header values and the env values whose names say they
+// are credentials (tokens, once expanded), for redaction from logs and
+// messages. Other env values (NODE_ENV=production) are not secrets and
+// redacting them would blank ordinary words.
 func (c *Config) Secrets() []string {
 	var out []string
 	for _, s := range c.Servers {
-		for _, v := range s.Env {
-			out = append(out, v)
+		for k, v := range s.Env {
+			if secretName.MatchString(k) {
+				out = append(out, v)
+			}
 		}
 		for _, v := range s.Headers {
 			out = append(out, v)

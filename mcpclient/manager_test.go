@@ -40,6 +40,7 @@ func TestParseConfig(t *testing.T) {
 	require.Equal(t, tool.RiskLow, rm.Risk.For("anything"))
 	require.Equal(t, "Bearer s3cret-token-value", rm.Headers["Authorization"])
 	require.Contains(t, c.Secrets(), "Bearer s3cret-token-value")
+	require.Contains(t, c.Secrets(), "s3cret-token-value", "an env value named like a key is a secret")
 	require.Equal(t, tool.RiskHigh, (&Server{}).Risk.For("x"), "without a declared risk every tool is high")
 
 	for _, tc := range []struct{ name, body, want string }{
