@@ -304,17 +304,28 @@ func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, ite
 }
 
 // offer computes the tools this turn may use: the context's tools, limited
-// to the agent's list when it has one.
+// to the agent's list when it has one and to those whose audience takes
+// this agent in this workspace.
 func (t *turn) offer() {
 	t.tools = map[string]*tool.Tool{}
 	for _, tl := range t.s.opts.Tools(t.meta.Context) {
 		if len(t.agent.Tools) > 0 && !slices.Contains(t.agent.Tools, tl.Name()) {
 			continue
 		}
+		if !tl.Audience().Allows(t.agent.Name, t.workspace, workspaceIDString(t.workspaceID)) {
+			continue
+		}
 		t.tools[tl.Name()] = tl
 		t.list = append(t.list, tl)
 	}
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name() < t.list[j].Name() })
+}
+
+func workspaceIDString(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
 }
 
 func (t *turn) run(ctx context.Context) (turnOutcome, error) {

@@ -75,6 +75,51 @@ type Worker struct {
 	mu    sync.Mutex
 	items map[uuid.UUID]bool
 	convs map[uuid.UUID]int
+	// interrupts cut off the running turns of a conversation (Interrupt).
+	interrupts map[uuid.UUID]map[uuid.UUID]context.CancelCauseFunc // conversation -> item -> cancel
+}
+
+// ErrInterrupted is the cause of a turn's context ending because whoever
+// asked for it cancelled the request (an MCP client's call): the item is
+// completed, not failed, so it is not retried.
+var ErrInterrupted = errors.New("turn interrupted by its requester")
+
+// Interrupt cuts off the turns of conversation conv running on this
+// instance, keeping what they committed. It returns how many it cut off: 0
+// when none runs here (not claimed yet, finished, or on another instance).
+func (w *Worker) Interrupt(conv uuid.UUID) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, cancel := range w.interrupts[conv] {
+		cancel(ErrInterrupted)
+		n++
+	}
+	return n
+}
+
+func (w *Worker) interruptible(it *store.WorkItem, cancel context.CancelCauseFunc) func() {
+	if it.ConversationID == nil || it.Kind != WorkTurn {
+		return func() {}
+	}
+	conv := *it.ConversationID
+	w.mu.Lock()
+	if w.interrupts == nil {
+		w.interrupts = map[uuid.UUID]map[uuid.UUID]context.CancelCauseFunc{}
+	}
+	if w.interrupts[conv] == nil {
+		w.interrupts[conv] = map[uuid.UUID]context.CancelCauseFunc{}
+	}
+	w.interrupts[conv][it.ID] = cancel
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.interrupts[conv], it.ID)
+		if len(w.interrupts[conv]) == 0 {
+			delete(w.interrupts, conv)
+		}
+	}
 }
 
 // errStopping is the cause of a handler's context ending because the worker
@@ -280,6 +325,7 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 	log := w.log.With("work_id", item.ID, "kind", item.Kind, "attempt", item.Attempts)
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	defer w.interruptible(item, cancel)()
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
@@ -327,6 +373,11 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 	// short context of its own.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer fcancel()
+	if errors.Is(context.Cause(itemCtx), ErrInterrupted) {
+		// Its requester gave up on it: done, never retried.
+		log.InfoContext(ctx, "turn interrupted by its requester")
+		err = nil
+	}
 	if err == nil {
 		if _, err := w.opts.Store.WorkComplete(fctx, &store.WorkLeaseParams{ID: item.ID, Worker: w.opts.WorkerID, Now: w.opts.Now()}); err != nil {
 			log.ErrorContext(ctx, "completing work", "error", redact.String(err.Error()))

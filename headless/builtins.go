@@ -37,7 +37,7 @@ func AddBuiltinSwaps(s *Swapper) error {
 			return err
 		}
 	}
-	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal, tool.ContextScheduler} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal, tool.ContextScheduler, tool.ContextMCP} {
 		if err := s.Add(ctx, chart); err != nil {
 			return err
 		}

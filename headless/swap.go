@@ -17,6 +17,7 @@
 //	discord    question pause (buttons)   server PNG attachment
 //	terminal   question pause (numbered)  server PNG attachment
 //	scheduler  not offered                server PNG attachment
+//	mcp        not offered                server PNG attachment
 package headless
 
 import (

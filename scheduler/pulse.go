@@ -1,12 +1,14 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -48,6 +50,10 @@ type ChecklistItem struct {
 	Item   string `json:"item" yaml:"item"`
 	Source string `json:"source,omitempty" yaml:"source,omitempty"`
 	Arg    string `json:"arg,omitempty" yaml:"arg,omitempty"`
+	// Tool, instead of Source, names a low-risk tool whose output is the
+	// input (see toolInput), called with Args.
+	Tool string         `json:"tool,omitempty" yaml:"tool,omitempty"`
+	Args map[string]any `json:"args,omitempty" yaml:"args,omitempty"`
 }
 
 // ActiveHours limits when a pulse runs, in the schedule's time zone.
@@ -86,6 +92,9 @@ func builtinInputs() map[string]InputFunc {
 		"text": func(_ context.Context, in InputRequest) (string, error) { return in.Item.Arg, nil },
 	}
 }
+
+// toolNamePattern is what a tool name looks like (tool.Def.Name).
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 var weekdays = map[string]time.Weekday{
 	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
@@ -140,6 +149,12 @@ func (c *PulseConfig) validate(inputs map[string]InputFunc) error {
 		if strings.TrimSpace(it.Item) == "" {
 			return fmt.Errorf("checklist[%d].item is empty", i)
 		}
+		if it.Source != "" && it.Tool != "" {
+			return fmt.Errorf("checklist[%d]: give source or tool, not both", i)
+		}
+		if it.Tool != "" && !toolNamePattern.MatchString(it.Tool) {
+			return fmt.Errorf("checklist[%d].tool %q is not a tool name", i, it.Tool)
+		}
 		if it.Source != "" {
 			if _, ok := inputs[it.Source]; !ok {
 				return fmt.Errorf("checklist[%d].source %q is not a registered input (have %s)", i, it.Source, strings.Join(sortedKeys(inputs), ", "))
@@ -187,6 +202,17 @@ func (s *Scheduler) pulseInputs(ctx context.Context, sc *store.Schedule, cfg *Pu
 	for i, it := range cfg.Checklist {
 		g := gathered{ChecklistItem: it}
 		fmt.Fprintf(h, "item\x00%s\x00%s\x00%s\x00", it.Item, it.Source, it.Arg)
+		if it.Tool != "" {
+			args, _ := json.Marshal(it.Args) // map keys sorted: a stable encoding
+			fmt.Fprintf(h, "tool\x00%s\x00%s\x00", it.Tool, args)
+			content, err := s.toolInput(ctx, sc, it)
+			if err != nil {
+				return nil, "", fmt.Errorf("reading tool %s of checklist[%d]: %w", it.Tool, i, err)
+			}
+			sum := sha256.Sum256([]byte(content))
+			h.Write(sum[:])
+			g.Content = content
+		}
 		if it.Source != "" {
 			f, ok := s.inputs[it.Source]
 			if !ok {
@@ -264,12 +290,12 @@ func pulseText(sc *store.Schedule, items []gathered, p fireArgs) string {
 	b.WriteString("\nChecklist:\n")
 	for i, it := range items {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, it.Item)
-		if it.Source != "" {
+		if it.Source != "" || it.Tool != "" {
 			content := it.Content
 			if r := []rune(content); len(r) > 4000 {
 				content = string(r[:4000]) + "…"
 			}
-			fmt.Fprintf(&b, "   Current %s input:\n   %s\n", it.Source, strings.ReplaceAll(content, "\n", "\n   "))
+			fmt.Fprintf(&b, "   Current %s input:\n   %s\n", cmp.Or(it.Source, it.Tool), strings.ReplaceAll(content, "\n", "\n   "))
 		}
 	}
 	return b.String()

@@ -206,6 +206,7 @@ func New(opts Options) (*Scheduler, error) {
 		clock:  opts.Clock,
 		inputs: builtinInputs(),
 	}
+	s.inputs["approvals"] = s.approvalsInput
 	for name, f := range opts.Inputs {
 		s.inputs[name] = f
 	}

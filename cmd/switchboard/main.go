@@ -45,6 +45,7 @@ commands:
             personality show AGENT [-version N] | personality set AGENT -file F | personality history AGENT
   skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
+  mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -77,6 +78,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "skills" {
 		return skillsCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "mcp" {
+		return mcpCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -20,11 +20,12 @@ const (
 	ContextDiscord   ContextName = "discord"   // a Discord channel, thread or DM
 	ContextTerminal  ContextName = "terminal"  // the console client
 	ContextScheduler ContextName = "scheduler" // a routine, reminder, pulse or goal loop: nobody is watching
+	ContextMCP       ContextName = "mcp"       // a call of an MCP client: it waits for the answer but runs no tools
 )
 
 // Contexts lists every known context.
 func Contexts() []ContextName {
-	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTerminal, ContextScheduler}
+	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTerminal, ContextScheduler, ContextMCP}
 }
 
 // Request tells a handler on whose behalf its call runs: tools such as

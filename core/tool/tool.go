@@ -88,6 +88,9 @@ type Def struct {
 	// MaxOutputBytes bounds the encoded output; a larger output becomes an
 	// error result. Zero means DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Audience limits which agents and workspaces are offered the tool;
+	// the zero value is everyone.
+	Audience Audience
 }
 
 // Tool is a registered tool. It is immutable and safe for concurrent use.

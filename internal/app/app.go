@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/core"
@@ -32,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
@@ -102,6 +104,10 @@ type Config struct {
 	// SkillsDir is a folder of platform skills (SWITCHBOARD_SKILLS_DIR),
 	// offered to every agent beside the ones the binary ships.
 	SkillsDir string
+
+	// MCPConfigPath is the file of outside MCP servers
+	// (SWITCHBOARD_MCP_CONFIG); empty: ./mcp-servers.json when present.
+	MCPConfigPath string
 }
 
 // FromEnv reads the configuration from the environment.
@@ -122,6 +128,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DiscordCommandGuildID: strings.TrimSpace(getenv("DISCORD_COMMAND_GUILD_ID")),
 		SkillsDir:             getenv("SWITCHBOARD_SKILLS_DIR"),
 		Env:                   getenv,
+		MCPConfigPath:         mcpConfigPath(getenv),
 	}
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -265,13 +272,16 @@ type App struct {
 	Access    *access.Gate     // who may talk to agents, in front of Submit
 	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
-	Skills    *skill.Library // the stored skills, every layer
+	Skills    *skill.Library     // the stored skills, every layer
+	MCP       *mcpclient.Manager // the outside MCP servers and their tools
+	API       *web.API
 	Mux       *http.ServeMux
 
-	srv      *http.Server
-	listener net.Listener
-	stops    []func(context.Context) error
-	mu       sync.Mutex
+	srv       *http.Server
+	listener  net.Listener
+	mcpServer *mcpserver.Server
+	stops     []func(context.Context) error
+	mu        sync.Mutex
 }
 
 // Open opens and migrates the store, loads the agents and builds every
@@ -288,19 +298,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	redact.AddSecrets(cfg.secrets(agents)...)
+	mcpServers, err := cfg.loadMCP()
+	if err != nil {
+		return nil, err
+	}
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux()}
-	if err := a.build(ctx, agents); err != nil {
+	if err := a.build(ctx, agents, mcpServers); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-func (a *App) build(ctx context.Context, agents *agent.Config) error {
+func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
 	version, err := a.Store.Migrate(ctx)
 	if err != nil {
@@ -322,6 +336,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return fmt.Errorf("registering done: %w", err)
 	}
 	reg := a.Registry
+	if err := a.buildMCP(mcpServers); err != nil {
+		return err
+	}
 	if err := a.buildSkills(ctx, agents); err != nil {
 		return err
 	}
@@ -462,6 +479,11 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	api.Routes(a.Mux)
+	a.API = api
+	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
+	if err := a.buildMCPServer(api); err != nil {
+		return err
+	}
 	a.Mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
@@ -489,6 +511,7 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
+	a.mcpReadyz(w)
 }
 
 // metrics serves a few gauges in the Prometheus text format.
@@ -508,6 +531,7 @@ func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(w, "switchboard_work_items{state=%q} %d\n", st, len(items))
 	}
+	a.mcpMetrics(w)
 }
 
 // Start runs the workers, the platforms and the HTTP server (when Addr is
@@ -525,6 +549,9 @@ func (a *App) Start(ctx context.Context) error {
 		return fmt.Errorf("starting scheduler: %w", err)
 	}
 	a.onStop(soft(a.Scheduler.Stop))
+	if err := a.startMCP(ctx); err != nil {
+		return err
+	}
 	if err := a.Worker.Start(ctx); err != nil {
 		return err
 	}
@@ -581,6 +608,9 @@ func (a *App) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ShutdownTimeout)
 	defer cancel()
 	var errs []error
+	if a.mcpServer != nil {
+		_ = a.mcpServer.Stop(ctx)
+	}
 	if a.srv != nil {
 		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := a.srv.Shutdown(hctx); err != nil {

@@ -98,6 +98,8 @@ type envOptions struct {
 	// discord, when set, is a fake Discord the service connects to as well.
 	discord    *discordtest.Server
 	profileTTL time.Duration // SWITCHBOARD_PROFILE_TTL (default 24h)
+	mcpConfig  string        // SWITCHBOARD_MCP_CONFIG (default: none)
+	apiToken   string        // SWITCHBOARD_API_TOKEN (default: none, loopback only)
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -135,6 +137,8 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		Logger:             logger,
 		Now:                opts.now,
 		ProfileTTL:         opts.profileTTL,
+		MCPConfigPath:      opts.mcpConfig,
+		APIToken:           opts.apiToken,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL

@@ -1,0 +1,339 @@
+package app_test
+
+// End-to-end tests of MCP through the real service: a tool of the real
+// server-everything (npm) offered to the agent, confirmed by a person in
+// the fake Slack, with its status in /readyz, /metrics and /api/mcp/status;
+// and the agents served at /mcp to the real MCP Inspector and to the Go
+// SDK's client (progress notifications, cancellation, an approval pause).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/mcptest"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// writeMCPServers writes an mcp-servers.json with server-everything over
+// stdio as "everything", its tools at their default risk (high).
+func writeMCPServers(tb testing.TB) string {
+	tb.Helper()
+	bin := mcptest.Bin(tb, "mcp-server-everything")
+	body := fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": ["stdio"]}}}`, bin)
+	path := filepath.Join(tb.TempDir(), "mcp-servers.json")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func startMCP(t *testing.T, db, token string) *slackEnv {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "mcp_e2e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startSlack(t, db, envOptions{
+		env:       map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script},
+		mcpConfig: writeMCPServers(t), apiToken: token,
+	})
+}
+
+func (e *slackEnv) getText(path, token string) (int, string) {
+	e.tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.base+path, nil)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestMCPToolConfirmedInSlack: server-everything's echo, registered as
+// everything__echo at the default high risk, is asked about in Slack; the
+// starter's Allow once runs it on the real server, whose answer reaches the
+// model and the thread. The status shows in /readyz, /metrics and
+// /api/mcp/status.
+func TestMCPToolConfirmedInSlack(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startMCP(t, db(t), "")
+		const channel, ts = "C0MCP", "1700000900.000100"
+
+		code, body := e.getText("/readyz", "")
+		if code != http.StatusOK || !strings.Contains(body, "mcp everything: connected") {
+			t.Fatalf("/readyz = %d %q, want 200 naming the connected MCP server", code, body)
+		}
+		if _, body = e.getText("/metrics", ""); !strings.Contains(body, `switchboard_mcp_server_up{server="everything"} 1`) {
+			t.Fatalf("/metrics lacks the MCP server's gauge:\n%s", body)
+		}
+		code, body = e.getText("/api/mcp/status", "")
+		if code != http.StatusOK || !strings.Contains(body, `"everything__echo"`) {
+			t.Fatalf("/api/mcp/status = %d %s, want the server with its tools", code, body)
+		}
+
+		e.mustPost(newEvent("EvMCP1", mention(channel, ts, "", alice, "echo hello via mcp")))
+		p := e.prompt(channel, ts)
+		if !strings.Contains(p.Text+string(p.Blocks), "everything__echo") {
+			t.Fatalf("the approval prompt does not name the MCP tool: %s %s", p.Text, p.Blocks)
+		}
+		e.click(channel, ts, p, "Allow once", alice, "trig-mcp-alice")
+		e.waitReply(channel, "Echo: hello via mcp")
+
+		convs := e.conversation(channel, ts).ID
+		results := logEntries(t, e.store, convs, store.EntryToolResult)
+		if len(results) != 1 {
+			t.Fatalf("%d tool results, want 1", len(results))
+		}
+		res := decode[core.ToolResultContent](t, results[0])
+		if res.IsError || !strings.Contains(string(res.Output), "Echo: hello via mcp") {
+			t.Fatalf("the tool result is %s (error %v), want the server's echo", res.Output, res.IsError)
+		}
+		audit, err := e.store.AuditList(context.Background(), &store.AuditListParams{Action: "everything__echo"})
+		if err != nil || len(audit) != 1 || audit[0].Outcome != store.AuditOK {
+			t.Fatalf("audit of everything__echo = %+v, %v; want one row with outcome ok", audit, err)
+		}
+	})
+}
+
+// inspector runs the MCP Inspector's CLI against the service's /mcp.
+func (e *slackEnv) inspector(token string, args ...string) string {
+	e.tb.Helper()
+	bin := mcptest.Bin(e.tb, "mcp-inspector")
+	full := append([]string{"--cli", e.base + "/mcp", "--transport", "http"}, args...)
+	if token != "" {
+		full = append(full, "--header", "Authorization: Bearer "+token)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, full...)
+	cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(e.tb.TempDir(), "catalog.json"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.tb.Fatalf("mcp-inspector %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestMCPServerInspector: the real MCP Inspector, in CLI mode, lists the
+// agents as tools at /mcp with the operator token and calls one; the
+// result is the agent's answer. Without the token it is refused.
+func TestMCPServerInspector(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		const token = "op-token-for-mcp-e2e"
+		e := startMCP(t, db(t), token)
+		out := e.inspector(token, "--method", "tools/list")
+		var list struct {
+			Tools []struct {
+				Name        string         `json:"name"`
+				InputSchema map[string]any `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &list); err != nil {
+			t.Fatalf("tools/list output is not JSON: %v\n%s", err, out)
+		}
+		if len(list.Tools) != 1 || list.Tools[0].Name != "switchboard" {
+			t.Fatalf("tools/list = %+v, want the one agent, switchboard", list.Tools)
+		}
+		out = e.inspector(token, "--method", "tools/call", "--tool-name", "switchboard", "--tool-arg", "message=hello from the inspector")
+		if !strings.Contains(out, "Agent says: ") || !strings.Contains(out, "hello from the inspector") || strings.Contains(out, `"isError": true`) {
+			t.Fatalf("tools/call answered %s, want the agent's answer", out)
+		}
+		code, _ := e.getText("/mcp", "wrong-token")
+		if code != http.StatusUnauthorized {
+			t.Fatalf("GET /mcp with a wrong token answered %d, want 401", code)
+		}
+	})
+}
+
+// sdkClient connects the Go SDK's client to /mcp with the operator token.
+func (e *slackEnv) sdkClient(token string, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	e.tb.Helper()
+	hc := &http.Client{Transport: bearerTransport{token: token}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { onProgress(r.Params) },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		e.tb.Fatalf("connecting the SDK client to /mcp: %v", err)
+	}
+	e.tb.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPServerProgressCancelApproval uses the Go SDK's client on /mcp:
+// a call streams progress notifications while the agent writes, then
+// answers; cancelling a call interrupts its turn (done, not retried, no
+// answer stored); a call whose turn asks for an approval reports it.
+func TestMCPServerProgressCancelApproval(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		const token = "op-token-for-mcp-sdk"
+		e := startMCP(t, db(t), token)
+		progress := make(chan *mcp.ProgressNotificationParams, 1000)
+		cs := e.sdkClient(token, func(p *mcp.ProgressNotificationParams) { progress <- p })
+
+		t.Run("progress then the answer", func(t *testing.T) {
+			params := &mcp.CallToolParams{Name: "switchboard", Arguments: map[string]any{"message": "count to five"}}
+			params.SetProgressToken("count")
+			res, err := cs.CallTool(t.Context(), params)
+			if err != nil || res.IsError {
+				t.Fatalf("CallTool: %v %+v", err, res)
+			}
+			if got := resultText(res); !strings.Contains(got, "one two three four five") || !strings.HasSuffix(got, "done.") {
+				t.Fatalf("the answer is %q, want the whole reply", got)
+			}
+			// Notifications are handled apart from the result: the last may
+			// arrive just after it.
+			var got []*mcp.ProgressNotificationParams
+			poll(t, "a progress notification with the whole text", func() (bool, string) {
+				for len(progress) > 0 {
+					got = append(got, <-progress)
+				}
+				return len(got) > 0 && strings.Contains(got[len(got)-1].Message, "fifty"), fmt.Sprint(len(got))
+			})
+			if len(got) < 2 {
+				t.Fatalf("%d progress notifications, want several while the reply streamed over ~2s", len(got))
+			}
+			if len(got) > 20 {
+				t.Fatalf("%d progress notifications for ~60 words: not throttled", len(got))
+			}
+			for i, p := range got {
+				if p.ProgressToken != "count" || (i > 0 && p.Progress <= got[i-1].Progress) {
+					t.Fatalf("notification %d = %+v: want the call's token and increasing progress", i, p)
+				}
+			}
+			if !strings.Contains(got[len(got)-1].Message, "fifty") {
+				t.Fatalf("the last progress message is %q, want the text so far", got[len(got)-1].Message)
+			}
+		})
+
+		t.Run("cancelling interrupts the turn", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			params := &mcp.CallToolParams{Name: "switchboard", Arguments: map[string]any{"message": "tell me a long story"}}
+			params.SetProgressToken("story")
+			errc := make(chan error, 1)
+			go func() { _, err := cs.CallTool(ctx, params); errc <- err }()
+			for p := range progress { // the turn is streaming
+				if p.ProgressToken == "story" {
+					break
+				}
+			}
+			cancel()
+			if err := <-errc; err == nil {
+				t.Fatal("a cancelled call returned no error")
+			}
+			var conv *store.Conversation
+			poll(t, "the story's turn done, not retried", func() (bool, string) {
+				items, err := e.store.WorkList(context.Background(), &store.WorkListParams{Kind: core.WorkTurn, Limit: 100})
+				if err != nil {
+					return false, err.Error()
+				}
+				for _, it := range items {
+					users := logEntries(t, e.store, *it.ConversationID, store.EntryUser)
+					if len(users) == 0 || !strings.Contains(decode[core.UserContent](t, users[0]).Text, "tell me a long story") {
+						continue
+					}
+					c, err := e.store.ConversationGet(context.Background(), *it.ConversationID)
+					if err != nil {
+						return false, err.Error()
+					}
+					conv = c
+					return it.State == store.WorkDone && it.Attempts == 1, fmt.Sprintf("state %s attempts %d", it.State, it.Attempts)
+				}
+				return false, "no turn yet"
+			})
+			for _, en := range logEntries(t, e.store, conv.ID, store.EntryAssistant) {
+				if strings.Contains(decode[core.AssistantContent](t, en).Text, "the end.") {
+					t.Fatalf("the interrupted turn stored its whole answer: the story went on after the cancel")
+				}
+			}
+		})
+
+		t.Run("an approval pause says where to decide", func(t *testing.T) {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "switchboard", Arguments: map[string]any{"message": "echo hello via mcp"}})
+			if err != nil || res.IsError {
+				t.Fatalf("CallTool: %v %+v", err, res)
+			}
+			text := resultText(res)
+			if !strings.Contains(text, "everything__echo waits for a person's approval") || !strings.Contains(text, "/api/conversations/") {
+				t.Fatalf("the pause result is %q, want the tool, the approval and where to follow it", text)
+			}
+		})
+	})
+}
+
+// TestMCPConformance runs the official conformance suite
+// (@modelcontextprotocol/conformance) against /mcp and, through
+// internal/mcptest/conformanceclient, against the MCP client, with the
+// expected failures of internal/mcptest/conformance-baseline.yml: a new
+// failure, or a listed one that passes, fails the test.
+func TestMCPConformance(t *testing.T) {
+	node := mcptest.Node22(t)
+	bin := mcptest.Bin(t, "conformance")
+	suite, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline, err := filepath.Abs(filepath.Join("..", "mcptest", "conformance-baseline.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(t.TempDir(), "conformanceclient")
+	if out, err := exec.Command("go", "build", "-o", client, "../mcptest/conformanceclient").CombinedOutput(); err != nil {
+		t.Fatalf("building the conformance client: %v\n%s", err, out)
+	}
+	e := startMCP(t, sqliteDatabase(t), "")
+	conformance := func(args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{suite}, args...)...)
+		cmd.Dir = t.TempDir() // its results/ folder
+		out, err := cmd.CombinedOutput()
+		t.Logf("conformance %s:\n%s", args[0], out)
+		if err != nil {
+			t.Fatalf("conformance %s failed beyond the expected failures: %v", args[0], err)
+		}
+	}
+	conformance("server", "--url", e.base+"/mcp", "--expected-failures", baseline)
+	conformance("client", "--command", client, "--suite", "core", "--expected-failures", baseline)
+}
