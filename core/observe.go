@@ -154,7 +154,10 @@ func (t *turnTrace) end(ctx context.Context, err error) {
 		t.span.SetAttributes(attribute.String("switchboard.turn.outcome", string(t.outcome)))
 		t.span.End()
 	}
-	t.s.observer.TurnEnded(ctx, &TurnObservation{Agent: t.agent, Outcome: t.outcome, Duration: time.Since(t.start)})
+	d := time.Since(t.start)
+	// Logged with the span's context: a JSON log line carries the trace id.
+	t.s.log.DebugContext(ctx, "turn ended", "agent", t.agent, "outcome", string(t.outcome), "duration_ms", d.Milliseconds())
+	t.s.observer.TurnEnded(ctx, &TurnObservation{Agent: t.agent, Outcome: t.outcome, Duration: d})
 }
 
 // modelTrace is one model call's chat span and metrics.

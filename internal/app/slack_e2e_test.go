@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -98,6 +99,8 @@ type envOptions struct {
 	// discord, when set, is a fake Discord the service connects to as well.
 	discord    *discordtest.Server
 	profileTTL time.Duration // SWITCHBOARD_PROFILE_TTL (default 24h)
+	// tracer, when set, records the service's spans.
+	tracer trace.TracerProvider
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -135,6 +138,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		Logger:             logger,
 		Now:                opts.now,
 		ProfileTTL:         opts.profileTTL,
+		TracerProvider:     opts.tracer,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
