@@ -46,6 +46,8 @@ commands:
             personality show AGENT [-version N] | personality set AGENT -file F | personality history AGENT
   skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
+  bench     measure the main figures on the configured store, each against a baseline in the same run:
+            bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|start]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -78,6 +80,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "skills" {
 		return skillsCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "bench" {
+		return benchCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
