@@ -269,7 +269,7 @@ next:
 	return sum, found
 }
 
-func eqTo(want float64) func(float64) bool   { return func(v float64) bool { return v == want } }
+func eqTo(want float64) func(float64) bool    { return func(v float64) bool { return v == want } }
 func atLeast(want float64) func(float64) bool { return func(v float64) bool { return v >= want } }
 
 // syncBuffer is a bytes.Buffer the service's goroutines may log to.
@@ -291,4 +291,3 @@ func (s *syncBuffer) Bytes() []byte {
 }
 
 func (s *syncBuffer) String() string { return string(s.Bytes()) }
-

@@ -25,4 +25,3 @@ func (q *queries) ApprovalCount(ctx context.Context, p *store.ApprovalCountParam
 	n, err := call(ctx, q, (*dbsqlc.Queries).ApprovalCount, ts(p.Now))
 	return n, wrap(err, "counting pending approvals")
 }
-
