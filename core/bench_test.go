@@ -2,61 +2,30 @@ package core_test
 
 import (
 	"context"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
-	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
-const zeroLatencyScript = "chunk_delay: 0s\nfallback:\n  text: A short scripted answer in a few words.\n"
-
+// benchService is the zero-latency turn service `switchboard bench turn`
+// measures (internal/bench).
 func benchService(b *testing.B, st store.Store) *core.Service {
 	b.Helper()
-	agents := &agent.Config{Agents: []agent.Agent{{
-		Name: "bench", Persona: "You answer.", Model: "scripted:" + writeScriptB(b, zeroLatencyScript),
-		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
-	}}}
-	reg := tool.NewRegistry()
-	if err := headless.RegisterBuiltins(reg); err != nil {
-		b.Fatal(err)
-	}
-	svc, err := core.New(core.Options{
-		Store: st, Agents: agents, Registry: reg,
-		Tools: func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
-	})
+	script, err := bench.WriteScript(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := svc.Start(context.Background()); err != nil {
+	svc, err := bench.TurnService(context.Background(), st, script)
+	if err != nil {
 		b.Fatal(err)
 	}
 	return svc
-}
-
-func writeScriptB(b *testing.B, body string) string {
-	b.Helper()
-	p := b.TempDir() + "/script.yaml"
-	if err := writeFile(p, body); err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
-
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
 // BenchmarkTurn measures the orchestrator's own cost per turn on Postgres with
@@ -79,41 +48,17 @@ func BenchmarkTurn(b *testing.B) {
 			ctx := context.Background()
 			var turns, base []time.Duration
 			for i := 0; i < b.N; i++ {
-				conv, err := svc.CreateConversation(ctx, "", "api", "u")
+				turn, bare, err := bench.TurnOnce(ctx, svc)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := svc.PostMessage(ctx, conv.ID, "u", "hello"); err != nil {
-					b.Fatal(err)
-				}
-				items, err := st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "bench", Kinds: []string{core.WorkTurn}, Limit: 1, LeaseTTL: time.Minute, Now: time.Now()})
-				if err != nil || len(items) != 1 {
-					b.Fatalf("claim: %v, %d items", err, len(items))
-				}
-				start := time.Now()
-				if err := svc.RunTurn(ctx, items[0], core.TurnArgs{}); err != nil {
-					b.Fatal(err)
-				}
-				turns = append(turns, time.Since(start))
-				if _, err := st.WorkComplete(ctx, &store.WorkLeaseParams{ID: items[0].ID, Worker: "bench", Now: time.Now()}); err != nil {
-					b.Fatal(err)
-				}
-
-				// Baseline: the two writes every turn makes at least.
-				start = time.Now()
-				if _, err := st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv.ID, Kind: store.EntryAssistant, Author: "agent:bench", Content: []byte(`{"text":"A short scripted answer in a few words."}`), Now: time.Now()}); err != nil {
-					b.Fatal(err)
-				}
-				if err := st.UsageRecord(ctx, &store.Usage{ConversationID: conv.ID, Provider: "scripted", Model: "x", CreatedAt: time.Now()}); err != nil {
-					b.Fatal(err)
-				}
-				base = append(base, time.Since(start))
+				turns, base = append(turns, turn), append(base, bare)
 			}
-			p50, p99 := percentile(turns, 0.5), percentile(turns, 0.99)
+			p50, p99 := bench.Quantile(turns, 0.5), bench.Quantile(turns, 0.99)
 			b.ReportMetric(float64(p50.Microseconds())/1000, "turn_p50_ms")
 			b.ReportMetric(float64(p99.Microseconds())/1000, "turn_p99_ms")
-			b.ReportMetric(float64(percentile(base, 0.5).Microseconds())/1000, "baseline_p50_ms")
-			b.ReportMetric(float64(p50)/float64(max(1, percentile(base, 0.5))), "turn/baseline_p50")
+			b.ReportMetric(float64(bench.Quantile(base, 0.5).Microseconds())/1000, "baseline_p50_ms")
+			b.ReportMetric(float64(p50)/float64(max(1, bench.Quantile(base, 0.5))), "turn/baseline_p50")
 		})
 	}
 }

@@ -111,6 +111,8 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	// Live viewers see every turn start and end, also one that ends at once
 	// (a backend that cannot be built, the attempt cap).
 	agentName := base.Name
+	ctx, tr := s.traceTurn(ctx, conv, item, agentName)
+	defer func() { tr.end(ctx, err) }()
 	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnStart, Agent: agentName})
 	defer s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventTurnEnd, Agent: agentName})
 	td := s.openDelivery(ctx, conv, item, agentName)
@@ -134,6 +136,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	// Past the cap: every attempt died. Say so once, plainly, and stop.
 	if item.Attempts > s.opts.MaxTurnAttempts {
 		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
+		tr.outcome = TurnOutcomeFailed
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td))
 	}
 	// The claim marked an idle conversation running; a paused one (this turn
@@ -153,6 +156,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	}
 	backend, err := s.backendFor(ag)
 	if err != nil {
+		tr.outcome = TurnOutcomeFailed
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))
 	}
 	workspace, err := s.workspaceOf(ctx, conv.ID)
@@ -186,7 +190,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 			return err
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
+		tr.outcome = TurnOutcomeFailed
 		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td)
+	}
+	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
+		tr.outcome = TurnOutcomePaused
 	}
 	return s.endTurn(ctx, conv.ID, item, outcome, err)
 }
@@ -445,7 +453,9 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	withSkillIndex(req, t.skillIndex)
 	conv := t.conv.ID
 	t.status("is thinking…")
+	ctx, mt := t.traceModel(ctx, req)
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {
+		mt.event(ev)
 		switch ev.Kind {
 		case model.EventTextDelta:
 			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventDelta, Text: ev.Text, Agent: t.agent.Name})
@@ -462,6 +472,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		}
 	})
 	if err != nil {
+		mt.end(ctx, nil, nil, err)
 		return nil, nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
@@ -478,6 +489,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
 		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
 	}
+	mt.end(ctx, resp, u, nil)
 	return resp, u, nil
 }
 
@@ -664,10 +676,12 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 		return false, t.record(ctx, c, interrupted(started.Execution), v)
 	}
 	t.status("is running " + c.Name + "…")
-	res := tl.Call(ctx, &tool.Request{
+	callCtx, endTool := t.traceTool(ctx, c)
+	res := tl.Call(callCtx, &tool.Request{
 		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
 		Context: t.meta.Context, Starter: t.meta.Starter, TurnID: t.item.ID,
 	}, c.Input)
+	endTool(res.IsError, ctx.Err())
 	if ctx.Err() != nil {
 		if res.IsError || res.Pause != nil {
 			// Cut off while it ran: whether it finished is unknown. The

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
@@ -98,6 +99,12 @@ type Options struct {
 	// to the bot: created by Submit, profiles refreshed on the turn, and
 	// their names (not ids) shown to the model.
 	People *Directory
+
+	// Observer is told what turns do, for metrics; nil observes nothing.
+	Observer Observer
+	// TracerProvider makes the spans of turns, model calls and tool calls
+	// (see observe.go); nil is the no-op provider.
+	TracerProvider trace.TracerProvider
 }
 
 func (o *Options) validate() error {
@@ -136,6 +143,9 @@ func (o *Options) defaults() {
 	if o.Hub == nil {
 		o.Hub = NewHub()
 	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -162,7 +172,9 @@ type Service struct {
 	log  *slog.Logger
 	hub  *Hub
 
-	router *route.Router
+	router   *route.Router
+	observer Observer
+	tracer   trace.Tracer
 
 	mu       sync.Mutex
 	agentIDs map[string]uuid.UUID // name → store id
@@ -187,6 +199,8 @@ func New(opts Options) (*Service, error) {
 		st:       opts.Store,
 		log:      opts.Logger,
 		hub:      opts.Hub,
+		observer: opts.Observer,
+		tracer:   newTracer(opts.TracerProvider),
 		agentIDs: map[string]uuid.UUID{},
 		backends: map[string]model.Backend{},
 	}, nil

@@ -32,6 +32,8 @@ type WorkerOptions struct {
 	PollInterval time.Duration
 	Logger       *slog.Logger
 	Now          func() time.Time
+	// Observer is told of lease takeovers and losses; nil observes nothing.
+	Observer Observer
 }
 
 func (o *WorkerOptions) validate() error {
@@ -143,6 +145,9 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
+	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -162,6 +167,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	if len(reclaimed) > 0 {
 		w.log.InfoContext(ctx, "took back work a previous run of this instance left running", "items", len(reclaimed))
+		w.observeTakeovers(ctx, reclaimed, true)
 	}
 	workCtx, cancelWork := context.WithCancelCause(ctx)
 	loopCtx, stopClaiming := context.WithCancel(workCtx)
@@ -240,6 +246,7 @@ func (w *Worker) loop(ctx, workCtx context.Context) {
 				w.log.ErrorContext(ctx, "claiming work", "error", redact.String(err.Error()))
 			}
 			claimed = len(items)
+			w.observeTakeovers(ctx, items, false)
 			for _, it := range items {
 				if !w.enter(ctx, it) {
 					continue
@@ -355,6 +362,7 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 	<-hbDone
 	if errors.Is(context.Cause(itemCtx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost) {
 		// The new holder goes on; nothing more is ours to write.
+		w.opts.Observer.WorkLeaseLost(ctx, item.Kind)
 		return
 	}
 	if ctx.Err() != nil && err != nil {
@@ -390,6 +398,22 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 		ID: item.ID, Worker: w.opts.WorkerID, Error: msg, RetryAt: w.opts.Now().Add(Backoff(item.Attempts)), Now: w.opts.Now(),
 	}); ferr != nil {
 		log.ErrorContext(ctx, "failing work", "error", redact.String(ferr.Error()))
+	}
+}
+
+// observeTakeovers reports the items taken over from a dead attempt:
+// everything reclaimed at Start, and claimed items on a later attempt whose
+// earlier one recorded no failure (so its lease expired while it ran; a
+// failed attempt sets LastError, and a release does not count the attempt).
+func (w *Worker) observeTakeovers(ctx context.Context, items []*store.WorkItem, reclaimed bool) {
+	n := map[string]int{}
+	for _, it := range items {
+		if reclaimed || (it.Attempts > 1 && it.LastError == "") {
+			n[it.Kind]++
+		}
+	}
+	for kind, c := range n {
+		w.opts.Observer.WorkTakenOver(ctx, kind, c)
 	}
 }
 

@@ -51,7 +51,24 @@ type Options struct {
 	IdentityFunc func(agent string) *bots.Identity
 	Logger       *slog.Logger
 	Now          func() time.Time
+	// Observer is told of failed and retried deliveries, for metrics; nil
+	// observes nothing.
+	Observer Observer
 }
+
+// Observer is told how delivery goes. It is called inline: it must be quick.
+type Observer interface {
+	// DeliveryFailed: posting to a binding on platform failed; gone says
+	// it failed for good (bots.ErrGone), else the deliver item retries.
+	DeliveryFailed(ctx context.Context, platform string, gone bool)
+	// DeliveryRetried: a deliver item runs again after a failed attempt.
+	DeliveryRetried(ctx context.Context)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) DeliveryFailed(context.Context, string, bool) {}
+func (nopObserver) DeliveryRetried(context.Context)              {}
 
 func (o *Options) validate() error {
 	if o.Store == nil {
@@ -84,6 +101,9 @@ func New(opts Options) (*Deliverer, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
 	}
 	if opts.IdentityFunc == nil {
 		opts.IdentityFunc = func(agent string) *bots.Identity {
@@ -139,6 +159,9 @@ func (d *Deliverer) HandleDeliver(ctx context.Context, item *store.WorkItem, _ c
 	if item.ConversationID == nil {
 		return fmt.Errorf("deliver item %s has no conversation", item.ID)
 	}
+	if item.Attempts > 1 {
+		d.opts.Observer.DeliveryRetried(ctx)
+	}
 	return d.Flush(ctx, *item.ConversationID)
 }
 
@@ -188,7 +211,12 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 // flushBinding posts the entries past the binding's cursor, then the
 // prompts of calls waiting for a person. live is the binding's in-process
 // stream of the running turn, or nil.
-func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream) error {
+func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream) (err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			d.opts.Observer.DeliveryFailed(ctx, b.b.Place.Platform, errors.Is(err, bots.ErrGone))
+		}
+	}()
 	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: b.b.ConversationID, AfterSeq: b.b.DeliveredSeq, WithErrors: true})
 	if err != nil {
 		return fmt.Errorf("reading entries to deliver to %s: %w", b.b.Place.Platform, err)

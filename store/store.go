@@ -742,6 +742,7 @@ type Queries interface {
 	PersonalityQueries
 	SkillQueries
 	ParticipantQueries
+	StatsQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots/console"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
 
@@ -46,6 +47,8 @@ commands:
   skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
   mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
+  bench     measure the main figures on the configured store, each against a baseline in the same run:
+            bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|start]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
@@ -82,11 +85,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if cmd == "mcp" {
 		return mcpCommand(ctx, args, cfg, stdout, stderr)
 	}
+	if cmd == "bench" {
+		return benchCommand(ctx, args, cfg, stdout, stderr)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
 	var grantsCmd grantsArgs
 	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
+	logFormat := fs.String("log-format", envOr(getenv("SWITCHBOARD_LOG_FORMAT"), "text"), "text or json (SWITCHBOARD_LOG_FORMAT)")
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address, default :8080 (SWITCHBOARD_ADDR)")
@@ -130,9 +137,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	// Every line goes through redact.Handler: whatever a package logs, no
-	// configured secret or key-shaped string reaches the service log.
-	cfg.Logger = slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), nil))
+	cfg.Logger, err = newLogger(stderr, *logFormat, level)
+	if err != nil {
+		return err
+	}
 
 	switch cmd {
 	case "migrate":
@@ -197,6 +205,24 @@ func migrate(ctx context.Context, cfg app.Config, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s schema at version %d\n", st.Dialect(), v)
 	return nil
+}
+
+// newLogger is the service log: text or JSON lines, each stamped with the
+// trace and span it was logged in (telemetry.LogHandler). Every line goes
+// through redact.Handler: whatever a package logs, no configured secret or
+// key-shaped string reaches the service log.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch strings.ToLower(strings.TrimSpace(format)) {
+	case "", "text":
+		h = slog.NewTextHandler(w, opts)
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("SWITCHBOARD_LOG_FORMAT: %q must be text or json", format)
+	}
+	return slog.New(redact.NewHandler(telemetry.LogHandler(h), nil)), nil
 }
 
 func parseLevel(s string) (slog.Level, error) {

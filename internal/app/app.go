@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
@@ -33,6 +35,8 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/internal/metrics"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/skill"
@@ -108,6 +112,15 @@ type Config struct {
 	// MCPConfigPath is the file of outside MCP servers
 	// (SWITCHBOARD_MCP_CONFIG); empty: ./mcp-servers.json when present.
 	MCPConfigPath string
+	// AdminAddr, when set, serves pprof (/debug/pprof/) on a listener of
+	// its own (SWITCHBOARD_ADMIN_ADDR, default off). It has no
+	// authentication: bind it to loopback or a private network.
+	AdminAddr string
+	// TracerProvider makes the spans of turns, model calls and tool calls.
+	// Nil: the app builds one from the OTEL_* variables in Env (an OTLP
+	// exporter when OTEL_EXPORTER_OTLP_ENDPOINT is set, else the no-op
+	// provider) and shuts it down in Stop. A caller's own is not shut down.
+	TracerProvider trace.TracerProvider
 }
 
 // FromEnv reads the configuration from the environment.
@@ -129,6 +142,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		SkillsDir:             getenv("SWITCHBOARD_SKILLS_DIR"),
 		Env:                   getenv,
 		MCPConfigPath:         mcpConfigPath(getenv),
+		AdminAddr:             strings.TrimSpace(getenv("SWITCHBOARD_ADMIN_ADDR")),
 	}
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -276,10 +290,14 @@ type App struct {
 	MCP       *mcpclient.Manager // the outside MCP servers and their tools
 	API       *web.API
 	Mux       *http.ServeMux
+	Metrics   *metrics.Metrics // the Prometheus registry behind GET /metrics
 
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
+	admin     *http.Server
+	adminLn   net.Listener
+	tracing   *telemetry.Tracing // built here from the environment, or nil
 	stops     []func(context.Context) error
 	mu        sync.Mutex
 }
@@ -307,8 +325,20 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux()}
+	if a.cfg.TracerProvider == nil {
+		a.tracing, err = telemetry.NewTracing(ctx, telemetry.TracingOptions{Getenv: cfg.Env, InstanceID: cfg.InstanceID})
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		a.cfg.TracerProvider = a.tracing.Provider
+		if a.tracing.Enabled {
+			log.InfoContext(ctx, "exporting traces over OTLP")
+		}
+	}
 	if err := a.build(ctx, agents, mcpServers); err != nil {
 		_ = st.Close()
+		_ = a.tracing.Shutdown(ctx)
 		return nil, err
 	}
 	return a, nil
@@ -336,6 +366,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return fmt.Errorf("registering done: %w", err)
 	}
 	reg := a.Registry
+	a.Metrics, err = metrics.New(metrics.Options{Store: a.Store, Logger: a.log.With("part", "metrics"), Now: cfg.Now})
+	if err != nil {
+		return err
+	}
 	if err := a.buildMCP(mcpServers); err != nil {
 		return err
 	}
@@ -391,6 +425,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Admins:      yamlAdmins(agents.Approvals),
 		ApprovalTTL: agents.Approvals.ExpiryDuration(),
 		Gate:        a.Access,
+		// Metrics through core's Observer; spans through the OpenTelemetry
+		// API (see core/observe.go).
+		Observer:       a.Metrics,
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return err
@@ -434,7 +472,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	a.Deliverer, err = deliver.New(deliver.Options{
-		Store: a.Store, Adapters: a.Adapters, Logger: a.log.With("part", "deliver"), Now: cfg.Now,
+		Store: a.Store, Adapters: a.Adapters, Logger: a.log.With("part", "deliver"), Now: cfg.Now, Observer: a.Metrics,
 		IdentityFunc: func(name string) *bots.Identity {
 			ag, ok := agents.Find(name)
 			if !ok {
@@ -464,6 +502,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		LeaseTTL:    cfg.LeaseTTL,
 		Logger:      a.log,
 		Now:         cfg.Now,
+		Observer:    a.Metrics,
 	})
 	if err != nil {
 		return err
@@ -489,7 +528,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
-	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, http.HandlerFunc(a.metrics)))
+	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, a.Metrics.Handler()))
 	return nil
 }
 
@@ -514,26 +553,6 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	a.mcpReadyz(w)
 }
 
-// metrics serves a few gauges in the Prometheus text format.
-func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	fmt.Fprintln(w, "# HELP switchboard_up 1 when the process runs.")
-	fmt.Fprintln(w, "# TYPE switchboard_up gauge")
-	fmt.Fprintln(w, "switchboard_up 1")
-	fmt.Fprintln(w, "# HELP switchboard_work_items Work items by state (up to 10000 counted).")
-	fmt.Fprintln(w, "# TYPE switchboard_work_items gauge")
-	for _, st := range []store.WorkState{store.WorkAvailable, store.WorkRunning, store.WorkFailed} {
-		items, err := a.Store.WorkList(ctx, &store.WorkListParams{States: []store.WorkState{st}, Limit: 10000})
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(w, "switchboard_work_items{state=%q} %d\n", st, len(items))
-	}
-	a.mcpMetrics(w)
-}
-
 // Start runs the workers, the platforms and the HTTP server (when Addr is
 // not "-").
 func (a *App) Start(ctx context.Context) error {
@@ -556,6 +575,9 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.onStop(a.Worker.Stop)
+	if err := a.startAdmin(ctx); err != nil {
+		return err
+	}
 	if a.cfg.Addr == "-" {
 		return nil
 	}
@@ -564,7 +586,8 @@ func (a *App) Start(ctx context.Context) error {
 		return fmt.Errorf("listening on %s (SWITCHBOARD_ADDR): %w", a.cfg.Addr, err)
 	}
 	a.listener = ln
-	a.srv = &http.Server{Handler: a.Mux, ReadHeaderTimeout: 10 * time.Second}
+	// The platforms' endpoints have their answer time observed: the ack.
+	a.srv = &http.Server{Handler: a.Metrics.Acks(a.Mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.ErrorContext(ctx, "http server", "error", err)
@@ -629,6 +652,15 @@ func (a *App) Stop(ctx context.Context) error {
 	}
 	if err := a.Store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the store: %w", err))
+	}
+	if a.admin != nil {
+		if err := a.admin.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the admin server: %w", err))
+		}
+	}
+	// Last: the spans of the turns that just finished are exported.
+	if err := a.tracing.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("flushing traces: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"net/http"
 	"strings"
@@ -34,6 +35,9 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 		return err
 	}
 	a.MCP = m
+	if err := a.Metrics.Registry().Register(mcpCollector{m}); err != nil {
+		return fmt.Errorf("registering the MCP metrics: %w", err)
+	}
 	return nil
 }
 
@@ -72,30 +76,32 @@ func (a *App) mcpReadyz(w io.Writer) {
 	}
 }
 
-// mcpMetrics writes the servers' gauges in the Prometheus text format.
-func (a *App) mcpMetrics(w io.Writer) {
-	st := a.MCP.Status()
-	if len(st) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "# HELP switchboard_mcp_server_up 1 when the MCP server is connected and its tools offered.")
-	fmt.Fprintln(w, "# TYPE switchboard_mcp_server_up gauge")
-	for _, s := range st {
-		up := 0
+// mcpCollector reports the MCP servers' state on each scrape of /metrics.
+type mcpCollector struct{ m *mcpclient.Manager }
+
+var (
+	mcpUpDesc       = prometheus.NewDesc("switchboard_mcp_server_up", "1 when the MCP server is connected and its tools offered.", []string{"server"}, nil)
+	mcpToolsDesc    = prometheus.NewDesc("switchboard_mcp_tools", "Tools offered from the MCP server.", []string{"server"}, nil)
+	mcpConnectsDesc = prometheus.NewDesc("switchboard_mcp_connects_total", "Sessions opened to the MCP server since the start.", []string{"server"}, nil)
+)
+
+// Describe sends the collector's descriptions.
+func (c mcpCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- mcpUpDesc
+	ch <- mcpToolsDesc
+	ch <- mcpConnectsDesc
+}
+
+// Collect sends one value of each series per server.
+func (c mcpCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.m.Status() {
+		up := 0.0
 		if s.State == mcpclient.StateConnected {
 			up = 1
 		}
-		fmt.Fprintf(w, "switchboard_mcp_server_up{server=%q} %d\n", s.Name, up)
-	}
-	fmt.Fprintln(w, "# HELP switchboard_mcp_tools Tools offered from the MCP server.")
-	fmt.Fprintln(w, "# TYPE switchboard_mcp_tools gauge")
-	for _, s := range st {
-		fmt.Fprintf(w, "switchboard_mcp_tools{server=%q} %d\n", s.Name, len(s.Tools))
-	}
-	fmt.Fprintln(w, "# HELP switchboard_mcp_connects_total Sessions opened to the MCP server since the start.")
-	fmt.Fprintln(w, "# TYPE switchboard_mcp_connects_total counter")
-	for _, s := range st {
-		fmt.Fprintf(w, "switchboard_mcp_connects_total{server=%q} %d\n", s.Name, s.Connects)
+		ch <- prometheus.MustNewConstMetric(mcpUpDesc, prometheus.GaugeValue, up, s.Name)
+		ch <- prometheus.MustNewConstMetric(mcpToolsDesc, prometheus.GaugeValue, float64(len(s.Tools)), s.Name)
+		ch <- prometheus.MustNewConstMetric(mcpConnectsDesc, prometheus.CounterValue, float64(s.Connects), s.Name)
 	}
 }
 

@@ -9,10 +9,10 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 )
 
@@ -38,36 +38,13 @@ func (w benchWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// burstPost sends every request, benchSenders at a time, and returns each
-// one's latency (request written to answer read), sorted.
+// burstPost sends every request, benchSenders at a time, with the sender
+// `switchboard bench ack` uses, and returns each one's latency, sorted.
 func burstPost(b *testing.B, client *http.Client, reqs []func() *http.Request) []time.Duration {
-	lat := make([]time.Duration, len(reqs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range benchSenders {
-		wg.Go(func() {
-			for i := range next {
-				req := reqs[i]()
-				start := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				lat[i] = time.Since(start)
-				if resp.StatusCode != http.StatusOK {
-					b.Errorf("%s answered %d, want 200", req.URL.Path, resp.StatusCode)
-				}
-			}
-		})
+	lat, err := bench.BurstPost(client, benchSenders, reqs)
+	if err != nil {
+		b.Error(err)
 	}
-	for i := range reqs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	slices.Sort(lat)
 	return lat
 }

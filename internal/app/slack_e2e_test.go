@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -100,6 +101,8 @@ type envOptions struct {
 	profileTTL time.Duration // SWITCHBOARD_PROFILE_TTL (default 24h)
 	mcpConfig  string        // SWITCHBOARD_MCP_CONFIG (default: none)
 	apiToken   string        // SWITCHBOARD_API_TOKEN (default: none, loopback only)
+	// tracer, when set, records the service's spans.
+	tracer trace.TracerProvider
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -139,6 +142,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		ProfileTTL:         opts.profileTTL,
 		MCPConfigPath:      opts.mcpConfig,
 		APIToken:           opts.apiToken,
+		TracerProvider:     opts.tracer,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL

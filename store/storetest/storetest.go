@@ -112,6 +112,7 @@ func Run(t *testing.T, h Harness) {
 		{"Personalities", s.personalityTests()},
 		{"Skills", s.skillTests()},
 		{"Participants", s.participantTests()},
+		{"Stats", s.statsTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

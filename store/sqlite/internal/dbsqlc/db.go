@@ -57,6 +57,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentUpsertStmt, err = db.PrepareContext(ctx, agentUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentUpsert: %w", err)
 	}
+	if q.approvalCountStmt, err = db.PrepareContext(ctx, approvalCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ApprovalCount: %w", err)
+	}
 	if q.approvalDecideStmt, err = db.PrepareContext(ctx, approvalDecide); err != nil {
 		return nil, fmt.Errorf("error preparing query ApprovalDecide: %w", err)
 	}
@@ -435,6 +438,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workCompleteStmt, err = db.PrepareContext(ctx, workComplete); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkComplete: %w", err)
 	}
+	if q.workCountStmt, err = db.PrepareContext(ctx, workCount); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkCount: %w", err)
+	}
 	if q.workFailStmt, err = db.PrepareContext(ctx, workFail); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkFail: %w", err)
 	}
@@ -562,6 +568,11 @@ func (q *Queries) Close() error {
 	if q.agentUpsertStmt != nil {
 		if cerr := q.agentUpsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentUpsertStmt: %w", cerr)
+		}
+	}
+	if q.approvalCountStmt != nil {
+		if cerr := q.approvalCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing approvalCountStmt: %w", cerr)
 		}
 	}
 	if q.approvalDecideStmt != nil {
@@ -1194,6 +1205,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workCompleteStmt: %w", cerr)
 		}
 	}
+	if q.workCountStmt != nil {
+		if cerr := q.workCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workCountStmt: %w", cerr)
+		}
+	}
 	if q.workFailStmt != nil {
 		if cerr := q.workFailStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workFailStmt: %w", cerr)
@@ -1359,6 +1375,7 @@ type Queries struct {
 	agentSharingGetStmt               *sql.Stmt
 	agentSharingTouchStmt             *sql.Stmt
 	agentUpsertStmt                   *sql.Stmt
+	approvalCountStmt                 *sql.Stmt
 	approvalDecideStmt                *sql.Stmt
 	approvalExpireStmt                *sql.Stmt
 	approvalFindByCallStmt            *sql.Stmt
@@ -1485,6 +1502,7 @@ type Queries struct {
 	workClaimConversationsStmt        *sql.Stmt
 	workClaimMarkStmt                 *sql.Stmt
 	workCompleteStmt                  *sql.Stmt
+	workCountStmt                     *sql.Stmt
 	workFailStmt                      *sql.Stmt
 	workFailExhaustedStmt             *sql.Stmt
 	workGetStmt                       *sql.Stmt
@@ -1525,6 +1543,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		agentSharingGetStmt:               q.agentSharingGetStmt,
 		agentSharingTouchStmt:             q.agentSharingTouchStmt,
 		agentUpsertStmt:                   q.agentUpsertStmt,
+		approvalCountStmt:                 q.approvalCountStmt,
 		approvalDecideStmt:                q.approvalDecideStmt,
 		approvalExpireStmt:                q.approvalExpireStmt,
 		approvalFindByCallStmt:            q.approvalFindByCallStmt,
@@ -1651,6 +1670,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workClaimConversationsStmt:        q.workClaimConversationsStmt,
 		workClaimMarkStmt:                 q.workClaimMarkStmt,
 		workCompleteStmt:                  q.workCompleteStmt,
+		workCountStmt:                     q.workCountStmt,
 		workFailStmt:                      q.workFailStmt,
 		workFailExhaustedStmt:             q.workFailExhaustedStmt,
 		workGetStmt:                       q.workGetStmt,

@@ -1,0 +1,412 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/dial"
+)
+
+// The figures that run the whole service.
+
+const (
+	benchTeam   = "T0BENCH"
+	benchBot    = "U0BOT"
+	benchUser   = "U0BENCHUSER"
+	benchSecret = "bench-signing-secret"
+	benchToken  = "xoxb-bench"
+)
+
+// openApp opens and starts the service on e's store, listening on a free
+// loopback port, with the zero-latency model and open DMs; edit adjusts the
+// configuration (a platform). The caller stops it.
+func openApp(ctx context.Context, e *env, edit func(*app.Config)) (*app.App, error) {
+	script, err := WriteScript(e.dir)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(e.dir, "switchboard.yaml")
+	if err := os.WriteFile(cfgPath, []byte("access:\n  dm_policy: open\n"), 0o600); err != nil {
+		return nil, err
+	}
+	env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
+	cfg := app.Config{
+		// Errors only: the service warns that its model is scripted, which
+		// is the point here.
+		Addr: "127.0.0.1:0", DatabaseURL: e.url, ConfigPath: cfgPath, Logger: slog.New(errorsOnly{e.opts.Logger.Handler()}),
+		Env: func(k string) string { return env[k] }, InstanceID: "bench-" + randomSuffix(),
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Start(context.WithoutCancel(ctx)); err != nil {
+		_ = a.Stop(ctx)
+		return nil, err
+	}
+	return a, nil
+}
+
+// errorsOnly passes on the records of level error and above.
+type errorsOnly struct{ slog.Handler }
+
+func (h errorsOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError && h.Handler.Enabled(ctx, l)
+}
+
+func (h errorsOnly) WithAttrs(as []slog.Attr) slog.Handler {
+	return errorsOnly{h.Handler.WithAttrs(as)}
+}
+func (h errorsOnly) WithGroup(n string) slog.Handler { return errorsOnly{h.Handler.WithGroup(n)} }
+
+// BurstPost sends every request, inFlight at a time, and returns each one's
+// latency (request written to answer read), sorted. A request that fails or
+// is not answered 200 is an error.
+func BurstPost(client *http.Client, inFlight int, reqs []func() *http.Request) ([]time.Duration, error) {
+	lat := make([]time.Duration, len(reqs))
+	next := make(chan int)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for range inFlight {
+		wg.Go(func() {
+			for i := range next {
+				req := reqs[i]()
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("%s answered %d, want 200", req.URL.Path, resp.StatusCode)
+					}
+				}
+				lat[i] = time.Since(start)
+				if err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range reqs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return lat, first
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// runAck posts a burst of signed app_mention events (each a new thread) to
+// the service, inFlight at a time, while its workers answer them, and the
+// same bodies to a handler that only reads the body and answers 200, over
+// the same kind of client.
+func runAck(ctx context.Context, e *env) (*Result, error) {
+	burst, inFlight := e.opts.size(1000, 40), e.opts.size(64, 8)
+	slack := slacktest.NewServer(slacktest.Options{BotToken: benchToken, BotUserID: benchBot, TeamID: benchTeam})
+	defer slack.Close()
+	a, err := openApp(ctx, e, func(c *app.Config) {
+		c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = benchToken, benchSecret, slack.APIURL()
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Stop(context.WithoutCancel(ctx))
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer bare.Close()
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: inFlight}}
+	defer client.CloseIdleConnections()
+
+	requests := func(round string, n int) (events, base []func() *http.Request) {
+		for i := range n {
+			channel, ts := fmt.Sprintf("C%sB%05d", round, i), fmt.Sprintf("1700009%s.%06d", round, i)
+			body := slacktest.MustJSON(slacktest.EventCallback(benchTeam, fmt.Sprintf("EvBench%s_%05d", round, i), map[string]any{
+				"type": "app_mention", "user": benchUser, "text": "<@" + benchBot + "> summarise the incident please",
+				"ts": ts, "channel": channel, "team": benchTeam, "event_ts": ts,
+			}))
+			events = append(events, func() *http.Request {
+				// Signed when sent, as Slack does.
+				return slacktest.NewSignedRequest("http://"+a.Addr()+"/slack/events", "application/json", benchSecret, time.Now(), body)
+			})
+			base = append(base, func() *http.Request {
+				r, _ := http.NewRequest(http.MethodPost, bare.URL, bytes.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			})
+		}
+		return events, base
+	}
+	// Warm both servers' connections and the store's first writes.
+	warmEvents, warmBase := requests("000", inFlight)
+	if _, err := BurstPost(client, inFlight, warmBase); err != nil {
+		return nil, err
+	}
+	if _, err := BurstPost(client, inFlight, warmEvents); err != nil {
+		return nil, err
+	}
+	if err := waitDrained(ctx, e.st, 10*time.Minute); err != nil {
+		return nil, err
+	}
+	events, base := requests("001", burst)
+	baseLat, err := BurstPost(client, inFlight, base)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	acks, err := BurstPost(client, inFlight, events)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitDrained(ctx, e.st, 10*time.Minute); err != nil {
+		return nil, err
+	}
+	drain := time.Since(start)
+	return &Result{
+		Metric: "ack p99", Value: ms(Quantile(acks, 0.99)), Unit: "ms",
+		Baseline: "bare handler p99", BaselineValue: ms(Quantile(baseLat, 0.99)),
+		Extra: map[string]float64{
+			"ack_p50_ms": ms(Quantile(acks, 0.5)), "bare_p50_ms": ms(Quantile(baseLat, 0.5)),
+			"mentions": float64(burst), "in_flight": float64(inFlight), "answered_per_s": float64(burst) / drain.Seconds(),
+		},
+	}, nil
+}
+
+// runCatchup appends entries to one conversation and reads them back over
+// GET /api/conversations/{id}/stream from cursor 0 until the last one
+// arrived; the baseline is one store read of the same entries.
+func runCatchup(ctx context.Context, e *env) (*Result, error) {
+	n := e.opts.size(10000, 200)
+	a, err := openApp(ctx, e, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Stop(context.WithoutCancel(ctx))
+	conv, err := a.Service.CreateConversation(ctx, "", "api", "bench")
+	if err != nil {
+		return nil, err
+	}
+	const batch = 500
+	for start := 0; start < n; start += batch {
+		err := e.st.InTx(ctx, func(q store.Queries) error {
+			for range min(batch, n-start) {
+				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv.ID, Kind: store.EntryAssistant,
+					Author: "agent:bench", Content: entryContent, Now: time.Now()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("appending: %w", err)
+		}
+	}
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	rounds := e.opts.size(5, 2)
+	var streams, reads []time.Duration
+	for range rounds {
+		d, err := catchUp(ctx, client, "http://"+a.Addr()+"/api/conversations/"+conv.ID.String()+"/stream?cursor=0", n)
+		if err != nil {
+			return nil, err
+		}
+		streams = append(streams, d)
+		start := time.Now()
+		es, err := e.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
+		if err != nil {
+			return nil, err
+		}
+		reads = append(reads, time.Since(start))
+		if len(es) != n {
+			return nil, fmt.Errorf("the store read %d entries, want %d", len(es), n)
+		}
+	}
+	return &Result{
+		Metric: fmt.Sprintf("catch-up of %d, median", n), Value: ms(Quantile(streams, 0.5)), Unit: "ms",
+		Baseline: "EntryList of them, median", BaselineValue: ms(Quantile(reads, 0.5)),
+		Extra: map[string]float64{"entries": float64(n), "rounds": float64(rounds)},
+	}, nil
+}
+
+// catchUp reads the SSE stream at url until it has seen n entry events.
+func catchUp(ctx context.Context, client *http.Client, url string, n int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s answered %d", url, resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	seen := 0
+	for sc.Scan() {
+		if sc.Text() == "event: entry" {
+			if seen++; seen == n {
+				return time.Since(start), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("the stream ended after %d entries of %d: %v", seen, n, sc.Err())
+}
+
+// runStart measures a restart: the service opened, started and answering
+// GET /readyz 200 on a store migrated already; the baseline opens the same
+// store and reads its schema version.
+func runStart(ctx context.Context, e *env) (*Result, error) {
+	rounds := e.opts.size(7, 2)
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	var starts, opens []time.Duration
+	for range rounds {
+		start := time.Now()
+		a, err := openApp(ctx, e, nil)
+		if err != nil {
+			return nil, err
+		}
+		err = waitReady(ctx, client, "http://"+a.Addr()+"/readyz")
+		d := time.Since(start)
+		if serr := a.Stop(context.WithoutCancel(ctx)); err == nil {
+			err = serr
+		}
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, d)
+
+		start = time.Now()
+		st, err := dial.Open(ctx, dial.Options{DatabaseURL: e.url})
+		if err != nil {
+			return nil, err
+		}
+		_, _, err = st.SchemaVersion(ctx)
+		opens = append(opens, time.Since(start))
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &Result{
+		Metric: "start-to-ready, median", Value: ms(Quantile(starts, 0.5)), Unit: "ms",
+		Baseline: "store open + schema read, median", BaselineValue: ms(Quantile(opens, 0.5)),
+		Extra: map[string]float64{"rounds": float64(rounds)},
+	}, nil
+}
+
+func waitReady(ctx context.Context, client *http.Client, url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer 200 within 30s (last: %v)", url, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// runRSS measures this process's resident memory before the service
+// starts (the baseline: the binary and the runtime) and with the service
+// started and idle for a moment, both after a GC that returns what it can
+// to the OS. It measures in process, so it is meant to run first.
+func runRSS(ctx context.Context, e *env) (*Result, error) {
+	before, err := settledRSS()
+	if err != nil {
+		return nil, err
+	}
+	a, err := openApp(ctx, e, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Stop(context.WithoutCancel(ctx))
+	// Idle: the workers wait, the scheduler ticks.
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(e.opts.size(2000, 100)) * time.Millisecond):
+	}
+	after, err := settledRSS()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Metric: "idle RSS", Value: after, Unit: "MB",
+		Baseline: "RSS before the service started", BaselineValue: before,
+	}, nil
+}
+
+// settledRSS is VmRSS in MB after the GC gave back what it could.
+func settledRSS() (float64, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("reading the resident set size (Linux /proc only): %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing VmRSS %q: %w", rest, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+}
