@@ -93,7 +93,7 @@ func (q *queries) NoteList(ctx context.Context, p *store.NoteListParams) ([]*sto
 }
 
 func (q *queries) NoteTouch(ctx context.Context, p *store.NoteTouchParams) (int, error) {
-	n, err := call(ctx, q, (*dbsqlc.Queries).NoteTouch, &dbsqlc.NoteTouchParams{Uses: int32(p.Uses), Now: ts(p.Now), Ids: p.IDs})
+	n, err := call(ctx, q, (*dbsqlc.Queries).NoteTouch, &dbsqlc.NoteTouchParams{Uses: int32(p.Uses), Now: ts(p.Now), Ids: uuidStrings(p.IDs)})
 	if err != nil {
 		return 0, wrap(err, "touching %d notes", len(p.IDs))
 	}

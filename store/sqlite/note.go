@@ -158,7 +158,10 @@ func (q *queries) NoteRescore(ctx context.Context, p *store.NoteRescoreParams) e
 	if err == nil && n == 0 {
 		err = store.ErrNotFound
 	}
-	return wrap(err, "rescoring note %s", p.ID)
+	if err != nil {
+		return wrap(err, "rescoring note %s", p.ID)
+	}
+	return nil
 }
 
 func (q *queries) NoteArchive(ctx context.Context, p *store.NoteArchiveParams) (*store.Note, error) {

@@ -54,7 +54,7 @@ LIMIT @max_rows;
 UPDATE notes
 SET uses = uses + @uses::integer,
     last_used_at = GREATEST(COALESCE(last_used_at, @now::timestamptz), @now::timestamptz)
-WHERE id = ANY(@ids::uuid[]);
+WHERE id = ANY(CAST(@ids::text[] AS uuid[]));
 
 -- name: NoteRescore :execrows
 UPDATE notes SET relevance = @relevance::float8 WHERE id = @id;

@@ -392,13 +392,13 @@ const noteTouch = `-- name: NoteTouch :execrows
 UPDATE notes
 SET uses = uses + $1::integer,
     last_used_at = GREATEST(COALESCE(last_used_at, $2::timestamptz), $2::timestamptz)
-WHERE id = ANY($3::uuid[])
+WHERE id = ANY(CAST($3::text[] AS uuid[]))
 `
 
 type NoteTouchParams struct {
 	Uses int32
 	Now  time.Time
-	Ids  []uuid.UUID
+	Ids  []string
 }
 
 func (q *Queries) NoteTouch(ctx context.Context, arg *NoteTouchParams) (int64, error) {
