@@ -55,6 +55,10 @@ type turn struct {
 	stable []string
 
 	skillIndex string // the index of the skills offered (see offerSkills)
+
+	// memory is the turn's memory text (see loadMemory), read once.
+	memory       string
+	memoryLoaded bool
 }
 
 // turnOutcome is how a turn ended.
@@ -394,11 +398,13 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		}
 		t.stable = append([]string{}, parts...)
 	}
+	t.loadMemory(ctx)
 	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.entries, t.names, t.s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
 	withSkillIndex(req, t.skillIndex)
+	req.Turn = withMemory(req.Turn, t.memory)
 	conv := t.conv.ID
 	t.status("is thinking…")
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {

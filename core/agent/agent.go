@@ -57,6 +57,22 @@ type Agent struct {
 	// Personality bounds how sharply the agent may shrink its own
 	// personality document (see PersonalityGuard).
 	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
+
+	// Family names the agents of one owner that share family-scoped memory
+	// notes; empty means DefaultFamily (see FamilyName).
+	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+}
+
+// DefaultFamily is the family of every agent that declares none: by
+// default all the agents of one install share their family notes.
+const DefaultFamily = "default"
+
+// FamilyName is the agent's family: its own, or DefaultFamily.
+func (a *Agent) FamilyName() string {
+	if a.Family == "" {
+		return DefaultFamily
+	}
+	return a.Family
 }
 
 // Answers is where an agent answers.
@@ -82,6 +98,9 @@ type Config struct {
 	Approvals  Approvals            `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
+	// Memory is read by package memory (memory.ParseConfig); kept raw here
+	// as Schedules is.
+	Memory yaml.Node `yaml:"memory,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -199,6 +218,9 @@ func (c *Config) validate() error {
 		}
 		if err := a.Personality.validate(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
+		}
+		if a.Family != "" && !nameRE.MatchString(a.Family) {
+			return fmt.Errorf("%s: family %q must be 1-64 lowercase letters, digits, - or _", where, a.Family)
 		}
 		if a.Answers.Default {
 			defaults++
