@@ -48,8 +48,10 @@ type Options struct {
 	// NoteSource and SummarySource over Store.
 	Sources []Source
 	Logger  *slog.Logger
-	// Clock times the budget and dates upkeep; default the real clock.
+	// Clock times the budget; default the real clock.
 	Clock clockwork.Clock
+	// Now dates notes and upkeep; default Clock's time.
+	Now func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -58,6 +60,9 @@ func (o *Options) defaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
+	}
+	if o.Now == nil {
+		o.Now = o.Clock.Now
 	}
 	o.Config.defaults()
 	if o.Sources == nil && o.Store != nil {
@@ -307,4 +312,4 @@ func truncate(s string, n int) string {
 }
 
 // now is the clock's time in UTC.
-func (m *Memory) now() time.Time { return m.clock.Now().UTC() }
+func (m *Memory) now() time.Time { return m.opts.Now().UTC() }

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/memory"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
@@ -98,6 +99,11 @@ type Config struct {
 	// SkillsDir is a folder of platform skills (SWITCHBOARD_SKILLS_DIR),
 	// offered to every agent beside the ones the binary ships.
 	SkillsDir string
+
+	// MemoryBudget is how long a turn waits for its background memory
+	// (SWITCHBOARD_MEMORY_BUDGET, over memory.budget in switchboard.yaml;
+	// default 200ms).
+	MemoryBudget time.Duration
 }
 
 // FromEnv reads the configuration from the environment.
@@ -152,6 +158,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s: %q must be a duration of at least 1s, such as 15s or 1m", d.name, v)
 		}
 		*d.into = n
+	}
+	if v := getenv("SWITCHBOARD_MEMORY_BUDGET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > 10*time.Second {
+			return c, fmt.Errorf("SWITCHBOARD_MEMORY_BUDGET: %q must be a duration from 1ms to 10s, such as 200ms", v)
+		}
+		c.MemoryBudget = d
 	}
 	if v := getenv("SWITCHBOARD_PROFILE_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -261,6 +274,7 @@ type App struct {
 	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
 	Skills    *skill.Library // the stored skills, every layer
+	Memory    *memory.Memory // the agents' notes and their upkeep
 	Mux       *http.ServeMux
 
 	srv      *http.Server
@@ -317,6 +331,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err := a.buildSkills(ctx, agents); err != nil {
 		return err
 	}
+	if err := a.buildMemory(agents); err != nil {
+		return err
+	}
 	// Who may talk to agents: decided in front of Submit, before anything
 	// of a refused message is stored; !approve goes to the gate.
 	a.Access, err = access.New(access.Options{Store: a.Store, Access: &agents.Access, Now: cfg.Now, Logger: a.log.With("part", "access")})
@@ -346,6 +363,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		Registry:  reg,
 		Tools:     a.ToolsFor,
 		Skills:    a.Skills,
+		Memory:    a.Memory,
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
@@ -379,7 +397,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Scheduler, err = scheduler.New(scheduler.Options{
 		Store: a.Store, Service: a.Service, Registry: reg, Logger: a.log.With("part", "scheduler"),
-		InstanceID: a.Service.WorkerID(), Config: schedCfg,
+		InstanceID: a.Service.WorkerID(), Config: schedCfg, Jobs: a.memoryJobs(),
 	})
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -430,6 +448,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
 	core.AddHandler(handlers, a.Service.RunCommand)
 	a.Scheduler.AddHandlers(handlers)
+	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
 		WorkerID:    a.Service.WorkerID(),
