@@ -68,6 +68,9 @@ type turn struct {
 	// concurrently.
 	fmu      sync.Mutex
 	failures map[string]int
+	// memory is the turn's memory text (see loadMemory), read once.
+	memory       string
+	memoryLoaded bool
 }
 
 // turnOutcome is how a turn ended.
@@ -446,11 +449,13 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		}
 		t.stable = append([]string{}, parts...)
 	}
+	t.loadMemory(ctx)
 	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.entries, t.names, t.s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
 	withSkillIndex(req, t.skillIndex)
+	req.Turn = withMemory(req.Turn, t.memory)
 	conv := t.conv.ID
 	t.status("is thinking…")
 	ctx, mt := t.traceModel(ctx, req)

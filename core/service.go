@@ -60,6 +60,9 @@ type Options struct {
 	// Skills, when set, adds the agent's skills to each turn: the tools they
 	// grant and their index in the stable prompt block.
 	Skills Skills
+	// Memory, when set, adds what the agent remembers to each turn's
+	// per-turn block (see Memory).
+	Memory Memory
 	// Policies are the guard's levels (platform, workspace, agent); the
 	// zero value is the built-in policy everywhere.
 	Policies tool.Policies

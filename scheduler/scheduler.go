@@ -97,6 +97,19 @@ type Options struct {
 	// days). The spine's own rows follow the store's retention (see
 	// store.Store.Sweep).
 	ReminderRetention time.Duration
+	// Jobs are other parts' periodic work (memory upkeep), run on the
+	// leader beside the dispatch and the sweep.
+	Jobs []Job
+}
+
+// Job is periodic work another part hands the scheduler: Run is called on
+// the leader every Every (and once at start). It should only enqueue
+// durable work, keyed so that a period's item is enqueued once, since a
+// leadership change may run it twice.
+type Job struct {
+	Name  string
+	Every time.Duration
+	Run   func(ctx context.Context) error
 }
 
 func (o *Options) defaults() {
@@ -168,6 +181,14 @@ func (o *Options) validate() error {
 	for name, f := range o.Inputs {
 		if f == nil {
 			return fmt.Errorf("scheduler: Options.Inputs[%q] is nil", name)
+		}
+	}
+	for i, j := range o.Jobs {
+		switch {
+		case j.Name == "" || j.Run == nil:
+			return fmt.Errorf("scheduler: Options.Jobs[%d] needs a Name and a Run", i)
+		case j.Every < time.Second:
+			return fmt.Errorf("scheduler: Options.Jobs[%d] (%s): Every %s must be at least 1s", i, j.Name, j.Every)
 		}
 	}
 	return nil
@@ -257,6 +278,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 				s.log.ErrorContext(ctx, "sweeping", "error", err)
 			}
 		}},
+	}
+	for _, j := range s.opts.Jobs {
+		jobs = append(jobs, struct {
+			name  string
+			every time.Duration
+			run   func(ctx context.Context)
+		}{j.Name, j.Every, func(ctx context.Context) {
+			if err := j.Run(ctx); err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "running a periodic job", "job", j.Name, "error", err)
+			}
+		}})
 	}
 	for _, j := range jobs {
 		if _, err := cron.NewJob(

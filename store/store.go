@@ -743,6 +743,7 @@ type Queries interface {
 	SkillQueries
 	ParticipantQueries
 	StatsQueries
+	NoteQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

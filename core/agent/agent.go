@@ -66,6 +66,21 @@ type Agent struct {
 	// DoneMarker, when set, is text that signals the agent is done, as the
 	// done tool does; it is removed from what people see.
 	DoneMarker string `yaml:"done_marker,omitempty" json:"done_marker,omitempty"`
+	// Family names the agents of one owner that share family-scoped memory
+	// notes; empty means DefaultFamily (see FamilyName).
+	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+}
+
+// DefaultFamily is the family of every agent that declares none: by
+// default all the agents of one install share their family notes.
+const DefaultFamily = "default"
+
+// FamilyName is the agent's family: its own, or DefaultFamily.
+func (a *Agent) FamilyName() string {
+	if a.Family == "" {
+		return DefaultFamily
+	}
+	return a.Family
 }
 
 // Answers is where an agent answers.
@@ -99,6 +114,9 @@ type Config struct {
 	Loop Loop `yaml:"loop,omitempty"`
 	// Routing tunes the domain classifier.
 	Routing Routing `yaml:"routing,omitempty"`
+	// Memory is read by package memory (memory.ParseConfig); kept raw here
+	// as Schedules is.
+	Memory yaml.Node `yaml:"memory,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -217,6 +235,9 @@ func (c *Config) validate() error {
 		}
 		if err := a.Personality.validate(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
+		}
+		if a.Family != "" && !nameRE.MatchString(a.Family) {
+			return fmt.Errorf("%s: family %q must be 1-64 lowercase letters, digits, - or _", where, a.Family)
 		}
 		if a.Answers.Default {
 			defaults++

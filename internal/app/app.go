@@ -38,6 +38,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/mcpclient"
+	"github.com/switchboardhq/switchboard/memory"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
@@ -121,6 +122,10 @@ type Config struct {
 	// exporter when OTEL_EXPORTER_OTLP_ENDPOINT is set, else the no-op
 	// provider) and shuts it down in Stop. A caller's own is not shut down.
 	TracerProvider trace.TracerProvider
+	// MemoryBudget is how long a turn waits for its background memory
+	// (SWITCHBOARD_MEMORY_BUDGET, over memory.budget in switchboard.yaml;
+	// default 200ms).
+	MemoryBudget time.Duration
 }
 
 // FromEnv reads the configuration from the environment.
@@ -178,6 +183,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s: %q must be a duration of at least 1s, such as 15s or 1m", d.name, v)
 		}
 		*d.into = n
+	}
+	if v := getenv("SWITCHBOARD_MEMORY_BUDGET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > 10*time.Second {
+			return c, fmt.Errorf("SWITCHBOARD_MEMORY_BUDGET: %q must be a duration from 1ms to 10s, such as 200ms", v)
+		}
+		c.MemoryBudget = d
 	}
 	if v := getenv("SWITCHBOARD_PROFILE_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -289,6 +301,7 @@ type App struct {
 	Skills    *skill.Library     // the stored skills, every layer
 	MCP       *mcpclient.Manager // the outside MCP servers and their tools
 	API       *web.API
+	Memory    *memory.Memory // the agents' notes and their upkeep
 	Mux       *http.ServeMux
 	Metrics   *metrics.Metrics // the Prometheus registry behind GET /metrics
 
@@ -376,6 +389,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.buildSkills(ctx, agents); err != nil {
 		return err
 	}
+	if err := a.buildMemory(agents); err != nil {
+		return err
+	}
 	// Who may talk to agents: decided in front of Submit, before anything
 	// of a refused message is stored; !approve goes to the gate.
 	a.Access, err = access.New(access.Options{Store: a.Store, Access: &agents.Access, Now: cfg.Now, Logger: a.log.With("part", "access")})
@@ -405,6 +421,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Registry:  reg,
 		Tools:     a.ToolsFor,
 		Skills:    a.Skills,
+		Memory:    a.Memory,
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
@@ -442,7 +459,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	}
 	a.Scheduler, err = scheduler.New(scheduler.Options{
 		Store: a.Store, Service: a.Service, Registry: reg, Logger: a.log.With("part", "scheduler"),
-		InstanceID: a.Service.WorkerID(), Config: schedCfg,
+		InstanceID: a.Service.WorkerID(), Config: schedCfg, Jobs: a.memoryJobs(),
 	})
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -494,6 +511,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
 	core.AddHandler(handlers, a.Service.RunCommand)
 	a.Scheduler.AddHandlers(handlers)
+	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
 		WorkerID:    a.Service.WorkerID(),

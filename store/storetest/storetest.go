@@ -113,6 +113,7 @@ func Run(t *testing.T, h Harness) {
 		{"Skills", s.skillTests()},
 		{"Participants", s.participantTests()},
 		{"Stats", s.statsTests()},
+		{"Notes", s.noteTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -190,6 +190,26 @@ type NamedLease struct {
 	UpdatedAt time.Time
 }
 
+type Note struct {
+	ID             uuid.UUID
+	Agent          string
+	Family         string
+	ConversationID *uuid.UUID
+	Scope          string
+	Text           string
+	Tags           []string
+	Pinned         bool
+	Relevance      float64
+	Uses           int32
+	LastUsedAt     *time.Time
+	CreatedAt      time.Time
+	ArchivedAt     *time.Time
+	Supersedes     *uuid.UUID
+	WorkspaceID    *uuid.UUID
+	TagsText       string
+	Search         interface{}
+}
+
 type Pairing struct {
 	Platform   string
 	UserID     string

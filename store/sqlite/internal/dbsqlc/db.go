@@ -252,6 +252,30 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.liveStreamSaveStmt, err = db.PrepareContext(ctx, liveStreamSave); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamSave: %w", err)
 	}
+	if q.noteArchiveStmt, err = db.PrepareContext(ctx, noteArchive); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteArchive: %w", err)
+	}
+	if q.noteGetStmt, err = db.PrepareContext(ctx, noteGet); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteGet: %w", err)
+	}
+	if q.noteInsertStmt, err = db.PrepareContext(ctx, noteInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteInsert: %w", err)
+	}
+	if q.noteListStmt, err = db.PrepareContext(ctx, noteList); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteList: %w", err)
+	}
+	if q.noteListPinnedStmt, err = db.PrepareContext(ctx, noteListPinned); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteListPinned: %w", err)
+	}
+	if q.noteRescoreStmt, err = db.PrepareContext(ctx, noteRescore); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteRescore: %w", err)
+	}
+	if q.noteSearchStmt, err = db.PrepareContext(ctx, noteSearch); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteSearch: %w", err)
+	}
+	if q.noteTouchStmt, err = db.PrepareContext(ctx, noteTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query NoteTouch: %w", err)
+	}
 	if q.pairingApproveStmt, err = db.PrepareContext(ctx, pairingApprove); err != nil {
 		return nil, fmt.Errorf("error preparing query PairingApprove: %w", err)
 	}
@@ -407,6 +431,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.slackInstallationSaveStmt, err = db.PrepareContext(ctx, slackInstallationSave); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationSave: %w", err)
+	}
+	if q.summarySearchStmt, err = db.PrepareContext(ctx, summarySearch); err != nil {
+		return nil, fmt.Errorf("error preparing query SummarySearch: %w", err)
 	}
 	if q.toolExecutionFinishStmt, err = db.PrepareContext(ctx, toolExecutionFinish); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolExecutionFinish: %w", err)
@@ -895,6 +922,46 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing liveStreamSaveStmt: %w", cerr)
 		}
 	}
+	if q.noteArchiveStmt != nil {
+		if cerr := q.noteArchiveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteArchiveStmt: %w", cerr)
+		}
+	}
+	if q.noteGetStmt != nil {
+		if cerr := q.noteGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteGetStmt: %w", cerr)
+		}
+	}
+	if q.noteInsertStmt != nil {
+		if cerr := q.noteInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteInsertStmt: %w", cerr)
+		}
+	}
+	if q.noteListStmt != nil {
+		if cerr := q.noteListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteListStmt: %w", cerr)
+		}
+	}
+	if q.noteListPinnedStmt != nil {
+		if cerr := q.noteListPinnedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteListPinnedStmt: %w", cerr)
+		}
+	}
+	if q.noteRescoreStmt != nil {
+		if cerr := q.noteRescoreStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteRescoreStmt: %w", cerr)
+		}
+	}
+	if q.noteSearchStmt != nil {
+		if cerr := q.noteSearchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteSearchStmt: %w", cerr)
+		}
+	}
+	if q.noteTouchStmt != nil {
+		if cerr := q.noteTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing noteTouchStmt: %w", cerr)
+		}
+	}
 	if q.pairingApproveStmt != nil {
 		if cerr := q.pairingApproveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pairingApproveStmt: %w", cerr)
@@ -1153,6 +1220,11 @@ func (q *Queries) Close() error {
 	if q.slackInstallationSaveStmt != nil {
 		if cerr := q.slackInstallationSaveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing slackInstallationSaveStmt: %w", cerr)
+		}
+	}
+	if q.summarySearchStmt != nil {
+		if cerr := q.summarySearchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing summarySearchStmt: %w", cerr)
 		}
 	}
 	if q.toolExecutionFinishStmt != nil {
@@ -1440,6 +1512,14 @@ type Queries struct {
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
+	noteArchiveStmt                   *sql.Stmt
+	noteGetStmt                       *sql.Stmt
+	noteInsertStmt                    *sql.Stmt
+	noteListStmt                      *sql.Stmt
+	noteListPinnedStmt                *sql.Stmt
+	noteRescoreStmt                   *sql.Stmt
+	noteSearchStmt                    *sql.Stmt
+	noteTouchStmt                     *sql.Stmt
 	pairingApproveStmt                *sql.Stmt
 	pairingGetStmt                    *sql.Stmt
 	pairingListStmt                   *sql.Stmt
@@ -1492,6 +1572,7 @@ type Queries struct {
 	slackInstallationListStmt         *sql.Stmt
 	slackInstallationResealStmt       *sql.Stmt
 	slackInstallationSaveStmt         *sql.Stmt
+	summarySearchStmt                 *sql.Stmt
 	toolExecutionFinishStmt           *sql.Stmt
 	toolExecutionGetStmt              *sql.Stmt
 	toolExecutionInsertStmt           *sql.Stmt
@@ -1608,6 +1689,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,
+		noteArchiveStmt:                   q.noteArchiveStmt,
+		noteGetStmt:                       q.noteGetStmt,
+		noteInsertStmt:                    q.noteInsertStmt,
+		noteListStmt:                      q.noteListStmt,
+		noteListPinnedStmt:                q.noteListPinnedStmt,
+		noteRescoreStmt:                   q.noteRescoreStmt,
+		noteSearchStmt:                    q.noteSearchStmt,
+		noteTouchStmt:                     q.noteTouchStmt,
 		pairingApproveStmt:                q.pairingApproveStmt,
 		pairingGetStmt:                    q.pairingGetStmt,
 		pairingListStmt:                   q.pairingListStmt,
@@ -1660,6 +1749,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		slackInstallationListStmt:         q.slackInstallationListStmt,
 		slackInstallationResealStmt:       q.slackInstallationResealStmt,
 		slackInstallationSaveStmt:         q.slackInstallationSaveStmt,
+		summarySearchStmt:                 q.summarySearchStmt,
 		toolExecutionFinishStmt:           q.toolExecutionFinishStmt,
 		toolExecutionGetStmt:              q.toolExecutionGetStmt,
 		toolExecutionInsertStmt:           q.toolExecutionInsertStmt,

@@ -188,6 +188,31 @@ type NamedLease struct {
 	UpdatedAt int64
 }
 
+type Note struct {
+	ID             uuid.UUID
+	Agent          string
+	Family         string
+	ConversationID uuid.NullUUID
+	Scope          string
+	Text           string
+	Tags           string
+	Pinned         int64
+	Relevance      float64
+	Uses           int64
+	LastUsedAt     sql.NullInt64
+	CreatedAt      int64
+	ArchivedAt     sql.NullInt64
+	Supersedes     uuid.NullUUID
+	WorkspaceID    uuid.NullUUID
+	TagsText       string
+}
+
+type NotesFt struct {
+	Text     string
+	TagsText string
+	NotesFts sql.NullString
+}
+
 type Pairing struct {
 	Platform   string
 	UserID     string
