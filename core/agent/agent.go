@@ -57,6 +57,10 @@ type Agent struct {
 	// Personality bounds how sharply the agent may shrink its own
 	// personality document (see PersonalityGuard).
 	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
+
+	// Context bounds what the agent's conversations send the model (see
+	// ContextSettings); unset fields come from the file's context block.
+	Context ContextSettings `yaml:"context,omitempty" json:"context,omitempty"`
 }
 
 // Answers is where an agent answers.
@@ -82,6 +86,8 @@ type Config struct {
 	Approvals  Approvals            `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
+	// Context is every agent's default ContextSettings.
+	Context ContextSettings `yaml:"context,omitempty"`
 	// Raw is the file as read, for the parts other packages parse.
 	Raw []byte `yaml:"-"`
 }
@@ -132,6 +138,7 @@ func Load(path string, env Env) (*Config, error) {
 		if a.MaxTokens == 0 {
 			a.MaxTokens = 4096
 		}
+		a.Context = a.Context.Over(cfg.Context)
 	}
 	if len(cfg.Agents) == 1 {
 		cfg.Agents[0].Answers.Default = true
@@ -198,6 +205,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s: step_budget %d must be between 1 and 200", where, a.StepBudget)
 		}
 		if err := a.Personality.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := a.Context.validate(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if a.Answers.Default {

@@ -126,6 +126,13 @@ type Conversation struct {
 	WorkspaceID    *uuid.UUID
 }
 
+type ConversationRulebook struct {
+	ConversationID uuid.UUID
+	Text           string
+	SetBy          string
+	UpdatedAt      time.Time
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID

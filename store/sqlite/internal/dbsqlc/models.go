@@ -124,6 +124,13 @@ type Conversation struct {
 	WorkspaceID    uuid.NullUUID
 }
 
+type ConversationRulebook struct {
+	ConversationID uuid.UUID
+	Text           string
+	SetBy          string
+	UpdatedAt      int64
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
