@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/command/when"
 	"github.com/switchboardhq/switchboard/core"
@@ -45,6 +48,9 @@ type Options struct {
 	// Links, when set, answers `link`: linking a person's identities on
 	// two platforms with a one-time code (*core.Directory implements it).
 	Links Linker
+	// Rulebooks, when set, answers `rules`: the rulebook of the
+	// conversation the command was typed in.
+	Rulebooks Rulebooks
 }
 
 // Linker issues and spends the one-time codes of `link`.
@@ -90,7 +96,8 @@ const Help = "Scheduling commands:\n" +
 	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
 	"Times are in your time zone (from your Slack or Discord profile).\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
-	"\nStanding grants:\n" + GrantsHelp
+	"\nStanding grants:\n" + GrantsHelp +
+	"\nThis conversation's rulebook:\n" + RulesHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -106,6 +113,8 @@ type request struct {
 	// TimeZone is the person's time zone when the platform knows it.
 	TimeZone string
 	IsDM     bool
+	// ConversationID is where the command was typed (Nil: a form's).
+	ConversationID uuid.UUID
 }
 
 // Answer is the core.CommandFunc of every platform: it runs cmd for the
@@ -116,7 +125,7 @@ type request struct {
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
-		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM,
+		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM, ConversationID: cmd.ConversationID,
 	})
 	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
 		return "⚠️ " + err.Error(), nil
@@ -150,6 +159,10 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 	}
 	if r.Agent == "" {
 		r.Agent = h.opts.DefaultAgent
+	}
+	// A rulebook is free text, line breaks and " -- " included.
+	if verb, text := cutVerb(r.Text); strings.EqualFold(verb, "rules") {
+		return h.rules(ctx, r, text)
 	}
 	head, rest := splitInstruction(r.Text)
 	words := strings.Fields(head)
@@ -194,6 +207,17 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return "", invalid("unknown command %q. %s", verb+" "+sub, Help)
 	}
 	return "", invalid("unknown command %q. %s", verb, Help)
+}
+
+// cutVerb splits a command's first word from the rest, whose line breaks
+// are kept.
+func cutVerb(text string) (verb, rest string) {
+	text = strings.TrimSpace(text)
+	i := strings.IndexFunc(text, unicode.IsSpace)
+	if i < 0 {
+		return text, ""
+	}
+	return text[:i], strings.TrimSpace(text[i:])
 }
 
 func kindOfWord(w string) store.ScheduleKind {

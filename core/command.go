@@ -1,6 +1,10 @@
 package core
 
-import "context"
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
 
 // Command is a command for the bot, answered without a model call: typed
 // as a message that starts with CommandPrefix ("!remind in 2h -- call
@@ -13,6 +17,9 @@ type Command struct {
 	// Fields are a form's values by option name ("when", "what"); nil for
 	// a typed command.
 	Fields map[string]string
+	// ConversationID is the conversation the command was typed in; Nil for
+	// a platform's command form, which belongs to none.
+	ConversationID uuid.UUID
 }
 
 // CommandFunc answers a command of the person who sent in and returns the

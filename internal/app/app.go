@@ -389,8 +389,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
-		Grants: a.Service,
-		Links:  a.People,
+		Grants:    a.Service,
+		Links:     a.People,
+		Rulebooks: a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -429,6 +430,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
 	core.AddHandler(handlers, a.Service.RunCommand)
+	core.AddHandler(handlers, a.Service.RunSummarize)
 	a.Scheduler.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
 		Store:       a.Store,
@@ -448,7 +450,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		return err
 	}
 	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service})
 	if err != nil {
 		return err
 	}
