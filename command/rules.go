@@ -65,10 +65,10 @@ func (h *Handler) rules(ctx context.Context, r request, text string) (string, er
 	return "Rulebook set. The agents here follow it from their next reply:\n" + rb.Text, nil
 }
 
-// setter shows who set a rulebook: a platform user as a mention.
+// setter shows who set a rulebook: a platform user by their id.
 func setter(by string) string {
 	if id, ok := store.Author(by).User(); ok {
-		return "<@" + id + ">"
+		return id
 	}
 	return by
 }
