@@ -49,7 +49,7 @@ func TestSlackLongConversationIsSummarised(t *testing.T) {
 		err := e.store.InTx(ctx, func(q store.Queries) error {
 			for i := 1; i <= 2000; i++ {
 				kind, content := store.EntryUser, any(core.UserContent{
-					Text: fmt.Sprintf("Entry %04d: the tide gauge read 3.%d m at 06:%02d and the wind came from the south-west.", i, i%10, i%60),
+					Text:   fmt.Sprintf("Entry %04d: the tide gauge read 3.%d m at 06:%02d and the wind came from the south-west.", i, i%10, i%60),
 					UserID: alice, Platform: "slack", Workspace: e2eTeam,
 				})
 				author := store.UserAuthor(alice)
