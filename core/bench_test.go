@@ -18,12 +18,17 @@ import (
 
 const zeroLatencyScript = "chunk_delay: 0s\nfallback:\n  text: A short scripted answer in a few words.\n"
 
-func benchService(b *testing.B, st store.Store) *core.Service {
+// benchService is a service with one agent on a zero-latency scripted
+// model; configure, when given, adjusts the agent.
+func benchService(b *testing.B, st store.Store, configure ...func(*agent.Agent)) *core.Service {
 	b.Helper()
 	agents := &agent.Config{Agents: []agent.Agent{{
 		Name: "bench", Persona: "You answer.", Model: "scripted:" + writeScriptB(b, zeroLatencyScript),
 		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
 	}}}
+	for _, f := range configure {
+		f(&agents.Agents[0])
+	}
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {
 		b.Fatal(err)

@@ -36,10 +36,11 @@ import (
 //
 // What happens on failure: a model or store error fails the item, which
 // is retried with backoff; the conversation meanwhile goes on with the
-// context it had, just longer. Each summary is its own commit, so a crash
-// between two rounds of a long catch-up keeps the rounds done. A turn that
-// ends over the budget again queues another item; one that finds the
-// context back under the budget does nothing.
+// context it had, just longer. Nothing is written until the summary is
+// whole (one entry and its usage rows in one commit), so a crash costs the
+// rounds of the item it cut off, never a half summary. A turn that ends
+// over the budget again queues another item; one that finds the context
+// back under the budget does nothing.
 
 // WorkSummarize summarises a conversation's context (Service.RunSummarize).
 const WorkSummarize = "summarize"
@@ -60,8 +61,9 @@ const summarizePriority = -1
 
 // maxSummaryRounds bounds one item's work: a conversation summarised for
 // the first time when it is already far over the budget catches up in
-// rounds of at most summarize_at tokens each.
-const maxSummaryRounds = 16
+// rounds of at most summarize_at tokens each, and an item that reaches the
+// bound queues a follow-up for the rest.
+const maxSummaryRounds = 32
 
 // summaryMaxTokens bounds the summary the model writes.
 const summaryMaxTokens = 2048
@@ -72,6 +74,7 @@ type modelLog struct {
 	summary    *SummaryContent
 	summarySeq int64
 	entries    []*store.Entry
+	weights    []int // entryTokens of each entry, once weighed
 }
 
 // loadModelLog reads the model's view of a conversation's log: one index
@@ -101,11 +104,22 @@ func loadModelLog(ctx context.Context, q store.Queries, conv uuid.UUID) (*modelL
 	return ml, nil
 }
 
+// weigh estimates each entry's tokens, once.
+func (ml *modelLog) weigh() []int {
+	if len(ml.weights) != len(ml.entries) {
+		ml.weights = make([]int, len(ml.entries))
+		for i, e := range ml.entries {
+			ml.weights[i] = entryTokens(e)
+		}
+	}
+	return ml.weights
+}
+
 // tokens estimates what ml costs in the prompt.
 func (ml *modelLog) tokens() int {
 	n := summaryTokens(ml.summary)
-	for _, e := range ml.entries {
-		n += entryTokens(e)
+	for _, w := range ml.weigh() {
+		n += w
 	}
 	return n
 }
@@ -257,7 +271,10 @@ func (t *turn) askSummary(ctx context.Context) {
 
 // RunSummarize summarises a conversation whose context passed its agent's
 // budget; it is the handler of SummarizeArgs (AddHandler). It runs under
-// the conversation's lease, and every summary it appends is fenced by it.
+// the conversation's lease. A context far over the budget is folded in
+// rounds of at most summarize_at tokens, in memory; the item then appends
+// one summary entry (fenced by the lease) with the usage of every round, so
+// a catch-up does not fill the log's tail with summaries.
 func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ SummarizeArgs) error {
 	if item.ConversationID == nil {
 		return fmt.Errorf("summary item %s has no conversation", item.ID)
@@ -271,70 +288,41 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 	if !ok {
 		return nil
 	}
-	for range maxSummaryRounds {
-		ml, err := loadModelLog(ctx, s.st, conv.ID)
+	ml, err := loadModelLog(ctx, s.st, conv.ID)
+	if err != nil {
+		return err
+	}
+	before, previous := ml.tokens(), ml.summarySeq
+	var (
+		usage  []*store.Usage
+		from   int64
+		rounds int
+	)
+	for ; rounds < maxSummaryRounds && ml.tokens() > at; rounds++ {
+		next, u, err := s.summarizeRound(ctx, item, conv, ag, ml, keep, at)
 		if err != nil {
 			return err
 		}
-		if ml.tokens() <= at {
-			return nil
+		if next == nil {
+			break
 		}
-		done, err := s.summarizeOnce(ctx, item, conv, ag, ml, keep, at)
-		if err != nil || !done {
-			return err
+		if from == 0 {
+			from = next.summary.FromSeq
 		}
+		usage, ml = append(usage, u), next
 	}
-	return nil
-}
-
-// summarizeOnce writes one summary of ml up to a cut; false when there is
-// no place to cut.
-func (s *Service) summarizeOnce(ctx context.Context, item *store.WorkItem, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (bool, error) {
-	tokens := make([]int, len(ml.entries))
-	for i, e := range ml.entries {
-		tokens[i] = entryTokens(e)
+	if len(usage) == 0 {
+		return nil
 	}
-	cut := cutPoint(ml.entries, tokens, keep, maxChunk)
-	if cut == 0 {
-		s.log.InfoContext(ctx, "the context is over its budget but has no place to cut yet", "conversation_id", conv.ID)
-		return false, nil
-	}
-	part := ml.entries[:cut]
-	replaced := summaryTokens(ml.summary)
-	for _, t := range tokens[:cut] {
-		replaced += t
-	}
-	spec, backend, err := s.summaryBackend(ag)
-	if err != nil {
-		return false, err
-	}
-	var names map[store.Identity]string
-	if s.opts.People != nil {
-		names = s.opts.People.speakerNames(ctx, part)
-	}
-	req := summaryRequest(ag, spec, ml.summary, part, names)
-	resp, err := backend.Generate(ctx, req, func(model.Event) {})
-	if err != nil {
-		return false, fmt.Errorf("summarising %s with %s: %w", conv.ID, spec, redact.Error(err))
-	}
-	var text strings.Builder
-	for _, p := range resp.Parts {
-		if p.Kind == model.PartText {
-			text.WriteString(p.Text)
-		}
-	}
-	if strings.TrimSpace(text.String()) == "" {
-		return false, fmt.Errorf("summarising %s with %s: the model wrote no summary", conv.ID, spec)
-	}
-	sc := SummaryContent{
-		Text: strings.TrimSpace(text.String()), FromSeq: part[0].SeqValue(), ThroughSeq: part[len(part)-1].SeqValue(),
-		Previous: ml.summarySeq, Model: spec.String(), Tokens: replaced,
-	}
-	u := usageOf(conv, &item.ID, spec, resp, s.now())
+	sc := *ml.summary
+	sc.FromSeq, sc.Previous = from, previous
+	sc.Tokens = before - (ml.tokens() - summaryTokens(ml.summary))
 	var res *store.EntryAppendResult
 	err = s.st.InTx(ctx, func(q store.Queries) error {
-		if err := q.UsageRecord(ctx, u); err != nil {
-			return fmt.Errorf("recording the summary's usage: %w", err)
+		for _, u := range usage {
+			if err := q.UsageRecord(ctx, u); err != nil {
+				return fmt.Errorf("recording the summary's usage: %w", err)
+			}
 		}
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv.ID, Kind: store.EntrySummary, Author: store.SystemAuthor, Content: mustJSON(sc),
@@ -343,12 +331,63 @@ func (s *Service) summarizeOnce(ctx context.Context, item *store.WorkItem, conv 
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("appending the summary of %s through seq %d: %w", conv.ID, sc.ThroughSeq, err)
+		return fmt.Errorf("appending the summary of %s through seq %d: %w", conv.ID, sc.ThroughSeq, err)
 	}
 	s.log.InfoContext(ctx, "summarised", "conversation_id", conv.ID, "from_seq", sc.FromSeq, "through_seq", sc.ThroughSeq,
-		"replaced_tokens", replaced, "summary_tokens", summaryTokens(&sc))
+		"rounds", len(usage), "replaced_tokens", sc.Tokens, "summary_tokens", summaryTokens(&sc))
 	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventEntry, Entry: res.Entry, Agent: ag.Name})
-	return true, nil
+	if rounds < maxSummaryRounds || ml.tokens() <= at {
+		return nil
+	}
+	// Still over after the rounds one item may take: a follow-up item goes
+	// on from the summary just written (after this one lets the lease go).
+	key := fmt.Sprintf("%s:%s:after:%d", WorkSummarize, conv.ID, res.Entry.SeqValue())
+	if _, err := Enqueue(ctx, s.st, SummarizeArgs{AtSeq: res.Entry.SeqValue()}, &EnqueueOpts{
+		ConversationID: &conv.ID, AgentID: conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: s.now(),
+	}); err != nil {
+		return fmt.Errorf("queueing the rest of the summary of %s: %w", conv.ID, err)
+	}
+	return nil
+}
+
+// summarizeRound asks the model to fold ml's summary and its entries up to
+// a cut into a new summary, and returns the model's view after it (the new
+// summary, in memory, and the entries from the cut on) with the call's
+// usage; nil when there is no place to cut.
+func (s *Service) summarizeRound(ctx context.Context, item *store.WorkItem, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
+	weights := ml.weigh()
+	cut := cutPoint(ml.entries, weights, keep, maxChunk)
+	if cut == 0 {
+		s.log.InfoContext(ctx, "the context is over its budget but has no place to cut yet", "conversation_id", conv.ID)
+		return nil, nil, nil
+	}
+	part := ml.entries[:cut]
+	spec, backend, err := s.summaryBackend(ag)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names map[store.Identity]string
+	if s.opts.People != nil {
+		names = s.opts.People.speakerNames(ctx, part)
+	}
+	resp, err := backend.Generate(ctx, summaryRequest(ag, spec, ml.summary, part, names), func(model.Event) {})
+	if err != nil {
+		return nil, nil, fmt.Errorf("summarising %s with %s: %w", conv.ID, spec, redact.Error(err))
+	}
+	var text strings.Builder
+	for _, p := range resp.Parts {
+		if p.Kind == model.PartText {
+			text.WriteString(p.Text)
+		}
+	}
+	if strings.TrimSpace(text.String()) == "" {
+		return nil, nil, fmt.Errorf("summarising %s with %s: the model wrote no summary", conv.ID, spec)
+	}
+	sc := &SummaryContent{
+		Text: strings.TrimSpace(text.String()), FromSeq: part[0].SeqValue(), ThroughSeq: part[len(part)-1].SeqValue(), Model: spec.String(),
+	}
+	next := &modelLog{summary: sc, summarySeq: ml.summarySeq, entries: ml.entries[cut:], weights: weights[cut:]}
+	return next, usageOf(conv, &item.ID, spec, resp, s.now()), nil
 }
 
 // summaryBackend is the backend that writes an agent's summaries: its
