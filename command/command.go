@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -47,6 +48,9 @@ type Options struct {
 	// Links, when set, answers `link`: linking a person's identities on
 	// two platforms with a one-time code (*core.Directory implements it).
 	Links Linker
+	// Rulebooks, when set, answers `rules`: the rulebook of the
+	// conversation the command was typed in.
+	Rulebooks Rulebooks
 	// Participants, when set, answers `invite` and `remove`: agents joining
 	// and leaving the conversation (*core.Service implements it).
 	Participants Participants
@@ -102,7 +106,8 @@ const Help = "Scheduling commands:\n" +
 	"Times are in your time zone (from your Slack or Discord profile).\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
 	"\nAgents in this conversation: `invite <agent>` · `remove <agent>`" +
-	"\nStanding grants:\n" + GrantsHelp
+	"\nStanding grants:\n" + GrantsHelp +
+	"\nThis conversation's rulebook:\n" + RulesHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -164,6 +169,10 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 	}
 	if r.Agent == "" {
 		r.Agent = h.opts.DefaultAgent
+	}
+	// A rulebook is free text, line breaks and " -- " included.
+	if verb, text := cutVerb(r.Text); strings.EqualFold(verb, "rules") {
+		return h.rules(ctx, r, text)
 	}
 	head, rest := splitInstruction(r.Text)
 	words := strings.Fields(head)
@@ -231,6 +240,17 @@ func (h *Handler) participant(ctx context.Context, r request, verb string, args 
 		return "", err
 	}
 	return fmt.Sprintf("%s left this conversation; `invite %s` brings it back.", name, name), nil
+}
+
+// cutVerb splits a command's first word from the rest, whose line breaks
+// are kept.
+func cutVerb(text string) (verb, rest string) {
+	text = strings.TrimSpace(text)
+	i := strings.IndexFunc(text, unicode.IsSpace)
+	if i < 0 {
+		return text, ""
+	}
+	return text[:i], strings.TrimSpace(text[i:])
 }
 
 func kindOfWord(w string) store.ScheduleKind {

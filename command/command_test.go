@@ -56,7 +56,7 @@ func newHandler(t *testing.T) (*Handler, *scheduler.Scheduler) {
 	if err != nil {
 		t.Fatalf("building the scheduler: %v", err)
 	}
-	h, err := New(Options{Schedules: sched, DefaultAgent: "ops", Now: clock.Now})
+	h, err := New(Options{Schedules: sched, DefaultAgent: "ops", Now: clock.Now, Rulebooks: svc})
 	if err != nil {
 		t.Fatalf("building the command handler: %v", err)
 	}

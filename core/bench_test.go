@@ -8,20 +8,21 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // benchService is the zero-latency turn service `switchboard bench turn`
-// measures (internal/bench).
-func benchService(b *testing.B, st store.Store) *core.Service {
+// measures (internal/bench); configure, when given, adjusts the agent.
+func benchService(b *testing.B, st store.Store, configure ...func(*agent.Agent)) *core.Service {
 	b.Helper()
 	script, err := bench.WriteScript(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, err := bench.TurnService(context.Background(), st, script)
+	svc, err := bench.TurnService(context.Background(), st, script, configure...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -105,6 +105,27 @@ type ErrorContent struct {
 	Interim bool `json:"interim,omitempty"`
 }
 
+// SummaryContent condenses the log up to ThroughSeq for the model (see
+// summary.go). The model is sent the latest summary in place of every entry
+// up to ThroughSeq; the log keeps them all. A summary folds in the one
+// before it (Previous), so each covers the whole log from seq 1.
+type SummaryContent struct {
+	Text string `json:"text"`
+	// FromSeq is the first seq this summary read from the log itself; the
+	// entries before it came through the Previous summary.
+	FromSeq int64 `json:"from_seq"`
+	// ThroughSeq is the last seq it covers: the model's context is this
+	// summary plus the entries after ThroughSeq.
+	ThroughSeq int64 `json:"through_seq"`
+	// Previous is the seq of the summary folded in (0: none).
+	Previous int64 `json:"previous,omitempty"`
+	// Model wrote it ("provider:model").
+	Model string `json:"model,omitempty"`
+	// Tokens is the estimate of what it replaced (the previous summary and
+	// the entries FromSeq..ThroughSeq).
+	Tokens int `json:"tokens,omitempty"`
+}
+
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -25,6 +25,13 @@
 // could not (a platform error, a crash). A retried attempt first delivers
 // what the dead one committed and takes over the live message it left.
 //
+// Summarise: a turn reads the latest summary entry and the log after the
+// seq it covers, never the whole log. A turn that ends with that context
+// over the agent's context.summarize_at enqueues a "summarize" item; it
+// runs under the conversation's lease like a turn, asks the model to fold
+// the older entries into a new summary (cut before a person's message,
+// never between a call and its result) and appends it (summary.go).
+//
 // # Conversation states
 //
 //	          Submit / PostMessage / Act

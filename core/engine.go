@@ -49,8 +49,12 @@ type turn struct {
 	td             TurnDelivery
 	deliveryQueued bool
 
-	mu      sync.Mutex // guards entries and appends from concurrent tools
+	mu sync.Mutex // guards entries and appends from concurrent tools
+	// entries is the log after what summary covers (all of it when there
+	// is no summary yet), as the model sees it; the turn's own appends
+	// join it.
 	entries []*store.Entry
+	summary *SummaryContent           // the latest summary; nil: none
 	names   map[store.Identity]string // the speakers' display names
 	// stable holds the StableParts of this turn's prompt once built.
 	stable []string
@@ -97,10 +101,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if cerr != nil {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
-	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
+	// The model's view of the log: the latest summary and what follows it.
+	ml, err := loadModelLog(ctx, s.st, conv.ID)
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
+	entries := ml.entries
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
 	base := s.turnAgent(conv, entries, args)
 	trigger := authorAt(entries, args.TriggerSeq)
@@ -135,6 +141,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		if err := s.recoverTurn(ctx, conv, item); err != nil {
 			return err
 		}
+		// Recovery writes to the log: the turn starts from what it left.
+		if ml, err = loadModelLog(ctx, s.st, conv.ID); err != nil {
+			return fmt.Errorf("loading log: %w", err)
+		}
+		entries = ml.entries
 	}
 	// Past the cap: every attempt died. Say so once, plainly, and stop.
 	if item.Attempts > s.opts.MaxTurnAttempts {
@@ -171,7 +182,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger}
+		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary}
 	t.countFailures()
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
@@ -182,6 +193,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	t.offerSkills(ctx)
 
 	outcome, err := t.run(ctx)
+	if err == nil {
+		t.askSummary(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -450,7 +464,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		t.stable = append([]string{}, parts...)
 	}
 	t.loadMemory(ctx)
-	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.entries, t.names, t.s.now())
+	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.summary, t.entries, t.names, t.s.now())
 	if err != nil {
 		return nil, nil, fmt.Errorf("building prompt: %w", err)
 	}
@@ -481,12 +495,20 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		return nil, nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
+	u := usageOf(t.conv, &t.item.ID, spec, resp, t.s.now())
+	mt.end(ctx, resp, u, nil)
+	return resp, u, nil
+}
+
+// usageOf is the usage row of one model call made for conv by the work
+// item turnID, priced when the model's price is known.
+func usageOf(conv *store.Conversation, turnID *uuid.UUID, spec model.Spec, resp *model.Response, now time.Time) *store.Usage {
 	u := &store.Usage{
-		ConversationID: conv, TurnID: &t.item.ID, AgentID: t.conv.AgentID,
+		ConversationID: conv.ID, TurnID: turnID, AgentID: conv.AgentID,
 		Provider: spec.Provider, Model: resp.Model,
 		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 		CachedTokens: resp.Usage.CachedTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens,
-		ReasoningTokens: resp.Usage.ReasoningTokens, CreatedAt: t.s.now(),
+		ReasoningTokens: resp.Usage.ReasoningTokens, CreatedAt: now,
 	}
 	if u.Model == "" {
 		u.Model = spec.Model
@@ -494,8 +516,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
 		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
 	}
-	mt.end(ctx, resp, u, nil)
-	return resp, u, nil
+	return u
 }
 
 // pendingEntry is an entry about to be appended.

@@ -270,6 +270,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	}
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, svc.RunTurn)
+	core.AddHandler(handlers, svc.RunSummarize)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
 		Handlers: handlers,

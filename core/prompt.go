@@ -20,9 +20,17 @@ import (
 // changes, or the prompt cache misses from there on.
 type StablePartFunc func(ctx context.Context, conv *store.Conversation, a *agent.Agent) (string, error)
 
-// stableParts runs the StableParts for one turn.
+// stableParts is the conversation's rulebook, then the StableParts, for
+// one turn.
 func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *agent.Agent) ([]string, error) {
 	var out []string
+	rules, err := s.rulebookPart(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	if rules != "" {
+		out = append(out, rules)
+	}
 	for i, f := range s.opts.StableParts {
 		text, err := f(ctx, conv, a)
 		if err != nil {
@@ -36,8 +44,10 @@ func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *
 }
 
 // stableBlock is the part of the prompt that stays byte-identical from turn
-// to turn, so the provider's prompt cache hits: persona and house rules,
-// then the parts other features add (see StablePartFunc). The tool schemas,
+// to turn, so the provider's prompt cache hits: persona (the personality
+// document) and house rules, then the conversation's rulebook and the parts
+// other features add (see StablePartFunc); the skill index is appended at
+// its end (withSkillIndex). The tool schemas,
 // sent before it in a stable order, belong to the same cached prefix.
 // Nothing here may depend on time, the speaker or the log.
 func stableBlock(a *agent.Agent, contextName tool.ContextName, parts []string) string {
@@ -55,6 +65,12 @@ func stableBlock(a *agent.Agent, contextName tool.ContextName, parts []string) s
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// summaryBlock introduces the latest summary to the model.
+func summaryBlock(s *SummaryContent) string {
+	return fmt.Sprintf("Summary of this conversation before the messages below (messages 1 to %d, which you no longer see one by one):\n\n%s",
+		s.ThroughSeq, strings.TrimSpace(s.Text))
 }
 
 // turnBlock changes every turn: the time and who is speaking. It is sent
@@ -76,7 +92,7 @@ func turnBlock(now time.Time, speaker string) string {
 // names holds the display names of the people speaking (see
 // Directory.speakerNames): a person's message is shown under their name,
 // never their platform id.
-func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string, tools []*tool.Tool, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
+func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string, tools []*tool.Tool, summary *SummaryContent, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, err
@@ -223,6 +239,9 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 		case store.EntryCard:
 			// The card's data reached the model as the post_result call; the
 			// stamped layout is for people.
+		case store.EntrySummary:
+			// Sent once, before the history (see summaryBlock), not where
+			// it was written.
 		}
 	}
 	// Providers require the results' order to match the calls' and each
@@ -230,6 +249,12 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 	// needed because results were emitted in call order above.
 	req.Messages = msgs
 	req.System = []model.SystemBlock{{Text: stableBlock(a, contextName, stable), Cache: true}}
+	if summary != nil {
+		// After the stable block and before the history: it changes only
+		// when a new summary is written, and the breakpoint at the end of
+		// the history caches it with the history.
+		req.System = append(req.System, model.SystemBlock{Text: summaryBlock(summary)})
+	}
 	req.Turn = turnBlock(now, speaker)
 	return req, nil
 }

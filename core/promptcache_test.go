@@ -137,3 +137,106 @@ func TestPromptPrefixIsCached(t *testing.T) {
 		}
 	})
 }
+
+// TestPromptOrderWithRulebookAndSummary: with a rulebook set and the
+// conversation summarised, the prompt is the stable block (personality,
+// house rules, then the rulebook, apart from the personality), the summary,
+// the history after the seq the summary covers, and the per-turn block
+// last. The breakpoints stay on the stable block and the end of the
+// history, and the bytes before the per-turn block are identical from one
+// turn to the next while the rulebook and the summary do not change.
+func TestPromptOrderWithRulebookAndSummary(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		fake := modeltest.NewAnthropic(t)
+		long := strings.Repeat("The tide tables for the harbour list two highs and two lows a day. ", 30) // ~500 tokens
+		fake.Push(
+			modeltest.Reply{Text: "Noted the first table."},
+			modeltest.Reply{Text: "Noted the second table."},
+			modeltest.Reply{Text: "- Alice shared two tide tables; the agent noted both."},
+			modeltest.Reply{Text: "High tide is at noon."},
+			modeltest.Reply{Text: "Low tide is at six."},
+		)
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
+			anthropicAgent(fake)(o)
+			o.Agents.Agents[0].Context = agent.ContextSettings{SummarizeAt: 1000, KeepRecent: 300}
+		}}
+		in := s.start(t, "turns: []\n")
+		ctx := context.Background()
+		conv, err := in.svc.CreateConversation(ctx, "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.svc.SetRulebook(ctx, conv.ID, "Answer in one sentence.", "user:alice"); err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"First table: " + long, "Second table: " + long, "When is high tide?", "And low tide?"} {
+			if _, err := in.svc.PostMessage(ctx, conv.ID, "alice", text); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the conversation's work to finish", func() bool {
+				items, err := s.st.WorkList(ctx, &store.WorkListParams{ConversationID: &conv.ID, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}})
+				return err == nil && len(items) == 0
+			})
+		}
+		reqs := fake.Requests()
+		if len(reqs) != 5 {
+			t.Fatalf("model requests = %d, want 5 (two turns, a summary, two turns)", len(reqs))
+		}
+		if !strings.Contains(string(reqs[2].Body), "You keep the running summary") {
+			t.Fatalf("request 3 is not the summary request: %.200s", reqs[2].Body)
+		}
+		var prefixes [][]byte
+		for i, r := range reqs[3:] {
+			system := r.JSON()["system"].([]any)
+			if len(system) != 2 {
+				t.Fatalf("turn %d system has %d blocks, want the stable block and the summary", i+3, len(system))
+			}
+			stable, summary := system[0].(map[string]any), system[1].(map[string]any)
+			if _, ok := stable["cache_control"]; !ok {
+				t.Errorf("turn %d: the stable block has no cache_control", i+3)
+			}
+			if _, ok := summary["cache_control"]; ok {
+				t.Errorf("turn %d: the summary block carries cache_control; the end of the history caches it", i+3)
+			}
+			text := stable["text"].(string)
+			persona, rules, book := strings.Index(text, "You test things."), strings.Index(text, "How you work:"), strings.Index(text, core.RulebookHeading+"\nAnswer in one sentence.")
+			if persona < 0 || rules < persona || book < rules {
+				t.Errorf("turn %d stable block = %q; want the personality, the house rules, then the rulebook", i+3, text)
+			}
+			if st := summary["text"].(string); !strings.Contains(st, "Alice shared two tide tables") {
+				t.Errorf("turn %d summary block = %q, want the summary", i+3, st)
+			}
+			if strings.Contains(string(r.Body), "First table:") {
+				t.Errorf("turn %d still sends the summarised first table", i+3)
+			}
+			blocks := r.AnthropicPrompt()
+			var marks int
+			for _, b := range blocks {
+				if b.Breakpoint {
+					marks++
+				}
+			}
+			if marks != 3 || !blocks[len(blocks)-2].Breakpoint {
+				t.Errorf("turn %d has %d breakpoints, want three: the last tool, the stable block and the end of the history", i+3, marks)
+			}
+			var prefix []byte
+			for _, b := range blocks[:len(blocks)-1] {
+				prefix = append(prefix, b.JSON...)
+			}
+			prefixes = append(prefixes, prefix)
+		}
+		if !bytes.HasPrefix(prefixes[1], prefixes[0]) {
+			t.Error("the turn after does not start with the turn before's prompt (before the per-turn block)")
+		}
+		sums := entries(t, s.st, conv.ID, false)
+		var summaries int
+		for _, e := range sums {
+			if e.Kind == store.EntrySummary {
+				summaries++
+			}
+		}
+		if summaries != 1 || len(sums) != 9 {
+			t.Errorf("log = %s; want the four exchanges and one summary, every entry kept", kinds(sums))
+		}
+	})
+}

@@ -596,11 +596,13 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 	}
 	var last int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
-		entries, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+		// A summary never covers a call without its result: the pending
+		// calls are all after it.
+		ml, err := loadModelLog(ctx, q, conv)
 		if err != nil {
 			return err
 		}
-		pending := pendingCalls(entries)
+		pending := pendingCalls(ml.entries)
 		seen := map[string]bool{}
 		for _, r := range results {
 			call, ok := pending[r.CallID]
@@ -697,12 +699,12 @@ type PendingCall struct {
 
 // PendingCalls lists the calls of a conversation that wait for a result.
 func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCall, error) {
-	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+	ml, err := loadModelLog(ctx, s.st, conv)
 	if err != nil {
 		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
 	}
 	out := []PendingCall{}
-	for _, p := range pendingCalls(entries) {
+	for _, p := range pendingCalls(ml.entries) {
 		pc := PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: "client"}
 		if _, err := s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: p.CallID}); err == nil {
 			pc.WaitingFor = "person"

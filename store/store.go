@@ -50,13 +50,19 @@ const (
 	EntryAction     EntryKind = "action"      // a button click handed back to the agent
 	EntrySystem     EntryKind = "system"      // a system note
 	EntryError      EntryKind = "error"       // shown, never sent to a model; seq is NULL
+	// EntrySummary condenses the log up to a seq for the model (see
+	// SummaryQueries); it has a seq like every entry but errors, so it
+	// forks, streams and time-travels with the rest of the log.
+	EntrySummary EntryKind = "summary"
 )
 
-// Valid reports whether k is one of the known kinds.
+// Valid reports whether k is one of the known kinds. The store's rules
+// check it on every append; the database only refuses an empty kind, so a
+// new kind is a new constant here and no migration.
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError:
+		EntryAction, EntrySystem, EntryError, EntrySummary:
 		return true
 	}
 	return false
@@ -744,6 +750,8 @@ type Queries interface {
 	ParticipantQueries
 	StatsQueries
 	NoteQueries
+	SummaryQueries
+	RulebookQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

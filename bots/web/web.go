@@ -97,6 +97,9 @@ type Options struct {
 	// Skills, when set, serves the skills (POST, GET /api/skills,
 	// DELETE /api/skills/{name}).
 	Skills Skills
+	// Rulebooks, when set, serves the conversations' rulebooks (GET, PUT
+	// /api/conversations/{id}/rules).
+	Rulebooks Rulebooks
 }
 
 // API serves /api/.
@@ -193,6 +196,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	a.rulebookRoutes(mux)
 	a.grantRoutes(mux)
 	a.skillRoutes(mux)
 	a.keyRoutes(mux)

@@ -58,6 +58,9 @@ type Agent struct {
 	// personality document (see PersonalityGuard).
 	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
 
+	// Context bounds what the agent's conversations send the model (see
+	// ContextSettings); unset fields come from the file's context block.
+	Context ContextSettings `yaml:"context,omitempty" json:"context,omitempty"`
 	// Role is specialist or generalist ("" reads as generalist) and
 	// Domains what it knows: they decide who speaks first where several
 	// agents answer (see package route).
@@ -108,6 +111,8 @@ type Config struct {
 	Approvals  Approvals            `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
+	// Context is every agent's default ContextSettings.
+	Context ContextSettings `yaml:"context,omitempty"`
 	// Channels are per-channel settings by channel id (the fallback order).
 	Channels map[string]Channel `yaml:"channels,omitempty"`
 	// Loop bounds agents talking among themselves.
@@ -167,6 +172,7 @@ func Load(path string, env Env) (*Config, error) {
 		if a.MaxTokens == 0 {
 			a.MaxTokens = 4096
 		}
+		a.Context = a.Context.Over(cfg.Context)
 	}
 	if len(cfg.Agents) == 1 {
 		cfg.Agents[0].Answers.Default = true
@@ -238,6 +244,9 @@ func (c *Config) validate() error {
 		}
 		if a.Family != "" && !nameRE.MatchString(a.Family) {
 			return fmt.Errorf("%s: family %q must be 1-64 lowercase letters, digits, - or _", where, a.Family)
+		}
+		if err := a.Context.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		if a.Answers.Default {
 			defaults++

@@ -15,9 +15,10 @@
 // passed through core/redact.
 //
 // The prompt is ordered for prompt caching: the tool schemas and
-// Request.System (the stable block: persona, rules, skill index) first, then
-// the history (Request.Messages), then the per-turn block (Request.Turn)
-// last, so everything before the per-turn block is a byte-identical prefix
+// Request.System (the stable block: persona, rules, the conversation's
+// rulebook, skill index; then the conversation's summary, when it has one)
+// first, then the history (Request.Messages), then the per-turn block
+// (Request.Turn) last, so everything before the per-turn block is a byte-identical prefix
 // of the next step's and the next turn's request. The Anthropic backend puts
 // cache_control on the last tool, the stable block and the end of the
 // history; OpenAI caches the same prefix on its own.
@@ -111,7 +112,7 @@ const (
 // Request is one model call.
 type Request struct {
 	Model    string        // overrides the backend's model when set
-	System   []SystemBlock // the stable block (Cache: true marks its end)
+	System   []SystemBlock // the stable block (Cache: true marks its end), then the summary
 	Messages []Message     // the history
 	// Turn is the per-turn block (the time, who spoke last), sent after
 	// the history so that it never breaks the cached prefix.

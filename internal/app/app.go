@@ -472,6 +472,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Grants:       a.Service,
 		Links:        a.People,
 		Participants: a.Service,
+		Rulebooks:    a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -510,6 +511,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
 	core.AddHandler(handlers, a.Service.RunCommand)
+	core.AddHandler(handlers, a.Service.RunSummarize)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
@@ -531,7 +533,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service})
 	if err != nil {
 		return err
 	}

@@ -28,12 +28,16 @@ func WriteScript(dir string) (string, error) {
 }
 
 // TurnService is a started core.Service on st with one agent, "bench", on
-// the zero-latency scripted model at scriptPath, and the built-in tools.
-func TurnService(ctx context.Context, st store.Store, scriptPath string) (*core.Service, error) {
+// the zero-latency scripted model at scriptPath, and the built-in tools;
+// configure, when given, adjusts the agent.
+func TurnService(ctx context.Context, st store.Store, scriptPath string, configure ...func(*agent.Agent)) (*core.Service, error) {
 	agents := &agent.Config{Agents: []agent.Agent{{
 		Name: "bench", Persona: "You answer.", Model: "scripted:" + scriptPath,
 		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
 	}}}
+	for _, f := range configure {
+		f(&agents.Agents[0])
+	}
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {
 		return nil, err

@@ -93,6 +93,9 @@ func (q *queries) fork(ctx context.Context, parent *store.Conversation, seq int6
 			return nil, fmt.Errorf("seeding fork %s: copied %d entries of seqs 1..%d", child.ID, copied, n)
 		}
 	}
+	if err := q.tx.RulebookCopy(ctx, dbsqlc.RulebookCopyParams{ForkID: child.ID, ParentID: parent.ID}); err != nil {
+		return nil, fmt.Errorf("copying the rulebook of %s to fork %s: %w", parent.ID, child.ID, err)
+	}
 	if err := q.tx.ConversationAddChild(ctx, dbsqlc.ConversationAddChildParams{ID: parent.ID, Now: micros(now)}); err != nil {
 		return nil, fmt.Errorf("counting fork on parent %s: %w", parent.ID, err)
 	}

@@ -114,6 +114,7 @@ func Run(t *testing.T, h Harness) {
 		{"Participants", s.participantTests()},
 		{"Stats", s.statsTests()},
 		{"Notes", s.noteTests()},
+		{"Summaries", s.summaryTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -69,6 +69,12 @@ WITH at AS (
            e.turn_id, e.created_at
     FROM entries e, fork f, at x
     WHERE e.conversation_id = @parent_id AND e.seq < x.fork_seq
+), rulebook AS (
+    -- A fork starts with its parent's rulebook.
+    INSERT INTO conversation_rulebooks (conversation_id, text, set_by, updated_at)
+    SELECT f.id, r.text, r.set_by, r.updated_at
+    FROM conversation_rulebooks r, fork f
+    WHERE r.conversation_id = @parent_id
 )
 INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)

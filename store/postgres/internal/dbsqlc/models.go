@@ -132,6 +132,13 @@ type ConversationFloor struct {
 	UpdatedAt      time.Time
 }
 
+type ConversationRulebook struct {
+	ConversationID uuid.UUID
+	Text           string
+	SetBy          string
+	UpdatedAt      time.Time
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID

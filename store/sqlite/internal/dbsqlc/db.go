@@ -150,6 +150,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.entryInsertStmt, err = db.PrepareContext(ctx, entryInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryInsert: %w", err)
 	}
+	if q.entryLatestSummaryStmt, err = db.PrepareContext(ctx, entryLatestSummary); err != nil {
+		return nil, fmt.Errorf("error preparing query EntryLatestSummary: %w", err)
+	}
 	if q.entryListStmt, err = db.PrepareContext(ctx, entryList); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryList: %w", err)
 	}
@@ -335,6 +338,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.refusalNoticeInsertStmt, err = db.PrepareContext(ctx, refusalNoticeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RefusalNoticeInsert: %w", err)
+	}
+	if q.rulebookCopyStmt, err = db.PrepareContext(ctx, rulebookCopy); err != nil {
+		return nil, fmt.Errorf("error preparing query RulebookCopy: %w", err)
+	}
+	if q.rulebookDeleteStmt, err = db.PrepareContext(ctx, rulebookDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query RulebookDelete: %w", err)
+	}
+	if q.rulebookGetStmt, err = db.PrepareContext(ctx, rulebookGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RulebookGet: %w", err)
+	}
+	if q.rulebookUpsertStmt, err = db.PrepareContext(ctx, rulebookUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RulebookUpsert: %w", err)
 	}
 	if q.scheduleAdvanceStmt, err = db.PrepareContext(ctx, scheduleAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleAdvance: %w", err)
@@ -752,6 +767,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing entryInsertStmt: %w", cerr)
 		}
 	}
+	if q.entryLatestSummaryStmt != nil {
+		if cerr := q.entryLatestSummaryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing entryLatestSummaryStmt: %w", cerr)
+		}
+	}
 	if q.entryListStmt != nil {
 		if cerr := q.entryListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entryListStmt: %w", cerr)
@@ -1060,6 +1080,26 @@ func (q *Queries) Close() error {
 	if q.refusalNoticeInsertStmt != nil {
 		if cerr := q.refusalNoticeInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing refusalNoticeInsertStmt: %w", cerr)
+		}
+	}
+	if q.rulebookCopyStmt != nil {
+		if cerr := q.rulebookCopyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rulebookCopyStmt: %w", cerr)
+		}
+	}
+	if q.rulebookDeleteStmt != nil {
+		if cerr := q.rulebookDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rulebookDeleteStmt: %w", cerr)
+		}
+	}
+	if q.rulebookGetStmt != nil {
+		if cerr := q.rulebookGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rulebookGetStmt: %w", cerr)
+		}
+	}
+	if q.rulebookUpsertStmt != nil {
+		if cerr := q.rulebookUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rulebookUpsertStmt: %w", cerr)
 		}
 	}
 	if q.scheduleAdvanceStmt != nil {
@@ -1478,6 +1518,7 @@ type Queries struct {
 	conversationWorkspaceSetStmt      *sql.Stmt
 	entryGetStmt                      *sql.Stmt
 	entryInsertStmt                   *sql.Stmt
+	entryLatestSummaryStmt            *sql.Stmt
 	entryListStmt                     *sql.Stmt
 	entryListWithErrorsStmt           *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
@@ -1540,6 +1581,10 @@ type Queries struct {
 	postedGetStmt                     *sql.Stmt
 	postedUpsertStmt                  *sql.Stmt
 	refusalNoticeInsertStmt           *sql.Stmt
+	rulebookCopyStmt                  *sql.Stmt
+	rulebookDeleteStmt                *sql.Stmt
+	rulebookGetStmt                   *sql.Stmt
+	rulebookUpsertStmt                *sql.Stmt
 	scheduleAdvanceStmt               *sql.Stmt
 	scheduleCountStmt                 *sql.Stmt
 	scheduleDeleteStmt                *sql.Stmt
@@ -1655,6 +1700,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,
 		entryGetStmt:                      q.entryGetStmt,
 		entryInsertStmt:                   q.entryInsertStmt,
+		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
 		entryListStmt:                     q.entryListStmt,
 		entryListWithErrorsStmt:           q.entryListWithErrorsStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
@@ -1717,6 +1763,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		postedGetStmt:                     q.postedGetStmt,
 		postedUpsertStmt:                  q.postedUpsertStmt,
 		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,
+		rulebookCopyStmt:                  q.rulebookCopyStmt,
+		rulebookDeleteStmt:                q.rulebookDeleteStmt,
+		rulebookGetStmt:                   q.rulebookGetStmt,
+		rulebookUpsertStmt:                q.rulebookUpsertStmt,
 		scheduleAdvanceStmt:               q.scheduleAdvanceStmt,
 		scheduleCountStmt:                 q.scheduleCountStmt,
 		scheduleDeleteStmt:                q.scheduleDeleteStmt,

@@ -130,6 +130,13 @@ type ConversationFloor struct {
 	UpdatedAt      int64
 }
 
+type ConversationRulebook struct {
+	ConversationID uuid.UUID
+	Text           string
+	SetBy          string
+	UpdatedAt      int64
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID

@@ -1,0 +1,103 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Rulebooks is what the rulebook endpoints need of core; *core.Service
+// implements it.
+type Rulebooks interface {
+	Rulebook(ctx context.Context, conv uuid.UUID) (*store.Rulebook, error)
+	SetRulebook(ctx context.Context, conv uuid.UUID, text, setBy string) (*store.Rulebook, error)
+	ClearRulebook(ctx context.Context, conv uuid.UUID) (bool, error)
+}
+
+var _ Rulebooks = (*core.Service)(nil)
+
+// rulebookRoutes registers a conversation's rulebook when the API was
+// given Rulebooks. Who may read or set it is whoever may use the
+// conversation (allowedConversation); an agent's session may read it, and
+// only people and the operator set it.
+func (a *API) rulebookRoutes(mux *http.ServeMux) {
+	if a.opts.Rulebooks == nil {
+		return
+	}
+	mux.Handle("GET /api/conversations/{id}/rules", a.handle(a.getRulebook))
+	mux.Handle("PUT /api/conversations/{id}/rules", a.handle(a.putRulebook))
+}
+
+// RulebookJSON is a conversation's rulebook; Text is "" when it has none.
+type RulebookJSON struct {
+	ConversationID uuid.UUID  `json:"conversation_id"`
+	Text           string     `json:"text"`
+	SetBy          string     `json:"set_by,omitempty"`
+	UpdatedAt      *time.Time `json:"updated_at,omitempty"`
+}
+
+func (a *API) getRulebook(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+		return err
+	}
+	rb, err := a.opts.Rulebooks.Rulebook(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusOK, RulebookJSON{ConversationID: id})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rulebookJSON(rb))
+	return nil
+}
+
+// putRulebook replaces the rulebook with {"text": "..."}; an empty text
+// clears it.
+func (a *API) putRulebook(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	if principal(r).Kind == PrincipalAgent {
+		return &httpError{status: http.StatusForbidden, msg: "a conversation's rulebook is set by its people, not by an agent"}
+	}
+	var body struct {
+		Text string `json:"text"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+		return err
+	}
+	if strings.TrimSpace(body.Text) == "" {
+		if _, err := a.opts.Rulebooks.ClearRulebook(r.Context(), id); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, RulebookJSON{ConversationID: id})
+		return nil
+	}
+	rb, err := a.opts.Rulebooks.SetRulebook(r.Context(), id, body.Text, caller(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rulebookJSON(rb))
+	return nil
+}
+
+func rulebookJSON(rb *store.Rulebook) RulebookJSON {
+	at := rb.UpdatedAt
+	return RulebookJSON{ConversationID: rb.ConversationID, Text: rb.Text, SetBy: rb.SetBy, UpdatedAt: &at}
+}

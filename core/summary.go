@@ -1,0 +1,495 @@
+package core
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Long conversations. The log is never cut; what the model is sent is. A
+// turn sends the latest summary entry and the entries after the seq it
+// covers, so a conversation of 10,000 entries reads one summary and a tail,
+// not 10,000 rows:
+//
+//	log:    1 … 480 │ 481 … 530 │ 531 summary(through 480) │ 532 … 560
+//	sent:           summary ───► 481 … 530, 532 … 560 (the summary entry itself is not history)
+//
+// When a turn ends with its context (that summary and those entries, in
+// estimated tokens) over the agent's context.summarize_at, it queues a
+// WorkSummarize item for the conversation. The item runs under the
+// conversation's lease like a turn (never beside one), asks the agent's
+// model (or context.summary_model) to fold the previous summary and the
+// entries before a cut into a new summary, and appends it. The cut keeps
+// the newest context.keep_recent tokens verbatim, falls just before a
+// person's message and never separates a tool call from its result (nor
+// passes a call still waiting for one).
+//
+// What happens on failure: a model or store error fails the item, which
+// is retried with backoff; the conversation meanwhile goes on with the
+// context it had, just longer. Nothing is written until the summary is
+// whole (one entry and its usage rows in one commit), so a crash costs the
+// rounds of the item it cut off, never a half summary. A turn that ends
+// over the budget again queues another item; one that finds the context
+// back under the budget does nothing.
+
+// WorkSummarize summarises a conversation's context (Service.RunSummarize).
+const WorkSummarize = "summarize"
+
+// SummarizeArgs are the args of a WorkSummarize item.
+type SummarizeArgs struct {
+	// AtSeq is the conversation's last seq when the summary was asked
+	// for; with the conversation it names the request (its unique key).
+	AtSeq int64 `json:"at_seq"`
+}
+
+// Kind is WorkSummarize.
+func (SummarizeArgs) Kind() string { return WorkSummarize }
+
+// summarizePriority runs summaries after the turns and deliveries waiting
+// beside them: people are not kept waiting for upkeep.
+const summarizePriority = -1
+
+// maxSummaryRounds bounds one item's work: a conversation summarised for
+// the first time when it is already far over the budget catches up in
+// rounds of at most summarize_at tokens each, and an item that reaches the
+// bound queues a follow-up for the rest.
+const maxSummaryRounds = 32
+
+// summaryMaxTokens bounds the summary the model writes.
+const summaryMaxTokens = 2048
+
+// modelLog is what a turn sends the model of the log: the latest summary
+// (nil: none yet) and the entries after the seq it covers.
+type modelLog struct {
+	summary    *SummaryContent
+	summarySeq int64
+	entries    []*store.Entry
+	weights    []int // entryTokens of each entry, once weighed
+}
+
+// loadModelLog reads the model's view of a conversation's log: one index
+// probe for the latest summary, then the entries after what it covers.
+func loadModelLog(ctx context.Context, q store.Queries, conv uuid.UUID) (*modelLog, error) {
+	ml := &modelLog{}
+	e, err := q.EntryLatestSummary(ctx, conv)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("finding the latest summary of %s: %w", conv, err)
+	default:
+		c, err := Decode[SummaryContent](e)
+		if err != nil {
+			return nil, err
+		}
+		ml.summary, ml.summarySeq = &c, e.SeqValue()
+	}
+	var after int64
+	if ml.summary != nil {
+		after = ml.summary.ThroughSeq
+	}
+	ml.entries, err = q.EntryList(ctx, &store.EntryListParams{ConversationID: conv, AfterSeq: after})
+	if err != nil {
+		return nil, fmt.Errorf("loading the log of %s after seq %d: %w", conv, after, err)
+	}
+	return ml, nil
+}
+
+// weigh estimates each entry's tokens, once.
+func (ml *modelLog) weigh() []int {
+	if len(ml.weights) != len(ml.entries) {
+		ml.weights = make([]int, len(ml.entries))
+		for i, e := range ml.entries {
+			ml.weights[i] = entryTokens(e)
+		}
+	}
+	return ml.weights
+}
+
+// tokens estimates what ml costs in the prompt.
+func (ml *modelLog) tokens() int {
+	n := summaryTokens(ml.summary)
+	for _, w := range ml.weigh() {
+		n += w
+	}
+	return n
+}
+
+// Token estimates. Both providers' tokenizers average about four
+// characters a token over English prose and JSON; the estimate decides
+// when to summarise, where being a tenth off costs nothing.
+const (
+	charsPerToken  = 4
+	tokensPerEntry = 4 // the message and block framing around each entry
+)
+
+func estimate(chars int) int { return chars / charsPerToken }
+
+func summaryTokens(s *SummaryContent) int {
+	if s == nil {
+		return 0
+	}
+	return estimate(len(s.Text)) + 2*tokensPerEntry
+}
+
+// entryTokens estimates what an entry adds to the prompt: what buildRequest
+// sends of it, not its stored JSON (attachments and ids are not sent).
+func entryTokens(e *store.Entry) int {
+	switch e.Kind {
+	case store.EntryUser:
+		c, err := Decode[UserContent](e)
+		if err != nil {
+			break
+		}
+		return estimate(len(c.Text)+len(c.UserName)+3) + tokensPerEntry
+	case store.EntryAssistant:
+		c, err := Decode[AssistantContent](e)
+		if err != nil {
+			break
+		}
+		n := len(c.Text)
+		for _, th := range c.Thinking {
+			n += len(th.Text) + len(th.Signature)
+		}
+		return estimate(n) + tokensPerEntry
+	case store.EntryToolCall:
+		c, err := Decode[ToolCallContent](e)
+		if err != nil {
+			break
+		}
+		return estimate(len(c.Name)+len(c.Input)+len(c.CallID)) + tokensPerEntry
+	case store.EntryToolResult:
+		c, err := Decode[ToolResultContent](e)
+		if err != nil {
+			break
+		}
+		return estimate(len(c.Output)+len(c.CallID)) + tokensPerEntry
+	case store.EntrySystem:
+		c, err := Decode[SystemContent](e)
+		if err != nil || c.Notice {
+			return 0
+		}
+		return estimate(len(c.Text)+9) + tokensPerEntry
+	case store.EntryAction:
+		return estimate(len(e.Content)) + tokensPerEntry
+	default:
+		// Cards, errors and summaries are not history.
+		return 0
+	}
+	return estimate(len(e.Content)) + tokensPerEntry
+}
+
+// cutPoint picks where a summary ends: the entries before the returned
+// index are summarised, the rest stay verbatim. 0 means there is no place
+// to cut. A cut lies just before a person's message (or click), so the
+// kept history starts with one, and only where every tool call before it
+// has its result before it too: a call is never sent without its result,
+// nor a result without its call, and a call still waiting for a person
+// keeps everything from it on.
+//
+// The cut keeps as much as fits in keepRecent tokens (else as little as a
+// cut allows), and summarises at most maxChunk tokens at once when a cut
+// exists within that; the caller summarises again for the rest.
+func cutPoint(entries []*store.Entry, tokens []int, keepRecent, maxChunk int) int {
+	n := len(entries)
+	prefix := make([]int, n+1)
+	for i, t := range tokens {
+		prefix[i+1] = prefix[i] + t
+	}
+	var valid []int
+	open := map[string]bool{}
+	for c := 1; c < n; c++ {
+		switch e := entries[c-1]; e.Kind {
+		case store.EntryToolCall:
+			if tc, err := Decode[ToolCallContent](e); err == nil {
+				open[tc.CallID] = true
+			}
+		case store.EntryToolResult:
+			if tr, err := Decode[ToolResultContent](e); err == nil {
+				delete(open, tr.CallID)
+			}
+		}
+		if k := entries[c].Kind; len(open) == 0 && (k == store.EntryUser || k == store.EntryAction) {
+			valid = append(valid, c)
+		}
+	}
+	if len(valid) == 0 {
+		return 0
+	}
+	target := valid[len(valid)-1]
+	for _, c := range valid {
+		if prefix[n]-prefix[c] <= keepRecent {
+			target = c
+			break
+		}
+	}
+	if prefix[target] <= maxChunk {
+		return target
+	}
+	best := valid[0]
+	for _, c := range valid {
+		if c <= target && prefix[c] <= maxChunk {
+			best = c
+		}
+	}
+	return best
+}
+
+// askSummary queues a summary when the turn's context ended over the
+// agent's budget. A failure to queue costs nothing but a longer context:
+// the next turn asks again.
+func (t *turn) askSummary(ctx context.Context) {
+	at, _, ok := t.agent.Context.Budget()
+	if !ok {
+		return
+	}
+	ml := &modelLog{summary: t.summary, entries: t.entries}
+	if ml.tokens() <= at {
+		return
+	}
+	last := int64(0)
+	if n := len(t.entries); n > 0 {
+		last = t.entries[n-1].SeqValue()
+	}
+	conv := t.conv.ID
+	key := fmt.Sprintf("%s:%s:%d", WorkSummarize, conv, last)
+	if _, err := Enqueue(ctx, t.s.st, SummarizeArgs{AtSeq: last}, &EnqueueOpts{
+		ConversationID: &conv, AgentID: t.conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: t.s.now(),
+	}); err != nil && ctx.Err() == nil {
+		t.s.log.WarnContext(ctx, "queueing a summary; the next turn asks again", "conversation_id", conv, "error", redact.String(err.Error()))
+	}
+}
+
+// RunSummarize summarises a conversation whose context passed its agent's
+// budget; it is the handler of SummarizeArgs (AddHandler). It runs under
+// the conversation's lease. A context far over the budget is folded in
+// rounds of at most summarize_at tokens, in memory; the item then appends
+// one summary entry (fenced by the lease) with the usage of every round, so
+// a catch-up does not fill the log's tail with summaries.
+func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ SummarizeArgs) error {
+	if item.ConversationID == nil {
+		return fmt.Errorf("summary item %s has no conversation", item.ID)
+	}
+	conv, err := s.st.ConversationGet(ctx, *item.ConversationID)
+	if err != nil {
+		return fmt.Errorf("loading conversation for summary %s: %w", item.ID, err)
+	}
+	ag := s.agentOf(conv)
+	at, keep, ok := ag.Context.Budget()
+	if !ok {
+		return nil
+	}
+	ml, err := loadModelLog(ctx, s.st, conv.ID)
+	if err != nil {
+		return err
+	}
+	before, previous := ml.tokens(), ml.summarySeq
+	var (
+		usage  []*store.Usage
+		from   int64
+		rounds int
+	)
+	for ; rounds < maxSummaryRounds && ml.tokens() > at; rounds++ {
+		next, u, err := s.summarizeRound(ctx, item, conv, ag, ml, keep, at)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			break
+		}
+		if from == 0 {
+			from = next.summary.FromSeq
+		}
+		usage, ml = append(usage, u), next
+	}
+	if len(usage) == 0 {
+		return nil
+	}
+	sc := *ml.summary
+	sc.FromSeq, sc.Previous = from, previous
+	sc.Tokens = before - (ml.tokens() - summaryTokens(ml.summary))
+	var res *store.EntryAppendResult
+	err = s.st.InTx(ctx, func(q store.Queries) error {
+		for _, u := range usage {
+			if err := q.UsageRecord(ctx, u); err != nil {
+				return fmt.Errorf("recording the summary's usage: %w", err)
+			}
+		}
+		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
+			ConversationID: conv.ID, Kind: store.EntrySummary, Author: store.SystemAuthor, Content: mustJSON(sc),
+			TurnID: &item.ID, LeaseOwner: item.ClaimedBy, Now: s.now(),
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("appending the summary of %s through seq %d: %w", conv.ID, sc.ThroughSeq, err)
+	}
+	s.log.InfoContext(ctx, "summarised", "conversation_id", conv.ID, "from_seq", sc.FromSeq, "through_seq", sc.ThroughSeq,
+		"rounds", len(usage), "replaced_tokens", sc.Tokens, "summary_tokens", summaryTokens(&sc))
+	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventEntry, Entry: res.Entry, Agent: ag.Name})
+	if rounds < maxSummaryRounds || ml.tokens() <= at {
+		return nil
+	}
+	// Still over after the rounds one item may take: a follow-up item goes
+	// on from the summary just written (after this one lets the lease go).
+	key := fmt.Sprintf("%s:%s:after:%d", WorkSummarize, conv.ID, res.Entry.SeqValue())
+	if _, err := Enqueue(ctx, s.st, SummarizeArgs{AtSeq: res.Entry.SeqValue()}, &EnqueueOpts{
+		ConversationID: &conv.ID, AgentID: conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: s.now(),
+	}); err != nil {
+		return fmt.Errorf("queueing the rest of the summary of %s: %w", conv.ID, err)
+	}
+	return nil
+}
+
+// summarizeRound asks the model to fold ml's summary and its entries up to
+// a cut into a new summary, and returns the model's view after it (the new
+// summary, in memory, and the entries from the cut on) with the call's
+// usage; nil when there is no place to cut.
+func (s *Service) summarizeRound(ctx context.Context, item *store.WorkItem, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
+	weights := ml.weigh()
+	cut := cutPoint(ml.entries, weights, keep, maxChunk)
+	if cut == 0 {
+		s.log.InfoContext(ctx, "the context is over its budget but has no place to cut yet", "conversation_id", conv.ID)
+		return nil, nil, nil
+	}
+	part := ml.entries[:cut]
+	spec, backend, err := s.summaryBackend(ag)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names map[store.Identity]string
+	if s.opts.People != nil {
+		names = s.opts.People.speakerNames(ctx, part)
+	}
+	resp, err := backend.Generate(ctx, summaryRequest(ag, spec, ml.summary, part, names), func(model.Event) {})
+	if err != nil {
+		return nil, nil, fmt.Errorf("summarising %s with %s: %w", conv.ID, spec, redact.Error(err))
+	}
+	var text strings.Builder
+	for _, p := range resp.Parts {
+		if p.Kind == model.PartText {
+			text.WriteString(p.Text)
+		}
+	}
+	if strings.TrimSpace(text.String()) == "" {
+		return nil, nil, fmt.Errorf("summarising %s with %s: the model wrote no summary", conv.ID, spec)
+	}
+	sc := &SummaryContent{
+		Text: strings.TrimSpace(text.String()), FromSeq: part[0].SeqValue(), ThroughSeq: part[len(part)-1].SeqValue(), Model: spec.String(),
+	}
+	next := &modelLog{summary: sc, summarySeq: ml.summarySeq, entries: ml.entries[cut:], weights: weights[cut:]}
+	return next, usageOf(conv, &item.ID, spec, resp, s.now()), nil
+}
+
+// summaryBackend is the backend that writes an agent's summaries: its
+// context.summary_model, else its own model.
+func (s *Service) summaryBackend(a *agent.Agent) (model.Spec, model.Backend, error) {
+	if a.Context.SummaryModel == "" || a.Context.SummaryModel == a.Model {
+		spec, err := model.ParseSpec(a.Model)
+		if err != nil {
+			return model.Spec{}, nil, fmt.Errorf("agent %q: model %q: %w", a.Name, a.Model, err)
+		}
+		b, err := s.backendFor(a)
+		return spec, b, err
+	}
+	spec, err := model.ParseSpec(a.Context.SummaryModel)
+	if err != nil {
+		return model.Spec{}, nil, fmt.Errorf("agent %q: context.summary_model %q: %w", a.Name, a.Context.SummaryModel, err)
+	}
+	sa := *a
+	sa.Name, sa.Model = a.Name+"#summary", a.Context.SummaryModel
+	if own, _ := model.ParseSpec(a.Model); own.Provider != spec.Provider {
+		// Another provider: its own key variable and endpoint.
+		sa.APIKeyEnv, sa.BaseURL = "", ""
+	}
+	b, err := s.backendFor(&sa)
+	return spec, b, err
+}
+
+// summaryInstructions is the summariser's system prompt.
+const summaryInstructions = `You keep the running summary of a chat conversation between people and an AI agent. The summary replaces the older messages in the agent's context, so the agent relies on it to go on as if it remembered them.
+
+Keep: facts, figures, names and who said what; decisions and their reasons; what people asked for, prefer or told the agent not to do; open questions and promises not yet kept; what the agent did with its tools and the results that still matter. Drop greetings, chit-chat and anything later messages made moot.
+
+Write in the conversation's language, in the third person, as short Markdown bullet points grouped under a few headings, newest state of each matter only. Never invent anything. Answer with the summary alone.`
+
+// summaryRequest asks the model for a new summary: the previous one folded
+// together with the entries after it, as a plain transcript (no tool blocks,
+// so the request needs no tool schemas).
+func summaryRequest(a *agent.Agent, spec model.Spec, prev *SummaryContent, part []*store.Entry, names map[store.Identity]string) *model.Request {
+	var b strings.Builder
+	if prev != nil {
+		fmt.Fprintf(&b, "The summary so far (through message %d):\n\n%s\n\n", prev.ThroughSeq, prev.Text)
+	}
+	fmt.Fprintf(&b, "The messages after it, %d to %d (the agent is %s):\n\n", part[0].SeqValue(), part[len(part)-1].SeqValue(), a.Name)
+	b.WriteString(transcript(a.Name, part, names))
+	b.WriteString("\nWrite the updated summary of the whole conversation so far.")
+	return &model.Request{
+		Model:     spec.Model,
+		MaxTokens: summaryMaxTokens,
+		System:    []model.SystemBlock{{Text: summaryInstructions}},
+		Messages:  []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: b.String()}}}},
+	}
+}
+
+// transcriptLimit shortens a tool's input or output in the transcript:
+// what matters of a long result is in the agent's reply to it.
+const transcriptLimit = 1500
+
+// transcript renders entries as the lines the summariser reads.
+func transcript(agentName string, entries []*store.Entry, names map[store.Identity]string) string {
+	var b strings.Builder
+	for _, e := range entries {
+		switch e.Kind {
+		case store.EntryUser:
+			if c, err := Decode[UserContent](e); err == nil {
+				fmt.Fprintf(&b, "[%s] %s\n", speakerName(c, names), c.Text)
+			}
+		case store.EntryAssistant:
+			if c, err := Decode[AssistantContent](e); err == nil && c.Text != "" {
+				fmt.Fprintf(&b, "%s: %s\n", agentName, c.Text)
+			}
+		case store.EntryToolCall:
+			if c, err := Decode[ToolCallContent](e); err == nil {
+				fmt.Fprintf(&b, "%s called %s %s\n", agentName, c.Name, clip(string(c.Input)))
+			}
+		case store.EntryToolResult:
+			if c, err := Decode[ToolResultContent](e); err == nil {
+				verb := "returned"
+				if c.IsError {
+					verb = "failed"
+				}
+				fmt.Fprintf(&b, "  %s %s: %s\n", c.Name, verb, clip(string(c.Output)))
+			}
+		case store.EntryAction:
+			if c, err := Decode[ActionContent](e); err == nil {
+				fmt.Fprintf(&b, "[%s] clicked %q (value %q)\n", cmp.Or(c.UserName, c.UserID), c.ActionID, c.Value)
+			}
+		case store.EntrySystem:
+			if c, err := Decode[SystemContent](e); err == nil && !c.Notice {
+				fmt.Fprintf(&b, "[system] %s\n", c.Text)
+			}
+		}
+	}
+	return b.String()
+}
+
+func clip(s string) string {
+	if len(s) <= transcriptLimit {
+		return s
+	}
+	cut := transcriptLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more characters)", len(s)-cut)
+}
