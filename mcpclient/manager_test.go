@@ -84,7 +84,7 @@ func start(t *testing.T, servers map[string]*Server, tune func(*Options)) (*Mana
 	}
 	reg := tool.NewRegistry()
 	o := Options{Config: &Config{Servers: servers}, Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		KeepAlive: 200 * time.Millisecond, ConnectTimeout: 60 * time.Second}
+		KeepAlive: time.Second, ConnectTimeout: 60 * time.Second}
 	if tune != nil {
 		tune(&o)
 	}
