@@ -741,6 +741,7 @@ type Queries interface {
 	PeopleQueries
 	PersonalityQueries
 	SkillQueries
+	ConnectionQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -111,6 +111,7 @@ func Run(t *testing.T, h Harness) {
 		{"Usage", s.usageTests()},
 		{"Personalities", s.personalityTests()},
 		{"Skills", s.skillTests()},
+		{"Connections", s.connectionTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
