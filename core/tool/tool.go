@@ -88,6 +88,10 @@ type Def struct {
 	// MaxOutputBytes bounds the encoded output; a larger output becomes an
 	// error result. Zero means DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// ReadOnly declares that a call changes nothing anywhere: it only reads
+	// (a list of pull requests, a mail search). Such a tool can be called
+	// again freely, so it may serve as an input (a pulse watching it).
+	ReadOnly bool
 }
 
 // Tool is a registered tool. It is immutable and safe for concurrent use.
@@ -111,6 +115,9 @@ func (t *Tool) Risk() Risk { return t.def.Risk }
 
 // Tier is where the tool runs.
 func (t *Tool) Tier() Tier { return t.def.Tier }
+
+// ReadOnly reports whether the tool only reads (see Def.ReadOnly).
+func (t *Tool) ReadOnly() bool { return t.def.ReadOnly }
 
 // Schema is the input JSON Schema the model sees. It is byte-identical for
 // every call, so a prompt built from it stays cacheable.
