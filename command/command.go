@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/command/when"
+	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
@@ -45,6 +46,9 @@ type Options struct {
 	// Links, when set, answers `link`: linking a person's identities on
 	// two platforms with a one-time code (*core.Directory implements it).
 	Links Linker
+	// Connections, when set, answers `connections` (GitHub and Google
+	// accounts).
+	Connections Connections
 }
 
 // Linker issues and spends the one-time codes of `link`.
@@ -90,7 +94,8 @@ const Help = "Scheduling commands:\n" +
 	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
 	"Times are in your time zone (from your Slack or Discord profile).\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
-	"\nStanding grants:\n" + GrantsHelp
+	"\nStanding grants:\n" + GrantsHelp +
+	"\nConnections:\n" + connection.CommandHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -163,6 +168,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return Help, nil
 	case "grants":
 		return h.grants(ctx, r, args)
+	case "connections":
+		return h.connections(ctx, r, args)
 	case "remind":
 		return h.remind(ctx, r)
 	case "link":

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/google/uuid"
 	"golang.org/x/oauth2"
 
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -17,8 +16,7 @@ import (
 // Resolve finds the account a tool call acts with at provider: the
 // speaking person's own connection, else the conversation's workspace's.
 // The agent plays no part. When there is neither, the error wraps
-// ErrNotConnected and says where to connect (a start link made for the
-// speaker when one is known).
+// ErrNotConnected and says how to connect.
 func (m *Manager) Resolve(ctx context.Context, provider store.ConnectionProvider, req *tool.Request) (*store.Connection, error) {
 	p, ok := m.providers[provider]
 	if !ok {
@@ -40,20 +38,18 @@ func (m *Manager) Resolve(ctx context.Context, provider store.ConnectionProvider
 			return nil, err
 		}
 	}
-	return nil, m.notConnected(ctx, p, req.Speaker)
+	return nil, m.notConnected(p)
 }
 
-func (m *Manager) notConnected(ctx context.Context, p *Provider, speaker *uuid.UUID) error {
-	if speaker == nil {
-		return fmt.Errorf("%w: no %s account is connected for this workspace; a workspace admin connects one with `!connections connect %s workspace`",
-			ErrNotConnected, p.Title, p.Name)
-	}
-	link, err := m.StartLink(ctx, p.Name, *speaker, nil)
-	if err != nil {
-		return fmt.Errorf("%w: no %s account is connected for you or this workspace; connect yours with `!connections connect %s`", ErrNotConnected, p.Title, p.Name)
-	}
-	return fmt.Errorf("%w: no %s account is connected for you or this workspace. Tell the person to connect theirs at %s (the link works once, for 15 minutes), or a workspace admin with `!connections connect %s workspace`",
-		ErrNotConnected, p.Title, link, p.Name)
+// notConnected says how to connect. It holds no start link: the model may
+// post it in a channel, where someone else could open a link made for the
+// speaker first and put their own account in the speaker's place. Links
+// are given in a direct message (!connections connect).
+func (m *Manager) notConnected(p *Provider) error {
+	return fmt.Errorf("%w: no %s account is connected for the person speaking or for this workspace. "+
+		"To connect theirs, the person sends me `!connections connect %s` in a direct message and opens the link it gives "+
+		"(the flow starts at %s/connections/%s/start); a workspace admin connects one for the whole workspace with `!connections connect %s workspace`",
+		ErrNotConnected, p.Title, p.Name, m.o.PublicURL, p.Name, p.Name)
 }
 
 // Client is an HTTP client that sends the connection's access token,

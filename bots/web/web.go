@@ -97,6 +97,9 @@ type Options struct {
 	// Skills, when set, serves the skills (POST, GET /api/skills,
 	// DELETE /api/skills/{name}).
 	Skills Skills
+	// Connections, when set, serves the GitHub and Google connections
+	// (GET /api/connections, DELETE /api/connections/{id}).
+	Connections Connections
 }
 
 // API serves /api/.
@@ -201,6 +204,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/usage", a.handle(a.usage))
 	a.pairingRoutes(mux)
 	a.personalityRoutes(mux)
+	a.connectionRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
+	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
@@ -81,6 +82,11 @@ type Config struct {
 	// SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SWITCHBOARD_PUBLIC_URL and the
 	// keys of SWITCHBOARD_SECRET_KEY.
 	SlackInstall
+
+	// The GitHub and Google connections (see connections.go):
+	// GITHUB_CLIENT_ID, GOOGLE_CLIENT_ID, their secrets and endpoint
+	// overrides.
+	Connections
 
 	DiscordBotToken  string
 	DiscordPublicKey string
@@ -164,6 +170,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
 		return c, err
 	}
+	c.Connections.fromEnv(getenv)
 	var err error
 	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
@@ -261,6 +268,9 @@ type App struct {
 	People    *core.Directory  // the people behind platform users
 	Adapters  []bots.Adapter
 	Skills    *skill.Library // the stored skills, every layer
+	// Connections are the GitHub and Google accounts agents act with; nil
+	// when neither provider is configured.
+	Connections *connection.Manager
 	Mux       *http.ServeMux
 
 	srv      *http.Server
@@ -315,6 +325,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	reg := a.Registry
 	if err := a.buildSkills(ctx, agents); err != nil {
+		return err
+	}
+	// The API is built last; the start of a connection authenticates
+	// personal tokens through it.
+	var api *web.API
+	if err := a.buildConnections(func() *web.API { return api }); err != nil {
 		return err
 	}
 	// Who may talk to agents: decided in front of Submit, before anything
@@ -389,8 +405,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
-		Grants: a.Service,
-		Links:  a.People,
+		Grants:      a.Service,
+		Links:       a.People,
+		Connections: a.connectionCommands(),
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -447,8 +464,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills})
+	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Connections: a.webConnections()})
 	if err != nil {
 		return err
 	}
