@@ -83,4 +83,3 @@ func TestSignerValidate(t *testing.T) {
 		}
 	}
 }
-

@@ -271,7 +271,7 @@ type App struct {
 	// Connections are the GitHub and Google accounts agents act with; nil
 	// when neither provider is configured.
 	Connections *connection.Manager
-	Mux       *http.ServeMux
+	Mux         *http.ServeMux
 
 	srv      *http.Server
 	listener net.Listener

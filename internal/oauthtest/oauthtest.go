@@ -349,7 +349,9 @@ func (s *Server) RevokeGrant(tok string) bool {
 }
 
 // ClientOK checks an app's credentials (for a fake API's basic auth).
-func (s *Server) ClientOK(id, secret string) bool { return id == s.o.ClientID && secret == s.o.ClientSecret }
+func (s *Server) ClientOK(id, secret string) bool {
+	return id == s.o.ClientID && secret == s.o.ClientSecret
+}
 
 func (s *Server) revokeAccount(a Account) {
 	for _, m := range []map[string]*token{s.access, s.refresh} {
