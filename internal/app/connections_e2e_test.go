@@ -21,10 +21,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/githubtest"
 	"github.com/switchboardhq/switchboard/internal/oauthtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/secret"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -299,5 +301,24 @@ func TestConnectionsGitHubE2E(t *testing.T) {
 			t.Fatalf("a second DELETE answered %d, want 404", status)
 		}
 		e.waitIdle()
+
+		// rotate-key reseals the connection left (workspace A's) with the
+		// two teams' bot tokens, and it still opens to a working token.
+		keys, err := secret.ParseKeys("k2:" + testKey(8) + ",k1:" + testKey(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := app.RotateKey(context.Background(), e.store, keys, time.Now)
+		if err != nil || res.Resealed != 3 || len(res.Unopened) != 0 {
+			t.Fatalf("RotateKey: %+v, %v; want two bot tokens and one connection resealed", res, err)
+		}
+		left, err := e.store.ConnectionList(context.Background(), nil)
+		if err != nil || len(left) != 1 || secret.Sealed(left[0].AccessToken).KeyID() != "k2" {
+			t.Fatalf("connections after the rotation: %+v, %v; want workspace A's sealed under k2", left, err)
+		}
+		plain, err := keys.Open(secret.Sealed(left[0].AccessToken), store.ConnectionAAD(left[0].Provider, left[0].Owner, "access"))
+		if acct, ok := e.oauth.AccountOf(string(plain)); err != nil || !ok || acct.Login != "acme-bot" {
+			t.Fatalf("the resealed token opens to %v (%v), want acme-bot's live token", acct, err)
+		}
 	})
 }
