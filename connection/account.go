@@ -13,6 +13,16 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
+// Accounts hands a tool call the account it acts with: an HTTP client
+// sending its token, and the provider's API base URL ("" for the real
+// one). *Manager implements it; the tool packages take it.
+type Accounts interface {
+	ClientFor(ctx context.Context, provider store.ConnectionProvider, req *tool.Request) (*http.Client, *store.Connection, error)
+	APIURL(provider store.ConnectionProvider) string
+}
+
+var _ Accounts = (*Manager)(nil)
+
 // Resolve finds the account a tool call acts with at provider: the
 // speaking person's own connection, else the conversation's workspace's.
 // The agent plays no part. When there is neither, the error wraps

@@ -20,14 +20,8 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// Accounts hands a call the account it acts with; *connection.Manager
-// implements it.
-type Accounts interface {
-	ClientFor(ctx context.Context, provider store.ConnectionProvider, req *tool.Request) (*http.Client, *store.Connection, error)
-	APIURL(provider store.ConnectionProvider) string
-}
-
-var _ Accounts = (*connection.Manager)(nil)
+// Accounts hands a call the account it acts with (connection.Accounts).
+type Accounts = connection.Accounts
 
 // MaxFileBytes bounds the file github__read_file returns.
 const MaxFileBytes = 64 << 10

@@ -150,8 +150,7 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 
 // login authenticates a call; it answers 401 itself when it fails.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) (oauthtest.Account, bool) {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	acct, ok := s.auth.AccountOf(tok)
+	tok, acct, ok := s.auth.Bearer(r)
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Token: tok, Login: acct.Login})
 	s.mu.Unlock()

@@ -126,8 +126,7 @@ func apiError(w http.ResponseWriter, status int, reason, msg string) {
 
 // account authenticates a call; it answers 401 itself when it fails.
 func (s *Server) account(w http.ResponseWriter, r *http.Request) (*Account, bool) {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	acct, ok := s.auth.AccountOf(tok)
+	_, acct, ok := s.auth.Bearer(r)
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Email: acct.Email})
 	a := s.accounts[acct.Email]

@@ -154,6 +154,14 @@ func (s *Server) AccountOf(tok string) (Account, bool) {
 	return t.account, true
 }
 
+// Bearer reads a request's "Authorization: Bearer" token and the account
+// it acts as (ok false when the token is not a live access token).
+func (s *Server) Bearer(r *http.Request) (tok string, acct Account, ok bool) {
+	tok, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	acct, ok = s.AccountOf(tok)
+	return tok, acct, ok
+}
+
 // Refreshes counts the refresh-token grants served.
 func (s *Server) Refreshes() int {
 	s.mu.Lock()
