@@ -291,9 +291,9 @@ func (s *Server) insertEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in struct {
-		Summary string
-		Start   struct{ DateTime string }
-		End     struct{ DateTime string }
+		Summary   string
+		Start     struct{ DateTime string }
+		End       struct{ DateTime string }
 		Attendees []struct{ Email string }
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Start.DateTime == "" {
