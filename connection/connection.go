@@ -78,10 +78,10 @@ type Options struct {
 	// Claim spends the nonces of states and start links. Required.
 	Claim oauthstate.ClaimFunc
 	// AuthenticateFunc names the person a start request authenticated as
-	// with a bearer token (a personal API token); nil: start links only.
-	// It returns ErrForbidden (or an error wrapping it) for a caller that
-	// is not a person.
-	AuthenticateFunc func(r *http.Request) (uuid.UUID, error)
+	// with a bearer token (a personal API token), with the token's
+	// workspace scope; nil: start links only. Its error (any caller that
+	// is not a person) is a 401.
+	AuthenticateFunc func(r *http.Request) (Viewer, error)
 	// HTTPClient calls the providers (default: one with a 30s timeout).
 	HTTPClient *http.Client
 	Now        func() time.Time
@@ -284,17 +284,20 @@ func (m *Manager) startFlow(r *http.Request) (flow, int, error) {
 	if m.o.AuthenticateFunc == nil || r.Header.Get("Authorization") == "" {
 		return flow{}, http.StatusUnauthorized, errors.New("sign in: open the link the bot gave you (`!connections connect " + string(provider) + "`), or send a personal API token as Authorization: Bearer")
 	}
-	person, err := m.o.AuthenticateFunc(r)
+	who, err := m.o.AuthenticateFunc(r)
 	if err != nil {
 		return flow{}, http.StatusUnauthorized, err
 	}
-	f := flow{Provider: provider, By: person}
+	f := flow{Provider: provider, By: who.PersonID}
 	switch q.Get("scope") {
 	case "", "person":
 	case "workspace":
 		ws, err := uuid.Parse(q.Get("workspace"))
 		if err != nil {
 			return flow{}, http.StatusBadRequest, fmt.Errorf("scope=workspace needs workspace=ID, a workspace id (got %q)", q.Get("workspace"))
+		}
+		if len(who.Workspaces) > 0 && !slices.Contains(who.Workspaces, ws) {
+			return flow{}, http.StatusForbidden, fmt.Errorf("%w: this token is not scoped to workspace %s", ErrForbidden, ws)
 		}
 		f.Workspace = &ws
 	default:

@@ -105,16 +105,17 @@ func (a *API) disconnect(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Person authenticates r as the API does and returns the person it acts
-// as: a personal token's. Any other principal is refused; the start of a
-// connection (GET /connections/{provider}/start) uses it.
-func (a *API) Person(r *http.Request) (uuid.UUID, error) {
+// PersonViewer authenticates r as the API does and returns the person it
+// acts as, with the token's workspace scope: only a personal token is
+// accepted. The start of a connection (GET /connections/{provider}/start)
+// uses it.
+func (a *API) PersonViewer(r *http.Request) (connection.Viewer, error) {
 	p, herr := a.authenticate(r)
 	if herr != nil {
-		return uuid.Nil, errors.New(herr.msg)
+		return connection.Viewer{}, errors.New(herr.msg)
 	}
 	if p.Kind != PrincipalPerson {
-		return uuid.Nil, fmt.Errorf("%s cannot connect an account: use a personal token", p.Name())
+		return connection.Viewer{}, fmt.Errorf("%s cannot connect an account: use a personal token", p.Name())
 	}
-	return p.PersonID, nil
+	return connection.Viewer{PersonID: p.PersonID, Workspaces: p.Workspaces}, nil
 }

@@ -55,12 +55,12 @@ func setup(t *testing.T, st store.Store) *env {
 		Claim: func(ctx context.Context, nonce string, now time.Time) (bool, error) {
 			return st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "test_state", EventID: nonce, Now: now})
 		},
-		AuthenticateFunc: func(r *http.Request) (uuid.UUID, error) {
+		AuthenticateFunc: func(r *http.Request) (connection.Viewer, error) {
 			tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if id, ok := e.bearer[tok]; ok {
-				return id, nil
+				return connection.Viewer{PersonID: id}, nil
 			}
-			return uuid.Nil, errors.New("unknown token")
+			return connection.Viewer{}, errors.New("unknown token")
 		},
 		Logger: testenv.Logger(t),
 	})

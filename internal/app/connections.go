@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/connection"
@@ -121,7 +119,7 @@ func (a *App) buildConnections(personOf func() *web.API) error {
 		Claim: func(ctx context.Context, nonce string, now time.Time) (bool, error) {
 			return a.Store.InboundRecord(ctx, &store.InboundRecordParams{Platform: connectionStateClaim, EventID: nonce, Now: now})
 		},
-		AuthenticateFunc: func(r *http.Request) (uuid.UUID, error) { return personOf().Person(r) },
+		AuthenticateFunc: func(r *http.Request) (connection.Viewer, error) { return personOf().PersonViewer(r) },
 		Now:              cfg.Now, Logger: a.log.With("part", "connections"),
 	})
 	if err != nil {
