@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/command/when"
+	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
@@ -48,6 +49,9 @@ type Options struct {
 	// Links, when set, answers `link`: linking a person's identities on
 	// two platforms with a one-time code (*core.Directory implements it).
 	Links Linker
+	// Connections, when set, answers `connections` (GitHub and Google
+	// accounts).
+	Connections Connections
 	// Rulebooks, when set, answers `rules`: the rulebook of the
 	// conversation the command was typed in.
 	Rulebooks Rulebooks
@@ -107,7 +111,8 @@ const Help = "Scheduling commands:\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
 	"\nAgents in this conversation: `invite <agent>` · `remove <agent>`" +
 	"\nStanding grants:\n" + GrantsHelp +
-	"\nThis conversation's rulebook:\n" + RulesHelp
+	"\nThis conversation's rulebook:\n" + RulesHelp +
+	"\nConnections:\n" + connection.CommandHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -186,6 +191,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return Help, nil
 	case "grants":
 		return h.grants(ctx, r, args)
+	case "connections":
+		return h.connections(ctx, r, args)
 	case "remind":
 		return h.remind(ctx, r)
 	case "link":

@@ -706,6 +706,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 	res := tl.Call(callCtx, &tool.Request{
 		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
 		Context: t.meta.Context, Starter: t.meta.Starter, TurnID: t.item.ID,
+		Speaker: t.speaker(ctx), WorkspaceID: t.workspaceID,
 	}, c.Input)
 	endTool(res.IsError, ctx.Err())
 	if ctx.Err() != nil {

@@ -2,11 +2,6 @@ package slack
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"html"
@@ -16,6 +11,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/switchboardhq/switchboard/oauthstate"
 )
 
 // The OAuth v2 install flow: GET /slack/install sends the person to Slack's
@@ -33,11 +30,11 @@ var BotScopes = []string{
 	"files:write", "groups:history", "im:history", "im:read", "im:write", "users:read",
 }
 
-// Errors of the state check.
+// Errors of the state check (package oauthstate's).
 var (
-	ErrStateInvalid = errors.New("the install link is not one this server made")
-	ErrStateExpired = errors.New("the install link has expired; start again")
-	ErrStateUsed    = errors.New("the install link was used already; start again")
+	ErrStateInvalid = oauthstate.ErrInvalid
+	ErrStateExpired = oauthstate.ErrExpired
+	ErrStateUsed    = oauthstate.ErrUsed
 )
 
 // OAuthOptions configures the install flow.
@@ -91,7 +88,7 @@ func (a *Adapter) InstallRoutes(mux *http.ServeMux) {
 // state.
 func (a *Adapter) AuthorizeURL() (string, error) {
 	o := a.opts.OAuth
-	state, err := newState(o.StateKey, a.opts.Now().Add(o.stateTTL()))
+	state, err := o.signer(a.opts.Now).New(nil)
 	if err != nil {
 		return "", err
 	}
@@ -125,46 +122,20 @@ func (a *Adapter) serveInstall(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, u, http.StatusFound)
 }
 
-// newState is base64url(nonce[16] | expiry unix seconds[8]) "." base64url(HMAC).
-func newState(key []byte, expires time.Time) (string, error) {
-	payload := make([]byte, 24)
-	if _, err := rand.Read(payload[:16]); err != nil {
-		return "", fmt.Errorf("making a state nonce: %w", err)
+// signer makes and checks the install states. The purpose string is the
+// one the states were signed with before package oauthstate existed, so
+// links made by an older binary still check.
+func (o *OAuthOptions) signer(now func() time.Time) *oauthstate.Signer {
+	return &oauthstate.Signer{
+		Key: o.StateKey, Purpose: "switchboard slack oauth state", TTL: o.stateTTL(),
+		Claim: oauthstate.ClaimFunc(o.ClaimStateFunc), Now: now,
 	}
-	binary.BigEndian.PutUint64(payload[16:], uint64(expires.Unix()))
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(stateMAC(key, payload)), nil
-}
-
-func stateMAC(key, payload []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("switchboard slack oauth state\x00"))
-	m.Write(payload)
-	return m.Sum(nil)
 }
 
 // checkState verifies the signature and expiry, then spends the nonce.
 func (a *Adapter) checkState(ctx context.Context, state string) error {
-	o := a.opts.OAuth
-	enc := base64.RawURLEncoding
-	p, s, ok := strings.Cut(state, ".")
-	payload, err1 := enc.DecodeString(p)
-	sig, err2 := enc.DecodeString(s)
-	if !ok || err1 != nil || err2 != nil || len(payload) != 24 || !hmac.Equal(sig, stateMAC(o.StateKey, payload)) {
-		return ErrStateInvalid
-	}
-	now := a.opts.Now()
-	if now.Unix() > int64(binary.BigEndian.Uint64(payload[16:])) {
-		return ErrStateExpired
-	}
-	fresh, err := o.ClaimStateFunc(ctx, enc.EncodeToString(payload[:16]), now)
-	if err != nil {
-		return fmt.Errorf("spending the install state: %w", err)
-	}
-	if !fresh {
-		return ErrStateUsed
-	}
-	return nil
+	_, err := a.opts.OAuth.signer(a.opts.Now).Check(ctx, state)
+	return err
 }
 
 func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +148,7 @@ func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
 	if err := a.checkState(ctx, q.Get("state")); err != nil {
 		a.log.WarnContext(ctx, "refusing a slack install callback", "err", err)
 		status := http.StatusBadRequest
-		if !errors.Is(err, ErrStateInvalid) && !errors.Is(err, ErrStateExpired) && !errors.Is(err, ErrStateUsed) {
+		if !oauthstate.Refused(err) {
 			status = http.StatusInternalServerError
 		}
 		installPage(w, status, "Switchboard was not installed", err.Error())

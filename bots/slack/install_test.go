@@ -7,6 +7,8 @@ import (
 	"time"
 )
 
+// The install flow's states are package oauthstate's (tested there); this
+// checks the adapter refuses what it must, with the slack errors.
 func TestInstallState(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	spent := map[string]bool{}
@@ -18,12 +20,14 @@ func TestInstallState(t *testing.T) {
 			return fresh, nil
 		},
 	}}}
-	good, err := newState(a.opts.OAuth.StateKey, now.Add(10*time.Minute))
+	good, err := a.opts.OAuth.signer(a.opts.Now).New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired, _ := newState(a.opts.OAuth.StateKey, now.Add(-time.Second))
-	otherKey, _ := newState([]byte("another key of 20 by"), now.Add(time.Minute))
+	expired, _ := a.opts.OAuth.signer(func() time.Time { return now.Add(-11 * time.Minute) }).New(nil)
+	other := *a.opts.OAuth
+	other.StateKey = []byte("another key of 20 by")
+	otherKey, _ := other.signer(a.opts.Now).New(nil)
 	flip := "x"
 	if good[5] == 'x' {
 		flip = "y"

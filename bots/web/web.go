@@ -100,6 +100,9 @@ type Options struct {
 	// Rulebooks, when set, serves the conversations' rulebooks (GET, PUT
 	// /api/conversations/{id}/rules).
 	Rulebooks Rulebooks
+	// Connections, when set, serves the GitHub and Google connections
+	// (GET /api/connections, DELETE /api/connections/{id}).
+	Connections Connections
 }
 
 // API serves /api/.
@@ -205,6 +208,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/usage", a.handle(a.usage))
 	a.pairingRoutes(mux)
 	a.personalityRoutes(mux)
+	a.connectionRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -47,6 +47,14 @@ type Request struct {
 	Context        ContextName
 	// Starter is the person who started the conversation, "" when unknown.
 	Starter string
+	// Speaker is the person whose message started the turn (their store
+	// id), resolved from the platform identity; nil when no known person
+	// spoke (a scheduled run, the operator). Accounts an agent acts with
+	// are resolved from it and WorkspaceID, never from the agent.
+	Speaker *uuid.UUID
+	// WorkspaceID is the workspace the conversation belongs to; nil when
+	// none.
+	WorkspaceID *uuid.UUID
 	// TurnID is the work item of the turn; a resumed turn keeps it.
 	TurnID uuid.UUID
 }

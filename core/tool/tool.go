@@ -91,6 +91,10 @@ type Def struct {
 	// Audience limits which agents and workspaces are offered the tool;
 	// the zero value is everyone.
 	Audience Audience
+	// ReadOnly declares that a call changes nothing anywhere: it only reads
+	// (a list of pull requests, a mail search). Such a tool can be called
+	// again freely, so it may serve as an input (a pulse watching it).
+	ReadOnly bool
 }
 
 // Tool is a registered tool. It is immutable and safe for concurrent use.
@@ -114,6 +118,9 @@ func (t *Tool) Risk() Risk { return t.def.Risk }
 
 // Tier is where the tool runs.
 func (t *Tool) Tier() Tier { return t.def.Tier }
+
+// ReadOnly reports whether the tool only reads (see Def.ReadOnly).
+func (t *Tool) ReadOnly() bool { return t.def.ReadOnly }
 
 // Schema is the input JSON Schema the model sees. It is byte-identical for
 // every call, so a prompt built from it stays cacheable.

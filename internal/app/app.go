@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/command"
+	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
@@ -88,6 +89,11 @@ type Config struct {
 	// SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SWITCHBOARD_PUBLIC_URL and the
 	// keys of SWITCHBOARD_SECRET_KEY.
 	SlackInstall
+
+	// The GitHub and Google connections (see connections.go):
+	// GITHUB_CLIENT_ID, GOOGLE_CLIENT_ID, their secrets and endpoint
+	// overrides.
+	Connections
 
 	DiscordBotToken  string
 	DiscordPublicKey string
@@ -202,6 +208,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
 		return c, err
 	}
+	c.Connections.fromEnv(getenv)
 	var err error
 	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
@@ -302,8 +309,11 @@ type App struct {
 	MCP       *mcpclient.Manager // the outside MCP servers and their tools
 	API       *web.API
 	Memory    *memory.Memory // the agents' notes and their upkeep
-	Mux       *http.ServeMux
-	Metrics   *metrics.Metrics // the Prometheus registry behind GET /metrics
+	// Connections are the GitHub and Google accounts agents act with; nil
+	// when neither provider is configured.
+	Connections *connection.Manager
+	Mux         *http.ServeMux
+	Metrics     *metrics.Metrics // the Prometheus registry behind GET /metrics
 
 	srv       *http.Server
 	listener  net.Listener
@@ -392,6 +402,12 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.buildMemory(agents); err != nil {
 		return err
 	}
+	// The API is built last; the start of a connection authenticates
+	// personal tokens through it.
+	var api *web.API
+	if err := a.buildConnections(func() *web.API { return api }); err != nil {
+		return err
+	}
 	// Who may talk to agents: decided in front of Submit, before anything
 	// of a refused message is stored; !approve goes to the gate.
 	a.Access, err = access.New(access.Options{Store: a.Store, Access: &agents.Access, Now: cfg.Now, Logger: a.log.With("part", "access")})
@@ -473,6 +489,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Links:        a.People,
 		Participants: a.Service,
 		Rulebooks:    a.Service,
+		Connections:  a.connectionCommands(),
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -532,8 +549,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err != nil {
 		return err
 	}
-	api, err := web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service})
+	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections()})
 	if err != nil {
 		return err
 	}

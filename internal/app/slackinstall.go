@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/secret"
@@ -188,7 +190,63 @@ func RotateKey(ctx context.Context, st store.Store, keys *secret.Keyring, now fu
 			res.Resealed++
 		}
 		if len(page) < store.DefaultListLimit {
-			return res, nil
+			break
+		}
+	}
+	return res, rotateConnections(ctx, st, keys, now, res)
+}
+
+// rotateConnections seals the GitHub and Google tokens again under the
+// current key; one refreshed meanwhile was sealed under it already.
+func rotateConnections(ctx context.Context, st store.Store, keys *secret.Keyring, now func() time.Time, res *RotateResult) error {
+	after := uuid.Nil
+	for {
+		page, err := st.ConnectionList(ctx, &store.ConnectionListParams{AfterID: after})
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			after = c.ID
+			sealed := []string{c.AccessToken, c.RefreshToken}
+			if !keys.NeedsRotation(secret.Sealed(c.AccessToken)) && (c.RefreshToken == "" || !keys.NeedsRotation(secret.Sealed(c.RefreshToken))) {
+				res.Current++
+				continue
+			}
+			again := make([]string, 2)
+			failed := false
+			for i, which := range []string{"access", "refresh"} {
+				if sealed[i] == "" {
+					continue
+				}
+				aad := store.ConnectionAAD(c.Provider, c.Owner, which)
+				plain, err := keys.Open(secret.Sealed(sealed[i]), aad)
+				if err != nil {
+					res.Unopened = append(res.Unopened, fmt.Sprintf("%s %s token of connection %s (%s): %v", c.Provider, which, c.ID, c.Account, err))
+					failed = true
+					break
+				}
+				s, err := keys.Seal(plain, aad)
+				if err != nil {
+					return err
+				}
+				again[i] = string(s)
+			}
+			if failed {
+				continue
+			}
+			_, err := st.ConnectionSetTokens(ctx, &store.ConnectionTokenParams{
+				ID: c.ID, Expect: c.AccessToken, AccessToken: again[0], RefreshToken: again[1], Expiry: c.Expiry, Now: now(),
+			})
+			switch {
+			case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+				continue // refreshed (under the current key) or disconnected meanwhile
+			case err != nil:
+				return err
+			}
+			res.Resealed++
+		}
+		if len(page) < store.DefaultListLimit {
+			return nil
 		}
 	}
 }

@@ -57,6 +57,13 @@ func startInstall(t *testing.T, db, keys string) *installEnv {
 // startInstallLogged is startInstall with the service's log going to logger.
 func startInstallLogged(t *testing.T, db, keys string, logger *slog.Logger) *installEnv {
 	t.Helper()
+	return startInstallWith(t, db, keys, logger, nil, "")
+}
+
+// startInstallWith is startInstallLogged with more of the environment
+// (extra wins over the defaults) and a switchboard.yaml ("": none).
+func startInstallWith(t *testing.T, db, keys string, logger *slog.Logger, extra map[string]string, config string) *installEnv {
+	t.Helper()
 	srv := slacktest.NewServer(slacktest.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetOAuth(slacktest.OAuthCheck{ClientID: installClientID, ClientSecret: installSecret})
@@ -65,6 +72,9 @@ func startInstallLogged(t *testing.T, db, keys string, logger *slog.Logger) *ins
 		t.Fatal(err)
 	}
 	env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
+	for k, v := range extra {
+		env[k] = v
+	}
 	getenv := func(k string) string {
 		switch k {
 		case "SLACK_CLIENT_ID":
@@ -83,6 +93,9 @@ func startInstallLogged(t *testing.T, db, keys string, logger *slog.Logger) *ins
 		t.Fatal(err)
 	}
 	cfg.Addr, cfg.DatabaseURL, cfg.Logger = "127.0.0.1:0", db, logger
+	if config != "" {
+		cfg.ConfigPath = writeConfig(t, config)
+	}
 	cfg.SlackSigningSecret, cfg.SlackAPIURL = e2eSecret, srv.APIURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -102,6 +102,23 @@ type Binding struct {
 	UpdatedAt      time.Time
 }
 
+type Connection struct {
+	ID           uuid.UUID
+	Provider     string
+	OwnerKind    string
+	OwnerID      uuid.UUID
+	Account      string
+	AccountID    string
+	Scopes       []string
+	AccessToken  string
+	RefreshToken string
+	TokenType    string
+	Expiry       *time.Time
+	ConnectedBy  uuid.UUID
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
 type Conversation struct {
 	ID             uuid.UUID
 	ParentID       *uuid.UUID

@@ -102,6 +102,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.bindingListByConversationStmt, err = db.PrepareContext(ctx, bindingListByConversation); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingListByConversation: %w", err)
 	}
+	if q.connectionDeleteStmt, err = db.PrepareContext(ctx, connectionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionDelete: %w", err)
+	}
+	if q.connectionFindStmt, err = db.PrepareContext(ctx, connectionFind); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionFind: %w", err)
+	}
+	if q.connectionGetStmt, err = db.PrepareContext(ctx, connectionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionGet: %w", err)
+	}
+	if q.connectionListStmt, err = db.PrepareContext(ctx, connectionList); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionList: %w", err)
+	}
+	if q.connectionSaveStmt, err = db.PrepareContext(ctx, connectionSave); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionSave: %w", err)
+	}
+	if q.connectionSetTokensStmt, err = db.PrepareContext(ctx, connectionSetTokens); err != nil {
+		return nil, fmt.Errorf("error preparing query ConnectionSetTokens: %w", err)
+	}
 	if q.conversationAddChildStmt, err = db.PrepareContext(ctx, conversationAddChild); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationAddChild: %w", err)
 	}
@@ -685,6 +703,36 @@ func (q *Queries) Close() error {
 	if q.bindingListByConversationStmt != nil {
 		if cerr := q.bindingListByConversationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bindingListByConversationStmt: %w", cerr)
+		}
+	}
+	if q.connectionDeleteStmt != nil {
+		if cerr := q.connectionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.connectionFindStmt != nil {
+		if cerr := q.connectionFindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionFindStmt: %w", cerr)
+		}
+	}
+	if q.connectionGetStmt != nil {
+		if cerr := q.connectionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionGetStmt: %w", cerr)
+		}
+	}
+	if q.connectionListStmt != nil {
+		if cerr := q.connectionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionListStmt: %w", cerr)
+		}
+	}
+	if q.connectionSaveStmt != nil {
+		if cerr := q.connectionSaveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionSaveStmt: %w", cerr)
+		}
+	}
+	if q.connectionSetTokensStmt != nil {
+		if cerr := q.connectionSetTokensStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing connectionSetTokensStmt: %w", cerr)
 		}
 	}
 	if q.conversationAddChildStmt != nil {
@@ -1502,6 +1550,12 @@ type Queries struct {
 	bindingGetStmt                    *sql.Stmt
 	bindingInsertStmt                 *sql.Stmt
 	bindingListByConversationStmt     *sql.Stmt
+	connectionDeleteStmt              *sql.Stmt
+	connectionFindStmt                *sql.Stmt
+	connectionGetStmt                 *sql.Stmt
+	connectionListStmt                *sql.Stmt
+	connectionSaveStmt                *sql.Stmt
+	connectionSetTokensStmt           *sql.Stmt
 	conversationAddChildStmt          *sql.Stmt
 	conversationExistsStmt            *sql.Stmt
 	conversationForksStmt             *sql.Stmt
@@ -1684,6 +1738,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		bindingGetStmt:                    q.bindingGetStmt,
 		bindingInsertStmt:                 q.bindingInsertStmt,
 		bindingListByConversationStmt:     q.bindingListByConversationStmt,
+		connectionDeleteStmt:              q.connectionDeleteStmt,
+		connectionFindStmt:                q.connectionFindStmt,
+		connectionGetStmt:                 q.connectionGetStmt,
+		connectionListStmt:                q.connectionListStmt,
+		connectionSaveStmt:                q.connectionSaveStmt,
+		connectionSetTokensStmt:           q.connectionSetTokensStmt,
 		conversationAddChildStmt:          q.conversationAddChildStmt,
 		conversationExistsStmt:            q.conversationExistsStmt,
 		conversationForksStmt:             q.conversationForksStmt,

@@ -101,6 +101,23 @@ type Binding struct {
 	UpdatedAt      int64
 }
 
+type Connection struct {
+	ID           uuid.UUID
+	Provider     string
+	OwnerKind    string
+	OwnerID      uuid.UUID
+	Account      string
+	AccountID    string
+	Scopes       string
+	AccessToken  string
+	RefreshToken string
+	TokenType    string
+	Expiry       sql.NullInt64
+	ConnectedBy  uuid.UUID
+	CreatedAt    int64
+	UpdatedAt    int64
+}
+
 type Conversation struct {
 	ID             uuid.UUID
 	ParentID       uuid.NullUUID
