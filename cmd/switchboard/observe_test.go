@@ -8,9 +8,10 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/testenv"
 )
 
 // TestServeJSONLogsAndAdmin: with SWITCHBOARD_LOG_FORMAT=json every log
@@ -21,7 +22,7 @@ func TestServeJSONLogsAndAdmin(t *testing.T) {
 	defer cancel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
 	var out bytes.Buffer
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0"}, env(map[string]string{
@@ -79,21 +80,4 @@ func TestServeJSONLogsAndAdmin(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

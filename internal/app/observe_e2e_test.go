@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard/internal/telemetry"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -34,7 +34,7 @@ func TestObservability(t *testing.T) {
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		var logs syncBuffer
+		var logs testenv.Buffer
 		logger := slog.New(telemetry.LogHandler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 		script, err := filepath.Abs(filepath.Join("testdata", "audit_e2e.yaml"))
 		if err != nil {
@@ -271,23 +271,3 @@ next:
 
 func eqTo(want float64) func(float64) bool    { return func(v float64) bool { return v == want } }
 func atLeast(want float64) func(float64) bool { return func(v float64) bool { return v >= want } }
-
-// syncBuffer is a bytes.Buffer the service's goroutines may log to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
-func (s *syncBuffer) String() string { return string(s.Bytes()) }

@@ -161,9 +161,9 @@ func Run(ctx context.Context, opts Options, names []string) ([]*Result, error) {
 
 // Print writes results as a table.
 func Print(w io.Writer, results []*Result) {
-	fmt.Fprintf(w, "%-8s %-7s %-34s %-44s %s\n", "figure", "store", "value", "baseline (same run)", "ratio")
+	fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %s\n", "figure", "store", "value", "baseline (same run)", "ratio")
 	for _, r := range results {
-		fmt.Fprintf(w, "%-8s %-7s %-34s %-44s %.2fx\n", r.Figure, r.Dialect,
+		fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", r.Figure, r.Dialect,
 			fmt.Sprintf("%s %s %s", r.Metric, num(r.Value), r.Unit),
 			fmt.Sprintf("%s %s %s", r.Baseline, num(r.BaselineValue), r.Unit), r.Ratio)
 		keys := make([]string, 0, len(r.Extra))
@@ -172,7 +172,7 @@ func Print(w io.Writer, results []*Result) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			fmt.Fprintf(w, "%-8s %-7s   %s %s\n", "", "", k, num(r.Extra[k]))
+			fmt.Fprintf(w, "%-8s %-8s   %s %s\n", "", "", k, num(r.Extra[k]))
 		}
 	}
 }

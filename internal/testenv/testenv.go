@@ -3,6 +3,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,3 +115,26 @@ func Each(t *testing.T, f func(t *testing.T, open func(tb testing.TB) store.Stor
 		f(t, func(tb testing.TB) store.Store { return Postgres(tb, schema) })
 	})
 }
+
+// Buffer is a bytes.Buffer that goroutines may write to while a test reads
+// it: a service's log, say.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// Bytes is a copy of what was written so far.
+func (l *Buffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// String is what was written so far.
+func (l *Buffer) String() string { return string(l.Bytes()) }
