@@ -99,7 +99,9 @@ func TestForTurnLayers(t *testing.T) {
 		note(t, st, store.NoteCreateParams{Agent: "scout", Family: "travel", Scope: store.NoteScopeAgent, WorkspaceID: &ws, Text: "Scout's own Lisbon note."})
 		note(t, st, store.NoteCreateParams{Agent: "atlas", Family: "travel", Scope: store.NoteScopeAgent, WorkspaceID: &other, Text: "Another workspace's Lisbon note."})
 
-		m := newMemory(t, st, memory.Options{})
+		// A budget no loaded machine misses: this test is about the layers
+		// (TestForTurnSkipsASlowSource is about the budget).
+		m := newMemory(t, st, memory.Options{Config: memory.Config{Budget: 10 * time.Second}})
 		text, err := m.ForTurn(ctx, &core.MemoryQuery{
 			Agent: "atlas", AgentID: conv.AgentID, ConversationID: conv.ID, WorkspaceID: &ws,
 			Latest: "Where should Ana sit on the Lisbon flight?",

@@ -103,7 +103,8 @@ type Options struct {
 }
 
 // Job is periodic work another part hands the scheduler: Run is called on
-// the leader every Every (and once at start). It should only enqueue
+// the leader every Every, the first time one Every after start (it is
+// upkeep, not due work: a restart does not run it early). It should only enqueue
 // durable work, keyed so that a period's item is enqueued once, since a
 // leadership change may run it twice.
 type Job struct {
@@ -267,38 +268,41 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		name  string
 		every time.Duration
 		run   func(ctx context.Context)
+		later bool // first run one interval after start
 	}{
 		{"dispatch", s.opts.TickInterval, func(ctx context.Context) {
 			if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "dispatching due schedules", "error", err)
 			}
-		}},
+		}, false},
 		{"sweep", s.opts.SweepInterval, func(ctx context.Context) {
 			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "sweeping", "error", err)
 			}
-		}},
+		}, false},
 	}
 	for _, j := range s.opts.Jobs {
 		jobs = append(jobs, struct {
 			name  string
 			every time.Duration
 			run   func(ctx context.Context)
+			later bool
 		}{j.Name, j.Every, func(ctx context.Context) {
 			if err := j.Run(ctx); err != nil && ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "running a periodic job", "job", j.Name, "error", err)
 			}
-		}})
+		}, true})
 	}
 	for _, j := range jobs {
-		if _, err := cron.NewJob(
-			gocron.DurationJob(j.every),
-			gocron.NewTask(j.run),
+		opts := []gocron.JobOption{
 			gocron.WithName(j.name),
 			gocron.WithContext(jobCtx),
 			gocron.WithSingletonMode(gocron.LimitModeReschedule),
-			gocron.WithStartAt(gocron.WithStartImmediately()),
-		); err != nil {
+		}
+		if !j.later {
+			opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
+		}
+		if _, err := cron.NewJob(gocron.DurationJob(j.every), gocron.NewTask(j.run), opts...); err != nil {
 			cancel()
 			_ = cron.Shutdown()
 			return fmt.Errorf("scheduler: adding the %s job: %w", j.name, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -478,4 +479,36 @@ func TestRemindToolUsesPersonZone(t *testing.T) {
 			})
 		}
 	})
+}
+
+// Other parts' jobs (memory upkeep) run on the leader through gocron: not
+// at start, then once per interval.
+func TestStartRunsJobsEachInterval(t *testing.T) {
+	var runs atomic.Int32
+	e := newEnv(t, newSQLite(t), nil, func(o *Options) {
+		o.Jobs = []Job{{Name: "upkeep", Every: time.Minute, Run: func(context.Context) error { runs.Add(1); return nil }}}
+	})
+	ctx := context.Background()
+	if err := e.sched.Start(ctx); err != nil {
+		t.Fatalf("starting: %v", err)
+	}
+	defer e.sched.Stop()
+	// The dispatch, the sweep and the job wait on the clock.
+	if err := e.clock.BlockUntilContext(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n != 0 {
+		t.Fatalf("the job ran %d times at start; want its first run one interval later", n)
+	}
+	for i := 0; i < 60 && runs.Load() == 0; i++ {
+		if err := e.clock.BlockUntilContext(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Second)
+		settle := time.Now().Add(100 * time.Millisecond)
+		for runs.Load() == 0 && time.Now().Before(settle) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(t, "the job's first run", func() bool { return runs.Load() >= 1 })
 }

@@ -34,3 +34,29 @@ func TestFromEnvModelIdleTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestFromEnvMemoryBudget(t *testing.T) {
+	for _, tt := range []struct {
+		value   string
+		want    time.Duration
+		wantErr bool
+	}{
+		{value: "", want: 0}, // memory.budget in the file, else 200ms
+		{value: "50ms", want: 50 * time.Millisecond},
+		{value: "0s", wantErr: true},
+		{value: "1m", wantErr: true},
+		{value: "fast", wantErr: true},
+	} {
+		env := map[string]string{"SWITCHBOARD_MEMORY_BUDGET": tt.value}
+		cfg, err := FromEnv(func(k string) string { return env[k] })
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_MEMORY_BUDGET") {
+				t.Errorf("FromEnv(%q) error = %v, want one naming SWITCHBOARD_MEMORY_BUDGET", tt.value, err)
+			}
+			continue
+		}
+		if err != nil || cfg.MemoryBudget != tt.want {
+			t.Errorf("FromEnv(%q) = %s, %v; want %s", tt.value, cfg.MemoryBudget, err, tt.want)
+		}
+	}
+}

@@ -19,7 +19,9 @@ func TestMemoryEndToEnd(t *testing.T) {
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)
-		config := "agents:\n  - name: atlas\n    persona: You plan travel.\n    family: travel\n" + openAccess
+		// A budget a loaded machine does not miss: the test is about the
+		// layers (memory's own tests are about the budget).
+		config := "agents:\n  - name: atlas\n    persona: You plan travel.\n    family: travel\nmemory:\n  budget: 10s\n" + openAccess
 		e := startSlack(t, db(t), envOptions{env: env, config: config})
 
 		fact := "Ana's favourite city is Lisbon"
