@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -407,9 +408,17 @@ func TestAgentsDiscord(t *testing.T) {
 		if got, want := replyAgents(t, e.store, conv), []string{"ledger", "atlas"}; !slices.Equal(got, want) {
 			t.Errorf("one-domain question answered by %v, want %v", got, want)
 		}
-		msgs := e.fake.BotMessages(domain)
-		if len(msgs) != 2 || !strings.HasPrefix(msgs[0].Content, "ledger") || !strings.HasPrefix(msgs[1].Content, "atlas") {
-			t.Errorf("the channel shows %d bot messages (%+v); want ledger's then atlas's", len(msgs), msgs)
+		// With several agents each posts under its own name, through the
+		// channel's webhook.
+		var msgs []*discordtest.Message
+		for _, m := range e.fake.Messages(domain, "") {
+			if m.WebhookID != "" {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) != 2 || !strings.HasPrefix(msgs[0].Content, "ledger") || !strings.HasPrefix(msgs[1].Content, "atlas") ||
+			!strings.EqualFold(msgs[0].Author.Username, "ledger") || !strings.EqualFold(msgs[1].Author.Username, "atlas") {
+			t.Errorf("the channel shows %d agent messages (%+v); want ledger's then atlas's, each under its name", len(msgs), msgs)
 		}
 
 		e.mention(named, discordAlice, "forge, is the database up?")
