@@ -353,6 +353,20 @@ func (q checked) WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkIte
 	return q.Queries.WorkComplete(ctx, c)
 }
 
+func (q checked) WorkCompleteMany(ctx context.Context, p *WorkCompleteManyParams) ([]*WorkItem, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("completing work: params are nil")
+	case p.Worker == "":
+		return nil, invalidf("completing work: empty Worker")
+	case len(p.IDs) == 0:
+		return nil, nil
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.WorkCompleteMany(ctx, &c)
+}
+
 func (q checked) WorkRelease(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error) {
 	c, err := q.lease("releasing", p, false)
 	if err != nil {

@@ -368,6 +368,14 @@ type WorkLeaseParams struct {
 	Now      time.Time
 }
 
+// WorkCompleteManyParams completes several items held by one worker at
+// once: the batch completer's flush.
+type WorkCompleteManyParams struct {
+	IDs    []uuid.UUID
+	Worker string
+	Now    time.Time
+}
+
 // WorkReclaimParams hands back what an instance's previous run held.
 type WorkReclaimParams struct {
 	Worker string // the instance id the previous run claimed under
@@ -643,6 +651,12 @@ type Queries interface {
 	WorkHeartbeat(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
 	// WorkComplete marks the item done and releases the leases.
 	WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
+	// WorkCompleteMany is WorkComplete for several items in one statement
+	// (one round trip, one commit). It returns the items it completed, in no
+	// particular order; an id missing from the answer was not running under
+	// Worker (its lease was lost, or it was never claimed) and nothing of it
+	// changed. An unknown id is not an error.
+	WorkCompleteMany(ctx context.Context, p *WorkCompleteManyParams) ([]*WorkItem, error)
 	// WorkFail records a failed attempt: back to available at RetryAt, or failed
 	// once attempts reach MaxAttempts. Releases the leases.
 	WorkFail(ctx context.Context, p *WorkFailParams) (*WorkItem, error)

@@ -408,6 +408,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workCompleteStmt, err = db.PrepareContext(ctx, workComplete); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkComplete: %w", err)
 	}
+	if q.workCompleteManyStmt, err = db.PrepareContext(ctx, workCompleteMany); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkCompleteMany: %w", err)
+	}
 	if q.workFailStmt, err = db.PrepareContext(ctx, workFail); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkFail: %w", err)
 	}
@@ -1122,6 +1125,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workCompleteStmt: %w", cerr)
 		}
 	}
+	if q.workCompleteManyStmt != nil {
+		if cerr := q.workCompleteManyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workCompleteManyStmt: %w", cerr)
+		}
+	}
 	if q.workFailStmt != nil {
 		if cerr := q.workFailStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workFailStmt: %w", cerr)
@@ -1404,6 +1412,7 @@ type Queries struct {
 	workClaimConversationsStmt        *sql.Stmt
 	workClaimMarkStmt                 *sql.Stmt
 	workCompleteStmt                  *sql.Stmt
+	workCompleteManyStmt              *sql.Stmt
 	workFailStmt                      *sql.Stmt
 	workFailExhaustedStmt             *sql.Stmt
 	workGetStmt                       *sql.Stmt
@@ -1561,6 +1570,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workClaimConversationsStmt:        q.workClaimConversationsStmt,
 		workClaimMarkStmt:                 q.workClaimMarkStmt,
 		workCompleteStmt:                  q.workCompleteStmt,
+		workCompleteManyStmt:              q.workCompleteManyStmt,
 		workFailStmt:                      q.workFailStmt,
 		workFailExhaustedStmt:             q.workFailExhaustedStmt,
 		workGetStmt:                       q.workGetStmt,
