@@ -40,8 +40,8 @@ type WorkerOptions struct {
 	// completed with it in one commit (default 2ms; negative: none, though
 	// completions that arrive during a flush still share the next).
 	CompleteWindow time.Duration
-	Logger       *slog.Logger
-	Now          func() time.Time
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
 // Lane is a set of work kinds with their own concurrency.
