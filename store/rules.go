@@ -52,13 +52,23 @@ func New(d Driver, o Options) Store {
 	}
 	r := &ruled{d: d}
 	r.checked = checked{Queries: d, now: o.Now, db: r}
+	r.group = &group{inTx: r.InTx, max: maxGroup}
 	return r
 }
 
 // ruled is a Store behind the rules.
 type ruled struct {
 	checked
-	d Driver
+	d     Driver
+	group *group
+}
+
+// maxGroup bounds the calls one group commit holds, so that one
+// transaction's locks and redo stay small.
+const maxGroup = 128
+
+func (r *ruled) InTxGroup(ctx context.Context, fn func(q Queries) error) error {
+	return r.group.do(ctx, fn)
 }
 
 func (r *ruled) InTx(ctx context.Context, fn func(q Queries) error) error {

@@ -763,6 +763,15 @@ type Queries interface {
 type Store interface {
 	Driver
 
+	// InTxGroup is InTx with group commit: concurrent calls share one
+	// transaction and one commit, so a burst of small writes (inbound
+	// messages acknowledged to a platform) costs a few commits, not one
+	// each. Each call returns only after the commit that holds its writes,
+	// with fn's own error when fn failed (its writes are then not
+	// committed, and the others' are not affected). fn may run more than
+	// once, as under InTx, and must not wait on another InTxGroup call.
+	InTxGroup(ctx context.Context, fn func(q Queries) error) error
+
 	// Sweep deletes the spine's rows that are no longer needed as of now:
 	// platform event ids past InboundRetention, finished work items past
 	// WorkRetention, named leases expired for longer than LeaseRetention. It

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -221,4 +222,66 @@ func sortedIDs(items []*store.WorkItem) []uuid.UUID {
 	ids := idsOf(items)
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
 	return ids
+}
+
+// testInTxGroup: concurrent InTxGroup calls each see their writes committed
+// when they return; one whose function fails writes nothing and gets its own
+// error, and the calls sharing its transaction commit all the same.
+func (s suite) testInTxGroup(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	conv := newConversation(t, st, clk)
+	const calls = 64
+	refuse := errors.New("this member refuses")
+	var wg sync.WaitGroup
+	errs := make([]error, calls)
+	items := make([]uuid.UUID, calls)
+	for i := range calls {
+		wg.Go(func() {
+			key := fmt.Sprintf("group-%d", i)
+			errs[i] = st.InTxGroup(ctx, func(q store.Queries) error {
+				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+					ConversationID: conv.ID, Kind: store.EntryUser, Author: "user:u",
+					Content: fmt.Appendf(nil, `{"text": "message %d"}`, i), Now: clk.Now(),
+				}); err != nil {
+					return err
+				}
+				res, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "turn", UniqueKey: &key, ConversationID: &conv.ID, Now: clk.Now()})
+				if err != nil {
+					return err
+				}
+				items[i] = res.Item.ID
+				if i%16 == 5 {
+					return refuse
+				}
+				return nil
+			})
+			if errs[i] != nil {
+				return
+			}
+			// Returned means committed: visible to any reader at once.
+			if _, err := st.WorkGet(ctx, items[i]); err != nil {
+				errs[i] = fmt.Errorf("reading the item of call %d right after it returned: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		if i%16 == 5 {
+			errIs(t, err, refuse, "call %d, whose function failed", i)
+			_, err := st.WorkGet(ctx, items[i])
+			errIs(t, err, store.ErrNotFound, "the item of call %d, whose function failed", i)
+			continue
+		}
+		noErr(t, err, "group call %d", i)
+		ok++
+	}
+	entries, err := st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
+	noErr(t, err, "listing the conversation's entries")
+	eq(t, len(entries), ok, "entries committed by the group calls that succeeded")
+	for i, e := range entries {
+		eq(t, e.SeqValue(), int64(i+1), "seq of entry %d (no gaps from the rolled-back members)", i)
+	}
 }

@@ -34,6 +34,7 @@ func (s suite) workTests() []namedTest {
 		{"CompleteMany", s.testWorkCompleteMany},
 		{"CompleteManyLeaseLost", s.testWorkCompleteManyLeaseLost},
 		{"BatchConcurrent", s.testWorkBatchConcurrent},
+		{"InTxGroup", s.testInTxGroup},
 	}
 }
 
