@@ -45,7 +45,12 @@ type Config struct {
 	DatabaseURL string // DATABASE_URL
 	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
 	APIToken    string // SWITCHBOARD_API_TOKEN
-	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
+	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
+	// TurnConcurrency is how many turns run at once on this instance
+	// (SWITCHBOARD_TURN_CONCURRENCY, default 64). Turns have slots of their
+	// own, so a delivery never waits behind long turns, and a turn mostly
+	// waits on its model, so many fit on one instance.
+	TurnConcurrency int
 	// LeaseTTL is how long a turn's lease outlives its last heartbeat
 	// (SWITCHBOARD_LEASE_TTL, default 15s): another instance takes over a
 	// dead one's turns after it.
@@ -125,6 +130,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.Concurrency = n
 	}
+	if v := getenv("SWITCHBOARD_TURN_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return c, fmt.Errorf("SWITCHBOARD_TURN_CONCURRENCY: %q must be a number from 1 to 1024", v)
+		}
+		c.TurnConcurrency = n
+	}
 	if v := getenv("SWITCHBOARD_MODEL_IDLE_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -182,6 +194,9 @@ func (c *Config) defaults() {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 8
+	}
+	if c.TurnConcurrency == 0 {
+		c.TurnConcurrency = 64
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = 15 * time.Second
@@ -435,6 +450,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 		WorkerID:    a.Service.WorkerID(),
 		Handlers:    handlers,
 		Concurrency: cfg.Concurrency,
+		Lanes:       []core.Lane{{Kinds: []string{core.WorkTurn}, Concurrency: cfg.TurnConcurrency}},
 		LeaseTTL:    cfg.LeaseTTL,
 		Logger:      a.log,
 		Now:         cfg.Now,

@@ -56,6 +56,8 @@ type Call struct {
 	Params url.Values
 	Status int    // HTTP status answered
 	Error  string // Slack error answered, "" when ok
+	// At is when the call reached the server, for latency measurements.
+	At time.Time
 }
 
 // OK reports whether the call was answered with ok:true.
@@ -342,7 +344,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK}
+	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK, At: time.Now()}
 	defer func() {
 		s.calls = append(s.calls, call)
 		s.notifyLocked()
