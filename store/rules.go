@@ -106,6 +106,13 @@ func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) 
 	return &res, errors.Join(errs...)
 }
 
+func (r *ruled) Publish(ctx context.Context, topic, payload string) error {
+	if topic == "" {
+		return fmt.Errorf("publishing: %w: empty topic", ErrInvalid)
+	}
+	return r.d.Publish(ctx, topic, payload)
+}
+
 func (r *ruled) Subscribe(ctx context.Context, topic string) (<-chan Notification, error) {
 	if topic == "" {
 		return nil, fmt.Errorf("subscribing: %w: empty topic", ErrInvalid)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"time"
@@ -596,6 +597,17 @@ const (
 	TopicEntries = "switchboard_entries" // payload: the conversation id
 )
 
+// MaxPublishPayload bounds a Publish payload (Postgres NOTIFY takes under
+// 8000 bytes).
+const MaxPublishPayload = 7000
+
+// LiveTopic is the topic carrying a conversation's live turn events across
+// instances (Publish, Subscribe): one per conversation, so an instance
+// hears only the conversations someone follows there.
+func LiveTopic(conv uuid.UUID) string {
+	return "sb_live_" + base64.RawURLEncoding.EncodeToString(conv[:])
+}
+
 // Notification is one wake-up.
 type Notification struct {
 	Topic   string
@@ -792,6 +804,13 @@ type Driver interface {
 	// effort: a slow receiver loses notifications rather than blocking others,
 	// so a listener must also poll.
 	Subscribe(ctx context.Context, topic string) (<-chan Notification, error)
+
+	// Publish sends payload to every subscriber of topic, on every instance
+	// sharing the database: the way ephemeral data (a turn's token deltas,
+	// see LiveTopic) reaches another instance without being stored. Best
+	// effort like Subscribe, outside any transaction, batched with the
+	// wake-ups; payloads are small (under MaxPublishPayload bytes).
+	Publish(ctx context.Context, topic, payload string) error
 
 	// Migrate applies pending migrations and returns the schema version.
 	Migrate(ctx context.Context) (int, error)

@@ -353,7 +353,16 @@ func (a *App) build(ctx context.Context, agents *agent.Config) error {
 	if err != nil {
 		return err
 	}
+	// Live turn events reach the viewers of every instance sharing the
+	// database (one SQLite process has no other).
+	hub := core.NewHub()
+	if a.Store.Dialect() != "sqlite" {
+		if hub, err = core.NewSharedHub(core.HubOptions{Store: a.Store, Instance: cfg.InstanceID, Logger: a.log.With("part", "hub")}); err != nil {
+			return err
+		}
+	}
 	a.Service, err = core.New(core.Options{
+		Hub:       hub,
 		People:    a.People,
 		Deliverer: fwd,
 		Store:     a.Store,
@@ -521,7 +530,12 @@ func (a *App) metrics(w http.ResponseWriter, r *http.Request) {
 // not "-").
 func (a *App) Start(ctx context.Context) error {
 	// Stopped in reverse: the worker drains first, while the platforms can
-	// still deliver what its turns finish.
+	// still deliver what its turns finish, and the hub relays their last
+	// events.
+	if err := a.Service.Hub().Start(ctx); err != nil {
+		return fmt.Errorf("starting the live event hub: %w", err)
+	}
+	a.onStop(a.Service.Hub().Stop)
 	for _, ad := range a.Adapters {
 		if err := ad.Start(ctx); err != nil {
 			return fmt.Errorf("starting %s: %w", ad.Name(), err)
