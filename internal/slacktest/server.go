@@ -45,6 +45,10 @@ type Options struct {
 	// PingInterval is how often the Socket Mode endpoint pings each
 	// connection. Default 5s (slack-go reconnects after 30s without a ping).
 	PingInterval time.Duration
+	// SpreadEvents hands Socket Mode envelopes to the live connections in
+	// turn, as Slack spreads an app's events over its connections (several
+	// instances each holding one). By default each goes to the newest.
+	SpreadEvents bool
 }
 
 // Call is one recorded Web API request.
