@@ -90,7 +90,10 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	}
 	var res SubmitResult
 	var bound *store.Binding
-	err := s.st.InTx(ctx, func(q store.Queries) error {
+	// Group commit: concurrent Submits share one transaction and commit,
+	// and each returns (the platform is acknowledged) only after the
+	// commit that holds its message.
+	err := s.st.InTxGroup(ctx, func(q store.Queries) error {
 		res = SubmitResult{}
 		b, created, err := s.bindInbound(ctx, q, logged, ag, inChannel, &res)
 		if err != nil || b == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,13 +31,46 @@ type WorkerOptions struct {
 	LeaseTTL time.Duration
 	// PollInterval bounds the wait when a wake-up is lost (default 1s).
 	PollInterval time.Duration
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// Lanes give kinds slots of their own, so that items of one kind never
+	// wait behind another's: a delivery or a new conversation's turn does
+	// not queue behind fifty long ones. Each lane claims only its kinds;
+	// the kinds in no lane share Concurrency's slots.
+	Lanes []Lane
+	// CompleteWindow is how long a finished item waits for others to be
+	// completed with it in one commit (default 2ms; negative: none, though
+	// completions that arrive during a flush still share the next).
+	CompleteWindow time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
 	// Observer is told of lease takeovers and losses; nil observes nothing.
 	Observer Observer
 }
 
+// Lane is a set of work kinds with their own concurrency.
+type Lane struct {
+	Kinds       []string
+	Concurrency int
+}
+
+// completeBatch bounds one WorkCompleteMany.
+const completeBatch = 500
+
 func (o *WorkerOptions) validate() error {
+	seen := map[string]bool{}
+	for i, l := range o.Lanes {
+		if l.Concurrency < 1 {
+			return fmt.Errorf("worker: WorkerOptions.Lanes[%d].Concurrency %d must be at least 1", i, l.Concurrency)
+		}
+		if len(l.Kinds) == 0 {
+			return fmt.Errorf("worker: WorkerOptions.Lanes[%d].Kinds is empty", i)
+		}
+		for _, k := range l.Kinds {
+			if seen[k] {
+				return fmt.Errorf("worker: WorkerOptions.Lanes[%d]: kind %q is in two lanes", i, k)
+			}
+			seen[k] = true
+		}
+	}
 	switch {
 	case o.Store == nil:
 		return errors.New("worker: WorkerOptions.Store is required")
@@ -61,14 +95,14 @@ func (o *WorkerOptions) validate() error {
 // holds (it crashed), so a restarted instance does not wait out its own
 // leases. Two live processes must never share an id.
 type Worker struct {
-	opts  WorkerOptions
-	log   *slog.Logger
-	kinds []string
+	opts      WorkerOptions
+	log       *slog.Logger
+	lanes     []*lane
+	completer *completer
 
 	stopClaiming context.CancelFunc      // ends the claim loop
 	cancelWork   context.CancelCauseFunc // cuts off running handlers
-	done         chan struct{}           // closed once the loop and every handler returned
-	wake         chan struct{}
+	done         chan struct{}           // closed once the loops and every handler returned
 
 	// mu guards what runs here. A lease that expired while its handler
 	// still runs (a database outage longer than the TTL) makes the item, and
@@ -139,6 +173,9 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second
 	}
+	if opts.CompleteWindow == 0 {
+		opts.CompleteWindow = 2 * time.Millisecond
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -152,9 +189,46 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{
-		opts: opts, log: opts.Logger.With("worker_id", opts.WorkerID), wake: make(chan struct{}, 1),
-		kinds: opts.Handlers.Kinds(),
+		opts: opts, log: opts.Logger.With("worker_id", opts.WorkerID), lanes: buildLanes(&opts),
 	}, nil
+}
+
+// lane is one claim loop: its kinds, its slots, its wake-ups.
+type lane struct {
+	kinds       []string
+	concurrency int
+	wake        chan struct{}
+}
+
+// buildLanes splits the handled kinds into the configured lanes and the
+// default one (kinds in no lane, Concurrency slots). A lane whose kinds have
+// no handler here claims nothing and is left out.
+func buildLanes(opts *WorkerOptions) []*lane {
+	handled := opts.Handlers.Kinds()
+	inLane := map[string]bool{}
+	var out []*lane
+	for _, l := range opts.Lanes {
+		var kinds []string
+		for _, k := range l.Kinds {
+			inLane[k] = true
+			if slices.Contains(handled, k) {
+				kinds = append(kinds, k)
+			}
+		}
+		if len(kinds) > 0 {
+			out = append(out, &lane{kinds: kinds, concurrency: l.Concurrency, wake: make(chan struct{}, 1)})
+		}
+	}
+	var rest []string
+	for _, k := range handled {
+		if !inLane[k] {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, &lane{kinds: rest, concurrency: opts.Concurrency, wake: make(chan struct{}, 1)})
+	}
+	return out
 }
 
 // Start takes back the items a previous run under this WorkerID left
@@ -178,12 +252,21 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("subscribing to work wake-ups: %w", err)
 	}
 	w.stopClaiming, w.cancelWork, w.done = stopClaiming, cancelWork, make(chan struct{})
+	w.completer = newCompleter(w.opts.Store, w.opts.WorkerID, w.opts.CompleteWindow, completeBatch, w.opts.Now)
 	go func() {
-		for range notes {
-			w.Wake()
+		for n := range notes {
+			w.wakeKind(n.Payload)
 		}
 	}()
-	go w.loop(loopCtx, workCtx)
+	var loops sync.WaitGroup
+	for _, l := range w.lanes {
+		loops.Go(func() { w.loop(loopCtx, workCtx, l) })
+	}
+	go func() {
+		loops.Wait()
+		w.completer.close()
+		close(w.done)
+	}()
 	return nil
 }
 
@@ -219,28 +302,43 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return fmt.Errorf("stopping worker %s: running items cut off and released: %w", w.opts.WorkerID, context.Cause(ctx))
 }
 
-// Wake makes the loop claim now rather than at the next poll.
-func (w *Worker) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+// Wake makes every lane claim now rather than at the next poll.
+func (w *Worker) Wake() { w.wakeKind("") }
+
+// wakeKind wakes the lane that claims kind; every lane for "" or a kind
+// none claims (a wake-up sent after a reconnect has no payload).
+func (w *Worker) wakeKind(kind string) {
+	var target []*lane
+	for _, l := range w.lanes {
+		if kind != "" && slices.Contains(l.kinds, kind) {
+			target = []*lane{l}
+			break
+		}
+	}
+	if target == nil {
+		target = w.lanes
+	}
+	for _, l := range target {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// loop claims while ctx lives; handlers run under workCtx, which outlives
-// ctx during a graceful stop.
-func (w *Worker) loop(ctx, workCtx context.Context) {
-	defer close(w.done)
+// loop claims l's kinds while ctx lives; handlers run under workCtx, which
+// outlives ctx during a graceful stop.
+func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 	var running sync.WaitGroup
 	defer running.Wait()
-	slots := make(chan struct{}, w.opts.Concurrency)
-	finished := make(chan struct{}, w.opts.Concurrency)
+	slots := make(chan struct{}, l.concurrency)
+	finished := make(chan struct{}, l.concurrency)
 	for {
 		free := cap(slots) - len(slots)
 		claimed := 0
 		if free > 0 {
 			items, err := w.opts.Store.WorkClaim(ctx, &store.WorkClaimParams{
-				Worker: w.opts.WorkerID, Kinds: w.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: w.opts.Now(),
+				Worker: w.opts.WorkerID, Kinds: l.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: w.opts.Now(),
 			})
 			if err != nil && ctx.Err() == nil {
 				w.log.ErrorContext(ctx, "claiming work", "error", redact.String(err.Error()))
@@ -277,7 +375,7 @@ func (w *Worker) loop(ctx, workCtx context.Context) {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-w.wake:
+		case <-l.wake:
 		case <-finished:
 		case <-timer.C:
 		}
@@ -387,7 +485,8 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 		err = nil
 	}
 	if err == nil {
-		if _, err := w.opts.Store.WorkComplete(fctx, &store.WorkLeaseParams{ID: item.ID, Worker: w.opts.WorkerID, Now: w.opts.Now()}); err != nil {
+		// Batched with the other items finishing now; answered after its commit.
+		if err := w.completer.complete(fctx, item.ID); err != nil {
 			log.ErrorContext(ctx, "completing work", "error", redact.String(err.Error()))
 		}
 		return

@@ -52,13 +52,23 @@ func New(d Driver, o Options) Store {
 	}
 	r := &ruled{d: d}
 	r.checked = checked{Queries: d, now: o.Now, db: r}
+	r.group = &group{inTx: r.InTx, max: maxGroup}
 	return r
 }
 
 // ruled is a Store behind the rules.
 type ruled struct {
 	checked
-	d Driver
+	d     Driver
+	group *group
+}
+
+// maxGroup bounds the calls one group commit holds, so that one
+// transaction's locks and redo stay small.
+const maxGroup = 128
+
+func (r *ruled) InTxGroup(ctx context.Context, fn func(q Queries) error) error {
+	return r.group.do(ctx, fn)
 }
 
 func (r *ruled) InTx(ctx context.Context, fn func(q Queries) error) error {
@@ -94,6 +104,13 @@ func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) 
 		errs = append(errs, fmt.Errorf("pruning link codes: %w", err))
 	}
 	return &res, errors.Join(errs...)
+}
+
+func (r *ruled) Publish(ctx context.Context, topic, payload string) error {
+	if topic == "" {
+		return fmt.Errorf("publishing: %w: empty topic", ErrInvalid)
+	}
+	return r.d.Publish(ctx, topic, payload)
 }
 
 func (r *ruled) Subscribe(ctx context.Context, topic string) (<-chan Notification, error) {
@@ -351,6 +368,20 @@ func (q checked) WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkIte
 		return nil, err
 	}
 	return q.Queries.WorkComplete(ctx, c)
+}
+
+func (q checked) WorkCompleteMany(ctx context.Context, p *WorkCompleteManyParams) ([]*WorkItem, error) {
+	switch {
+	case p == nil:
+		return nil, invalidf("completing work: params are nil")
+	case p.Worker == "":
+		return nil, invalidf("completing work: empty Worker")
+	case len(p.IDs) == 0:
+		return nil, nil
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.WorkCompleteMany(ctx, &c)
 }
 
 func (q checked) WorkRelease(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error) {

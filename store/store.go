@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"time"
@@ -374,6 +375,14 @@ type WorkLeaseParams struct {
 	Now      time.Time
 }
 
+// WorkCompleteManyParams completes several items held by one worker at
+// once: the batch completer's flush.
+type WorkCompleteManyParams struct {
+	IDs    []uuid.UUID
+	Worker string
+	Now    time.Time
+}
+
 // WorkReclaimParams hands back what an instance's previous run held.
 type WorkReclaimParams struct {
 	Worker string // the instance id the previous run claimed under
@@ -594,6 +603,17 @@ const (
 	TopicEntries = "switchboard_entries" // payload: the conversation id
 )
 
+// MaxPublishPayload bounds a Publish payload (Postgres NOTIFY takes under
+// 8000 bytes).
+const MaxPublishPayload = 7000
+
+// LiveTopic is the topic carrying a conversation's live turn events across
+// instances (Publish, Subscribe): one per conversation, so an instance
+// hears only the conversations someone follows there.
+func LiveTopic(conv uuid.UUID) string {
+	return "sb_live_" + base64.RawURLEncoding.EncodeToString(conv[:])
+}
+
 // Notification is one wake-up.
 type Notification struct {
 	Topic   string
@@ -649,6 +669,12 @@ type Queries interface {
 	WorkHeartbeat(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
 	// WorkComplete marks the item done and releases the leases.
 	WorkComplete(ctx context.Context, p *WorkLeaseParams) (*WorkItem, error)
+	// WorkCompleteMany is WorkComplete for several items in one statement
+	// (one round trip, one commit). It returns the items it completed, in no
+	// particular order; an id missing from the answer was not running under
+	// Worker (its lease was lost, or it was never claimed) and nothing of it
+	// changed. An unknown id is not an error.
+	WorkCompleteMany(ctx context.Context, p *WorkCompleteManyParams) ([]*WorkItem, error)
 	// WorkFail records a failed attempt: back to available at RetryAt, or failed
 	// once attempts reach MaxAttempts. Releases the leases.
 	WorkFail(ctx context.Context, p *WorkFailParams) (*WorkItem, error)
@@ -761,6 +787,15 @@ type Queries interface {
 type Store interface {
 	Driver
 
+	// InTxGroup is InTx with group commit: concurrent calls share one
+	// transaction and one commit, so a burst of small writes (inbound
+	// messages acknowledged to a platform) costs a few commits, not one
+	// each. Each call returns only after the commit that holds its writes,
+	// with fn's own error when fn failed (its writes are then not
+	// committed, and the others' are not affected). fn may run more than
+	// once, as under InTx, and must not wait on another InTxGroup call.
+	InTxGroup(ctx context.Context, fn func(q Queries) error) error
+
 	// Sweep deletes the spine's rows that are no longer needed as of now:
 	// platform event ids past InboundRetention, finished work items past
 	// WorkRetention, named leases expired for longer than LeaseRetention. It
@@ -781,6 +816,13 @@ type Driver interface {
 	// effort: a slow receiver loses notifications rather than blocking others,
 	// so a listener must also poll.
 	Subscribe(ctx context.Context, topic string) (<-chan Notification, error)
+
+	// Publish sends payload to every subscriber of topic, on every instance
+	// sharing the database: the way ephemeral data (a turn's token deltas,
+	// see LiveTopic) reaches another instance without being stored. Best
+	// effort like Subscribe, outside any transaction, batched with the
+	// wake-ups; payloads are small (under MaxPublishPayload bytes).
+	Publish(ctx context.Context, topic, payload string) error
 
 	// Migrate applies pending migrations and returns the schema version.
 	Migrate(ctx context.Context) (int, error)

@@ -747,8 +747,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	// the order it published them: deltas, then the entry they add up to,
 	// read from the log when its event arrives. Reading the log on any
 	// other signal while such a turn runs could send an entry ahead of its
-	// deltas, so wake-ups only read it when no turn runs here (a turn run by
-	// another instance publishes nothing here).
+	// deltas, so wake-ups only read it when no turn runs here. A turn run by
+	// another instance arrives the same way through a shared hub (Postgres),
+	// a few milliseconds behind.
 	localTurn := false
 	handle := func(ev core.Event) error {
 		switch ev.Kind {

@@ -53,7 +53,12 @@ type Config struct {
 	DatabaseURL string // DATABASE_URL
 	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
 	APIToken    string // SWITCHBOARD_API_TOKEN
-	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8
+	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
+	// TurnConcurrency is how many turns run at once on this instance
+	// (SWITCHBOARD_TURN_CONCURRENCY, default 64). Turns have slots of their
+	// own, so a delivery never waits behind long turns, and a turn mostly
+	// waits on its model, so many fit on one instance.
+	TurnConcurrency int
 	// LeaseTTL is how long a turn's lease outlives its last heartbeat
 	// (SWITCHBOARD_LEASE_TTL, default 15s): another instance takes over a
 	// dead one's turns after it.
@@ -162,6 +167,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.Concurrency = n
 	}
+	if v := getenv("SWITCHBOARD_TURN_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return c, fmt.Errorf("SWITCHBOARD_TURN_CONCURRENCY: %q must be a number from 1 to 1024", v)
+		}
+		c.TurnConcurrency = n
+	}
 	if v := getenv("SWITCHBOARD_MODEL_IDLE_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -227,6 +239,9 @@ func (c *Config) defaults() {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 8
+	}
+	if c.TurnConcurrency == 0 {
+		c.TurnConcurrency = 64
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = 15 * time.Second
@@ -429,7 +444,16 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err != nil {
 		return err
 	}
+	// Live turn events reach the viewers of every instance sharing the
+	// database (one SQLite process has no other).
+	hub := core.NewHub()
+	if a.Store.Dialect() != "sqlite" {
+		if hub, err = core.NewSharedHub(core.HubOptions{Store: a.Store, Instance: cfg.InstanceID, Logger: a.log.With("part", "hub")}); err != nil {
+			return err
+		}
+	}
 	a.Service, err = core.New(core.Options{
+		Hub:       hub,
 		People:    a.People,
 		Deliverer: fwd,
 		Store:     a.Store,
@@ -536,6 +560,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		WorkerID:    a.Service.WorkerID(),
 		Handlers:    handlers,
 		Concurrency: cfg.Concurrency,
+		Lanes:       []core.Lane{{Kinds: []string{core.WorkTurn}, Concurrency: cfg.TurnConcurrency}},
 		LeaseTTL:    cfg.LeaseTTL,
 		Logger:      a.log,
 		Now:         cfg.Now,
@@ -594,7 +619,12 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 // not "-").
 func (a *App) Start(ctx context.Context) error {
 	// Stopped in reverse: the worker drains first, while the platforms can
-	// still deliver what its turns finish.
+	// still deliver what its turns finish, and the hub relays their last
+	// events.
+	if err := a.Service.Hub().Start(ctx); err != nil {
+		return fmt.Errorf("starting the live event hub: %w", err)
+	}
+	a.onStop(a.Service.Hub().Stop)
 	for _, ad := range a.Adapters {
 		if err := ad.Start(ctx); err != nil {
 			return fmt.Errorf("starting %s: %w", ad.Name(), err)

@@ -45,6 +45,10 @@ type Options struct {
 	// PingInterval is how often the Socket Mode endpoint pings each
 	// connection. Default 5s (slack-go reconnects after 30s without a ping).
 	PingInterval time.Duration
+	// SpreadEvents hands Socket Mode envelopes to the live connections in
+	// turn, as Slack spreads an app's events over its connections (several
+	// instances each holding one). By default each goes to the newest.
+	SpreadEvents bool
 }
 
 // Call is one recorded Web API request.
@@ -56,6 +60,8 @@ type Call struct {
 	Params url.Values
 	Status int    // HTTP status answered
 	Error  string // Slack error answered, "" when ok
+	// At is when the call reached the server, for latency measurements.
+	At time.Time
 }
 
 // OK reports whether the call was answered with ok:true.
@@ -342,7 +348,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK}
+	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK, At: time.Now()}
 	defer func() {
 		s.calls = append(s.calls, call)
 		s.notifyLocked()

@@ -40,6 +40,7 @@ type socketState struct {
 	deliveries map[string]int
 	pongs      int
 	closed     bool
+	turn       int // the last SpreadEvents offset
 }
 
 func (st *socketState) init() {
@@ -261,10 +262,17 @@ func (s *Server) readAcks(c *socketConn) {
 	}
 }
 
-// deliverLocked writes env on the newest live connection, or queues it.
+// deliverLocked writes env on the newest live connection (each in turn with
+// SpreadEvents), or queues it.
 func (s *Server) deliverLocked(env *envelope) {
-	for i := len(s.socket.conns) - 1; i >= 0; i-- {
-		c := s.socket.conns[i]
+	n := len(s.socket.conns)
+	offset := 0
+	if s.opts.SpreadEvents && n > 0 {
+		s.socket.turn++
+		offset = s.socket.turn % n
+	}
+	for k := n - 1; k >= 0; k-- {
+		c := s.socket.conns[(k+offset)%n]
 		if c.draining || c.dead {
 			continue
 		}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -302,7 +304,27 @@ func (d *driver) channel(topic string) string {
 	if d.opts.Schema == "" {
 		return topic
 	}
-	return topic + "." + d.opts.Schema
+	if ch := topic + "." + d.opts.Schema; len(ch) <= maxChannel {
+		return ch
+	}
+	// Postgres cuts identifiers at 63 bytes, and pg_notify refuses longer
+	// ones: a long topic (store.LiveTopic) with a long schema takes a
+	// digest of the schema instead, as unique in practice.
+	sum := sha256.Sum256([]byte(d.opts.Schema))
+	return topic + "." + hex.EncodeToString(sum[:8])
+}
+
+// maxChannel is the longest channel name Postgres keeps whole.
+const maxChannel = 63
+
+// Publish queues payload for NOTIFY on topic's channel, sent with the
+// wake-ups of the next notifier round trip.
+func (d *driver) Publish(ctx context.Context, topic, payload string) error {
+	if len(payload) > store.MaxPublishPayload {
+		return fmt.Errorf("publishing on %s: %w: payload of %d bytes, at most %d", topic, store.ErrInvalid, len(payload), store.MaxPublishPayload)
+	}
+	d.notifier.add(note{topic: topic, payload: payload})
+	return nil
 }
 
 // Subscribe delivers wake-ups for topic until ctx ends or the Store closes,

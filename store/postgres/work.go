@@ -72,6 +72,18 @@ func (q *queries) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*
 	return q.released(&row), nil
 }
 
+func (q *queries) WorkCompleteMany(ctx context.Context, p *store.WorkCompleteManyParams) ([]*store.WorkItem, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).WorkCompleteMany, &dbsqlc.WorkCompleteManyParams{
+		Ids: uuidStrings(p.IDs), Worker: p.Worker, Now: ts(p.Now),
+	})
+	if err != nil {
+		return nil, wrap(err, "completing %d work items for %s", len(p.IDs), p.Worker)
+	}
+	return each(rows, func(r *dbsqlc.WorkCompleteManyRow) *store.WorkItem {
+		return q.released((*dbsqlc.WorkCompleteRow)(r))
+	}), nil
+}
+
 func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store.WorkItem, error) {
 	row, err := call(ctx, q, (*dbsqlc.Queries).WorkFail, &dbsqlc.WorkFailParams{
 		ID: p.ID, Worker: p.Worker, LastError: p.Error, Now: ts(p.Now), RetryAt: ts(p.RetryAt),

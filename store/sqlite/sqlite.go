@@ -305,6 +305,16 @@ func (d *driver) Subscribe(ctx context.Context, topic string) (<-chan store.Noti
 	return d.hub.subscribe(ctx, topic)
 }
 
+// Publish hands payload to this process's subscribers of topic: one
+// process writes a SQLite database, so there is no other instance to reach.
+func (d *driver) Publish(ctx context.Context, topic, payload string) error {
+	if len(payload) > store.MaxPublishPayload {
+		return fmt.Errorf("publishing on %s: %w: payload of %d bytes, at most %d", topic, store.ErrInvalid, len(payload), store.MaxPublishPayload)
+	}
+	d.hub.publish(ctx, []store.Notification{{Topic: topic, Payload: payload}})
+	return nil
+}
+
 // InTx runs fn in one IMMEDIATE transaction on the writer, each call in a
 // savepoint, and publishes the notifications its writes caused after the
 // commit. fn must use q, never the Store: the writer has one connection, so

@@ -135,6 +135,30 @@ func (q *queries) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*
 	return item, nil
 }
 
+func (q *queries) WorkCompleteMany(ctx context.Context, p *store.WorkCompleteManyParams) ([]*store.WorkItem, error) {
+	ids, err := json.Marshal(p.IDs)
+	if err != nil {
+		return nil, fmt.Errorf("completing work for %s: encoding ids: %w", p.Worker, err)
+	}
+	items, err := write(ctx, q, func(t *queries) ([]*store.WorkItem, error) {
+		rows, err := t.tx.WorkCompleteMany(ctx, dbsqlc.WorkCompleteManyParams{Ids: string(ids), Worker: p.Worker, Now: micros(p.Now)})
+		items, err := all(rows, err, work)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if err := t.releaseForNext(ctx, it.ConversationID, p.Worker, p.Now); err != nil {
+				return nil, err
+			}
+		}
+		return items, nil
+	})
+	if err != nil {
+		return nil, wrap(err, "completing %d work items for %s", len(p.IDs), p.Worker)
+	}
+	return items, nil
+}
+
 func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store.WorkItem, error) {
 	item, err := write(ctx, q, func(t *queries) (*store.WorkItem, error) {
 		item, err := t.held(ctx, p.ID, func() (dbsqlc.Work, error) {

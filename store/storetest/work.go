@@ -31,6 +31,10 @@ func (s suite) workTests() []namedTest {
 		{"Heartbeat", s.testWorkHeartbeat},
 		{"RetryAndGiveUp", s.testWorkRetry},
 		{"Prune", s.testWorkPrune},
+		{"CompleteMany", s.testWorkCompleteMany},
+		{"CompleteManyLeaseLost", s.testWorkCompleteManyLeaseLost},
+		{"BatchConcurrent", s.testWorkBatchConcurrent},
+		{"InTxGroup", s.testInTxGroup},
 	}
 }
 

@@ -185,6 +185,33 @@ SELECT item.*,
                  LIMIT 1), '')::text AS next_kind
 FROM item;
 
+-- name: WorkCompleteMany :many
+-- WorkComplete for a batch: the batch completer's one statement per flush.
+-- Ids not running under worker match nothing and come back absent.
+WITH item AS (
+    UPDATE work_items
+    SET state = 'done', lease_expires_at = NULL, finished_at = @now::timestamptz, updated_at = @now::timestamptz
+    WHERE work_items.id = ANY (CAST(@ids::text[] AS uuid[])) AND state = 'running' AND claimed_by = @worker::text
+    RETURNING work_items.*
+), conv AS (
+    UPDATE conversations c
+    SET lease_owner = '',
+        lease_expires_at = NULL,
+        heartbeat_at = NULL,
+        lease_work_id = NULL,
+        status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
+        updated_at = @now::timestamptz
+    FROM item
+    WHERE c.id = item.conversation_id AND c.lease_owner = @worker::text
+)
+SELECT item.*,
+       COALESCE((SELECT n.kind FROM work_items n
+                 WHERE item.conversation_id IS NOT NULL
+                   AND n.conversation_id = item.conversation_id AND n.state = 'available'
+                 ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1), '')::text AS next_kind
+FROM item;
+
 -- name: WorkFail :one
 -- Back to available at retry_at, or failed for good once attempts reach
 -- max_attempts. Releases the leases like WorkComplete.

@@ -138,6 +138,15 @@ SET state = 'done', lease_expires_at = NULL, finished_at = CAST(sqlc.arg(now) AS
 WHERE id = sqlc.arg(id) AND state = 'running' AND claimed_by = sqlc.arg(worker)
 RETURNING *;
 
+-- name: WorkCompleteMany :many
+-- WorkComplete for a batch (ids: a JSON array). The driver then releases
+-- the conversations' leases.
+UPDATE work
+SET state = 'done', lease_expires_at = NULL, finished_at = CAST(sqlc.arg(now) AS INTEGER), updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id IN (SELECT value FROM json_each(CAST(sqlc.arg(ids) AS TEXT)))
+  AND state = 'running' AND claimed_by = sqlc.arg(worker)
+RETURNING *;
+
 -- name: WorkFail :one
 -- Attempts were counted at claim time, so attempts >= max_attempts means the
 -- attempt that just failed was the last one.

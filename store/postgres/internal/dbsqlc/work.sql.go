@@ -263,6 +263,100 @@ func (q *Queries) WorkComplete(ctx context.Context, arg *WorkCompleteParams) (Wo
 	return i, err
 }
 
+const workCompleteMany = `-- name: WorkCompleteMany :many
+WITH item AS (
+    UPDATE work_items
+    SET state = 'done', lease_expires_at = NULL, finished_at = $1::timestamptz, updated_at = $1::timestamptz
+    WHERE work_items.id = ANY (CAST($2::text[] AS uuid[])) AND state = 'running' AND claimed_by = $3::text
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+), conv AS (
+    UPDATE conversations c
+    SET lease_owner = '',
+        lease_expires_at = NULL,
+        heartbeat_at = NULL,
+        lease_work_id = NULL,
+        status = CASE WHEN c.status = 'running' THEN 'idle' ELSE c.status END,
+        updated_at = $1::timestamptz
+    FROM item
+    WHERE c.id = item.conversation_id AND c.lease_owner = $3::text
+)
+SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at,
+       COALESCE((SELECT n.kind FROM work_items n
+                 WHERE item.conversation_id IS NOT NULL
+                   AND n.conversation_id = item.conversation_id AND n.state = 'available'
+                 ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1), '')::text AS next_kind
+FROM item
+`
+
+type WorkCompleteManyParams struct {
+	Now    time.Time
+	Ids    []string
+	Worker string
+}
+
+type WorkCompleteManyRow struct {
+	ID             uuid.UUID
+	Kind           string
+	Payload        json.RawMessage
+	ConversationID *uuid.UUID
+	AgentID        *uuid.UUID
+	RunAt          time.Time
+	Priority       int32
+	Attempts       int32
+	MaxAttempts    int32
+	UniqueKey      *string
+	State          string
+	ClaimedBy      string
+	LeaseExpiresAt *time.Time
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+	NextKind       string
+}
+
+// WorkComplete for a batch: the batch completer's one statement per flush.
+// Ids not running under worker match nothing and come back absent.
+func (q *Queries) WorkCompleteMany(ctx context.Context, arg *WorkCompleteManyParams) ([]WorkCompleteManyRow, error) {
+	rows, err := q.db.Query(ctx, workCompleteMany, arg.Now, arg.Ids, arg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkCompleteManyRow
+	for rows.Next() {
+		var i WorkCompleteManyRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Payload,
+			&i.ConversationID,
+			&i.AgentID,
+			&i.RunAt,
+			&i.Priority,
+			&i.Attempts,
+			&i.MaxAttempts,
+			&i.UniqueKey,
+			&i.State,
+			&i.ClaimedBy,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.NextKind,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workEnqueue = `-- name: WorkEnqueue :one
 
 INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,

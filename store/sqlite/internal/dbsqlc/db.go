@@ -498,6 +498,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workCompleteStmt, err = db.PrepareContext(ctx, workComplete); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkComplete: %w", err)
 	}
+	if q.workCompleteManyStmt, err = db.PrepareContext(ctx, workCompleteMany); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkCompleteMany: %w", err)
+	}
 	if q.workCountStmt, err = db.PrepareContext(ctx, workCount); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkCount: %w", err)
 	}
@@ -1365,6 +1368,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workCompleteStmt: %w", cerr)
 		}
 	}
+	if q.workCompleteManyStmt != nil {
+		if cerr := q.workCompleteManyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workCompleteManyStmt: %w", cerr)
+		}
+	}
 	if q.workCountStmt != nil {
 		if cerr := q.workCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workCountStmt: %w", cerr)
@@ -1682,6 +1690,7 @@ type Queries struct {
 	workClaimConversationsStmt        *sql.Stmt
 	workClaimMarkStmt                 *sql.Stmt
 	workCompleteStmt                  *sql.Stmt
+	workCompleteManyStmt              *sql.Stmt
 	workCountStmt                     *sql.Stmt
 	workFailStmt                      *sql.Stmt
 	workFailExhaustedStmt             *sql.Stmt
@@ -1870,6 +1879,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workClaimConversationsStmt:        q.workClaimConversationsStmt,
 		workClaimMarkStmt:                 q.workClaimMarkStmt,
 		workCompleteStmt:                  q.workCompleteStmt,
+		workCompleteManyStmt:              q.workCompleteManyStmt,
 		workCountStmt:                     q.workCountStmt,
 		workFailStmt:                      q.workFailStmt,
 		workFailExhaustedStmt:             q.workFailExhaustedStmt,

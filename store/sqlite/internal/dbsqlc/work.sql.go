@@ -259,6 +259,63 @@ func (q *Queries) WorkComplete(ctx context.Context, arg WorkCompleteParams) (Wor
 	return i, err
 }
 
+const workCompleteMany = `-- name: WorkCompleteMany :many
+UPDATE work
+SET state = 'done', lease_expires_at = NULL, finished_at = CAST(?1 AS INTEGER), updated_at = CAST(?1 AS INTEGER)
+WHERE id IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+  AND state = 'running' AND claimed_by = ?3
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+`
+
+type WorkCompleteManyParams struct {
+	Now    int64
+	Ids    string
+	Worker string
+}
+
+// WorkComplete for a batch (ids: a JSON array). The driver then releases
+// the conversations' leases.
+func (q *Queries) WorkCompleteMany(ctx context.Context, arg WorkCompleteManyParams) ([]Work, error) {
+	rows, err := q.query(ctx, q.workCompleteManyStmt, workCompleteMany, arg.Now, arg.Ids, arg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Work
+	for rows.Next() {
+		var i Work
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Payload,
+			&i.ConversationID,
+			&i.AgentID,
+			&i.RunAt,
+			&i.Priority,
+			&i.Attempts,
+			&i.MaxAttempts,
+			&i.UniqueKey,
+			&i.State,
+			&i.ClaimedBy,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workFail = `-- name: WorkFail :one
 UPDATE work
 SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' END,

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// group is the group commit behind Store.InTxGroup: concurrent calls share
+// one transaction and one commit (one fsync), the way a database's own
+// group commit shares a log flush. There is no timer: calls that arrive
+// while a batch is committing wait for it and form the next batch, so a
+// lone call runs at once and a burst runs in a few large transactions.
+//
+// A member whose function fails does not take the others down: the batch is
+// rolled back, the failed member gets its error, and the rest run again,
+// without it, in a new transaction. Each function may therefore run more
+// than once before its one commit, as an InTx function may after a
+// transient fault; none of its writes outlives a rolled-back run.
+type group struct {
+	inTx func(ctx context.Context, fn func(q Queries) error) error
+	max  int
+
+	mu      sync.Mutex
+	pending []*groupCall
+	running bool
+}
+
+type groupCall struct {
+	ctx  context.Context
+	fn   func(q Queries) error
+	err  error
+	done chan struct{}
+}
+
+// errMemberFailed aborts a batch's transaction when one member failed.
+var errMemberFailed = errors.New("a member of the group commit failed")
+
+func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
+	c := &groupCall{ctx: ctx, fn: fn, done: make(chan struct{})}
+	g.mu.Lock()
+	g.pending = append(g.pending, c)
+	lead := !g.running
+	g.running = true
+	g.mu.Unlock()
+	if lead {
+		g.lead()
+	}
+	<-c.done
+	return c.err
+}
+
+// lead runs one batch, then hands the leadership to a new goroutine when
+// more calls are waiting, so no caller keeps committing for others.
+func (g *group) lead() {
+	g.mu.Lock()
+	n := min(len(g.pending), g.max)
+	batch := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	g.mu.Unlock()
+
+	g.run(batch)
+
+	g.mu.Lock()
+	more := len(g.pending) > 0
+	g.running = more
+	g.mu.Unlock()
+	if more {
+		go g.lead()
+	}
+}
+
+// run commits batch, taking out members that fail until the rest commit.
+func (g *group) run(batch []*groupCall) {
+	for len(batch) > 0 {
+		live := batch[:0:0]
+		for _, c := range batch {
+			if err := c.ctx.Err(); err != nil {
+				// Gone before its writes ran: nothing of it is written.
+				c.err = context.Cause(c.ctx)
+				close(c.done)
+				continue
+			}
+			live = append(live, c)
+		}
+		if len(live) == 0 {
+			return
+		}
+		var failed *groupCall
+		var failedErr error
+		// The transaction is the batch's, not one caller's: a caller that
+		// goes away does not cut the others off.
+		err := g.inTx(context.WithoutCancel(live[0].ctx), func(q Queries) error {
+			failed, failedErr = nil, nil
+			for _, c := range live {
+				if err := c.fn(q); err != nil {
+					if IsTransient(err) {
+						// The database's fault, not the member's: the
+						// driver runs the whole batch again.
+						return err
+					}
+					failed, failedErr = c, err
+					return errMemberFailed
+				}
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			for _, c := range live {
+				close(c.done)
+			}
+			return
+		case failed != nil && errors.Is(err, errMemberFailed):
+			failed.err = failedErr
+			close(failed.done)
+			rest := live[:0:0]
+			for _, c := range live {
+				if c != failed {
+					rest = append(rest, c)
+				}
+			}
+			batch = rest
+		default:
+			// The transaction itself failed (after the driver's retries), or
+			// its outcome is unknown: every member shares that answer.
+			for _, c := range live {
+				c.err = err
+				close(c.done)
+			}
+			return
+		}
+	}
+}
