@@ -49,7 +49,7 @@ const (
 
 	// waitLong bounds every wait for the service; it is far above what a turn
 	// takes, so it only decides how long a broken build takes to fail.
-	waitLong = 20 * time.Second
+	waitLong = 60 * time.Second
 )
 
 // fallbackReply is what the script answers to a message of alice's without
