@@ -752,6 +752,7 @@ type Queries interface {
 	NoteQueries
 	SummaryQueries
 	RulebookQueries
+	SideThreadQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -115,6 +115,7 @@ func Run(t *testing.T, h Harness) {
 		{"Stats", s.statsTests()},
 		{"Notes", s.noteTests()},
 		{"Summaries", s.summaryTests()},
+		{"SideThreads", s.sideThreadTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
