@@ -54,6 +54,10 @@ const (
 	// SummaryQueries); it has a seq like every entry but errors, so it
 	// forks, streams and time-travels with the rest of the log.
 	EntrySummary EntryKind = "summary"
+	// EntrySideThread marks a side thread in its parent conversation: the
+	// marker people see under the message that opened it, and the summary
+	// posted back when it ends (see SideThreadQueries).
+	EntrySideThread EntryKind = "side_thread"
 )
 
 // Valid reports whether k is one of the known kinds. The store's rules
@@ -62,7 +66,7 @@ const (
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError, EntrySummary:
+		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread:
 		return true
 	}
 	return false
