@@ -24,9 +24,10 @@ import (
 // task becomes the first message of a conversation of the delegate's own
 // (admitted like any agent's message, so it is a turn in the queue); the
 // choice, with every candidate's factors, is recorded on a delegations
-// row. When the delegate replies there, the reply is the result: the row
-// is completed and the result enters the delegating conversation as a
-// message from the delegate naming the delegating agent, which wakes it.
+// row. When the delegate replies there, the reply is the result: once the
+// delegating conversation's turn is over (an item under its lease), the
+// row is completed and the result enters that conversation as a message
+// from the delegate naming the delegating agent, which wakes it.
 //
 // The score is the weighted sum (delegation.weights.*) of factors each
 // between 0 and 1:
@@ -299,10 +300,9 @@ func (s *Service) delegate(ctx context.Context, req *tool.Request, in delegateIn
 	}, nil
 }
 
-// delegationResult, in the transaction of a reply in conv, completes the
-// delegation conv runs when the reply is the delegate's: the result goes
-// back to the delegating conversation as the delegate's message naming
-// the delegating agent, which wakes it there.
+// delegationResult, in the transaction of a reply in conv, queues the
+// return of the result when conv runs a delegation and the reply is the
+// delegate's (see RunDelegationResult).
 func (s *Service) delegationResult(ctx context.Context, q store.Queries, conv uuid.UUID, from, text string) error {
 	d, err := q.DelegationByChild(ctx, conv)
 	if errors.Is(err, store.ErrNotFound) {
@@ -314,12 +314,49 @@ func (s *Service) delegationResult(ctx context.Context, q store.Queries, conv uu
 	if d.Status != store.DelegationRunning || d.ToAgent != from || text == "" {
 		return nil
 	}
-	if _, err := q.DelegationFinish(ctx, &store.DelegationFinishParams{ID: d.ID, Status: store.DelegationCompleted, Result: text, Now: s.now()}); err != nil {
-		return err
+	key := "delegation-result:" + d.ID.String()
+	if _, err := Enqueue(ctx, q, DelegationResultArgs{DelegationID: d.ID, Result: text},
+		&EnqueueOpts{ConversationID: &d.FromConversation, UniqueKey: &key, Now: s.now()}); err != nil {
+		return fmt.Errorf("queueing the result of delegation %s: %w", d.ID, err)
 	}
-	msg := fmt.Sprintf("@%s Result of the task you delegated to me (%s): %s", d.FromAgent, title(d.Task), text)
-	if _, err := s.admit(ctx, q, &speech{conv: d.FromConversation, author: store.AgentAuthor(from), content: agentContent(from, msg)}); err != nil {
-		return fmt.Errorf("returning the result of delegation %s: %w", d.ID, err)
+	return nil
+}
+
+// DelegationResultArgs are the args of the item that brings a delegate's
+// result back. It runs under the delegating conversation's lease, so the
+// result lands after the turn that delegated has ended (its reply first,
+// then the result), never in the middle of it.
+type DelegationResultArgs struct {
+	DelegationID uuid.UUID `json:"delegation_id"`
+	Result       string    `json:"result"`
+}
+
+// WorkDelegationResult is the kind of DelegationResultArgs.
+const WorkDelegationResult = "delegation_result"
+
+// Kind is WorkDelegationResult.
+func (DelegationResultArgs) Kind() string { return WorkDelegationResult }
+
+// RunDelegationResult is the handler of DelegationResultArgs: in one
+// transaction the delegation is completed and the result enters the
+// delegating conversation as the delegate's message naming the delegating
+// agent, which wakes it there. A second run finds the delegation completed
+// and adds nothing.
+func (s *Service) RunDelegationResult(ctx context.Context, _ *store.WorkItem, args DelegationResultArgs) error {
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		d, err := q.DelegationFinish(ctx, &store.DelegationFinishParams{ID: args.DelegationID, Status: store.DelegationCompleted, Result: args.Result, Now: s.now()})
+		if err != nil {
+			return err
+		}
+		msg := fmt.Sprintf("@%s Result of the task you delegated to me (%s): %s", d.FromAgent, title(d.Task), args.Result)
+		_, err = s.admit(ctx, q, &speech{conv: d.FromConversation, author: store.AgentAuthor(d.ToAgent), content: agentContent(d.ToAgent, msg)})
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil // returned already
+	}
+	if err != nil {
+		return fmt.Errorf("returning the result of delegation %s: %w", args.DelegationID, err)
 	}
 	return nil
 }

@@ -520,6 +520,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Deliverer.HandleSideThreadMarker)
 	core.AddHandler(handlers, a.Service.RunCommand)
 	core.AddHandler(handlers, a.Service.RunSummarize)
+	core.AddHandler(handlers, a.Service.RunDelegationResult)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{

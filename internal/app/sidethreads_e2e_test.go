@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -44,6 +45,7 @@ fallback:
   - after_tool: resolve_side_thread
     text: "Resolved."
   - when_last_user_contains: "[atlas] @nova Can the launch move"
+    delay: 500ms # the marker is on the platform, in progress, before this
     text: "@atlas Friday works if QA signs off."
 fallback:
   text: "nova here."
@@ -359,19 +361,31 @@ func TestSideThreadDiscord(t *testing.T) {
 		const channel = "3200000000000000001"
 		e := discordStartWith(t, db, 0, agentsConfig(t, sideScripts, sideAgents, ""))
 		e.mention(channel, discordAlice, "please plan the launch")
-		e.waitBotMessage(channel, "resolved by atlas")
+		// Agents post under their own names (webhooks), the marker as the bot.
+		shownHere := func() []*discordtest.Message {
+			var out []*discordtest.Message
+			for _, m := range e.fake.Messages(channel, "") {
+				if m.Author.ID != discordAlice.ID {
+					out = append(out, m)
+				}
+			}
+			return out
+		}
+		e.fake.Wait(t, "the summary posted back", func() bool {
+			return slices.ContainsFunc(shownHere(), func(m *discordtest.Message) bool { return strings.Contains(m.Content, "resolved by atlas") })
+		})
 		conv := e.settle(channel)
 		th := sideThreadOf(t, e.store, conv)
 		if th.Status != store.SideThreadResolved {
 			t.Fatalf("side thread %s, want resolved", th.Status)
 		}
 		var markers []string
-		for _, m := range e.fake.BotMessages(channel) {
+		for _, m := range shownHere() {
 			body := m.Content + string(m.Components) + string(m.Embeds)
 			if strings.Contains(body, "<dm") {
 				t.Errorf("a message shows the tag: %q", body)
 			}
-			if strings.Contains(body, "Side thread") {
+			if strings.Contains(string(m.Components)+string(m.Embeds), "Side thread") {
 				markers = append(markers, m.ID)
 				if !strings.Contains(body, "Resolved") || m.Edits < 1 {
 					t.Errorf("the marker shows %s after %d edits; want it edited to Resolved", body, m.Edits)
