@@ -48,7 +48,7 @@ func SplitDMs(text string) (string, []DM) {
 	var dms []DM
 	out := dmTagRE.ReplaceAllStringFunc(text, func(tag string) string {
 		m := dmTagRE.FindStringSubmatch(tag)
-		dms = append(dms, DM{Target: strings.TrimSpace(strings.TrimPrefix(m[1], "@")), Text: strings.TrimSpace(m[2])})
+		dms = append(dms, DM{Target: strings.TrimPrefix(strings.TrimSpace(m[1]), "@"), Text: strings.TrimSpace(m[2])})
 		return ""
 	})
 	if len(dms) == 0 {
