@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -323,8 +322,8 @@ func TestDelegationSlack(t *testing.T) {
 		if ledger.Factors.Tools != 1 || clerk.Factors.Tools != 0 || ledger.Factors.Capability != 1 || clerk.Factors.Capability != 1 || forge.Factors.Capability != 0 {
 			t.Errorf("factors ledger %+v, clerk %+v, forge %+v; want equal capability for the billing pair, tools only for ledger", ledger.Factors, clerk.Factors, forge.Factors)
 		}
-		if got := fmt.Sprint(choice.Weights); got == "" {
-			t.Error("no weights recorded")
+		if choice.Weights.Tools == 0 || choice.Weights.Capability == 0 {
+			t.Errorf("weights recorded %+v; want the defaults", choice.Weights)
 		}
 		// A real work item in ledger's own conversation.
 		child, err := e.store.ConversationGet(context.Background(), d.ChildID)
@@ -347,8 +346,26 @@ func TestDelegationSlack(t *testing.T) {
 		if !fromLedger {
 			t.Error("the result did not come back to the thread as ledger's message")
 		}
-		raw, _ := json.Marshal(choice)
-		t.Logf("recorded choice: %s", raw)
+		// People see why over the API.
+		resp, err := e.http.Get(e.base + "/api/delegations/" + d.ID.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct {
+			ToAgent string `json:"to_agent"`
+			Status  string `json:"status"`
+			Factors struct {
+				Chosen     string           `json:"chosen"`
+				Candidates []core.Candidate `json:"candidates"`
+			} `json:"factors"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET /api/delegations/%s: %d, %v", d.ID, resp.StatusCode, err)
+		}
+		if got.ToAgent != "ledger" || got.Status != "completed" || got.Factors.Chosen != "ledger" || len(got.Factors.Candidates) != 3 {
+			t.Errorf("the API shows %+v; want ledger, completed, with the three candidates' factors", got)
+		}
 	})
 }
 
