@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -29,6 +31,10 @@ type AssistantContent struct {
 	Text     string          `json:"text"`
 	Agent    string          `json:"agent,omitempty"`
 	Thinking []ThinkingBlock `json:"thinking,omitempty"`
+	// DMs are the <dm> tags the reply carried, taken out of Text: people
+	// never see them, the agent's own history shows them again, and each
+	// went to a side thread (see sidethread.go).
+	DMs []DM `json:"dms,omitempty"`
 }
 
 // ThinkingBlock is one block of the model's reasoning as the provider
@@ -124,6 +130,33 @@ type SummaryContent struct {
 	// Tokens is the estimate of what it replaced (the previous summary and
 	// the entries FromSeq..ThroughSeq).
 	Tokens int `json:"tokens,omitempty"`
+}
+
+// SideThreadEvent says what a side_thread entry marks.
+type SideThreadEvent string
+
+const (
+	// SideThreadOpened is the marker under the message that opened the
+	// side thread; its platform message is edited as the status changes.
+	SideThreadOpened SideThreadEvent = "opened"
+	// SideThreadResolved posts the resolver's summary back.
+	SideThreadResolved SideThreadEvent = "resolved"
+	// SideThreadAbandoned says the side thread stopped with no progress.
+	SideThreadAbandoned SideThreadEvent = "abandoned"
+)
+
+// SideThreadContent is a side_thread entry in a parent conversation.
+type SideThreadContent struct {
+	SideThreadID uuid.UUID       `json:"side_thread_id"`
+	Event        SideThreadEvent `json:"event"`
+	Opener       string          `json:"opener"`
+	Peer         string          `json:"peer"`
+	// ChildID is the side conversation, readable over the API.
+	ChildID uuid.UUID `json:"child_id"`
+	// Summary is the resolver's, on a resolved entry.
+	Summary string `json:"summary,omitempty"`
+	// By resolved it (an agent), or "system" for the sweep.
+	By string `json:"by,omitempty"`
 }
 
 func mustJSON(v any) json.RawMessage {

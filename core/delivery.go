@@ -59,6 +59,11 @@ func Visible(e *store.Entry) bool {
 	case store.EntrySystem:
 		c, err := Decode[SystemContent](e)
 		return err == nil && c.Notice
+	case store.EntrySideThread:
+		// The marker and a resolved side thread's summary; an abandoned
+		// one shows only through its marker's edit.
+		c, err := Decode[SideThreadContent](e)
+		return err == nil && c.Event != SideThreadAbandoned
 	}
 	return false
 }

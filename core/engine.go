@@ -417,14 +417,17 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 		// The model call's text and calls are finished together, when its
 		// stream ends: they are appended at once, with its usage, in one commit.
+		// <dm> tags go to side threads (committed with the reply), never
+		// to people.
+		text, dms := SplitDMs(text)
 		if m := t.agent.DoneMarker; m != "" && strings.Contains(text, m) {
 			// The marker is the agent's signal, not something to show.
 			t.done = true
 			text = strings.TrimSpace(strings.ReplaceAll(text, m, ""))
 		}
 		var step []pendingEntry
-		if text != "" || len(thinking) > 0 {
-			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking}})
+		if text != "" || len(thinking) > 0 || len(dms) > 0 {
+			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}})
 		}
 		for _, c := range calls {
 			step = append(step, pendingEntry{store.EntryToolCall, c})
@@ -473,15 +476,21 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	conv := t.conv.ID
 	t.status("is thinking…")
 	ctx, mt := t.traceModel(ctx, req)
+	var dmf dmFilter // live viewers never see a <dm> tag either
 	resp, err := t.model.Generate(ctx, req, func(ev model.Event) {
 		mt.event(ev)
 		switch ev.Kind {
 		case model.EventTextDelta:
-			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventDelta, Text: ev.Text, Agent: t.agent.Name})
+			text := dmf.feed(ev.Text)
+			if text == "" {
+				return
+			}
+			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventDelta, Text: text, Agent: t.agent.Name})
 			if t.td != nil {
-				t.td.Delta(ev.Text)
+				t.td.Delta(text)
 			}
 		case model.EventRestart:
+			dmf.reset()
 			t.s.hub.Publish(Event{ConversationID: conv, Kind: EventRestart, Agent: t.agent.Name})
 			if t.td != nil {
 				t.td.Reset()
@@ -558,6 +567,16 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry, 
 			}
 			appended = append(appended, res.Entry)
 			visible = visible || Visible(res.Entry)
+			if ac, ok := p.content.(AssistantContent); ok && len(ac.DMs) > 0 {
+				markers, err := t.openSideThreads(ctx, q, res.Entry, ac.DMs)
+				if err != nil {
+					return err
+				}
+				for _, e := range markers {
+					appended = append(appended, e)
+					visible = visible || Visible(e)
+				}
+			}
 		}
 		if reply != nil {
 			more, err := t.replied(ctx, q, *reply)

@@ -31,6 +31,13 @@ func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *
 	if rules != "" {
 		out = append(out, rules)
 	}
+	side, err := s.sideThreadPart(ctx, conv, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	if side != "" {
+		out = append(out, side)
+	}
 	for i, f := range s.opts.StableParts {
 		text, err := f(ctx, conv, a)
 		if err != nil {
@@ -178,8 +185,8 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			for _, th := range c.Thinking {
 				add(model.RoleAssistant, model.Part{Kind: model.PartThinking, Text: th.Text, Signature: th.Signature, Redacted: th.Redacted})
 			}
-			if c.Text != "" {
-				add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: c.Text})
+			if text := withDMs(c); text != "" {
+				add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: text})
 			}
 		case store.EntryToolCall:
 			c, err := Decode[ToolCallContent](e)
@@ -242,6 +249,14 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 		case store.EntrySummary:
 			// Sent once, before the history (see summaryBlock), not where
 			// it was written.
+		case store.EntrySideThread:
+			c, err := Decode[SideThreadContent](e)
+			if err != nil {
+				return nil, err
+			}
+			if text := sideThreadNote(c); text != "" {
+				add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[system] " + text})
+			}
 		}
 	}
 	// Providers require the results' order to match the calls' and each
@@ -257,6 +272,31 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 	}
 	req.Turn = turnBlock(now, speaker)
 	return req, nil
+}
+
+// withDMs is an agent's own reply as it wrote it: the text, then the
+// <dm> tags taken out of it.
+func withDMs(c AssistantContent) string {
+	parts := []string{}
+	if c.Text != "" {
+		parts = append(parts, c.Text)
+	}
+	for _, d := range c.DMs {
+		parts = append(parts, d.tag())
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// sideThreadNote is how a side_thread entry reads to a model: the opening
+// is in the opener's own reply, so only the end is told.
+func sideThreadNote(c SideThreadContent) string {
+	switch c.Event {
+	case SideThreadResolved:
+		return fmt.Sprintf("The side thread between %s and %s was resolved by %s. Summary: %s", c.Opener, c.Peer, c.By, c.Summary)
+	case SideThreadAbandoned:
+		return fmt.Sprintf("The side thread between %s and %s was abandoned: nothing happened in it for too long.", c.Opener, c.Peer)
+	}
+	return ""
 }
 
 // otherAgent reports whether an agent other than me wrote e.

@@ -302,6 +302,9 @@ type ConversationMeta struct {
 	// Starter is the user who started the conversation; by default only they
 	// decide approvals in it.
 	Starter string `json:"starter,omitempty"`
+	// DM marks a person's direct messages: side threads and delegated
+	// tasks opened there post only their result back.
+	DM bool `json:"dm,omitempty"`
 }
 
 // Encode returns m as stored in a conversation's Metadata.

@@ -177,7 +177,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 		return b, false, nil
 	}
 	// A platform's conversations run in the context named after it.
-	meta := ConversationMeta{Context: tool.ContextName(in.Platform), Starter: in.UserID}.Encode()
+	meta := ConversationMeta{Context: tool.ContextName(in.Platform), Starter: in.UserID, DM: in.IsDM}.Encode()
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
 		Place: store.Place{Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread},
 		Conversation: store.ConversationCreateParams{

@@ -18,6 +18,9 @@ type SweepResult struct {
 	// work item behind them (a lease left by a process that died outside
 	// the queue).
 	LeasesReleased int
+	// SideThreadsAbandoned are side threads in progress with no message
+	// for side_threads.abandon_after, now abandoned (their markers edited).
+	SideThreadsAbandoned int
 	// Store is what the store's own Sweep deleted.
 	Store store.SweepResult
 }
@@ -87,6 +90,12 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		res.LeasesReleased++
 	}
 
+	// Side threads with no progress for side_threads.abandon_after.
+	res.SideThreadsAbandoned, err = s.abandonStale(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+
 	swept, err := s.st.Sweep(ctx, now)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("sweeping the store: %w", err))
@@ -94,8 +103,8 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	if swept != nil {
 		res.Store = *swept
 	}
-	if n := res.ApprovalsExpired + res.LeasesReleased + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
-		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased,
+	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
+		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased, "side_threads_abandoned", res.SideThreadsAbandoned,
 			"inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
 	}
 	return res, errors.Join(errs...)

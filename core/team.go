@@ -319,8 +319,28 @@ type AgentTalk struct {
 
 // OpenAgentTalk opens the conversation AgentTalk describes and returns it.
 func (s *Service) OpenAgentTalk(ctx context.Context, p AgentTalk) (uuid.UUID, error) {
-	from, ok := s.opts.Agents.Find(p.From)
-	if !ok {
+	meta := ConversationMeta{Context: tool.ContextAPI}
+	if p.Place != nil {
+		meta.Context = tool.ContextName(p.Place.Platform)
+	}
+	var conv uuid.UUID
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		conv, err = s.openTalk(ctx, q, p, p.From, meta)
+		return err
+	})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return conv, nil
+}
+
+// openTalk opens a conversation between two agents in the caller's
+// transaction: owner's conversation, with both agents taking part, and
+// From's first message admitted like any message. Side threads and
+// delegated tasks open theirs here.
+func (s *Service) openTalk(ctx context.Context, q store.Queries, p AgentTalk, owner string, meta ConversationMeta) (uuid.UUID, error) {
+	if _, ok := s.opts.Agents.Find(p.From); !ok {
 		return uuid.Nil, invalid("no agent named %q", p.From)
 	}
 	if _, ok := s.opts.Agents.Find(p.To); !ok || p.To == p.From {
@@ -330,13 +350,9 @@ func (s *Service) OpenAgentTalk(ctx context.Context, p AgentTalk) (uuid.UUID, er
 		return uuid.Nil, invalid("the first message is empty")
 	}
 	now := s.now()
-	ctxName := ConversationMeta{Context: tool.ContextAPI}
-	if p.Place != nil {
-		ctxName.Context = tool.ContextName(p.Place.Platform)
-	}
 	var conv uuid.UUID
-	err := s.st.InTx(ctx, func(q store.Queries) error {
-		create := store.ConversationCreateParams{AgentID: s.agentID(from.Name), Title: title(p.Text), Metadata: ctxName.Encode(), Now: now}
+	err := func() error {
+		create := store.ConversationCreateParams{AgentID: s.agentID(owner), Title: title(p.Text), Metadata: meta.Encode(), Now: now}
 		if p.Place != nil {
 			b, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{Place: *p.Place, Conversation: create, Now: now})
 			if err != nil {
@@ -359,7 +375,7 @@ func (s *Service) OpenAgentTalk(ctx context.Context, p AgentTalk) (uuid.UUID, er
 		}
 		_, err := s.admit(ctx, q, &speech{conv: conv, author: store.AgentAuthor(p.From), content: agentContent(p.From, p.Text)})
 		return err
-	})
+	}()
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("opening a conversation between %s and %s: %w", p.From, p.To, err)
 	}

@@ -83,10 +83,18 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 			return nil, fmt.Errorf("marking %s done: %w", t.agent.Name, err)
 		}
 	}
+	// A reply in a side thread is its progress.
+	if err := s.sideThreadProgress(ctx, q, conv); err != nil {
+		return nil, fmt.Errorf("noting side thread progress: %w", err)
+	}
 	if text == "" {
 		// No message: nothing to count or hand over, but the next agent
 		// still answers the message this turn was for.
 		return nil, t.queueNext(ctx, q)
+	}
+	// A delegate's reply in its task's conversation is the task's result.
+	if err := s.delegationResult(ctx, q, conv, t.agent.Name, text); err != nil {
+		return nil, err
 	}
 	f, err := q.FloorAgentSpoke(ctx, &store.FloorParams{ConversationID: conv, Now: now})
 	if err != nil {

@@ -54,6 +54,9 @@ type Options struct {
 	// Observer is told of failed and retried deliveries, for metrics; nil
 	// observes nothing.
 	Observer Observer
+	// LinkFunc gives the address people follow to read a conversation (a
+	// side thread's, from its marker); nil or "" shows its id instead.
+	LinkFunc func(conv uuid.UUID) string
 }
 
 // Observer is told how delivery goes. It is called inline: it must be quick.
@@ -104,6 +107,9 @@ func New(opts Options) (*Deliverer, error) {
 	}
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
+	}
+	if opts.LinkFunc == nil {
+		opts.LinkFunc = func(uuid.UUID) string { return "" }
 	}
 	if opts.IdentityFunc == nil {
 		opts.IdentityFunc = func(agent string) *bots.Identity {
@@ -239,6 +245,13 @@ func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream
 // reply or an error takes over the binding's live stream, if there is one:
 // it replaces the streamed text in the same message.
 func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream, e *store.Entry) error {
+	if e.Kind == store.EntrySideThread {
+		msg, err := d.sideThreadMessage(ctx, e)
+		if err != nil || msg == nil {
+			return err
+		}
+		return d.post(ctx, b, e.ID, msg, nil, false)
+	}
 	msg, err := render(e)
 	if err != nil || msg == nil {
 		return err

@@ -55,6 +55,10 @@ const (
 	// SummaryQueries); it has a seq like every entry but errors, so it
 	// forks, streams and time-travels with the rest of the log.
 	EntrySummary EntryKind = "summary"
+	// EntrySideThread marks a side thread in its parent conversation: the
+	// marker people see under the message that opened it, and the summary
+	// posted back when it ends (see SideThreadQueries).
+	EntrySideThread EntryKind = "side_thread"
 )
 
 // Valid reports whether k is one of the known kinds. The store's rules
@@ -63,7 +67,7 @@ const (
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError, EntrySummary:
+		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread:
 		return true
 	}
 	return false
@@ -779,6 +783,7 @@ type Queries interface {
 	SummaryQueries
 	RulebookQueries
 	ConnectionQueries
+	SideThreadQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -200,6 +200,8 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
 	a.rulebookRoutes(mux)
+	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
+	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))
 	a.grantRoutes(mux)
 	a.skillRoutes(mux)
 	a.keyRoutes(mux)

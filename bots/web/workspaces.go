@@ -49,6 +49,12 @@ func (a *API) allowedConversation(r *http.Request) (uuid.UUID, error) {
 	if err != nil {
 		return uuid.Nil, err
 	}
+	return a.allowedConversationID(r, id)
+}
+
+// allowedConversationID is allowedConversation for a conversation named
+// other than by the path's id (a delegation's).
+func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, error) {
 	p := principal(r)
 	if p.Admin() || p.Kind == PrincipalAgent {
 		return id, nil // an agent session was kept to its own agent's conversations (mayUseConversation)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -72,6 +73,13 @@ type Agent struct {
 	// Family names the agents of one owner that share family-scoped memory
 	// notes; empty means DefaultFamily (see FamilyName).
 	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+	// MaxConcurrent caps the turns the agent's conversations run at once,
+	// as delegation reads it: an agent at its cap cannot take a task now
+	// (0: no cap).
+	MaxConcurrent int `yaml:"max_concurrent,omitempty" json:"max_concurrent,omitempty"`
+	// Latency is how long the agent typically takes to answer, as
+	// delegation weighs it (0: unknown, scored as middling).
+	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
 }
 
 // DefaultFamily is the family of every agent that declares none: by
@@ -119,6 +127,11 @@ type Config struct {
 	Loop Loop `yaml:"loop,omitempty"`
 	// Routing tunes the domain classifier.
 	Routing Routing `yaml:"routing,omitempty"`
+	// SideThreads: whether agents are told about <dm> side threads, and
+	// when one is abandoned.
+	SideThreads SideThreads `yaml:"side_threads,omitempty"`
+	// Delegation weighs the delegate tool's choice.
+	Delegation Delegation `yaml:"delegation,omitempty"`
 	// Memory is read by package memory (memory.ParseConfig); kept raw here
 	// as Schedules is.
 	Memory yaml.Node `yaml:"memory,omitempty"`

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core/route"
 )
@@ -23,6 +24,115 @@ type Channel struct {
 	// and matches no domain; default: the channel's agent, else the
 	// default agent.
 	Fallback []string `yaml:"fallback,omitempty"`
+	// SideThreads overrides the file's side_threads settings here (tell
+	// and prompt; abandon_after is the file's).
+	SideThreads *SideThreads `yaml:"side_threads,omitempty"`
+}
+
+// SideThreads says whether agents are told about side threads and how
+// long one may go without progress (side_threads: in switchboard.yaml).
+type SideThreads struct {
+	// Tell, when false, leaves side threads out of the agents' prompt
+	// (the tag still works for an agent that writes it). Default true.
+	Tell *bool `yaml:"tell,omitempty"`
+	// Prompt is what agents are told; default DefaultSideThreadPrompt.
+	Prompt string `yaml:"prompt,omitempty"`
+	// AbandonAfter is how long a side thread may go with no message
+	// before the sweep marks it abandoned (default 30m).
+	AbandonAfter time.Duration `yaml:"abandon_after,omitempty"`
+}
+
+// DefaultSideThreadPrompt tells agents how to open a side thread.
+const DefaultSideThreadPrompt = `To talk with another agent apart from this conversation, write <dm target="NAME">your message</dm> in your reply: ` +
+	`people do not see the tag, and a side conversation with that agent opens (or goes on). ` +
+	`When a side conversation has reached its answer, either of you calls resolve_side_thread with a short summary; ` +
+	`the summary is posted back here.`
+
+// DefaultAbandonAfter is how long a side thread may go without progress.
+const DefaultAbandonAfter = 30 * time.Minute
+
+// SideThreadsFor is whether agents are told about side threads in
+// channel, and in what words: the channel's override, else the file's.
+func (c *Config) SideThreadsFor(channel string) (tell bool, prompt string) {
+	tell, prompt = true, DefaultSideThreadPrompt
+	apply := func(st *SideThreads) {
+		if st == nil {
+			return
+		}
+		if st.Tell != nil {
+			tell = *st.Tell
+		}
+		if st.Prompt != "" {
+			prompt = st.Prompt
+		}
+	}
+	apply(&c.SideThreads)
+	if ch, ok := c.Channels[channel]; ok {
+		apply(ch.SideThreads)
+	}
+	return tell, prompt
+}
+
+// AbandonAfter is side_threads.abandon_after, or its default.
+func (c *Config) AbandonAfter() time.Duration {
+	if c.SideThreads.AbandonAfter > 0 {
+		return c.SideThreads.AbandonAfter
+	}
+	return DefaultAbandonAfter
+}
+
+// Delegation tunes how the delegate tool picks an agent (delegation: in
+// switchboard.yaml).
+type Delegation struct {
+	Weights DelegationWeights `yaml:"weights,omitempty"`
+}
+
+// DelegationWeights weigh the factors of an agent's score; each factor is
+// between 0 and 1, and the score is their weighted sum. A weight left out
+// (or 0) takes its default, so a factor is switched off with a tiny
+// weight such as 0.0001.
+type DelegationWeights struct {
+	Capability  float64 `yaml:"capability,omitempty" json:"capability"`
+	Role        float64 `yaml:"role,omitempty" json:"role"`
+	Available   float64 `yaml:"available,omitempty" json:"available"`
+	Load        float64 `yaml:"load,omitempty" json:"load"`
+	TrackRecord float64 `yaml:"track_record,omitempty" json:"track_record"`
+	Cost        float64 `yaml:"cost,omitempty" json:"cost"`
+	Latency     float64 `yaml:"latency,omitempty" json:"latency"`
+	Tools       float64 `yaml:"tools,omitempty" json:"tools"`
+}
+
+// DefaultDelegationWeights are the weights a file leaves out.
+var DefaultDelegationWeights = DelegationWeights{
+	Capability: 4, Role: 1, Available: 3, Load: 1, TrackRecord: 1, Cost: 0.5, Latency: 0.5, Tools: 3,
+}
+
+// WithDefaults fills the weights left out (zero) with the defaults.
+func (w DelegationWeights) WithDefaults() DelegationWeights {
+	d := DefaultDelegationWeights
+	or := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return DelegationWeights{
+		Capability: or(w.Capability, d.Capability), Role: or(w.Role, d.Role), Available: or(w.Available, d.Available),
+		Load: or(w.Load, d.Load), TrackRecord: or(w.TrackRecord, d.TrackRecord), Cost: or(w.Cost, d.Cost),
+		Latency: or(w.Latency, d.Latency), Tools: or(w.Tools, d.Tools),
+	}
+}
+
+func (w DelegationWeights) validate() error {
+	for name, v := range map[string]float64{
+		"capability": w.Capability, "role": w.Role, "available": w.Available, "load": w.Load,
+		"track_record": w.TrackRecord, "cost": w.Cost, "latency": w.Latency, "tools": w.Tools,
+	} {
+		if v < 0 {
+			return fmt.Errorf("delegation.weights.%s: %v must not be negative", name, v)
+		}
+	}
+	return nil
 }
 
 // Loop bounds agents talking among themselves (loop: in switchboard.yaml).
@@ -61,6 +171,12 @@ func (l *Loop) defaults() {
 func (c *Config) validateTeam() error {
 	for i, a := range c.Agents {
 		where := fmt.Sprintf("agents[%d] (%s)", i, a.Name)
+		switch {
+		case a.MaxConcurrent < 0:
+			return fmt.Errorf("%s.max_concurrent: %d must not be negative", where, a.MaxConcurrent)
+		case a.Latency < 0:
+			return fmt.Errorf("%s.latency: %s must not be negative", where, a.Latency)
+		}
 		if !route.Role(a.Role).Valid() {
 			return fmt.Errorf("%s.role: %q must be specialist or generalist", where, a.Role)
 		}
@@ -83,7 +199,12 @@ func (c *Config) validateTeam() error {
 			}
 		}
 	}
+	if err := c.Delegation.Weights.validate(); err != nil {
+		return err
+	}
 	switch {
+	case c.SideThreads.AbandonAfter < 0:
+		return fmt.Errorf("side_threads.abandon_after: %s must not be negative", c.SideThreads.AbandonAfter)
 	case c.Loop.MaxAgentMessagesGroup < 1:
 		return fmt.Errorf("loop.max_agent_messages_group: %d must be at least 1", c.Loop.MaxAgentMessagesGroup)
 	case c.Loop.MaxAgentMessagesDirect < 1:

@@ -267,6 +267,13 @@ func (r *Router) Scores(text string, candidates []string) []Score {
 	return out
 }
 
+// OneDomain reports whether scores (as Scores returns them) make a
+// question of one domain: a single match, or a best one at least Margin
+// times the runner-up.
+func (r *Router) OneDomain(scores []Score) bool {
+	return len(scores) == 1 || (len(scores) > 1 && scores[0].Score >= r.opts.Margin*scores[1].Score)
+}
+
 // ErrNoCandidate is returned when there is nobody to route to: no
 // candidate and no fallback.
 var ErrNoCandidate = errors.New("route: no agent to answer")
@@ -282,7 +289,7 @@ func (r *Router) Next(text string, candidates, fallback []string) (Decision, err
 	scores := r.Scores(text, candidates)
 	switch {
 	case len(scores) == 0:
-	case len(scores) == 1 || scores[0].Score >= r.opts.Margin*scores[1].Score:
+	case r.OneDomain(scores):
 		order := r.specialists(scores[0].Domain, text, candidates)
 		order = appendNew(order, r.generalist(candidates)...)
 		return Decision{Order: order, Reason: ReasonOneDomain, Scores: scores}, nil

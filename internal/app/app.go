@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard/access"
@@ -493,6 +494,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.Service.Start(ctx); err != nil {
 		return err
 	}
+	// resolve_side_thread and delegate act through the service.
+	if err := a.Service.RegisterTeamTools(reg); err != nil {
+		return fmt.Errorf("registering the team tools: %w", err)
+	}
 	schedCfg, err := scheduler.ParseConfig(agents.Raw)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
@@ -532,6 +537,8 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	}
 	a.Deliverer, err = deliver.New(deliver.Options{
 		Store: a.Store, Adapters: a.Adapters, Logger: a.log.With("part", "deliver"), Now: cfg.Now, Observer: a.Metrics,
+		// A side thread's marker links to its conversation over the API.
+		LinkFunc: conversationLink(cfg.Env("SWITCHBOARD_PUBLIC_URL")),
 		IdentityFunc: func(name string) *bots.Identity {
 			ag, ok := agents.Find(name)
 			if !ok {
@@ -551,8 +558,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
+	core.AddHandler(handlers, a.Deliverer.HandleSideThreadMarker)
 	core.AddHandler(handlers, a.Service.RunCommand)
 	core.AddHandler(handlers, a.Service.RunSummarize)
+	core.AddHandler(handlers, a.Service.RunDelegationResult)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
@@ -737,6 +746,19 @@ func (a *App) Stop(ctx context.Context) error {
 // with the scheduled-run tools only in the scheduler's own runs.
 func (a *App) ToolsFor(contextName tool.ContextName) []*tool.Tool {
 	return scheduler.Offered(contextName, headless.ToolsFor(a.Registry, contextName))
+}
+
+// conversationLink is where a conversation is read over the API: under
+// publicURL (SWITCHBOARD_PUBLIC_URL) when it is set, else nowhere (the
+// marker shows the conversation's id).
+func conversationLink(publicURL string) func(uuid.UUID) string {
+	base := strings.TrimRight(strings.TrimSpace(publicURL), "/")
+	return func(id uuid.UUID) string {
+		if base == "" {
+			return ""
+		}
+		return base + "/api/conversations/" + id.String() + "/entries"
+	}
 }
 
 // deliverer forwards core's delivery calls to the deliverer, which is built

@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"Notes", s.noteTests()},
 		{"Summaries", s.summaryTests()},
 		{"Connections", s.connectionTests()},
+		{"SideThreads", s.sideThreadTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -156,6 +156,21 @@ type ConversationRulebook struct {
 	UpdatedAt      time.Time
 }
 
+type Delegation struct {
+	ID               uuid.UUID
+	FromConversation uuid.UUID
+	FromAgent        string
+	ToAgent          string
+	ChildID          uuid.UUID
+	Task             string
+	Factors          json.RawMessage
+	Status           string
+	Result           string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	FinishedAt       *time.Time
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
@@ -337,6 +352,22 @@ type ScheduleRun struct {
 	Note           string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+}
+
+type SideThread struct {
+	ID            uuid.UUID
+	ParentID      uuid.UUID
+	ParentSeq     int64
+	ChildID       uuid.UUID
+	Opener        string
+	Peer          string
+	Status        string
+	Summary       string
+	FinishedBy    string
+	MarkerEntryID *uuid.UUID
+	ProgressAt    time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type Skill struct {

@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentListVisibleStmt, err = db.PrepareContext(ctx, agentListVisible); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentListVisible: %w", err)
 	}
+	if q.agentLoadsStmt, err = db.PrepareContext(ctx, agentLoads); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentLoads: %w", err)
+	}
 	if q.agentOwnerSetStmt, err = db.PrepareContext(ctx, agentOwnerSet); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentOwnerSet: %w", err)
 	}
@@ -161,6 +164,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.conversationWorkspaceSetStmt, err = db.PrepareContext(ctx, conversationWorkspaceSet); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationWorkspaceSet: %w", err)
+	}
+	if q.delegationByChildStmt, err = db.PrepareContext(ctx, delegationByChild); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationByChild: %w", err)
+	}
+	if q.delegationFinishStmt, err = db.PrepareContext(ctx, delegationFinish); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationFinish: %w", err)
+	}
+	if q.delegationGetStmt, err = db.PrepareContext(ctx, delegationGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationGet: %w", err)
+	}
+	if q.delegationInsertStmt, err = db.PrepareContext(ctx, delegationInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationInsert: %w", err)
+	}
+	if q.delegationListStmt, err = db.PrepareContext(ctx, delegationList); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationList: %w", err)
+	}
+	if q.delegationTrackRecordsStmt, err = db.PrepareContext(ctx, delegationTrackRecords); err != nil {
+		return nil, fmt.Errorf("error preparing query DelegationTrackRecords: %w", err)
 	}
 	if q.entryGetStmt, err = db.PrepareContext(ctx, entryGet); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryGet: %w", err)
@@ -438,6 +459,33 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.schemaMigrationsVersionsStmt, err = db.PrepareContext(ctx, schemaMigrationsVersions); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsVersions: %w", err)
 	}
+	if q.sideThreadByChildStmt, err = db.PrepareContext(ctx, sideThreadByChild); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadByChild: %w", err)
+	}
+	if q.sideThreadFindOpenStmt, err = db.PrepareContext(ctx, sideThreadFindOpen); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadFindOpen: %w", err)
+	}
+	if q.sideThreadFinishStmt, err = db.PrepareContext(ctx, sideThreadFinish); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadFinish: %w", err)
+	}
+	if q.sideThreadGetStmt, err = db.PrepareContext(ctx, sideThreadGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadGet: %w", err)
+	}
+	if q.sideThreadInsertStmt, err = db.PrepareContext(ctx, sideThreadInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadInsert: %w", err)
+	}
+	if q.sideThreadListStmt, err = db.PrepareContext(ctx, sideThreadList); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadList: %w", err)
+	}
+	if q.sideThreadListStaleStmt, err = db.PrepareContext(ctx, sideThreadListStale); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadListStale: %w", err)
+	}
+	if q.sideThreadMarkStmt, err = db.PrepareContext(ctx, sideThreadMark); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadMark: %w", err)
+	}
+	if q.sideThreadProgressStmt, err = db.PrepareContext(ctx, sideThreadProgress); err != nil {
+		return nil, fmt.Errorf("error preparing query SideThreadProgress: %w", err)
+	}
 	if q.skillDeleteStmt, err = db.PrepareContext(ctx, skillDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query SkillDelete: %w", err)
 	}
@@ -591,6 +639,11 @@ func (q *Queries) Close() error {
 	if q.agentListVisibleStmt != nil {
 		if cerr := q.agentListVisibleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentListVisibleStmt: %w", cerr)
+		}
+	}
+	if q.agentLoadsStmt != nil {
+		if cerr := q.agentLoadsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentLoadsStmt: %w", cerr)
 		}
 	}
 	if q.agentOwnerSetStmt != nil {
@@ -806,6 +859,36 @@ func (q *Queries) Close() error {
 	if q.conversationWorkspaceSetStmt != nil {
 		if cerr := q.conversationWorkspaceSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationWorkspaceSetStmt: %w", cerr)
+		}
+	}
+	if q.delegationByChildStmt != nil {
+		if cerr := q.delegationByChildStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationByChildStmt: %w", cerr)
+		}
+	}
+	if q.delegationFinishStmt != nil {
+		if cerr := q.delegationFinishStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationFinishStmt: %w", cerr)
+		}
+	}
+	if q.delegationGetStmt != nil {
+		if cerr := q.delegationGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationGetStmt: %w", cerr)
+		}
+	}
+	if q.delegationInsertStmt != nil {
+		if cerr := q.delegationInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationInsertStmt: %w", cerr)
+		}
+	}
+	if q.delegationListStmt != nil {
+		if cerr := q.delegationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationListStmt: %w", cerr)
+		}
+	}
+	if q.delegationTrackRecordsStmt != nil {
+		if cerr := q.delegationTrackRecordsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing delegationTrackRecordsStmt: %w", cerr)
 		}
 	}
 	if q.entryGetStmt != nil {
@@ -1268,6 +1351,51 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing schemaMigrationsVersionsStmt: %w", cerr)
 		}
 	}
+	if q.sideThreadByChildStmt != nil {
+		if cerr := q.sideThreadByChildStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadByChildStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadFindOpenStmt != nil {
+		if cerr := q.sideThreadFindOpenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadFindOpenStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadFinishStmt != nil {
+		if cerr := q.sideThreadFinishStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadFinishStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadGetStmt != nil {
+		if cerr := q.sideThreadGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadGetStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadInsertStmt != nil {
+		if cerr := q.sideThreadInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadInsertStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadListStmt != nil {
+		if cerr := q.sideThreadListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadListStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadListStaleStmt != nil {
+		if cerr := q.sideThreadListStaleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadListStaleStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadMarkStmt != nil {
+		if cerr := q.sideThreadMarkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadMarkStmt: %w", cerr)
+		}
+	}
+	if q.sideThreadProgressStmt != nil {
+		if cerr := q.sideThreadProgressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sideThreadProgressStmt: %w", cerr)
+		}
+	}
 	if q.skillDeleteStmt != nil {
 		if cerr := q.skillDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing skillDeleteStmt: %w", cerr)
@@ -1535,6 +1663,7 @@ type Queries struct {
 	agentDirectoryStmt                *sql.Stmt
 	agentGetByNameStmt                *sql.Stmt
 	agentListVisibleStmt              *sql.Stmt
+	agentLoadsStmt                    *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
 	agentPinAddStmt                   *sql.Stmt
 	agentPinListStmt                  *sql.Stmt
@@ -1578,6 +1707,12 @@ type Queries struct {
 	conversationSetStatusStmt         *sql.Stmt
 	conversationWorkspaceStmt         *sql.Stmt
 	conversationWorkspaceSetStmt      *sql.Stmt
+	delegationByChildStmt             *sql.Stmt
+	delegationFinishStmt              *sql.Stmt
+	delegationGetStmt                 *sql.Stmt
+	delegationInsertStmt              *sql.Stmt
+	delegationListStmt                *sql.Stmt
+	delegationTrackRecordsStmt        *sql.Stmt
 	entryGetStmt                      *sql.Stmt
 	entryInsertStmt                   *sql.Stmt
 	entryLatestSummaryStmt            *sql.Stmt
@@ -1670,6 +1805,15 @@ type Queries struct {
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
 	schemaMigrationsVersionsStmt      *sql.Stmt
+	sideThreadByChildStmt             *sql.Stmt
+	sideThreadFindOpenStmt            *sql.Stmt
+	sideThreadFinishStmt              *sql.Stmt
+	sideThreadGetStmt                 *sql.Stmt
+	sideThreadInsertStmt              *sql.Stmt
+	sideThreadListStmt                *sql.Stmt
+	sideThreadListStaleStmt           *sql.Stmt
+	sideThreadMarkStmt                *sql.Stmt
+	sideThreadProgressStmt            *sql.Stmt
 	skillDeleteStmt                   *sql.Stmt
 	skillGetStmt                      *sql.Stmt
 	skillListStmt                     *sql.Stmt
@@ -1724,6 +1868,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		agentDirectoryStmt:                q.agentDirectoryStmt,
 		agentGetByNameStmt:                q.agentGetByNameStmt,
 		agentListVisibleStmt:              q.agentListVisibleStmt,
+		agentLoadsStmt:                    q.agentLoadsStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
 		agentPinAddStmt:                   q.agentPinAddStmt,
 		agentPinListStmt:                  q.agentPinListStmt,
@@ -1767,6 +1912,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationSetStatusStmt:         q.conversationSetStatusStmt,
 		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
 		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,
+		delegationByChildStmt:             q.delegationByChildStmt,
+		delegationFinishStmt:              q.delegationFinishStmt,
+		delegationGetStmt:                 q.delegationGetStmt,
+		delegationInsertStmt:              q.delegationInsertStmt,
+		delegationListStmt:                q.delegationListStmt,
+		delegationTrackRecordsStmt:        q.delegationTrackRecordsStmt,
 		entryGetStmt:                      q.entryGetStmt,
 		entryInsertStmt:                   q.entryInsertStmt,
 		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
@@ -1859,6 +2010,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
 		schemaMigrationsVersionsStmt:      q.schemaMigrationsVersionsStmt,
+		sideThreadByChildStmt:             q.sideThreadByChildStmt,
+		sideThreadFindOpenStmt:            q.sideThreadFindOpenStmt,
+		sideThreadFinishStmt:              q.sideThreadFinishStmt,
+		sideThreadGetStmt:                 q.sideThreadGetStmt,
+		sideThreadInsertStmt:              q.sideThreadInsertStmt,
+		sideThreadListStmt:                q.sideThreadListStmt,
+		sideThreadListStaleStmt:           q.sideThreadListStaleStmt,
+		sideThreadMarkStmt:                q.sideThreadMarkStmt,
+		sideThreadProgressStmt:            q.sideThreadProgressStmt,
 		skillDeleteStmt:                   q.skillDeleteStmt,
 		skillGetStmt:                      q.skillGetStmt,
 		skillListStmt:                     q.skillListStmt,

@@ -154,6 +154,21 @@ type ConversationRulebook struct {
 	UpdatedAt      int64
 }
 
+type Delegation struct {
+	ID               uuid.UUID
+	FromConversation uuid.UUID
+	FromAgent        string
+	ToAgent          string
+	ChildID          uuid.UUID
+	Task             string
+	Factors          string
+	Status           string
+	Result           string
+	CreatedAt        int64
+	UpdatedAt        int64
+	FinishedAt       sql.NullInt64
+}
+
 type DiscardedEntry struct {
 	ID             uuid.UUID
 	ConversationID uuid.UUID
@@ -340,6 +355,22 @@ type ScheduleRun struct {
 	Note           string
 	CreatedAt      int64
 	UpdatedAt      int64
+}
+
+type SideThread struct {
+	ID            uuid.UUID
+	ParentID      uuid.UUID
+	ParentSeq     int64
+	ChildID       uuid.UUID
+	Opener        string
+	Peer          string
+	Status        string
+	Summary       string
+	FinishedBy    string
+	MarkerEntryID uuid.NullUUID
+	ProgressAt    int64
+	CreatedAt     int64
+	UpdatedAt     int64
 }
 
 type Skill struct {

@@ -1,0 +1,131 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Side threads on the platforms. The marker is a small card under the
+// message that opened the side thread: the two agents, the status and a
+// link to the side conversation. It is drawn from the side thread's status
+// as it is when drawn, so a marker posted late is already right; when the
+// status changes, HandleSideThreadMarker edits the marker's messages in
+// place, on every binding, instead of posting new ones.
+
+// statusLabel is how a status reads on a marker.
+func statusLabel(s store.SideThreadStatus) string {
+	switch s {
+	case store.SideThreadResolved:
+		return "✅ Resolved"
+	case store.SideThreadAbandoned:
+		return "⏸️ Abandoned"
+	}
+	return "💬 In progress"
+}
+
+// sideThreadMessage is what people see of a side_thread entry: the marker
+// (from the side thread's current status), or the summary posted back.
+func (d *Deliverer) sideThreadMessage(ctx context.Context, e *store.Entry) (*bots.Message, error) {
+	c, err := core.Decode[core.SideThreadContent](e)
+	if err != nil {
+		return nil, err
+	}
+	switch c.Event {
+	case core.SideThreadResolved:
+		return &bots.Message{
+			Text:     fmt.Sprintf("🧵 Side thread between %s and %s resolved by %s:\n%s", c.Opener, c.Peer, c.By, c.Summary),
+			Identity: d.opts.IdentityFunc(c.By),
+		}, nil
+	case core.SideThreadOpened:
+	default:
+		return nil, nil
+	}
+	th, err := d.st.SideThreadGet(ctx, c.SideThreadID)
+	if err != nil {
+		return nil, fmt.Errorf("reading side thread %s: %w", c.SideThreadID, err)
+	}
+	return markerMessage(e.ID, th, d.opts.LinkFunc(th.ChildID))
+}
+
+// markerMessage draws a side thread's marker card.
+func markerMessage(entryID uuid.UUID, th *store.SideThread, link string) (*bots.Message, error) {
+	status := statusLabel(th.Status)
+	item := cards.Item{
+		Title:    status,
+		Subtitle: fmt.Sprintf("%s ↔ %s", th.Opener, th.Peer),
+		Link:     link,
+		Rows:     []cards.Row{{Label: "Status", Value: status}},
+	}
+	if th.Summary != "" {
+		item.Rows = append(item.Rows, cards.Row{Label: "Summary", Value: th.Summary})
+	}
+	if link == "" {
+		item.Rows = append(item.Rows, cards.Row{Label: "Conversation", Value: th.ChildID.String()})
+	}
+	st, err := cards.Stamp(&cards.Result{Kind: cards.KindGeneric, Title: "🧵 Side thread", Items: []cards.Item{item}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("drawing the marker of side thread %s: %w", th.ID, err)
+	}
+	return &bots.Message{Card: &bots.Card{EntryID: entryID, Stamped: st}, Text: st.PlainText()}, nil
+}
+
+// HandleSideThreadMarker is the handler of core.SideThreadMarkerArgs
+// items: it edits the side thread's marker on every binding of the parent
+// to its current status, in place. A marker not posted yet is posted
+// first (by the binding's flush), already showing the status.
+func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkItem, args core.SideThreadMarkerArgs) error {
+	th, err := d.st.SideThreadGet(ctx, args.SideThreadID)
+	if err != nil {
+		return fmt.Errorf("reading side thread %s: %w", args.SideThreadID, err)
+	}
+	if th.MarkerEntryID == nil {
+		return nil // a DM's side thread has no marker
+	}
+	conv, err := d.st.ConversationGet(ctx, th.ParentID)
+	if err != nil {
+		return fmt.Errorf("loading conversation %s: %w", th.ParentID, err)
+	}
+	bs, err := d.bindings(ctx, conv)
+	if err != nil {
+		return err
+	}
+	msg, err := markerMessage(*th.MarkerEntryID, th, d.opts.LinkFunc(th.ChildID))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, b := range bs {
+		if err := d.editMarker(ctx, b, *th.MarkerEntryID, msg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Deliverer) editMarker(ctx context.Context, b *bound, entryID uuid.UUID, msg *bots.Message) error {
+	posted, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: entryID})
+	if errors.Is(err, store.ErrNotFound) || (err == nil && posted.Pending) {
+		// Not posted yet: posting it now draws the current status.
+		return d.flushBinding(ctx, b, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the marker's post: %w", err)
+	}
+	ed, ok := b.ad.(bots.Editor)
+	refs := decodeRefs(posted.MessageIDs)
+	if !ok || len(refs) == 0 {
+		return nil
+	}
+	if err := ed.Update(ctx, refs[0], msg); err != nil {
+		return fmt.Errorf("editing the side thread marker on %s: %w", b.b.Place.Platform, err)
+	}
+	return nil
+}
