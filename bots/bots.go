@@ -163,3 +163,27 @@ type Finder interface {
 type StatusSetter interface {
 	SetStatus(ctx context.Context, to Target, status string) error
 }
+
+// Task is a step of the agent's work shown beside a streamed reply: a tool
+// call, with a short title, where it stands and what it was asked and
+// answered. A later Task with the same ID replaces the earlier one.
+type Task struct {
+	ID      string
+	Title   string
+	Status  string // "in_progress", "complete" or "error"
+	Details string
+	Output  string
+}
+
+// TaskStreamer is a Streamer whose streams can show tasks (Slack's
+// task_update chunks). ShowsTasks reports whether a stream to the target
+// would: deliver opens a stream for a task only then.
+type TaskStreamer interface {
+	Streamer
+	ShowsTasks(to Target) bool
+}
+
+// TaskStream is a Stream that shows tasks in order with its text.
+type TaskStream interface {
+	Task(ctx context.Context, t Task) error
+}

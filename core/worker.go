@@ -177,12 +177,21 @@ func (w *Worker) Start(ctx context.Context) error {
 		cancelWork(nil)
 		return fmt.Errorf("subscribing to work wake-ups: %w", err)
 	}
+	// Entry wake-ups carry stop requests to whichever instance runs the
+	// turn (Service.Stop).
+	entryNotes, err := w.opts.Store.Subscribe(loopCtx, store.TopicEntries)
+	if err != nil {
+		stopClaiming()
+		cancelWork(nil)
+		return fmt.Errorf("subscribing to entry wake-ups: %w", err)
+	}
 	w.stopClaiming, w.cancelWork, w.done = stopClaiming, cancelWork, make(chan struct{})
 	go func() {
 		for range notes {
 			w.Wake()
 		}
 	}()
+	go w.watchStops(workCtx, entryNotes)
 	go w.loop(loopCtx, workCtx)
 	return nil
 }
@@ -353,6 +362,10 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 				}
 				if err != nil && itemCtx.Err() == nil {
 					log.ErrorContext(ctx, "heartbeat", "error", redact.String(err.Error()))
+				}
+				if item.Kind == WorkTurn && item.ConversationID != nil {
+					// A stop whose wake-up was lost is found here.
+					w.checkStops(itemCtx, *item.ConversationID)
 				}
 			}
 		}
