@@ -73,6 +73,10 @@ type Message struct {
 	Identity *Identity
 	// Ephemeral, with UserID on the target, shows the message to one person.
 	Ephemeral bool
+	// Feedback asks people to rate the message (an agent's final reply):
+	// platforms that can show rating buttons do (Slack's feedback_buttons),
+	// and a click comes back as a FeedbackFunc call.
+	Feedback bool
 	// Key is the idempotency key of the post (the entry id it delivers).
 	// Platforms that can make a post idempotent use it (Discord: a nonce
 	// with enforce_nonce) or tag the message with it so it can be found

@@ -54,6 +54,9 @@ const (
 	// SummaryQueries); it has a seq like every entry but errors, so it
 	// forks, streams and time-travels with the rest of the log.
 	EntrySummary EntryKind = "summary"
+	// EntryFeedback is a person's rating of a reply (feedback buttons):
+	// kept for the record and counted, never sent to a model.
+	EntryFeedback EntryKind = "feedback"
 )
 
 // Valid reports whether k is one of the known kinds. The store's rules
@@ -62,7 +65,7 @@ const (
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError, EntrySummary:
+		EntryAction, EntrySystem, EntryError, EntrySummary, EntryFeedback:
 		return true
 	}
 	return false

@@ -291,6 +291,13 @@ func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) 
 	if err != nil {
 		return fmt.Errorf("setting slack thread status: %w", err)
 	}
+	if a.opts.AgentSessions {
+		session := slack.AgentSessionStatusProcessing
+		if status == "" {
+			session = slack.AgentSessionStatusActive
+		}
+		a.sessions.set(ctx, a, w, bots.Target{Channel: channel, Thread: to.Thread}, session)
+	}
 	params := slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: to.Thread, Status: status}
 	err = a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {
 		return w.api.SetAssistantThreadsStatusContext(ctx, params)
