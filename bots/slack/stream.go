@@ -516,9 +516,6 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 		}
 	}
 	text, rendered := s.a.renderOne(ctx, final)
-	if fb := s.a.feedbackBlock(final); fb != nil {
-		rendered = append(rendered, fb)
-	}
 	if err := s.a.updateMessage(ctx, s.w, s.channel, refs[0].ID, text, rendered); err != nil {
 		return nil, err
 	}
