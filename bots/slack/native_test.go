@@ -238,6 +238,9 @@ func TestAgentViewEvents(t *testing.T) {
 		}
 	}
 	send("Ev1", map[string]any{"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "messages", "event_ts": "1.0"})
+	if _, err := env.srv.WaitCalls("assistant.threads.setSuggestedPrompts", 1, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	send("Ev2", map[string]any{"type": "app_context_changed", "user": "U1", "channel": "D1", "event_ts": "2.0",
 		"context": map[string]any{"entities": []map[string]any{{"type": "slack#/types/channel_id", "value": "C42", "team_id": "T0FAKE"}}}})
 	calls, err := env.srv.WaitCalls("assistant.threads.setSuggestedPrompts", 2, 5*time.Second)
