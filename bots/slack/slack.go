@@ -121,6 +121,12 @@ type Options struct {
 	// FeedbackFunc records a click on the feedback buttons under an agent's
 	// reply. Optional: nil shows no feedback buttons.
 	FeedbackFunc func(ctx context.Context, f *core.Feedback) error
+	// CommandFunc answers the typed commands that /switchboard remind,
+	// rules and grants carry (core.CommandFunc, the handler of ! commands).
+	// Optional: nil answers that commands are not configured.
+	CommandFunc core.CommandFunc
+	// ListAgentsFunc names the agents for /switchboard agents. Optional.
+	ListAgentsFunc func(ctx context.Context) ([]string, error)
 	// HomeFunc reads what a person's App Home tab shows (their agents,
 	// schedules and pending approvals). Optional: nil publishes no Home tab.
 	HomeFunc func(ctx context.Context, workspace, userID string) (*Home, error)
