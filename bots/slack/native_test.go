@@ -32,12 +32,16 @@ func TestStreamTasksInOrder(t *testing.T) {
 	ts := st.(bots.TaskStream)
 	long := strings.Repeat("x", 400) // longer than a task's details may be
 	steps := []func() error{
-		func() error { return ts.Task(ctx, bots.Task{ID: "call_1", Title: "web_search", Status: "in_progress", Details: long}) },
+		func() error {
+			return ts.Task(ctx, bots.Task{ID: "call_1", Title: "web_search", Status: "in_progress", Details: long})
+		},
 		func() error {
 			return ts.Task(ctx, bots.Task{ID: "call_1", Title: "web_search", Status: "complete", Details: long, Output: "3 results"})
 		},
 		func() error { return st.Append(ctx, "Found it: ") },
-		func() error { return ts.Task(ctx, bots.Task{ID: "call_2", Title: "fetch", Status: "error", Output: "404"}) },
+		func() error {
+			return ts.Task(ctx, bots.Task{ID: "call_2", Title: "fetch", Status: "error", Output: "404"})
+		},
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
