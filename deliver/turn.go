@@ -145,6 +145,12 @@ func (t *turnDelivery) loop(ctx context.Context) {
 		select {
 		case ev = <-t.events:
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), core.ErrInterrupted) {
+				// A person stopped the turn: nobody continues it, so its
+				// end (Close) still comes here and closes the live message.
+				ctx = context.WithoutCancel(ctx)
+				continue
+			}
 			// The turn is over for this process (shutdown, lost lease): a
 			// live stream stays recorded for whoever continues.
 			return

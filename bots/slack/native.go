@@ -131,8 +131,8 @@ func (a *Adapter) handleAgentEvent(ctx context.Context, w *workspace, ev *agentE
 			}
 		case "home":
 			if a.opts.HomeFunc != nil && ev.User != "" {
-				user := ev.User
-				a.background(func(ctx context.Context) { a.publishHome(ctx, w, user) })
+				user, dm := ev.User, ev.Channel
+				a.background(func(ctx context.Context) { a.publishHome(ctx, w, user, dm) })
 			}
 		}
 	case "app_context_changed":
@@ -229,8 +229,8 @@ type Home struct {
 }
 
 // publishHome shows the person's Home tab (views.publish).
-func (a *Adapter) publishHome(ctx context.Context, w *workspace, user string) {
-	h, err := a.opts.HomeFunc(ctx, w.team, user)
+func (a *Adapter) publishHome(ctx context.Context, w *workspace, user, dm string) {
+	h, err := a.opts.HomeFunc(ctx, w.team, user, dm)
 	if err != nil {
 		a.log.WarnContext(ctx, "reading what the home tab shows", "user_id", user, "err", err)
 		return

@@ -230,7 +230,7 @@ func TestFeedbackButtons(t *testing.T) {
 func TestAgentViewEvents(t *testing.T) {
 	env := newEnv(t, func(o *Options) {
 		o.AckReaction = "eyes"
-		o.HomeFunc = func(_ context.Context, team, user string) (*Home, error) {
+		o.HomeFunc = func(_ context.Context, team, user, dm string) (*Home, error) {
 			return &Home{Agents: []string{"helper (" + user + ")"}, Schedules: []string{"daily briefing"}}, nil
 		}
 	})

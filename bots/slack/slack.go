@@ -128,8 +128,9 @@ type Options struct {
 	// ListAgentsFunc names the agents for /switchboard agents. Optional.
 	ListAgentsFunc func(ctx context.Context) ([]string, error)
 	// HomeFunc reads what a person's App Home tab shows (their agents,
-	// schedules and pending approvals). Optional: nil publishes no Home tab.
-	HomeFunc func(ctx context.Context, workspace, userID string) (*Home, error)
+	// schedules and pending approvals); dm is their DM with the app.
+	// Optional: nil publishes no Home tab.
+	HomeFunc func(ctx context.Context, workspace, userID, dm string) (*Home, error)
 	// AckReaction, when set (an emoji name such as "eyes"), is added to each
 	// message taken up, and replaced by DoneReaction once the reply is
 	// delivered.
