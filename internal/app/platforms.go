@@ -86,7 +86,7 @@ func (a *App) buildPlatforms() error {
 			Submitter:     a.Service,
 			// Joining a guild makes and binds its team workspace, as a
 			// Slack install does for a team.
-			Binder: cmp.Or[discordbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
+			Binder:         cmp.Or[discordbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
 			ListAgentsFunc: a.agentNames,
 			// /remind is answered by the handler of typed commands, for the
 			// people the access policy admits, in the person's time zone.
