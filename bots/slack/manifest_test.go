@@ -49,7 +49,7 @@ func TestManifest(t *testing.T) {
 	}
 	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:read", "im:write",
 		"channels:history", "groups:history", "files:write", "assistant:write", "users:read",
-		"commands", "files:read", "mpim:history", "reactions:write"} {
+		"commands", "mpim:history", "reactions:write"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
 			t.Errorf("manifest lacks bot scope %s", s)
 		}
