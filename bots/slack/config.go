@@ -10,15 +10,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Config is the slack: block of switchboard.yaml: the adapter's settings an
-// operator chooses. Every field is optional; Apply copies the ones set onto
-// Options.
+// Config holds what an operator sets for Slack under slack: in
+// switchboard.yaml. A field left out is nil or zero, and Apply leaves the
+// matching option at its default.
 //
 //	slack:
 //	  allow_bots: false          # other bots' messages reach core (the loop guard applies)
 //	  agent_view: true           # agent session status and the stop button (features.agent_view)
 //	  task_updates: true         # tool calls shown as tasks in the streamed reply
-//	  feedback_buttons: true     # 👍/👎 under each reply, recorded and counted
+//	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
 //	  streaming:
