@@ -700,7 +700,8 @@ func TestSlackButtonClickResumesTurn(t *testing.T) {
 		poll(t, "the question with buttons", func() (bool, string) {
 			msgs := e.botMessages(channel)
 			for _, m := range msgs {
-				if len(m.Blocks) > 0 {
+				// The reply before it has blocks too (feedback buttons).
+				if len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
 					question = m
 					return true, ""
 				}
