@@ -73,6 +73,10 @@ type Message struct {
 	Identity *Identity
 	// Ephemeral, with UserID on the target, shows the message to one person.
 	Ephemeral bool
+	// Feedback asks people to rate the message (an agent's final reply):
+	// platforms that can show rating buttons do (Slack's feedback_buttons),
+	// and a click comes back as a FeedbackFunc call.
+	Feedback bool
 	// Key is the idempotency key of the post (the entry id it delivers).
 	// Platforms that can make a post idempotent use it (Discord: a nonce
 	// with enforce_nonce) or tag the message with it so it can be found
@@ -162,4 +166,28 @@ type Finder interface {
 // Discord's typing indicator). An empty status clears it.
 type StatusSetter interface {
 	SetStatus(ctx context.Context, to Target, status string) error
+}
+
+// Task is a step of the agent's work shown beside a streamed reply: a tool
+// call, with a short title, where it stands and what it was asked and
+// answered. A later Task with the same ID replaces the earlier one.
+type Task struct {
+	ID      string
+	Title   string
+	Status  string // "in_progress", "complete" or "error"
+	Details string
+	Output  string
+}
+
+// TaskStreamer is a Streamer whose streams can show tasks (Slack's
+// task_update chunks). ShowsTasks reports whether a stream to the target
+// would: deliver opens a stream for a task only then.
+type TaskStreamer interface {
+	Streamer
+	ShowsTasks(to Target) bool
+}
+
+// TaskStream is a Stream that shows tasks in order with its text.
+type TaskStream interface {
+	Task(ctx context.Context, t Task) error
 }

@@ -100,6 +100,11 @@ type SystemContent struct {
 	// notify): delivered like a message, never shown to the model, which
 	// has the call and its result already.
 	Notice bool `json:"notice,omitempty"`
+	// Stop names the turn (its work item) a person stopped with a
+	// platform's stop button. The worker running that turn, on any
+	// instance, cuts it off when it reads this entry (see Service.Stop).
+	// The model sees the line, so it knows its reply was cut short.
+	Stop *uuid.UUID `json:"stop,omitempty"`
 }
 
 // ErrorContent is shown to people and never sent to a model.

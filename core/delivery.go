@@ -39,6 +39,33 @@ type TurnDelivery interface {
 	Close(ctx context.Context, interrupted bool) error
 }
 
+// TaskStatus is where a task shown beside a streamed reply stands.
+type TaskStatus string
+
+const (
+	TaskRunning TaskStatus = "in_progress"
+	TaskDone    TaskStatus = "complete"
+	TaskFailed  TaskStatus = "error"
+)
+
+// TaskUpdate is one of a turn's tool calls shown as it happens: started,
+// then finished or failed. ID is the call id, so a later update replaces
+// the earlier one on the platform.
+type TaskUpdate struct {
+	ID      string
+	Title   string
+	Status  TaskStatus
+	Details string // what the call was asked, shortened
+	Output  string // what it answered, shortened; set when it ended
+}
+
+// TaskReporter is a TurnDelivery that can show tool calls as tasks beside
+// the live reply (Slack's task_update chunks). Like Status, Task never
+// waits on a platform.
+type TaskReporter interface {
+	Task(u TaskUpdate)
+}
+
 // Visible reports whether people see an entry on a platform (an assistant
 // reply with text, a card, a tool result with files, an error that is not
 // an interim notice), so that the commit appending it must also enqueue its

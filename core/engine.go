@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,9 +129,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if td != nil {
 		// A turn cut off (a shutdown, or a lease lost, which its own write
 		// may notice before the heartbeat does) leaves its live message to
-		// whoever continues it.
+		// whoever continues it. A turn a person stopped is not continued:
+		// its live message is closed like a finished turn's.
 		defer func() {
-			s.closeDelivery(ctx, conv.ID, td, ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost))
+			stopped := errors.Is(context.Cause(ctx), ErrInterrupted)
+			s.closeDelivery(ctx, conv.ID, td, !stopped && (ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost)))
 		}()
 	}
 
@@ -542,6 +545,45 @@ func (t *turn) status(text string) {
 	}
 }
 
+// taskText is the most of a call's input or output a task shows: Slack
+// takes 256 characters in a task's details and output.
+const taskText = 256
+
+// task shows a tool call's progress on platforms that show tasks.
+func (t *turn) task(c ToolCallContent, status TaskStatus, output json.RawMessage) {
+	tr, ok := t.td.(TaskReporter)
+	if !ok {
+		return
+	}
+	u := TaskUpdate{ID: c.CallID, Title: c.Name, Status: status, Details: shorten(redact.String(compactJSON(c.Input)), taskText)}
+	if output != nil {
+		u.Output = shorten(redact.String(compactJSON(output)), taskText)
+	}
+	tr.Task(u)
+}
+
+// compactJSON is raw as one line, a JSON string as its text.
+func compactJSON(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// shorten cuts s to at most n characters, marking the cut.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 // commit appends entries (and the usage row, if any) in one transaction.
 // The first entry of this attempt that people see carries the durable
 // deliver item in the same commit; then the entries are delivered at once,
@@ -721,6 +763,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 		return false, t.record(ctx, c, interrupted(started.Execution), v)
 	}
 	t.status("is running " + c.Name + "…")
+	t.task(c, TaskRunning, nil)
 	callCtx, endTool := t.traceTool(ctx, c)
 	res := tl.Call(callCtx, &tool.Request{
 		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
@@ -791,7 +834,7 @@ func interrupted(x *store.ToolExecution) tool.Result {
 }
 
 // record appends a call's result (and any card it produced) and audits it.
-func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v verdict) error {
+func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v verdict) (err error) {
 	content := ToolResultContent{CallID: c.CallID, Name: c.Name, Output: res.Output, IsError: res.IsError}
 	if len(content.Output) == 0 {
 		content.Output = json.RawMessage(`null`)
@@ -806,6 +849,15 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 		content.Attachments = append(content.Attachments, Attachment{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
 	}
 	step := []pendingEntry{{store.EntryToolResult, content}}
+	defer func() {
+		if err == nil {
+			st := TaskDone
+			if res.IsError {
+				st = TaskFailed
+			}
+			t.task(c, st, content.Output)
+		}
+	}()
 	if v.Decision == string(tool.DecisionNotify) && v.Outcome == "" {
 		// Notify: the conversation is told the call ran, as a line of its
 		// own, committed with the result: a crash or a retried turn can

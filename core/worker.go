@@ -251,6 +251,14 @@ func (w *Worker) Start(ctx context.Context) error {
 		cancelWork(nil)
 		return fmt.Errorf("subscribing to work wake-ups: %w", err)
 	}
+	// Entry wake-ups carry stop requests to whichever instance runs the
+	// turn (Service.Stop).
+	entryNotes, err := w.opts.Store.Subscribe(loopCtx, store.TopicEntries)
+	if err != nil {
+		stopClaiming()
+		cancelWork(nil)
+		return fmt.Errorf("subscribing to entry wake-ups: %w", err)
+	}
 	w.stopClaiming, w.cancelWork, w.done = stopClaiming, cancelWork, make(chan struct{})
 	w.completer = newCompleter(w.opts.Store, w.opts.WorkerID, w.opts.CompleteWindow, completeBatch, w.opts.Now)
 	go func() {
@@ -258,6 +266,7 @@ func (w *Worker) Start(ctx context.Context) error {
 			w.wakeKind(n.Payload)
 		}
 	}()
+	go w.watchStops(workCtx, entryNotes)
 	var loops sync.WaitGroup
 	for _, l := range w.lanes {
 		loops.Go(func() { w.loop(loopCtx, workCtx, l) })
@@ -451,6 +460,10 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 				}
 				if err != nil && itemCtx.Err() == nil {
 					log.ErrorContext(ctx, "heartbeat", "error", redact.String(err.Error()))
+				}
+				if item.Kind == WorkTurn && item.ConversationID != nil {
+					// A stop whose wake-up was lost is found here.
+					w.checkStops(itemCtx, *item.ConversationID)
 				}
 			}
 		}

@@ -485,7 +485,8 @@ func render(e *store.Entry) (*bots.Message, error) {
 		if err != nil || c.Text == "" {
 			return nil, err
 		}
-		return &bots.Message{Text: c.Text}, nil
+		_, byAgent := e.Author.Agent()
+		return &bots.Message{Text: c.Text, Feedback: byAgent}, nil
 	case store.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {

@@ -29,12 +29,14 @@ const (
 	evReset
 	evFlush
 	evClose
+	evTask
 )
 
 type event struct {
 	kind        eventKind
 	text        string
 	interrupted bool
+	task        core.TaskUpdate
 	ctx         context.Context
 	done        chan error
 }
@@ -93,6 +95,9 @@ func (t *turnDelivery) Delta(text string) { t.send(event{kind: evDelta, text: te
 // Reset implements core.TurnDelivery.
 func (t *turnDelivery) Reset() { t.send(event{kind: evReset}) }
 
+// Task implements core.TaskReporter.
+func (t *turnDelivery) Task(u core.TaskUpdate) { t.send(event{kind: evTask, task: u}) }
+
 // send queues a live event without waiting.
 func (t *turnDelivery) send(ev event) {
 	select {
@@ -140,6 +145,12 @@ func (t *turnDelivery) loop(ctx context.Context) {
 		select {
 		case ev = <-t.events:
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), core.ErrInterrupted) {
+				// A person stopped the turn: nobody continues it, so its
+				// end (Close) still comes here and closes the live message.
+				ctx = context.WithoutCancel(ctx)
+				continue
+			}
 			// The turn is over for this process (shutdown, lost lease): a
 			// live stream stays recorded for whoever continues.
 			return
@@ -151,6 +162,8 @@ func (t *turnDelivery) loop(ctx context.Context) {
 			t.delta(ctx, ev.text)
 		case evReset:
 			t.reset(ctx)
+		case evTask:
+			t.task(ctx, ev.task)
 		case evFlush:
 			ev.done <- t.flush(ev.ctx)
 		case evClose:
@@ -178,6 +191,30 @@ func (t *turnDelivery) delta(ctx context.Context, text string) {
 		}
 		if err := ls.stream.Append(ctx, text); err != nil {
 			t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+		}
+		t.save(ctx, b, ls)
+	}
+}
+
+// task shows a tool call's progress in the live reply of every binding
+// whose platform shows tasks; the others have the status line.
+func (t *turnDelivery) task(ctx context.Context, u core.TaskUpdate) {
+	for _, b := range t.bound {
+		ts, ok := b.ad.(bots.TaskStreamer)
+		if !ok || !ts.ShowsTasks(b.to) {
+			continue
+		}
+		ls := t.streamOf(ctx, b)
+		if ls == nil {
+			continue
+		}
+		s, ok := ls.stream.(bots.TaskStream)
+		if !ok {
+			continue // a stream taken over shows no tasks
+		}
+		task := bots.Task{ID: u.ID, Title: u.Title, Status: string(u.Status), Details: u.Details, Output: u.Output}
+		if err := s.Task(ctx, task); err != nil {
+			t.d.log.WarnContext(ctx, "showing a task", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
 		t.save(ctx, b, ls)
 	}

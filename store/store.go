@@ -59,6 +59,9 @@ const (
 	// marker people see under the message that opened it, and the summary
 	// posted back when it ends (see SideThreadQueries).
 	EntrySideThread EntryKind = "side_thread"
+	// EntryFeedback is a person's rating of a reply (feedback buttons):
+	// kept for the record and counted, never sent to a model.
+	EntryFeedback EntryKind = "feedback"
 )
 
 // Valid reports whether k is one of the known kinds. The store's rules
@@ -67,7 +70,7 @@ const (
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread:
+		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread, EntryFeedback:
 		return true
 	}
 	return false

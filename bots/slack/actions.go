@@ -24,6 +24,12 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 		if act == nil {
 			continue
 		}
+		if ok, err := a.feedbackClick(ctx, ic, act); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		value, label := act.Value, act.Text.Text
 		if value == "" && act.SelectedOption.Value != "" { // a select menu
 			value = act.SelectedOption.Value

@@ -98,6 +98,13 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 	case "assistant_thread_started", "assistant_thread_context_changed":
 		a.assistantThreadOpened(ctx, w, &ev)
 		return nil
+	case "app_home_opened", "app_context_changed", "agent_session_stopped":
+		var ae agentEvent
+		if err := json.Unmarshal(cb.Event, &ae); err != nil {
+			a.log.WarnContext(ctx, "dropping a slack agent event that does not decode", "event_id", cb.EventID, "err", err)
+			return nil
+		}
+		return a.handleAgentEvent(ctx, w, &ae)
 	case "app_mention", "message":
 	default:
 		a.log.DebugContext(ctx, "ignoring slack event", "type", ev.Type, "event_id", cb.EventID)
@@ -121,6 +128,9 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		"duplicate", res != nil && res.Duplicate, "ignored", res != nil && res.Ignored, "refused", res != nil && res.Refused)
 	if res != nil && res.Refused && res.Notice != "" {
 		a.background(func(ctx context.Context) { a.tellRefused(ctx, in, res.Notice) })
+	}
+	if res != nil && !res.Duplicate && !res.Ignored && !res.Refused && a.opts.AckReaction != "" {
+		a.background(func(ctx context.Context) { a.ackReaction(ctx, w, in.Channel, in.MessageID) })
 	}
 	return nil
 }

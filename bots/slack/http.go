@@ -16,14 +16,16 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// Routes registers the HTTP Events API endpoints, POST /slack/events and
-// POST /slack/interactivity, when a signing secret is set.
+// Routes registers the HTTP Events API endpoints, POST /slack/events,
+// POST /slack/interactivity and POST /slack/commands (the slash command),
+// when a signing secret is set.
 func (a *Adapter) Routes(mux *http.ServeMux) {
 	if a.opts.SigningSecret == "" {
 		return
 	}
 	mux.Handle("POST /slack/events", a.EventsHandler())
 	mux.Handle("POST /slack/interactivity", a.InteractivityHandler())
+	mux.HandleFunc("POST /slack/commands", a.serveCommands)
 }
 
 // EventsHandler answers Slack's Events API requests: the url_verification

@@ -26,8 +26,9 @@ const DefaultAuthorizeURL = "https://slack.com/oauth/v2/authorize"
 // BotScopes are the bot scopes the install requests: the manifest's
 // (slack-app-manifest.yaml, checked by TestManifest).
 var BotScopes = []string{
-	"app_mentions:read", "assistant:write", "channels:history", "chat:write", "chat:write.customize",
-	"files:write", "groups:history", "im:history", "im:read", "im:write", "users:read",
+	"app_mentions:read", "assistant:write", "channels:history", "chat:write", "chat:write.customize", "commands",
+	"files:write", "groups:history", "im:history", "im:read", "im:write", "mpim:history",
+	"reactions:write", "users:read",
 }
 
 // Errors of the state check (package oauthstate's).

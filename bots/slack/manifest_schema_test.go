@@ -39,6 +39,22 @@ type slackManifest struct {
 				Message string `yaml:"message"`
 			} `yaml:"suggested_prompts"`
 		} `yaml:"assistant_view"`
+		// AgentView is the agent messaging experience, which new apps get
+		// instead of assistant_view.
+		AgentView *struct {
+			Description string `yaml:"agent_description"`
+			Prompts     []struct {
+				Title   string `yaml:"title"`
+				Message string `yaml:"message"`
+			} `yaml:"suggested_prompts"`
+		} `yaml:"agent_view"`
+		SlashCommands []struct {
+			Command      string `yaml:"command"`
+			Description  string `yaml:"description"`
+			UsageHint    string `yaml:"usage_hint"`
+			ShouldEscape bool   `yaml:"should_escape"`
+			URL          string `yaml:"url"`
+		} `yaml:"slash_commands"`
 	} `yaml:"features"`
 	OAuthConfig struct {
 		RedirectURLs []string `yaml:"redirect_urls"`
@@ -121,6 +137,34 @@ func TestManifestFollowsSlacksSchema(t *testing.T) {
 	if av := m.Features.AssistantView; av != nil && av.Description == "" {
 		t.Error("features.assistant_view needs assistant_description")
 	}
+	if av := m.Features.AgentView; av != nil {
+		length("features.agent_view.agent_description", av.Description, 1, 300)
+		if len(av.Prompts) > 4 {
+			t.Errorf("features.agent_view.suggested_prompts has %d prompts; Slack takes at most 4", len(av.Prompts))
+		}
+		for _, p := range av.Prompts {
+			length("features.agent_view.suggested_prompts title", p.Title, 1, 75)
+			length("features.agent_view.suggested_prompts message", p.Message, 1, 2000)
+		}
+	}
+	if m.Features.AgentView != nil && m.Features.AssistantView != nil {
+		t.Error("features has both agent_view and assistant_view; an app has one")
+	}
+	if len(m.Features.SlashCommands) > 50 {
+		t.Errorf("features.slash_commands has %d commands; Slack takes at most 50", len(m.Features.SlashCommands))
+	}
+	for _, c := range m.Features.SlashCommands {
+		if !regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`).MatchString(c.Command) {
+			t.Errorf("slash command %q is not /name (lowercase, at most 32 characters)", c.Command)
+		}
+		length("features.slash_commands description", c.Description, 1, 2000)
+		if c.UsageHint != "" {
+			length("features.slash_commands usage_hint", c.UsageHint, 1, 1000)
+		}
+		if c.URL != "" && !httpURL.MatchString(c.URL) {
+			t.Errorf("slash command url %q must start with http(s)://", c.URL)
+		}
+	}
 
 	unique("oauth_config.redirect_urls", m.OAuthConfig.RedirectURLs, 2500, 1000)
 	for _, u := range m.OAuthConfig.RedirectURLs {
@@ -131,10 +175,12 @@ func TestManifestFollowsSlacksSchema(t *testing.T) {
 		}
 	}
 	unique("oauth_config.scopes.bot", m.OAuthConfig.Scopes.Bot, 50, 255)
-	scope := regexp.MustCompile(`^[a-z_]+(:[a-z_]+(\.[a-z_]+)*)+$`)
+	// resource:action, or one of Slack's single-word scopes (commands,
+	// incoming-webhook).
+	scope := regexp.MustCompile(`^([a-z_]+(:[a-z_]+(\.[a-z_]+)*)+|commands|incoming-webhook)$`)
 	for _, s := range m.OAuthConfig.Scopes.Bot {
 		if !scope.MatchString(s) {
-			t.Errorf("oauth_config.scopes.bot has %q, which is not shaped like a Slack scope (resource:action)", s)
+			t.Errorf("oauth_config.scopes.bot has %q, which is not shaped like a Slack scope (resource:action, or commands)", s)
 		}
 	}
 	ev := m.Settings.EventSubscriptions

@@ -18,9 +18,15 @@ func TestManifest(t *testing.T) {
 	}
 	var m struct {
 		Features struct {
-			AssistantView *struct {
-				Description string `yaml:"assistant_description"`
-			} `yaml:"assistant_view"`
+			AgentView *struct {
+				Description string `yaml:"agent_description"`
+			} `yaml:"agent_view"`
+			AppHome struct {
+				HomeTab bool `yaml:"home_tab_enabled"`
+			} `yaml:"app_home"`
+			SlashCommands []struct {
+				Command string `yaml:"command"`
+			} `yaml:"slash_commands"`
 		} `yaml:"features"`
 		OAuth struct {
 			RedirectURLs []string `yaml:"redirect_urls"`
@@ -42,7 +48,8 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("manifest is not valid YAML: %v", err)
 	}
 	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:read", "im:write",
-		"channels:history", "groups:history", "files:write", "assistant:write", "users:read"} {
+		"channels:history", "groups:history", "files:write", "assistant:write", "users:read",
+		"commands", "mpim:history", "reactions:write"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
 			t.Errorf("manifest lacks bot scope %s", s)
 		}
@@ -53,13 +60,17 @@ func TestManifest(t *testing.T) {
 	if len(m.OAuth.RedirectURLs) != 1 || !strings.HasSuffix(m.OAuth.RedirectURLs[0], "/slack/oauth/callback") {
 		t.Errorf("manifest redirect_urls %v: want one URL ending in /slack/oauth/callback", m.OAuth.RedirectURLs)
 	}
-	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "assistant_thread_started", "assistant_thread_context_changed"} {
+	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "message.mpim",
+		"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened", "app_context_changed", "agent_session_stopped"} {
 		if !slices.Contains(m.Settings.Events.Bot, e) {
 			t.Errorf("manifest lacks bot event %s", e)
 		}
 	}
-	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || m.Features.AssistantView == nil {
-		t.Errorf("manifest: socket mode %v, interactivity %v, assistant view %v; want all on",
-			m.Settings.SocketMode, m.Settings.Interactivity.Enabled, m.Features.AssistantView != nil)
+	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || m.Features.AgentView == nil || !m.Features.AppHome.HomeTab {
+		t.Errorf("manifest: socket mode %v, interactivity %v, agent view %v, home tab %v; want all on",
+			m.Settings.SocketMode, m.Settings.Interactivity.Enabled, m.Features.AgentView != nil, m.Features.AppHome.HomeTab)
+	}
+	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != SlashCommand {
+		t.Errorf("manifest slash commands %+v, want %s", m.Features.SlashCommands, SlashCommand)
 	}
 }

@@ -56,6 +56,9 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 		// message without them, as it always did.
 		parts = []part{{text: text}}
 	}
+	if fb := a.feedbackBlock(m); fb != nil {
+		buttons = append(buttons, fb)
+	}
 	if len(buttons) > 0 {
 		last := &parts[len(parts)-1]
 		if strings.TrimSpace(last.text) != "" {
@@ -242,7 +245,7 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 // renderOne renders m as a single message.
 func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []slack.Block) {
 	text := mrkdwn.Convert(m.Text)
-	if m.Card == nil && len(m.Buttons) == 0 {
+	if m.Card == nil && len(m.Buttons) == 0 && a.feedbackBlock(m) == nil {
 		if utf8.RuneCountInString(text) > slacklimit.MessageText {
 			a.log.WarnContext(ctx, "message longer than slack keeps; cutting", "chars", utf8.RuneCountInString(text))
 			text = firstPart(text, slacklimit.MessageText-1) + "…"
@@ -259,6 +262,9 @@ func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []sla
 		blocks = append(blocks, sectionBlock(p.text))
 	}
 	blocks = append(blocks, buttonBlocks(m.Buttons)...)
+	if fb := a.feedbackBlock(m); fb != nil {
+		blocks = append(blocks, fb)
+	}
 	if len(blocks) > slacklimit.Blocks {
 		a.log.WarnContext(ctx, "message longer than one slack message holds; cutting", "blocks", len(blocks))
 		blocks = append(blocks[:slacklimit.Blocks-len(buttonBlocks(m.Buttons))], buttonBlocks(m.Buttons)...)
@@ -290,6 +296,13 @@ func (a *Adapter) SetStatus(ctx context.Context, to bots.Target, status string) 
 	w, channel, err := a.target(ctx, to)
 	if err != nil {
 		return fmt.Errorf("setting slack thread status: %w", err)
+	}
+	if a.opts.AgentSessions {
+		session := slack.AgentSessionStatusProcessing
+		if status == "" {
+			session = slack.AgentSessionStatusActive
+		}
+		a.sessions.set(ctx, a, w, bots.Target{Channel: channel, Thread: to.Thread}, session)
 	}
 	params := slack.AssistantThreadsSetStatusParameters{ChannelID: channel, ThreadTS: to.Thread, Status: status}
 	err = a.retry(ctx, "assistant.threads.setStatus", func(ctx context.Context) error {

@@ -103,6 +103,39 @@ type Options struct {
 	// StreamUpdateInterval is the least time between chat.update calls of a
 	// reply streamed without Slack's streaming API. Default 1s.
 	StreamUpdateInterval time.Duration
+	// StreamMaxAge is how long one streaming message takes appends; a reply
+	// streamed for longer goes on in a new message, before Slack ends the
+	// stream (about 5 minutes). Default 4m.
+	StreamMaxAge time.Duration
+	// TaskUpdates shows the turn's tool calls as task_update chunks in the
+	// streamed reply.
+	TaskUpdates bool
+	// AgentSessions sets the agent session's status (agents.sessions.setStatus:
+	// processing while a turn runs, active after), which shows Slack's stop
+	// button. For apps with features.agent_view.
+	AgentSessions bool
+	// Stopper is told when someone presses the stop button
+	// (agent_session_stopped). Optional: nil only ends the session's
+	// processing status.
+	Stopper core.Stopper
+	// FeedbackFunc records a click on the feedback buttons under an agent's
+	// reply. Optional: nil shows no feedback buttons.
+	FeedbackFunc func(ctx context.Context, f *core.Feedback) error
+	// CommandFunc answers the typed commands that /switchboard remind,
+	// rules and grants carry (core.CommandFunc, the handler of ! commands).
+	// Optional: nil answers that commands are not configured.
+	CommandFunc core.CommandFunc
+	// ListAgentsFunc names the agents for /switchboard agents. Optional.
+	ListAgentsFunc func(ctx context.Context) ([]string, error)
+	// HomeFunc reads what a person's App Home tab shows (their agents,
+	// schedules and pending approvals); dm is their DM with the app.
+	// Optional: nil publishes no Home tab.
+	HomeFunc func(ctx context.Context, workspace, userID, dm string) (*Home, error)
+	// AckReaction, when set (an emoji name such as "eyes"), is added to each
+	// message taken up, and replaced by DoneReaction once the reply is
+	// delivered.
+	AckReaction  string
+	DoneReaction string
 	// SubmitTimeout bounds a Submit or Act call made while Slack waits for
 	// the answer. Default 2s (Slack gives up at 3s).
 	SubmitTimeout time.Duration
@@ -140,6 +173,9 @@ func (o *Options) validate() error {
 	if o.TextLimit != 0 && (o.TextLimit < 100 || o.TextLimit > slacklimit.MessageText) {
 		errs = append(errs, fmt.Errorf("TextLimit %d is outside 100..%d", o.TextLimit, slacklimit.MessageText))
 	}
+	if o.StreamMaxAge < 0 || o.StreamMaxAge > slacklimit.StreamLifetimeSeconds*time.Second {
+		errs = append(errs, fmt.Errorf("StreamMaxAge %s must be above 0 and below Slack's stream lifetime (%ds)", o.StreamMaxAge, slacklimit.StreamLifetimeSeconds))
+	}
 	if len(o.SuggestedPrompts) > slacklimit.SuggestedPrompts {
 		errs = append(errs, fmt.Errorf("SuggestedPrompts has %d prompts, Slack takes at most %d", len(o.SuggestedPrompts), slacklimit.SuggestedPrompts))
 	}
@@ -173,6 +209,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.StreamUpdateInterval == 0 {
 		o.StreamUpdateInterval = time.Second
+	}
+	if o.StreamMaxAge == 0 {
+		o.StreamMaxAge = 4 * time.Minute
 	}
 	if o.SubmitTimeout == 0 {
 		o.SubmitTimeout = 2 * time.Second
@@ -229,6 +268,8 @@ type Adapter struct {
 	dmMu    sync.Mutex
 	dms     map[string]string // user id → DM channel id
 	threads *titleQueue
+	// sessions is the agent session status last set per thread.
+	sessions sessionStatus
 
 	mu      sync.Mutex
 	started bool

@@ -55,9 +55,7 @@ func (a *Adapter) handleSocketEvent(ctx context.Context, client *socketmode.Clie
 		}
 		a.ack(ctx, client, evt.Request.EnvelopeID)
 	case socketmode.EventTypeSlashCommand:
-		if evt.Request != nil {
-			a.ack(ctx, client, evt.Request.EnvelopeID)
-		}
+		a.handleSlashSocket(ctx, client, evt)
 	case socketmode.EventTypeErrorBadMessage:
 		// slack-go could not parse the inner event (a type it does not know).
 		// The adapter reads events itself, so it still handles and acks it

@@ -53,6 +53,12 @@ type stream struct {
 	sent     int // bytes of text handed to Slack
 	lastSend time.Time
 	broken   error
+	// A stream older than StreamMaxAge moves on to a new message: done are
+	// the messages it left (stopped, complete), base is where the current
+	// message's text starts in text, opened when it was started.
+	done   []bots.MessageRef
+	base   int
+	opened time.Time
 
 	// fallback
 	refs      []bots.MessageRef
@@ -72,7 +78,7 @@ func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Iden
 		to:       to,
 		channel:  channel,
 		identity: id,
-		eligible: to.Thread != "" && (strings.HasPrefix(channel, "D") || (to.UserID != "" && to.Workspace != "")),
+		eligible: nativeEligible(to, channel),
 	}, nil
 }
 
@@ -109,12 +115,10 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 		if utf8.RuneCountInString(pending) < streamMinChunk && now.Sub(s.lastSend) < s.a.opts.StreamUpdateInterval {
 			return nil
 		}
-		if err := s.appendNative(ctx, pending); err != nil {
+		if err := s.sendNative(ctx, nil); err != nil {
 			s.broken = err
 			return fmt.Errorf("streaming to slack: %w", err)
 		}
-		s.sent = len(s.text)
-		s.lastSend = now
 		return nil
 	default:
 		if now.Sub(s.lastFlush) < s.a.opts.StreamUpdateInterval {
@@ -124,9 +128,29 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 	}
 }
 
-func (s *stream) startNative(ctx context.Context) error {
-	chunks := chunkRunes(s.text, slacklimit.StreamMarkdown)
-	opts := []slack.MsgOption{slack.MsgOptionTS(s.to.Thread), slack.MsgOptionMarkdownText(chunks[0])}
+// startNative opens the native stream with the text so far and chunks
+// (task updates).
+func (s *stream) startNative(ctx context.Context, chunks ...slack.StreamChunk) error {
+	if err := s.openNative(ctx, chunks); err != nil {
+		return err
+	}
+	if err := s.sendNative(ctx, nil); err != nil {
+		s.broken = err // started: Finish repairs
+	}
+	return nil
+}
+
+// openNative starts a streaming message carrying the text not sent yet (up
+// to one call's worth) and chunks; the rest follows with sendNative.
+func (s *stream) openNative(ctx context.Context, chunks []slack.StreamChunk) error {
+	first := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
+	opts := []slack.MsgOption{slack.MsgOptionTS(s.to.Thread)}
+	if first != "" {
+		opts = append(opts, slack.MsgOptionMarkdownText(first))
+	}
+	if len(chunks) > 0 {
+		opts = append(opts, slack.MsgOptionChunks(chunks...))
+	}
 	if s.to.UserID != "" {
 		opts = append(opts, slack.MsgOptionRecipientUserID(s.to.UserID))
 	}
@@ -137,36 +161,128 @@ func (s *stream) startNative(ctx context.Context) error {
 	if err := s.a.waitTurn(ctx, s.channel); err != nil {
 		return err
 	}
+	var ts string
 	err := s.a.retry(ctx, "chat.startStream", func(ctx context.Context) error {
 		var err error
-		_, s.ts, err = s.w.api.StartStreamContext(ctx, s.channel, opts...)
+		_, ts, err = s.w.api.StartStreamContext(ctx, s.channel, opts...)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("starting a slack stream in %s/%s: %w", s.channel, s.to.Thread, err)
 	}
-	s.lastSend = s.a.opts.Now()
-	for _, c := range chunks[1:] {
-		if err := s.appendNative(ctx, c); err != nil {
-			s.broken = err
-			return nil // started: Finish repairs
-		}
-	}
-	s.sent = len(s.text)
+	s.ts, s.base = ts, s.sent
+	s.sent += len(first)
+	s.opened = s.a.opts.Now()
+	s.lastSend = s.opened
 	return nil
 }
 
-func (s *stream) appendNative(ctx context.Context, text string) error {
-	for _, c := range chunkRunes(text, slacklimit.StreamMarkdown) {
-		if c == "" {
-			continue
-		}
-		err := s.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
-			_, _, err := s.w.api.AppendStreamContext(ctx, s.channel, s.ts, slack.MsgOptionMarkdownText(c))
+// sendNative hands Slack the text not sent yet and chunks, in that order.
+// A message streamed for StreamMaxAge is stopped as it is and the stream
+// goes on in a new one, before Slack would end it.
+func (s *stream) sendNative(ctx context.Context, chunks []slack.StreamChunk) error {
+	if s.a.opts.Now().Sub(s.opened) >= s.a.opts.StreamMaxAge && (s.sent < len(s.text) || len(chunks) > 0) {
+		if err := s.rotate(ctx); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("appending to slack stream %s: %w", s.ts, err)
+		}
+		return s.openNative(ctx, chunks)
+	}
+	for s.sent < len(s.text) {
+		c := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
+		opts := []slack.MsgOption{slack.MsgOptionMarkdownText(c)}
+		if len(chunks) > 0 && s.sent+len(c) == len(s.text) {
+			opts = append(opts, slack.MsgOptionChunks(chunks...)) // with the last piece of text
+			chunks = nil
+		}
+		if err := s.appendNative(ctx, opts...); err != nil {
+			return err
+		}
+		s.sent += len(c)
+	}
+	if len(chunks) > 0 {
+		if err := s.appendNative(ctx, slack.MsgOptionChunks(chunks...)); err != nil {
+			return err
+		}
+	}
+	s.lastSend = s.a.opts.Now()
+	return nil
+}
+
+func (s *stream) appendNative(ctx context.Context, opts ...slack.MsgOption) error {
+	err := s.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
+		_, _, err := s.w.api.AppendStreamContext(ctx, s.channel, s.ts, opts...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("appending to slack stream %s: %w", s.ts, err)
+	}
+	return nil
+}
+
+// rotate stops the current streaming message as it stands; the stream's
+// next call opens a new one below it.
+func (s *stream) rotate(ctx context.Context) error {
+	err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
+		_, _, err := s.w.api.StopStreamContext(ctx, s.channel, s.ts)
+		return err
+	})
+	if err != nil && !strings.Contains(err.Error(), "message_not_in_streaming_state") {
+		return fmt.Errorf("stopping slack stream %s to move on to a new message: %w", s.ts, err)
+	}
+	s.a.log.DebugContext(ctx, "slack stream moved on to a new message before it expires", "channel", s.channel, "ts", s.ts)
+	s.done = append(s.done, bots.MessageRef{Channel: s.channel, ID: s.ts})
+	s.ts = ""
+	return nil
+}
+
+// ShowsTasks implements bots.TaskStreamer: tasks show in Slack's native
+// stream, which a threaded reply with a known recipient gets.
+func (a *Adapter) ShowsTasks(to bots.Target) bool {
+	return a.opts.TaskUpdates && nativeEligible(to, to.Channel)
+}
+
+func nativeEligible(to bots.Target, channel string) bool {
+	return to.Thread != "" && (strings.HasPrefix(channel, "D") || (to.UserID != "" && to.Workspace != ""))
+}
+
+// Task implements bots.TaskStream: a task_update chunk, after the text
+// streamed so far. A stream that fell back to edits shows no tasks (the
+// status line says what runs).
+func (s *stream) Task(ctx context.Context, t bots.Task) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return errors.New("showing a task on a finished slack stream")
+	}
+	chunk := slack.TaskUpdateChunk{
+		Type: slack.StreamChunkTaskUpdate, ID: t.ID, Title: truncateRunes(t.Title, slacklimit.TaskText),
+		Status: slack.TaskCardStatus(t.Status), Details: truncateRunes(t.Details, slacklimit.TaskText),
+		Output: truncateRunes(t.Output, slacklimit.TaskText),
+	}
+	switch s.mode {
+	case modeUndecided:
+		if !s.eligible {
+			s.mode = modeFallback
+			return nil
+		}
+		err := s.startNative(ctx, chunk)
+		if err == nil {
+			s.mode = modeNative
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		s.a.log.WarnContext(ctx, "slack chat streaming unavailable; falling back to edits", "channel", s.channel, "err", err)
+		s.mode = modeFallback
+		return s.flushFallback(ctx, s.a.opts.Now())
+	case modeNative:
+		if s.broken != nil {
+			return nil
+		}
+		if err := s.sendNative(ctx, []slack.StreamChunk{chunk}); err != nil {
+			s.broken = err
+			return fmt.Errorf("showing a task on slack: %w", err)
 		}
 	}
 	return nil
@@ -253,9 +369,12 @@ func (s *stream) Reset(ctx context.Context) error {
 	case modeNative:
 		s.stopIfStreaming(ctx, bots.MessageRef{Channel: s.channel, ID: s.ts})
 		s.mode = modeFallback
-		s.refs = []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
-		s.shown = []string{"\x00"}
-		s.broken = nil
+		s.refs = append(s.done, bots.MessageRef{Channel: s.channel, ID: s.ts})
+		s.shown = make([]string, len(s.refs))
+		for i := range s.shown {
+			s.shown[i] = "\x00"
+		}
+		s.done, s.broken = nil, nil
 	}
 	for _, extra := range s.refs[min(1, len(s.refs)):] {
 		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
@@ -284,7 +403,7 @@ func (s *stream) Refs() []bots.MessageRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mode == modeNative {
-		return []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
+		return s.nativeRefs()
 	}
 	return append([]bots.MessageRef(nil), s.refs...)
 }
@@ -325,8 +444,17 @@ func (s *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messag
 	return refs, nil
 }
 
+// nativeRefs are the messages of a native stream: those it moved on from,
+// then the current one.
+func (s *stream) nativeRefs() []bots.MessageRef {
+	refs := append([]bots.MessageRef(nil), s.done...)
+	if s.ts != "" {
+		refs = append(refs, bots.MessageRef{Channel: s.channel, ID: s.ts})
+	}
+	return refs
+}
+
 func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
-	ref := []bots.MessageRef{{Channel: s.channel, ID: s.ts}}
 	var blocks []slack.Block
 	if final.Card != nil || len(final.Buttons) > 0 {
 		blocks = buttonBlocks(final.Buttons)
@@ -336,14 +464,27 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 			}
 		}
 	}
+	if fb := s.a.feedbackBlock(final); fb != nil {
+		blocks = append(blocks, fb)
+	}
 	if s.broken == nil && strings.HasPrefix(final.Text, s.text) {
-		rest := final.Text[s.sent:]
-		chunks := chunkRunes(rest, slacklimit.StreamMarkdown)
-		last := chunks[len(chunks)-1]
-		if err := s.appendNative(ctx, strings.Join(chunks[:len(chunks)-1], "")); err == nil {
-			opts := []slack.MsgOption{}
+		// What was streamed is the start of the reply: the rest goes in as
+		// text (in a new message if the current one is old), the buttons
+		// with the stop.
+		var last string
+		if s.a.opts.Now().Sub(s.opened) < s.a.opts.StreamMaxAge {
+			// The last piece of text goes with the stop.
+			pieces := chunkRunes(final.Text[s.sent:], slacklimit.StreamMarkdown)
+			last = pieces[len(pieces)-1]
+		}
+		s.text = final.Text[:len(final.Text)-len(last)]
+		err := s.sendNative(ctx, nil)
+		s.text = final.Text
+		if err == nil {
+			var opts []slack.MsgOption
 			if last != "" {
 				opts = append(opts, slack.MsgOptionMarkdownText(last))
+				s.sent += len(last)
 			}
 			if len(blocks) > 0 {
 				opts = append(opts, slack.MsgOptionBlocks(blocks...))
@@ -353,26 +494,32 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 				return err
 			})
 			if err == nil {
-				return ref, nil
+				return s.nativeRefs(), nil
 			}
-			s.a.log.WarnContext(ctx, "stopping slack stream; replacing the message instead", "ts", s.ts, "err", err)
 		}
-	} else {
+		s.a.log.WarnContext(ctx, "finishing slack stream; replacing the message instead", "ts", s.ts, "err", err)
+	} else if s.ts != "" {
 		// The final text is not what was streamed (or streaming broke): stop
-		// the stream and replace the whole message.
-		err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
-			_, _, err := s.w.api.StopStreamContext(ctx, s.channel, s.ts)
+		// the stream and replace the message.
+		s.stopIfStreaming(ctx, bots.MessageRef{Channel: s.channel, ID: s.ts})
+	}
+	// The whole reply goes in the first message; the ones it moved on to
+	// are removed.
+	refs := s.nativeRefs()
+	for _, extra := range refs[1:] {
+		err := s.a.retry(ctx, "chat.delete", func(ctx context.Context) error {
+			_, _, err := s.w.api.DeleteMessageContext(ctx, extra.Channel, extra.ID)
 			return err
 		})
 		if err != nil {
-			s.a.log.WarnContext(ctx, "stopping slack stream", "ts", s.ts, "err", err)
+			return refs, fmt.Errorf("deleting streamed slack message %s: %w", extra.ID, err)
 		}
 	}
-	text, blocks := s.a.renderOne(ctx, final)
-	if err := s.a.updateMessage(ctx, s.w, s.channel, s.ts, text, blocks); err != nil {
+	text, rendered := s.a.renderOne(ctx, final)
+	if err := s.a.updateMessage(ctx, s.w, s.channel, refs[0].ID, text, rendered); err != nil {
 		return nil, err
 	}
-	return ref, nil
+	return refs[:1], nil
 }
 
 func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {

@@ -3,23 +3,30 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // buildPlatforms creates the adapters whose tokens are set and mounts their
 // HTTP endpoints.
 func (a *App) buildPlatforms() error {
 	cfg := a.cfg
+	// The slack: block is checked whether or not Slack is on.
+	slackCfg, err := slackbot.ParseConfig(a.Service.Agents().Raw)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
 	if cfg.SlackBotToken != "" || cfg.SlackClientID != "" {
 		installs, oauth, err := a.slackInstallOptions()
 		if err != nil {
 			return err
 		}
-		sl, err := slackbot.New(slackbot.Options{
+		sopts := slackbot.Options{
 			Installations: installs,
 			OAuth:         oauth,
 			Binder:        cmp.Or[slackbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
@@ -30,7 +37,18 @@ func (a *App) buildPlatforms() error {
 			Submitter:     a.Service,
 			Logger:        a.log.With("platform", "slack"),
 			Now:           cfg.Now,
-		})
+			// The agent messaging experience, on unless the slack: block
+			// turns a part off.
+			AgentSessions:  true,
+			TaskUpdates:    true,
+			Stopper:        a.Service,
+			FeedbackFunc:   a.Service.RecordFeedback,
+			HomeFunc:       a.slackHome,
+			CommandFunc:    a.Access.Guard(a.answerInPersonZone),
+			ListAgentsFunc: a.agentNames,
+		}
+		slackCfg.Apply(&sopts)
+		sl, err := slackbot.New(sopts)
 		if err != nil {
 			return fmt.Errorf("slack (SLACK_BOT_TOKEN is set): %w", err)
 		}
@@ -68,14 +86,8 @@ func (a *App) buildPlatforms() error {
 			Submitter:     a.Service,
 			// Joining a guild makes and binds its team workspace, as a
 			// Slack install does for a team.
-			Binder: cmp.Or[discordbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
-			ListAgentsFunc: func(context.Context) ([]string, error) {
-				var names []string
-				for _, ag := range a.Service.Agents().Agents {
-					names = append(names, ag.Name)
-				}
-				return names, nil
-			},
+			Binder:         cmp.Or[discordbot.WorkspaceBinder](cfg.WorkspaceBinder, &teamBinder{st: a.Store, people: a.People}),
+			ListAgentsFunc: a.agentNames,
 			// /remind is answered by the handler of typed commands, for the
 			// people the access policy admits, in the person's time zone.
 			CommandFunc:    a.Access.Guard(a.answerInPersonZone),
@@ -113,4 +125,56 @@ func (a *App) answerInPersonZone(ctx context.Context, in *core.Inbound, cmd *cor
 		}
 	}
 	return a.Commands.Answer(ctx, in, cmd)
+}
+
+// agentNames names the configured agents (/switchboard agents, /ask's
+// autocomplete).
+func (a *App) agentNames(context.Context) ([]string, error) {
+	var names []string
+	for _, ag := range a.Service.Agents().Agents {
+		names = append(names, ag.Name)
+	}
+	return names, nil
+}
+
+// slackHome is what a person's Slack Home tab shows: the agents, the
+// schedules they own, and the approvals waiting in their DM with the app.
+func (a *App) slackHome(ctx context.Context, team, user, dm string) (*slackbot.Home, error) {
+	h := &slackbot.Home{}
+	for _, ag := range a.Service.Agents().Agents {
+		line := ag.Name
+		if ag.Role != "" {
+			line += " — " + ag.Role
+		}
+		h.Agents = append(h.Agents, line)
+	}
+	scheds, err := a.Store.ScheduleList(ctx, &store.ScheduleListParams{Owner: user, States: []store.ScheduleState{store.ScheduleActive, store.SchedulePaused}, Limit: 50})
+	if err != nil {
+		return nil, fmt.Errorf("listing the schedules of %s: %w", user, err)
+	}
+	for _, sc := range scheds {
+		line := fmt.Sprintf("%s %s (%s, %s)", sc.Kind, sc.Name, sc.Agent, sc.Spec)
+		if sc.State != store.ScheduleActive {
+			line += " — " + string(sc.State)
+		}
+		h.Schedules = append(h.Schedules, line)
+	}
+	if dm == "" {
+		return h, nil
+	}
+	b, err := a.Store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns(slackbot.PlatformName, team, dm, "")})
+	if errors.Is(err, store.ErrNotFound) {
+		return h, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding the DM of %s: %w", user, err)
+	}
+	aps, err := a.Store.ApprovalListPending(ctx, b.ConversationID)
+	if err != nil {
+		return nil, fmt.Errorf("listing approvals waiting for %s: %w", user, err)
+	}
+	for _, ap := range aps {
+		h.Approvals = append(h.Approvals, fmt.Sprintf("%s (%s), until %s", ap.Tool, ap.Kind, ap.ExpiresAt.UTC().Format("Jan 2 15:04 MST")))
+	}
+	return h, nil
 }

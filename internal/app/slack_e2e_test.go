@@ -103,6 +103,9 @@ type envOptions struct {
 	apiToken   string        // SWITCHBOARD_API_TOKEN (default: none, loopback only)
 	// tracer, when set, records the service's spans.
 	tracer trace.TracerProvider
+	// instanceID names the instance in leases (default: from the database);
+	// two instances on one database need their own.
+	instanceID string
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -143,6 +146,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		MCPConfigPath:      opts.mcpConfig,
 		APIToken:           opts.apiToken,
 		TracerProvider:     opts.tracer,
+		InstanceID:         opts.instanceID,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
@@ -696,7 +700,8 @@ func TestSlackButtonClickResumesTurn(t *testing.T) {
 		poll(t, "the question with buttons", func() (bool, string) {
 			msgs := e.botMessages(channel)
 			for _, m := range msgs {
-				if len(m.Blocks) > 0 {
+				// The reply before it has blocks too (feedback buttons).
+				if len(m.Blocks) > 0 && len(buttonsOf(t, m.Blocks)) > 0 {
 					question = m
 					return true, ""
 				}

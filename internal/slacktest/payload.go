@@ -128,3 +128,34 @@ func FromTeam(event map[string]any, team string) map[string]any {
 	event["source_team"] = team
 	return event
 }
+
+// Command is a slash command invocation for SlashCommand.
+type Command struct {
+	TeamID, ChannelID, UserID, UserName string
+	Command, Text, TriggerID            string
+}
+
+// SlashCommand is what Slack sends for a slash command: the fields of the
+// form posted to the command's request URL (HTTP), or the payload of a
+// slash_commands envelope (Socket Mode).
+func SlashCommand(c Command) url.Values {
+	if c.TriggerID == "" {
+		c.TriggerID = "trig-cmd-" + c.UserID + "-" + strconv.Itoa(len(c.Text))
+	}
+	return url.Values{
+		"token": {"verification-token-unused"}, "team_id": {c.TeamID}, "team_domain": {"fake"},
+		"channel_id": {c.ChannelID}, "channel_name": {"fake"}, "user_id": {c.UserID}, "user_name": {c.UserName},
+		"command": {c.Command}, "text": {c.Text}, "api_app_id": {"A0APP"}, "trigger_id": {c.TriggerID},
+		"response_url": {"https://hooks.slack.test/commands/unused"},
+	}
+}
+
+// SlashCommandPayload is SlashCommand as the JSON object a Socket Mode
+// envelope carries.
+func SlashCommandPayload(c Command) map[string]string {
+	out := map[string]string{}
+	for k, v := range SlashCommand(c) {
+		out[k] = v[0]
+	}
+	return out
+}

@@ -90,7 +90,11 @@ type Message struct {
 	Username string
 	IconURL  string
 	// Markdown is the streamed text of a chat.startStream message.
-	Markdown  string
+	Markdown string
+	// Chunks are the chunks streamed to it (chat.startStream,
+	// chat.appendStream, chat.stopStream), in order, markdown_text given
+	// as a field included as a markdown_text chunk.
+	Chunks    []Chunk
 	Streaming bool // started and not stopped
 	Streamed  bool // made by chat.startStream
 	Edits     int
@@ -98,6 +102,24 @@ type Message struct {
 	// Metadata is the message metadata as posted (event_type and
 	// event_payload), nil when none.
 	Metadata json.RawMessage
+}
+
+// Chunk is one streaming chunk as Slack documents it
+// (https://docs.slack.dev/reference/methods/chat.appendStream): markdown_text
+// with Text, or task_update with ID, Title, Status, Details and Output.
+type Chunk struct {
+	Type    string `json:"type"`
+	Text    string `json:"text,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Details string `json:"details,omitempty"`
+	Output  string `json:"output,omitempty"`
+}
+
+// Reaction is a reaction the app added (reactions.add).
+type Reaction struct {
+	Channel, TS, Name string
 }
 
 // File is an uploaded file.
@@ -130,6 +152,10 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	users map[string]User // by user id, for users.info
+
+	reactions []Reaction
+	homes     map[string]json.RawMessage // user id → published Home tab view
+	sessions  map[string]string          // channel/thread → agent session status
 }
 
 // User is a workspace member as users.info shows them (SetUser).
@@ -452,6 +478,9 @@ func (s *Server) handlers() map[string]handler {
 		"users.info":                            s.usersInfo,
 		"conversations.replies":                 s.conversationsReplies,
 		"conversations.history":                 s.conversationsHistory,
+		"agents.sessions.setStatus":             s.agentsSessionsSetStatus,
+		"reactions.add":                         s.reactionsAdd,
+		"views.publish":                         s.viewsPublish,
 	}
 }
 
@@ -643,6 +672,10 @@ func (s *Server) chatStartStream(req request) (map[string]any, string) {
 	if utf8.RuneCountInString(p.Get("markdown_text")) > slacklimit.StreamMarkdown {
 		return nil, "msg_too_long"
 	}
+	chunks, e := streamChunks(p)
+	if e != "" {
+		return nil, e
+	}
 	m := &Message{
 		Channel:   ch,
 		TS:        s.nextTSLocked(),
@@ -653,7 +686,9 @@ func (s *Server) chatStartStream(req request) (map[string]any, string) {
 		IconURL:   p.Get("icon_url"),
 		Streaming: true,
 		Streamed:  true,
+		Chunks:    chunks,
 	}
+	m.Markdown = markdownOf(chunks)
 	s.messages = append(s.messages, m)
 	return map[string]any{"channel": ch, "ts": m.TS}, ""
 }
@@ -667,14 +702,18 @@ func (s *Server) chatAppendStream(req request) (map[string]any, string) {
 	if !m.Streaming {
 		return nil, "message_not_in_streaming_state"
 	}
-	text := p.Get("markdown_text")
-	if text == "" {
+	if p.Get("markdown_text") == "" && p.Get("chunks") == "" {
 		return nil, "invalid_arguments"
 	}
-	if utf8.RuneCountInString(text) > slacklimit.StreamMarkdown {
+	if utf8.RuneCountInString(p.Get("markdown_text")) > slacklimit.StreamMarkdown {
 		return nil, "msg_too_long"
 	}
-	m.Markdown += text
+	chunks, e := streamChunks(p)
+	if e != "" {
+		return nil, e
+	}
+	m.Chunks = append(m.Chunks, chunks...)
+	m.Markdown += markdownOf(chunks)
 	return map[string]any{"channel": m.Channel, "ts": m.TS}, ""
 }
 
@@ -696,7 +735,12 @@ func (s *Server) chatStopStream(req request) (map[string]any, string) {
 		}
 		m.Blocks = json.RawMessage(b)
 	}
-	m.Markdown += p.Get("markdown_text")
+	chunks, e := streamChunks(p)
+	if e != "" {
+		return nil, e
+	}
+	m.Chunks = append(m.Chunks, chunks...)
+	m.Markdown += markdownOf(chunks)
 	m.Streaming = false
 	return map[string]any{"channel": m.Channel, "ts": m.TS, "message": messageJSON(m, s.opts.BotID)}, ""
 }
@@ -708,8 +752,10 @@ func (s *Server) assistantThread(req request) (map[string]any, string) {
 	return nil, ""
 }
 
+// assistantPrompts takes prompts for a thread, or without thread_ts for
+// the top of an agent_view conversation.
 func (s *Server) assistantPrompts(req request) (map[string]any, string) {
-	if req.params.Get("channel_id") == "" || req.params.Get("thread_ts") == "" {
+	if req.params.Get("channel_id") == "" {
 		return nil, "invalid_arguments"
 	}
 	var prompts []map[string]any
@@ -717,6 +763,149 @@ func (s *Server) assistantPrompts(req request) (map[string]any, string) {
 		return nil, "invalid_arguments"
 	}
 	return nil, ""
+}
+
+// streamChunks reads a streaming call's markdown_text and chunks, checking
+// each chunk against Slack's documented shapes and limits.
+func streamChunks(p url.Values) ([]Chunk, string) {
+	var out []Chunk
+	if t := p.Get("markdown_text"); t != "" {
+		out = append(out, Chunk{Type: "markdown_text", Text: t})
+	}
+	raw := p.Get("chunks")
+	if raw == "" {
+		return out, ""
+	}
+	var chunks []Chunk
+	if err := json.Unmarshal([]byte(raw), &chunks); err != nil || len(chunks) == 0 {
+		return nil, "invalid_chunks"
+	}
+	for _, c := range chunks {
+		switch c.Type {
+		case "markdown_text":
+			if c.Text == "" || utf8.RuneCountInString(c.Text) > slacklimit.StreamMarkdown {
+				return nil, "invalid_chunks"
+			}
+		case "task_update":
+			switch c.Status {
+			case "pending", "in_progress", "complete", "error":
+			default:
+				return nil, "invalid_chunks"
+			}
+			if c.ID == "" || c.Title == "" || utf8.RuneCountInString(c.Details) > slacklimit.TaskText || utf8.RuneCountInString(c.Output) > slacklimit.TaskText {
+				return nil, "invalid_chunks"
+			}
+		case "plan_update":
+			if c.Title == "" {
+				return nil, "invalid_chunks"
+			}
+		default:
+			return nil, "invalid_chunks"
+		}
+	}
+	return append(out, chunks...), ""
+}
+
+// markdownOf is the text of the markdown chunks.
+func markdownOf(chunks []Chunk) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		if c.Type == "markdown_text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// StopSession is a person pressing the stop button of the agent session in
+// channel/thread: Slack stops the app's streaming messages there. It
+// returns their ts, for the agent_session_stopped event's
+// streaming_message_ts.
+func (s *Server) StopSession(channel, thread string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var stopped []string
+	for _, m := range s.messages {
+		if m.Channel == channel && m.ThreadTS == thread && m.Streaming {
+			m.Streaming = false
+			stopped = append(stopped, m.TS)
+		}
+	}
+	s.notifyLocked()
+	return stopped
+}
+
+// SessionStatus is the agent session status last set in channel/thread
+// ("" when never set).
+func (s *Server) SessionStatus(channel, thread string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[channel+"/"+thread]
+}
+
+// Reactions are the reactions the app added, in order.
+func (s *Server) Reactions() []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reactions)
+}
+
+// Home is the Home tab view last published for user, nil when none.
+func (s *Server) Home(user string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.homes[user]
+}
+
+func (s *Server) agentsSessionsSetStatus(req request) (map[string]any, string) {
+	p := req.params
+	st := p.Get("status")
+	switch st {
+	case "active", "processing", "suspended", "closed":
+	default:
+		return nil, "invalid_arguments"
+	}
+	if p.Get("channel_id") == "" {
+		return nil, "invalid_arguments"
+	}
+	if s.sessions == nil {
+		s.sessions = map[string]string{}
+	}
+	s.sessions[p.Get("channel_id")+"/"+p.Get("thread_ts")] = st
+	return map[string]any{"status": st, "agent_status": st}, ""
+}
+
+func (s *Server) reactionsAdd(req request) (map[string]any, string) {
+	p := req.params
+	r := Reaction{Channel: p.Get("channel"), TS: p.Get("timestamp"), Name: p.Get("name")}
+	if r.Channel == "" || r.TS == "" || r.Name == "" || strings.Contains(r.Name, ":") {
+		return nil, "invalid_arguments"
+	}
+	if slices.Contains(s.reactions, r) {
+		return nil, "already_reacted"
+	}
+	s.reactions = append(s.reactions, r)
+	return nil, ""
+}
+
+// viewsPublish takes a Home tab view (type home, at most 100 blocks).
+func (s *Server) viewsPublish(req request) (map[string]any, string) {
+	user := req.params.Get("user_id")
+	var v struct {
+		Type   string            `json:"type"`
+		Blocks []json.RawMessage `json:"blocks"`
+	}
+	if user == "" || json.Unmarshal([]byte(req.params.Get("view")), &v) != nil {
+		return nil, "invalid_arguments"
+	}
+	if v.Type != "home" || len(v.Blocks) == 0 || len(v.Blocks) > 100 {
+		return nil, "invalid_arguments"
+	}
+	if s.homes == nil {
+		s.homes = map[string]json.RawMessage{}
+	}
+	s.homes[user] = json.RawMessage(req.params.Get("view"))
+	return map[string]any{"view": map[string]any{"id": "V" + user, "type": "home"}}, ""
 }
 
 func (s *Server) filesGetUploadURL(req request) (map[string]any, string) {
@@ -886,8 +1075,11 @@ type textObject struct {
 
 type blockJSON struct {
 	Type     string            `json:"type"`
-	Text     *textObject       `json:"text"`
+	RawText  json.RawMessage   `json:"text"` // an object, or a markdown block's string
 	Elements []json.RawMessage `json:"elements"`
+	// Text is a text object's, TextString a markdown block's.
+	Text       *textObject `json:"-"`
+	TextString string      `json:"-"`
 }
 
 type elementJSON struct {
@@ -904,6 +1096,23 @@ func checkBlocks(raw string) string {
 		return "invalid_blocks_format"
 	}
 	if len(blocks) > slacklimit.Blocks {
+		return "invalid_blocks"
+	}
+	markdown := 0
+	for i := range blocks {
+		b := &blocks[i]
+		if len(b.RawText) > 0 && b.RawText[0] == '"' {
+			_ = json.Unmarshal(b.RawText, &b.TextString)
+			markdown += utf8.RuneCountInString(b.TextString)
+		} else if len(b.RawText) > 0 && string(b.RawText) != "null" {
+			b.Text = &textObject{}
+			if json.Unmarshal(b.RawText, b.Text) != nil {
+				return "invalid_blocks"
+			}
+		}
+	}
+	// The markdown blocks of one message share one 12,000-character limit.
+	if markdown > slacklimit.MarkdownBlock {
 		return "invalid_blocks"
 	}
 	for _, b := range blocks {
@@ -930,6 +1139,35 @@ func checkBlocks(raw string) string {
 			}
 		case "context":
 			if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ContextElements {
+				return "invalid_blocks"
+			}
+		case "context_actions":
+			if len(b.Elements) == 0 || len(b.Elements) > slacklimit.ContextActionsElements {
+				return "invalid_blocks"
+			}
+			for _, raw := range b.Elements {
+				var e struct {
+					Type     string `json:"type"`
+					ActionID string `json:"action_id"`
+					Positive *struct {
+						Text  *textObject `json:"text"`
+						Value string      `json:"value"`
+					} `json:"positive_button"`
+					Negative *struct {
+						Text  *textObject `json:"text"`
+						Value string      `json:"value"`
+					} `json:"negative_button"`
+				}
+				if json.Unmarshal(raw, &e) != nil || utf8.RuneCountInString(e.ActionID) > slacklimit.ActionID {
+					return "invalid_blocks"
+				}
+				if e.Type == "feedback_buttons" && (e.Positive == nil || e.Negative == nil || e.Positive.Text == nil || e.Negative.Text == nil ||
+					e.Positive.Value == "" || e.Negative.Value == "") {
+					return "invalid_blocks"
+				}
+			}
+		case "markdown":
+			if b.TextString == "" || utf8.RuneCountInString(b.TextString) > slacklimit.MarkdownBlock {
 				return "invalid_blocks"
 			}
 		}

@@ -63,6 +63,10 @@ func (s *Server) SendEvent(payload any) string { return s.send("events_api", pay
 // for example) and returns its envelope id.
 func (s *Server) SendInteractive(payload any) string { return s.send("interactive", payload) }
 
+// SendSlashCommand pushes a slash_commands envelope (see SlashCommand) and
+// returns its envelope id; the app answers on the ack.
+func (s *Server) SendSlashCommand(payload any) string { return s.send("slash_commands", payload) }
+
 func (s *Server) send(typ string, payload any) string {
 	raw, err := json.Marshal(payload)
 	if err != nil {

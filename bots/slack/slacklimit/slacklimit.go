@@ -26,6 +26,19 @@ const (
 	// SuggestedPrompts is the most prompts
 	// assistant.threads.setSuggestedPrompts takes.
 	SuggestedPrompts = 4
+	// MarkdownBlock is the most text one markdown block carries (the
+	// cumulative limit of the markdown blocks in one message).
+	MarkdownBlock = 12000
+	// TaskText is the most characters of a task_update chunk's details or
+	// output (https://docs.slack.dev/reference/methods/chat.appendStream).
+	TaskText = 256
+	// StreamLifetime is how long a streaming message takes appends before
+	// Slack ends it: a reply streamed for longer moves on to a new message
+	// before then.
+	StreamLifetimeSeconds = 300
+	// ContextActionsElements is the most elements a context_actions block
+	// (feedback buttons) holds.
+	ContextActionsElements = 5
 )
 
 // Blocks.
