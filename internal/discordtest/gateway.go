@@ -87,7 +87,7 @@ func (s *Server) WaitGateway(t interface {
 	Fatalf(string, ...any)
 }, what string, cond func(GatewayStats) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s.mu.Lock()
 		ch := s.changed
@@ -98,7 +98,7 @@ func (s *Server) WaitGateway(t interface {
 		select {
 		case <-ch:
 		case <-time.After(time.Until(deadline)):
-			t.Fatalf("discordtest: timed out after 10s waiting for gateway: %s (stats %+v)", what, s.GatewayStats())
+			t.Fatalf("discordtest: timed out after 30s waiting for gateway: %s (stats %+v)", what, s.GatewayStats())
 		}
 	}
 }

@@ -411,7 +411,7 @@ func (s *Server) notify() {
 // 10 seconds, naming what it waited for.
 func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
@@ -423,7 +423,7 @@ func (s *Server) Wait(t testing.TB, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("discordtest: timed out after 10s waiting for %s", what)
+			t.Fatalf("discordtest: timed out after 30s waiting for %s", what)
 		}
 	}
 }
