@@ -722,6 +722,7 @@ func (s *Server) routes() {
 	add("GET /guilds/{guild}/members/{user}", s.getMember)
 	add("POST /users/@me/channels", s.createDM)
 	add("GET /channels/{channel}", s.getChannel)
+	add("GET /channels/{channel}/messages/{message}", s.getMessage)
 	add("POST /channels/{channel}/messages", s.createMessage)
 	add("PATCH /channels/{channel}/messages/{message}", s.editMessage)
 	add("DELETE /channels/{channel}/messages/{message}", s.deleteMessage)
@@ -922,6 +923,18 @@ func (s *Server) getChannel(_ http.ResponseWriter, r *http.Request, _ *Call) (in
 		return http.StatusNotFound, errBody(10003, "Unknown Channel")
 	}
 	return http.StatusOK, ch
+}
+
+// getMessage is Get Channel Message: a process that restarted reads a
+// message it sent before to learn how to edit it.
+func (s *Server) getMessage(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	return http.StatusOK, m.wire()
 }
 
 // messagePayload is a create or edit body; pointer and raw fields tell
