@@ -714,6 +714,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	flusher.Flush()
 
 	cur := core.NewCursor(a.st, id, cursor)
+	var sseBuf []byte // catch-up's encoding buffer, kept between reads
 	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
 	// With guard, a read of the whole log sends nothing if live events were
 	// queued while it read: a turn of this process may have written entries
@@ -727,14 +728,24 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 		if guard && upTo == 0 && len(live) > 0 {
 			return nil
 		}
+		// The events are encoded into one buffer and written in large
+		// chunks, with one flush at the end: a catch-up of thousands of
+		// entries is a few writes, not one per entry.
+		buf := sseBuf[:0]
 		for _, e := range cur.Advance(list) {
-			if e.Seq == nil {
-				if err := writeEvent(w, "", "error", EntryJSON(e)); err != nil {
+			if buf, err = appendEntryEvent(buf, e); err != nil {
+				return err
+			}
+			if len(buf) >= streamChunk {
+				if _, err := w.Write(buf); err != nil {
 					return err
 				}
-				continue
+				buf = buf[:0]
 			}
-			if err := writeEvent(w, strconv.FormatInt(*e.Seq, 10), "entry", EntryJSON(e)); err != nil {
+		}
+		sseBuf = buf[:0]
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
 		}

@@ -40,6 +40,9 @@ type Options struct {
 	// Workers is the queue burn-down's worker concurrency (default 8).
 	Workers int
 	Logger  *slog.Logger
+	// Binary is the switchboard binary the rss and start figures start as
+	// `serve` and `migrate` (default: this process's own executable).
+	Binary string
 }
 
 func (o *Options) defaults() {
@@ -99,13 +102,13 @@ type figure struct {
 // Figures are the figures in the order a full run takes them. Idle RSS goes
 // first, before the others grow the heap.
 var figures = []figure{
-	{"rss", "idle RSS of a started service vs the process before it started", runRSS},
+	{"rss", "idle RSS of `switchboard serve` as its own process vs the peak RSS of `switchboard migrate`", runRSS},
 	{"append", "entry append vs a raw single-row INSERT (p50)", runAppend},
 	{"queue", "queue burn-down in items/s (no-op handler) vs raw single-row INSERTs/s at the same concurrency", runQueue},
 	{"turn", "turn overhead with a zero-latency model vs the writes a turn cannot avoid (p50)", runTurn},
 	{"ack", "Slack ack latency under a burst of signed mentions vs a bare handler (p99)", runAck},
 	{"catchup", "SSE stream catch-up of 10,000 entries vs one store read of them", runCatchup},
-	{"start", "start-to-ready (open, start, /readyz 200) vs opening the store alone", runStart},
+	{"start", "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", runStart},
 }
 
 // Names lists the figures, for usage text.
