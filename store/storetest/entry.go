@@ -345,6 +345,10 @@ func (s suite) testErrorEntries(t *testing.T) {
 		{"display after 2", store.EntryListParams{WithErrors: true, AfterSeq: 2}, []string{"e@2", "3"}},
 		{"display up to 2", store.EntryListParams{WithErrors: true, UpToSeq: 2}, []string{"e@0", "1", "2", "e@2"}},
 		{"display up to 1", store.EntryListParams{WithErrors: true, UpToSeq: 1}, []string{"e@0", "1"}},
+		{"display limit 2", store.EntryListParams{WithErrors: true, Limit: 2}, []string{"e@0", "1"}},
+		{"display limit 4", store.EntryListParams{WithErrors: true, Limit: 4}, []string{"e@0", "1", "2", "e@2"}},
+		{"display after 1 limit 2", store.EntryListParams{WithErrors: true, AfterSeq: 1, Limit: 2}, []string{"2", "e@2"}},
+		{"display after 3", store.EntryListParams{WithErrors: true, AfterSeq: 3}, []string{}},
 		{"model context up to 2", store.EntryListParams{UpToSeq: 2}, []string{"1", "2"}},
 	}
 	for _, tc := range cases {

@@ -30,14 +30,14 @@ WHERE conversation_id = sqlc.arg(conversation_id)
 ORDER BY seq
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
--- name: EntryListWithErrors :many
--- The display view: error entries (seq NULL) sort right after the entry they
--- followed, in the order they were written.
+-- name: EntryErrorList :many
+-- Error entries (seq NULL) placed after seq after_seq up to up_to (0: no
+-- bound), in display order: by the seq they follow, then as written. The
+-- partial index entries_errors_idx holds them in that order.
 SELECT * FROM entries
 WHERE conversation_id = sqlc.arg(conversation_id)
-  AND (
-        (seq IS NOT NULL AND seq > CAST(sqlc.arg(after_seq) AS INTEGER) AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR seq <= CAST(sqlc.arg(up_to) AS INTEGER)))
-     OR (seq IS NULL AND after_seq >= CAST(sqlc.arg(after_seq) AS INTEGER) AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR after_seq <= CAST(sqlc.arg(up_to) AS INTEGER)))
-  )
-ORDER BY COALESCE(seq, after_seq), seq IS NULL, rowid
+  AND seq IS NULL
+  AND after_seq >= CAST(sqlc.arg(after_seq) AS INTEGER)
+  AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR after_seq <= CAST(sqlc.arg(up_to) AS INTEGER))
+ORDER BY after_seq, rowid
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);

@@ -183,6 +183,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.delegationTrackRecordsStmt, err = db.PrepareContext(ctx, delegationTrackRecords); err != nil {
 		return nil, fmt.Errorf("error preparing query DelegationTrackRecords: %w", err)
 	}
+	if q.entryErrorListStmt, err = db.PrepareContext(ctx, entryErrorList); err != nil {
+		return nil, fmt.Errorf("error preparing query EntryErrorList: %w", err)
+	}
 	if q.entryGetStmt, err = db.PrepareContext(ctx, entryGet); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryGet: %w", err)
 	}
@@ -194,9 +197,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.entryListStmt, err = db.PrepareContext(ctx, entryList); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryList: %w", err)
-	}
-	if q.entryListWithErrorsStmt, err = db.PrepareContext(ctx, entryListWithErrors); err != nil {
-		return nil, fmt.Errorf("error preparing query EntryListWithErrors: %w", err)
 	}
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
@@ -891,6 +891,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing delegationTrackRecordsStmt: %w", cerr)
 		}
 	}
+	if q.entryErrorListStmt != nil {
+		if cerr := q.entryErrorListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing entryErrorListStmt: %w", cerr)
+		}
+	}
 	if q.entryGetStmt != nil {
 		if cerr := q.entryGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entryGetStmt: %w", cerr)
@@ -909,11 +914,6 @@ func (q *Queries) Close() error {
 	if q.entryListStmt != nil {
 		if cerr := q.entryListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entryListStmt: %w", cerr)
-		}
-	}
-	if q.entryListWithErrorsStmt != nil {
-		if cerr := q.entryListWithErrorsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing entryListWithErrorsStmt: %w", cerr)
 		}
 	}
 	if q.entrySeedForkStmt != nil {
@@ -1713,11 +1713,11 @@ type Queries struct {
 	delegationInsertStmt              *sql.Stmt
 	delegationListStmt                *sql.Stmt
 	delegationTrackRecordsStmt        *sql.Stmt
+	entryErrorListStmt                *sql.Stmt
 	entryGetStmt                      *sql.Stmt
 	entryInsertStmt                   *sql.Stmt
 	entryLatestSummaryStmt            *sql.Stmt
 	entryListStmt                     *sql.Stmt
-	entryListWithErrorsStmt           *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
 	floorAgentSpokeStmt               *sql.Stmt
 	floorGetStmt                      *sql.Stmt
@@ -1918,11 +1918,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		delegationInsertStmt:              q.delegationInsertStmt,
 		delegationListStmt:                q.delegationListStmt,
 		delegationTrackRecordsStmt:        q.delegationTrackRecordsStmt,
+		entryErrorListStmt:                q.entryErrorListStmt,
 		entryGetStmt:                      q.entryGetStmt,
 		entryInsertStmt:                   q.entryInsertStmt,
 		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
 		entryListStmt:                     q.entryListStmt,
-		entryListWithErrorsStmt:           q.entryListWithErrorsStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
 		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
 		floorGetStmt:                      q.floorGetStmt,

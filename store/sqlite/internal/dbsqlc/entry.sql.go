@@ -12,6 +12,64 @@ import (
 	"github.com/google/uuid"
 )
 
+const entryErrorList = `-- name: EntryErrorList :many
+SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
+WHERE conversation_id = ?1
+  AND seq IS NULL
+  AND after_seq >= CAST(?2 AS INTEGER)
+  AND (CAST(?3 AS INTEGER) = 0 OR after_seq <= CAST(?3 AS INTEGER))
+ORDER BY after_seq, rowid
+LIMIT CAST(?4 AS INTEGER)
+`
+
+type EntryErrorListParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64
+	UpTo           int64
+	Limit          int64
+}
+
+// Error entries (seq NULL) placed after seq after_seq up to up_to (0: no
+// bound), in display order: by the seq they follow, then as written. The
+// partial index entries_errors_idx holds them in that order.
+func (q *Queries) EntryErrorList(ctx context.Context, arg EntryErrorListParams) ([]Entry, error) {
+	rows, err := q.query(ctx, q.entryErrorListStmt, entryErrorList,
+		arg.ConversationID,
+		arg.AfterSeq,
+		arg.UpTo,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Entry
+	for rows.Next() {
+		var i Entry
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Seq,
+			&i.AfterSeq,
+			&i.Kind,
+			&i.Author,
+			&i.Content,
+			&i.TurnID,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const entryGet = `-- name: EntryGet :one
 SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries WHERE id = ?1
 `
@@ -88,64 +146,6 @@ type EntryListParams struct {
 // limit -1 no limit.
 func (q *Queries) EntryList(ctx context.Context, arg EntryListParams) ([]Entry, error) {
 	rows, err := q.query(ctx, q.entryListStmt, entryList,
-		arg.ConversationID,
-		arg.AfterSeq,
-		arg.UpTo,
-		arg.Limit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Entry
-	for rows.Next() {
-		var i Entry
-		if err := rows.Scan(
-			&i.ID,
-			&i.ConversationID,
-			&i.Seq,
-			&i.AfterSeq,
-			&i.Kind,
-			&i.Author,
-			&i.Content,
-			&i.TurnID,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const entryListWithErrors = `-- name: EntryListWithErrors :many
-SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
-WHERE conversation_id = ?1
-  AND (
-        (seq IS NOT NULL AND seq > CAST(?2 AS INTEGER) AND (CAST(?3 AS INTEGER) = 0 OR seq <= CAST(?3 AS INTEGER)))
-     OR (seq IS NULL AND after_seq >= CAST(?2 AS INTEGER) AND (CAST(?3 AS INTEGER) = 0 OR after_seq <= CAST(?3 AS INTEGER)))
-  )
-ORDER BY COALESCE(seq, after_seq), seq IS NULL, rowid
-LIMIT CAST(?4 AS INTEGER)
-`
-
-type EntryListWithErrorsParams struct {
-	ConversationID uuid.UUID
-	AfterSeq       int64
-	UpTo           int64
-	Limit          int64
-}
-
-// The display view: error entries (seq NULL) sort right after the entry they
-// followed, in the order they were written.
-func (q *Queries) EntryListWithErrors(ctx context.Context, arg EntryListWithErrorsParams) ([]Entry, error) {
-	rows, err := q.query(ctx, q.entryListWithErrorsStmt, entryListWithErrors,
 		arg.ConversationID,
 		arg.AfterSeq,
 		arg.UpTo,
