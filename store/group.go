@@ -90,7 +90,7 @@ func (g *group) run(batch []*groupCall) {
 		var failedErr error
 		// The transaction is the batch's, not one caller's: a caller that
 		// goes away does not cut the others off.
-		err := g.inTx(context.WithoutCancel(live[0].ctx), func(q Queries) error {
+		err := g.inTx(context.WithValue(context.WithoutCancel(live[0].ctx), groupCommitKey{}, true), func(q Queries) error {
 			failed, failedErr = nil, nil
 			for _, c := range live {
 				if err := c.fn(q); err != nil {
@@ -131,4 +131,15 @@ func (g *group) run(batch []*groupCall) {
 			return
 		}
 	}
+}
+
+type groupCommitKey struct{}
+
+// GroupCommit reports whether ctx is the context of a group commit's
+// transaction (InTxGroup). Acknowledgements of inbound events wait on it, so
+// a driver whose writers queue in the process (SQLite's one writer) lets it
+// ahead of the other writers waiting.
+func GroupCommit(ctx context.Context) bool {
+	v, _ := ctx.Value(groupCommitKey{}).(bool)
+	return v
 }

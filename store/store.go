@@ -802,6 +802,8 @@ type Store interface {
 	// with fn's own error when fn failed (its writes are then not
 	// committed, and the others' are not affected). fn may run more than
 	// once, as under InTx, and must not wait on another InTxGroup call.
+	// A write that fails inside fn must end fn with its error: the group
+	// takes no savepoint per write for fn to go on after it.
 	InTxGroup(ctx context.Context, fn func(q Queries) error) error
 
 	// Sweep deletes the spine's rows that are no longer needed as of now:

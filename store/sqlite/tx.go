@@ -92,6 +92,10 @@ func transact[T any](ctx context.Context, d *driver, savepoints bool, fn func(q 
 
 func transactOnce[T any](ctx context.Context, d *driver, savepoints bool, fn func(q *queries) (T, error)) (_ T, err error) {
 	var zero T
+	if err := d.gate.acquire(ctx, store.GroupCommit(ctx)); err != nil {
+		return zero, fmt.Errorf("waiting for the writer: %w", err)
+	}
+	defer d.gate.release()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return zero, fmt.Errorf("beginning write transaction: %w", mapErr(err))
