@@ -20,10 +20,14 @@ import (
 type group struct {
 	inTx func(ctx context.Context, fn func(q Queries) error) error
 	max  int
+	// lanes is how many batches may commit at once (at least 1). One is
+	// right for a store with one writer; a server database with round trips
+	// to wait on lets a burst spread over a few connections.
+	lanes int
 
 	mu      sync.Mutex
 	pending []*groupCall
-	running bool
+	running int // batches committing
 }
 
 type groupCall struct {
@@ -40,8 +44,10 @@ func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
 	c := &groupCall{ctx: ctx, fn: fn, done: make(chan struct{})}
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
-	lead := !g.running
-	g.running = true
+	lead := g.running < g.lanes
+	if lead {
+		g.running++
+	}
 	g.mu.Unlock()
 	if lead {
 		g.lead()
@@ -51,19 +57,27 @@ func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
 }
 
 // lead runs one batch, then hands the leadership to a new goroutine when
-// more calls are waiting, so no caller keeps committing for others.
+// more calls are waiting, so no caller keeps committing for others. With
+// several lanes, a batch takes its share of the calls waiting and free
+// lanes start on the rest.
 func (g *group) lead() {
 	g.mu.Lock()
-	n := min(len(g.pending), g.max)
+	n := min((len(g.pending)+g.lanes-1)/g.lanes, g.max)
 	batch := g.pending[:n:n]
 	g.pending = g.pending[n:]
+	for g.running < g.lanes && len(g.pending) > 0 {
+		g.running++
+		go g.lead()
+	}
 	g.mu.Unlock()
 
 	g.run(batch)
 
 	g.mu.Lock()
 	more := len(g.pending) > 0
-	g.running = more
+	if !more {
+		g.running--
+	}
 	g.mu.Unlock()
 	if more {
 		go g.lead()

@@ -41,6 +41,10 @@ type Options struct {
 	// Now supplies the time when a params struct leaves Now zero. Default
 	// time.Now.
 	Now func() time.Time
+	// GroupLanes is how many group commits (InTxGroup) may run at once:
+	// 1 (the default) for a store with one writer, a few for a server whose
+	// round trips a batch waits on.
+	GroupLanes int
 }
 
 // New returns d behind the shared rules. d is a driver's own store: it may
@@ -52,7 +56,7 @@ func New(d Driver, o Options) Store {
 	}
 	r := &ruled{d: d}
 	r.checked = checked{Queries: d, now: o.Now, db: r}
-	r.group = &group{inTx: r.InTx, max: maxGroup}
+	r.group = &group{inTx: r.InTx, max: maxGroup, lanes: max(o.GroupLanes, 1)}
 	return r
 }
 

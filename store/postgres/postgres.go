@@ -172,7 +172,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	d.notifier = newNotifier(pool, opts.NotifyDebounce, opts.Logger, d.channel)
 	d.listener = newListener(listenCfg, opts.Logger, d.channel)
 	d.notifier.start()
-	return &Store{Store: store.New(d, store.Options{Now: opts.Now}), d: d}, nil
+	// A burst of acknowledgements spreads over a few connections: each
+	// batch is round trips, which Postgres can serve side by side.
+	return &Store{Store: store.New(d, store.Options{Now: opts.Now, GroupLanes: groupLanes}), d: d}, nil
 }
 
 // poolConfig parses opts.URL. Its errors never carry the password.
@@ -336,3 +338,7 @@ func (d *driver) Publish(ctx context.Context, topic, payload string) error {
 func (d *driver) Subscribe(ctx context.Context, topic string) (<-chan store.Notification, error) {
 	return d.listener.subscribe(ctx, topic)
 }
+
+// groupLanes is how many group commits run at once on Postgres: fewer than
+// the pool's connections, which the workers need too.
+const groupLanes = 3

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestGroupLanes: a burst through a group of three lanes commits in at most
+// three transactions at once, uses more than one, and every call returns
+// after the transaction that ran its function, with no call run twice.
+func TestGroupLanes(t *testing.T) {
+	var running, most, txs atomic.Int32
+	ran := make([]atomic.Int32, 200)
+	g := &group{max: 128, lanes: 3, inTx: func(ctx context.Context, fn func(q Queries) error) error {
+		if !GroupCommit(ctx) {
+			t.Error("a group's transaction has no GroupCommit mark")
+		}
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		txs.Add(1)
+		time.Sleep(5 * time.Millisecond) // the round trips of a batch
+		return fn(nil)
+	}}
+	var wg sync.WaitGroup
+	for i := range ran {
+		wg.Go(func() {
+			if err := g.do(t.Context(), func(Queries) error { ran[i].Add(1); return nil }); err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+			if ran[i].Load() != 1 {
+				t.Errorf("call %d returned with its function run %d times", i, ran[i].Load())
+			}
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m > 3 || m < 2 {
+		t.Errorf("at most %d transactions ran at once; want 2 or 3 of the 3 lanes", m)
+	}
+	if n := txs.Load(); n >= int32(len(ran)) {
+		t.Errorf("%d transactions for %d calls: nothing was grouped", n, len(ran))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running != 0 || len(g.pending) != 0 {
+		t.Errorf("after the burst: %d batches running, %d calls pending; want none", g.running, len(g.pending))
+	}
+}
