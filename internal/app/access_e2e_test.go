@@ -104,6 +104,7 @@ const admin = "U0ADMIN"
 // gets a code; the operator approves it through the API (and an admin
 // another stranger's with !approve); the next DM is answered.
 func TestSlackPairingFlow(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		e := startSlack(t, url, envOptions{config: "access:\n  admins: [" + admin + "]\n"})
@@ -168,6 +169,7 @@ func TestSlackPairingFlow(t *testing.T) {
 // TestSlackAllowlistRefusalOncePerDay: under allowlist, a DM of someone not
 // listed stores nothing and is answered with one polite reply a day.
 func TestSlackAllowlistRefusalOncePerDay(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		var offset atomic.Int64
@@ -214,6 +216,7 @@ func TestSlackAllowlistRefusalOncePerDay(t *testing.T) {
 // mention unless the channel's rule needs none; a mention elsewhere gets an
 // ephemeral refusal and stores nothing.
 func TestSlackChannelPolicy(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		e := startSlack(t, url, envOptions{config: `access:
@@ -250,6 +253,7 @@ func TestSlackChannelPolicy(t *testing.T) {
 // TestDiscordPairingFlow: the pairing flow in Discord DMs, approved by an
 // admin with !approve.
 func TestDiscordPairingFlow(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		e := discordStartWith(t, db, 0, "access:\n  admins: [\"9001\"]\n")
 		stranger := discordgo.User{ID: "7001", Username: "stranger"}

@@ -28,6 +28,7 @@ import (
 // the switchboard binary's audit command with its outcome and who decided,
 // filtered and paged.
 func TestAuditReadsBackEveryOutcome(t *testing.T) {
+	t.Parallel()
 	bin := buildSwitchboard(t)
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		var skew atomic.Int64 // how far the service's clock runs ahead

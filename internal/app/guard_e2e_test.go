@@ -129,6 +129,7 @@ func (e *slackEnv) apiGrants() []map[string]any {
 // asking; after "!grants revoke" it asks again. The API lists and revokes
 // grants too.
 func TestGuardAlwaysAllowThenRevoke(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuard(t, db(t), "", nil)
 		const channel = "C0GUARD"
@@ -210,6 +211,7 @@ func TestGuardAlwaysAllowThenRevoke(t *testing.T) {
 // approvals.expiry sets the request's expiry, and a click after it (the
 // clock moved on) runs nothing.
 func TestGuardAdminsDecideAndExpiry(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		clock := &offsetClock{}
 		e := startGuard(t, db(t), "approvals: {deciders: admins, admins: ["+boss+"], expiry: 2h}\n", clock)
@@ -288,6 +290,7 @@ func callOf(t *testing.T, e *slackEnv, conv uuid.UUID) string {
 // TestGuardNotifyLine: a call the policy notifies about runs at once and
 // the thread gets a line saying what ran, with its arguments.
 func TestGuardNotifyLine(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuard(t, db(t), "", nil)
 		const channel, ts = "C0NOTIFY", "1700000900.000100"
@@ -322,6 +325,7 @@ func (e *slackEnv) askedIn(channel, thread string) bool {
 // a grant limited to the call's arguments; the identical call then runs
 // without asking, and the same tool with other arguments asks again.
 func TestGuardAlwaysAllowTheseArguments(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuardPolicy(t, db(t), "{remind: confirm}", "", nil)
 		const channel = "C0ARGS"
@@ -374,6 +378,7 @@ func TestGuardAlwaysAllowTheseArguments(t *testing.T) {
 // the same workspace too) and never in team B's; !grants names the
 // workspace and lists only its own grants.
 func TestGuardGrantHoldsInItsWorkspace(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuard(t, db(t), "", nil)
 		ctx := context.Background()
@@ -440,6 +445,7 @@ func TestGuardGrantHoldsInItsWorkspace(t *testing.T) {
 // of the turn; the delivery is retried, and the thread ends with the notify
 // line exactly once and the reply once.
 func TestGuardNotifyLineOnceWhenPostingRetries(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuard(t, db(t), "", nil)
 		const channel, ts = "C0NOTIFYRETRY", "1700001200.000100"

@@ -73,6 +73,7 @@ func deliverItems(t *testing.T, st store.Store) []*store.WorkItem {
 // its deliver item ends done after one attempt with the error logged ("not
 // delivered, for good"), not retried, and team B is answered as before.
 func TestSlackInstallRoutineStaysInItsTeam(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		ctx := context.Background()
 		logs := &logBuffer{tb: t}

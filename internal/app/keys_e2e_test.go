@@ -181,6 +181,7 @@ func keysDumpSchema(t *testing.T, schema string) string {
 func keysSecretOf(token string) string { return strings.SplitN(token, "_", 3)[2] }
 
 func TestAgentKeyExchange(t *testing.T) {
+	t.Parallel()
 	keysEachStore(t, func(t *testing.T, databaseURL string, atRest func() string) {
 		clk := &keysClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 		c := openKeysApp(t, databaseURL, clk)
@@ -255,6 +256,7 @@ func keysJSON(t *testing.T, v any) string {
 }
 
 func TestHostTokenOnlyExchanges(t *testing.T) {
+	t.Parallel()
 	keysEachStore(t, func(t *testing.T, databaseURL string, atRest func() string) {
 		clk := &keysClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 		c := openKeysApp(t, databaseURL, clk)

@@ -16,6 +16,7 @@ import (
 // per-turn block after the history, never in the cached system prompt),
 // and the agent's recall finds it and counts its use.
 func TestMemoryEndToEnd(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)

@@ -91,6 +91,7 @@ func (e *slackEnv) clickAs(team, channel, thread string, m slacktest.Message, la
 // approval in team A (an ephemeral refusal, the approval stays pending),
 // nor can the starter, who is no admin; an admin of A's workspace decides it.
 func TestWorkspaceAdminsDecideApprovals(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startGuard(t, db(t), "approvals: {deciders: admins}\n", nil)
 		ctx := context.Background()
@@ -136,6 +137,7 @@ func TestWorkspaceAdminsDecideApprovals(t *testing.T) {
 // DM agents and approves a stranger of team A with !approve; the owner of
 // B's workspace may not approve A's stranger.
 func TestWorkspaceAdminApprovesPairing(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{config: "access:\n  dm_policy: pairing\n"})
 		setUpTeams(t, e)
@@ -162,6 +164,7 @@ func TestWorkspaceAdminApprovesPairing(t *testing.T) {
 // pinned to A's workspace gets one ephemeral refusal a day and stores
 // nothing.
 func TestPinnedAwayAgentRefusesPolitely(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		ctx := context.Background()
@@ -203,6 +206,7 @@ func TestPinnedAwayAgentRefusesPolitely(t *testing.T) {
 // with one ephemeral reply and stores nothing; the same channel answers a
 // user of team A.
 func TestSlackConnectSenderRefused(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		e := startSlack(t, url, envOptions{})
@@ -238,6 +242,7 @@ func TestSlackConnectSenderRefused(t *testing.T) {
 // for the operator), and only that: not the whole audit, not another
 // workspace's, and not as a plain member.
 func TestWorkspaceAdminReadsItsAudit(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		ctx := context.Background()

@@ -369,6 +369,7 @@ func (e *slackEnv) checkOneReply(conv uuid.UUID, userText, reply string) {
 // TestSlackMessageIsAnsweredOnce: a signed event over HTTP gets exactly one
 // reply in the right place, streamed, with the scripted text.
 func TestSlackMessageIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		event    map[string]any
@@ -461,6 +462,7 @@ func TestSlackMessageIsAnsweredOnce(t *testing.T) {
 // timed out; the retry is acknowledged and changes nothing, also while the
 // first delivery's turn is still running.
 func TestSlackRetriedEventIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		userText string
@@ -533,6 +535,7 @@ func TestSlackRetriedEventIsAnsweredOnce(t *testing.T) {
 // refused with 401 and leaves no trace in the store; the same event signed
 // properly is then taken, which shows the store checks can see one.
 func TestSlackRejectsUnsignedEvents(t *testing.T) {
+	t.Parallel()
 	const jsonType = "application/json"
 	tests := []struct {
 		name    string
@@ -690,6 +693,7 @@ func blockText(tb testing.TB, blocks json.RawMessage) string {
 // are posted in the thread; a click by someone else is refused privately and
 // resumes nothing; the asker's click, over Socket Mode, resumes the turn.
 func TestSlackButtonClickResumesTurn(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		ctx := context.Background()
@@ -807,6 +811,7 @@ func TestSlackButtonClickResumesTurn(t *testing.T) {
 // TestSlackSocketModeReconnect: after Slack asks the client to reconnect, or
 // the connection drops, an event sent meanwhile is still answered.
 func TestSlackSocketModeReconnect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		break_ func(s *slacktest.Server)
@@ -851,6 +856,7 @@ func TestSlackSocketModeReconnect(t *testing.T) {
 // TestSlackRateLimitedPost: a 429 from chat.postMessage is waited out and
 // the message is posted exactly once.
 func TestSlackRateLimitedPost(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		e.slack.Fail("chat.postMessage", slacktest.RateLimited(1))

@@ -67,6 +67,7 @@ func runningTurn(tb testing.TB, st store.Store, channel, thread string) *store.W
 // reply entry is written, the streamed message is closed with a notice and
 // the session leaves processing. SQLite runs the same with one instance.
 func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		first := startNative(t, url, envOptions{instanceID: "first"})
@@ -145,6 +146,7 @@ func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
 // progress, then complete) ahead of the text that follows it, the replies
 // carry feedback buttons, and a click records who rated which reply how.
 func TestSlackTasksAndFeedback(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startNative(t, db(t), envOptions{})
 		const dm, root = "D0TASK", "1700000200.000001"
@@ -204,6 +206,7 @@ func TestSlackTasksAndFeedback(t *testing.T) {
 // TestSlackSlashCommandsEndToEnd: /switchboard over HTTP and Socket Mode
 // reaches the real command handler and the agent.
 func TestSlackSlashCommandsEndToEnd(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startNative(t, db(t), envOptions{})
 		overHTTP := func(text string) string {
@@ -263,6 +266,7 @@ func TestSlackSlashCommandsEndToEnd(t *testing.T) {
 // thread and a follow-up there (message.mpim) without a mention too; the
 // Home tab lists the agents and the person's reminder.
 func TestSlackGroupDMAndHome(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startNative(t, db(t), envOptions{})
 		const group, root = "G0GROUP", "1700000300.000001"

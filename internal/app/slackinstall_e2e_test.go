@@ -184,6 +184,7 @@ func (e *installEnv) replyIn(t slacktest.Team, channel, text string) {
 }
 
 func TestSlackInstallTwoTeams(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		oldKeys := "old:" + testKey(1)
@@ -293,6 +294,7 @@ func TestSlackInstallTwoTeams(t *testing.T) {
 }
 
 func TestSlackInstallNeedsTheSecretKey(t *testing.T) {
+	t.Parallel()
 	e := startInstall(t, sqliteDatabase(t), "")
 	state := e.installLink()
 	code := e.slack.Authorize(teamA, installRedirect)

@@ -33,6 +33,7 @@ func isSummaryRequest(r modeltest.Request) bool {
 // request to the (fake) Anthropic model is the summary and the newest
 // entries, under the budget, while the log still holds every entry.
 func TestSlackLongConversationIsSummarised(t *testing.T) {
+	t.Parallel()
 	const budget, keep = 20000, 2000
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
@@ -150,6 +151,7 @@ func TestSlackLongConversationIsSummarised(t *testing.T) {
 // (the new text reaches the next turn, byte-identical across turns until
 // it changes) and an empty text clears it.
 func TestSlackRulebook(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		fake.Push(modeltest.Reply{Text: "High tide is at noon."}, modeltest.Reply{Text: "Noon."}, modeltest.Reply{Text: "Six."},

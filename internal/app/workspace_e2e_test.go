@@ -30,6 +30,7 @@ func mentionIn(team, eventID, channel, ts, text string) signedEvent {
 // B's, where nothing is stored; a routine made in B before the pin still
 // posts in B, the workspace it was made in.
 func TestPinnedAgentAnswersOnlyInItsWorkspace(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		ctx := context.Background()
