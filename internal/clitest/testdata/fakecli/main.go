@@ -169,7 +169,7 @@ func runClaude(scenario, session, prompt, state string) {
 	n := int64(len(texts))
 	emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "num_turns": n, "result": texts[len(texts)-1],
 		"stop_reason": "end_turn", "session_id": session, "total_cost_usd": 0.0012345 * float64(n),
-		"usage": map[string]any{"input_tokens": 100 * n, "cache_creation_input_tokens": 5 * n, "cache_read_input_tokens": 20 * n, "output_tokens": 12 * n},
+		"usage":      map[string]any{"input_tokens": 100 * n, "cache_creation_input_tokens": 5 * n, "cache_read_input_tokens": 20 * n, "output_tokens": 12 * n},
 		"modelUsage": map[string]any{}, "permission_denials": []any{}})
 }
 
