@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/clitest"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// An agent on the Claude Code CLI, through the real service: a Slack
+// mention is answered by the CLI (the fake of internal/clitest, which
+// prints what the real one prints), and a second mention in the thread
+// resumes the CLI's session, found again in the log.
+
+const cliAgents = `  - name: coder
+    model: claude-code:sonnet
+    persona: You write and fix code.
+`
+
+func TestSlackClaudeCodeAgentResumesItsSession(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := clitest.Build(t)
+		data := t.TempDir()
+		env := map[string]string{}
+		for _, kv := range fake.Env("text") {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		e := startSlack(t, db(t), envOptions{
+			config: openAccess + "agents:\n" + cliAgents,
+			env:    env,
+			cli: app.CLISettings{
+				DataDir: data, ClaudeCodePath: fake.Claude,
+				PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
+			},
+		})
+		const channel, thread = "C0CODE", "1700000900.000100"
+
+		e.mustPost(newEvent("EvCLI1", mention(channel, thread, "", alice, "write a test")))
+		first := e.waitReply(channel, "Echo: [User "+alice+"] write a test")
+		e.waitIdle()
+		if !first.Streamed {
+			t.Errorf("the CLI's answer was not streamed: %+v", first)
+		}
+		e.mustPost(newEvent("EvCLI2", mention(channel, "1700000900.000200", thread, alice, "now make it pass")))
+		e.waitReply(channel, "Echo: [User "+alice+"] now make it pass")
+		e.waitIdle()
+
+		calls := fake.Calls(t)
+		if len(calls) != 2 {
+			t.Fatalf("the CLI ran %d times, want 2", len(calls))
+		}
+		conv := e.conversation(channel, thread)
+		answers := e.entries(conv.ID, store.EntryAssistant)
+		if len(answers) != 2 {
+			t.Fatalf("%d assistant entries, want 2", len(answers))
+		}
+		s1 := decode[core.AssistantContent](t, answers[0]).Session
+		s2 := decode[core.AssistantContent](t, answers[1]).Session
+		if s1 == nil || s1.Provider != "claude-code" || s1.ID == "" {
+			t.Fatalf("the first answer recorded session %+v, want the CLI's", s1)
+		}
+		if calls[0].Resume != "" {
+			t.Errorf("the first turn resumed %q", calls[0].Resume)
+		}
+		if calls[1].Resume != s1.ID {
+			t.Errorf("the second turn resumed %q, want the first turn's session %q", calls[1].Resume, s1.ID)
+		}
+		if s2 == nil || s2.ID != s1.ID {
+			t.Errorf("the second answer recorded session %+v, want %q again", s2, s1.ID)
+		}
+		if strings.Contains(calls[1].Stdin, "write a test") || !strings.Contains(calls[1].Stdin, "now make it pass") {
+			t.Errorf("the resumed call sent %q: want only the new message", calls[1].Stdin)
+		}
+		wantDir, _ := filepath.Abs(filepath.Join(data, "agents", "coder", "work"))
+		for i, c := range calls {
+			if got, _ := filepath.EvalSymlinks(c.Dir); got != mustEval(t, wantDir) {
+				t.Errorf("call %d ran in %q, want the agent's working directory %q", i, c.Dir, wantDir)
+			}
+			if !strings.Contains(strings.Join(c.Args, " "), "--append-system-prompt") || !strings.Contains(strings.Join(c.Args, " "), "You write and fix code.") {
+				t.Errorf("call %d did not carry the agent's persona: %q", i, c.Args)
+			}
+		}
+		usage, err := e.store.UsageList(context.Background(), conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(usage) != 2 {
+			t.Fatalf("%d usage rows, want one per CLI call", len(usage))
+		}
+		for _, u := range usage {
+			if u.Provider != "claude-code" || u.CostMicroUSD != 1235 || u.InputTokens != 100 || u.CachedTokens != 20 || u.OutputTokens != 12 {
+				t.Errorf("usage row %+v, want claude-code with the CLI's tokens and its reported cost (1235 micro-USD)", u)
+			}
+		}
+	})
+}
+
+func mustEval(t *testing.T, p string) string {
+	t.Helper()
+	got, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
