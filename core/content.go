@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -44,6 +45,9 @@ type AssistantContent struct {
 type CLISession struct {
 	Provider string `json:"provider"`
 	ID       string `json:"id"`
+	// Totals is the session's usage so far, for a CLI that reports usage
+	// per session (see model.Session.Totals).
+	Totals *model.Usage `json:"totals,omitempty"`
 }
 
 // ThinkingBlock is one block of the model's reasoning as the provider

@@ -432,7 +432,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		if text != "" || len(thinking) > 0 || len(dms) > 0 {
 			ac := AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}
 			if s := resp.Session; s != nil {
-				ac.Session = &CLISession{Provider: s.Provider, ID: s.ID}
+				ac.Session = &CLISession{Provider: s.Provider, ID: s.ID, Totals: s.Totals}
 			}
 			step = append(step, pendingEntry{store.EntryAssistant, ac})
 		}

@@ -61,8 +61,9 @@ func (claudeCode) invocation(b *cliBackend, req *Request, prompt, session string
 	if m := b.opts.MCP; m != nil {
 		cfg := map[string]any{"mcpServers": map[string]any{m.Name: map[string]any{
 			"type": "http", "url": m.URL,
-			// Claude Code expands ${VAR} in MCP settings, so the token stays
-			// off the command line (and out of ps).
+			// Claude Code expands ${VAR} in MCP settings (2.1.197 sent
+			// "Bearer <value>" to the server), so the token stays off the
+			// command line and out of ps.
 			"headers": map[string]string{"Authorization": "Bearer ${" + m.TokenEnv + "}"},
 		}}}
 		raw, err := json.Marshal(cfg)
@@ -98,7 +99,7 @@ func (b *cliBackend) modelFor(req *Request) string {
 	return m
 }
 
-func (claudeCode) newParser(b *cliBackend, emit func(Event)) cliParser {
+func (claudeCode) newParser(b *cliBackend, emit func(Event), _ *Session) cliParser {
 	return &claudeParser{b: b, emit: emit, model: b.model}
 }
 

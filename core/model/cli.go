@@ -142,8 +142,9 @@ type cliDialect interface {
 	// invocation is the arguments and stdin of one call. prompt is the
 	// text to send; session, when not empty, is the session to resume.
 	invocation(b *cliBackend, req *Request, prompt, session string) (args []string, stdin []byte, err error)
-	// newParser reads one call's output.
-	newParser(b *cliBackend, emit func(Event)) cliParser
+	// newParser reads one call's output; resumed is the session the call
+	// resumes, or nil.
+	newParser(b *cliBackend, emit func(Event), resumed *Session) cliParser
 }
 
 // cliParser reads a CLI's stdout, one JSON line at a time.
@@ -197,29 +198,33 @@ func (b *cliBackend) Provider() string { return b.provider }
 var errSessionGone = errors.New("CLI session not found")
 
 func (b *cliBackend) Generate(ctx context.Context, req *Request, emit func(Event)) (*Response, error) {
-	session, seen := "", 0
+	var session *Session
 	if s := req.Session; s != nil && s.Provider == b.provider && s.ID != "" && s.Seen <= len(req.Messages) {
-		session, seen = s.ID, s.Seen
+		session = s
 	}
 	return b.call.do(ctx, emit, func(ctx context.Context, emit func(Event)) (*Response, error) {
-		if session != "" {
-			resp, err := b.once(ctx, req, cliPrompt(req, seen), session, emit)
+		if session != nil {
+			resp, err := b.once(ctx, req, cliPrompt(req, session.Seen), session, emit)
 			if !errors.Is(err, errSessionGone) {
 				return resp, err
 			}
 			b.call.log.WarnContext(ctx, "CLI session to resume is gone; starting a new one with the whole history",
-				"provider", b.provider, "session", session)
+				"provider", b.provider, "session", session.ID)
 			// This attempt printed nothing people saw; the retry in a
 			// new session is part of it.
-			session = ""
+			session = nil
 		}
-		return b.once(ctx, req, cliPrompt(req, 0), "", emit)
+		return b.once(ctx, req, cliPrompt(req, 0), nil, emit)
 	})
 }
 
-// once runs the CLI for one attempt.
-func (b *cliBackend) once(ctx context.Context, req *Request, prompt, session string, emit func(Event)) (*Response, error) {
-	args, stdin, err := b.dialect.invocation(b, req, prompt, session)
+// once runs the CLI for one attempt, resuming session when it is not nil.
+func (b *cliBackend) once(ctx context.Context, req *Request, prompt string, session *Session, emit func(Event)) (*Response, error) {
+	id := ""
+	if session != nil {
+		id = session.ID
+	}
+	args, stdin, err := b.dialect.invocation(b, req, prompt, id)
 	if err != nil {
 		return nil, newError(b.provider, 0, false, "", fmt.Errorf("building the command: %w", err))
 	}
@@ -273,7 +278,7 @@ func (b *cliBackend) once(ctx context.Context, req *Request, prompt, session str
 		}
 	}()
 
-	p := b.dialect.newParser(b, emit)
+	p := b.dialect.newParser(b, emit, session)
 	idle := time.NewTimer(b.opts.IdleTimeout)
 	defer idle.Stop()
 	var failed error

@@ -137,7 +137,7 @@ func TestCLIStreamsText(t *testing.T) {
 					t.Errorf("model = %q, want the one the CLI reported", resp.Model)
 				}
 			case ProviderCodex:
-				want := Usage{InputTokens: 200, CachedTokens: 1000, OutputTokens: 40}
+				want := Usage{InputTokens: 200, CachedTokens: 1000, OutputTokens: 40, ReasoningTokens: 8}
 				if resp.Usage != want {
 					t.Errorf("usage = %+v, want %+v (cached split from input)", resp.Usage, want)
 				}
@@ -269,10 +269,16 @@ func TestCLIResumesSession(t *testing.T) {
 			req.Messages = append(req.Messages,
 				Message{Role: RoleAssistant, Parts: []Part{{Kind: PartText, Text: first.Text()}}},
 				Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "second question"}}})
-			req.Session = &Session{Provider: first.Session.Provider, ID: first.Session.ID, Seen: 2}
+			req.Session = &Session{Provider: first.Session.Provider, ID: first.Session.ID, Seen: 2, Totals: first.Session.Totals}
 			second, err := b.Generate(context.Background(), req, nil)
 			if err != nil {
 				t.Fatalf("second Generate: %v", err)
+			}
+			if second.Usage != first.Usage {
+				t.Errorf("the resumed call's usage = %+v, want the same as the first call's %+v (not the session's totals)", second.Usage, first.Usage)
+			}
+			if c.provider == ProviderCodex && (second.Session.Totals == nil || second.Session.Totals.OutputTokens != 80) {
+				t.Errorf("the session's totals after two calls = %+v, want 80 output tokens", second.Session.Totals)
 			}
 			if second.Text() != "Echo: second question" {
 				t.Errorf("second text = %q", second.Text())

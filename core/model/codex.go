@@ -4,9 +4,12 @@ package model
 //
 // Flags and event shapes are those of @openai/codex 0.171.0, read from
 // `codex exec --help`, `codex exec resume --help` and `codex login --help`
-// of the npm package, and from the event names its binary carries
+// of the npm package, from the event names its binary carries
 // (thread.started, turn.started, turn.completed, turn.failed, item.started,
-// item.updated, item.completed, error):
+// item.updated, item.completed, error), and from its output against a local
+// Responses API fake (a custom model_provider), fresh and resumed; the
+// -c mcp_servers.NAME.url and bearer_token_env_var settings were seen to
+// reach an HTTP MCP server with the token:
 //
 //	codex exec --json --skip-git-repo-check [-m M] [-c KEY=TOML]… -
 //	codex exec resume --json --skip-git-repo-check [-m M] [-c KEY=TOML]… THREAD_ID -
@@ -17,12 +20,14 @@ package model
 //	{"type":"turn.started"}
 //	{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls","status":"in_progress"}}
 //	{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Done."}}
-//	{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":1000,"output_tokens":40}}
+//	{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `gpt-5` not found. …"}}
+//	{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":1000,"cache_write_input_tokens":0,"output_tokens":40,"reasoning_output_tokens":8}}
 //	{"type":"turn.failed","error":{"message":"…"}}
 //	{"type":"error","message":"Reconnecting... 2/5 (…)"}
 //
 // Codex prints whole items, not token deltas, so an agent message arrives
-// as one delta. It reports no cost. A resume of an unknown thread exits
+// as one delta. It reports no cost, and its turn.completed usage counts the
+// whole thread (see Session.Totals). A resume of an unknown thread exits
 // with "no rollout found for thread id …" on stderr.
 
 import (
@@ -81,8 +86,12 @@ func (codex) invocation(b *cliBackend, req *Request, prompt, session string) ([]
 	return args, []byte(prompt), nil
 }
 
-func (codex) newParser(b *cliBackend, emit func(Event)) cliParser {
-	return &codexParser{b: b, emit: emit}
+func (codex) newParser(b *cliBackend, emit func(Event), resumed *Session) cliParser {
+	p := &codexParser{b: b, emit: emit}
+	if resumed != nil && resumed.Totals != nil {
+		p.prev = *resumed.Totals
+	}
+	return p
 }
 
 // codexLine is one line of codex exec --json.
@@ -96,6 +105,7 @@ type codexLine struct {
 	Usage *struct {
 		InputTokens           int64 `json:"input_tokens"`
 		CachedInputTokens     int64 `json:"cached_input_tokens"`
+		CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
 		OutputTokens          int64 `json:"output_tokens"`
 		ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
 	} `json:"usage"`
@@ -120,6 +130,7 @@ type codexParser struct {
 	started map[string]bool
 	lastErr string // the last error line, for a crash's message
 	done    *codexLine
+	prev    Usage // the resumed thread's totals before this call
 }
 
 func (p *codexParser) line(raw []byte) error {
@@ -231,14 +242,19 @@ func (p *codexParser) finish(exit error, stderr string) (*Response, error) {
 	if text := strings.Join(p.texts, "\n\n"); text != "" {
 		resp.Parts = []Part{{Kind: PartText, Text: text}}
 	}
+	var totals Usage
 	if u := p.done.Usage; u != nil {
 		// Codex counts cached input inside input_tokens, as OpenAI does;
 		// Usage keeps the two apart.
-		resp.Usage = Usage{InputTokens: max(u.InputTokens-u.CachedInputTokens, 0), CachedTokens: u.CachedInputTokens,
-			OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningOutputTokens}
+		totals = Usage{InputTokens: max(u.InputTokens-u.CachedInputTokens-u.CacheWriteInputTokens, 0), CachedTokens: u.CachedInputTokens,
+			CacheWriteTokens: u.CacheWriteInputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningOutputTokens}
 	}
+	// turn.completed counts the whole thread (a resumed thread's second
+	// call reported 2400 input tokens where each request had 1200, with
+	// codex-cli 0.171.0), so this call's usage is what the thread added.
+	resp.Usage = totals.sub(p.prev)
 	if p.thread != "" {
-		resp.Session = &Session{Provider: ProviderCodex, ID: p.thread}
+		resp.Session = &Session{Provider: ProviderCodex, ID: p.thread, Totals: &totals}
 	}
 	p.emit(Event{Kind: EventUsage, Usage: &resp.Usage})
 	p.emit(Event{Kind: EventStop, StopReason: resp.StopReason})

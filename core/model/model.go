@@ -140,6 +140,11 @@ type Session struct {
 	// Seen is how many of Request.Messages the session holds already, on a
 	// Request; the engine counts them up to the entry that recorded it.
 	Seen int
+	// Totals is the usage the CLI reported for the whole session so far,
+	// for a CLI that reports it per session rather than per call (Codex's
+	// turn.completed counts the whole thread): the backend subtracts the
+	// totals of the resumed session to get one call's usage.
+	Totals *Usage
 }
 
 // DefaultMaxTokens is used when Request.MaxTokens is 0.
@@ -202,6 +207,17 @@ func (u Usage) Add(o Usage) Usage {
 		CachedTokens:     u.CachedTokens + o.CachedTokens,
 		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
 		ReasoningTokens:  u.ReasoningTokens + o.ReasoningTokens,
+	}
+}
+
+// sub is u less o, each count at least 0.
+func (u Usage) sub(o Usage) Usage {
+	return Usage{
+		InputTokens:      max(u.InputTokens-o.InputTokens, 0),
+		OutputTokens:     max(u.OutputTokens-o.OutputTokens, 0),
+		CachedTokens:     max(u.CachedTokens-o.CachedTokens, 0),
+		CacheWriteTokens: max(u.CacheWriteTokens-o.CacheWriteTokens, 0),
+		ReasoningTokens:  max(u.ReasoningTokens-o.ReasoningTokens, 0),
 	}
 }
 

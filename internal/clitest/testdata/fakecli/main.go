@@ -10,6 +10,8 @@
 //	hang          start a child process (its pid in FAKECLI_STATE/child.pid), then print nothing for ever
 //	noauth        not logged in, as the real CLIs report it
 //
+// Codex's turn.completed usage counts the whole thread, as the real one's
+// does: a resumed thread's second call reports twice the tokens.
 // Whatever the scenario, a --resume (claude) or `exec resume` (codex) of a
 // session this fake never made fails as the real CLI does ("No conversation
 // found", "no rollout found"). Sessions it made are files in FAKECLI_STATE.
@@ -195,7 +197,20 @@ func runCodex(scenario, session, prompt, state string) {
 		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "reasoning", "text": "**Answering**"}})
 		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_1", "type": "agent_message", "text": "Echo: " + lastLine(prompt)}})
 	}
-	emit(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 1200, "cached_input_tokens": 1000, "output_tokens": 40}})
+	// As the real codex does, turn.completed counts the whole thread.
+	n := turns(state, session)
+	emit(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 1200 * n, "cached_input_tokens": 1000 * n,
+		"cache_write_input_tokens": 0, "output_tokens": 40 * n, "reasoning_output_tokens": 8 * n}})
+}
+
+// turns counts this call in the session's file and returns the session's
+// number of turns.
+func turns(state, session string) int {
+	path := filepath.Join(state, "session-"+session)
+	raw, _ := os.ReadFile(path)
+	n := len(raw) + 1
+	_ = os.WriteFile(path, []byte(strings.Repeat(".", n)), 0o600)
+	return n
 }
 
 // hang starts a child that would outlive a careless kill, records its pid,
