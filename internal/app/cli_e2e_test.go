@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +109,50 @@ func mustEval(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// A CLI that is not logged in: the person who asked is told so, with how to
+// fix it, and /readyz shows the probe's needs_auth.
+func TestSlackClaudeCodeNotLoggedIn(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := clitest.Build(t)
+		env := map[string]string{}
+		for _, kv := range fake.Env("noauth") {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		e := startSlack(t, db(t), envOptions{
+			config: openAccess + "agents:\n" + cliAgents,
+			env:    env,
+			cli: app.CLISettings{
+				DataDir: t.TempDir(), ClaudeCodePath: fake.Claude,
+				PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
+			},
+		})
+		const channel, thread = "C0NOAUTH", "1700000950.000100"
+		e.mustPost(newEvent("EvCLINoAuth", mention(channel, thread, "", alice, "write a test")))
+		got := e.waitReply(channel, "not logged in")
+		e.waitIdle()
+		if !strings.Contains(shown(got), "claude auth login") {
+			t.Errorf("the reply %q does not say how to log the CLI in", shown(got))
+		}
+		if n := len(fake.Calls(t)); n != 1 {
+			t.Errorf("the CLI ran %d times; a login problem is not retried", n)
+		}
+
+		var body string
+		poll(t, "/readyz to show the CLI probe", func() (bool, string) {
+			resp, err := e.http.Get(e.base + "/readyz")
+			if err != nil {
+				return false, err.Error()
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			body = string(raw)
+			return resp.StatusCode == 200 && strings.Contains(body, "cli coder (claude-code): needs_auth"), body
+		})
+		if !strings.Contains(body, "claude auth login") || !strings.Contains(body, "2.1.197") {
+			t.Errorf("/readyz = %q, want the version and how to log in", body)
+		}
+	})
 }
