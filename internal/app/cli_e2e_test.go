@@ -23,23 +23,31 @@ const cliAgents = `  - name: coder
     persona: You write and fix code.
 `
 
+// startCLI starts the service with the agent coder on the fake Claude Code
+// CLI running scenario; data is where the agents' directories go.
+func startCLI(t *testing.T, db databaseFunc, scenario, data string) (*slackEnv, *clitest.Fake) {
+	t.Helper()
+	fake := clitest.Build(t)
+	env := map[string]string{}
+	for _, kv := range fake.Env(scenario) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	e := startSlack(t, db(t), envOptions{
+		config: openAccess + "agents:\n" + cliAgents,
+		env:    env,
+		cli: app.CLISettings{
+			DataDir: data, ClaudeCodePath: fake.Claude,
+			PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
+		},
+	})
+	return e, fake
+}
+
 func TestSlackClaudeCodeAgentResumesItsSession(t *testing.T) {
 	eachStore(t, func(t *testing.T, db databaseFunc) {
-		fake := clitest.Build(t)
 		data := t.TempDir()
-		env := map[string]string{}
-		for _, kv := range fake.Env("text") {
-			k, v, _ := strings.Cut(kv, "=")
-			env[k] = v
-		}
-		e := startSlack(t, db(t), envOptions{
-			config: openAccess + "agents:\n" + cliAgents,
-			env:    env,
-			cli: app.CLISettings{
-				DataDir: data, ClaudeCodePath: fake.Claude,
-				PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
-			},
-		})
+		e, fake := startCLI(t, db, "text", data)
 		const channel, thread = "C0CODE", "1700000900.000100"
 
 		e.mustPost(newEvent("EvCLI1", mention(channel, thread, "", alice, "write a test")))
@@ -115,20 +123,7 @@ func mustEval(t *testing.T, p string) string {
 // fix it, and /readyz shows the probe's needs_auth.
 func TestSlackClaudeCodeNotLoggedIn(t *testing.T) {
 	eachStore(t, func(t *testing.T, db databaseFunc) {
-		fake := clitest.Build(t)
-		env := map[string]string{}
-		for _, kv := range fake.Env("noauth") {
-			k, v, _ := strings.Cut(kv, "=")
-			env[k] = v
-		}
-		e := startSlack(t, db(t), envOptions{
-			config: openAccess + "agents:\n" + cliAgents,
-			env:    env,
-			cli: app.CLISettings{
-				DataDir: t.TempDir(), ClaudeCodePath: fake.Claude,
-				PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
-			},
-		})
+		e, fake := startCLI(t, db, "noauth", t.TempDir())
 		const channel, thread = "C0NOAUTH", "1700000950.000100"
 		e.mustPost(newEvent("EvCLINoAuth", mention(channel, thread, "", alice, "write a test")))
 		got := e.waitReply(channel, "not logged in")
@@ -154,5 +149,28 @@ func TestSlackClaudeCodeNotLoggedIn(t *testing.T) {
 		if !strings.Contains(body, "claude auth login") || !strings.Contains(body, "2.1.197") {
 			t.Errorf("/readyz = %q, want the version and how to log in", body)
 		}
+	})
+}
+
+// A CLI that crashes mid-answer is run again: the person sees one answer,
+// not the cut one, and the log has no error.
+func TestSlackClaudeCodeCrashIsRetried(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e, fake := startCLI(t, db, "crash_once", t.TempDir())
+		const channel, thread = "C0CRASH", "1700000980.000100"
+		e.mustPost(newEvent("EvCLICrash", mention(channel, thread, "", alice, "write a test")))
+		want := "Echo: [User " + alice + "] write a test"
+		got := e.waitReply(channel, want)
+		e.waitIdle()
+		if shown(got) != want {
+			t.Errorf("the reply shows %q, want exactly %q (nothing of the crashed attempt)", shown(got), want)
+		}
+		if msgs := e.botMessages(channel); len(msgs) != 1 {
+			t.Errorf("%d bot messages, want 1: %+v", len(msgs), msgs)
+		}
+		if n := len(fake.Calls(t)); n != 2 {
+			t.Errorf("the CLI ran %d times, want 2 (the crash and the retry)", n)
+		}
+		e.checkOneReply(e.conversation(channel, thread).ID, "write a test", want)
 	})
 }
