@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -35,6 +36,18 @@ type AssistantContent struct {
 	// never see them, the agent's own history shows them again, and each
 	// went to a side thread (see sidethread.go).
 	DMs []DM `json:"dms,omitempty"`
+	// Session is the coding CLI session (Claude Code, Codex) the reply
+	// was written in; the agent's next turn resumes it.
+	Session *CLISession `json:"cli_session,omitempty"`
+}
+
+// CLISession names a coding CLI's session: its backend and its id.
+type CLISession struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	// Totals is the session's usage so far, for a CLI that reports usage
+	// per session (see model.Session.Totals).
+	Totals *model.Usage `json:"totals,omitempty"`
 }
 
 // ThinkingBlock is one block of the model's reasoning as the provider

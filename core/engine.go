@@ -430,7 +430,11 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 		var step []pendingEntry
 		if text != "" || len(thinking) > 0 || len(dms) > 0 {
-			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}})
+			ac := AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}
+			if s := resp.Session; s != nil {
+				ac.Session = &CLISession{Provider: s.Provider, ID: s.ID, Totals: s.Totals}
+			}
+			step = append(step, pendingEntry{store.EntryAssistant, ac})
 		}
 		for _, c := range calls {
 			step = append(step, pendingEntry{store.EntryToolCall, c})
@@ -525,7 +529,10 @@ func usageOf(conv *store.Conversation, turnID *uuid.UUID, spec model.Spec, resp 
 	if u.Model == "" {
 		u.Model = spec.Model
 	}
-	if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
+	if resp.CostReported {
+		// The CLI knows what it spent (its own model calls included).
+		u.CostMicroUSD = resp.CostMicroUSD
+	} else if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
 		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
 	}
 	return u

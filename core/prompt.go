@@ -188,6 +188,11 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			if text := withDMs(c); text != "" {
 				add(model.RoleAssistant, model.Part{Kind: model.PartText, Text: text})
 			}
+			if c.Session != nil {
+				// A CLI's session holds everything up to this reply: the
+				// next call resumes it with only what comes after.
+				req.Session = &model.Session{Provider: c.Session.Provider, ID: c.Session.ID, Seen: len(msgs), Totals: c.Session.Totals}
+			}
 		case store.EntryToolCall:
 			c, err := Decode[ToolCallContent](e)
 			if err != nil {

@@ -358,6 +358,13 @@ func NewBackend(a *agent.Agent, base model.Options, creds CredentialsFunc) (mode
 	}
 	opts := base
 	opts.APIKey, opts.BaseURL = c.APIKey, c.BaseURL
+	if c.CLI != nil {
+		cli := *c.CLI
+		if cli.IdleTimeout == 0 {
+			cli.IdleTimeout = base.CLI.IdleTimeout
+		}
+		opts.CLI = cli
+	}
 	return model.New(spec, opts)
 }
 

@@ -236,9 +236,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s: model %q must be provider:model, as in anthropic:claude-sonnet-4-5", where, a.Model)
 		}
 		switch provider {
-		case "anthropic", "openai", "scripted":
+		case "anthropic", "openai", "scripted", "claude-code", "codex":
 		default:
-			return fmt.Errorf("%s: unknown model backend %q (use anthropic, openai or scripted)", where, provider)
+			return fmt.Errorf("%s: unknown model backend %q (use anthropic, openai, claude-code, codex or scripted)", where, provider)
 		}
 		if !thinkingLevels[a.Thinking] {
 			return fmt.Errorf("%s: thinking %q must be off, low, medium or high", where, a.Thinking)

@@ -1,7 +1,8 @@
 // Package model is the one interface the turn engine uses to talk to language
 // models, whatever serves them: the Anthropic Messages API, the OpenAI Chat
 // Completions API (and servers compatible with it, such as Ollama or vLLM),
-// or a scripted replay for tests and the offline demo.
+// the Claude Code and Codex CLIs run as subprocesses (see cli.go), or a
+// scripted replay for tests and the offline demo.
 //
 // A Backend streams one model call as Events and returns the complete
 // Response. Every backend shares the same retry loop (see RetryPolicy): 429,
@@ -121,6 +122,29 @@ type Request struct {
 	MaxTokens   int // 0: DefaultMaxTokens
 	Temperature *float64
 	Thinking    string // "", "off", "low", "medium", "high"
+	// Session is the CLI session that already holds the start of this
+	// conversation (the CLI backends only; others ignore it): the backend
+	// resumes it and sends only Messages[Session.Seen:]. Nil starts a new
+	// session with the whole history.
+	Session *Session
+}
+
+// Session is a coding CLI's own session (Claude Code's session_id, Codex's
+// thread_id), kept in the log with the assistant entry of the turn that
+// made it, so the next turn resumes it (see core.AssistantContent).
+type Session struct {
+	// Provider is the backend that made the session; another backend never
+	// resumes it.
+	Provider string
+	ID       string
+	// Seen is how many of Request.Messages the session holds already, on a
+	// Request; the engine counts them up to the entry that recorded it.
+	Seen int
+	// Totals is the usage the CLI reported for the whole session so far,
+	// for a CLI that reports it per session rather than per call (Codex's
+	// turn.completed counts the whole thread): the backend subtracts the
+	// totals of the resumed session to get one call's usage.
+	Totals *Usage
 }
 
 // DefaultMaxTokens is used when Request.MaxTokens is 0.
@@ -186,6 +210,17 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// sub is u less o, each count at least 0.
+func (u Usage) sub(o Usage) Usage {
+	return Usage{
+		InputTokens:      max(u.InputTokens-o.InputTokens, 0),
+		OutputTokens:     max(u.OutputTokens-o.OutputTokens, 0),
+		CachedTokens:     max(u.CachedTokens-o.CachedTokens, 0),
+		CacheWriteTokens: max(u.CacheWriteTokens-o.CacheWriteTokens, 0),
+		ReasoningTokens:  max(u.ReasoningTokens-o.ReasoningTokens, 0),
+	}
+}
+
 // Normalised stop reasons. Providers' own reasons are mapped to these; a
 // reason with no equivalent is passed through as the provider spelled it.
 const (
@@ -204,6 +239,14 @@ type Response struct {
 	StopReason string // normalised, see the Stop constants
 	Usage      Usage
 	Model      string // the model that answered, as the provider reports it
+	// Session is the CLI session the call ran in (CLI backends only), to be
+	// resumed by the next turn.
+	Session *Session
+	// CostMicroUSD is the cost the provider reported for the call, when
+	// CostReported (Claude Code's total_cost_usd); otherwise the engine
+	// prices Usage from the list prices.
+	CostMicroUSD int64
+	CostReported bool
 }
 
 // Text is the concatenated text parts of the response.
@@ -236,7 +279,8 @@ func (r *Response) ToolCalls() []Part {
 
 // Backend is one model provider.
 type Backend interface {
-	// Provider names the backend: "anthropic", "openai", "scripted".
+	// Provider names the backend: "anthropic", "openai", "claude-code",
+	// "codex", "scripted".
 	Provider() string
 	// Generate streams one model call; emit is called for each event in
 	// order, from the calling goroutine (nil discards them). It returns the

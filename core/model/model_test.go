@@ -22,7 +22,7 @@ func TestParseSpec(t *testing.T) {
 		{in: "scripted:C:/scripts/x.yaml", want: Spec{Provider: "scripted", Model: "C:/scripts/x.yaml"}},
 		{in: "", wantErr: "empty"},
 		{in: "gpt-4", wantErr: `no provider; write provider:model, e.g. openai:gpt-4`},
-		{in: "gemini:pro", wantErr: `unknown provider "gemini" (want one of anthropic, openai, scripted)`},
+		{in: "gemini:pro", wantErr: `unknown provider "gemini" (want one of anthropic, openai, claude-code, codex, scripted)`},
 		{in: "anthropic:", wantErr: `no model name after "anthropic:"`},
 		{in: "openai:   ", wantErr: "no model name"},
 	}

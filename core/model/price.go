@@ -86,6 +86,14 @@ var dateSuffix = regexp.MustCompile(`-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
 // family. Any scripted model is free. Unknown models, including whatever a
 // local OpenAI-compatible server serves, report false.
 func PriceFor(provider, model string) (Price, bool) {
+	// The CLIs run the providers' models; their cost, when the CLI does
+	// not report it, is the list price of the model.
+	switch provider {
+	case ProviderClaudeCode:
+		provider = ProviderAnthropic
+	case ProviderCodex:
+		provider = ProviderOpenAI
+	}
 	table, ok := prices[provider]
 	if !ok {
 		return Price{}, false

@@ -15,9 +15,20 @@ const (
 	ProviderAnthropic = "anthropic"
 	ProviderOpenAI    = "openai"
 	ProviderScripted  = "scripted"
+	// ProviderClaudeCode runs the Claude Code CLI (claude -p); its model is
+	// what --model takes ("sonnet", "claude-sonnet-4-5"), or "default" for
+	// the CLI's own choice.
+	ProviderClaudeCode = "claude-code"
+	// ProviderCodex runs the Codex CLI (codex exec --json); its model is
+	// what -m takes, or "default".
+	ProviderCodex = "codex"
 )
 
-var providers = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
+var providers = []string{ProviderAnthropic, ProviderOpenAI, ProviderClaudeCode, ProviderCodex, ProviderScripted}
+
+// IsCLI reports whether provider runs a local coding CLI rather than
+// calling an HTTP API.
+func IsCLI(provider string) bool { return provider == ProviderClaudeCode || provider == ProviderCodex }
 
 // Spec names a backend and its model: "anthropic:claude-sonnet-4-5",
 // "openai:gpt-4.1-mini", "scripted:path/to/script.yaml" (or "scripted:demo"
@@ -79,8 +90,11 @@ type Options struct {
 	Now func() time.Time
 	// IdleTimeout fails an attempt whose response sends nothing for this
 	// long, as a dropped connection, so the retry policy applies (0:
-	// DefaultIdleTimeout). Only the HTTP backends use it.
+	// DefaultIdleTimeout). Only the HTTP backends use it; the CLI backends
+	// have CLI.IdleTimeout.
 	IdleTimeout time.Duration
+	// CLI configures the claude-code and codex backends.
+	CLI CLIOptions
 }
 
 // responseHeaderTimeout bounds the wait for a provider to start answering.
@@ -109,6 +123,7 @@ func (o Options) withDefaults() Options {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	o.Retry = o.Retry.withDefaults()
+	o.CLI = o.CLI.withDefaults()
 	return o
 }
 
@@ -118,6 +133,9 @@ func (o Options) validate() error {
 	}
 	if o.IdleTimeout < 0 {
 		return fmt.Errorf("IdleTimeout must not be negative, got %s", o.IdleTimeout)
+	}
+	if err := o.CLI.validate(); err != nil {
+		return err
 	}
 	if o.BaseURL != "" && !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
 		return fmt.Errorf("BaseURL must start with http:// or https://, got %q", o.BaseURL)
@@ -132,6 +150,9 @@ type Credentials struct {
 	// BaseURL overrides the provider's endpoint (an OpenAI-compatible
 	// server); empty for the provider's own.
 	BaseURL string
+	// CLI is the agent's CLI settings (its working directory, the
+	// program, its environment), for the claude-code and codex backends.
+	CLI *CLIOptions
 }
 
 // New builds the backend a spec names.
@@ -148,6 +169,8 @@ func New(spec Spec, opts Options) (Backend, error) {
 		return newAnthropic(spec.Model, opts)
 	case ProviderOpenAI:
 		return newOpenAI(spec.Model, opts)
+	case ProviderClaudeCode, ProviderCodex:
+		return newCLI(spec, opts)
 	case ProviderScripted:
 		script, err := LoadScript(spec.Model)
 		if err != nil {

@@ -138,6 +138,10 @@ type Config struct {
 	// (SWITCHBOARD_MEMORY_BUDGET, over memory.budget in switchboard.yaml;
 	// default 200ms).
 	MemoryBudget time.Duration
+
+	// CLI configures the agents that run on the Claude Code or Codex CLI
+	// (see cli.go).
+	CLI CLISettings
 }
 
 // FromEnv reads the configuration from the environment.
@@ -222,6 +226,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.Connections.fromEnv(getenv)
+	if err := c.CLI.fromEnv(getenv); err != nil {
+		return c, err
+	}
 	var err error
 	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
@@ -271,7 +278,7 @@ func (c *Config) defaults() {
 func (c *Config) secrets(agents *agent.Config) []string {
 	out := []string{
 		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.SlackClientSecret,
-		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"),
+		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"), c.CLI.MCPToken,
 	}
 	for _, a := range agents.Agents {
 		if name := a.KeyEnv(); name != "" {
@@ -334,6 +341,7 @@ type App struct {
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
+	cliProbes *cliProbes // the CLI agents' capability probes, for /readyz
 	admin     *http.Server
 	adminLn   net.Listener
 	tracing   *telemetry.Tracing // built here from the environment, or nil
@@ -418,6 +426,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.buildMemory(agents); err != nil {
 		return err
 	}
+	if err := a.buildCLIProbes(agents); err != nil {
+		return err
+	}
 	// The API is built last; the start of a connection authenticates
 	// personal tokens through it.
 	var api *web.API
@@ -468,7 +479,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		LeaseTTL:  cfg.LeaseTTL,
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		// Keys and endpoints come from the settings, never from core.
-		Credentials: credentials(cfg.Env),
+		Credentials: cfg.modelCredentials(),
 		WorkerID:    cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// command handler, built with the scheduler just below; Discord's
@@ -622,6 +633,8 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
 	a.mcpReadyz(w)
+	a.cliProbes.refresh(r.Context())
+	a.cliProbes.readyz(w)
 }
 
 // Start runs the workers, the platforms and the HTTP server (when Addr is
@@ -647,6 +660,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.startMCP(ctx); err != nil {
 		return err
 	}
+	a.cliProbes.refresh(ctx)
 	if err := a.Worker.Start(ctx); err != nil {
 		return err
 	}

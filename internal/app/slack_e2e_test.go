@@ -106,6 +106,8 @@ type envOptions struct {
 	// instanceID names the instance in leases (default: from the database);
 	// two instances on one database need their own.
 	instanceID string
+	// cli configures the agents that run on a coding CLI (default: none).
+	cli app.CLISettings
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -147,6 +149,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		APIToken:           opts.apiToken,
 		TracerProvider:     opts.tracer,
 		InstanceID:         opts.instanceID,
+		CLI:                opts.cli,
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
