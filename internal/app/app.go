@@ -498,6 +498,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.Service.RegisterTeamTools(reg); err != nil {
 		return fmt.Errorf("registering the team tools: %w", err)
 	}
+	// plan_run turns a lead's plan into a run.
+	if err := a.Service.RegisterRunTools(reg); err != nil {
+		return fmt.Errorf("registering the run tools: %w", err)
+	}
 	schedCfg, err := scheduler.ParseConfig(agents.Raw)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
@@ -562,6 +566,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Service.RunCommand)
 	core.AddHandler(handlers, a.Service.RunSummarize)
 	core.AddHandler(handlers, a.Service.RunDelegationResult)
+	a.Service.AddRunHandlers(handlers)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
@@ -584,7 +589,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections()})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(), Runs: a.Service})
 	if err != nil {
 		return err
 	}
