@@ -102,6 +102,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if cerr != nil {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
+	// A run step cancelled before its turn started is not started: the
+	// cancel found no running turn to stop.
+	if stop, err := s.runStepGone(ctx, conv); err != nil || stop {
+		return err
+	}
 	// The model's view of the log: the latest summary and what follows it.
 	ml, err := loadModelLog(ctx, s.st, conv.ID)
 	if err != nil {

@@ -499,7 +499,9 @@ func (s *Service) RunStepEnd(ctx context.Context, item *store.WorkItem, args Run
 // its context, a CLI backend's process with it).
 func (s *Service) CancelRun(ctx context.Context, id uuid.UUID, by string) (*store.Run, error) {
 	var r *store.Run
+	var working []uuid.UUID
 	err := s.st.InTx(ctx, func(q store.Queries) error {
+		working = working[:0]
 		steps, err := q.RunStepList(ctx, id)
 		if err != nil {
 			return err
@@ -516,9 +518,7 @@ func (s *Service) CancelRun(ctx context.Context, id uuid.UUID, by string) (*stor
 				return err
 			}
 			if st.Status == store.StepWorking && st.ConversationID != nil {
-				if err := s.stopTurns(ctx, q, *st.ConversationID, by); err != nil {
-					return err
-				}
+				working = append(working, *st.ConversationID)
 			}
 		}
 		if r, err = q.RunFinish(ctx, &store.RunFinishParams{ID: id, Status: store.RunStatusCancelled, Result: why, Now: s.now()}); err != nil {
@@ -531,6 +531,14 @@ func (s *Service) CancelRun(ctx context.Context, id uuid.UUID, by string) (*stor
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cancelling run %s: %w", id, err)
+	}
+	// Stopped after the commit: a turn claimed before it is running now
+	// and is named; one claimed after it finds its step cancelled and does
+	// not start (runStepGone).
+	for _, conv := range working {
+		if err := s.st.InTx(ctx, func(q store.Queries) error { return s.stopTurns(ctx, q, conv, by) }); err != nil {
+			return nil, fmt.Errorf("stopping the turns of run %s: %w", id, err)
+		}
 	}
 	s.log.InfoContext(ctx, "run cancelled", "run_id", id, "by", by)
 	return r, nil
@@ -894,4 +902,48 @@ func (s *Service) RunView(ctx context.Context, id uuid.UUID) (*RunView, error) {
 		return nil, err
 	}
 	return &RunView{Run: r, Steps: steps}, nil
+}
+
+// RunFor finds the run ref names (its id or first characters) for a
+// command typed in conv: only a run of conv's workspace (or, for a
+// conversation of none, a run of none) is found.
+func (s *Service) RunFor(ctx context.Context, conv uuid.UUID, ref string) (*RunView, error) {
+	r, err := s.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.st.ConversationWorkspace(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	if (ws == nil) != (r.WorkspaceID == nil) || (ws != nil && *ws != *r.WorkspaceID) {
+		return nil, fmt.Errorf("run %s: %w", ref, store.ErrNotFound)
+	}
+	return s.RunView(ctx, r.ID)
+}
+
+// RunsOf lists the runs started from a conversation, newest first.
+func (s *Service) RunsOf(ctx context.Context, conv uuid.UUID) ([]*store.Run, error) {
+	return s.st.RunList(ctx, &store.RunListParams{ConversationID: &conv, Limit: 20})
+}
+
+// runStepGone reports whether conv is a run step's conversation whose step
+// is no longer working (cancelled, or ended), so a turn queued there
+// before the cancel does not run.
+func (s *Service) runStepGone(ctx context.Context, conv *store.Conversation) (bool, error) {
+	if metaOf(conv).Run == nil {
+		return false, nil
+	}
+	st, err := s.st.RunStepByConversation(ctx, conv.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the run step of %s: %w", conv.ID, err)
+	}
+	if st.Status == store.StepCancelled {
+		s.log.InfoContext(ctx, "turn of a cancelled run step skipped", "conversation_id", conv.ID, "run_id", st.RunID, "step", st.Key)
+		return true, nil
+	}
+	return false, nil
 }

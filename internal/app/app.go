@@ -523,6 +523,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Participants: a.Service,
 		Rulebooks:    a.Service,
 		Connections:  a.connectionCommands(),
+		Runs:         a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)

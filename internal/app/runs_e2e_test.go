@@ -290,10 +290,13 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 1})
 			return len(items) == 1, "turn not running"
 		})
+		// Cancelled with the typed command, by the run's short id.
 		start := time.Now()
+		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
 		var got apiRun
-		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
-			t.Fatalf("POST cancel: %d %+v", code, got)
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("GET run after the cancel: %d %+v", code, got)
 		}
 		pollFor(t, 2*time.Second, 10*time.Millisecond, "the step's turn to stop", func() (bool, string) {
 			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
@@ -307,6 +310,21 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 		}
 		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", nil); code != http.StatusConflict {
 			t.Errorf("cancelling a cancelled run: %d, want 409", code)
+		}
+		// !run ID shows it; the API retry brings the step back, and the
+		// command cancels again.
+		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "⏹ slow: Take your time (coder) cancelled")
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
+			t.Fatalf("POST retry: %d %+v", code, got)
+		}
+		waitRun(t, e.store, r.ID, store.RunStatusRunning)
+		poll(t, "the slow step working again", func() (bool, string) {
+			steps, _ := e.store.RunStepList(context.Background(), r.ID)
+			return steps[0].Status == store.StepWorking && steps[0].Attempts == 2, string(steps[0].Status)
+		})
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" {
+			t.Fatalf("POST cancel: %d %+v", code, got)
 		}
 		e.waitIdle()
 	})
