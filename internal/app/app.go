@@ -469,6 +469,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		// Keys and endpoints come from the settings, never from core.
 		Credentials: credentials(cfg.Env),
+		RunProgress: fwd, // runs show their progress where they came from
 		WorkerID:    cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// command handler, built with the scheduler just below; Discord's
@@ -776,4 +777,12 @@ func (f *deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 		return nil, nil
 	}
 	return f.d.OpenTurn(ctx, conv, item, agent)
+}
+
+// ShowRun forwards a run's progress to delivery once it is built.
+func (f *deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
+	if f.d == nil {
+		return nil
+	}
+	return f.d.ShowRun(ctx, v)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -261,6 +262,8 @@ func TestRunThreeStepsWithFailureAndRetry(t *testing.T) {
 		if strings.Join(seq, " ") != strings.Join(want, " ") {
 			t.Errorf("events\n got %v\nwant %v", seq, want)
 		}
+		checkRunStreams(t, e, r.ID.String())
+
 		var list struct {
 			Runs []apiRun `json:"runs"`
 		}
@@ -360,4 +363,54 @@ func TestRunSlots(t *testing.T) {
 		}
 		e.waitIdle()
 	})
+}
+
+// checkRunStreams: the fake Slack saw the run's progress as two streamed
+// messages in the thread (the failed attempt, then the retry), each
+// opening with a plan_update, moving each step forward only (pending →
+// in_progress → complete or error) and ending with a plan_update saying
+// how the run ended.
+func checkRunStreams(t *testing.T, e *slackEnv, id string) {
+	t.Helper()
+	var streams []slacktest.Message
+	for _, m := range e.botMessages(runChannel) {
+		if m.Streamed && len(m.Chunks) > 0 && m.Chunks[0].Type == "plan_update" && m.Chunks[0].Title == "Plan: Ship the release" {
+			streams = append(streams, m)
+		}
+	}
+	if len(streams) != 2 {
+		t.Fatalf("%d run progress streams, want 2 (the failure, the retry): %+v", len(streams), streams)
+	}
+	rank := map[string]int{"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
+	wantFinal := []map[string]string{
+		{"find": "complete", "fix": "error", "tell": "pending"},
+		{"find": "complete", "fix": "complete", "tell": "complete"},
+	}
+	wantEnd := []string{"Ship the release: failed", "Ship the release: done"}
+	for i, m := range streams {
+		if m.Streaming {
+			t.Errorf("stream %d was not stopped", i)
+		}
+		last := map[string]string{}
+		var order []string
+		for _, c := range m.Chunks {
+			if c.Type != "task_update" {
+				continue
+			}
+			if prev, ok := last[c.ID]; ok && rank[c.Status] < rank[prev] {
+				t.Errorf("stream %d: step %s went from %s back to %s", i, c.ID, prev, c.Status)
+			}
+			last[c.ID] = c.Status
+			order = append(order, c.ID+"="+c.Status)
+		}
+		for k, v := range wantFinal[i] {
+			if last[k] != v {
+				t.Errorf("stream %d: step %s ends %q, want %q (chunks %v)", i, k, last[k], v, order)
+			}
+		}
+		if end := m.Chunks[len(m.Chunks)-1]; end.Type != "plan_update" || end.Title != wantEnd[i] {
+			t.Errorf("stream %d ends with %+v, want a plan_update %q", i, end, wantEnd[i])
+		}
+		t.Logf("stream %d: %v", i, order)
+	}
 }
