@@ -414,3 +414,87 @@ func checkRunStreams(t *testing.T, e *slackEnv, id string) {
 		t.Logf("stream %d: %v", i, order)
 	}
 }
+
+// planScripts: planner answers with a plan in prose, without a code
+// fence, naming an agent that does not exist; told what is wrong, it
+// answers a corrected plan (fenced, with a trailing comma). strict's plan
+// is valid at once, and its completion check fails.
+var planScripts = map[string]string{
+	"planner": `turns:
+  - when_last_user_contains: "Your plan is not valid"
+    text: "Sorry, fixed:\n` + "```json" + `\n{\"goal\": \"Write the docs\", \"steps\": [{\"id\": \"write\", \"title\": \"Write the runs section\", \"agent\": \"scout\"},]}\n` + "```" + `"
+  - when_last_user_contains: "document runs"
+    text: "Here is how I would split it: {\"goal\": \"Write the docs\", \"steps\": [{\"id\": \"write\", \"title\": \"Write the runs section\", \"agent\": \"ghostwriter\"}]} Shall I go on?"
+fallback:
+  text: "planner here."
+`,
+	"strict": `turns:
+  - when_last_user_contains: "check it"
+    text: "{\"steps\": [{\"id\": \"build\", \"title\": \"Build it\", \"agent\": \"scout\"}]}"
+fallback:
+  text: "strict here."
+`,
+	"scout": "fallback:\n  text: \"Section written.\"\n",
+}
+
+const planAgents = `  - name: planner
+    model: {{planner}}
+    plans: true
+    answers: {default: true}
+    run_check: {command: "echo 12 tests passed"}
+  - name: strict
+    model: {{strict}}
+    plans: true
+    run_check: {command: "echo 2 tests failed; exit 1"}
+  - name: scout
+    model: {{scout}}
+`
+
+// TestRunPlanInAnswer: a lead with plans: true answers with a plan; the
+// invalid one goes back to its model once with the errors (naming the
+// field), the corrected one becomes a run, and the completion check's
+// verdict and reason are recorded. A check that fails fails the run.
+func TestRunPlanInAnswer(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, planScripts, planAgents, "")})
+		const ts = "1700002000.000400"
+		e.mustPost(newEvent("EvPlan1", mention(runChannel, ts, "", alice, "please document runs")))
+		conv := e.conversation(runChannel, ts).ID
+		r := onlyRun(t, e.store, conv)
+		r, steps := waitRun(t, e.store, r.ID, store.RunStatusDone)
+		if r.LeadAgent != "planner" || r.Goal != "Write the docs" || len(steps) != 1 || steps[0].Agent != "scout" || steps[0].Output != "Section written." {
+			t.Fatalf("run %+v, steps %+v; want the corrected plan run by scout", r, steps)
+		}
+		// The revision was one extra model call of the planner's, recorded
+		// as usage of the thread.
+		us, err := e.store.UsageList(context.Background(), conv)
+		if err != nil || len(us) != 2 {
+			t.Errorf("usage rows in the thread: %d (%v), want the answer and the one revision", len(us), err)
+		}
+		evs, err := e.store.RunEventList(context.Background(), &store.RunEventListParams{RunID: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var check *store.RunEvent
+		for _, ev := range evs {
+			if ev.Kind == core.RunEventCheck {
+				check = ev
+			}
+		}
+		if check == nil || check.Status != "passed" || !strings.Contains(check.Detail, "12 tests passed") {
+			t.Errorf("check event %+v; want passed with the command's output", check)
+		}
+		e.waitReply(runChannel, "Completion check passed")
+
+		// strict's check fails: the run fails, with the reason.
+		const ts2 = "1700002000.000500"
+		e.mustPost(newEvent("EvPlan2", mention(runChannel, ts2, "", alice, "@strict build and check it")))
+		r2 := onlyRun(t, e.store, e.conversation(runChannel, ts2).ID)
+		r2, _ = waitRun(t, e.store, r2.ID, store.RunStatusFailed)
+		if !strings.Contains(r2.Result, "Completion check failed") || !strings.Contains(r2.Result, "2 tests failed") {
+			t.Errorf("result %q; want the failed check and its output", r2.Result)
+		}
+		e.waitIdle()
+	})
+}
