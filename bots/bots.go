@@ -191,3 +191,36 @@ type TaskStreamer interface {
 type TaskStream interface {
 	Task(ctx context.Context, t Task) error
 }
+
+// RunView is a run as a platform shows its progress: its steps with where
+// each stands. Status is the run's (running, done, failed, cancelled);
+// a step's is pending, working, done, failed or cancelled.
+type RunView struct {
+	ID     string
+	Title  string // the goal, or the run's short id
+	Status string
+	Steps  []RunStepView
+	// Text is the whole run as text, for platforms that show it as one
+	// message.
+	Text string
+}
+
+// RunStepView is one step of a RunView.
+type RunStepView struct {
+	Key    string
+	Title  string
+	Agent  string
+	Status string
+	Detail string // tokens and cost once done, the error once failed
+}
+
+// Final reports whether the run has ended.
+func (v *RunView) Final() bool { return v.Status != "running" }
+
+// RunShower shows runs' progress in one message per run and target that
+// it updates as the steps move (Slack: a stream of plan_update and
+// task_update chunks). A platform without it gets a text message edited
+// in place.
+type RunShower interface {
+	ShowRun(ctx context.Context, to Target, v *RunView) error
+}

@@ -58,6 +58,9 @@ type Options struct {
 	// Participants, when set, answers `invite` and `remove`: agents joining
 	// and leaving the conversation (*core.Service implements it).
 	Participants Participants
+	// Runs, when set, answers `runs` and `run`: the runs started in the
+	// conversation, shown, cancelled and retried by id.
+	Runs Runs
 }
 
 // Participants adds agents to a conversation and takes them out.
@@ -112,7 +115,8 @@ const Help = "Scheduling commands:\n" +
 	"\nAgents in this conversation: `invite <agent>` · `remove <agent>`" +
 	"\nStanding grants:\n" + GrantsHelp +
 	"\nThis conversation's rulebook:\n" + RulesHelp +
-	"\nConnections:\n" + connection.CommandHelp
+	"\nConnections:\n" + connection.CommandHelp +
+	"\nRuns:\n" + RunsHelp
 
 // request is a command and who gave it where.
 type request struct {
@@ -199,6 +203,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return h.link(ctx, r, args)
 	case "invite", "remove":
 		return h.participant(ctx, r, verb, args)
+	case "run", "runs":
+		return h.runs(ctx, r, verb, args)
 	case "reminders", "routines", "pulses", "loops":
 		return h.list(ctx, r, kindOfWord(strings.TrimSuffix(verb, "s")))
 	case "reminder", "routine", "pulse", "loop":

@@ -102,6 +102,11 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if cerr != nil {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
+	// A run step cancelled before its turn started is not started: the
+	// cancel found no running turn to stop.
+	if stop, err := s.runStepGone(ctx, conv); err != nil || stop {
+		return err
+	}
 	// The model's view of the log: the latest summary and what follows it.
 	ml, err := loadModelLog(ctx, s.st, conv.ID)
 	if err != nil {
@@ -259,8 +264,15 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID,
 			LeaseOwner: owner, Now: s.now(),
 		})
-		if err != nil || td == nil {
+		if err != nil {
 			return err
+		}
+		// A failed turn of a run step fails the step.
+		if err := s.runStepFailure(ctx, q, conv, msg); err != nil {
+			return err
+		}
+		if td == nil {
+			return nil
 		}
 		return enqueueDelivery(ctx, q, conv, s.now())
 	})
@@ -340,6 +352,10 @@ func (t *turn) offer() {
 		if len(t.agent.Tools) > 0 && !slices.Contains(t.agent.Tools, tl.Name()) {
 			continue
 		}
+		// A run step gets at most its lead's tools.
+		if !t.meta.Run.allows(tl.Name()) {
+			continue
+		}
 		if !tl.Audience().Allows(t.agent.Name, t.workspace, workspaceIDString(t.workspaceID)) {
 			continue
 		}
@@ -347,6 +363,15 @@ func (t *turn) offer() {
 		t.list = append(t.list, tl)
 	}
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name() < t.list[j].Name() })
+}
+
+// stepBudget caps the turn's model calls: the agent's, or a run step's
+// (at most its lead's) when lower.
+func (t *turn) stepBudget() int {
+	if r := t.meta.Run; r != nil && r.StepBudget > 0 && r.StepBudget < t.agent.StepBudget {
+		return r.StepBudget
+	}
+	return t.agent.StepBudget
 }
 
 func workspaceIDString(id *uuid.UUID) string {
@@ -396,7 +421,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 	if !needsResponse(t.entries, t.agent.Name) {
 		return turnDone, nil
 	}
-	for step := 0; step < t.agent.StepBudget; step++ {
+	for step := 0; step < t.stepBudget(); step++ {
 		resp, usage, err := t.callModel(ctx)
 		if err != nil {
 			return turnDone, err
@@ -459,7 +484,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 	}
 	return turnDone, t.s.fail(ctx, t.conv.ID, t.item,
-		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true, t.td)
+		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.stepBudget()), true, t.td)
 }
 
 // callModel streams one model call, publishing deltas for live viewers, and

@@ -108,6 +108,9 @@ type Options struct {
 	// TracerProvider makes the spans of turns, model calls and tool calls
 	// (see observe.go); nil is the no-op provider.
 	TracerProvider trace.TracerProvider
+	// RunProgress shows runs' progress on the platforms (nil: runs show
+	// only their result message and the API's events).
+	RunProgress RunProgress
 }
 
 func (o *Options) validate() error {
@@ -305,6 +308,9 @@ type ConversationMeta struct {
 	// DM marks a person's direct messages: side threads and delegated
 	// tasks opened there post only their result back.
 	DM bool `json:"dm,omitempty"`
+	// Run marks a run step's conversation: its run and step, and what it
+	// may use of its lead's tools and budget.
+	Run *RunScope `json:"run,omitempty"`
 }
 
 // Encode returns m as stored in a conversation's Metadata.

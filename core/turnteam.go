@@ -96,6 +96,14 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 	if err := s.delegationResult(ctx, q, conv, t.agent.Name, text); err != nil {
 		return nil, err
 	}
+	// A step agent's reply in its step's conversation is the step's
+	// output; a lead's reply may hold a plan.
+	if err := s.runStepReply(ctx, q, conv, t.agent.Name, text); err != nil {
+		return nil, err
+	}
+	if err := s.runPlanReply(ctx, q, conv, t.agent, text); err != nil {
+		return nil, err
+	}
 	f, err := q.FloorAgentSpoke(ctx, &store.FloorParams{ConversationID: conv, Now: now})
 	if err != nil {
 		return nil, err

@@ -787,6 +787,7 @@ type Queries interface {
 	RulebookQueries
 	ConnectionQueries
 	SideThreadQueries
+	RunQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

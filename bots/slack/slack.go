@@ -270,6 +270,8 @@ type Adapter struct {
 	threads *titleQueue
 	// sessions is the agent session status last set per thread.
 	sessions sessionStatus
+	// runs are the messages showing runs' progress (see ShowRun).
+	runs runStreams
 
 	mu      sync.Mutex
 	started bool

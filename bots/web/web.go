@@ -103,6 +103,9 @@ type Options struct {
 	// Connections, when set, serves the GitHub and Google connections
 	// (GET /api/connections, DELETE /api/connections/{id}).
 	Connections Connections
+	// Runs, when set, serves cancel and retry of runs (POST
+	// /api/runs/{id}/cancel, /retry); the reads need only the store.
+	Runs Runs
 }
 
 // API serves /api/.
@@ -211,6 +214,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.pairingRoutes(mux)
 	a.personalityRoutes(mux)
 	a.connectionRoutes(mux)
+	a.runRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

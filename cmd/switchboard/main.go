@@ -47,6 +47,7 @@ commands:
   skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
   mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
+  runs      plans being carried out: runs [list|show ID|cancel ID|retry ID] [-url URL] [-json]
   bench     measure the main figures on the configured store, each against a baseline in the same run:
             bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|start]
 
@@ -87,6 +88,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "bench" {
 		return benchCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "runs" {
+		return runsCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -80,6 +80,14 @@ type Agent struct {
 	// Latency is how long the agent typically takes to answer, as
 	// delegation weighs it (0: unknown, scored as middling).
 	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+	// Class is the slot class of the agent's run steps (see Runs); ""
+	// picks it from the model (RunClass).
+	Class string `yaml:"class,omitempty" json:"class,omitempty"`
+	// Plans makes the agent a lead whose answer may be a plan: a JSON
+	// plan in its reply becomes a run (see package plan).
+	Plans bool `yaml:"plans,omitempty" json:"plans,omitempty"`
+	// RunCheck is the completion check of the runs it leads.
+	RunCheck RunCheck `yaml:"run_check,omitempty" json:"run_check,omitempty"`
 }
 
 // DefaultFamily is the family of every agent that declares none: by
@@ -132,6 +140,8 @@ type Config struct {
 	SideThreads SideThreads `yaml:"side_threads,omitempty"`
 	// Delegation weighs the delegate tool's choice.
 	Delegation Delegation `yaml:"delegation,omitempty"`
+	// Runs bounds the steps of runs working at once (see Runs).
+	Runs Runs `yaml:"runs,omitempty"`
 	// Memory is read by package memory (memory.ParseConfig); kept raw here
 	// as Schedules is.
 	Memory yaml.Node `yaml:"memory,omitempty"`
@@ -272,6 +282,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.validateTeam(); err != nil {
+		return err
+	}
+	if err := c.validateRuns(); err != nil {
 		return err
 	}
 	return c.Access.validate()

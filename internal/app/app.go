@@ -480,6 +480,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
 		// Keys and endpoints come from the settings, never from core.
 		Credentials: cfg.modelCredentials(),
+		RunProgress: fwd, // runs show their progress where they came from
 		WorkerID:    cfg.InstanceID,
 		// Typed scheduling commands ("!remind in 2h -- call Ana") go to the
 		// command handler, built with the scheduler just below; Discord's
@@ -509,6 +510,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.Service.RegisterTeamTools(reg); err != nil {
 		return fmt.Errorf("registering the team tools: %w", err)
 	}
+	// plan_run turns a lead's plan into a run.
+	if err := a.Service.RegisterRunTools(reg); err != nil {
+		return fmt.Errorf("registering the run tools: %w", err)
+	}
 	schedCfg, err := scheduler.ParseConfig(agents.Raw)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
@@ -530,6 +535,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Participants: a.Service,
 		Rulebooks:    a.Service,
 		Connections:  a.connectionCommands(),
+		Runs:         a.Service,
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -573,6 +579,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Service.RunCommand)
 	core.AddHandler(handlers, a.Service.RunSummarize)
 	core.AddHandler(handlers, a.Service.RunDelegationResult)
+	a.Service.AddRunHandlers(handlers)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
 	a.Worker, err = core.NewWorker(core.WorkerOptions{
@@ -595,7 +602,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections()})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(), Runs: a.Service})
 	if err != nil {
 		return err
 	}
@@ -784,4 +791,12 @@ func (f *deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 		return nil, nil
 	}
 	return f.d.OpenTurn(ctx, conv, item, agent)
+}
+
+// ShowRun forwards a run's progress to delivery once it is built.
+func (f *deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
+	if f.d == nil {
+		return nil
+	}
+	return f.d.ShowRun(ctx, v)
 }

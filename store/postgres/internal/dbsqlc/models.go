@@ -314,6 +314,55 @@ type RefusalNotice struct {
 	CreatedAt time.Time
 }
 
+type Run struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	WorkspaceID    *uuid.UUID
+	LeadAgent      string
+	Goal           string
+	Status         string
+	CheckSpec      json.RawMessage
+	Result         string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+type RunEvent struct {
+	ID        int64
+	RunID     uuid.UUID
+	StepKey   string
+	Kind      string
+	Status    string
+	Detail    string
+	CreatedAt time.Time
+}
+
+type RunStep struct {
+	ID             uuid.UUID
+	RunID          uuid.UUID
+	Position       int32
+	StepKey        string
+	Title          string
+	Agent          string
+	Class          string
+	Inputs         json.RawMessage
+	DependsOn      json.RawMessage
+	Status         string
+	Model          string
+	ConversationID *uuid.UUID
+	Attempts       int32
+	InputTokens    int64
+	OutputTokens   int64
+	CostMicroUSD   int64
+	Output         string
+	Error          string
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
 type Schedule struct {
 	ID          uuid.UUID
 	Kind        string

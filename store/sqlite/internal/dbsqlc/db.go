@@ -390,6 +390,51 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rulebookUpsertStmt, err = db.PrepareContext(ctx, rulebookUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RulebookUpsert: %w", err)
 	}
+	if q.runEventInsertStmt, err = db.PrepareContext(ctx, runEventInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RunEventInsert: %w", err)
+	}
+	if q.runEventListStmt, err = db.PrepareContext(ctx, runEventList); err != nil {
+		return nil, fmt.Errorf("error preparing query RunEventList: %w", err)
+	}
+	if q.runFinishStmt, err = db.PrepareContext(ctx, runFinish); err != nil {
+		return nil, fmt.Errorf("error preparing query RunFinish: %w", err)
+	}
+	if q.runGetStmt, err = db.PrepareContext(ctx, runGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RunGet: %w", err)
+	}
+	if q.runInsertStmt, err = db.PrepareContext(ctx, runInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RunInsert: %w", err)
+	}
+	if q.runListStmt, err = db.PrepareContext(ctx, runList); err != nil {
+		return nil, fmt.Errorf("error preparing query RunList: %w", err)
+	}
+	if q.runReopenStmt, err = db.PrepareContext(ctx, runReopen); err != nil {
+		return nil, fmt.Errorf("error preparing query RunReopen: %w", err)
+	}
+	if q.runSlotsWorkingStmt, err = db.PrepareContext(ctx, runSlotsWorking); err != nil {
+		return nil, fmt.Errorf("error preparing query RunSlotsWorking: %w", err)
+	}
+	if q.runStepByConversationStmt, err = db.PrepareContext(ctx, runStepByConversation); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepByConversation: %w", err)
+	}
+	if q.runStepFinishStmt, err = db.PrepareContext(ctx, runStepFinish); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepFinish: %w", err)
+	}
+	if q.runStepGetStmt, err = db.PrepareContext(ctx, runStepGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepGet: %w", err)
+	}
+	if q.runStepInsertStmt, err = db.PrepareContext(ctx, runStepInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepInsert: %w", err)
+	}
+	if q.runStepListStmt, err = db.PrepareContext(ctx, runStepList); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepList: %w", err)
+	}
+	if q.runStepResetStmt, err = db.PrepareContext(ctx, runStepReset); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepReset: %w", err)
+	}
+	if q.runStepStartStmt, err = db.PrepareContext(ctx, runStepStart); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepStart: %w", err)
+	}
 	if q.scheduleAdvanceStmt, err = db.PrepareContext(ctx, scheduleAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleAdvance: %w", err)
 	}
@@ -1236,6 +1281,81 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rulebookUpsertStmt: %w", cerr)
 		}
 	}
+	if q.runEventInsertStmt != nil {
+		if cerr := q.runEventInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runEventInsertStmt: %w", cerr)
+		}
+	}
+	if q.runEventListStmt != nil {
+		if cerr := q.runEventListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runEventListStmt: %w", cerr)
+		}
+	}
+	if q.runFinishStmt != nil {
+		if cerr := q.runFinishStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runFinishStmt: %w", cerr)
+		}
+	}
+	if q.runGetStmt != nil {
+		if cerr := q.runGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runGetStmt: %w", cerr)
+		}
+	}
+	if q.runInsertStmt != nil {
+		if cerr := q.runInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runInsertStmt: %w", cerr)
+		}
+	}
+	if q.runListStmt != nil {
+		if cerr := q.runListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runListStmt: %w", cerr)
+		}
+	}
+	if q.runReopenStmt != nil {
+		if cerr := q.runReopenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runReopenStmt: %w", cerr)
+		}
+	}
+	if q.runSlotsWorkingStmt != nil {
+		if cerr := q.runSlotsWorkingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runSlotsWorkingStmt: %w", cerr)
+		}
+	}
+	if q.runStepByConversationStmt != nil {
+		if cerr := q.runStepByConversationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepByConversationStmt: %w", cerr)
+		}
+	}
+	if q.runStepFinishStmt != nil {
+		if cerr := q.runStepFinishStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepFinishStmt: %w", cerr)
+		}
+	}
+	if q.runStepGetStmt != nil {
+		if cerr := q.runStepGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepGetStmt: %w", cerr)
+		}
+	}
+	if q.runStepInsertStmt != nil {
+		if cerr := q.runStepInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepInsertStmt: %w", cerr)
+		}
+	}
+	if q.runStepListStmt != nil {
+		if cerr := q.runStepListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepListStmt: %w", cerr)
+		}
+	}
+	if q.runStepResetStmt != nil {
+		if cerr := q.runStepResetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepResetStmt: %w", cerr)
+		}
+	}
+	if q.runStepStartStmt != nil {
+		if cerr := q.runStepStartStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepStartStmt: %w", cerr)
+		}
+	}
 	if q.scheduleAdvanceStmt != nil {
 		if cerr := q.scheduleAdvanceStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing scheduleAdvanceStmt: %w", cerr)
@@ -1782,6 +1902,21 @@ type Queries struct {
 	rulebookDeleteStmt                *sql.Stmt
 	rulebookGetStmt                   *sql.Stmt
 	rulebookUpsertStmt                *sql.Stmt
+	runEventInsertStmt                *sql.Stmt
+	runEventListStmt                  *sql.Stmt
+	runFinishStmt                     *sql.Stmt
+	runGetStmt                        *sql.Stmt
+	runInsertStmt                     *sql.Stmt
+	runListStmt                       *sql.Stmt
+	runReopenStmt                     *sql.Stmt
+	runSlotsWorkingStmt               *sql.Stmt
+	runStepByConversationStmt         *sql.Stmt
+	runStepFinishStmt                 *sql.Stmt
+	runStepGetStmt                    *sql.Stmt
+	runStepInsertStmt                 *sql.Stmt
+	runStepListStmt                   *sql.Stmt
+	runStepResetStmt                  *sql.Stmt
+	runStepStartStmt                  *sql.Stmt
 	scheduleAdvanceStmt               *sql.Stmt
 	scheduleCountStmt                 *sql.Stmt
 	scheduleDeleteStmt                *sql.Stmt
@@ -1987,6 +2122,21 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rulebookDeleteStmt:                q.rulebookDeleteStmt,
 		rulebookGetStmt:                   q.rulebookGetStmt,
 		rulebookUpsertStmt:                q.rulebookUpsertStmt,
+		runEventInsertStmt:                q.runEventInsertStmt,
+		runEventListStmt:                  q.runEventListStmt,
+		runFinishStmt:                     q.runFinishStmt,
+		runGetStmt:                        q.runGetStmt,
+		runInsertStmt:                     q.runInsertStmt,
+		runListStmt:                       q.runListStmt,
+		runReopenStmt:                     q.runReopenStmt,
+		runSlotsWorkingStmt:               q.runSlotsWorkingStmt,
+		runStepByConversationStmt:         q.runStepByConversationStmt,
+		runStepFinishStmt:                 q.runStepFinishStmt,
+		runStepGetStmt:                    q.runStepGetStmt,
+		runStepInsertStmt:                 q.runStepInsertStmt,
+		runStepListStmt:                   q.runStepListStmt,
+		runStepResetStmt:                  q.runStepResetStmt,
+		runStepStartStmt:                  q.runStepStartStmt,
 		scheduleAdvanceStmt:               q.scheduleAdvanceStmt,
 		scheduleCountStmt:                 q.scheduleCountStmt,
 		scheduleDeleteStmt:                q.scheduleDeleteStmt,

@@ -317,6 +317,55 @@ type RefusalNotice struct {
 	CreatedAt int64
 }
 
+type Run struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	WorkspaceID    uuid.NullUUID
+	LeadAgent      string
+	Goal           string
+	Status         string
+	CheckSpec      string
+	Result         string
+	CreatedAt      int64
+	UpdatedAt      int64
+	FinishedAt     sql.NullInt64
+}
+
+type RunEvent struct {
+	ID        int64
+	RunID     uuid.UUID
+	StepKey   string
+	Kind      string
+	Status    string
+	Detail    string
+	CreatedAt int64
+}
+
+type RunStep struct {
+	ID             uuid.UUID
+	RunID          uuid.UUID
+	Position       int64
+	StepKey        string
+	Title          string
+	Agent          string
+	Class          string
+	Inputs         string
+	DependsOn      string
+	Status         string
+	Model          string
+	ConversationID uuid.NullUUID
+	Attempts       int64
+	InputTokens    int64
+	OutputTokens   int64
+	CostMicroUSD   int64
+	Output         string
+	Error          string
+	StartedAt      sql.NullInt64
+	FinishedAt     sql.NullInt64
+	CreatedAt      int64
+	UpdatedAt      int64
+}
+
 type Schedule struct {
 	ID          uuid.UUID
 	Kind        string

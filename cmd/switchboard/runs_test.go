@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/app"
+)
+
+// TestRunsCommand: `switchboard runs` lists a running service's runs,
+// shows one with its steps and events, and cancels it by id, through the
+// API with the operator token.
+func TestRunsCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lead := write("lead.yaml", `turns:
+  - after_tool: plan_run
+    text: "Run started."
+fallback:
+  tool_calls: [{name: plan_run, input: {goal: "Port the tests", steps: [{id: port, title: "Port them", agent: coder}]}}]
+`)
+	coder := write("coder.yaml", "fallback:\n  delay: 60s\n  text: late\n")
+	config := write("switchboard.yaml", "agents:\n  - name: lead\n    model: scripted:"+lead+"\n    answers: {default: true}\n  - name: coder\n    model: scripted:"+coder+"\n")
+	const token = "op-token-runs"
+	getenv := env(map[string]string{
+		"DATABASE_URL": "sqlite:" + filepath.Join(dir, "sb.db"), "SWITCHBOARD_CONFIG": config,
+		"SWITCHBOARD_API_TOKEN": token, "SWITCHBOARD_ADDR": "127.0.0.1:0",
+	})
+	cfg, err := app.FromEnv(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	url := "http://" + a.Addr()
+
+	post := func(path, body string) map[string]any {
+		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	conv := post("/api/conversations", `{"agent": "lead"}`)
+	post("/api/conversations/"+conv["id"].(string)+"/messages", `{"text": "port the tests"}`)
+
+	runs := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(ctx, append([]string{"runs"}, append(args, "-url", url)...), getenv, nil, &out, &errOut); err != nil {
+			t.Fatalf("runs %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String()
+	}
+	var id string
+	deadline := time.Now().Add(30 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		var list struct {
+			Runs []struct {
+				ID string `json:"id"`
+			} `json:"runs"`
+		}
+		_ = json.Unmarshal([]byte(runs("list", "-json")), &list)
+		if len(list.Runs) == 1 {
+			id = list.Runs[0].ID
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("no run listed")
+	}
+	if out := runs("list"); !strings.Contains(out, id) || !strings.Contains(out, "Port the tests") {
+		t.Errorf("runs list:\n%s", out)
+	}
+	for time.Now().Before(deadline) && !strings.Contains(runs("show", id), "working") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := runs("show", id); !strings.Contains(out, "port") || !strings.Contains(out, "coder") || !strings.Contains(out, "step_started") {
+		t.Errorf("runs show:\n%s", out)
+	}
+	if out := runs("cancel", id); !strings.Contains(out, "cancelled") {
+		t.Errorf("runs cancel:\n%s", out)
+	}
+	var out, errOut bytes.Buffer
+	err = run(ctx, []string{"runs", "cancel", id, "-url", url}, getenv, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "conflict") {
+		t.Errorf("a second cancel: %v, want it refused (409)", err)
+	}
+}

@@ -1,0 +1,500 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Plans and runs through the real app on the fake Slack, on both stores:
+// a lead's plan_run becomes a run whose steps are turns in the step
+// agents' own conversations; statuses, events, usage per step, retry,
+// cancel and slots.
+
+const runChannel = "C0RUNS"
+
+// runScripts: atlas plans three steps; scout finds and tells; coder fails
+// its first fix (a model error) and succeeds when retried; a slow step
+// hangs until cancelled.
+var runScripts = map[string]string{
+	"atlas": `turns:
+  - after_tool: plan_run
+    text: "Run started."
+  - when_last_user_contains: "ship the release"
+    tool_calls:
+      - name: plan_run
+        input:
+          goal: "Ship the release"
+          steps:
+            - {id: find, title: "Find the failing test", agent: scout}
+            - {id: fix, title: "Fix it", agent: coder, inputs: {repo: switchboard}, depends_on: [find]}
+            - {id: tell, title: "Tell the team", agent: scout, depends_on: [fix]}
+  - when_last_user_contains: "something slow"
+    tool_calls:
+      - name: plan_run
+        input:
+          steps:
+            - {id: slow, title: "Take your time", agent: coder}
+  - when_last_user_contains: "two coding"
+    tool_calls:
+      - name: plan_run
+        input:
+          steps:
+            - {id: one, title: "Code part one", agent: coder}
+            - {id: two, title: "Code part two", agent: coder}
+fallback:
+  text: "atlas here."
+`,
+	"scout": `turns:
+  - when_last_user_contains: 'Step "find"'
+    text: "The parser test fails on empty input."
+  - when_last_user_contains: 'Step "tell"'
+    text: "Told the team: {{last_user}}"
+fallback:
+  text: "scout here."
+`,
+	"coder": `turns:
+  - when_last_user_contains: 'Step "fix"'
+    once: true
+    failure: {status: 400, message: "the model refused the request"}
+  - when_last_user_contains: 'Step "slow"'
+    delay: 60s
+    text: "finally done"
+  - when_last_user_contains: 'Code part'
+    delay: 300ms
+    text: "coded"
+fallback:
+  text: "Fixed the parser for empty input."
+`,
+}
+
+const runAgents = `  - name: atlas
+    model: {{atlas}}
+    answers: {default: true}
+  - name: scout
+    model: {{scout}}
+  - name: coder
+    model: {{coder}}
+    class: coding
+`
+
+func startRuns(t *testing.T, db databaseFunc, extra string) *slackEnv {
+	return startSlack(t, db(t), envOptions{config: agentsConfig(t, runScripts, runAgents, extra)})
+}
+
+// onlyRun is the one run started from a conversation.
+func onlyRun(t *testing.T, st store.Store, conv uuid.UUID) *store.Run {
+	t.Helper()
+	var r *store.Run
+	poll(t, "a run from the thread", func() (bool, string) {
+		rs, err := st.RunList(context.Background(), &store.RunListParams{ConversationID: &conv})
+		if err != nil || len(rs) != 1 {
+			return false, fmt.Sprintf("%d runs, %v", len(rs), err)
+		}
+		r = rs[0]
+		return true, ""
+	})
+	return r
+}
+
+func waitRun(t *testing.T, st store.Store, id uuid.UUID, want store.RunStatus) (*store.Run, []*store.RunStep) {
+	t.Helper()
+	var r *store.Run
+	var steps []*store.RunStep
+	poll(t, "run "+string(want), func() (bool, string) {
+		var err error
+		if r, err = st.RunGet(context.Background(), id); err != nil {
+			return false, err.Error()
+		}
+		steps, _ = st.RunStepList(context.Background(), id)
+		var b strings.Builder
+		for _, s := range steps {
+			fmt.Fprintf(&b, "%s=%s ", s.Key, s.Status)
+		}
+		return r.Status == want, string(r.Status) + " " + b.String()
+	})
+	return r, steps
+}
+
+func (e *slackEnv) runAPI(method, path string, out any) int {
+	e.tb.Helper()
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequest(method, e.base+path, body)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			e.tb.Fatalf("%s %s: decoding: %v", method, path, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type apiRun struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Steps  []struct {
+		Key          string `json:"key"`
+		Status       string `json:"status"`
+		Agent        string `json:"agent"`
+		Model        string `json:"model"`
+		Attempts     int    `json:"attempts"`
+		InputTokens  int64  `json:"input_tokens"`
+		OutputTokens int64  `json:"output_tokens"`
+		CostMicroUSD int64  `json:"cost_micro_usd"`
+		Output       string `json:"output"`
+		Error        string `json:"error"`
+	} `json:"steps"`
+}
+
+type apiEvents struct {
+	Events []struct {
+		Step   string `json:"step"`
+		Kind   string `json:"kind"`
+		Status string `json:"status"`
+		Detail string `json:"detail"`
+	} `json:"events"`
+}
+
+// TestRunThreeStepsWithFailureAndRetry: the fix step fails (its model
+// call errs), the run fails with the step's error, nothing after it runs;
+// retry re-runs only the failed step, and the run finishes with the
+// result back in the thread. Statuses, events and usage per step are
+// read back from the API.
+func TestRunThreeStepsWithFailureAndRetry(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startRuns(t, db, "")
+		const ts = "1700002000.000100"
+		e.mustPost(newEvent("EvRun1", mention(runChannel, ts, "", alice, "please ship the release")))
+		conv := e.conversation(runChannel, ts).ID
+		r := onlyRun(t, e.store, conv)
+		r, steps := waitRun(t, e.store, r.ID, store.RunStatusFailed)
+		if got := []store.StepStatus{steps[0].Status, steps[1].Status, steps[2].Status}; got[0] != store.StepDone || got[1] != store.StepFailed || got[2] != store.StepPending {
+			t.Fatalf("steps %v after the failure, want done, failed, pending", got)
+		}
+		if !strings.Contains(steps[1].Error, "the model refused the request") || !strings.Contains(r.Result, "fix") {
+			t.Errorf("fix error %q, run result %q; want the model's error, naming the step", steps[1].Error, r.Result)
+		}
+		failedMsg := e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": failed")
+		if !strings.Contains(shown(failedMsg), "❌ fix") {
+			t.Errorf("the failure message %q does not show the failed step", shown(failedMsg))
+		}
+		e.waitIdle()
+
+		// Retry over the API: only fix runs again (attempt 2), then tell.
+		var got apiRun
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
+			t.Fatalf("POST retry: %d %+v", code, got)
+		}
+		_, steps = waitRun(t, e.store, r.ID, store.RunStatusDone)
+		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": done")
+		e.waitIdle()
+
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 {
+			t.Fatalf("GET run: %d", code)
+		}
+		attempts := map[string]int{"find": 1, "fix": 2, "tell": 1}
+		for i, s := range got.Steps {
+			if s.Status != "done" || s.Attempts != attempts[s.Key] || s.InputTokens == 0 || s.OutputTokens == 0 || s.Model == "" {
+				t.Errorf("step %s: %+v; want done, %d attempts, tokens and model recorded", s.Key, s, attempts[s.Key])
+			}
+			// Cost per step is the sum of the usage of its conversation.
+			var cost int64
+			us, err := e.store.UsageList(context.Background(), *steps[i].ConversationID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range us {
+				cost += u.CostMicroUSD
+			}
+			if s.CostMicroUSD != cost || len(us) == 0 {
+				t.Errorf("step %s cost %d, usage rows %d summing %d", s.Key, s.CostMicroUSD, len(us), cost)
+			}
+		}
+		if got.Steps[1].Output != "Fixed the parser for empty input." {
+			t.Errorf("fix output %q", got.Steps[1].Output)
+		}
+		// The fix step saw find's output; tell saw fix's.
+		fixConv := e.entries(*steps[1].ConversationID, store.EntryUser)
+		if len(fixConv) == 0 || !strings.Contains(decode[core.UserContent](t, fixConv[0]).Text, "The parser test fails on empty input.") {
+			t.Errorf("the fix step was not given find's output")
+		}
+		if !strings.Contains(steps[2].Output, "Fixed the parser for empty input.") {
+			t.Errorf("tell's output %q does not carry fix's output", steps[2].Output)
+		}
+
+		var evs apiEvents
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String()+"/events", &evs); code != 200 {
+			t.Fatalf("GET events: %d", code)
+		}
+		var seq []string
+		for _, ev := range evs.Events {
+			seq = append(seq, strings.TrimSuffix(ev.Step+":"+ev.Kind, ":"))
+		}
+		want := []string{
+			":created", "find:step_started", "find:step_done", "fix:step_started", "fix:step_failed", ":run_finished",
+			":run_reopened", "fix:step_retry", "fix:step_started", "fix:step_done", "tell:step_started", "tell:step_done", ":run_finished",
+		}
+		if strings.Join(seq, " ") != strings.Join(want, " ") {
+			t.Errorf("events\n got %v\nwant %v", seq, want)
+		}
+		checkRunStreams(t, e, r.ID.String())
+
+		var list struct {
+			Runs []apiRun `json:"runs"`
+		}
+		if code := e.runAPI("GET", "/api/runs?status=done", &list); code != 200 || len(list.Runs) != 1 || list.Runs[0].ID != r.ID.String() {
+			t.Errorf("GET /api/runs?status=done: %d %+v", code, list)
+		}
+	})
+}
+
+// TestRunCancelStopsWorkingStep: cancelling a run stops the model call of
+// its working step (the turn ends within 2 s, not after the minute the
+// model would take) and the step and run read cancelled.
+func TestRunCancelStopsWorkingStep(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startRuns(t, db, "")
+		const ts = "1700002000.000200"
+		e.mustPost(newEvent("EvRun2", mention(runChannel, ts, "", alice, "do something slow")))
+		r := onlyRun(t, e.store, e.conversation(runChannel, ts).ID)
+		var child uuid.UUID
+		poll(t, "the slow step's turn running", func() (bool, string) {
+			steps, _ := e.store.RunStepList(context.Background(), r.ID)
+			if len(steps) != 1 || steps[0].Status != store.StepWorking || steps[0].ConversationID == nil {
+				return false, "not working yet"
+			}
+			child = *steps[0].ConversationID
+			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 1})
+			return len(items) == 1, "turn not running"
+		})
+		// Cancelled with the typed command, by the run's short id.
+		start := time.Now()
+		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
+		var got apiRun
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("GET run after the cancel: %d %+v", code, got)
+		}
+		pollFor(t, 2*time.Second, 10*time.Millisecond, "the step's turn to stop", func() (bool, string) {
+			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
+			return len(items) == 0, fmt.Sprintf("%d turns still running", len(items))
+		})
+		t.Logf("the step's turn stopped %s after the cancel", time.Since(start))
+		for _, en := range e.entries(child, store.EntryAssistant) {
+			if strings.Contains(decode[core.AssistantContent](t, en).Text, "finally done") {
+				t.Error("the cancelled step's model call finished anyway")
+			}
+		}
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", nil); code != http.StatusConflict {
+			t.Errorf("cancelling a cancelled run: %d, want 409", code)
+		}
+		// !run ID shows it; the API retry brings the step back, and the
+		// command cancels again.
+		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "⏹ slow: Take your time (coder) cancelled")
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
+			t.Fatalf("POST retry: %d %+v", code, got)
+		}
+		waitRun(t, e.store, r.ID, store.RunStatusRunning)
+		poll(t, "the slow step working again", func() (bool, string) {
+			steps, _ := e.store.RunStepList(context.Background(), r.ID)
+			return steps[0].Status == store.StepWorking && steps[0].Attempts == 2, string(steps[0].Status)
+		})
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" {
+			t.Fatalf("POST cancel: %d %+v", code, got)
+		}
+		e.waitIdle()
+	})
+}
+
+// TestRunSlots: with runs.slots.coding 1, the second coding step waits
+// (a step_waiting event) until the first is done; they never overlap.
+func TestRunSlots(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startRuns(t, db, "runs:\n  slots: {coding: 1}\n")
+		const ts = "1700002000.000300"
+		e.mustPost(newEvent("EvRun3", mention(runChannel, ts, "", alice, "two coding steps please")))
+		r := onlyRun(t, e.store, e.conversation(runChannel, ts).ID)
+		_, steps := waitRun(t, e.store, r.ID, store.RunStatusDone)
+		a, b := steps[0], steps[1]
+		if a.StartedAt.After(*b.StartedAt) {
+			a, b = b, a
+		}
+		if b.StartedAt.Before(*a.FinishedAt) {
+			t.Errorf("coding steps overlapped: %s ran %s–%s, %s started %s", a.Key, a.StartedAt, a.FinishedAt, b.Key, b.StartedAt)
+		}
+		evs, err := e.store.RunEventList(context.Background(), &store.RunEventListParams{RunID: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := false
+		for _, ev := range evs {
+			waited = waited || (ev.Kind == core.RunEventWaiting && ev.StepKey == b.Key && strings.Contains(ev.Detail, "coding slot"))
+		}
+		if !waited {
+			t.Errorf("no step_waiting event for %s: %+v", b.Key, evs)
+		}
+		e.waitIdle()
+	})
+}
+
+// checkRunStreams: the fake Slack saw the run's progress as two streamed
+// messages in the thread (the failed attempt, then the retry), each
+// opening with a plan_update, moving each step forward only (pending →
+// in_progress → complete or error) and ending with a plan_update saying
+// how the run ended.
+func checkRunStreams(t *testing.T, e *slackEnv, id string) {
+	t.Helper()
+	var streams []slacktest.Message
+	for _, m := range e.botMessages(runChannel) {
+		if m.Streamed && len(m.Chunks) > 0 && m.Chunks[0].Type == "plan_update" && m.Chunks[0].Title == "Plan: Ship the release" {
+			streams = append(streams, m)
+		}
+	}
+	if len(streams) != 2 {
+		t.Fatalf("%d run progress streams, want 2 (the failure, the retry): %+v", len(streams), streams)
+	}
+	rank := map[string]int{"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
+	wantFinal := []map[string]string{
+		{"find": "complete", "fix": "error", "tell": "pending"},
+		{"find": "complete", "fix": "complete", "tell": "complete"},
+	}
+	wantEnd := []string{"Ship the release: failed", "Ship the release: done"}
+	for i, m := range streams {
+		if m.Streaming {
+			t.Errorf("stream %d was not stopped", i)
+		}
+		last := map[string]string{}
+		var order []string
+		for _, c := range m.Chunks {
+			if c.Type != "task_update" {
+				continue
+			}
+			if prev, ok := last[c.ID]; ok && rank[c.Status] < rank[prev] {
+				t.Errorf("stream %d: step %s went from %s back to %s", i, c.ID, prev, c.Status)
+			}
+			last[c.ID] = c.Status
+			order = append(order, c.ID+"="+c.Status)
+		}
+		for k, v := range wantFinal[i] {
+			if last[k] != v {
+				t.Errorf("stream %d: step %s ends %q, want %q (chunks %v)", i, k, last[k], v, order)
+			}
+		}
+		if end := m.Chunks[len(m.Chunks)-1]; end.Type != "plan_update" || end.Title != wantEnd[i] {
+			t.Errorf("stream %d ends with %+v, want a plan_update %q", i, end, wantEnd[i])
+		}
+		t.Logf("stream %d: %v", i, order)
+	}
+}
+
+// planScripts: planner answers with a plan in prose, without a code
+// fence, naming an agent that does not exist; told what is wrong, it
+// answers a corrected plan (fenced, with a trailing comma). strict's plan
+// is valid at once, and its completion check fails.
+var planScripts = map[string]string{
+	"planner": `turns:
+  - when_last_user_contains: "Your plan is not valid"
+    text: "Sorry, fixed:\n` + "```json" + `\n{\"goal\": \"Write the docs\", \"steps\": [{\"id\": \"write\", \"title\": \"Write the runs section\", \"agent\": \"scout\"},]}\n` + "```" + `"
+  - when_last_user_contains: "document runs"
+    text: "Here is how I would split it: {\"goal\": \"Write the docs\", \"steps\": [{\"id\": \"write\", \"title\": \"Write the runs section\", \"agent\": \"ghostwriter\"}]} Shall I go on?"
+fallback:
+  text: "planner here."
+`,
+	"strict": `turns:
+  - when_last_user_contains: "check it"
+    text: "{\"steps\": [{\"id\": \"build\", \"title\": \"Build it\", \"agent\": \"scout\"}]}"
+fallback:
+  text: "strict here."
+`,
+	"scout": "fallback:\n  text: \"Section written.\"\n",
+}
+
+const planAgents = `  - name: planner
+    model: {{planner}}
+    plans: true
+    answers: {default: true}
+    run_check: {command: "echo 12 tests passed"}
+  - name: strict
+    model: {{strict}}
+    plans: true
+    run_check: {command: "echo 2 tests failed; exit 1"}
+  - name: scout
+    model: {{scout}}
+`
+
+// TestRunPlanInAnswer: a lead with plans: true answers with a plan; the
+// invalid one goes back to its model once with the errors (naming the
+// field), the corrected one becomes a run, and the completion check's
+// verdict and reason are recorded. A check that fails fails the run.
+func TestRunPlanInAnswer(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, planScripts, planAgents, "")})
+		const ts = "1700002000.000400"
+		e.mustPost(newEvent("EvPlan1", mention(runChannel, ts, "", alice, "please document runs")))
+		conv := e.conversation(runChannel, ts).ID
+		r := onlyRun(t, e.store, conv)
+		r, steps := waitRun(t, e.store, r.ID, store.RunStatusDone)
+		if r.LeadAgent != "planner" || r.Goal != "Write the docs" || len(steps) != 1 || steps[0].Agent != "scout" || steps[0].Output != "Section written." {
+			t.Fatalf("run %+v, steps %+v; want the corrected plan run by scout", r, steps)
+		}
+		// The revision was one extra model call of the planner's, recorded
+		// as usage of the thread.
+		us, err := e.store.UsageList(context.Background(), conv)
+		if err != nil || len(us) != 2 {
+			t.Errorf("usage rows in the thread: %d (%v), want the answer and the one revision", len(us), err)
+		}
+		evs, err := e.store.RunEventList(context.Background(), &store.RunEventListParams{RunID: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var check *store.RunEvent
+		for _, ev := range evs {
+			if ev.Kind == core.RunEventCheck {
+				check = ev
+			}
+		}
+		if check == nil || check.Status != "passed" || !strings.Contains(check.Detail, "12 tests passed") {
+			t.Errorf("check event %+v; want passed with the command's output", check)
+		}
+		e.waitReply(runChannel, "Completion check passed")
+
+		// strict's check fails: the run fails, with the reason.
+		const ts2 = "1700002000.000500"
+		e.mustPost(newEvent("EvPlan2", mention(runChannel, ts2, "", alice, "@strict build and check it")))
+		r2 := onlyRun(t, e.store, e.conversation(runChannel, ts2).ID)
+		r2, _ = waitRun(t, e.store, r2.ID, store.RunStatusFailed)
+		if !strings.Contains(r2.Result, "Completion check failed") || !strings.Contains(r2.Result, "2 tests failed") {
+			t.Errorf("result %q; want the failed check and its output", r2.Result)
+		}
+		e.waitIdle()
+	})
+}
