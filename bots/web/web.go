@@ -103,6 +103,8 @@ type Options struct {
 	// Connections, when set, serves the GitHub and Google connections
 	// (GET /api/connections, DELETE /api/connections/{id}).
 	Connections Connections
+	// Compare, when set, serves POST /api/compare (see compare.go).
+	Compare CompareFunc
 }
 
 // API serves /api/.
@@ -211,6 +213,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.pairingRoutes(mux)
 	a.personalityRoutes(mux)
 	a.connectionRoutes(mux)
+	a.compareRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/compare"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -584,7 +585,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections()})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(),
+		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
+			return Compare(ctx, a.cfg, req)
+		}})
 	if err != nil {
 		return err
 	}
