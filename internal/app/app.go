@@ -556,6 +556,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	fwd.d = a.Deliverer
+	// Every tool is registered by now (MCP servers' by their declaration).
+	if err := checkAgentTools(agents, reg, mcpServers); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
@@ -667,7 +671,8 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.listener = ln
 	// The platforms' endpoints have their answer time observed: the ack.
-	a.srv = &http.Server{Handler: a.Metrics.Acks(a.Mux), ReadHeaderTimeout: 10 * time.Second}
+	// One access log line per request (accesslog.go).
+	a.srv = &http.Server{Handler: a.Metrics.Acks(accessLog(a.log.With("part", "http"), a.cfg.Now, a.Mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.ErrorContext(ctx, "http server", "error", err)
