@@ -184,7 +184,20 @@ func serve(ctx context.Context, cfg app.Config) error {
 		stopApp(life, a, cfg.Logger)
 		return err
 	}
-	<-ctx.Done()
+	// SIGHUP reloads switchboard.yaml and mcp-servers.json; a file with an
+	// error is refused and the configuration in use stays (see app.Reload).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-hup:
+			cfg.Logger.Info("SIGHUP: reloading the configuration")
+			_ = a.Reload(life) // logged, and kept for doctor
+		}
+	}
 	cfg.Logger.Info("shutting down", "grace", a.ShutdownTimeout().String())
 	stopApp(life, a, cfg.Logger)
 	return nil

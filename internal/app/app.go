@@ -139,6 +139,10 @@ type Config struct {
 	// (SWITCHBOARD_MEMORY_BUDGET, over memory.budget in switchboard.yaml;
 	// default 200ms).
 	MemoryBudget time.Duration
+	// ReloadPoll is how often switchboard.yaml and mcp-servers.json are
+	// checked for a change, which reloads them (SWITCHBOARD_RELOAD_POLL,
+	// default 2s; negative, or "off": never; SIGHUP still reloads).
+	ReloadPoll time.Duration
 }
 
 // FromEnv reads the configuration from the environment.
@@ -162,6 +166,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		MCPConfigPath:         mcpConfigPath(getenv),
 		AdminAddr:             strings.TrimSpace(getenv("SWITCHBOARD_ADMIN_ADDR")),
 	}
+	var err error
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {
@@ -218,12 +223,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.ProfileTTL = d
 	}
+	if c.ReloadPoll, err = reloadPollFromEnv(getenv); err != nil {
+		return c, err
+	}
 	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
 		return c, err
 	}
 	c.Connections.fromEnv(getenv)
-	var err error
 	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -340,6 +347,7 @@ type App struct {
 	tracing   *telemetry.Tracing // built here from the environment, or nil
 	stops     []func(context.Context) error
 	mu        sync.Mutex
+	reload    reloader // see reload.go
 }
 
 // Open opens and migrates the store, loads the agents and builds every
@@ -541,7 +549,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		// A side thread's marker links to its conversation over the API.
 		LinkFunc: conversationLink(cfg.Env("SWITCHBOARD_PUBLIC_URL")),
 		IdentityFunc: func(name string) *bots.Identity {
-			ag, ok := agents.Find(name)
+			ag, ok := a.Service.Agents().Find(name) // as last reloaded
 			if !ok {
 				return nil
 			}
@@ -607,6 +615,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
+	a.Mux.Handle("GET /api/config/status", api.AdminOnly(http.HandlerFunc(a.configStatus)))
 	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, a.Metrics.Handler()))
 	return nil
 }
@@ -630,6 +639,11 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
 	a.mcpReadyz(w)
+	// A refused reload leaves the service running on the configuration it
+	// had: ready, but the operator should know.
+	if st := a.ReloadStatus(); st.LastError != "" {
+		_, _ = fmt.Fprintf(w, "config: last reload refused at %s: %s\n", st.ErrorAt.Format(time.RFC3339), st.LastError)
+	}
 }
 
 // Start runs the workers, the platforms and the HTTP server (when Addr is
@@ -659,6 +673,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.onStop(a.Worker.Stop)
+	a.startWatch(ctx)
 	if err := a.startAdmin(ctx); err != nil {
 		return err
 	}
