@@ -47,6 +47,8 @@ commands:
   skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
   mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
+  doctor    check the setup: config, database, tokens, scopes and intents, models, MCP servers,
+            public URL; each problem with its fix: doctor [-url URL] [-json]
   compare   one prompt on several models side by side: answer, latency, tokens, cost:
             compare -models anthropic:…,openai:…,scripted:… [-json] "prompt"
   bench     measure the main figures on the configured store, each against a baseline in the same run:
@@ -86,6 +88,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "mcp" {
 		return mcpCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "doctor" {
+		return doctorCommand(ctx, args, cfg, stdout, stderr)
 	}
 	if cmd == "compare" {
 		return compareCommand(ctx, args, cfg, stdout, stderr)

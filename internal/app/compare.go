@@ -9,6 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/compare"
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/mcpclient"
 )
 
 // compareTimeout bounds each model of a comparison.
@@ -34,3 +35,15 @@ func Compare(ctx context.Context, cfg Config, req *web.CompareRequest) ([]compar
 		Timeout: compareTimeout, BackendFunc: CompareBackend(cfg), Now: cfg.Now,
 	})
 }
+
+// AgentBackend builds an agent's model backend as the service would, with
+// the agent's own key variable and endpoint, making one attempt per call
+// (switchboard doctor: a check must say what is wrong, not retry it).
+func AgentBackend(cfg Config, a *agent.Agent) (model.Backend, error) {
+	cfg.defaults()
+	base := model.Options{Logger: cfg.Logger, IdleTimeout: cfg.ModelIdleTimeout, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	return core.NewBackend(a, base, credentials(cfg.Env))
+}
+
+// LoadMCP reads mcp-servers.json as the service does.
+func LoadMCP(cfg Config) (*mcpclient.Config, error) { return cfg.loadMCP() }
