@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -348,6 +349,9 @@ type App struct {
 	stops     []func(context.Context) error
 	mu        sync.Mutex
 	reload    reloader // see reload.go
+	// agents are the declared agents as last loaded (the start, then each
+	// reload), for the parts built before core.
+	agents atomic.Pointer[agent.Config]
 }
 
 // Open opens and migrates the store, loads the agents and builds every
@@ -394,6 +398,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
+	a.agents.Store(agents)
 	version, err := a.Store.Migrate(ctx)
 	if err != nil {
 		return fmt.Errorf("migrating: %w", err)
@@ -592,7 +597,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 
-	keys, err := newKeys(a.Store, agents, cfg)
+	keys, err := newKeys(a.Store, a.agents.Load, cfg)
 	if err != nil {
 		return err
 	}

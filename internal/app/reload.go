@@ -118,6 +118,7 @@ func (a *App) apply(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	a.agents.Store(agents)
 	a.Access.SetAccess(&agents.Access)
 	if err := a.Scheduler.ApplyConfig(ctx, schedCfg); err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
