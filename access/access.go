@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,6 +78,8 @@ type Options struct {
 // Gate is core.Gate over the policy and the store.
 type Gate struct {
 	opts Options
+	// access is Options.Access, replaced by a reload (SetAccess).
+	access atomic.Pointer[agent.Access]
 }
 
 var (
@@ -95,8 +98,10 @@ func New(o Options) (*Gate, error) {
 	if o.Access == nil {
 		o.Access = &agent.Access{}
 	}
+	g := &Gate{}
+	g.access.Store(o.Access)
 	if o.Admins == nil {
-		o.Admins = ConfigAdmins{Access: o.Access}
+		o.Admins = currentAdmins{g}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -104,7 +109,25 @@ func New(o Options) (*Gate, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{opts: o}, nil
+	g.opts = o
+	return g, nil
+}
+
+// SetAccess replaces the access: block, as a reload of switchboard.yaml
+// does: the next message is judged by it.
+func (g *Gate) SetAccess(a *agent.Access) {
+	if a == nil {
+		a = &agent.Access{}
+	}
+	g.access.Store(a)
+}
+
+// currentAdmins is ConfigAdmins over the gate's access: block as last
+// loaded.
+type currentAdmins struct{ g *Gate }
+
+func (c currentAdmins) IsAdmin(ctx context.Context, id Identity) (bool, error) {
+	return ConfigAdmins{Access: c.g.access.Load()}.IsAdmin(ctx, id)
 }
 
 // The polite replies.
@@ -129,7 +152,7 @@ func (g *Gate) Admit(ctx context.Context, in *core.Inbound) (*core.Admission, er
 	if !slices.Contains(Gated, in.Platform) {
 		return &core.Admission{}, nil
 	}
-	rule := g.opts.Access.Resolve(in.Workspace, in.Channel)
+	rule := g.access.Load().Resolve(in.Workspace, in.Channel)
 	if !in.IsDM {
 		member, err := g.sameWorkspace(ctx, in)
 		if err != nil {

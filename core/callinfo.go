@@ -35,9 +35,9 @@ func (s *Service) StartConversation(ctx context.Context, p StartConversationPara
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, invalid("start needs an instruction")
 	}
-	ag := s.opts.Agents.Default()
+	ag := s.agents().Default()
 	if p.Agent != "" {
-		a, ok := s.opts.Agents.Find(p.Agent)
+		a, ok := s.agents().Find(p.Agent)
 		if !ok {
 			return nil, invalid("no agent named %q", p.Agent)
 		}

@@ -108,7 +108,7 @@ func (w Factors) score(k agent.DelegationWeights) float64 {
 // Rank scores every agent but from for task, best first (the ineligible
 // last).
 func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (*DelegationChoice, error) {
-	weights := s.opts.Agents.Delegation.Weights.WithDefaults()
+	weights := s.agents().Delegation.Weights.WithDefaults()
 	var names []string
 	for _, n := range s.agentNames() {
 		if n != from {
@@ -123,18 +123,18 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 	if err != nil {
 		return nil, err
 	}
-	all := s.router.Scores(task, names)
-	one := s.router.OneDomain(all)
+	all := s.settings().router.Scores(task, names)
+	one := s.settings().router.OneDomain(all)
 	var bestCap, maxPrice float64
 	var maxLatency float64
 	caps := map[string]float64{}
 	prices := map[string]float64{}
 	for _, n := range names {
-		if sc := s.router.Scores(task, []string{n}); len(sc) > 0 {
+		if sc := s.settings().router.Scores(task, []string{n}); len(sc) > 0 {
 			caps[n] = sc[0].Score
 			bestCap = max(bestCap, sc[0].Score)
 		}
-		a, _ := s.opts.Agents.Find(n)
+		a, _ := s.agents().Find(n)
 		if spec, err := model.ParseSpec(a.Model); err == nil {
 			if p, ok := model.PriceFor(spec.Provider, spec.Model); ok {
 				prices[n] = p.InputPerMTok + p.OutputPerMTok
@@ -145,7 +145,7 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 	}
 	choice := &DelegationChoice{Weights: weights, Tools: tools}
 	for _, n := range names {
-		a, _ := s.opts.Agents.Find(n)
+		a, _ := s.agents().Find(n)
 		c := Candidate{Agent: n, Eligible: true}
 		f := &c.Factors
 		if bestCap > 0 {

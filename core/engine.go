@@ -745,7 +745,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 	if n := t.failedBefore(c); n >= maxSameFailures {
 		return false, t.record(ctx, c, repeatedFailure(c, n), verdict{DecidedBy: store.DecidedBySystem, Outcome: store.AuditCancelled})
 	}
-	decision := t.s.opts.Policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
+	decision := t.s.settings().policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
 	switch decision {
 	case tool.DecisionDeny:
 		return false, t.record(ctx, c, tool.Result{
@@ -928,7 +928,7 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 	if kind == store.ApprovalConfirm {
 		req["choices"] = []string{ChoiceAllowOnce, ChoiceAlwaysAllow, ChoiceAlwaysAllowArgs, ChoiceDeny}
 		req["agent"], req["workspace"] = t.agent.Name, t.workspace
-		if t.s.opts.Deciders == DecidersAdmins {
+		if t.s.settings().deciders == DecidersAdmins {
 			// Admins decide: the rule is kept with the request, and Act asks
 			// Admins at the click.
 			req["deciders"], deciders = DecidersAdmins, nil
@@ -940,7 +940,7 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 	err := t.s.st.InTx(ctx, func(q store.Queries) error {
 		if _, err := q.ApprovalCreate(ctx, &store.ApprovalCreateParams{
 			ConversationID: t.conv.ID, CallID: c.CallID, Tool: c.Name, Kind: kind, Risk: string(tl.Risk()),
-			Request: mustJSON(req), Deciders: deciders, ExpiresAt: now.Add(t.s.opts.ApprovalTTL), Now: now,
+			Request: mustJSON(req), Deciders: deciders, ExpiresAt: now.Add(t.s.settings().approvalTTL), Now: now,
 		}); err != nil {
 			return err
 		}

@@ -162,8 +162,8 @@ func (s *Service) mayDecide(ctx context.Context, ap *store.Approval, a *Action) 
 // conversation's workspace: an owner or admin there (the person found from
 // their platform identity), or one the operator lists (Options.Admins).
 func (s *Service) isAdmin(ctx context.Context, conv uuid.UUID, team string, a *Action) (bool, error) {
-	if s.opts.Admins != nil {
-		if ok, err := s.opts.Admins.IsAdmin(ctx, team, a.UserID); err != nil || ok {
+	if admins := s.settings().admins; admins != nil {
+		if ok, err := admins.IsAdmin(ctx, team, a.UserID); err != nil || ok {
 			return ok, err
 		}
 	}

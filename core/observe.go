@@ -132,7 +132,7 @@ func (s *Service) traceTurn(ctx context.Context, conv *store.Conversation, item 
 		attribute.String("switchboard.turn.id", item.ID.String()),
 		attribute.Int("switchboard.turn.attempt", item.Attempts),
 	}
-	if a, ok := s.opts.Agents.Find(agentName); ok {
+	if a, ok := s.agents().Find(agentName); ok {
 		if spec, err := model.ParseSpec(a.Model); err == nil {
 			attrs = append(attrs, semconv.GenAIProviderNameKey.String(spec.Provider), semconv.GenAIRequestModel(spec.Model))
 		}

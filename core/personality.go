@@ -54,7 +54,7 @@ func NewPersonalities(st store.Queries, agents *agent.Config, now func() time.Ti
 }
 
 // Personalities is the service's personality documents.
-func (s *Service) Personalities() *Personalities { return NewPersonalities(s.st, s.opts.Agents, s.now) }
+func (s *Service) Personalities() *Personalities { return NewPersonalities(s.st, s.agents(), s.now) }
 
 // PersonalityReplaceParams replaces an agent's document whole.
 type PersonalityReplaceParams struct {

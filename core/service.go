@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
-	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -178,7 +178,9 @@ type Service struct {
 	log  *slog.Logger
 	hub  *Hub
 
-	router   *route.Router
+	// current is what a reload replaces: the agents and the guard's
+	// settings (see Reload).
+	current  atomic.Pointer[settings]
 	observer Observer
 	tracer   trace.Tracer
 
@@ -199,8 +201,7 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("core: Options.Agents: %w", err)
 	}
-	return &Service{
-		router:   router,
+	s := &Service{
 		opts:     opts,
 		st:       opts.Store,
 		log:      opts.Logger,
@@ -209,18 +210,31 @@ func New(opts Options) (*Service, error) {
 		tracer:   newTracer(opts.TracerProvider),
 		agentIDs: map[string]uuid.UUID{},
 		backends: map[string]model.Backend{},
-	}, nil
+	}
+	s.current.Store(&settings{
+		agents: opts.Agents, router: router, policies: opts.Policies, deciders: opts.Deciders,
+		admins: opts.Admins, approvalTTL: opts.ApprovalTTL,
+	})
+	return s, nil
 }
 
 // Start upserts the declared agents into the store and checks that each one's
 // model backend can be built (an unknown backend or a missing key names the
 // agent and the setting).
 func (s *Service) Start(ctx context.Context) error {
-	for i := range s.opts.Agents.Agents {
-		a := &s.opts.Agents.Agents[i]
-		if _, err := s.backendFor(a); err != nil {
+	for i := range s.agents().Agents {
+		if _, err := s.backendFor(&s.agents().Agents[i]); err != nil {
 			return err
 		}
+	}
+	return s.registerAgents(ctx, s.agents())
+}
+
+// registerAgents upserts the declared agents into the store and seeds their
+// personality documents.
+func (s *Service) registerAgents(ctx context.Context, agents *agent.Config) error {
+	for i := range agents.Agents {
+		a := &agents.Agents[i]
 		cfg, err := json.Marshal(a)
 		if err != nil {
 			return fmt.Errorf("encoding agent %q: %w", a.Name, err)
@@ -246,7 +260,7 @@ func (s *Service) Hub() *Hub { return s.hub }
 func (s *Service) Store() store.Store { return s.st }
 
 // Agents is the declared agents.
-func (s *Service) Agents() *agent.Config { return s.opts.Agents }
+func (s *Service) Agents() *agent.Config { return s.agents() }
 
 // WorkerID is this process's name in leases.
 func (s *Service) WorkerID() string { return s.opts.WorkerID }
@@ -280,11 +294,11 @@ func (s *Service) agentOf(conv *store.Conversation) *agent.Agent {
 			}
 		}
 		s.mu.Unlock()
-		if a, ok := s.opts.Agents.Find(name); ok {
+		if a, ok := s.agents().Find(name); ok {
 			return a
 		}
 	}
-	return s.opts.Agents.Default()
+	return s.agents().Default()
 }
 
 func (s *Service) agentID(name string) *uuid.UUID {

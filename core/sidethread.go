@@ -143,7 +143,7 @@ func (t *turn) openSideThread(ctx context.Context, q store.Queries, parentSeq in
 		}
 		return []*store.Entry{res.Entry}, nil
 	}
-	if _, ok := s.opts.Agents.Find(dm.Target); !ok || dm.Target == me {
+	if _, ok := s.agents().Find(dm.Target); !ok || dm.Target == me {
 		return note(fmt.Sprintf("Your <dm> to %q was not sent: there is no other agent by that name (agents: %s).", dm.Target, strings.Join(s.agentNames(), ", ")))
 	}
 	if dm.Text == "" {
@@ -254,7 +254,7 @@ func (s *Service) sideThreadProgress(ctx context.Context, q store.Queries, conv 
 // abandonStale abandons the side threads with no progress for
 // side_threads.abandon_after.
 func (s *Service) abandonStale(ctx context.Context) (int, error) {
-	stale, err := s.st.SideThreadListStale(ctx, &store.SideThreadListStaleParams{Before: s.now().Add(-s.opts.Agents.AbandonAfter()), Limit: sweepBatch})
+	stale, err := s.st.SideThreadListStale(ctx, &store.SideThreadListStaleParams{Before: s.now().Add(-s.agents().AbandonAfter()), Limit: sweepBatch})
 	if err != nil {
 		return 0, fmt.Errorf("listing stale side threads: %w", err)
 	}
@@ -359,7 +359,7 @@ func (s *Service) sideThreadPart(ctx context.Context, conv *store.Conversation, 
 	if len(bs) > 0 {
 		channel = bs[0].Place.Channel
 	}
-	tell, prompt := s.opts.Agents.SideThreadsFor(channel)
+	tell, prompt := s.agents().SideThreadsFor(channel)
 	if !tell {
 		return "", nil
 	}

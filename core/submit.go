@@ -65,13 +65,13 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	}
 
 	// Which agent: the one addressed, else the channel's, else the default.
-	ag := s.opts.Agents.Default()
-	channelAgent, inChannel := s.opts.Agents.ForChannel(in.Channel)
+	ag := s.agents().Default()
+	channelAgent, inChannel := s.agents().ForChannel(in.Channel)
 	if inChannel {
 		ag = channelAgent
 	}
 	if in.Agent != "" {
-		a, ok := s.opts.Agents.Find(in.Agent)
+		a, ok := s.agents().Find(in.Agent)
 		if !ok {
 			return nil, invalid("no agent named %q", in.Agent)
 		}
@@ -545,9 +545,9 @@ func recordEvent(ctx context.Context, q store.Queries, a *Action, now time.Time)
 
 // CreateConversation starts a conversation for an API or terminal client.
 func (s *Service) CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error) {
-	ag := s.opts.Agents.Default()
+	ag := s.agents().Default()
 	if agentName != "" {
-		a, ok := s.opts.Agents.Find(agentName)
+		a, ok := s.agents().Find(agentName)
 		if !ok {
 			return nil, invalid("no agent named %q", agentName)
 		}

@@ -101,7 +101,7 @@ func (s *Service) wokenByPerson(ctx context.Context, q store.Queries, sp *speech
 			return nil, fmt.Errorf("adding agent %s: %w", sp.starter, err)
 		}
 	}
-	for _, name := range s.opts.Agents.ChannelAgents(sp.channel) {
+	for _, name := range s.agents().ChannelAgents(sp.channel) {
 		if err := join(name, store.JoinChannel, false); err != nil {
 			return nil, fmt.Errorf("adding agent %s: %w", name, err)
 		}
@@ -124,7 +124,7 @@ func (s *Service) wokenByPerson(ctx context.Context, q store.Queries, sp *speech
 		// One agent: it answers, as it always has.
 		return agents, s.wake(ctx, q, sp.conv, agents)
 	default:
-		d, err := s.router.Next(sp.content.Text, agents, s.opts.Agents.Fallback(sp.channel))
+		d, err := s.settings().router.Next(sp.content.Text, agents, s.agents().Fallback(sp.channel))
 		if err != nil {
 			return nil, fmt.Errorf("choosing who answers: %w", err)
 		}
@@ -208,8 +208,8 @@ func activeAgents(parts []*store.Participant) []string {
 }
 
 func (s *Service) agentNames() []string {
-	out := make([]string, len(s.opts.Agents.Agents))
-	for i, a := range s.opts.Agents.Agents {
+	out := make([]string, len(s.agents().Agents))
+	for i, a := range s.agents().Agents {
 		out[i] = a.Name
 	}
 	return out
@@ -218,7 +218,7 @@ func (s *Service) agentNames() []string {
 // loopLimit is how many agent messages in a row a conversation takes: the
 // direct limit when its only participants are two agents, else the group's.
 func (s *Service) loopLimit(parts []*store.Participant) int {
-	loop := s.opts.Agents.Loop
+	loop := s.agents().Loop
 	group := cmpOr(loop.MaxAgentMessagesGroup, agent.DefaultMaxAgentMessagesGroup)
 	direct := cmpOr(loop.MaxAgentMessagesDirect, agent.DefaultMaxAgentMessagesDirect)
 	var active, agents int
@@ -270,7 +270,7 @@ func haltNotice(n int) string {
 // there from now on when addressed or routed to. Someone removed comes
 // back.
 func (s *Service) Invite(ctx context.Context, conv uuid.UUID, name string) error {
-	if _, ok := s.opts.Agents.Find(name); !ok {
+	if _, ok := s.agents().Find(name); !ok {
 		return invalid("no agent named %q (agents: %s)", name, strings.Join(s.agentNames(), ", "))
 	}
 	if _, err := s.st.ParticipantJoin(ctx, &store.ParticipantJoinParams{
@@ -285,7 +285,7 @@ func (s *Service) Invite(ctx context.Context, conv uuid.UUID, name string) error
 // routed to there, nor woken by other agents, until invited again or named
 // by a person.
 func (s *Service) Remove(ctx context.Context, conv uuid.UUID, name string) error {
-	if _, ok := s.opts.Agents.Find(name); !ok {
+	if _, ok := s.agents().Find(name); !ok {
 		return invalid("no agent named %q (agents: %s)", name, strings.Join(s.agentNames(), ", "))
 	}
 	_, err := s.st.ParticipantRemove(ctx, &store.ParticipantRemoveParams{ConversationID: conv, Author: store.AgentAuthor(name), Now: s.now()})
@@ -340,10 +340,10 @@ func (s *Service) OpenAgentTalk(ctx context.Context, p AgentTalk) (uuid.UUID, er
 // From's first message admitted like any message. Side threads and
 // delegated tasks open theirs here.
 func (s *Service) openTalk(ctx context.Context, q store.Queries, p AgentTalk, owner string, meta ConversationMeta) (uuid.UUID, error) {
-	if _, ok := s.opts.Agents.Find(p.From); !ok {
+	if _, ok := s.agents().Find(p.From); !ok {
 		return uuid.Nil, invalid("no agent named %q", p.From)
 	}
-	if _, ok := s.opts.Agents.Find(p.To); !ok || p.To == p.From {
+	if _, ok := s.agents().Find(p.To); !ok || p.To == p.From {
 		return uuid.Nil, invalid("no other agent named %q", p.To)
 	}
 	if strings.TrimSpace(p.Text) == "" {

@@ -21,7 +21,7 @@ import (
 // the author of the newest call still waiting (a resumed turn), else the
 // conversation's.
 func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) *agent.Agent {
-	if a, ok := s.opts.Agents.Find(args.Agent); ok {
+	if a, ok := s.agents().Find(args.Agent); ok {
 		return a
 	}
 	var newest *pendingCall
@@ -32,7 +32,7 @@ func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, ar
 	}
 	if newest != nil {
 		if name, ok := newest.Author.Agent(); ok {
-			if a, ok := s.opts.Agents.Find(name); ok {
+			if a, ok := s.agents().Find(name); ok {
 				return a
 			}
 		}

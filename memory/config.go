@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/switchboardhq/switchboard/core/agent"
 )
 
 // Defaults of Config.
@@ -119,7 +121,7 @@ func ParseConfig(raw []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(section))
 	dec.KnownFields(true)
 	if err := dec.Decode(&r); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("memory: %w", err)
+		return c, agent.YAMLSectionError("", raw, "memory", section, err)
 	}
 	for _, d := range []struct {
 		name string

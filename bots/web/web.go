@@ -106,6 +106,8 @@ type Options struct {
 	// Runs, when set, serves cancel and retry of runs (POST
 	// /api/runs/{id}/cancel, /retry); the reads need only the store.
 	Runs Runs
+	// Compare, when set, serves POST /api/compare (see compare.go).
+	Compare CompareFunc
 }
 
 // API serves /api/.
@@ -215,6 +217,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.personalityRoutes(mux)
 	a.connectionRoutes(mux)
 	a.runRoutes(mux)
+	a.compareRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -48,6 +48,10 @@ commands:
             skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
   mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
   runs      plans being carried out: runs [list|show ID|cancel ID|retry ID] [-url URL] [-json]
+  doctor    check the setup: config, database, tokens, scopes and intents, models, MCP servers,
+            public URL; each problem with its fix: doctor [-url URL] [-json]
+  compare   one prompt on several models side by side: answer, latency, tokens, cost:
+            compare -models anthropic:…,openai:…,scripted:… [-json] "prompt"
   bench     measure the main figures on the configured store, each against a baseline in the same run:
             bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|start]
 
@@ -85,6 +89,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "mcp" {
 		return mcpCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "doctor" {
+		return doctorCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "compare" {
+		return compareCommand(ctx, args, cfg, stdout, stderr)
 	}
 	if cmd == "bench" {
 		return benchCommand(ctx, args, cfg, stdout, stderr)
@@ -183,7 +193,20 @@ func serve(ctx context.Context, cfg app.Config) error {
 		stopApp(life, a, cfg.Logger)
 		return err
 	}
-	<-ctx.Done()
+	// SIGHUP reloads switchboard.yaml and mcp-servers.json; a file with an
+	// error is refused and the configuration in use stays (see app.Reload).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-hup:
+			cfg.Logger.Info("SIGHUP: reloading the configuration")
+			_ = a.Reload(life) // logged, and kept for doctor
+		}
+	}
 	cfg.Logger.Info("shutting down", "grace", a.ShutdownTimeout().String())
 	stopApp(life, a, cfg.Logger)
 	return nil

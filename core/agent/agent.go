@@ -175,7 +175,7 @@ func Load(path string, env Env) (*Config, error) {
 		cfg.Raw = raw
 		// An empty file decodes as io.EOF: it declares nothing.
 		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("parsing config %s: %w", path, err)
+			return nil, YAMLError(path, raw, err)
 		}
 	}
 	if len(cfg.Agents) == 0 {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/compare"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -142,6 +144,10 @@ type Config struct {
 	// CLI configures the agents that run on the Claude Code or Codex CLI
 	// (see cli.go).
 	CLI CLISettings
+	// ReloadPoll is how often switchboard.yaml and mcp-servers.json are
+	// checked for a change, which reloads them (SWITCHBOARD_RELOAD_POLL,
+	// default 2s; negative, or "off": never; SIGHUP still reloads).
+	ReloadPoll time.Duration
 }
 
 // FromEnv reads the configuration from the environment.
@@ -165,6 +171,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		MCPConfigPath:         mcpConfigPath(getenv),
 		AdminAddr:             strings.TrimSpace(getenv("SWITCHBOARD_ADMIN_ADDR")),
 	}
+	var err error
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 256 {
@@ -221,6 +228,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.ProfileTTL = d
 	}
+	if c.ReloadPoll, err = reloadPollFromEnv(getenv); err != nil {
+		return c, err
+	}
 	c.InstanceID = strings.TrimSpace(getenv("SWITCHBOARD_INSTANCE_ID"))
 	if err := c.SlackInstall.fromEnv(getenv); err != nil {
 		return c, err
@@ -229,7 +239,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if err := c.CLI.fromEnv(getenv); err != nil {
 		return c, err
 	}
-	var err error
 	if c.SessionTTL, err = sessionTTLFromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -347,6 +356,10 @@ type App struct {
 	tracing   *telemetry.Tracing // built here from the environment, or nil
 	stops     []func(context.Context) error
 	mu        sync.Mutex
+	reload    reloader // see reload.go
+	// agents are the declared agents as last loaded (the start, then each
+	// reload), for the parts built before core.
+	agents atomic.Pointer[agent.Config]
 }
 
 // Open opens and migrates the store, loads the agents and builds every
@@ -393,6 +406,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
+	a.agents.Store(agents)
 	version, err := a.Store.Migrate(ctx)
 	if err != nil {
 		return fmt.Errorf("migrating: %w", err)
@@ -557,7 +571,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		// A side thread's marker links to its conversation over the API.
 		LinkFunc: conversationLink(cfg.Env("SWITCHBOARD_PUBLIC_URL")),
 		IdentityFunc: func(name string) *bots.Identity {
-			ag, ok := agents.Find(name)
+			ag, ok := a.Service.Agents().Find(name) // as last reloaded
 			if !ok {
 				return nil
 			}
@@ -572,6 +586,10 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	fwd.d = a.Deliverer
+	// Every tool is registered by now (MCP servers' by their declaration).
+	if err := checkAgentTools(agents, reg, mcpServers); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
@@ -597,12 +615,15 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 
-	keys, err := newKeys(a.Store, agents, cfg)
+	keys, err := newKeys(a.Store, a.agents.Load, cfg)
 	if err != nil {
 		return err
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(), Runs: a.Service})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(), Runs: a.Service,
+		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
+			return Compare(ctx, a.cfg, req)
+		}})
 	if err != nil {
 		return err
 	}
@@ -617,6 +638,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
+	a.Mux.Handle("GET /api/config/status", api.AdminOnly(http.HandlerFunc(a.configStatus)))
 	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, a.Metrics.Handler()))
 	return nil
 }
@@ -642,6 +664,11 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	a.mcpReadyz(w)
 	a.cliProbes.refresh(r.Context())
 	a.cliProbes.readyz(w)
+	// A refused reload leaves the service running on the configuration it
+	// had: ready, but the operator should know.
+	if st := a.ReloadStatus(); st.LastError != "" {
+		_, _ = fmt.Fprintf(w, "config: last reload refused at %s: %s\n", st.ErrorAt.Format(time.RFC3339), st.LastError)
+	}
 }
 
 // Start runs the workers, the platforms and the HTTP server (when Addr is
@@ -672,6 +699,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.onStop(a.Worker.Stop)
+	a.startWatch(ctx)
 	if err := a.startAdmin(ctx); err != nil {
 		return err
 	}
@@ -684,7 +712,8 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.listener = ln
 	// The platforms' endpoints have their answer time observed: the ack.
-	a.srv = &http.Server{Handler: a.Metrics.Acks(a.Mux), ReadHeaderTimeout: 10 * time.Second}
+	// One access log line per request (accesslog.go).
+	a.srv = &http.Server{Handler: a.Metrics.Acks(accessLog(a.log.With("part", "http"), a.cfg.Now, a.Mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.ErrorContext(ctx, "http server", "error", err)

@@ -27,13 +27,13 @@ func sessionTTLFromEnv(getenv func(string) string) (time.Duration, error) {
 
 // newKeys builds the credentials of the API over st; agent keys may name
 // only agents the configuration declares.
-func newKeys(st store.Store, agents *agent.Config, cfg Config) (*apikey.Keys, error) {
+func newKeys(st store.Store, agents func() *agent.Config, cfg Config) (*apikey.Keys, error) {
 	return apikey.New(apikey.Options{
 		Store:      st,
 		SessionTTL: cfg.SessionTTL,
 		Now:        cfg.Now,
 		AgentKnownFunc: func(name string) bool {
-			_, ok := agents.Find(name)
+			_, ok := agents().Find(name) // as last reloaded
 			return ok
 		},
 	})
@@ -56,7 +56,7 @@ func OpenKeys(ctx context.Context, cfg Config) (keys *apikey.Keys, close func() 
 		_ = st.Close()
 		return nil, nil, fmt.Errorf("migrating: %w", err)
 	}
-	keys, err = newKeys(st, agents, cfg)
+	keys, err = newKeys(st, func() *agent.Config { return agents }, cfg)
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, err

@@ -14,13 +14,13 @@ import (
 
 // newSkills builds the skill library over st. toolsFor lists a context's
 // tools (nil for the commands, which run no turns).
-func newSkills(st store.Store, agents *agent.Config, cfg Config, toolsFor func(tool.ContextName) []*tool.Tool) *skill.Library {
+func newSkills(st store.Store, agents func() *agent.Config, cfg Config, toolsFor func(tool.ContextName) []*tool.Tool) *skill.Library {
 	return &skill.Library{
 		Store: st, Logger: cfg.Logger.With("part", "skills"), Now: cfg.Now,
 		// What requires-tools is checked against: the tools a turn of the
 		// agent offers (see core's offer and offerSkills).
 		AgentToolsFunc: func(name string, contextName tool.ContextName, grants []string) []string {
-			ag, ok := agents.Find(name)
+			ag, ok := agents().Find(name) // as last reloaded
 			if !ok || toolsFor == nil {
 				return nil
 			}
@@ -39,7 +39,7 @@ func newSkills(st store.Store, agents *agent.Config, cfg Config, toolsFor func(t
 // platform layer the skills the binary ships plus those of
 // SWITCHBOARD_SKILLS_DIR.
 func (a *App) buildSkills(ctx context.Context, agents *agent.Config) error {
-	a.Skills = newSkills(a.Store, agents, a.cfg, a.ToolsFor)
+	a.Skills = newSkills(a.Store, a.agents.Load, a.cfg, a.ToolsFor)
 	tools, err := skill.Tools(a.Skills.Source)
 	if err != nil {
 		return fmt.Errorf("building the skill tools: %w", err)
@@ -89,5 +89,5 @@ func OpenSkills(ctx context.Context, cfg Config) (lib *skill.Library, agents *ag
 		_ = st.Close()
 		return nil, nil, nil, fmt.Errorf("migrating: %w", err)
 	}
-	return newSkills(st, agents, cfg, nil), agents, st.Close, nil
+	return newSkills(st, func() *agent.Config { return agents }, cfg, nil), agents, st.Close, nil
 }

@@ -283,6 +283,10 @@ type Server struct {
 	Token string
 	// Bot is the bot user the fake reports in READY and GET /users/@me.
 	Bot discordgo.User
+	// AppFlags are the application's flags, GET /oauth2/applications/@me;
+	// by default the Message Content intent is granted
+	// (GATEWAY_MESSAGE_CONTENT, 1<<19).
+	AppFlags int
 
 	srv *httptest.Server
 	mux *http.ServeMux
@@ -361,6 +365,7 @@ func NewServer(t testing.TB) *Server {
 	s := &Server{
 		Token:        DefaultToken,
 		Bot:          discordgo.User{ID: BotUserID, Username: "switchboard", Bot: true},
+		AppFlags:     1 << 19,
 		changed:      make(chan struct{}),
 		messages:     map[string]*Message{},
 		channels:     map[string]*discordgo.Channel{},
@@ -718,6 +723,7 @@ func (s *Server) routes() {
 	add("GET /gateway", s.getGateway)
 	add("GET /gateway/bot", s.getGateway)
 	add("GET /users/@me", s.getMe)
+	add("GET /oauth2/applications/@me", s.getApplication)
 	add("GET /users/{user}", s.getUser)
 	add("GET /guilds/{guild}/members/{user}", s.getMember)
 	add("POST /users/@me/channels", s.createDM)
@@ -900,6 +906,10 @@ func (s *Server) getGateway(_ http.ResponseWriter, _ *http.Request, _ *Call) (in
 
 func (s *Server) getMe(_ http.ResponseWriter, _ *http.Request, _ *Call) (int, any) {
 	return http.StatusOK, s.Bot
+}
+
+func (s *Server) getApplication(_ http.ResponseWriter, _ *http.Request, _ *Call) (int, any) {
+	return http.StatusOK, map[string]any{"id": AppID, "name": s.Bot.Username, "flags": s.AppFlags, "bot_public": true}
 }
 
 func (s *Server) createDM(_ http.ResponseWriter, _ *http.Request, c *Call) (int, any) {

@@ -49,6 +49,9 @@ type Options struct {
 	// turn, as Slack spreads an app's events over its connections (several
 	// instances each holding one). By default each goes to the newest.
 	SpreadEvents bool
+	// Scopes, when set, are the scopes granted to the token, sent as the
+	// X-OAuth-Scopes header of every Web API answer, as Slack does.
+	Scopes []string
 }
 
 // Call is one recorded Web API request.
@@ -374,6 +377,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.opts.Scopes) > 0 {
+		w.Header().Set("X-OAuth-Scopes", strings.Join(s.opts.Scopes, ","))
+	}
 	call := Call{Method: req.method, Token: req.token, Params: req.params, Status: http.StatusOK, At: time.Now()}
 	defer func() {
 		s.calls = append(s.calls, call)

@@ -1,0 +1,236 @@
+package doctor_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
+	"github.com/switchboardhq/switchboard/internal/doctor"
+	"github.com/switchboardhq/switchboard/internal/modeltest"
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/store/dial"
+)
+
+// setup is one set of fakes and the settings pointing at them.
+type setup struct {
+	cfg     app.Config
+	slack   *slacktest.Server
+	discord *discordtest.Server
+	model   *modeltest.Fake
+}
+
+// newSetup is a healthy setup: tokens the fakes accept with every scope
+// and intent, a key the fake Anthropic accepts, a migrated database, a
+// connected MCP server and a public URL that answers as Switchboard.
+func newSetup(t *testing.T, db string) *setup {
+	t.Helper()
+	dir := t.TempDir()
+	sl := slacktest.NewServer(slacktest.Options{BotToken: "xoxb-good", AppToken: "xapp-good", Scopes: slackbot.BotScopes})
+	t.Cleanup(sl.Close)
+	dc := discordtest.NewServer(t)
+	an := modeltest.NewAnthropic(t)
+	an.APIKey = "anth-good"
+	an.Default(modeltest.Reply{Text: "p"})
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	type in struct{}
+	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "looks up"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	servers := filepath.Join(dir, "mcp-servers.json")
+	write(t, servers, fmt.Sprintf(`{"mcpServers": {"docs": {"url": %q}}}`, hs.URL))
+
+	// The public address: Switchboard's /healthz behind it.
+	pub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(pub.Close)
+
+	cfgPath := filepath.Join(dir, "switchboard.yaml")
+	write(t, cfgPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\n    tools: [docs__lookup]\n")
+	st, err := dial.Open(context.Background(), dial.Options{DatabaseURL: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	env := map[string]string{"ANTHROPIC_API_KEY": "anth-good", "ANTHROPIC_BASE_URL": an.URL, "SWITCHBOARD_PUBLIC_URL": pub.URL}
+	cfg := app.Config{
+		DatabaseURL: db, ConfigPath: cfgPath, MCPConfigPath: servers,
+		SlackBotToken: "xoxb-good", SlackAppToken: "xapp-good", SlackAPIURL: sl.APIURL(),
+		DiscordBotToken: dc.Token, DiscordAPIURL: dc.URL,
+		Env: func(k string) string { return env[k] },
+	}
+	cfg.PublicURL = pub.URL
+	return &setup{cfg: cfg, slack: sl, discord: dc, model: an}
+}
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, cfg app.Config, serviceURL string) ([]doctor.Result, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rs := doctor.Run(ctx, doctor.Options{Config: cfg, ServiceURL: serviceURL, Timeout: 5 * time.Second})
+	var out bytes.Buffer
+	if err := doctor.Write(&out, rs); err != nil {
+		t.Fatal(err)
+	}
+	return rs, out.String()
+}
+
+func find(rs []doctor.Result, check string) *doctor.Result {
+	for i := range rs {
+		if rs[i].Check == check {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func eachStore(t *testing.T, f func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db")) })
+	t.Run("postgres", func(t *testing.T) {
+		f(t, testenv.PostgresURL(t)+"&switchboard_schema="+testenv.PostgresSchema(t))
+	})
+}
+
+// TestDoctorHealthy: against fakes that accept everything, every check
+// passes and the setup is not broken.
+func TestDoctorHealthy(t *testing.T) {
+	eachStore(t, func(t *testing.T, db string) {
+		s := newSetup(t, db)
+		rs, out := run(t, s.cfg, "")
+		if doctor.Failed(rs) {
+			t.Fatalf("a healthy setup failed:\n%s", out)
+		}
+		for _, check := range []string{"config", "database", "slack", "slack scopes", "slack events", "discord", "discord gateway", "discord intents", "model ana", "mcp docs", "public url"} {
+			if r := find(rs, check); r == nil || r.Status != doctor.StatusOK {
+				t.Fatalf("check %q = %+v, want ok:\n%s", check, r, out)
+			}
+		}
+		if reqs := s.model.Requests(); len(reqs) != 1 {
+			t.Fatalf("the fake Anthropic got %d requests, want the one small check", len(reqs))
+		}
+	})
+}
+
+// TestDoctorBroken: each broken part is its own failed check with a fix
+// that says what to do, and the setup is broken.
+func TestDoctorBroken(t *testing.T) {
+	eachStore(t, func(t *testing.T, db string) {
+		s := newSetup(t, db)
+		cfg := s.cfg
+		cfg.SlackBotToken = "xoxb-revoked"
+		cfg.DiscordBotToken = "wrong"
+		env := map[string]string{"ANTHROPIC_API_KEY": "anth-wrong", "ANTHROPIC_BASE_URL": s.model.URL}
+		cfg.Env = func(k string) string { return env[k] }
+		write(t, cfg.MCPConfigPath, `{"mcpServers": {"docs": {"url": "http://127.0.0.1:1/mcp"}}}`)
+		cfg.PublicURL = "http://127.0.0.1:1"
+		rs, out := run(t, cfg, "")
+		if !doctor.Failed(rs) {
+			t.Fatalf("a broken setup passed:\n%s", out)
+		}
+		for check, fix := range map[string]string{
+			"slack":      "SLACK_BOT_TOKEN is wrong or was revoked",
+			"discord":    "DISCORD_BOT_TOKEN is wrong",
+			"model ana":  "set a valid key in ANTHROPIC_API_KEY",
+			"mcp docs":   "mcp-servers.json",
+			"public url": "SWITCHBOARD_PUBLIC_URL",
+		} {
+			r := find(rs, check)
+			if r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Fix, fix) {
+				t.Fatalf("check %q = %+v, want a failure whose fix says %q:\n%s", check, r, fix, out)
+			}
+		}
+		if !strings.Contains(out, "fix: ") {
+			t.Fatalf("the report prints no fixes:\n%s", out)
+		}
+	})
+}
+
+// TestDoctorScopesIntentsSchemaConfig: a token missing a scope, an app
+// without the Message Content intent, a database not migrated and a
+// config typo are each named.
+func TestDoctorScopesIntentsSchemaConfig(t *testing.T) {
+	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	sl := slacktest.NewServer(slacktest.Options{Scopes: []string{"chat:write", "app_mentions:read"}})
+	t.Cleanup(sl.Close)
+	cfg := s.cfg
+	cfg.SlackBotToken, cfg.SlackAppToken, cfg.SlackAPIURL = "xoxb-any", "", sl.APIURL()
+	s.discord.AppFlags = 0
+	fresh := "sqlite:" + filepath.Join(t.TempDir(), "fresh.db")
+	st, err := dial.Open(context.Background(), dial.Options{DatabaseURL: fresh}) // made, never migrated
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	cfg.DatabaseURL = fresh
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    persnoa: x\n")
+	rs, out := run(t, cfg, "")
+	checks := map[string]string{
+		"slack scopes":    "reactions:write",
+		"slack events":    "neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET",
+		"discord intents": "Message Content",
+		"database":        "schema at version 0",
+		"config":          `unknown field "persnoa" in agents[0]`,
+	}
+	for check, detail := range checks {
+		if r := find(rs, check); r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Detail, detail) {
+			t.Fatalf("check %q = %+v, want a failure saying %q:\n%s", check, r, detail, out)
+		}
+	}
+}
+
+// TestDoctorReadsARefusedReload: the running service refused a reload;
+// doctor, asking it, says so and why.
+func TestDoctorReadsARefusedReload(t *testing.T) {
+	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	cfg := s.cfg
+	cfg.Addr, cfg.APIToken, cfg.ReloadPoll = "127.0.0.1:0", "op-doctor", -1
+	cfg.SlackBotToken, cfg.SlackAppToken, cfg.DiscordBotToken = "", "", ""
+	cfg.Logger = testenv.Logger(t)
+	a, err := app.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\n    tools: [nope]\n")
+	if err := a.Reload(context.Background()); err == nil {
+		t.Fatal("a reload naming an unknown tool was applied")
+	}
+	rs, out := run(t, cfg, "http://"+a.Addr())
+	r := find(rs, "reload")
+	if r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Detail, `no tool named "nope"`) {
+		t.Fatalf("reload check = %+v, want the running service's refusal:\n%s", r, out)
+	}
+}

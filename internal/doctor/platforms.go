@@ -1,0 +1,264 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/slack-go/slack"
+
+	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/mcpclient"
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/dial"
+)
+
+// openStore opens the store without creating it: a SQLite file that is
+// not there is reported, not made.
+func openStore(ctx context.Context, cfg app.Config) (store.Store, error) {
+	t, err := dial.Parse(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if t.Driver == "sqlite" {
+		if _, err := os.Stat(t.Path); err != nil {
+			return nil, fmt.Errorf("no SQLite database at %s: %w", t.Path, err)
+		}
+	}
+	return dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL})
+}
+
+func decodeJSON(r io.Reader, v any) error {
+	return json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(v)
+}
+
+// slack checks the bot token (auth.test), the scopes it was granted
+// against the ones the app asks for (bots/slack.BotScopes, the manifest's),
+// and how events arrive: the app-level token for Socket Mode, or the
+// signing secret for HTTP.
+func (d *doctor) slack(ctx context.Context) {
+	cfg := d.o.Config
+	if cfg.SlackBotToken == "" {
+		d.add("slack", StatusSkip, "SLACK_BOT_TOKEN not set", "")
+		return
+	}
+	ctx, cancel := d.ctx(ctx)
+	defer cancel()
+	opts := []slack.Option{slack.OptionHTTPClient(d.o.HTTPClient)}
+	if cfg.SlackAPIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
+	}
+	api := slack.New(cfg.SlackBotToken, opts...)
+	auth, err := api.AuthTestContext(ctx)
+	if err != nil {
+		var refused slack.SlackErrorResponse
+		if errors.As(err, &refused) {
+			d.add("slack", StatusFail, "auth.test: "+err.Error(),
+				"SLACK_BOT_TOKEN is wrong or was revoked: reinstall the app to the workspace and copy its Bot User OAuth Token (xoxb-…)")
+			return
+		}
+		d.add("slack", StatusFail, "auth.test: "+err.Error(), "Slack cannot be reached: check the network, and SLACK_API_URL if it is set")
+		return
+	}
+	d.add("slack", StatusOK, fmt.Sprintf("bot %s in team %s (%s)", auth.User, auth.Team, auth.TeamID), "")
+	granted := auth.Header.Get("X-OAuth-Scopes")
+	if granted == "" {
+		d.add("slack scopes", StatusWarn, "Slack did not report the token's scopes", "compare the app's Bot Token Scopes with slack-app-manifest.yaml")
+	} else {
+		have := map[string]bool{}
+		for _, s := range strings.Split(granted, ",") {
+			have[strings.TrimSpace(s)] = true
+		}
+		var missing []string
+		for _, s := range slackbot.BotScopes {
+			if !have[s] {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 {
+			d.add("slack scopes", StatusFail, "missing bot scopes: "+strings.Join(missing, ", "),
+				"add them under OAuth & Permissions → Bot Token Scopes (or create the app from slack-app-manifest.yaml), then reinstall the app to the workspace")
+		} else {
+			d.add("slack scopes", StatusOK, fmt.Sprintf("all %d bot scopes the app needs are granted", len(slackbot.BotScopes)), "")
+		}
+	}
+	switch {
+	case cfg.SlackAppToken != "":
+		sm := slack.New(cfg.SlackBotToken, append(opts, slack.OptionAppLevelToken(cfg.SlackAppToken))...)
+		if _, _, err := sm.StartSocketModeContext(ctx); err != nil {
+			d.add("slack events", StatusFail, "Socket Mode: apps.connections.open: "+err.Error(),
+				"SLACK_APP_TOKEN must be an app-level token (xapp-…) with connections:write, and Socket Mode must be on in the app's settings")
+			return
+		}
+		d.add("slack events", StatusOK, "Socket Mode: the app-level token opens a connection", "")
+	case cfg.SlackSigningSecret != "":
+		if cfg.PublicURL == "" {
+			d.add("slack events", StatusWarn, "HTTP events (SLACK_SIGNING_SECRET), but SWITCHBOARD_PUBLIC_URL is not set, so where Slack sends them cannot be checked",
+				"set SWITCHBOARD_PUBLIC_URL to the https address Slack reaches; the Request URLs are <it>/slack/events and /slack/interactivity")
+			return
+		}
+		d.add("slack events", StatusOK, "HTTP events: Slack's Request URL must be "+cfg.PublicURL+"/slack/events", "")
+	default:
+		d.add("slack events", StatusFail, "neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set: Slack cannot send the service any message",
+			"set SLACK_APP_TOKEN for Socket Mode (no public URL needed), or SLACK_SIGNING_SECRET and SWITCHBOARD_PUBLIC_URL for HTTP events")
+	}
+}
+
+// messageContentFlags are the application flags that grant the Message
+// Content intent (GATEWAY_MESSAGE_CONTENT and its limited form).
+const messageContentFlags = 1<<19 | 1<<18
+
+// discord checks the bot token (GET /users/@me), the gateway, and that
+// the Message Content intent the adapter asks for is enabled.
+func (d *doctor) discord(ctx context.Context) {
+	cfg := d.o.Config
+	if cfg.DiscordBotToken == "" {
+		d.add("discord", StatusSkip, "DISCORD_BOT_TOKEN not set", "")
+		return
+	}
+	s, err := discordgo.New("Bot " + cfg.DiscordBotToken)
+	if err != nil {
+		d.add("discord", StatusFail, err.Error(), "")
+		return
+	}
+	client := *d.o.HTTPClient
+	if cfg.DiscordAPIURL != "" {
+		target, err := url.Parse(cfg.DiscordAPIURL)
+		if err != nil || target.Host == "" {
+			d.add("discord", StatusFail, fmt.Sprintf("DISCORD_API_URL %q is not a URL", cfg.DiscordAPIURL), "set DISCORD_API_URL to an http(s) origin, or unset it")
+			return
+		}
+		base := client.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		client.Transport = &rewrite{base: base, target: target}
+	}
+	s.Client = &client
+	s.ShouldRetryOnRateLimit = false
+	me, err := s.User("@me", discordgo.WithContext(ctx))
+	if err != nil {
+		d.add("discord", StatusFail, "GET /users/@me: "+err.Error(),
+			"DISCORD_BOT_TOKEN is wrong or was reset: copy the bot's token from the Developer Portal (Bot → Reset Token)")
+		return
+	}
+	d.add("discord", StatusOK, fmt.Sprintf("bot %s (%s)", me.Username, me.ID), "")
+	if _, err := s.GatewayBot(discordgo.WithContext(ctx)); err != nil {
+		d.add("discord gateway", StatusFail, "GET /gateway/bot: "+err.Error(), "check the network path to Discord's gateway")
+	} else {
+		d.add("discord gateway", StatusOK, "the gateway answers", "")
+	}
+	application, err := s.Application("@me")
+	switch {
+	case err != nil:
+		d.add("discord intents", StatusWarn, "reading the application's flags: "+err.Error(), "check Bot → Privileged Gateway Intents → Message Content Intent in the Developer Portal")
+	case application.Flags&messageContentFlags == 0:
+		d.add("discord intents", StatusFail, "the Message Content intent is not enabled: the bot sees mentions, but not what channel messages say",
+			"Developer Portal → your application → Bot → Privileged Gateway Intents: turn on Message Content Intent")
+	default:
+		d.add("discord intents", StatusOK, "Message Content intent enabled", "")
+	}
+}
+
+// rewrite sends discord.com's requests to DISCORD_API_URL, as the adapter
+// does.
+type rewrite struct {
+	base   http.RoundTripper
+	target *url.URL
+}
+
+func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != "discord.com" {
+		return t.base.RoundTrip(r)
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme, r2.URL.Host = t.target.Scheme, t.target.Host
+	prefix := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t.target.Path, "/"), "/api/v"+discordgo.APIVersion), "/api")
+	r2.URL.Path = prefix + r.URL.Path
+	r2.Host = ""
+	return t.base.RoundTrip(r2)
+}
+
+// mcp connects to each server of mcp-servers.json and lists its tools.
+func (d *doctor) mcp(ctx context.Context) {
+	mc, err := app.LoadMCP(d.o.Config)
+	if err != nil || mc == nil || len(mc.Servers) == 0 {
+		if err == nil {
+			d.add("mcp", StatusSkip, "no MCP servers declared", "")
+		}
+		return
+	}
+	m, err := mcpclient.New(mcpclient.Options{Config: mc, Registry: tool.NewRegistry(), ConnectTimeout: d.o.Timeout})
+	if err != nil {
+		d.add("mcp", StatusFail, err.Error(), "correct mcp-servers.json")
+		return
+	}
+	ctx, cancel := d.ctx(ctx)
+	defer cancel()
+	_ = m.Start(ctx)
+	defer func() { _ = m.Stop(context.WithoutCancel(ctx)) }()
+	for _, st := range m.Status() {
+		check := "mcp " + st.Name
+		switch st.State {
+		case mcpclient.StateConnected:
+			d.add(check, StatusOK, fmt.Sprintf("%s: %d tool(s)", st.Transport, len(st.Tools)), "")
+		case mcpclient.StateDisabled:
+			d.add(check, StatusSkip, "disabled", "")
+		default:
+			d.add(check, StatusFail, fmt.Sprintf("%s: %s", st.State, st.Error),
+				"check the server's command or url in mcp-servers.json, and that it runs; agents cannot use its tools until it connects")
+		}
+	}
+}
+
+// publicURL checks that SWITCHBOARD_PUBLIC_URL reaches this service: the
+// Slack install, HTTP events, Discord interactions and OAuth connections
+// come back to it.
+func (d *doctor) publicURL(ctx context.Context) {
+	cfg := d.o.Config
+	if cfg.PublicURL == "" {
+		st, why := StatusSkip, "SWITCHBOARD_PUBLIC_URL not set"
+		if cfg.DiscordPublicKey != "" || (cfg.SlackSigningSecret != "" && cfg.SlackAppToken == "") {
+			st, why = StatusWarn, "SWITCHBOARD_PUBLIC_URL not set, but HTTP events or interactions are configured"
+		}
+		d.add("public url", st, why, "set SWITCHBOARD_PUBLIC_URL to the https address the platforms reach this service at")
+		return
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || u.Host == "" {
+		d.add("public url", StatusFail, fmt.Sprintf("SWITCHBOARD_PUBLIC_URL %q is not a URL", cfg.PublicURL), "set it to an https:// address")
+		return
+	}
+	ctx, cancel := d.ctx(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(cfg.PublicURL, "/")+"/healthz", nil)
+	resp, err := d.o.HTTPClient.Do(req)
+	if err != nil {
+		d.add("public url", StatusFail, fmt.Sprintf("GET %s/healthz: %v", cfg.PublicURL, err),
+			"point SWITCHBOARD_PUBLIC_URL's host at this service (DNS, reverse proxy or tunnel) so Slack and Discord can reach it")
+		return
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+		d.add("public url", StatusFail, fmt.Sprintf("GET %s/healthz answered %s, not Switchboard's ok", cfg.PublicURL, resp.Status),
+			"the address reaches something else: route it to the service's SWITCHBOARD_ADDR")
+		return
+	}
+	local := slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname())
+	if u.Scheme != "https" && !local {
+		d.add("public url", StatusWarn, cfg.PublicURL+" answers, over plain http", "serve it over https: Slack and Discord require https Request URLs")
+		return
+	}
+	d.add("public url", StatusOK, cfg.PublicURL+" reaches this service", "")
+}
