@@ -109,7 +109,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	}
 	entries := ml.entries
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
-	base := s.turnAgent(conv, entries, args)
+	base, args := s.turnAgent(conv, entries, args)
 	trigger := authorAt(entries, args.TriggerSeq)
 	if _, fromAgent := trigger.Agent(); fromAgent {
 		// An agent's message queued before the floor filled up wakes
@@ -154,7 +154,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if item.Attempts > s.opts.MaxTurnAttempts {
 		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
 		tr.outcome = TurnOutcomeFailed
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td, args))
 	}
 	// The claim marked an idle conversation running; a paused one (this turn
 	// resumes it) and a retry's attempt count still need writing.
@@ -174,7 +174,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	backend, err := s.backendFor(ag)
 	if err != nil {
 		tr.outcome = TurnOutcomeFailed
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td, args))
 	}
 	workspace, err := s.workspaceOf(ctx, conv.ID)
 	if err != nil {
@@ -211,7 +211,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		tr.outcome = TurnOutcomeFailed
-		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td)
+		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td, args)
 	}
 	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
 		tr.outcome = TurnOutcomePaused
@@ -244,8 +244,9 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 
 // fail appends an error entry (seq NULL: people see it, models never do),
 // with its delivery when the turn has somewhere to deliver (td); the turn's
-// end delivers it.
-func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery) error {
+// end delivers it. The agents queued after the failed one (args.Then)
+// still answer the message: one agent failing does not silence the others.
+func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery, args TurnArgs) error {
 	var turnID *uuid.UUID
 	var owner string // fenced: a turn that lost its lease writes nothing
 	if item != nil {
@@ -259,8 +260,20 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 			Content: mustJSON(ErrorContent{Message: redact.String(msg), Retryable: retryable}), TurnID: turnID,
 			LeaseOwner: owner, Now: s.now(),
 		})
-		if err != nil || td == nil {
+		if err != nil {
 			return err
+		}
+		if next, ok := args.next(); ok {
+			if err := s.enqueueTurnArgs(ctx, q, conv, next); err != nil {
+				return err
+			}
+		}
+		// A delegate whose task's turn failed has failed the task.
+		if err := s.delegationFailed(ctx, q, conv, msg); err != nil {
+			return err
+		}
+		if td == nil {
+			return nil
 		}
 		return enqueueDelivery(ctx, q, conv, s.now())
 	})
@@ -433,6 +446,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 			step = append(step, pendingEntry{store.EntryAssistant, AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}})
 		}
 		for _, c := range calls {
+			c.Then = t.args.Then
 			step = append(step, pendingEntry{store.EntryToolCall, c})
 		}
 		var reply *string
@@ -455,7 +469,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 	}
 	return turnDone, t.s.fail(ctx, t.conv.ID, t.item,
-		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true, t.td)
+		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.agent.StepBudget), true, t.td, t.args)
 }
 
 // callModel streams one model call, publishing deltas for live viewers, and
@@ -508,6 +522,11 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
 	u := usageOf(t.conv, &t.item.ID, spec, resp, t.s.now())
+	if id := t.s.agentID(t.agent.Name); id != nil {
+		// In a conversation of several agents the call is the turn's
+		// agent's, not the conversation's (its latency and cost are).
+		u.AgentID = id
+	}
 	mt.end(ctx, resp, u, nil)
 	return resp, u, nil
 }

@@ -226,32 +226,32 @@ func TestAgentsLoopGuardSlack(t *testing.T) {
 	})
 }
 
-// TestAgentsNoRunawayLoop: the adversarial pair in 100 group conversations
-// (a person and the two agents, over the API so that no platform slows it
-// down): every one stops at exactly 6 agent messages with one notice, so
-// 0 runaway loops.
+// TestAgentsNoRunawayLoop: the adversarial pair in 100 group threads on the
+// fake Slack (a person mentions ping, the two agents answer each other):
+// every one stops at exactly 6 agent messages with one notice, and each
+// thread shows that notice, so 0 runaway loops.
 func TestAgentsNoRunawayLoop(t *testing.T) {
 	t.Parallel()
 	e := startSlack(t, sqliteDatabase(t), envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
-	ctx := context.Background()
 	const runs = 100
-	convs := make([]uuid.UUID, runs)
-	for i := range convs {
-		c, err := e.app.Service.CreateConversation(ctx, "ping", "", alice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.app.Service.PostMessage(ctx, c.ID, alice, "@ping start"); err != nil {
-			t.Fatal(err)
-		}
-		convs[i] = c.ID
+	tss := make([]string, runs)
+	for i := range tss {
+		tss[i] = fmt.Sprintf("1700001%03d.000100", i)
+		e.mustPost(newEvent(fmt.Sprintf("EvRunaway%d", i), mention(loopChannel, tss[i], "", alice, "@ping start")))
 	}
 	e.waitIdleFor(10*waitLong, 50*time.Millisecond)
 	runaway := 0
-	for i, conv := range convs {
-		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 {
+	notices := map[string]int{}
+	for _, m := range e.botMessages(loopChannel) {
+		if strings.Contains(m.Text+shown(m), "stop answering each other") {
+			notices[m.ThreadTS]++
+		}
+	}
+	for i, ts := range tss {
+		conv := e.conversation(loopChannel, ts).ID
+		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 || notices[ts] != 1 {
 			runaway++
-			t.Logf("run %d: %d agent messages, %d notices", i, r, n)
+			t.Logf("run %d: %d agent messages, %d notices in the log, %d shown in the thread", i, r, n, notices[ts])
 		}
 	}
 	if runaway != 0 {
@@ -441,6 +441,56 @@ func TestAgentsDiscord(t *testing.T) {
 		e.settle(loop)
 		if r, n := agentReplies(t, e.store, conv); r != 12 || n != 2 {
 			t.Fatalf("after a person wrote: %d agent messages and %d notices, want 12 and 2", r, n)
+		}
+	})
+}
+
+// TestAgentsQueueSurvivesPauseAndFailureSlack: agents queued after the one
+// answering (forge, then ledger) still get their turns when forge's turn
+// pauses for an approval (after a person allows the call) and when the
+// first agent's turn fails.
+func TestAgentsQueueSurvivesPauseAndFailureSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"forge": `turns:
+  - after_tool: routine_list
+    text: "forge listed them."
+  - when_last_user_contains: "check the routines"
+    tool_calls: [{name: routine_list, input: {}}]
+fallback:
+  text: "forge here."
+`,
+			"ledger":  "fallback:\n  text: \"ledger here.\"\n",
+			"breaker": "fallback:\n  failure: {status: 400, message: \"breaker is broken\"}\n",
+		}
+		agents := "  - name: forge\n    model: {{forge}}\n    answers: {default: true}\n  - name: ledger\n    model: {{ledger}}\n" +
+			"  - name: breaker\n    model: {{breaker}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "policy:\n  tools: {routine_list: confirm}\n")})
+		const paused, failed = "1700000600.000100", "1700000601.000100"
+
+		e.mustPost(newEvent("EvQueue1", mention(loopChannel, paused, "", alice, "forge, then @ledger: check the routines")))
+		p := e.prompt(loopChannel, paused)
+		e.waitIdle()
+		conv := e.conversation(loopChannel, paused).ID
+		if got := replyAgents(t, e.store, conv); len(got) != 0 {
+			t.Fatalf("replies %v while forge waits for the approval, want none", got)
+		}
+		e.click(loopChannel, paused, p, "Allow once", alice, "trig-queue-alice")
+		e.waitReply(loopChannel, "ledger here.")
+		e.waitIdle()
+		if got, want := replyAgents(t, e.store, conv), []string{"forge", "ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after the approval, replies by %v, want %v: ledger's queued turn must survive forge's pause", got, want)
+		}
+
+		e.mustPost(newEvent("EvQueue2", mention(loopChannel, failed, "", alice, "breaker, then @ledger: hello")))
+		e.waitIdle()
+		conv = e.conversation(loopChannel, failed).ID
+		if got, want := replyAgents(t, e.store, conv), []string{"ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after breaker failed, replies by %v, want %v", got, want)
+		}
+		if errs := logEntries(t, e.store, conv, store.EntryError); len(errs) != 1 {
+			t.Errorf("%d error entries, want breaker's one", len(errs))
 		}
 	})
 }

@@ -425,3 +425,70 @@ func TestSideThreadDiscord(t *testing.T) {
 		}
 	})
 }
+
+// TestDelegationFailedSlack: a delegate whose turn fails (its model
+// answers 400) fails the task: the delegation is marked failed, the
+// delegating thread gets the delegate's message saying so (which wakes
+// atlas to tell the person), and the delegate's track record counts it.
+func TestDelegationFailedSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"atlas": `turns:
+  - after_tool: delegate
+    text: "I have asked ledger."
+  - when_last_user_contains: "could not finish the task"
+    text: "Sorry: {{last_user}}"
+  - when_last_user_contains: "duplicate invoice"
+    tool_calls: [{name: delegate, input: {task: "Refund the duplicate invoice payment", agent: ledger}}]
+fallback:
+  text: "atlas here."
+`,
+			"ledger": "fallback:\n  failure: {status: 400, message: \"the ledger is closed\"}\n",
+		}
+		agents := "  - name: atlas\n    model: {{atlas}}\n    answers: {default: true}\n  - name: ledger\n    model: {{ledger}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		const ts = "1700001400.000100"
+		e.mustPost(newEvent("EvDelFail1", mention(sideChannel, ts, "", alice, "please sort out the duplicate invoice")))
+		sorry := e.waitReply(sideChannel, "Sorry:")
+		e.waitIdle()
+		if !strings.Contains(shown(sorry), "failed") {
+			t.Errorf("atlas told the person %q, want the failure in it", shown(sorry))
+		}
+		parent := e.conversation(sideChannel, ts).ID
+		ds, err := e.store.DelegationList(context.Background(), parent)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("delegations from the thread: %d (%v), want 1", len(ds), err)
+		}
+		if d := ds[0]; d.Status != store.DelegationFailed || !strings.Contains(d.Result, "the ledger is closed") {
+			t.Errorf("delegation %s with result %q; want failed with the delegate's error", d.Status, d.Result)
+		}
+		var said bool
+		for _, en := range logEntries(t, e.store, parent, store.EntryUser) {
+			said = said || (en.Author == store.AgentAuthor("ledger") && strings.Contains(decode[core.UserContent](t, en).Text, "could not finish"))
+		}
+		if !said {
+			t.Error("the delegating thread has no entry saying the task failed")
+		}
+		recs, err := e.store.DelegationTrackRecords(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec *store.TrackRecord
+		for _, r := range recs {
+			if r.Agent == "ledger" {
+				rec = r
+			}
+		}
+		if rec == nil || rec.Delegated != 1 || rec.Completed != 0 || rec.Failed != 1 {
+			t.Fatalf("ledger's track record %+v; want 1 delegated, 0 completed, 1 failed", rec)
+		}
+		choice, err := e.app.Service.Rank(context.Background(), "atlas", "refund", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := choice.Candidates[0].Factors.TrackRecord; got != 1.0/3 {
+			t.Errorf("ledger's track record factor %v, want (0+1)/(1+2)", got)
+		}
+	})
+}

@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentGetByNameStmt, err = db.PrepareContext(ctx, agentGetByName); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentGetByName: %w", err)
 	}
+	if q.agentLatenciesStmt, err = db.PrepareContext(ctx, agentLatencies); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentLatencies: %w", err)
+	}
 	if q.agentListVisibleStmt, err = db.PrepareContext(ctx, agentListVisible); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentListVisible: %w", err)
 	}
@@ -634,6 +637,11 @@ func (q *Queries) Close() error {
 	if q.agentGetByNameStmt != nil {
 		if cerr := q.agentGetByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentGetByNameStmt: %w", cerr)
+		}
+	}
+	if q.agentLatenciesStmt != nil {
+		if cerr := q.agentLatenciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentLatenciesStmt: %w", cerr)
 		}
 	}
 	if q.agentListVisibleStmt != nil {
@@ -1662,6 +1670,7 @@ type Queries struct {
 	tx                                *sql.Tx
 	agentDirectoryStmt                *sql.Stmt
 	agentGetByNameStmt                *sql.Stmt
+	agentLatenciesStmt                *sql.Stmt
 	agentListVisibleStmt              *sql.Stmt
 	agentLoadsStmt                    *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
@@ -1867,6 +1876,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                tx,
 		agentDirectoryStmt:                q.agentDirectoryStmt,
 		agentGetByNameStmt:                q.agentGetByNameStmt,
+		agentLatenciesStmt:                q.agentLatenciesStmt,
 		agentListVisibleStmt:              q.agentListVisibleStmt,
 		agentLoadsStmt:                    q.agentLoadsStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
