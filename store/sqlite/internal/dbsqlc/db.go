@@ -198,6 +198,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.entryListStmt, err = db.PrepareContext(ctx, entryList); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryList: %w", err)
 	}
+	if q.entryListInChannelStmt, err = db.PrepareContext(ctx, entryListInChannel); err != nil {
+		return nil, fmt.Errorf("error preparing query EntryListInChannel: %w", err)
+	}
 	if q.entryListWithErrorsStmt, err = db.PrepareContext(ctx, entryListWithErrors); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryListWithErrors: %w", err)
 	}
@@ -917,6 +920,11 @@ func (q *Queries) Close() error {
 	if q.entryListStmt != nil {
 		if cerr := q.entryListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entryListStmt: %w", cerr)
+		}
+	}
+	if q.entryListInChannelStmt != nil {
+		if cerr := q.entryListInChannelStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing entryListInChannelStmt: %w", cerr)
 		}
 	}
 	if q.entryListWithErrorsStmt != nil {
@@ -1726,6 +1734,7 @@ type Queries struct {
 	entryInsertStmt                   *sql.Stmt
 	entryLatestSummaryStmt            *sql.Stmt
 	entryListStmt                     *sql.Stmt
+	entryListInChannelStmt            *sql.Stmt
 	entryListWithErrorsStmt           *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
 	floorAgentSpokeStmt               *sql.Stmt
@@ -1932,6 +1941,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryInsertStmt:                   q.entryInsertStmt,
 		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
 		entryListStmt:                     q.entryListStmt,
+		entryListInChannelStmt:            q.entryListInChannelStmt,
 		entryListWithErrorsStmt:           q.entryListWithErrorsStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
 		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
