@@ -150,7 +150,7 @@ func TestPulseWatchesItsChannel(t *testing.T) {
 		sc := must(e.sched.CreateSchedule(ctx, ScheduleParams{
 			Kind: store.SchedulePulse, Agent: "ops", Name: "watch", Owner: "U1",
 			Target: Target{Platform: "slack", Workspace: "T1", Channel: "C1"}, Spec: "every 30m",
-			Pulse:  &PulseConfig{Checklist: []ChecklistItem{{Item: "Anything new in the channel?", Source: "channel"}}},
+			Pulse: &PulseConfig{Checklist: []ChecklistItem{{Item: "Anything new in the channel?", Source: "channel"}}},
 		}))(t)
 		pulse := func() {
 			t.Helper()
