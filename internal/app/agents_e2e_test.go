@@ -227,31 +227,34 @@ func TestAgentsLoopGuardSlack(t *testing.T) {
 }
 
 // TestAgentsNoRunawayLoop: the adversarial pair in 100 group threads on the
-// fake Slack (a person mentions ping, the two agents answer each other):
+// fake Slack, one per channel (a person mentions ping, the two agents
+// answer each other):
 // every one stops at exactly 6 agent messages with one notice, and each
 // thread shows that notice, so 0 runaway loops.
 func TestAgentsNoRunawayLoop(t *testing.T) {
 	t.Parallel()
 	e := startSlack(t, sqliteDatabase(t), envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
 	const runs = 100
-	tss := make([]string, runs)
-	for i := range tss {
-		tss[i] = fmt.Sprintf("1700001%03d.000100", i)
-		e.mustPost(newEvent(fmt.Sprintf("EvRunaway%d", i), mention(loopChannel, tss[i], "", alice, "@ping start")))
+	const ts = "1700001000.000100"
+	channel := func(i int) string { return fmt.Sprintf("C0RUN%03d", i) }
+	start := time.Now()
+	for i := range runs {
+		e.mustPost(newEvent(fmt.Sprintf("EvRunaway%d", i), mention(channel(i), ts, "", alice, "@ping start")))
 	}
 	e.waitIdleFor(10*waitLong, 50*time.Millisecond)
+	t.Logf("%d runs in %s", runs, time.Since(start))
 	runaway := 0
-	notices := map[string]int{}
-	for _, m := range e.botMessages(loopChannel) {
-		if strings.Contains(m.Text+shown(m), "stop answering each other") {
-			notices[m.ThreadTS]++
+	for i := range runs {
+		notices := 0
+		for _, m := range e.botMessages(channel(i)) {
+			if m.ThreadTS == ts && strings.Contains(m.Text+shown(m), "stop answering each other") {
+				notices++
+			}
 		}
-	}
-	for i, ts := range tss {
-		conv := e.conversation(loopChannel, ts).ID
-		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 || notices[ts] != 1 {
+		conv := e.conversation(channel(i), ts).ID
+		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 || notices != 1 {
 			runaway++
-			t.Logf("run %d: %d agent messages, %d notices in the log, %d shown in the thread", i, r, n, notices[ts])
+			t.Logf("run %d: %d agent messages, %d notices in the log, %d shown in the thread", i, r, n, notices)
 		}
 	}
 	if runaway != 0 {
