@@ -423,6 +423,24 @@ func TestSideThreadDiscord(t *testing.T) {
 		if got := replyAgents(t, e.store, conv); !slices.Equal(got, []string{"atlas"}) {
 			t.Errorf("the channel's replies are by %v, want atlas's only", got)
 		}
+		// The marker carries a real Discord thread, named after the two
+		// agents: what atlas asked nova first, then the outcome.
+		thread := e.fake.Channel(markers[0])
+		if thread == nil || thread.ParentID != channel || !thread.IsThread() || !strings.Contains(thread.Name, "atlas ↔ nova") {
+			t.Fatalf("the marker's thread is %+v; want a thread of the channel started from the marker, named after atlas and nova", thread)
+		}
+		var inThread []string
+		e.fake.Wait(t, "the outcome posted in the marker's thread", func() bool {
+			inThread = inThread[:0]
+			for _, m := range e.fake.Messages(thread.ID, "") {
+				inThread = append(inThread, m.Content)
+			}
+			return len(inThread) >= 2
+		})
+		if len(inThread) != 2 || !strings.Contains(inThread[0], "Can the launch move to Friday?") ||
+			!strings.Contains(inThread[1], "Resolved") || !strings.Contains(inThread[1], "The launch moves to Friday once QA signs off.") {
+			t.Errorf("the thread shows %q; want the question, then the resolution with its summary", inThread)
+		}
 	})
 }
 
