@@ -70,7 +70,7 @@ type Options struct {
 	// instance runs them (core.Service.StopConversation), for a turn that
 	// does not run here. nil: only turns running here are cut off.
 	StopFunc func(ctx context.Context, conv uuid.UUID, who string) (int, error)
-	Logger        *slog.Logger
+	Logger   *slog.Logger
 	// ProgressInterval is the least time between two progress
 	// notifications of one call (default 500ms).
 	ProgressInterval time.Duration
