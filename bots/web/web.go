@@ -429,7 +429,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, core.ErrNeedsPerson):
-		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform")
+		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform or with POST /api/approvals/{id}")
 	case errors.Is(err, store.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict")
 	default:
