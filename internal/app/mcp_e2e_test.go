@@ -333,6 +333,22 @@ func TestMCPServerProgressCancelApproval(t *testing.T) {
 			if code, _ := e.postJSON(path, "wrong-token", `{"choice": "approve"}`); code != http.StatusUnauthorized {
 				t.Fatalf("deciding with a wrong token answered %d, want 401", code)
 			}
+			// An agent's session may see its agent's conversations but is not
+			// the person asked: refused.
+			code, body := e.postJSON("/api/keys", token, `{"agent": "switchboard"}`)
+			var key, session struct {
+				Token string `json:"token"`
+			}
+			if err := json.Unmarshal([]byte(body), &key); code != http.StatusCreated || err != nil {
+				t.Fatalf("POST /api/keys: %d %s", code, body)
+			}
+			code, body = e.postJSON("/api/auth/token", key.Token, "")
+			if err := json.Unmarshal([]byte(body), &session); code != http.StatusCreated || err != nil {
+				t.Fatalf("POST /api/auth/token: %d %s", code, body)
+			}
+			if code, body := e.postJSON(path, session.Token, `{"choice": "approve"}`); code != http.StatusForbidden || !strings.Contains(body, "isn't yours") {
+				t.Fatalf("an agent session deciding answered %d %s, want 403: only the person asked decides", code, body)
+			}
 			if code, body := e.postJSON(path, token, `{"choice": "maybe"}`); code != http.StatusBadRequest {
 				t.Fatalf("deciding %q answered %d %s, want 400", "maybe", code, body)
 			}
