@@ -233,7 +233,11 @@ func TestAgentsLoopGuardSlack(t *testing.T) {
 // thread shows that notice, so 0 runaway loops.
 func TestAgentsNoRunawayLoop(t *testing.T) {
 	t.Parallel()
-	e := startSlack(t, sqliteDatabase(t), envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
+	eachStore(t, func(t *testing.T, db databaseFunc) { noRunawayLoop(t, db(t)) })
+}
+
+func noRunawayLoop(t *testing.T, db string) {
+	e := startSlack(t, db, envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
 	const runs = 100
 	const ts = "1700001000.000100"
 	channel := func(i int) string { return fmt.Sprintf("C0RUN%03d", i) }
@@ -484,6 +488,18 @@ fallback:
 		e.waitIdle()
 		if got, want := replyAgents(t, e.store, conv), []string{"forge", "ledger"}; !slices.Equal(got, want) {
 			t.Errorf("after the approval, replies by %v, want %v: ledger's queued turn must survive forge's pause", got, want)
+		}
+
+		// Denied: the call's result is the person's, and the queue still
+		// goes on after forge's answer to it.
+		const denied = "1700000602.000100"
+		e.mustPost(newEvent("EvQueue3", mention(loopChannel, denied, "", alice, "forge, then @ledger: check the routines")))
+		p = e.prompt(loopChannel, denied)
+		e.waitIdle()
+		e.click(loopChannel, denied, p, "Deny", alice, "trig-queue-deny")
+		e.waitIdle()
+		if got, want := replyAgents(t, e.store, e.conversation(loopChannel, denied).ID), []string{"forge", "ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after a denial, replies by %v, want %v", got, want)
 		}
 
 		e.mustPost(newEvent("EvQueue2", mention(loopChannel, failed, "", alice, "breaker, then @ledger: hello")))
