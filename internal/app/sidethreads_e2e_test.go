@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -507,6 +508,53 @@ fallback:
 		}
 		if got := choice.Candidates[0].Factors.TrackRecord; got != 1.0/3 {
 			t.Errorf("ledger's track record factor %v, want (0+1)/(1+2)", got)
+		}
+	})
+}
+
+// TestDelegationLatencyMeasured: the latency factor comes from the agents'
+// turns, not their settings, once each has answered 3 times: quick (its
+// setting says 10s) answers at once, slow (its setting says 1s) takes
+// 600ms a reply, and the score's latency favours quick.
+func TestDelegationLatencyMeasured(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"atlas": "fallback:\n  text: \"atlas here.\"\n",
+			"quick": "fallback:\n  text: \"quick here.\"\n",
+			"slow":  "fallback:\n  delay: 600ms\n  text: \"slow here.\"\n",
+		}
+		agents := "  - name: atlas\n    model: {{atlas}}\n    answers: {default: true}\n" +
+			"  - name: quick\n    model: {{quick}}\n    latency: 10s\n  - name: slow\n    model: {{slow}}\n    latency: 1s\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		rank := func() (quick, slow core.Factors) {
+			t.Helper()
+			choice, err := e.app.Service.Rank(context.Background(), "atlas", "anything", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range choice.Candidates {
+				switch c.Agent {
+				case "quick":
+					quick = c.Factors
+				case "slow":
+					slow = c.Factors
+				}
+			}
+			return quick, slow
+		}
+		if q, s := rank(); !(s.Latency > q.Latency) {
+			t.Fatalf("before any turn, latency factors quick %v, slow %v; want the settings (slow's 1s before quick's 10s)", q.Latency, s.Latency)
+		}
+		for i := range 3 {
+			for _, name := range []string{"quick", "slow"} {
+				ts := fmt.Sprintf("17000015%02d.000100", i*2+len(name)%2)
+				e.mustPost(newEvent("EvLat"+name+ts, mention(sideChannel, ts, "", alice, name+", hello")))
+			}
+		}
+		e.waitIdle()
+		if q, s := rank(); !(q.Latency > s.Latency) {
+			t.Fatalf("after 3 turns each, latency factors quick %v, slow %v; want quick's measured time to win over the settings", q.Latency, s.Latency)
 		}
 	})
 }
