@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
+	"github.com/switchboardhq/switchboard/internal/modeltest"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -510,6 +511,67 @@ fallback:
 		}
 		if errs := logEntries(t, e.store, conv, store.EntryError); len(errs) != 1 {
 			t.Errorf("%d error entries, want breaker's one", len(errs))
+		}
+	})
+}
+
+// TestAgentsDoneMarkerSlack: the configured done marker works as the done
+// tool does: removed from the reply people see, and its writer is not
+// woken by the reply to its own message.
+func TestAgentsDoneMarkerSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"finisher": "fallback:\n  text: \"@echoer over to you [done]\"\n",
+			"echoer":   "fallback:\n  text: \"@finisher got it, thanks\"\n",
+		}
+		agents := "  - name: finisher\n    model: {{finisher}}\n    done_marker: \"[done]\"\n    answers: {default: true}\n" +
+			"  - name: echoer\n    model: {{echoer}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		const ts = "1700000310.000100"
+		e.mustPost(newEvent("EvMarker1", mention(loopChannel, ts, "", alice, "@finisher wrap this up")))
+		e.waitIdle()
+		conv := e.conversation(loopChannel, ts).ID
+		if got, want := replyAgents(t, e.store, conv), []string{"finisher", "echoer"}; !slices.Equal(got, want) {
+			t.Fatalf("replies by %v, want %v: the agent that wrote its marker must not answer the reply to its own message", got, want)
+		}
+		for _, m := range e.botMessages(loopChannel) {
+			if strings.Contains(m.Text+shown(m), "[done]") {
+				t.Errorf("a message shows the done marker: %q", m.Text+shown(m))
+			}
+		}
+	})
+}
+
+// TestSideThreadsToldPerChannelSlack: agents are told about side threads
+// in the words of side_threads.prompt, with the agents they can reach, in
+// the stable block of the prompt; a channel with side_threads.tell false
+// tells them nothing.
+func TestSideThreadsToldPerChannelSlack(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := modeltest.NewAnthropic(t)
+		env := anthropicEnv(fake)
+		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
+		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
+		config := openAccess + "agents:\n  - name: atlas\n    model: anthropic:claude-sonnet-4-5\n    answers: {default: true}\n" +
+			"  - name: nova\n    model: anthropic:claude-sonnet-4-5\n" +
+			"side_threads:\n  prompt: \"Consult privately with a dm tag.\"\nchannels:\n  C0QUIET:\n    side_threads: {tell: false}\n"
+		e := startSlack(t, db(t), envOptions{env: env, config: config})
+		fake.Push(modeltest.Reply{Text: "Told."})
+		e.mustPost(newEvent("EvTell1", mention("C0TOLD", "1700002100.000001", "", alice, "hello")))
+		e.waitReply("C0TOLD", "Told.")
+		fake.Push(modeltest.Reply{Text: "Not told."})
+		e.mustPost(newEvent("EvTell2", mention("C0QUIET", "1700002100.000002", "", alice, "hello")))
+		e.waitReply("C0QUIET", "Not told.")
+		reqs := fake.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the fake model got %d requests, want 2", len(reqs))
+		}
+		if sys := systemOf(t, reqs[0].JSON()); !strings.Contains(sys, "Consult privately with a dm tag.") || !strings.Contains(sys, "Agents you can reach: nova.") {
+			t.Errorf("in C0TOLD the system prompt lacks the side-thread words or the agents:\n%s", sys)
+		}
+		if sys := systemOf(t, reqs[1].JSON()); strings.Contains(sys, "Consult privately") || strings.Contains(sys, "Agents you can reach") {
+			t.Errorf("in C0QUIET (tell: false) the system prompt tells of side threads:\n%s", sys)
 		}
 	})
 }
