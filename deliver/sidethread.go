@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -22,9 +23,9 @@ import (
 //
 // On a platform whose messages can carry threads (Discord, a
 // bots.ThreadOpener), the marker also opens a real thread, named after
-// the two agents: its first message is what the opener asked the peer,
-// and when the side thread ends its outcome (the summary) is posted there
-// too, while the marker above flips in place. Each of those posts has an
+// the two agents, into which the side conversation's messages are copied
+// as they are said, and, when the side thread ends, its outcome (the
+// summary), while the marker above flips in place. Each of those posts has an
 // id of its own (threadKey), so each is posted exactly once.
 
 // statusLabel is how a status reads on a marker.
@@ -107,6 +108,14 @@ func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID
 	if len(refs) == 0 {
 		return nil
 	}
+	// Opened before: its first message was posted in it.
+	if first, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: threadKey(marker, string(core.SideThreadOpened))}); err == nil && !first.Pending {
+		if in := decodeRefs(first.MessageIDs); len(in) > 0 {
+			tb := *b
+			tb.to.Thread = in[0].Channel
+			return &tb
+		}
+	}
 	to, err := op.OpenThread(ctx, b.to, refs[0], fmt.Sprintf("🧵 %s ↔ %s", th.Opener, th.Peer))
 	if err != nil {
 		// The marker card still shows the side thread; the thread is a
@@ -134,28 +143,81 @@ func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *store.Ent
 	if tb == nil {
 		return nil
 	}
-	asked := ""
-	if first, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: th.ChildID, Limit: 1}); err == nil && len(first) > 0 {
-		if u, err := core.Decode[core.UserContent](first[0]); err == nil {
-			asked = u.Text
-		}
-	}
 	text := fmt.Sprintf("🧵 Side thread between %s and %s.", th.Opener, th.Peer)
-	if asked != "" {
-		text += fmt.Sprintf("\n%s asked %s: %s", th.Opener, th.Peer, asked)
-	}
 	if link := d.opts.LinkFunc(th.ChildID); link != "" {
 		text += "\n" + link
 	}
-	return d.post(ctx, tb, threadKey(e.ID, string(core.SideThreadOpened)), &bots.Message{Text: text}, nil, false)
+	if err := d.post(ctx, tb, threadKey(e.ID, string(core.SideThreadOpened)), &bots.Message{Text: text}, nil, false); err != nil {
+		return err
+	}
+	return d.mirror(ctx, tb, th)
+}
+
+// mirror copies the side conversation's messages into the marker's
+// platform thread, each once (its post is keyed by its entry id): the
+// agents' replies, and the messages an agent sent there from elsewhere
+// (the opening <dm>, later tags). A reply handed on to the agent it names
+// is one message, not two.
+func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *store.SideThread) error {
+	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: th.ChildID})
+	if err != nil {
+		return fmt.Errorf("reading side conversation %s: %w", th.ChildID, err)
+	}
+	var prev *store.Entry
+	for _, e := range entries {
+		who, text := "", ""
+		switch e.Kind {
+		case store.EntryAssistant:
+			if c, err := core.Decode[core.AssistantContent](e); err == nil {
+				who, text = c.Agent, c.Text
+			}
+		case store.EntryUser:
+			name, ok := e.Author.Agent()
+			if c, err := core.Decode[core.UserContent](e); err == nil && ok &&
+				(prev == nil || prev.Kind != store.EntryAssistant || prev.Author != e.Author) {
+				who, text = name, c.Text
+			}
+		}
+		prev = e
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if err := d.post(ctx, tb, e.ID, &bots.Message{Text: fmt.Sprintf("**%s**: %s", who, text)}, nil, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mirrorAll copies the side conversation's new messages into the marker's
+// platform thread on every binding of the parent that has one.
+func (d *Deliverer) mirrorAll(ctx context.Context, th *store.SideThread) error {
+	conv, err := d.st.ConversationGet(ctx, th.ParentID)
+	if err != nil {
+		return fmt.Errorf("loading conversation %s: %w", th.ParentID, err)
+	}
+	bs, err := d.bindings(ctx, conv)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, b := range bs {
+		if tb := d.markerThread(ctx, b, *th.MarkerEntryID, th); tb != nil {
+			errs = append(errs, d.mirror(ctx, tb, th))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // sideThreadEnded posts a side thread's outcome into its marker's
-// platform thread.
+// platform thread, after what was said there.
 func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.SideThread) error {
 	tb := d.markerThread(ctx, b, *th.MarkerEntryID, th)
 	if tb == nil {
 		return nil
+	}
+	if err := d.mirror(ctx, tb, th); err != nil {
+		return err
 	}
 	text := fmt.Sprintf("%s by %s: %s", statusLabel(th.Status), th.FinishedBy, th.Summary)
 	if th.Status == store.SideThreadAbandoned {
@@ -175,6 +237,9 @@ func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkIte
 	}
 	if th.MarkerEntryID == nil {
 		return nil // a DM's side thread has no marker
+	}
+	if args.Mirror {
+		return d.mirrorAll(ctx, th)
 	}
 	conv, err := d.st.ConversationGet(ctx, th.ParentID)
 	if err != nil {
