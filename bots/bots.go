@@ -108,6 +108,13 @@ type Editor interface {
 	Update(ctx context.Context, ref MessageRef, m *Message) error
 }
 
+// ThreadOpener opens a thread of its own on a message already posted (a
+// Discord thread started from the message) and returns the target that
+// posts into it. Opening it again returns the same thread.
+type ThreadOpener interface {
+	OpenThread(ctx context.Context, to Target, ref MessageRef, name string) (Target, error)
+}
+
 // Streamer shows a reply as it is written.
 type Streamer interface {
 	// StartStream opens an in-progress reply in the target thread.

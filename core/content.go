@@ -63,6 +63,12 @@ type ToolCallContent struct {
 	CallID string          `json:"call_id"`
 	Name   string          `json:"name"`
 	Input  json.RawMessage `json:"input"`
+	// Then are the agents queued to answer after the caller's turn
+	// (TurnArgs.Then), kept with the call so that a turn that pauses on it
+	// (an approval, a frontend tool) still hands over to them when it
+	// resumes: the resume is queued by whoever decides, who knows nothing
+	// of the queue. Never shown to the model.
+	Then []string `json:"then,omitempty"`
 }
 
 // Attachment is a file produced by a tool (a chart), kept with its result.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -45,7 +46,9 @@ import (
 //	track_record  (completed + 1) / (delegated + 2) of its delegated tasks
 //	cost          1 - its list price / the highest among the candidates
 //	              (input + output per million tokens; 0.5 when unknown)
-//	latency       1 - its latency setting / the highest (0.5 when unset)
+//	latency       1 - its typical latency / the highest (0.5 when
+//	              unknown): the mean time of its turns of the last 7
+//	              days once it has 3, else its latency setting
 //	tools         the share of the task's required tools it may use
 //
 // Agents whose backend cannot be built are not eligible; ties go to the
@@ -123,12 +126,17 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 	if err != nil {
 		return nil, err
 	}
+	lats, err := s.st.AgentLatencies(ctx, s.now().Add(-latencyWindow))
+	if err != nil {
+		return nil, err
+	}
 	all := s.settings().router.Scores(task, names)
 	one := s.settings().router.OneDomain(all)
 	var bestCap, maxPrice float64
 	var maxLatency float64
 	caps := map[string]float64{}
 	prices := map[string]float64{}
+	latency := map[string]time.Duration{}
 	for _, n := range names {
 		if sc := s.settings().router.Scores(task, []string{n}); len(sc) > 0 {
 			caps[n] = sc[0].Score
@@ -141,7 +149,8 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 				maxPrice = max(maxPrice, prices[n])
 			}
 		}
-		maxLatency = max(maxLatency, a.Latency.Seconds())
+		latency[n] = s.typicalLatency(a, lats)
+		maxLatency = max(maxLatency, latency[n].Seconds())
 	}
 	choice := &DelegationChoice{Weights: weights, Tools: tools}
 	for _, n := range names {
@@ -178,8 +187,8 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 			f.Cost = 1 - p/maxPrice
 		}
 		f.Latency = 0.5
-		if a.Latency > 0 && maxLatency > 0 {
-			f.Latency = 1 - a.Latency.Seconds()/maxLatency
+		if latency[n] > 0 && maxLatency > 0 {
+			f.Latency = 1 - latency[n].Seconds()/maxLatency
 		}
 		f.Tools = 1
 		if len(tools) > 0 {
@@ -203,6 +212,27 @@ func (s *Service) Rank(ctx context.Context, from, task string, tools []string) (
 		return ci.Score > cj.Score
 	})
 	return choice, nil
+}
+
+// Typical latency is measured: the mean time of an agent's turns over the
+// last latencyWindow (from being queued to their end), once it has at
+// least latencyMinTurns of them; before that, its latency setting.
+const (
+	latencyWindow   = 7 * 24 * time.Hour
+	latencyMinTurns = 3
+)
+
+// typicalLatency is how long agent a typically takes to answer: measured
+// from its recent turns (lats), else its setting (0: unknown).
+func (s *Service) typicalLatency(a *agent.Agent, lats []*store.AgentLatency) time.Duration {
+	if id := s.agentID(a.Name); id != nil {
+		for _, l := range lats {
+			if l.AgentID == *id && l.Turns >= latencyMinTurns && l.Mean > 0 {
+				return l.Mean
+			}
+		}
+	}
+	return a.Latency
 }
 
 // roleFit is how well an agent's role fits a task whose domains are
@@ -322,6 +352,31 @@ func (s *Service) delegationResult(ctx context.Context, q store.Queries, conv uu
 	return nil
 }
 
+// delegationFailed, in the transaction that records a failed turn in conv,
+// queues the news of the failure when conv runs a delegation still
+// running: the task failed (a model error, a backend that cannot be
+// built, every attempt died, the step budget spent), and left alone it
+// would stay running for ever. It shares the result's unique key, so a
+// task ends once, the first outcome winning.
+func (s *Service) delegationFailed(ctx context.Context, q store.Queries, conv uuid.UUID, msg string) error {
+	d, err := q.DelegationByChild(ctx, conv)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if d.Status != store.DelegationRunning {
+		return nil
+	}
+	key := "delegation-result:" + d.ID.String()
+	if _, err := Enqueue(ctx, q, DelegationResultArgs{DelegationID: d.ID, Failed: true, Result: msg},
+		&EnqueueOpts{ConversationID: &d.FromConversation, UniqueKey: &key, Now: s.now()}); err != nil {
+		return fmt.Errorf("queueing the failure of delegation %s: %w", d.ID, err)
+	}
+	return nil
+}
+
 // DelegationResultArgs are the args of the item that brings a delegate's
 // result back. It runs under the delegating conversation's lease, so the
 // result lands after the turn that delegated has ended (its reply first,
@@ -329,6 +384,9 @@ func (s *Service) delegationResult(ctx context.Context, q store.Queries, conv uu
 type DelegationResultArgs struct {
 	DelegationID uuid.UUID `json:"delegation_id"`
 	Result       string    `json:"result"`
+	// Failed: the delegate's turn failed, and Result is the error people
+	// were shown there.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // WorkDelegationResult is the kind of DelegationResultArgs.
@@ -338,17 +396,26 @@ const WorkDelegationResult = "delegation_result"
 func (DelegationResultArgs) Kind() string { return WorkDelegationResult }
 
 // RunDelegationResult is the handler of DelegationResultArgs: in one
-// transaction the delegation is completed and the result enters the
-// delegating conversation as the delegate's message naming the delegating
-// agent, which wakes it there. A second run finds the delegation completed
-// and adds nothing.
+// transaction the delegation is completed (or failed) and the result (or
+// the failure) enters the delegating conversation as the delegate's
+// message naming the delegating agent, which wakes it there to use the
+// result or tell the person. A second run finds the delegation finished
+// and adds nothing. A failed task counts against the delegate's track
+// record (delegated, not completed).
 func (s *Service) RunDelegationResult(ctx context.Context, _ *store.WorkItem, args DelegationResultArgs) error {
+	status := store.DelegationCompleted
+	if args.Failed {
+		status = store.DelegationFailed
+	}
 	err := s.st.InTx(ctx, func(q store.Queries) error {
-		d, err := q.DelegationFinish(ctx, &store.DelegationFinishParams{ID: args.DelegationID, Status: store.DelegationCompleted, Result: args.Result, Now: s.now()})
+		d, err := q.DelegationFinish(ctx, &store.DelegationFinishParams{ID: args.DelegationID, Status: status, Result: args.Result, Now: s.now()})
 		if err != nil {
 			return err
 		}
 		msg := fmt.Sprintf("@%s Result of the task you delegated to me (%s): %s", d.FromAgent, title(d.Task), args.Result)
+		if args.Failed {
+			msg = fmt.Sprintf("@%s I could not finish the task you delegated to me (%s); it failed: %s", d.FromAgent, title(d.Task), args.Result)
+		}
 		_, err = s.admit(ctx, q, &speech{conv: d.FromConversation, author: store.AgentAuthor(d.ToAgent), content: agentContent(d.ToAgent, msg)})
 		return err
 	})

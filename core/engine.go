@@ -114,7 +114,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	}
 	entries := ml.entries
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
-	base := s.turnAgent(conv, entries, args)
+	base, args := s.turnAgent(conv, entries, args)
 	trigger := authorAt(entries, args.TriggerSeq)
 	if _, fromAgent := trigger.Agent(); fromAgent {
 		// An agent's message queued before the floor filled up wakes
@@ -159,7 +159,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if item.Attempts > s.opts.MaxTurnAttempts {
 		msg := fmt.Sprintf("Sorry, this reply failed after %d attempts. Send your message again to retry.", s.opts.MaxTurnAttempts)
 		tr.outcome = TurnOutcomeFailed
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, true, td, args))
 	}
 	// The claim marked an idle conversation running; a paused one (this turn
 	// resumes it) and a retry's attempt count still need writing.
@@ -179,7 +179,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	backend, err := s.backendFor(ag)
 	if err != nil {
 		tr.outcome = TurnOutcomeFailed
-		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td))
+		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td, args))
 	}
 	workspace, err := s.workspaceOf(ctx, conv.ID)
 	if err != nil {
@@ -216,7 +216,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		tr.outcome = TurnOutcomeFailed
-		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td)
+		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td, args)
 	}
 	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
 		tr.outcome = TurnOutcomePaused
@@ -249,8 +249,9 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 
 // fail appends an error entry (seq NULL: people see it, models never do),
 // with its delivery when the turn has somewhere to deliver (td); the turn's
-// end delivers it.
-func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery) error {
+// end delivers it. The agents queued after the failed one (args.Then)
+// still answer the message: one agent failing does not silence the others.
+func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery, args TurnArgs) error {
 	var turnID *uuid.UUID
 	var owner string // fenced: a turn that lost its lease writes nothing
 	if item != nil {
@@ -267,8 +268,17 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 		if err != nil {
 			return err
 		}
+		if next, ok := args.next(); ok {
+			if err := s.enqueueTurnArgs(ctx, q, conv, next); err != nil {
+				return err
+			}
+		}
 		// A failed turn of a run step fails the step.
 		if err := s.runStepFailure(ctx, q, conv, msg); err != nil {
+			return err
+		}
+		// A delegate whose task's turn failed has failed the task.
+		if err := s.delegationFailed(ctx, q, conv, msg); err != nil {
 			return err
 		}
 		if td == nil {
@@ -462,6 +472,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 			step = append(step, pendingEntry{store.EntryAssistant, ac})
 		}
 		for _, c := range calls {
+			c.Then = t.args.Then
 			step = append(step, pendingEntry{store.EntryToolCall, c})
 		}
 		var reply *string
@@ -484,7 +495,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 	}
 	return turnDone, t.s.fail(ctx, t.conv.ID, t.item,
-		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.stepBudget()), true, t.td)
+		fmt.Sprintf("Stopped after %d model calls (the step budget) without finishing. Send a message to continue.", t.stepBudget()), true, t.td, t.args)
 }
 
 // callModel streams one model call, publishing deltas for live viewers, and
@@ -537,6 +548,11 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
 	u := usageOf(t.conv, &t.item.ID, spec, resp, t.s.now())
+	if id := t.s.agentID(t.agent.Name); id != nil {
+		// In a conversation of several agents the call is the turn's
+		// agent's, not the conversation's (its latency and cost are).
+		u.AgentID = id
+	}
 	mt.end(ctx, resp, u, nil)
 	return resp, u, nil
 }

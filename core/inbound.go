@@ -69,6 +69,9 @@ type Action struct {
 	// conversation's.
 	Workspace string
 	At        time.Time
+	// Operator: the decision comes from the service's operator (the API's
+	// operator token), who may decide any approval.
+	Operator bool
 }
 
 // ActionResult says what happened to an Action.

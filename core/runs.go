@@ -119,7 +119,7 @@ type RunCheckSpec struct {
 // role and domain.
 func (s *Service) roster(lead string) plan.Roster {
 	r := plan.Roster{Roles: map[string][]string{}}
-	for _, a := range s.opts.Agents.Agents {
+	for _, a := range s.agents().Agents {
 		if a.Name == lead {
 			continue
 		}
@@ -157,14 +157,14 @@ func (s *Service) startRun(ctx context.Context, q store.Queries, conv uuid.UUID,
 	if errs := plan.Validate(p, roster); errs != nil {
 		return nil, invalid("%s", errs.Error())
 	}
-	la, ok := s.opts.Agents.Find(lead)
+	la, ok := s.agents().Find(lead)
 	if !ok {
 		return nil, invalid("no agent named %q", lead)
 	}
 	var specs []store.RunStepSpec
 	for _, st := range p.Steps {
 		name := roster.Resolve(st)
-		a, _ := s.opts.Agents.Find(name)
+		a, _ := s.agents().Find(name)
 		specs = append(specs, store.RunStepSpec{
 			Key: st.ID, Title: st.Title, Agent: name, Class: a.RunClass(), Inputs: st.Inputs, DependsOn: st.DependsOn,
 		})
@@ -312,16 +312,16 @@ func (s *Service) runResult(steps []*store.RunStep, status store.RunStatus) stri
 // startStep opens the step's conversation and starts it, if its class has
 // a free slot; otherwise it notes once that the step waits.
 func (s *Service) startStep(ctx context.Context, r *store.Run, st *store.RunStep, steps []*store.RunStep) error {
-	a, ok := s.opts.Agents.Find(st.Agent)
+	a, ok := s.agents().Find(st.Agent)
 	if !ok {
 		return s.failUnstartable(ctx, r, st, fmt.Sprintf("no agent named %q any more", st.Agent))
 	}
-	lead, _ := s.opts.Agents.Find(r.LeadAgent)
+	lead, _ := s.agents().Find(r.LeadAgent)
 	origin, err := s.st.ConversationGet(ctx, r.ConversationID)
 	if err != nil {
 		return err
 	}
-	limit := s.opts.Agents.Runs.SlotLimit(st.Class)
+	limit := s.agents().Runs.SlotLimit(st.Class)
 	errNoSlot := errors.New("no slot")
 	err = s.st.InTx(ctx, func(q store.Queries) error {
 		meta := ConversationMeta{Context: metaOf(origin).Context, DM: metaOf(origin).DM, Run: &RunScope{RunID: r.ID, Step: st.Key}}
@@ -665,7 +665,7 @@ func (s *Service) checkRun(ctx context.Context, r *store.Run, steps []*store.Run
 
 // judge asks a judge agent's model whether the run met its goal.
 func (s *Service) judge(ctx context.Context, name string, r *store.Run, steps []*store.RunStep) (bool, string) {
-	a, ok := s.opts.Agents.Find(name)
+	a, ok := s.agents().Find(name)
 	if !ok {
 		return false, fmt.Sprintf("no judge agent named %q", name)
 	}
@@ -795,7 +795,7 @@ func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.U
 // twice is reported in the conversation.
 func (s *Service) RunPlan(ctx context.Context, item *store.WorkItem, args RunPlanArgs) error {
 	conv := *item.ConversationID
-	a, ok := s.opts.Agents.Find(args.Agent)
+	a, ok := s.agents().Find(args.Agent)
 	if !ok {
 		return nil
 	}

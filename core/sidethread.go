@@ -195,6 +195,10 @@ func (t *turn) openSideThread(ctx context.Context, q store.Queries, parentSeq in
 // lease, after the marker was posted.
 type SideThreadMarkerArgs struct {
 	SideThreadID uuid.UUID `json:"side_thread_id"`
+	// Mirror: only copy the side conversation's new messages into the
+	// marker's platform thread, where the platform has one (Discord); the
+	// marker is left as it is.
+	Mirror bool `json:"mirror,omitempty"`
 }
 
 // WorkSideThreadMarker is the kind of SideThreadMarkerArgs.
@@ -247,8 +251,17 @@ func (s *Service) sideThreadProgress(ctx context.Context, q store.Queries, conv 
 	if err != nil {
 		return err
 	}
-	_, err = q.SideThreadProgress(ctx, &store.SideThreadProgressParams{ID: th.ID, Now: s.now()})
-	return err
+	if _, err = q.SideThreadProgress(ctx, &store.SideThreadProgressParams{ID: th.ID, Now: s.now()}); err != nil {
+		return err
+	}
+	if th.MarkerEntryID == nil {
+		return nil // a DM's side thread shows nothing
+	}
+	// People following the marker's platform thread see what was said.
+	if _, err := Enqueue(ctx, q, SideThreadMarkerArgs{SideThreadID: th.ID, Mirror: true}, &EnqueueOpts{ConversationID: &th.ParentID, Now: s.now()}); err != nil {
+		return fmt.Errorf("queueing the copy of side thread %s's messages: %w", th.ID, err)
+	}
+	return nil
 }
 
 // abandonStale abandons the side threads with no progress for

@@ -46,7 +46,22 @@ func (s *Service) Stop(ctx context.Context, r *StopRequest) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding the conversation to stop: %w", err)
 	}
-	conv := b.ConversationID
+	who := strings.TrimSpace(r.UserName)
+	if who == "" {
+		who = r.UserID
+	}
+	n, err := s.StopConversation(ctx, b.ConversationID, who)
+	if err == nil && n > 0 {
+		s.log.InfoContext(ctx, "stop requested", "conversation_id", b.ConversationID, "turns", n, "platform", r.Platform, "user_id", r.UserID)
+	}
+	return n, err
+}
+
+// StopConversation asks every running turn of conv to stop, on whichever
+// instance runs it, and returns how many it asked (see Stop); who is named
+// in the log ("Someone" when empty). An API or MCP client whose request
+// was cancelled uses it when the turn does not run on its own instance.
+func (s *Service) StopConversation(ctx context.Context, conv uuid.UUID, who string) (int, error) {
 	items, err := s.st.WorkList(ctx, &store.WorkListParams{
 		ConversationID: &conv, Kind: WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 10,
 	})
@@ -56,11 +71,7 @@ func (s *Service) Stop(ctx context.Context, r *StopRequest) (int, error) {
 	if len(items) == 0 {
 		return 0, nil
 	}
-	who := strings.TrimSpace(r.UserName)
-	if who == "" {
-		who = r.UserID
-	}
-	if who == "" {
+	if who = strings.TrimSpace(who); who == "" {
 		who = "Someone"
 	}
 	err = s.st.InTx(ctx, func(q store.Queries) error {
@@ -78,7 +89,6 @@ func (s *Service) Stop(ctx context.Context, r *StopRequest) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("recording the stop of %s: %w", conv, err)
 	}
-	s.log.InfoContext(ctx, "stop requested", "conversation_id", conv, "turns", len(items), "platform", r.Platform, "user_id", r.UserID)
 	return len(items), nil
 }
 

@@ -18,12 +18,31 @@ import (
 // done signal, and the stop for a call that keeps failing.
 
 // turnAgent is the agent that takes a turn: the one its args name, else
-// the author of the newest call still waiting (a resumed turn), else the
-// conversation's.
-func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) *agent.Agent {
+// the author of the call the turn resumes (the newest still waiting, or the
+// one whose result triggered it: a denied approval, a client's result),
+// else the conversation's. A resumed turn takes back the queue of agents
+// after it (TurnArgs.Then) from that call, so a pause loses nobody's turn.
+func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) (*agent.Agent, TurnArgs) {
 	if a, ok := s.agents().Find(args.Agent); ok {
-		return a
+		return a, args
 	}
+	if c, ok := resumedCall(entries, args.TriggerSeq); ok {
+		if name, ok := c.Author.Agent(); ok {
+			if a, ok := s.agents().Find(name); ok {
+				if len(args.Then) == 0 {
+					args.Then = c.Then
+				}
+				return a, args
+			}
+		}
+	}
+	return s.agentOf(conv), args
+}
+
+// resumedCall is the call a turn with no agent named resumes: the newest
+// call still waiting for its result, else the call whose result is the
+// entry at trigger.
+func resumedCall(entries []*store.Entry, trigger int64) (pendingCall, bool) {
 	var newest *pendingCall
 	for _, p := range pendingCalls(entries) {
 		if newest == nil || p.Seq > newest.Seq {
@@ -31,13 +50,28 @@ func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, ar
 		}
 	}
 	if newest != nil {
-		if name, ok := newest.Author.Agent(); ok {
-			if a, ok := s.agents().Find(name); ok {
-				return a
+		return *newest, true
+	}
+	var callID string
+	for _, e := range entries {
+		if e.Kind == store.EntryToolResult && e.SeqValue() == trigger {
+			if r, err := Decode[ToolResultContent](e); err == nil {
+				callID = r.CallID
 			}
 		}
 	}
-	return s.agentOf(conv)
+	if callID == "" {
+		return pendingCall{}, false
+	}
+	for _, e := range entries {
+		if e.Kind != store.EntryToolCall {
+			continue
+		}
+		if c, err := Decode[ToolCallContent](e); err == nil && c.CallID == callID {
+			return pendingCall{ToolCallContent: c, Seq: e.SeqValue(), Author: e.Author}, true
+		}
+	}
+	return pendingCall{}, false
 }
 
 // authorAt is who wrote the entry at seq ("" when there is none).
@@ -141,11 +175,20 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 
 // queueNext queues the turn of the next agent answering the same message.
 func (t *turn) queueNext(ctx context.Context, q store.Queries) error {
-	if len(t.args.Then) == 0 {
+	next, ok := t.args.next()
+	if !ok {
 		return nil
 	}
-	next := TurnArgs{TriggerSeq: t.args.TriggerSeq, Reason: t.args.Reason, Agent: t.args.Then[0], Then: t.args.Then[1:]}
 	return t.s.enqueueTurnArgs(ctx, q, t.conv.ID, next)
+}
+
+// next is the turn of the first agent queued after this one, for the same
+// message; false when none is queued.
+func (a TurnArgs) next() (TurnArgs, bool) {
+	if len(a.Then) == 0 {
+		return TurnArgs{}, false
+	}
+	return TurnArgs{TriggerSeq: a.TriggerSeq, Reason: a.Reason, Agent: a.Then[0], Then: a.Then[1:]}, true
 }
 
 // DoneToolName is the tool an agent calls to say it has finished its part.

@@ -252,7 +252,10 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 		if err != nil || msg == nil {
 			return err
 		}
-		return d.post(ctx, b, e.ID, msg, nil, false)
+		if err := d.post(ctx, b, e.ID, msg, nil, false); err != nil {
+			return err
+		}
+		return d.sideThreadOpened(ctx, b, e)
 	}
 	msg, err := render(e)
 	if err != nil || msg == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -19,6 +20,13 @@ import (
 // as it is when drawn, so a marker posted late is already right; when the
 // status changes, HandleSideThreadMarker edits the marker's messages in
 // place, on every binding, instead of posting new ones.
+//
+// On a platform whose messages can carry threads (Discord, a
+// bots.ThreadOpener), the marker also opens a real thread, named after
+// the two agents, into which the side conversation's messages are copied
+// as they are said, and, when the side thread ends, its outcome (the
+// summary), while the marker above flips in place. Each of those posts has an
+// id of its own (threadKey), so each is posted exactly once.
 
 // statusLabel is how a status reads on a marker.
 func statusLabel(s store.SideThreadStatus) string {
@@ -77,6 +85,147 @@ func markerMessage(entryID uuid.UUID, th *store.SideThread, link string) (*bots.
 	return &bots.Message{Card: &bots.Card{EntryID: entryID, Stamped: st}, Text: st.PlainText()}, nil
 }
 
+// threadKey is the post id of a side thread's message in the marker's
+// platform thread for one event ("opened", or the final status).
+func threadKey(marker uuid.UUID, event string) uuid.UUID {
+	return uuid.NewSHA1(marker, []byte("side-thread-thread:"+event))
+}
+
+// markerThread opens (or finds) the platform thread of a side thread's
+// posted marker and returns the binding that posts into it; nil when the
+// platform has no threads of messages, the marker is in a thread already
+// (threads do not nest), or it is not posted yet.
+func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID, th *store.SideThread) *bound {
+	op, ok := b.ad.(bots.ThreadOpener)
+	if !ok || b.to.Thread != "" {
+		return nil
+	}
+	posted, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: marker})
+	if err != nil || posted.Pending {
+		return nil
+	}
+	refs := decodeRefs(posted.MessageIDs)
+	if len(refs) == 0 {
+		return nil
+	}
+	// Opened before: its first message was posted in it.
+	if first, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: threadKey(marker, string(core.SideThreadOpened))}); err == nil && !first.Pending {
+		if in := decodeRefs(first.MessageIDs); len(in) > 0 {
+			tb := *b
+			tb.to.Thread = in[0].Channel
+			return &tb
+		}
+	}
+	to, err := op.OpenThread(ctx, b.to, refs[0], fmt.Sprintf("🧵 %s ↔ %s", th.Opener, th.Peer))
+	if err != nil {
+		// The marker card still shows the side thread; the thread is a
+		// view of it, not worth holding the conversation's delivery for.
+		d.log.WarnContext(ctx, "opening the side thread's platform thread", "side_thread_id", th.ID, "platform", b.b.Place.Platform, "error", err)
+		return nil
+	}
+	tb := *b
+	tb.to = to
+	return &tb
+}
+
+// sideThreadOpened, once an opened marker is posted, opens its platform
+// thread with what the opener asked the peer.
+func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *store.Entry) error {
+	c, err := core.Decode[core.SideThreadContent](e)
+	if err != nil || c.Event != core.SideThreadOpened {
+		return err
+	}
+	th, err := d.st.SideThreadGet(ctx, c.SideThreadID)
+	if err != nil {
+		return fmt.Errorf("reading side thread %s: %w", c.SideThreadID, err)
+	}
+	tb := d.markerThread(ctx, b, e.ID, th)
+	if tb == nil {
+		return nil
+	}
+	text := fmt.Sprintf("🧵 Side thread between %s and %s.", th.Opener, th.Peer)
+	if link := d.opts.LinkFunc(th.ChildID); link != "" {
+		text += "\n" + link
+	}
+	if err := d.post(ctx, tb, threadKey(e.ID, string(core.SideThreadOpened)), &bots.Message{Text: text}, nil, false); err != nil {
+		return err
+	}
+	return d.mirror(ctx, tb, th)
+}
+
+// mirror copies the side conversation's messages into the marker's
+// platform thread, each once (its post is keyed by its entry id): the
+// agents' replies, and the messages an agent sent there from elsewhere
+// (the opening <dm>, later tags). A reply handed on to the agent it names
+// is one message, not two.
+func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *store.SideThread) error {
+	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: th.ChildID})
+	if err != nil {
+		return fmt.Errorf("reading side conversation %s: %w", th.ChildID, err)
+	}
+	var prev *store.Entry
+	for _, e := range entries {
+		who, text := "", ""
+		switch e.Kind {
+		case store.EntryAssistant:
+			if c, err := core.Decode[core.AssistantContent](e); err == nil {
+				who, text = c.Agent, c.Text
+			}
+		case store.EntryUser:
+			name, ok := e.Author.Agent()
+			if c, err := core.Decode[core.UserContent](e); err == nil && ok &&
+				(prev == nil || prev.Kind != store.EntryAssistant || prev.Author != e.Author) {
+				who, text = name, c.Text
+			}
+		}
+		prev = e
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if err := d.post(ctx, tb, e.ID, &bots.Message{Text: fmt.Sprintf("**%s**: %s", who, text)}, nil, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mirrorAll copies the side conversation's new messages into the marker's
+// platform thread on every binding of the parent that has one.
+func (d *Deliverer) mirrorAll(ctx context.Context, th *store.SideThread) error {
+	conv, err := d.st.ConversationGet(ctx, th.ParentID)
+	if err != nil {
+		return fmt.Errorf("loading conversation %s: %w", th.ParentID, err)
+	}
+	bs, err := d.bindings(ctx, conv)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, b := range bs {
+		if tb := d.markerThread(ctx, b, *th.MarkerEntryID, th); tb != nil {
+			errs = append(errs, d.mirror(ctx, tb, th))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sideThreadEnded posts a side thread's outcome into its marker's
+// platform thread, after what was said there.
+func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.SideThread) error {
+	tb := d.markerThread(ctx, b, *th.MarkerEntryID, th)
+	if tb == nil {
+		return nil
+	}
+	if err := d.mirror(ctx, tb, th); err != nil {
+		return err
+	}
+	text := fmt.Sprintf("%s by %s: %s", statusLabel(th.Status), th.FinishedBy, th.Summary)
+	if th.Status == store.SideThreadAbandoned {
+		text = statusLabel(th.Status) + ": no progress for too long."
+	}
+	return d.post(ctx, tb, threadKey(*th.MarkerEntryID, string(th.Status)), &bots.Message{Text: text}, nil, false)
+}
+
 // HandleSideThreadMarker is the handler of core.SideThreadMarkerArgs
 // items: it edits the side thread's marker on every binding of the parent
 // to its current status, in place. A marker not posted yet is posted
@@ -88,6 +237,9 @@ func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkIte
 	}
 	if th.MarkerEntryID == nil {
 		return nil // a DM's side thread has no marker
+	}
+	if args.Mirror {
+		return d.mirrorAll(ctx, th)
 	}
 	conv, err := d.st.ConversationGet(ctx, th.ParentID)
 	if err != nil {
@@ -105,6 +257,12 @@ func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkIte
 	for _, b := range bs {
 		if err := d.editMarker(ctx, b, *th.MarkerEntryID, msg); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if th.Status != store.SideThreadInProgress {
+			if err := d.sideThreadEnded(ctx, b, th); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -80,6 +82,61 @@ func (s *Scheduler) approvalsInput(ctx context.Context, in InputRequest) (string
 			conv = r.ConversationID.String()
 		}
 		fmt.Fprintf(&b, "- %s (risk %s) asked %s in conversation %s\n", r.Action, r.Risk, r.CreatedAt.In(in.Location).Format("2006-01-02 15:04"), conv)
+	}
+	return b.String(), nil
+}
+
+// channelMessages is how many of its channel's newest messages the
+// "channel" source shows when the item's arg does not say.
+const channelMessages = 20
+
+// channelInput is the built-in source "channel": the newest messages
+// (people's and agents', every thread) of the channel the pulse belongs
+// to, oldest first, `arg` of them (default 20). It is a function of the
+// channel alone, so it changes exactly when someone writes there: a quiet
+// channel costs no model call, a new message one.
+func (s *Scheduler) channelInput(ctx context.Context, in InputRequest) (string, error) {
+	place := in.Schedule.Place
+	if place.Channel == "" {
+		return "", fmt.Errorf("source channel: pulse %s has no channel (it was made in a DM); give it one", in.Schedule.Name)
+	}
+	limit := channelMessages
+	if a := strings.TrimSpace(in.Item.Arg); a != "" {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 || n > 200 {
+			return "", fmt.Errorf("source channel: arg %q is not a number of messages between 1 and 200", a)
+		}
+		limit = n
+	}
+	rows, err := s.st.EntryListInChannel(ctx, &store.EntryListInChannelParams{Place: place, Limit: limit})
+	if err != nil {
+		return "", fmt.Errorf("reading channel %s: %w", place.Channel, err)
+	}
+	if len(rows) == 0 {
+		return fmt.Sprintf("no messages in channel %s", place.Channel), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the newest %d messages in channel %s, oldest first:\n", len(rows), place.Channel)
+	for i := len(rows) - 1; i >= 0; i-- {
+		e := rows[i]
+		who, text := string(e.Author), ""
+		switch e.Kind {
+		case store.EntryUser:
+			if c, err := core.Decode[core.UserContent](e); err == nil {
+				text = c.Text
+				if c.UserName != "" {
+					who = c.UserName
+				}
+			}
+		case store.EntryAssistant:
+			if c, err := core.Decode[core.AssistantContent](e); err == nil {
+				text = c.Text
+				if c.Agent != "" {
+					who = "agent " + c.Agent
+				}
+			}
+		}
+		fmt.Fprintf(&b, "- %s %s: %s\n", e.CreatedAt.In(in.Location).Format("2006-01-02 15:04"), who, strings.ReplaceAll(text, "\n", " "))
 	}
 	return b.String(), nil
 }

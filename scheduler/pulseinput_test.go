@@ -126,3 +126,63 @@ func TestPulseWatchesAnMCPTool(t *testing.T) {
 		}
 	})
 }
+
+// TestPulseWatchesItsChannel: a pulse with the built-in source "channel"
+// makes no model call while nobody writes in its channel, and exactly one
+// when someone does, in the channel or one of its threads; another
+// channel's messages do not count.
+func TestPulseWatchesItsChannel(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		e := newEnv(t, open(t), nil)
+		e.backend.setRespond(func(*model.Request) *model.Response { return textResponse("noted") })
+		ctx := context.Background()
+		say := func(channel, thread, text string) {
+			t.Helper()
+			b := must(e.st.BindingEnsure(ctx, &store.BindingEnsureParams{
+				Place: store.Place{Platform: "slack", Workspace: "T1", Channel: channel, Thread: thread}, Now: e.clock.Now(),
+			}))(t)
+			must(e.st.EntryAppend(ctx, &store.EntryAppendParams{
+				ConversationID: b.Binding.ConversationID, Kind: store.EntryUser, Author: store.UserAuthor("U2"),
+				Content: []byte(`{"text":"` + text + `","user_name":"Ana"}`), Now: e.clock.Now(),
+			}))(t)
+		}
+		say("C1", "", "the build is red")
+		sc := must(e.sched.CreateSchedule(ctx, ScheduleParams{
+			Kind: store.SchedulePulse, Agent: "ops", Name: "watch", Owner: "U1",
+			Target: Target{Platform: "slack", Workspace: "T1", Channel: "C1"}, Spec: "every 30m",
+			Pulse: &PulseConfig{Checklist: []ChecklistItem{{Item: "Anything new in the channel?", Source: "channel"}}},
+		}))(t)
+		pulse := func() {
+			t.Helper()
+			e.clock.Advance(30 * time.Minute)
+			if n := e.tick(); n != 1 {
+				t.Fatalf("want one pulse fire, got %d", n)
+			}
+			e.runWork()
+		}
+		pulse()
+		if got := e.backend.Calls(); got != 1 {
+			t.Fatalf("the first pulse looks: want 1 model call, got %d", got)
+		}
+		pulse()
+		say("C2", "", "another channel")
+		pulse()
+		if got := e.backend.Calls(); got != 1 {
+			t.Fatalf("nobody wrote in the channel: want 0 more model calls, got %d in all", got)
+		}
+		say("C1", "1700000000.000100", "the build is green again")
+		pulse()
+		if got := e.backend.Calls(); got != 2 {
+			t.Fatalf("someone wrote in a thread of the channel: want exactly 1 more model call, got %d in all", got)
+		}
+		runs := must(e.sched.st.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: sc.ID, Limit: 0}))(t)
+		conv := must(e.st.EntryList(ctx, &store.EntryListParams{ConversationID: *runs[0].ConversationID}))(t)
+		if body := string(conv[0].Content); !strings.Contains(body, "Ana: the build is green again") || strings.Contains(body, "another channel") {
+			t.Fatalf("the pulse's message shows %s; want the channel's new message and not the other channel's", body)
+		}
+		pulse()
+		if got := e.backend.Calls(); got != 2 {
+			t.Fatalf("nothing new since: want no more model calls, got %d in all", got)
+		}
+	})
+}

@@ -229,6 +229,7 @@ func New(opts Options) (*Scheduler, error) {
 		inputs: builtinInputs(),
 	}
 	s.inputs["approvals"] = s.approvalsInput
+	s.inputs["channel"] = s.channelInput
 	for name, f := range opts.Inputs {
 		s.inputs[name] = f
 	}

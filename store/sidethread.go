@@ -192,6 +192,14 @@ type TrackRecord struct {
 	Failed    int
 }
 
+// AgentLatency is how long an agent's recent turns took: their number
+// and their mean time from being queued to their end.
+type AgentLatency struct {
+	AgentID uuid.UUID
+	Turns   int
+	Mean    time.Duration
+}
+
 // AgentLoad is the open work (available or running items) of the
 // conversations an agent owns.
 type AgentLoad struct {
@@ -247,4 +255,8 @@ type SideThreadQueries interface {
 	// AgentLoads counts the open work of each agent's conversations (an
 	// agent with none is absent).
 	AgentLoads(ctx context.Context) ([]*AgentLoad, error)
+	// AgentLatencies is how long each agent's turns that made model calls
+	// since since took, from being queued to their end (an agent with
+	// none is absent).
+	AgentLatencies(ctx context.Context, since time.Time) ([]*AgentLatency, error)
 }

@@ -326,6 +326,13 @@ type EntryAppendResult struct {
 	Forked         bool
 }
 
+// EntryListInChannelParams names a channel (Place's platform, workspace
+// and channel; its thread is ignored) and how many messages to read.
+type EntryListInChannelParams struct {
+	Place Place
+	Limit int // at least 1
+}
+
 // EntryListParams reads entries in seq order.
 type EntryListParams struct {
 	ConversationID uuid.UUID
@@ -664,6 +671,10 @@ type Queries interface {
 	EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryAppendResult, error)
 	EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, error)
 	EntryGet(ctx context.Context, id uuid.UUID) (*Entry, error)
+	// EntryListInChannel lists a channel's newest messages (user and
+	// assistant entries of every conversation bound to the channel, its
+	// threads included), newest first.
+	EntryListInChannel(ctx context.Context, p *EntryListInChannelParams) ([]*Entry, error)
 
 	WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error)
 	// WorkClaim claims runnable items: available with run_at <= now, or running

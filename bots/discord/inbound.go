@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -179,6 +180,36 @@ func (a *Adapter) startThread(ctx context.Context, m *discordgo.Message, text, u
 		a.log.WarnContext(ctx, "starting discord thread failed; answering in the channel", "channel_id", m.ChannelID, "message_id", m.ID, "err", err)
 		return "", false
 	}
+}
+
+// OpenThread starts a thread on a message the bot posted (bots.ThreadOpener):
+// a side thread's marker. A message that has one already gets it back (a
+// thread started from a message carries the message's id).
+func (a *Adapter) OpenThread(ctx context.Context, to bots.Target, ref bots.MessageRef, name string) (bots.Target, error) {
+	if r := []rune(name); len(r) > 100 {
+		name = string(r[:100])
+	}
+	info, err := a.channel(ctx, ref.Channel)
+	if err != nil {
+		return bots.Target{}, fmt.Errorf("discord: opening a thread: %w", err)
+	}
+	if info.thread {
+		return bots.Target{}, fmt.Errorf("discord: message %s is in a thread already; threads do not nest", ref.ID)
+	}
+	ch, err := a.s.MessageThreadStartComplex(ref.Channel, ref.ID, &discordgo.ThreadStart{
+		Name: name, AutoArchiveDuration: threadArchiveMinutes,
+	}, discordgo.WithContext(ctx))
+	id := ref.ID
+	switch {
+	case err == nil:
+		id = ch.ID
+	case restErrorCode(err) == discordgo.ErrCodeThreadAlreadyCreatedForThisMessage:
+	default:
+		return bots.Target{}, fmt.Errorf("discord: opening a thread on message %s: %w", ref.ID, err)
+	}
+	a.rememberThread(id, ref.Channel, info.guildID)
+	to.Channel, to.Thread = ref.Channel, id
+	return to, nil
 }
 
 // threadName is the first line of the question, cut to Discord's 100

@@ -74,7 +74,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, agentName s
 		select {
 		case <-ctx.Done():
 			log.InfoContext(ctx, "MCP call cancelled; interrupting its turn")
-			go s.interrupt(conv.ID)
+			go s.interrupt(conv.ID, p.Name())
 			return nil, ctx.Err()
 		case ev, ok := <-events:
 			if !ok {
@@ -112,9 +112,11 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, agentName s
 	}
 }
 
-// interrupt cuts off the turn of a cancelled call. A turn not claimed yet
-// is waited for a little, so that a cancel that came first still stops it.
-func (s *Server) interrupt(conv uuid.UUID) {
+// interrupt cuts off the turn of a cancelled call: here when it runs here,
+// else through a stop request that the instance running it acts on (the
+// stop button's path). A turn not claimed yet is waited for a little, so
+// that a cancel that came first still stops it.
+func (s *Server) interrupt(conv uuid.UUID, who string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	t := time.NewTicker(50 * time.Millisecond)
@@ -124,14 +126,22 @@ func (s *Server) interrupt(conv uuid.UUID) {
 			return
 		}
 		items, err := s.st.WorkList(ctx, &store.WorkListParams{
-			ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
+			ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 10,
 		})
 		if err != nil || len(items) == 0 {
 			return
 		}
+		if s.opts.StopFunc != nil && slices.ContainsFunc(items, func(it *store.WorkItem) bool { return it.State == store.WorkRunning }) {
+			// Claimed, and not here (or not yet registered here: the stop
+			// entry reaches it on its next heartbeat all the same).
+			if _, err := s.opts.StopFunc(ctx, conv, who+" (MCP call cancelled)"); err != nil {
+				s.log.Warn("asking another instance to stop a cancelled MCP call's turn", "conversation_id", conv, "error", err)
+			}
+			return
+		}
 		select {
 		case <-ctx.Done():
-			s.log.Warn("a cancelled MCP call's turn did not start here in time; it runs to its end", "conversation_id", conv)
+			s.log.Warn("a cancelled MCP call's turn did not start in time; it runs to its end", "conversation_id", conv)
 			return
 		case <-t.C:
 		}
@@ -214,22 +224,25 @@ func answer(entries []*store.Entry, seq int64, conv uuid.UUID) *mcp.CallToolResu
 	return res
 }
 
-// paused is the result of a turn waiting for a person's approval.
+// paused is the result of a turn waiting for a person's approval: what
+// waits, and where to decide it: the approvals API (POST
+// /api/approvals/{id}, open to whoever may decide it: the caller that
+// asked, the operator) besides the platforms that show the prompt.
 func (s *Server) paused(ctx context.Context, conv uuid.UUID, p core.PendingCall) *mcp.CallToolResult {
+	base := strings.TrimSuffix(s.opts.PublicURL, "/")
+	meta := mcp.Meta{"switchboard/conversation_id": conv.String(), "switchboard/waiting_for": "approval", "switchboard/tool": p.Name}
 	where := "where the conversation's approvals are delivered (the approvers of switchboard.yaml)"
 	if ap, err := s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: p.CallID}); err == nil {
-		where = fmt.Sprintf("approval %s, open until %s", ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339))
+		decide := fmt.Sprintf("%s/api/approvals/%s", base, ap.ID)
+		where = fmt.Sprintf("approval %s, open until %s; decide it with POST %s and {\"choice\": \"approve\"} or {\"choice\": \"deny\"}",
+			ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339), decide)
+		meta["switchboard/approval_id"] = ap.ID.String()
+		meta["switchboard/decide_url"] = decide
 	}
-	url := fmt.Sprintf("/api/conversations/%s", conv)
-	if s.opts.PublicURL != "" {
-		url = strings.TrimSuffix(s.opts.PublicURL, "/") + url
-	}
+	url := fmt.Sprintf("%s/api/conversations/%s", base, conv)
 	text := fmt.Sprintf("The agent paused: its call of %s waits for a person's approval (%s). "+
 		"Once a person decides, the agent goes on in conversation %s (%s); call again to ask for the outcome.", p.Name, where, conv, url)
-	return &mcp.CallToolResult{
-		Meta:    mcp.Meta{"switchboard/conversation_id": conv.String(), "switchboard/waiting_for": "approval", "switchboard/tool": p.Name},
-		Content: []mcp.Content{&mcp.TextContent{Text: text}},
-	}
+	return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

@@ -66,7 +66,11 @@ type Options struct {
 	// instance and reports how many it cut (core.Worker.Interrupt).
 	// Required: cancelling a call must stop the work it asked for.
 	InterruptFunc func(conv uuid.UUID) int
-	Logger        *slog.Logger
+	// StopFunc asks a conversation's running turns to stop on whichever
+	// instance runs them (core.Service.StopConversation), for a turn that
+	// does not run here. nil: only turns running here are cut off.
+	StopFunc func(ctx context.Context, conv uuid.UUID, who string) (int, error)
+	Logger   *slog.Logger
 	// ProgressInterval is the least time between two progress
 	// notifications of one call (default 500ms).
 	ProgressInterval time.Duration

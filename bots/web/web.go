@@ -218,6 +218,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.connectionRoutes(mux)
 	a.runRoutes(mux)
 	a.compareRoutes(mux)
+	a.approvalRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -435,7 +436,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, core.ErrNeedsPerson):
-		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform")
+		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform or with POST /api/approvals/{id}")
 	case errors.Is(err, store.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict")
 	default:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
+	"github.com/switchboardhq/switchboard/internal/modeltest"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -226,32 +227,39 @@ func TestAgentsLoopGuardSlack(t *testing.T) {
 	})
 }
 
-// TestAgentsNoRunawayLoop: the adversarial pair in 100 group conversations
-// (a person and the two agents, over the API so that no platform slows it
-// down): every one stops at exactly 6 agent messages with one notice, so
-// 0 runaway loops.
+// TestAgentsNoRunawayLoop: the adversarial pair in 100 group threads on the
+// fake Slack, one per channel (a person mentions ping, the two agents
+// answer each other):
+// every one stops at exactly 6 agent messages with one notice, and each
+// thread shows that notice, so 0 runaway loops.
 func TestAgentsNoRunawayLoop(t *testing.T) {
 	t.Parallel()
-	e := startSlack(t, sqliteDatabase(t), envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
-	ctx := context.Background()
+	eachStore(t, func(t *testing.T, db databaseFunc) { noRunawayLoop(t, db(t)) })
+}
+
+func noRunawayLoop(t *testing.T, db string) {
+	e := startSlack(t, db, envOptions{config: agentsConfig(t, pairScripts, pairAgents, "")})
 	const runs = 100
-	convs := make([]uuid.UUID, runs)
-	for i := range convs {
-		c, err := e.app.Service.CreateConversation(ctx, "ping", "", alice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.app.Service.PostMessage(ctx, c.ID, alice, "@ping start"); err != nil {
-			t.Fatal(err)
-		}
-		convs[i] = c.ID
+	const ts = "1700001000.000100"
+	channel := func(i int) string { return fmt.Sprintf("C0RUN%03d", i) }
+	start := time.Now()
+	for i := range runs {
+		e.mustPost(newEvent(fmt.Sprintf("EvRunaway%d", i), mention(channel(i), ts, "", alice, "@ping start")))
 	}
 	e.waitIdleFor(10*waitLong, 50*time.Millisecond)
+	t.Logf("%d runs in %s", runs, time.Since(start))
 	runaway := 0
-	for i, conv := range convs {
-		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 {
+	for i := range runs {
+		notices := 0
+		for _, m := range e.botMessages(channel(i)) {
+			if m.ThreadTS == ts && strings.Contains(m.Text+shown(m), "stop answering each other") {
+				notices++
+			}
+		}
+		conv := e.conversation(channel(i), ts).ID
+		if r, n := agentReplies(t, e.store, conv); r != 6 || n != 1 || notices != 1 {
 			runaway++
-			t.Logf("run %d: %d agent messages, %d notices", i, r, n)
+			t.Logf("run %d: %d agent messages, %d notices in the log, %d shown in the thread", i, r, n, notices)
 		}
 	}
 	if runaway != 0 {
@@ -441,6 +449,129 @@ func TestAgentsDiscord(t *testing.T) {
 		e.settle(loop)
 		if r, n := agentReplies(t, e.store, conv); r != 12 || n != 2 {
 			t.Fatalf("after a person wrote: %d agent messages and %d notices, want 12 and 2", r, n)
+		}
+	})
+}
+
+// TestAgentsQueueSurvivesPauseAndFailureSlack: agents queued after the one
+// answering (forge, then ledger) still get their turns when forge's turn
+// pauses for an approval (after a person allows the call) and when the
+// first agent's turn fails.
+func TestAgentsQueueSurvivesPauseAndFailureSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"forge": `turns:
+  - after_tool: routine_list
+    text: "forge listed them."
+  - when_last_user_contains: "check the routines"
+    tool_calls: [{name: routine_list, input: {}}]
+fallback:
+  text: "forge here."
+`,
+			"ledger":  "fallback:\n  text: \"ledger here.\"\n",
+			"breaker": "fallback:\n  failure: {status: 400, message: \"breaker is broken\"}\n",
+		}
+		agents := "  - name: forge\n    model: {{forge}}\n    answers: {default: true}\n  - name: ledger\n    model: {{ledger}}\n" +
+			"  - name: breaker\n    model: {{breaker}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "policy:\n  tools: {routine_list: confirm}\n")})
+		const paused, failed = "1700000600.000100", "1700000601.000100"
+
+		e.mustPost(newEvent("EvQueue1", mention(loopChannel, paused, "", alice, "forge, then @ledger: check the routines")))
+		p := e.prompt(loopChannel, paused)
+		e.waitIdle()
+		conv := e.conversation(loopChannel, paused).ID
+		if got := replyAgents(t, e.store, conv); len(got) != 0 {
+			t.Fatalf("replies %v while forge waits for the approval, want none", got)
+		}
+		e.click(loopChannel, paused, p, "Allow once", alice, "trig-queue-alice")
+		e.waitReply(loopChannel, "ledger here.")
+		e.waitIdle()
+		if got, want := replyAgents(t, e.store, conv), []string{"forge", "ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after the approval, replies by %v, want %v: ledger's queued turn must survive forge's pause", got, want)
+		}
+
+		// Denied: the call's result is the person's, and the queue still
+		// goes on after forge's answer to it.
+		const denied = "1700000602.000100"
+		e.mustPost(newEvent("EvQueue3", mention(loopChannel, denied, "", alice, "forge, then @ledger: check the routines")))
+		p = e.prompt(loopChannel, denied)
+		e.waitIdle()
+		e.click(loopChannel, denied, p, "Deny", alice, "trig-queue-deny")
+		e.waitIdle()
+		if got, want := replyAgents(t, e.store, e.conversation(loopChannel, denied).ID), []string{"forge", "ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after a denial, replies by %v, want %v", got, want)
+		}
+
+		e.mustPost(newEvent("EvQueue2", mention(loopChannel, failed, "", alice, "breaker, then @ledger: hello")))
+		e.waitIdle()
+		conv = e.conversation(loopChannel, failed).ID
+		if got, want := replyAgents(t, e.store, conv), []string{"ledger"}; !slices.Equal(got, want) {
+			t.Errorf("after breaker failed, replies by %v, want %v", got, want)
+		}
+		if errs := logEntries(t, e.store, conv, store.EntryError); len(errs) != 1 {
+			t.Errorf("%d error entries, want breaker's one", len(errs))
+		}
+	})
+}
+
+// TestAgentsDoneMarkerSlack: the configured done marker works as the done
+// tool does: removed from the reply people see, and its writer is not
+// woken by the reply to its own message.
+func TestAgentsDoneMarkerSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"finisher": "fallback:\n  text: \"@echoer over to you [done]\"\n",
+			"echoer":   "fallback:\n  text: \"@finisher got it, thanks\"\n",
+		}
+		agents := "  - name: finisher\n    model: {{finisher}}\n    done_marker: \"[done]\"\n    answers: {default: true}\n" +
+			"  - name: echoer\n    model: {{echoer}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		const ts = "1700000310.000100"
+		e.mustPost(newEvent("EvMarker1", mention(loopChannel, ts, "", alice, "@finisher wrap this up")))
+		e.waitIdle()
+		conv := e.conversation(loopChannel, ts).ID
+		if got, want := replyAgents(t, e.store, conv), []string{"finisher", "echoer"}; !slices.Equal(got, want) {
+			t.Fatalf("replies by %v, want %v: the agent that wrote its marker must not answer the reply to its own message", got, want)
+		}
+		for _, m := range e.botMessages(loopChannel) {
+			if strings.Contains(m.Text+shown(m), "[done]") {
+				t.Errorf("a message shows the done marker: %q", m.Text+shown(m))
+			}
+		}
+	})
+}
+
+// TestSideThreadsToldPerChannelSlack: agents are told about side threads
+// in the words of side_threads.prompt, with the agents they can reach, in
+// the stable block of the prompt; a channel with side_threads.tell false
+// tells them nothing.
+func TestSideThreadsToldPerChannelSlack(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := modeltest.NewAnthropic(t)
+		env := anthropicEnv(fake)
+		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
+		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
+		config := openAccess + "agents:\n  - name: atlas\n    model: anthropic:claude-sonnet-4-5\n    answers: {default: true}\n" +
+			"  - name: nova\n    model: anthropic:claude-sonnet-4-5\n" +
+			"side_threads:\n  prompt: \"Consult privately with a dm tag.\"\nchannels:\n  C0QUIET:\n    side_threads: {tell: false}\n"
+		e := startSlack(t, db(t), envOptions{env: env, config: config})
+		fake.Push(modeltest.Reply{Text: "Told."})
+		e.mustPost(newEvent("EvTell1", mention("C0TOLD", "1700002100.000001", "", alice, "hello")))
+		e.waitReply("C0TOLD", "Told.")
+		fake.Push(modeltest.Reply{Text: "Not told."})
+		e.mustPost(newEvent("EvTell2", mention("C0QUIET", "1700002100.000002", "", alice, "hello")))
+		e.waitReply("C0QUIET", "Not told.")
+		reqs := fake.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the fake model got %d requests, want 2", len(reqs))
+		}
+		if sys := systemOf(t, reqs[0].JSON()); !strings.Contains(sys, "Consult privately with a dm tag.") || !strings.Contains(sys, "Agents you can reach: nova.") {
+			t.Errorf("in C0TOLD the system prompt lacks the side-thread words or the agents:\n%s", sys)
+		}
+		if sys := systemOf(t, reqs[1].JSON()); strings.Contains(sys, "Consult privately") || strings.Contains(sys, "Agents you can reach") {
+			t.Errorf("in C0QUIET (tell: false) the system prompt tells of side threads:\n%s", sys)
 		}
 	})
 }

@@ -45,7 +45,7 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 // credentials.
 func (a *App) buildMCPServer(api *web.API) error {
 	srv, err := mcpserver.New(mcpserver.Options{
-		Service: a.Service, Auth: api, InterruptFunc: a.Worker.Interrupt,
+		Service: a.Service, Auth: api, InterruptFunc: a.Worker.Interrupt, StopFunc: a.Service.StopConversation,
 		Logger: a.log.With("part", "mcpserver"), PublicURL: a.cfg.PublicURL,
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
 
@@ -165,6 +166,27 @@ func TestMCPServerInspector(t *testing.T) {
 	})
 }
 
+// postJSON posts body to path with the bearer token and returns the
+// status and the answer.
+func (e *slackEnv) postJSON(path, token, body string) (int, string) {
+	e.tb.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.base+path, strings.NewReader(body))
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // sdkClient connects the Go SDK's client to /mcp with the operator token.
 func (e *slackEnv) sdkClient(token string, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
 	e.tb.Helper()
@@ -297,8 +319,128 @@ func TestMCPServerProgressCancelApproval(t *testing.T) {
 			if !strings.Contains(text, "everything__echo waits for a person's approval") || !strings.Contains(text, "/api/conversations/") {
 				t.Fatalf("the pause result is %q, want the tool, the approval and where to follow it", text)
 			}
+			// Where to decide: the approvals API, which a caller with
+			// rights uses to let the turn go on and finish.
+			decideURL, _ := res.Meta["switchboard/decide_url"].(string)
+			convID, _ := res.Meta["switchboard/conversation_id"].(string)
+			if !strings.Contains(decideURL, "/api/approvals/") || !strings.Contains(text, decideURL) {
+				t.Fatalf("the pause names %q as where to decide (text %q), want the approvals API", decideURL, text)
+			}
+			path := decideURL[strings.Index(decideURL, "/api/approvals/"):]
+			if code, body := e.getText(path, token); code != http.StatusOK || !strings.Contains(body, `"status":"pending"`) {
+				t.Fatalf("GET %s: %d %s, want the pending approval", path, code, body)
+			}
+			if code, _ := e.postJSON(path, "wrong-token", `{"choice": "approve"}`); code != http.StatusUnauthorized {
+				t.Fatalf("deciding with a wrong token answered %d, want 401", code)
+			}
+			// An agent's session may see its agent's conversations but is not
+			// the person asked: refused.
+			code, body := e.postJSON("/api/keys", token, `{"agent": "switchboard"}`)
+			var key, session struct {
+				Token string `json:"token"`
+			}
+			if err := json.Unmarshal([]byte(body), &key); code != http.StatusCreated || err != nil {
+				t.Fatalf("POST /api/keys: %d %s", code, body)
+			}
+			code, body = e.postJSON("/api/auth/token", key.Token, "")
+			if err := json.Unmarshal([]byte(body), &session); code != http.StatusCreated || err != nil {
+				t.Fatalf("POST /api/auth/token: %d %s", code, body)
+			}
+			if code, body := e.postJSON(path, session.Token, `{"choice": "approve"}`); code != http.StatusForbidden || !strings.Contains(body, "isn't yours") {
+				t.Fatalf("an agent session deciding answered %d %s, want 403: only the person asked decides", code, body)
+			}
+			if code, body := e.postJSON(path, token, `{"choice": "maybe"}`); code != http.StatusBadRequest {
+				t.Fatalf("deciding %q answered %d %s, want 400", "maybe", code, body)
+			}
+			if code, body := e.postJSON(path, token, `{"choice": "approve"}`); code != http.StatusOK || !strings.Contains(body, `"status":"approved"`) {
+				t.Fatalf("POST %s: %d %s, want approved", path, code, body)
+			}
+			if code, _ := e.postJSON(path, token, `{"choice": "deny"}`); code != http.StatusConflict {
+				t.Fatalf("deciding again answered %d, want 409", code)
+			}
+			conv := uuid.MustParse(convID)
+			poll(t, "the approved turn's answer", func() (bool, string) {
+				for _, en := range logEntries(t, e.store, conv, store.EntryAssistant) {
+					if strings.Contains(decode[core.AssistantContent](t, en).Text, "MCP said:") {
+						return true, ""
+					}
+				}
+				return false, "no answer yet"
+			})
 		})
 	})
+}
+
+// TestMCPCancelOnAnotherInstance: two instances share one Postgres
+// database and the MCP call reaches the one that runs no turns (its worker
+// stopped), so the turn runs on the other: cancelling the call still stops
+// it there, through a stop request (the stop button's path), completed
+// and never retried, without its whole answer.
+func TestMCPCancelOnAnotherInstance(t *testing.T) {
+	url := postgresDatabase(t)
+	const token = "op-token-for-mcp-cancel"
+	script, err := filepath.Abs(filepath.Join("testdata", "mcp_e2e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func(id string) envOptions {
+		return envOptions{env: map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}, mcpConfig: writeMCPServers(t), apiToken: token, instanceID: id}
+	}
+	front := startSlack(t, url, opts("front"))
+	back := startSlack(t, url, opts("back"))
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelStop()
+	if err := front.app.Worker.Stop(stopCtx); err != nil {
+		t.Fatalf("stopping the front instance's worker: %v", err)
+	}
+	progress := make(chan *mcp.ProgressNotificationParams, 1000)
+	cs := front.sdkClient(token, func(p *mcp.ProgressNotificationParams) { progress <- p })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	params := &mcp.CallToolParams{Name: "switchboard", Arguments: map[string]any{"message": "tell me a long story"}}
+	errc := make(chan error, 1)
+	go func() { _, err := cs.CallTool(ctx, params); errc <- err }()
+	var item *store.WorkItem
+	poll(t, "the story's turn running on the back instance", func() (bool, string) {
+		items, err := back.store.WorkList(context.Background(), &store.WorkListParams{Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 10})
+		if err != nil || len(items) == 0 {
+			return false, fmt.Sprint(items, err)
+		}
+		item = items[0]
+		return len(logEntries(t, back.store, *item.ConversationID, store.EntryUser)) > 0, "no message yet"
+	})
+	if item.ClaimedBy != "back" {
+		t.Fatalf("the turn runs on %q, want the back instance", item.ClaimedBy)
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	pollFor(t, 15*time.Second, 20*time.Millisecond, "the turn stopped on the back instance", func() (bool, string) {
+		it, err := back.store.WorkGet(context.Background(), item.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return it.State != store.WorkRunning, string(it.State)
+	})
+	it, _ := back.store.WorkGet(context.Background(), item.ID)
+	if it.State != store.WorkDone || it.Attempts != 1 {
+		t.Errorf("the cancelled turn is %s after %d attempts, want done at once, never retried", it.State, it.Attempts)
+	}
+	for _, en := range logEntries(t, back.store, *item.ConversationID, store.EntryAssistant) {
+		if strings.Contains(decode[core.AssistantContent](t, en).Text, "the end.") {
+			t.Fatal("the story was told to its end after the call was cancelled")
+		}
+	}
+	var stops int
+	for _, en := range logEntries(t, back.store, *item.ConversationID, store.EntrySystem) {
+		if c := decode[core.SystemContent](t, en); c.Stop != nil && *c.Stop == item.ID {
+			stops++
+		}
+	}
+	if stops != 1 {
+		t.Errorf("%d stop requests naming the turn, want 1", stops)
+	}
 }
 
 // TestMCPConformance runs the official conformance suite

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -422,6 +423,152 @@ func TestSideThreadDiscord(t *testing.T) {
 		}
 		if got := replyAgents(t, e.store, conv); !slices.Equal(got, []string{"atlas"}) {
 			t.Errorf("the channel's replies are by %v, want atlas's only", got)
+		}
+		// The marker carries a real Discord thread, named after the two
+		// agents: what atlas asked nova first, then the outcome.
+		thread := e.fake.Channel(markers[0])
+		if thread == nil || thread.ParentID != channel || !thread.IsThread() || !strings.Contains(thread.Name, "atlas ↔ nova") {
+			t.Fatalf("the marker's thread is %+v; want a thread of the channel started from the marker, named after atlas and nova", thread)
+		}
+		var inThread []string
+		e.fake.Wait(t, "the outcome posted in the marker's thread", func() bool {
+			inThread = inThread[:0]
+			for _, m := range e.fake.Messages(thread.ID, "") {
+				inThread = append(inThread, m.Content)
+			}
+			return slices.ContainsFunc(inThread, func(s string) bool { return strings.Contains(s, "✅ Resolved by atlas") })
+		})
+		e.settle(channel)
+		inThread = inThread[:0]
+		for _, m := range e.fake.Messages(thread.ID, "") {
+			inThread = append(inThread, m.Content)
+		}
+		// The side conversation's messages, each once, and the outcome.
+		for _, want := range []string{"Side thread between atlas and nova", "**atlas**: @nova Can the launch move to Friday?",
+			"**nova**: @atlas Friday works if QA signs off.", "✅ Resolved by atlas: The launch moves to Friday once QA signs off."} {
+			n := 0
+			for _, m := range inThread {
+				if strings.Contains(m, want) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("the thread shows %q %d times, want once; it shows %q", want, n, inThread)
+			}
+		}
+	})
+}
+
+// TestDelegationFailedSlack: a delegate whose turn fails (its model
+// answers 400) fails the task: the delegation is marked failed, the
+// delegating thread gets the delegate's message saying so (which wakes
+// atlas to tell the person), and the delegate's track record counts it.
+func TestDelegationFailedSlack(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"atlas": `turns:
+  - after_tool: delegate
+    text: "I have asked ledger."
+  - when_last_user_contains: "could not finish the task"
+    text: "Sorry: {{last_user}}"
+  - when_last_user_contains: "duplicate invoice"
+    tool_calls: [{name: delegate, input: {task: "Refund the duplicate invoice payment", agent: ledger}}]
+fallback:
+  text: "atlas here."
+`,
+			"ledger": "fallback:\n  failure: {status: 400, message: \"the ledger is closed\"}\n",
+		}
+		agents := "  - name: atlas\n    model: {{atlas}}\n    answers: {default: true}\n  - name: ledger\n    model: {{ledger}}\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		const ts = "1700001400.000100"
+		e.mustPost(newEvent("EvDelFail1", mention(sideChannel, ts, "", alice, "please sort out the duplicate invoice")))
+		sorry := e.waitReply(sideChannel, "Sorry:")
+		e.waitIdle()
+		if !strings.Contains(shown(sorry), "failed") {
+			t.Errorf("atlas told the person %q, want the failure in it", shown(sorry))
+		}
+		parent := e.conversation(sideChannel, ts).ID
+		ds, err := e.store.DelegationList(context.Background(), parent)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("delegations from the thread: %d (%v), want 1", len(ds), err)
+		}
+		if d := ds[0]; d.Status != store.DelegationFailed || !strings.Contains(d.Result, "the ledger is closed") {
+			t.Errorf("delegation %s with result %q; want failed with the delegate's error", d.Status, d.Result)
+		}
+		var said bool
+		for _, en := range logEntries(t, e.store, parent, store.EntryUser) {
+			said = said || (en.Author == store.AgentAuthor("ledger") && strings.Contains(decode[core.UserContent](t, en).Text, "could not finish"))
+		}
+		if !said {
+			t.Error("the delegating thread has no entry saying the task failed")
+		}
+		recs, err := e.store.DelegationTrackRecords(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec *store.TrackRecord
+		for _, r := range recs {
+			if r.Agent == "ledger" {
+				rec = r
+			}
+		}
+		if rec == nil || rec.Delegated != 1 || rec.Completed != 0 || rec.Failed != 1 {
+			t.Fatalf("ledger's track record %+v; want 1 delegated, 0 completed, 1 failed", rec)
+		}
+		choice, err := e.app.Service.Rank(context.Background(), "atlas", "refund", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := choice.Candidates[0].Factors.TrackRecord; got != 1.0/3 {
+			t.Errorf("ledger's track record factor %v, want (0+1)/(1+2)", got)
+		}
+	})
+}
+
+// TestDelegationLatencyMeasured: the latency factor comes from the agents'
+// turns, not their settings, once each has answered 3 times: quick (its
+// setting says 10s) answers at once, slow (its setting says 1s) takes
+// 600ms a reply, and the score's latency favours quick.
+func TestDelegationLatencyMeasured(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		scripts := map[string]string{
+			"atlas": "fallback:\n  text: \"atlas here.\"\n",
+			"quick": "fallback:\n  text: \"quick here.\"\n",
+			"slow":  "fallback:\n  delay: 600ms\n  text: \"slow here.\"\n",
+		}
+		agents := "  - name: atlas\n    model: {{atlas}}\n    answers: {default: true}\n" +
+			"  - name: quick\n    model: {{quick}}\n    latency: 10s\n  - name: slow\n    model: {{slow}}\n    latency: 1s\n"
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
+		rank := func() (quick, slow core.Factors) {
+			t.Helper()
+			choice, err := e.app.Service.Rank(context.Background(), "atlas", "anything", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range choice.Candidates {
+				switch c.Agent {
+				case "quick":
+					quick = c.Factors
+				case "slow":
+					slow = c.Factors
+				}
+			}
+			return quick, slow
+		}
+		if q, s := rank(); !(s.Latency > q.Latency) {
+			t.Fatalf("before any turn, latency factors quick %v, slow %v; want the settings (slow's 1s before quick's 10s)", q.Latency, s.Latency)
+		}
+		for i := range 3 {
+			for _, name := range []string{"quick", "slow"} {
+				ts := fmt.Sprintf("17000015%02d.000100", i*2+len(name)%2)
+				e.mustPost(newEvent("EvLat"+name+ts, mention(sideChannel, ts, "", alice, name+", hello")))
+			}
+		}
+		e.waitIdle()
+		if q, s := rank(); !(q.Latency > s.Latency) {
+			t.Fatalf("after 3 turns each, latency factors quick %v, slow %v; want quick's measured time to win over the settings", q.Latency, s.Latency)
 		}
 	})
 }

@@ -104,6 +104,16 @@ func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*s
 	return each(rows, entry), nil
 }
 
+func (q *queries) EntryListInChannel(ctx context.Context, p *store.EntryListInChannelParams) ([]*store.Entry, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).EntryListInChannel, &dbsqlc.EntryListInChannelParams{
+		Platform: p.Place.Platform, Workspace: p.Place.Workspace, Channel: p.Place.Channel, MaxRows: int32(max(p.Limit, 1)),
+	})
+	if err != nil {
+		return nil, wrap(err, "listing the messages of channel %s", p.Place.Channel)
+	}
+	return each(rows, entry), nil
+}
+
 func (q *queries) EntryGet(ctx context.Context, id uuid.UUID) (*store.Entry, error) {
 	row, err := call(ctx, q, (*dbsqlc.Queries).EntryGet, id)
 	if err != nil {

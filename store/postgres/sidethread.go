@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -157,6 +158,16 @@ func (q *queries) AgentLoads(ctx context.Context) ([]*store.AgentLoad, error) {
 	}
 	return each(rows, func(r *dbsqlc.AgentLoadsRow) *store.AgentLoad {
 		return &store.AgentLoad{AgentID: r.AgentID, OpenWork: int(r.OpenWork), Running: int(r.Running)}
+	}), nil
+}
+
+func (q *queries) AgentLatencies(ctx context.Context, since time.Time) ([]*store.AgentLatency, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).AgentLatencies, since)
+	if err != nil {
+		return nil, wrap(err, "measuring the agents' latencies")
+	}
+	return each(rows, func(r *dbsqlc.AgentLatenciesRow) *store.AgentLatency {
+		return &store.AgentLatency{AgentID: r.AgentID, Turns: int(r.Turns), Mean: time.Duration(r.AvgMicros) * time.Microsecond}
 	}), nil
 }
 

@@ -153,6 +153,17 @@ func (q *queries) withErrors(ctx context.Context, p *store.EntryListParams, list
 	return out, nil
 }
 
+func (q *queries) EntryListInChannel(ctx context.Context, p *store.EntryListInChannelParams) ([]*store.Entry, error) {
+	rows, err := q.read().EntryListInChannel(ctx, dbsqlc.EntryListInChannelParams{
+		Platform: p.Place.Platform, Workspace: p.Place.Workspace, Channel: p.Place.Channel, Limit: int64(max(p.Limit, 1)),
+	})
+	out, err := all(rows, err, entry)
+	if err != nil {
+		return nil, wrap(err, "listing the messages of channel %s", p.Place.Channel)
+	}
+	return out, nil
+}
+
 func entryListArgs(p *store.EntryListParams) dbsqlc.EntryListParams {
 	return dbsqlc.EntryListParams{ConversationID: p.ConversationID, AfterSeq: p.AfterSeq, UpTo: p.UpToSeq, Limit: limitArg(p.Limit)}
 }

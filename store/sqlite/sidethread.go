@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -181,6 +182,17 @@ func (q *queries) AgentLoads(ctx context.Context) ([]*store.AgentLoad, error) {
 	})
 	if err != nil {
 		return nil, wrap(err, "counting the agents' open work")
+	}
+	return out, nil
+}
+
+func (q *queries) AgentLatencies(ctx context.Context, since time.Time) ([]*store.AgentLatency, error) {
+	rows, err := q.read().AgentLatencies(ctx, micros(since))
+	out, err := all(rows, err, func(r dbsqlc.AgentLatenciesRow) *store.AgentLatency {
+		return &store.AgentLatency{AgentID: r.AgentID.UUID, Turns: int(r.Turns), Mean: time.Duration(r.AvgMicros) * time.Microsecond}
+	})
+	if err != nil {
+		return nil, wrap(err, "measuring the agents' latencies")
 	}
 	return out, nil
 }

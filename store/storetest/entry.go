@@ -19,6 +19,7 @@ func (s suite) entryTests() []namedTest {
 		{"AppendConcurrent", s.testAppendConcurrent},
 		{"ForksAndEdits", s.testForks},
 		{"ErrorEntries", s.testErrorEntries},
+		{"EntryListInChannel", s.testEntryListInChannel},
 		{"TimeTravel", s.testTimeTravel},
 	}
 }
@@ -398,4 +399,47 @@ func (s suite) testTimeTravel(t *testing.T) {
 		cursor = page[len(page)-1].SeqValue()
 	}
 	deepEq(t, pages, [][]string{wantSeqs(1, 4), wantSeqs(5, 8), wantSeqs(9, 10)}, "pages read with an after-seq cursor and limit 4")
+}
+
+// testEntryListInChannel: a channel's newest messages come from every
+// conversation bound to it (the channel and its threads), newest first,
+// people's and agents' only, and never another channel's or workspace's.
+func (s suite) testEntryListInChannel(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	bind := func(workspace, channel, thread string) uuid.UUID {
+		t.Helper()
+		res, err := st.BindingEnsure(ctx, &store.BindingEnsureParams{
+			Place: store.Place{Platform: "slack", Workspace: workspace, Channel: channel, Thread: thread}, Now: clk.Now(),
+		})
+		noErr(t, err, "binding %s/%s/%s", workspace, channel, thread)
+		return res.Binding.ConversationID
+	}
+	say := func(conv uuid.UUID, kind store.EntryKind, text string) {
+		t.Helper()
+		clk.Advance(time.Second)
+		_, err := st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv, Kind: kind, Author: "user:U1", Content: content("%s", text), Now: clk.Now()})
+		noErr(t, err, "appending %q", text)
+	}
+	top, thread := bind("T1", "C1", ""), bind("T1", "C1", "1.2")
+	say(top, store.EntryUser, "one")
+	say(thread, store.EntryAssistant, "two")
+	say(thread, store.EntryToolCall, "not a message")
+	say(bind("T1", "C2", ""), store.EntryUser, "other channel")
+	say(bind("T2", "C1", ""), store.EntryUser, "other workspace")
+	say(top, store.EntryUser, "three")
+
+	got, err := st.EntryListInChannel(ctx, &store.EntryListInChannelParams{Place: store.Place{Platform: "slack", Workspace: "T1", Channel: "C1"}, Limit: 10})
+	noErr(t, err, "listing the channel")
+	var texts []string
+	for _, e := range got {
+		var c struct{ Text string }
+		noErr(t, json.Unmarshal(e.Content, &c), "decoding")
+		texts = append(texts, c.Text)
+	}
+	deepEq(t, texts, []string{"three", "two", "one"}, "the channel's messages, newest first")
+	got, err = st.EntryListInChannel(ctx, &store.EntryListInChannelParams{Place: store.Place{Platform: "slack", Workspace: "T1", Channel: "C1"}, Limit: 2})
+	noErr(t, err, "listing the channel's newest two")
+	eq(t, len(got), 2, "messages with a limit of 2")
 }

@@ -17,6 +17,7 @@ func (s suite) sideThreadTests() []namedTest {
 		{"SideThreadInvalid", s.testSideThreadInvalid},
 		{"DelegationLifecycle", s.testDelegationLifecycle},
 		{"AgentLoads", s.testAgentLoads},
+		{"AgentLatencies", s.testAgentLatencies},
 	}
 }
 
@@ -218,4 +219,61 @@ func (s suite) testAgentLoads(t *testing.T) {
 	loads, err = st.AgentLoads(ctx)
 	noErr(t, err, "counting loads after a completion")
 	eq(t, loads[0].OpenWork, 2, "open work after a completion")
+}
+
+// testAgentLatencies: an agent's latency is the mean time of its finished
+// turns that made model calls since a time, queued to done; turns before
+// the time, unfinished ones and other kinds are left out.
+func (s suite) testAgentLatencies(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	slow, err := st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: "slow", Config: json.RawMessage(`{}`), Now: clk.Now()})
+	noErr(t, err, "registering an agent")
+	quick, err := st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: "quick", Config: json.RawMessage(`{}`), Now: clk.Now()})
+	noErr(t, err, "registering another agent")
+	conv, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{AgentID: &slow.ID, Now: clk.Now()})
+	noErr(t, err, "creating a conversation")
+	since := clk.Now()
+	// turn runs one item of kind for agent that takes d, with a model call
+	// (a usage row) when called; finish false leaves it running.
+	turn := func(kind string, agent uuid.UUID, d time.Duration, called, finish bool) {
+		t.Helper()
+		_, err := st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: kind, ConversationID: &conv.ID, Now: clk.Now()})
+		noErr(t, err, "enqueueing")
+		items, err := st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w1", Limit: 1, LeaseTTL: time.Hour, Now: clk.Now()})
+		noErr(t, err, "claiming")
+		eq(t, len(items), 1, "claimed items")
+		clk.Advance(d)
+		if called {
+			noErr(t, st.UsageRecord(ctx, &store.Usage{ConversationID: conv.ID, TurnID: &items[0].ID, AgentID: &agent,
+				Provider: "scripted", Model: "m", InputTokens: 1, CreatedAt: clk.Now()}), "recording usage")
+		}
+		if finish {
+			_, err = st.WorkComplete(ctx, &store.WorkLeaseParams{ID: items[0].ID, Worker: "w1", Now: clk.Now()})
+			noErr(t, err, "completing")
+		}
+	}
+	turn("turn", slow.ID, 2*time.Second, true, true)
+	turn("turn", slow.ID, 4*time.Second, true, true)
+	turn("turn", quick.ID, time.Second, true, true)
+	turn("turn", quick.ID, time.Minute, false, true)   // no model call
+	turn("deliver", quick.ID, time.Minute, true, true) // not a turn
+	turn("turn", quick.ID, time.Minute, true, false)   // still running
+
+	lats, err := st.AgentLatencies(ctx, since)
+	noErr(t, err, "measuring")
+	got := map[uuid.UUID]*store.AgentLatency{}
+	for _, l := range lats {
+		got[l.AgentID] = l
+	}
+	eq(t, len(got), 2, "agents measured")
+	eq(t, got[slow.ID].Turns, 2, "slow's turns")
+	eq(t, got[slow.ID].Mean, 3*time.Second, "slow's mean")
+	eq(t, got[quick.ID].Turns, 1, "quick's turns")
+	eq(t, got[quick.ID].Mean, time.Second, "quick's mean")
+
+	lats, err = st.AgentLatencies(ctx, clk.Now().Add(time.Second))
+	noErr(t, err, "measuring after every call")
+	eq(t, len(lats), 0, "agents measured since after every call")
 }

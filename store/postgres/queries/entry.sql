@@ -105,3 +105,13 @@ WHERE conversation_id = @conversation_id
            AND (@up_to_seq::bigint = 0 OR after_seq <= @up_to_seq::bigint)))
 ORDER BY COALESCE(seq, after_seq), seq IS NULL, created_at, id
 LIMIT NULLIF(@max_rows::integer, 0);
+
+-- name: EntryListInChannel :many
+-- A channel's newest messages, people's and agents', over every
+-- conversation bound to it (its threads), newest first.
+SELECT e.* FROM entries e
+JOIN bindings b ON b.conversation_id = e.conversation_id
+WHERE b.platform = @platform AND b.workspace = @workspace AND b.channel = @channel
+  AND e.kind IN ('user', 'assistant')
+ORDER BY e.created_at DESC, e.id DESC
+LIMIT @max_rows::integer;

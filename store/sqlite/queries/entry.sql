@@ -41,3 +41,13 @@ WHERE conversation_id = sqlc.arg(conversation_id)
   AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR after_seq <= CAST(sqlc.arg(up_to) AS INTEGER))
 ORDER BY after_seq, rowid
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
+
+-- name: EntryListInChannel :many
+-- A channel's newest messages, people's and agents', over every
+-- conversation bound to it (its threads), newest first.
+SELECT e.* FROM entries e
+JOIN bindings b ON b.conversation_id = e.conversation_id
+WHERE b.platform = sqlc.arg(platform) AND b.workspace = sqlc.arg(workspace) AND b.channel = sqlc.arg(channel)
+  AND e.kind IN ('user', 'assistant')
+ORDER BY e.created_at DESC, e.id DESC
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);

@@ -84,3 +84,18 @@ FROM work w JOIN conversations c ON c.id = w.conversation_id
 WHERE w.state IN ('available', 'running') AND c.agent_id IS NOT NULL
 GROUP BY c.agent_id
 ORDER BY c.agent_id;
+
+-- name: AgentLatencies :many
+-- How long each agent's recent turns took, from the turn being queued to
+-- its end: turns are the work items that made model calls (usage rows)
+-- since the given time, the agent the one the calls were made for.
+SELECT u.agent_id,
+       CAST(count(*) AS INTEGER) AS turns,
+       CAST(avg(w.finished_at - w.created_at) AS INTEGER) AS avg_micros
+FROM work w
+JOIN (SELECT DISTINCT turn_id, agent_id FROM usage
+      WHERE agent_id IS NOT NULL AND turn_id IS NOT NULL AND created_at >= CAST(sqlc.arg(since) AS INTEGER)) u
+  ON u.turn_id = w.id
+WHERE w.kind = 'turn' AND w.state = 'done' AND w.finished_at IS NOT NULL
+GROUP BY u.agent_id
+ORDER BY u.agent_id;

@@ -282,6 +282,59 @@ func (q *Queries) EntryList(ctx context.Context, arg *EntryListParams) ([]Entry,
 	return items, nil
 }
 
+const entryListInChannel = `-- name: EntryListInChannel :many
+SELECT e.id, e.conversation_id, e.seq, e.after_seq, e.kind, e.author, e.content, e.turn_id, e.created_at FROM entries e
+JOIN bindings b ON b.conversation_id = e.conversation_id
+WHERE b.platform = $1 AND b.workspace = $2 AND b.channel = $3
+  AND e.kind IN ('user', 'assistant')
+ORDER BY e.created_at DESC, e.id DESC
+LIMIT $4::integer
+`
+
+type EntryListInChannelParams struct {
+	Platform  string
+	Workspace string
+	Channel   string
+	MaxRows   int32
+}
+
+// A channel's newest messages, people's and agents', over every
+// conversation bound to it (its threads), newest first.
+func (q *Queries) EntryListInChannel(ctx context.Context, arg *EntryListInChannelParams) ([]Entry, error) {
+	rows, err := q.db.Query(ctx, entryListInChannel,
+		arg.Platform,
+		arg.Workspace,
+		arg.Channel,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Entry
+	for rows.Next() {
+		var i Entry
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Seq,
+			&i.AfterSeq,
+			&i.Kind,
+			&i.Author,
+			&i.Content,
+			&i.TurnID,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const entryListWithErrors = `-- name: EntryListWithErrors :many
 SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
 WHERE conversation_id = $1

@@ -13,6 +13,48 @@ import (
 	"github.com/google/uuid"
 )
 
+const agentLatencies = `-- name: AgentLatencies :many
+SELECT u.agent_id::uuid AS agent_id,
+       count(*)::bigint AS turns,
+       (avg(EXTRACT(EPOCH FROM (w.finished_at - w.created_at))) * 1000000)::bigint AS avg_micros
+FROM work_items w
+JOIN (SELECT DISTINCT turn_id, agent_id FROM usage_records
+      WHERE agent_id IS NOT NULL AND turn_id IS NOT NULL AND created_at >= $1::timestamptz) u
+  ON u.turn_id = w.id
+WHERE w.kind = 'turn' AND w.state = 'done' AND w.finished_at IS NOT NULL
+GROUP BY u.agent_id
+ORDER BY u.agent_id
+`
+
+type AgentLatenciesRow struct {
+	AgentID   uuid.UUID
+	Turns     int64
+	AvgMicros int64
+}
+
+// How long each agent's recent turns took, from the turn being queued to
+// its end: turns are the work items that made model calls (usage rows)
+// since the given time, the agent the one the calls were made for.
+func (q *Queries) AgentLatencies(ctx context.Context, since time.Time) ([]AgentLatenciesRow, error) {
+	rows, err := q.db.Query(ctx, agentLatencies, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AgentLatenciesRow
+	for rows.Next() {
+		var i AgentLatenciesRow
+		if err := rows.Scan(&i.AgentID, &i.Turns, &i.AvgMicros); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const agentLoads = `-- name: AgentLoads :many
 SELECT c.agent_id::uuid AS agent_id,
        count(*)::bigint AS open_work,

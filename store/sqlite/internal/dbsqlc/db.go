@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentGetByNameStmt, err = db.PrepareContext(ctx, agentGetByName); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentGetByName: %w", err)
 	}
+	if q.agentLatenciesStmt, err = db.PrepareContext(ctx, agentLatencies); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentLatencies: %w", err)
+	}
 	if q.agentListVisibleStmt, err = db.PrepareContext(ctx, agentListVisible); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentListVisible: %w", err)
 	}
@@ -197,6 +200,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.entryListStmt, err = db.PrepareContext(ctx, entryList); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryList: %w", err)
+	}
+	if q.entryListInChannelStmt, err = db.PrepareContext(ctx, entryListInChannel); err != nil {
+		return nil, fmt.Errorf("error preparing query EntryListInChannel: %w", err)
 	}
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
@@ -681,6 +687,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing agentGetByNameStmt: %w", cerr)
 		}
 	}
+	if q.agentLatenciesStmt != nil {
+		if cerr := q.agentLatenciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentLatenciesStmt: %w", cerr)
+		}
+	}
 	if q.agentListVisibleStmt != nil {
 		if cerr := q.agentListVisibleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentListVisibleStmt: %w", cerr)
@@ -959,6 +970,11 @@ func (q *Queries) Close() error {
 	if q.entryListStmt != nil {
 		if cerr := q.entryListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entryListStmt: %w", cerr)
+		}
+	}
+	if q.entryListInChannelStmt != nil {
+		if cerr := q.entryListInChannelStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing entryListInChannelStmt: %w", cerr)
 		}
 	}
 	if q.entrySeedForkStmt != nil {
@@ -1782,6 +1798,7 @@ type Queries struct {
 	tx                                *sql.Tx
 	agentDirectoryStmt                *sql.Stmt
 	agentGetByNameStmt                *sql.Stmt
+	agentLatenciesStmt                *sql.Stmt
 	agentListVisibleStmt              *sql.Stmt
 	agentLoadsStmt                    *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
@@ -1838,6 +1855,7 @@ type Queries struct {
 	entryInsertStmt                   *sql.Stmt
 	entryLatestSummaryStmt            *sql.Stmt
 	entryListStmt                     *sql.Stmt
+	entryListInChannelStmt            *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
 	floorAgentSpokeStmt               *sql.Stmt
 	floorGetStmt                      *sql.Stmt
@@ -2002,6 +2020,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                tx,
 		agentDirectoryStmt:                q.agentDirectoryStmt,
 		agentGetByNameStmt:                q.agentGetByNameStmt,
+		agentLatenciesStmt:                q.agentLatenciesStmt,
 		agentListVisibleStmt:              q.agentListVisibleStmt,
 		agentLoadsStmt:                    q.agentLoadsStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
@@ -2058,6 +2077,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryInsertStmt:                   q.entryInsertStmt,
 		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
 		entryListStmt:                     q.entryListStmt,
+		entryListInChannelStmt:            q.entryListInChannelStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
 		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
 		floorGetStmt:                      q.floorGetStmt,
