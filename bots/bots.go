@@ -162,6 +162,14 @@ type Finder interface {
 	FindPosted(ctx context.Context, to Target, key string, since time.Time) ([]MessageRef, error)
 }
 
+// DoneMarker marks the message a turn answered once the turn's reply is
+// delivered (the acknowledgement reaction becomes a done reaction). It is
+// called again when a turn retried after a crash ends, so it must be
+// idempotent.
+type DoneMarker interface {
+	MarkDone(ctx context.Context, to Target, messageID string) error
+}
+
 // StatusSetter shows what the agent is doing (Slack's assistant status,
 // Discord's typing indicator). An empty status clears it.
 type StatusSetter interface {

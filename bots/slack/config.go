@@ -21,6 +21,7 @@ import (
 //	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
+//	  done_reaction: white_check_mark # replaces it once the reply is delivered ("" for none)
 //	  streaming:
 //	    update_interval: 1s      # least time between two updates of a streamed reply
 //	    max_age: 4m              # a reply streamed longer goes on in a new message
@@ -31,13 +32,14 @@ type Config struct {
 	FeedbackButtons *bool
 	HomeTab         *bool
 	AckReaction     *string
+	DoneReaction    *string
 	UpdateInterval  time.Duration
 	MaxAge          time.Duration
 }
 
 // configFields are the slack: block's keys, for the error that names an
 // unknown one.
-var configFields = []string{"allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "streaming"}
+var configFields = []string{"allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "done_reaction", "streaming"}
 
 // ParseConfig reads the slack: block of a switchboard.yaml (raw is the
 // whole file). A missing block is an empty Config. Errors name the field as
@@ -67,12 +69,9 @@ func ParseConfig(raw []byte) (*Config, error) {
 		case "home_tab":
 			return yamlBool(v, where, &c.HomeTab)
 		case "ack_reaction":
-			name := strings.Trim(v.Value, ":")
-			if v.Kind != yaml.ScalarNode || strings.ContainsAny(name, " :") || len(name) > 100 {
-				return fmt.Errorf("%s: %q must be an emoji name such as eyes or white_check_mark, or \"\" for none (line %d)", where, v.Value, v.Line)
-			}
-			c.AckReaction = &name
-			return nil
+			return yamlEmoji(v, where, &c.AckReaction)
+		case "done_reaction":
+			return yamlEmoji(v, where, &c.DoneReaction)
 		case "streaming":
 			return eachKey(v, where, func(k string, f *yaml.Node) error {
 				switch k {
@@ -121,6 +120,16 @@ func eachKey(v *yaml.Node, where string, f func(key string, v *yaml.Node) error,
 	return nil
 }
 
+// yamlEmoji reads a Slack emoji name, with or without its colons.
+func yamlEmoji(v *yaml.Node, where string, into **string) error {
+	name := strings.Trim(v.Value, ":")
+	if v.Kind != yaml.ScalarNode || strings.ContainsAny(name, " :") || len(name) > 100 {
+		return fmt.Errorf("%s: %q must be an emoji name such as eyes or white_check_mark, or \"\" for none (line %d)", where, v.Value, v.Line)
+	}
+	*into = &name
+	return nil
+}
+
 func yamlBool(v *yaml.Node, where string, into **bool) error {
 	var b bool
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
@@ -158,6 +167,9 @@ func (c *Config) Apply(o *Options) {
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction
+	}
+	if c.DoneReaction != nil {
+		o.DoneReaction = *c.DoneReaction
 	}
 	if c.UpdateInterval != 0 {
 		o.StreamUpdateInterval = c.UpdateInterval

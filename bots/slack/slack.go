@@ -132,8 +132,8 @@ type Options struct {
 	// Optional: nil publishes no Home tab.
 	HomeFunc func(ctx context.Context, workspace, userID, dm string) (*Home, error)
 	// AckReaction, when set (an emoji name such as "eyes"), is added to each
-	// message taken up, and replaced by DoneReaction once the reply is
-	// delivered.
+	// message taken up, and replaced by DoneReaction (none when "") once
+	// the reply is delivered (MarkDone).
 	AckReaction  string
 	DoneReaction string
 	// SubmitTimeout bounds a Submit or Act call made while Slack waits for

@@ -480,6 +480,7 @@ func (s *Server) handlers() map[string]handler {
 		"conversations.history":                 s.conversationsHistory,
 		"agents.sessions.setStatus":             s.agentsSessionsSetStatus,
 		"reactions.add":                         s.reactionsAdd,
+		"reactions.remove":                      s.reactionsRemove,
 		"views.publish":                         s.viewsPublish,
 	}
 }
@@ -885,6 +886,22 @@ func (s *Server) reactionsAdd(req request) (map[string]any, string) {
 		return nil, "already_reacted"
 	}
 	s.reactions = append(s.reactions, r)
+	return nil, ""
+}
+
+// reactionsRemove takes the app's reaction off a message; no_reaction when
+// it has none, as Slack answers.
+func (s *Server) reactionsRemove(req request) (map[string]any, string) {
+	p := req.params
+	r := Reaction{Channel: p.Get("channel"), TS: p.Get("timestamp"), Name: p.Get("name")}
+	if r.Channel == "" || r.TS == "" || r.Name == "" {
+		return nil, "invalid_arguments"
+	}
+	i := slices.Index(s.reactions, r)
+	if i < 0 {
+		return nil, "no_reaction"
+	}
+	s.reactions = slices.Delete(s.reactions, i, i+1)
 	return nil, ""
 }
 
