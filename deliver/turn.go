@@ -64,8 +64,8 @@ type turnDelivery struct {
 	queuedAt time.Time
 	// trigger is the seq of the entry the turn answers (0 when unknown).
 	trigger int64
-	bound    []*bound
-	live     map[uuid.UUID]*liveStream // by binding
+	bound   []*bound
+	live    map[uuid.UUID]*liveStream // by binding
 
 	events chan event
 	done   chan struct{}
@@ -82,9 +82,9 @@ func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 		d: d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
 		retry: item.Attempts > 1, queuedAt: item.CreatedAt,
 		trigger: triggerOf(item),
-		live:   map[uuid.UUID]*liveStream{},
-		events: make(chan event, eventBuffer),
-		done:   make(chan struct{}),
+		live:    map[uuid.UUID]*liveStream{},
+		events:  make(chan event, eventBuffer),
+		done:    make(chan struct{}),
 	}
 	go t.loop(ctx)
 	return t, nil
