@@ -77,6 +77,10 @@ type Message struct {
 	// platforms that can show rating buttons do (Slack's feedback_buttons),
 	// and a click comes back as a FeedbackFunc call.
 	Feedback bool
+	// Markdown says Text is standard Markdown a model wrote: platforms
+	// that show Markdown as written do (Slack's markdown block); the others
+	// convert it as they convert any text.
+	Markdown bool
 	// Key is the idempotency key of the post (the entry id it delivers).
 	// Platforms that can make a post idempotent use it (Discord: a nonce
 	// with enforce_nonce) or tag the message with it so it can be found

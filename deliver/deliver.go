@@ -486,7 +486,7 @@ func render(e *store.Entry) (*bots.Message, error) {
 			return nil, err
 		}
 		_, byAgent := e.Author.Agent()
-		return &bots.Message{Text: c.Text, Feedback: byAgent}, nil
+		return &bots.Message{Text: c.Text, Feedback: byAgent, Markdown: byAgent}, nil
 	case store.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {
