@@ -167,6 +167,9 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 				text = "[" + name + "] " + text
 			}
 			add(model.RoleUser, model.Part{Kind: model.PartText, Text: text})
+			for _, p := range fileParts(c.Files) {
+				add(model.RoleUser, p)
+			}
 		case store.EntryAssistant:
 			c, err := Decode[AssistantContent](e)
 			if err != nil {

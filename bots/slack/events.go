@@ -45,6 +45,7 @@ type innerEvent struct {
 	UserTeam        string           `json:"user_team"`
 	SourceTeam      string           `json:"source_team"`
 	AssistantThread *assistantThread `json:"assistant_thread"`
+	Files           []sharedFile     `json:"files"`
 	// Tokens are the user and bot ids whose tokens were revoked
 	// (tokens_revoked).
 	Tokens struct {
@@ -114,6 +115,9 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 	if in == nil {
 		a.log.DebugContext(ctx, "ignoring slack message", "reason", why, "event_id", cb.EventID, "channel", ev.Channel)
 		return nil
+	}
+	if hasFiles(&ev) {
+		in.Files = a.readFiles(ctx, w, ev.Files)
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
 		a.background(func(ctx context.Context) { a.titleThread(ctx, w, in.Channel, in.Thread, in.Text) })

