@@ -227,6 +227,7 @@ func (s suite) bindingTests() []namedTest {
 		{"EnsureFind", s.testBindingEnsure},
 		{"EnsureConcurrent", s.testBindingEnsureConcurrent},
 		{"Advance", s.testBindingAdvance},
+		{"Move", s.testBindingMove},
 		{"Posted", s.testPosted},
 		{"LiveStream", s.testLiveStream},
 	}

@@ -43,3 +43,12 @@ SELECT * FROM live_streams WHERE binding_id = sqlc.arg(binding_id);
 
 -- name: LiveStreamDelete :exec
 DELETE FROM live_streams WHERE binding_id = sqlc.arg(binding_id);
+
+-- name: BindingMove :one
+-- An edit forked the conversation: the place now shows the fork, whose
+-- entries up to delivered_seq are already there.
+UPDATE bindings
+SET conversation_id = sqlc.arg(conversation_id), delivered_seq = sqlc.arg(delivered_seq),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;

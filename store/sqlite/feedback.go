@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/sqlite/internal/dbsqlc"
+)
+
+// Ratings of replies counted, and bindings moved to a fork.
+
+func (q *queries) FeedbackSummary(ctx context.Context, p *store.FeedbackSummaryParams) ([]*store.FeedbackTotal, error) {
+	rows, err := q.read().FeedbackSummary(ctx, dbsqlc.FeedbackSummaryParams{
+		GroupBy: string(p.By), Since: micros(p.Since), MaxRows: int64(p.Limit),
+	})
+	out, err := all(rows, err, func(r dbsqlc.FeedbackSummaryRow) *store.FeedbackTotal {
+		t := store.FeedbackTotal(r)
+		return &t
+	})
+	if err != nil {
+		return nil, wrap(err, "counting feedback by %s", p.By)
+	}
+	return out, nil
+}
+
+func (q *queries) BindingMove(ctx context.Context, p *store.BindingMoveParams) (*store.Binding, error) {
+	r, err := write(ctx, q, func(t *queries) (dbsqlc.Binding, error) {
+		return t.tx.BindingMove(ctx, dbsqlc.BindingMoveParams{
+			ID: p.ID, ConversationID: p.ConversationID, DeliveredSeq: p.DeliveredSeq, Now: micros(p.Now),
+		})
+	})
+	if err != nil {
+		return nil, wrap(err, "moving binding %s to conversation %s", p.ID, p.ConversationID)
+	}
+	return binding(r), nil
+}
