@@ -123,3 +123,64 @@ func lastUserMedia(t *testing.T, r modeltest.Request) (map[string]any, string) {
 	}
 	return image, strings.Join(text, "\n")
 }
+
+// TestSlackEditForksAndDeleteMarks: alice edits the message the agent
+// answered. The conversation forks at that message with the new text, the
+// DM now shows the fork, and the agent answers the new text there; the old
+// branch keeps the old exchange. An edit that changes nothing (Slack sends
+// one for a link preview) does nothing. A deleted message is marked in the
+// log, never removed, and the model is told.
+func TestSlackEditForksAndDeleteMarks(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSlack(t, db(t), envOptions{})
+		const dm, ts = "D0EDIT", "1700000700.000100"
+		e.mustPost(newEvent("EvEd1", directMessage(dm, ts, alice, "what is two plus two")))
+		e.waitReply(dm, fallbackReply("what is two plus two"))
+		e.waitIdle()
+		before := e.conversation(dm, "")
+
+		edit := func(text string) map[string]any {
+			return map[string]any{"type": "message", "subtype": "message_changed", "channel": dm, "channel_type": "im", "hidden": true,
+				"ts": "1700000701.000100", "event_ts": "1700000701.000100",
+				"message":          map[string]any{"type": "message", "user": alice, "text": text, "ts": ts, "edited": map[string]any{"user": alice, "ts": "1700000701.000000"}},
+				"previous_message": map[string]any{"type": "message", "user": alice, "text": "what is two plus two", "ts": ts}}
+		}
+		e.mustPost(newEvent("EvEd2", edit("what is two plus two")))
+		e.waitIdle()
+		if c := e.conversation(dm, ""); c.ID != before.ID {
+			t.Fatalf("an edit that changed nothing moved the DM to %s", c.ID)
+		}
+
+		e.mustPost(newEvent("EvEd3", edit("what is three plus three")))
+		e.waitReply(dm, fallbackReply("what is three plus three"))
+		e.waitIdle()
+		fork := e.conversation(dm, "")
+		if fork.ID == before.ID || fork.ParentID == nil || *fork.ParentID != before.ID || fork.ForkSeq == nil || *fork.ForkSeq != 1 {
+			t.Fatalf("the DM's conversation after the edit %+v, want a fork of %s at seq 1", fork, before.ID)
+		}
+		e.checkOneReply(fork.ID, "what is three plus three", fallbackReply("what is three plus three"))
+		e.checkOneReply(before.ID, "what is two plus two", fallbackReply("what is two plus two"))
+		if n := len(e.botMessages(dm)); n != 2 {
+			t.Fatalf("%d bot messages in the DM, want the first answer and the answer to the edit", n)
+		}
+
+		// A follow-up goes to the fork; deleting it marks it.
+		const ts2 = "1700000702.000100"
+		e.mustPost(newEvent("EvEd4", directMessage(dm, ts2, alice, "thanks")))
+		e.waitReply(dm, fallbackReply("thanks"))
+		e.waitIdle()
+		e.mustPost(newEvent("EvEd5", map[string]any{"type": "message", "subtype": "message_deleted", "channel": dm, "channel_type": "im", "hidden": true,
+			"ts": "1700000703.000100", "deleted_ts": ts2, "event_ts": "1700000703.000100",
+			"previous_message": map[string]any{"type": "message", "user": alice, "text": "thanks", "ts": ts2}}))
+		var marks []*store.Entry
+		poll(t, "the deletion marked", func() (bool, string) {
+			marks = e.entries(fork.ID, store.EntryDeleted)
+			return len(marks) == 1, fmt.Sprint(len(marks))
+		})
+		c := decode[core.DeletedContent](t, marks[0])
+		users := e.entries(fork.ID, store.EntryUser)
+		if c.MessageID != ts2 || c.UserID != alice || len(users) != 2 || c.EntryID != users[1].ID {
+			t.Fatalf("deleted mark %+v and %d user entries; want the mark on alice's second message, which stays", c, len(users))
+		}
+	})
+}
