@@ -166,6 +166,14 @@ type Finder interface {
 	FindPosted(ctx context.Context, to Target, key string, since time.Time) ([]MessageRef, error)
 }
 
+// ThreadStarter is a platform where a posted message starts a thread that
+// replies join (Slack: the thread is the message's ts). A scheduled run's
+// place becomes the thread under its first post, so that a reply there
+// reaches the run's conversation without a mention.
+type ThreadStarter interface {
+	ThreadOf(ref MessageRef) (channel, thread string)
+}
+
 // DoneMarker marks the message a turn answered once the turn's reply is
 // delivered (the acknowledgement reaction becomes a done reaction). It is
 // called again when a turn retried after a crash ends, so it must be

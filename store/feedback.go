@@ -45,3 +45,11 @@ type BindingMoveParams struct {
 	DeliveredSeq int64
 	Now          time.Time
 }
+
+// BindingRelocateParams gives a binding another place on the same platform
+// (a routine run's place becomes the thread under its first post).
+type BindingRelocateParams struct {
+	ID    uuid.UUID
+	Place Place
+	Now   time.Time
+}

@@ -36,3 +36,13 @@ func (q checked) BindingMove(ctx context.Context, p *BindingMoveParams) (*Bindin
 	}
 	return q.Queries.BindingMove(ctx, p)
 }
+
+func (q checked) BindingRelocate(ctx context.Context, p *BindingRelocateParams) (*Binding, error) {
+	if p == nil {
+		return nil, invalidf("relocating a binding: params are nil")
+	}
+	if err := p.Place.Validate(); err != nil {
+		return nil, fmt.Errorf("relocating binding %s: %w", p.ID, err)
+	}
+	return q.Queries.BindingRelocate(ctx, p)
+}

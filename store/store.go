@@ -734,6 +734,10 @@ type Queries interface {
 	// an edit) with the cursor set to p.DeliveredSeq; ErrNotFound when
 	// there is no such binding.
 	BindingMove(ctx context.Context, p *BindingMoveParams) (*Binding, error)
+	// BindingRelocate gives a binding another place (its channel and
+	// thread; the platform and workspace stay); ErrConflict when that place
+	// is bound already, ErrNotFound when there is no such binding.
+	BindingRelocate(ctx context.Context, p *BindingRelocateParams) (*Binding, error)
 	// PostedRecord records the messages an entry became; recording the same
 	// (binding, entry) again replaces the message ids.
 	PostedRecord(ctx context.Context, p *Posted) error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -50,4 +51,10 @@ func (a *Adapter) handleEdit(ctx context.Context, w *workspace, cb *callback, ev
 	a.log.DebugContext(ctx, "slack edit submitted", "subtype", ev.Subtype, "event_id", cb.EventID,
 		"ignored", res.Ignored, "duplicate", res.Duplicate, "conversation_id", res.ConversationID)
 	return nil
+}
+
+// ThreadOf implements bots.ThreadStarter: on Slack any message starts a
+// thread whose thread_ts is the message's ts.
+func (a *Adapter) ThreadOf(ref bots.MessageRef) (channel, thread string) {
+	return ref.Channel, ref.ID
 }

@@ -7,13 +7,16 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
+	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -181,6 +184,56 @@ func TestSlackEditForksAndDeleteMarks(t *testing.T) {
 		users := e.entries(fork.ID, store.EntryUser)
 		if c.MessageID != ts2 || c.UserID != alice || len(users) != 2 || c.EntryID != users[1].ID {
 			t.Fatalf("deleted mark %+v and %d user entries; want the mark on alice's second message, which stays", c, len(users))
+		}
+	})
+}
+
+// TestSlackReplyUnderRoutinePost: a routine posts in a channel; alice
+// answers in the thread under that post without mentioning the bot, and
+// the agent answers her there, in the run's conversation.
+func TestSlackReplyUnderRoutinePost(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		ctx := context.Background()
+		e := startSlack(t, db(t), envOptions{})
+		const ch = "C0ROUTINE"
+		e.mustPost(newEvent("EvRt1", mention(ch, "1700000800.000100", "", alice, "!routine add digest every 1h -- post the digest")))
+		e.waitReply(ch, "digest")
+		e.waitIdle()
+		routines, err := e.app.Scheduler.List(ctx, e.app.Service.Agents().Default().Name, store.ScheduleRoutine)
+		if err != nil || len(routines) != 1 {
+			t.Fatalf("routines after !routine add: %+v, %v; want one", routines, err)
+		}
+		now := time.Now()
+		if _, err := e.store.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: routines[0].ID, NextRunAt: &now}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.botMessages(ch))
+		if n, err := e.app.Scheduler.Tick(ctx); err != nil || n != 1 {
+			t.Fatalf("firing the routine: fired %d, %v; want 1", n, err)
+		}
+		var post slacktest.Message
+		poll(t, "the routine's post", func() (bool, string) {
+			msgs := e.botMessages(ch)
+			if len(msgs) <= before || msgs[len(msgs)-1].Streaming {
+				return false, fmt.Sprintf("%+v", msgs)
+			}
+			post = msgs[len(msgs)-1]
+			return post.ThreadTS == "", fmt.Sprintf("%+v", post)
+		})
+		e.waitIdle()
+		runConv := e.conversation(ch, post.TS) // the run is bound to the thread under its post
+
+		const reply = "and what about yesterday"
+		e.mustPost(newEvent("EvRt2", map[string]any{"type": "message", "channel_type": "channel", "user": alice, "text": reply,
+			"ts": "1700000801.000100", "thread_ts": post.TS, "channel": ch, "team": e2eTeam, "event_ts": "1700000801.000100"}))
+		answer := e.waitReply(ch, fallbackReply(reply))
+		e.waitIdle()
+		if answer.ThreadTS != post.TS {
+			t.Fatalf("the answer is in thread %q, want under the routine's post %s", answer.ThreadTS, post.TS)
+		}
+		users := e.entries(runConv.ID, store.EntryUser)
+		if c := decode[core.UserContent](t, users[len(users)-1]); c.Text != reply {
+			t.Fatalf("the run's last user entry says %q, want alice's reply", c.Text)
 		}
 	})
 }

@@ -36,3 +36,14 @@ func (q *queries) BindingMove(ctx context.Context, p *store.BindingMoveParams) (
 	}
 	return binding(&row), nil
 }
+
+func (q *queries) BindingRelocate(ctx context.Context, p *store.BindingRelocateParams) (*store.Binding, error) {
+	channel, thread := p.Place.Columns()
+	row, err := call(ctx, q, (*dbsqlc.Queries).BindingRelocate, &dbsqlc.BindingRelocateParams{
+		ID: p.ID, Channel: channel, Thread: thread, Now: ts(p.Now),
+	})
+	if err != nil {
+		return nil, wrap(err, "relocating binding %s to %s", p.ID, p.Place)
+	}
+	return binding(&row), nil
+}

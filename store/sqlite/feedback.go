@@ -34,3 +34,14 @@ func (q *queries) BindingMove(ctx context.Context, p *store.BindingMoveParams) (
 	}
 	return binding(r), nil
 }
+
+func (q *queries) BindingRelocate(ctx context.Context, p *store.BindingRelocateParams) (*store.Binding, error) {
+	channel, thread := p.Place.Columns()
+	r, err := write(ctx, q, func(t *queries) (dbsqlc.Binding, error) {
+		return t.tx.BindingRelocate(ctx, dbsqlc.BindingRelocateParams{ID: p.ID, Channel: channel, Thread: thread, Now: micros(p.Now)})
+	})
+	if err != nil {
+		return nil, wrap(err, "relocating binding %s to %s", p.ID, p.Place)
+	}
+	return binding(r), nil
+}

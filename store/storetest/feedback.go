@@ -87,3 +87,29 @@ func (s suite) testBindingMove(t *testing.T) {
 	_, err = st.BindingMove(ctx, &store.BindingMoveParams{ID: uuid.New(), ConversationID: fork.ID, Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "moving an unknown binding")
 }
+
+// testBindingRelocate moves a run's binding to the thread under its post:
+// the thread finds the run's conversation, the run's own place no longer
+// does, and a place bound already is ErrConflict.
+func (s suite) testBindingRelocate(t *testing.T) {
+	st := s.newStore(t)
+	ctx, clk := ctxFor(t), newClock()
+	p := ensureParams(clk, "C1", "")
+	p.Place.Run = "run-1"
+	run, err := st.BindingEnsure(ctx, p)
+	noErr(t, err, "ensuring a run's binding")
+	thread := store.Place{Platform: "slack", Workspace: "T1", Channel: "C1", Thread: "1700.1"}
+	moved, err := st.BindingRelocate(ctx, &store.BindingRelocateParams{ID: run.Binding.ID, Place: thread, Now: clk.Advance(time.Second)})
+	noErr(t, err, "relocating the run's binding")
+	deepEq(t, moved.Place, thread, "the relocated binding's place")
+	found, err := st.BindingFind(ctx, &store.BindingFindParams{Place: thread})
+	noErr(t, err, "finding the thread")
+	eq(t, found.ConversationID, run.Binding.ConversationID, "the thread's conversation (the run's)")
+	_, err = st.BindingFind(ctx, &store.BindingFindParams{Place: p.Place})
+	errIs(t, err, store.ErrNotFound, "finding the run's old place")
+
+	other, err := st.BindingEnsure(ctx, ensureParams(clk, "C1", "1800.1"))
+	noErr(t, err, "ensuring another binding")
+	_, err = st.BindingRelocate(ctx, &store.BindingRelocateParams{ID: other.Binding.ID, Place: thread, Now: clk.Now()})
+	errIs(t, err, store.ErrConflict, "relocating onto a bound place")
+}

@@ -228,6 +228,7 @@ func (s suite) bindingTests() []namedTest {
 		{"EnsureConcurrent", s.testBindingEnsureConcurrent},
 		{"Advance", s.testBindingAdvance},
 		{"Move", s.testBindingMove},
+		{"Relocate", s.testBindingRelocate},
 		{"Posted", s.testPosted},
 		{"LiveStream", s.testLiveStream},
 	}

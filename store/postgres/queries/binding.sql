@@ -66,3 +66,11 @@ UPDATE bindings
 SET conversation_id = @conversation_id, delivered_seq = @delivered_seq::bigint, updated_at = @now::timestamptz
 WHERE id = @id
 RETURNING *;
+
+-- name: BindingRelocate :one
+-- A routine run's place becomes the thread under its first post, so a reply
+-- there reaches the run's conversation.
+UPDATE bindings
+SET channel = @channel, thread = @thread, updated_at = @now::timestamptz
+WHERE id = @id
+RETURNING *;

@@ -52,3 +52,11 @@ SET conversation_id = sqlc.arg(conversation_id), delivered_seq = sqlc.arg(delive
     updated_at = CAST(sqlc.arg(now) AS INTEGER)
 WHERE id = sqlc.arg(id)
 RETURNING *;
+
+-- name: BindingRelocate :one
+-- A routine run's place becomes the thread under its first post, so a reply
+-- there reaches the run's conversation.
+UPDATE bindings
+SET channel = sqlc.arg(channel), thread = sqlc.arg(thread), updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -108,6 +108,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.bindingMoveStmt, err = db.PrepareContext(ctx, bindingMove); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingMove: %w", err)
 	}
+	if q.bindingRelocateStmt, err = db.PrepareContext(ctx, bindingRelocate); err != nil {
+		return nil, fmt.Errorf("error preparing query BindingRelocate: %w", err)
+	}
 	if q.connectionDeleteStmt, err = db.PrepareContext(ctx, connectionDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ConnectionDelete: %w", err)
 	}
@@ -770,6 +773,11 @@ func (q *Queries) Close() error {
 	if q.bindingMoveStmt != nil {
 		if cerr := q.bindingMoveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bindingMoveStmt: %w", cerr)
+		}
+	}
+	if q.bindingRelocateStmt != nil {
+		if cerr := q.bindingRelocateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bindingRelocateStmt: %w", cerr)
 		}
 	}
 	if q.connectionDeleteStmt != nil {
@@ -1704,6 +1712,7 @@ type Queries struct {
 	bindingInsertStmt                 *sql.Stmt
 	bindingListByConversationStmt     *sql.Stmt
 	bindingMoveStmt                   *sql.Stmt
+	bindingRelocateStmt               *sql.Stmt
 	connectionDeleteStmt              *sql.Stmt
 	connectionFindStmt                *sql.Stmt
 	connectionGetStmt                 *sql.Stmt
@@ -1911,6 +1920,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		bindingInsertStmt:                 q.bindingInsertStmt,
 		bindingListByConversationStmt:     q.bindingListByConversationStmt,
 		bindingMoveStmt:                   q.bindingMoveStmt,
+		bindingRelocateStmt:               q.bindingRelocateStmt,
 		connectionDeleteStmt:              q.connectionDeleteStmt,
 		connectionFindStmt:                q.connectionFindStmt,
 		connectionGetStmt:                 q.connectionGetStmt,
