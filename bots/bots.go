@@ -77,6 +77,10 @@ type Message struct {
 	// platforms that can show rating buttons do (Slack's feedback_buttons),
 	// and a click comes back as a FeedbackFunc call.
 	Feedback bool
+	// Markdown says Text is standard Markdown a model wrote: platforms
+	// that show Markdown as written do (Slack's markdown block); the others
+	// convert it as they convert any text.
+	Markdown bool
 	// Key is the idempotency key of the post (the entry id it delivers).
 	// Platforms that can make a post idempotent use it (Discord: a nonce
 	// with enforce_nonce) or tag the message with it so it can be found
@@ -167,6 +171,22 @@ type StreamFinder interface {
 // It returns no refs, and no error, when the post never arrived.
 type Finder interface {
 	FindPosted(ctx context.Context, to Target, key string, since time.Time) ([]MessageRef, error)
+}
+
+// ThreadStarter is a platform where a posted message starts a thread that
+// replies join (Slack: the thread is the message's ts). A scheduled run's
+// place becomes the thread under its first post, so that a reply there
+// reaches the run's conversation without a mention.
+type ThreadStarter interface {
+	ThreadOf(ref MessageRef) (channel, thread string)
+}
+
+// DoneMarker marks the message a turn answered once the turn's reply is
+// delivered (the acknowledgement reaction becomes a done reaction). It is
+// called again when a turn retried after a crash ends, so it must be
+// idempotent.
+type DoneMarker interface {
+	MarkDone(ctx context.Context, to Target, messageID string) error
 }
 
 // StatusSetter shows what the agent is doing (Slack's assistant status,

@@ -23,6 +23,21 @@ type UserContent struct {
 	// Workspace is the Slack team or Discord guild: with Platform and
 	// UserID it names the person (see IdentityOf).
 	Workspace string `json:"workspace,omitempty"`
+	// Files are the files shared with the message. They are kept in the
+	// log, bytes and all, so that a restart, a retried turn or a fork
+	// shows the model the same message.
+	Files []UserFile `json:"files,omitempty"`
+}
+
+// UserFile is a file a person shared with a message. With Data it reaches
+// the model (an image as an image, a PDF as a document, text as text);
+// without, it is listed by name with Note, the reason it was left out.
+type UserFile struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	Data     []byte `json:"data,omitempty"` // base64 in JSON
+	Note     string `json:"note,omitempty"`
 }
 
 // AssistantContent is the agent's text, with the reasoning blocks that

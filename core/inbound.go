@@ -28,9 +28,12 @@ type Inbound struct {
 	UserName      string
 	Text          string
 	IsDM          bool
-	Mentioned     bool   // the bot was mentioned by name
-	Agent         string // the agent addressed, when the platform knows ("" for the default)
-	At            time.Time
+	Mentioned     bool // the bot was mentioned by name
+	// Files are the files shared with the message, read by the platform
+	// adapter within its limits (see UserFile).
+	Files []UserFile `json:",omitempty"`
+	Agent string     // the agent addressed, when the platform knows ("" for the default)
+	At    time.Time
 	// TimeZone is the person's time zone, filled in by core from their
 	// profile before a command runs ("" when unknown).
 	TimeZone string `json:",omitempty"`

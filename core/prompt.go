@@ -167,6 +167,9 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 				text = "[" + name + "] " + text
 			}
 			add(model.RoleUser, model.Part{Kind: model.PartText, Text: text})
+			for _, p := range fileParts(c.Files) {
+				add(model.RoleUser, p)
+			}
 		case store.EntryAssistant:
 			c, err := Decode[AssistantContent](e)
 			if err != nil {
@@ -262,6 +265,13 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			if text := sideThreadNote(c); text != "" {
 				add(model.RoleUser, model.Part{Kind: model.PartText, Text: "[system] " + text})
 			}
+		case store.EntryDeleted:
+			// The message stays in the log; the model learns it was taken back.
+			c, err := Decode[DeletedContent](e)
+			if err != nil {
+				return nil, err
+			}
+			add(model.RoleUser, model.Part{Kind: model.PartText, Text: fmt.Sprintf("[system] The person deleted their message above (log seq %d); treat it as withdrawn.", c.Seq)})
 		}
 	}
 	// Providers require the results' order to match the calls' and each

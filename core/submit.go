@@ -45,7 +45,7 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if in == nil || in.Platform == "" || in.Channel == "" {
 		return nil, invalid("inbound needs a platform and a channel")
 	}
-	if strings.TrimSpace(in.Text) == "" {
+	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return &SubmitResult{Ignored: true}, nil
 	}
 	if s.opts.Gate != nil {
@@ -192,7 +192,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 }
 
 func userContent(in *Inbound) UserContent {
-	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID, Workspace: in.Workspace}
+	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID, Workspace: in.Workspace, Files: in.Files}
 }
 
 // CommandPrefix starts a command typed to the bot ("!remind in 2h -- call

@@ -318,7 +318,35 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 	if err != nil {
 		return fmt.Errorf("posting %s to %s: %w", id, b.b.Place.Platform, err)
 	}
-	return d.record(ctx, b, id, refs, stream != nil)
+	if err := d.record(ctx, b, id, refs, stream != nil); err != nil {
+		return err
+	}
+	d.anchorRun(ctx, b, refs)
+	return nil
+}
+
+// anchorRun makes a scheduled run's place the thread under the run's first
+// post, where the platform threads replies under a message: a reply there
+// then reaches the run's conversation (core finds the thread bound) and the
+// agent answers it without a mention, in the thread. A failure only leaves
+// the run where it was.
+func (d *Deliverer) anchorRun(ctx context.Context, b *bound, refs []bots.MessageRef) {
+	p := b.b.Place
+	ts, ok := b.ad.(bots.ThreadStarter)
+	if !ok || p.Run == "" || p.Thread != "" || len(refs) == 0 {
+		return
+	}
+	channel, thread := ts.ThreadOf(refs[0])
+	if channel == "" || thread == "" {
+		return
+	}
+	to := store.Place{Platform: p.Platform, Workspace: p.Workspace, Channel: channel, Thread: thread}
+	moved, err := d.st.BindingRelocate(ctx, &store.BindingRelocateParams{ID: b.b.ID, Place: to, Now: d.opts.Now()})
+	if err != nil {
+		d.log.WarnContext(ctx, "binding a run to the thread under its post", "binding_id", b.b.ID, "place", to.String(), "error", err)
+		return
+	}
+	b.b, b.to = moved, targetOf(moved)
 }
 
 // streamToFinish is the live stream an entry replaces: the running turn's,
@@ -491,7 +519,7 @@ func render(e *store.Entry) (*bots.Message, error) {
 			return nil, err
 		}
 		_, byAgent := e.Author.Agent()
-		return &bots.Message{Text: c.Text, Feedback: byAgent}, nil
+		return &bots.Message{Text: c.Text, Feedback: byAgent, Markdown: byAgent}, nil
 	case store.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {

@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,8 +62,10 @@ type turnDelivery struct {
 	// to another turn.
 	retry    bool
 	queuedAt time.Time
-	bound    []*bound
-	live     map[uuid.UUID]*liveStream // by binding
+	// trigger is the seq of the entry the turn answers (0 when unknown).
+	trigger int64
+	bound   []*bound
+	live    map[uuid.UUID]*liveStream // by binding
 
 	events chan event
 	done   chan struct{}
@@ -78,9 +81,10 @@ func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 	t := &turnDelivery{
 		d: d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
 		retry: item.Attempts > 1, queuedAt: item.CreatedAt,
-		live:   map[uuid.UUID]*liveStream{},
-		events: make(chan event, eventBuffer),
-		done:   make(chan struct{}),
+		trigger: triggerOf(item),
+		live:    map[uuid.UUID]*liveStream{},
+		events:  make(chan event, eventBuffer),
+		done:    make(chan struct{}),
 	}
 	go t.loop(ctx)
 	return t, nil
@@ -392,5 +396,54 @@ func (t *turnDelivery) close(ctx context.Context, interrupted bool) error {
 		}
 	}
 	t.status(ctx, "")
+	if err == nil {
+		t.markDone(ctx)
+	}
 	return err
+}
+
+// triggerOf is the seq of the message a turn item answers, or 0.
+func triggerOf(item *store.WorkItem) int64 {
+	if item.Kind != core.WorkTurn {
+		return 0
+	}
+	var args core.TurnArgs
+	if json.Unmarshal(item.Payload, &args) != nil || args.Reason != "message" {
+		return 0
+	}
+	return args.TriggerSeq
+}
+
+// markDone tells each platform that can show it that the message the turn
+// answered has its reply (Slack and Discord swap the acknowledgement
+// reaction for the done one). A failure only loses the mark.
+func (t *turnDelivery) markDone(ctx context.Context) {
+	if t.trigger < 1 {
+		return
+	}
+	var markers []*bound
+	for _, b := range t.bound {
+		if _, ok := b.ad.(bots.DoneMarker); ok {
+			markers = append(markers, b)
+		}
+	}
+	if len(markers) == 0 {
+		return
+	}
+	es, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, AfterSeq: t.trigger - 1, UpToSeq: t.trigger, Limit: 1})
+	if err != nil || len(es) == 0 || es[0].Kind != store.EntryUser {
+		return
+	}
+	c, err := core.Decode[core.UserContent](es[0])
+	if err != nil || c.MessageID == "" {
+		return
+	}
+	for _, b := range markers {
+		if c.Platform != "" && c.Platform != b.b.Place.Platform {
+			continue
+		}
+		if err := b.ad.(bots.DoneMarker).MarkDone(ctx, b.to, c.MessageID); err != nil {
+			t.d.log.WarnContext(ctx, "marking the message answered", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+		}
+	}
 }

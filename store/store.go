@@ -62,6 +62,9 @@ const (
 	// EntryFeedback is a person's rating of a reply (feedback buttons):
 	// kept for the record and counted, never sent to a model.
 	EntryFeedback EntryKind = "feedback"
+	// EntryDeleted marks that a person deleted a message on the platform;
+	// the message's entry stays in the log.
+	EntryDeleted EntryKind = "deleted"
 )
 
 // Valid reports whether k is one of the known kinds. The store's rules
@@ -70,7 +73,8 @@ const (
 func (k EntryKind) Valid() bool {
 	switch k {
 	case EntryUser, EntryAssistant, EntryToolCall, EntryToolResult, EntryCard,
-		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread, EntryFeedback:
+		EntryAction, EntrySystem, EntryError, EntrySummary, EntrySideThread, EntryFeedback,
+		EntryDeleted:
 		return true
 	}
 	return false
@@ -737,6 +741,14 @@ type Queries interface {
 	BindingListByConversation(ctx context.Context, conversationID uuid.UUID) ([]*Binding, error)
 	// BindingAdvance moves the delivered cursor forward; a lower seq is a no-op.
 	BindingAdvance(ctx context.Context, p *BindingAdvanceParams) (*Binding, error)
+	// BindingMove points a binding at another conversation (a fork made by
+	// an edit) with the cursor set to p.DeliveredSeq; ErrNotFound when
+	// there is no such binding.
+	BindingMove(ctx context.Context, p *BindingMoveParams) (*Binding, error)
+	// BindingRelocate gives a binding another place (its channel and
+	// thread; the platform and workspace stay); ErrConflict when that place
+	// is bound already, ErrNotFound when there is no such binding.
+	BindingRelocate(ctx context.Context, p *BindingRelocateParams) (*Binding, error)
 	// PostedRecord records the messages an entry became; recording the same
 	// (binding, entry) again replaces the message ids.
 	PostedRecord(ctx context.Context, p *Posted) error
@@ -782,6 +794,7 @@ type Queries interface {
 
 	ScheduleQueries
 	UsageQueries
+	FeedbackQueries
 	SlackInstallationQueries
 	GrantQueries
 	KeyQueries

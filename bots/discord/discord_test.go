@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -196,7 +197,7 @@ func TestInboundNormalisation(t *testing.T) {
 		in := fc.waitInbound(t, got)
 		want := *tc.want
 		want.Platform, want.EventID, want.MessageID, want.At = "discord", m.ID, m.ID, in.At
-		if in != want {
+		if !reflect.DeepEqual(in, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, in, want)
 		}
 		if in.At.IsZero() {
@@ -710,7 +711,7 @@ func TestSlashCommands(t *testing.T) {
 			MessageID: orig.OriginalID, UserID: alice.ID, UserName: "alice", Text: "What changed today?",
 			Mentioned: true, Agent: "analyst", At: got.At,
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("inbound:\n got %+v\nwant %+v", got, want)
 		}
 		if m := fake.Message(orig.OriginalID); !strings.Contains(m.Content, "> What changed today?") {
@@ -774,7 +775,7 @@ func TestRemindCommand(t *testing.T) {
 			Platform: "discord", EventID: in.ID, Workspace: discordtest.DefaultGuildID, Channel: chanGeneral,
 			UserID: alice.ID, UserName: "alice", Text: "/remind", Mentioned: true, At: got.in.At,
 		}
-		if got.in != wantIn {
+		if !reflect.DeepEqual(got.in, wantIn) {
 			t.Errorf("inbound:\n got %+v\nwant %+v", got.in, wantIn)
 		}
 	}

@@ -21,6 +21,10 @@ import (
 //	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
+//	  done_reaction: white_check_mark # replaces it once the reply is delivered ("" for none)
+//	  files:
+//	    max_bytes: 5242880       # largest shared file read for the model (default 5 MB)
+//	    max_count: 5             # files read per message; 0 reads none
 //	  streaming:
 //	    update_interval: 1s      # least time between two updates of a streamed reply
 //	    max_age: 4m              # a reply streamed longer goes on in a new message
@@ -31,13 +35,16 @@ type Config struct {
 	FeedbackButtons *bool
 	HomeTab         *bool
 	AckReaction     *string
+	DoneReaction    *string
 	UpdateInterval  time.Duration
 	MaxAge          time.Duration
+	FileMaxBytes    *int64
+	FileMaxCount    *int
 }
 
 // configFields are the slack: block's keys, for the error that names an
 // unknown one.
-var configFields = []string{"allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "streaming"}
+var configFields = []string{"allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "done_reaction", "files", "streaming"}
 
 // ParseConfig reads the slack: block of a switchboard.yaml (raw is the
 // whole file). A missing block is an empty Config. Errors name the field as
@@ -67,12 +74,29 @@ func ParseConfig(raw []byte) (*Config, error) {
 		case "home_tab":
 			return yamlBool(v, where, &c.HomeTab)
 		case "ack_reaction":
-			name := strings.Trim(v.Value, ":")
-			if v.Kind != yaml.ScalarNode || strings.ContainsAny(name, " :") || len(name) > 100 {
-				return fmt.Errorf("%s: %q must be an emoji name such as eyes or white_check_mark, or \"\" for none (line %d)", where, v.Value, v.Line)
-			}
-			c.AckReaction = &name
-			return nil
+			return yamlEmoji(v, where, &c.AckReaction)
+		case "done_reaction":
+			return yamlEmoji(v, where, &c.DoneReaction)
+		case "files":
+			return eachKey(v, where, func(k string, f *yaml.Node) error {
+				if k != "max_bytes" && k != "max_count" {
+					return fmt.Errorf("%s.%s: unknown field (known: max_bytes, max_count) (line %d)", where, k, f.Line)
+				}
+				var n int64
+				if f.Kind != yaml.ScalarNode || f.Tag != "!!int" || f.Decode(&n) != nil || n < 0 {
+					return fmt.Errorf("%s.%s: %q must be a whole number of at least 0 (line %d)", where, k, f.Value, f.Line)
+				}
+				if k == "max_bytes" {
+					if n < 1 {
+						return fmt.Errorf("%s.%s: must be at least 1 (line %d)", where, k, f.Line)
+					}
+					c.FileMaxBytes = &n
+					return nil
+				}
+				m := int(n)
+				c.FileMaxCount = &m
+				return nil
+			})
 		case "streaming":
 			return eachKey(v, where, func(k string, f *yaml.Node) error {
 				switch k {
@@ -121,6 +145,16 @@ func eachKey(v *yaml.Node, where string, f func(key string, v *yaml.Node) error,
 	return nil
 }
 
+// yamlEmoji reads a Slack emoji name, with or without its colons.
+func yamlEmoji(v *yaml.Node, where string, into **string) error {
+	name := strings.Trim(v.Value, ":")
+	if v.Kind != yaml.ScalarNode || strings.ContainsAny(name, " :") || len(name) > 100 {
+		return fmt.Errorf("%s: %q must be an emoji name such as eyes or white_check_mark, or \"\" for none (line %d)", where, v.Value, v.Line)
+	}
+	*into = &name
+	return nil
+}
+
 func yamlBool(v *yaml.Node, where string, into **bool) error {
 	var b bool
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
@@ -158,6 +192,18 @@ func (c *Config) Apply(o *Options) {
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction
+	}
+	if c.DoneReaction != nil {
+		o.DoneReaction = *c.DoneReaction
+	}
+	if c.FileMaxBytes != nil {
+		o.FileMaxBytes = *c.FileMaxBytes
+	}
+	if c.FileMaxCount != nil {
+		o.FileMaxCount = *c.FileMaxCount
+		if *c.FileMaxCount == 0 {
+			o.FileMaxCount = -1
+		}
 	}
 	if c.UpdateInterval != 0 {
 		o.StreamUpdateInterval = c.UpdateInterval

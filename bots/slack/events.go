@@ -45,12 +45,29 @@ type innerEvent struct {
 	UserTeam        string           `json:"user_team"`
 	SourceTeam      string           `json:"source_team"`
 	AssistantThread *assistantThread `json:"assistant_thread"`
+	Files           []sharedFile     `json:"files"`
+	// Message and PreviousMessage are the message as edited and as it was
+	// (message_changed); DeletedTS is the deleted message's ts
+	// (message_deleted, which carries PreviousMessage too).
+	Message         *editedMessage `json:"message"`
+	PreviousMessage *editedMessage `json:"previous_message"`
+	DeletedTS       string         `json:"deleted_ts"`
 	// Tokens are the user and bot ids whose tokens were revoked
 	// (tokens_revoked).
 	Tokens struct {
 		OAuth []string `json:"oauth"`
 		Bot   []string `json:"bot"`
 	} `json:"tokens"`
+}
+
+// editedMessage is the message inside a message_changed or
+// message_deleted event.
+type editedMessage struct {
+	User     string `json:"user"`
+	BotID    string `json:"bot_id"`
+	Text     string `json:"text"`
+	TS       string `json:"ts"`
+	ThreadTS string `json:"thread_ts"`
 }
 
 type assistantThread struct {
@@ -110,10 +127,16 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		a.log.DebugContext(ctx, "ignoring slack event", "type", ev.Type, "event_id", cb.EventID)
 		return nil
 	}
+	if ev.Type == "message" && (ev.Subtype == "message_changed" || ev.Subtype == "message_deleted") {
+		return a.handleEdit(ctx, w, cb, &ev)
+	}
 	in, why := a.normalise(&w.me, cb, &ev)
 	if in == nil {
 		a.log.DebugContext(ctx, "ignoring slack message", "reason", why, "event_id", cb.EventID, "channel", ev.Channel)
 		return nil
+	}
+	if hasFiles(&ev) {
+		in.Files = a.readFiles(ctx, w, ev.Files)
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
 		a.background(func(ctx context.Context) { a.titleThread(ctx, w, in.Channel, in.Thread, in.Text) })

@@ -3,6 +3,7 @@ package slack
 import (
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func TestEventsHTTP(t *testing.T) {
 			}
 			g := got[0]
 			g.At = time.Time{}
-			if g != *tt.want {
+			if !reflect.DeepEqual(g, *tt.want) {
 				t.Fatalf("submitted\n %+v\nwant\n %+v", g, *tt.want)
 			}
 		})

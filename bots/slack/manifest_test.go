@@ -48,7 +48,7 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("manifest is not valid YAML: %v", err)
 	}
 	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:read", "im:write",
-		"channels:history", "groups:history", "files:write", "assistant:write", "users:read",
+		"channels:history", "groups:history", "files:read", "files:write", "assistant:write", "users:read",
 		"commands", "mpim:history", "reactions:write"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
 			t.Errorf("manifest lacks bot scope %s", s)

@@ -220,6 +220,36 @@ func (a *Adapter) ackReaction(ctx context.Context, w *workspace, channel, ts str
 	}
 }
 
+// MarkDone implements bots.DoneMarker: once a message taken up has its
+// reply, the acknowledgement reaction gives way to the done one. Both
+// calls are idempotent (already_reacted, no_reaction), so a turn retried
+// after a crash marks the message again harmlessly.
+func (a *Adapter) MarkDone(ctx context.Context, to bots.Target, ts string) error {
+	if a.opts.AckReaction == "" || ts == "" {
+		return nil
+	}
+	w, channel, err := a.target(ctx, to)
+	if err != nil {
+		return fmt.Errorf("marking slack message %s done: %w", ts, err)
+	}
+	ref := slack.NewRefToMessage(channel, ts)
+	if a.opts.DoneReaction != "" {
+		err := a.retry(ctx, "reactions.add", func(ctx context.Context) error {
+			return w.api.AddReactionContext(ctx, a.opts.DoneReaction, ref)
+		})
+		if err != nil && !strings.Contains(err.Error(), "already_reacted") {
+			return fmt.Errorf("adding the done reaction to %s: %w", ts, err)
+		}
+	}
+	err = a.retry(ctx, "reactions.remove", func(ctx context.Context) error {
+		return w.api.RemoveReactionContext(ctx, a.opts.AckReaction, ref)
+	})
+	if err != nil && !strings.Contains(err.Error(), "no_reaction") {
+		return fmt.Errorf("removing the acknowledgement reaction from %s: %w", ts, err)
+	}
+	return nil
+}
+
 // Home is what the App Home tab shows a person: their agents, their
 // schedules and the approvals waiting for them, one line each.
 type Home struct {

@@ -269,3 +269,25 @@ func TestAgentViewEvents(t *testing.T) {
 		t.Fatalf("reactions %+v, want eyes on the message", r)
 	}
 }
+
+// TestMarkDoneSwapsReaction: once the reply is delivered the ack reaction
+// gives way to the done one, and marking again (a turn retried after a
+// crash) changes nothing and fails nothing.
+func TestMarkDoneSwapsReaction(t *testing.T) {
+	env := newEnv(t, func(o *Options) { o.AckReaction, o.DoneReaction = "eyes", "white_check_mark" })
+	ctx := context.Background()
+	w, err := env.a.workspaceFor(ctx, "T0FAKE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.a.ackReaction(ctx, w, "C1", "1700000001.000001")
+	to := bots.Target{Platform: PlatformName, Workspace: "T0FAKE", Channel: "C1", Thread: "1700000001.000001"}
+	for i := range 2 {
+		if err := env.a.MarkDone(ctx, to, "1700000001.000001"); err != nil {
+			t.Fatalf("MarkDone #%d: %v", i+1, err)
+		}
+		if r := env.srv.Reactions(); len(r) != 1 || r[0].Name != "white_check_mark" || r[0].TS != "1700000001.000001" {
+			t.Fatalf("after MarkDone #%d reactions %+v, want only white_check_mark on the message", i+1, r)
+		}
+	}
+}

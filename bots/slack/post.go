@@ -30,6 +30,11 @@ type part struct {
 // render converts a message into the Slack messages that show it: the text
 // split within TextLimit, with a card's blocks or the buttons on the last.
 func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
+	if m.Markdown && m.Card == nil && !m.Ephemeral {
+		if parts := a.markdownParts(m); parts != nil {
+			return parts
+		}
+	}
 	text := mrkdwn.Convert(m.Text)
 	buttons := buttonBlocks(m.Buttons)
 	if m.Card != nil {
@@ -67,6 +72,52 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 		last.blocks = append(last.blocks, buttons...)
 	}
 	return parts
+}
+
+// markdownParts shows a model's Markdown as Slack's markdown block, which
+// renders standard Markdown as written: one message per 12,000 characters
+// (the limit of a message's markdown blocks together), cut between lines
+// and never inside a code block, with the buttons on the last. Each
+// message's text, what notifications and old clients show, is the same
+// piece in mrkdwn. Nil when the text shows nothing.
+func (a *Adapter) markdownParts(m *bots.Message) []part {
+	pieces := splitMarkdown(m.Text, slacklimit.MarkdownBlock)
+	if len(pieces) == 0 {
+		return nil
+	}
+	parts := make([]part, 0, len(pieces))
+	for _, p := range pieces {
+		parts = append(parts, part{
+			text:   truncateRunes(mrkdwn.Convert(p), slacklimit.MessageText),
+			blocks: []slack.Block{slack.NewMarkdownBlock("", p)},
+		})
+	}
+	last := &parts[len(parts)-1]
+	last.blocks = append(last.blocks, buttonBlocks(m.Buttons)...)
+	if fb := a.feedbackBlock(m); fb != nil {
+		last.blocks = append(last.blocks, fb)
+	}
+	return parts
+}
+
+// splitMarkdown cuts Markdown into pieces of at most limit characters,
+// between lines where it can, closing and reopening a code block it cuts
+// (mrkdwn.Split, which reads fences as Convert writes them: a fence's
+// language is dropped when the text has to be cut).
+func splitMarkdown(md string, limit int) []string {
+	if utf8.RuneCountInString(md) <= limit {
+		if strings.TrimSpace(md) == "" {
+			return nil
+		}
+		return []string{md}
+	}
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") && !strings.Contains(t[3:], "`") {
+			lines[i] = "```"
+		}
+	}
+	return mrkdwn.Split(strings.Join(lines, "\n"), limit)
 }
 
 func sectionBlock(text string) slack.Block {
@@ -244,6 +295,11 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 
 // renderOne renders m as a single message.
 func (a *Adapter) renderOne(ctx context.Context, m *bots.Message) (string, []slack.Block) {
+	if m.Markdown && m.Card == nil && utf8.RuneCountInString(m.Text) <= slacklimit.MarkdownBlock {
+		if parts := a.markdownParts(m); len(parts) == 1 {
+			return parts[0].text, parts[0].blocks
+		}
+	}
 	text := mrkdwn.Convert(m.Text)
 	if m.Card == nil && len(m.Buttons) == 0 && a.feedbackBlock(m) == nil {
 		if utf8.RuneCountInString(text) > slacklimit.MessageText {

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 )
 
@@ -202,5 +204,105 @@ func TestPostCardThatFailsFallsBackToText(t *testing.T) {
 	}
 	if msgs := env.srv.Messages("C1"); len(msgs) != 1 || msgs[0].Text != "plain *fallback*" {
 		t.Fatalf("messages %+v, want the text fallback", msgs)
+	}
+}
+
+// markdownBlocks returns the text of a message's markdown blocks.
+func markdownBlocks(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	var blocks []struct {
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		t.Fatalf("blocks %s: %v", raw, err)
+	}
+	var out []string
+	for _, b := range blocks {
+		if b.Type == "markdown" {
+			var s string
+			if err := json.Unmarshal(b.Text, &s); err != nil {
+				t.Fatalf("markdown block text %s: %v", b.Text, err)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestPostMarkdownBlock: a model's reply goes out as a markdown block with
+// the Markdown as written (a table, a fenced block with its language), the
+// feedback buttons after it, and its mrkdwn as the notification text.
+func TestPostMarkdownBlock(t *testing.T) {
+	env := newEnv(t, func(o *Options) {
+		o.FeedbackFunc = func(context.Context, *core.Feedback) error { return nil }
+	})
+	md := "## Plan\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfmt.Println(\"**x**\")\n```\n\nSee [docs](https://x.test) and **this**."
+	_, err := env.a.Post(context.Background(), bots.Target{Channel: "C1", Thread: "1.0"}, &bots.Message{Text: md, Markdown: true, Feedback: true, Key: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := env.srv.Messages("C1")
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(msgs))
+	}
+	if got := markdownBlocks(t, msgs[0].Blocks); len(got) != 1 || got[0] != md {
+		t.Fatalf("markdown blocks %q, want the reply as written", got)
+	}
+	if !strings.Contains(string(msgs[0].Blocks), "feedback_buttons") || !strings.Contains(msgs[0].Text, "*this*") {
+		t.Fatalf("message %+v, want the feedback buttons and mrkdwn notification text", msgs[0])
+	}
+	// Update (a streamed reply replaced) shows the same block.
+	if err := env.a.Update(context.Background(), bots.MessageRef{Channel: "C1", ID: msgs[0].TS}, &bots.Message{Text: md + "\n\nmore", Markdown: true}); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := env.srv.Message("C1", msgs[0].TS)
+	if got := markdownBlocks(t, msg.Blocks); len(got) != 1 || got[0] != md+"\n\nmore" {
+		t.Fatalf("updated markdown blocks %q, want the new reply", got)
+	}
+}
+
+// TestPostLongMarkdownSplits: a reply over the 12,000 characters one
+// message's markdown blocks take is cut into messages the fake Slack
+// accepts, never inside a code block, losing no text.
+func TestPostLongMarkdownSplits(t *testing.T) {
+	env := newEnv(t, nil)
+	var b strings.Builder
+	b.WriteString("# Report\n\n")
+	for i := range 400 {
+		fmt.Fprintf(&b, "Paragraph %d says something **useful** here.\n\n", i)
+	}
+	b.WriteString("```python\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "print(%d)\n", i)
+	}
+	b.WriteString("```\n\nDone.")
+	md := b.String()
+	refs, err := env.a.Post(context.Background(), bots.Target{Channel: "C1"}, &bots.Message{Text: md, Markdown: true, Buttons: []bots.Button{{ActionID: "a", Value: "v", Label: "OK"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := env.srv.Messages("C1")
+	if len(msgs) < 2 || len(refs) != len(msgs) {
+		t.Fatalf("%d messages, %d refs for %d characters; want ≥2 and one ref each", len(msgs), len(refs), utf8.RuneCountInString(md))
+	}
+	var all strings.Builder
+	for i, m := range msgs {
+		got := markdownBlocks(t, m.Blocks)
+		if len(got) != 1 || utf8.RuneCountInString(got[0]) > slacklimit.MarkdownBlock {
+			t.Fatalf("message %d has markdown blocks of %d pieces; want one within 12,000", i, len(got))
+		}
+		if strings.Count(got[0], "```")%2 != 0 {
+			t.Fatalf("message %d leaves a code block open:\n%s", i, got[0][max(0, len(got[0])-200):])
+		}
+		if hasButtons := strings.Contains(string(m.Blocks), `"actions"`); hasButtons != (i == len(msgs)-1) {
+			t.Fatalf("message %d buttons %v; want them on the last only", i, hasButtons)
+		}
+		all.WriteString(got[0])
+	}
+	for _, want := range []string{"Paragraph 0 says", "Paragraph 399 says", "print(0)", "print(299)", "Done."} {
+		if !strings.Contains(all.String(), want) {
+			t.Fatalf("the split lost %q", want)
+		}
 	}
 }

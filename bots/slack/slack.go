@@ -132,10 +132,18 @@ type Options struct {
 	// Optional: nil publishes no Home tab.
 	HomeFunc func(ctx context.Context, workspace, userID, dm string) (*Home, error)
 	// AckReaction, when set (an emoji name such as "eyes"), is added to each
-	// message taken up, and replaced by DoneReaction once the reply is
-	// delivered.
+	// message taken up, and replaced by DoneReaction (none when "") once
+	// the reply is delivered (MarkDone).
 	AckReaction  string
 	DoneReaction string
+	// FileMaxBytes is the largest shared file read for the model. Default
+	// DefaultFileMaxBytes (5 MB).
+	FileMaxBytes int64
+	// FileMaxCount is how many files of one message are read; the others
+	// are listed by name. Default DefaultFileMaxCount; negative reads none.
+	FileMaxCount int
+	// FileTimeout bounds the downloads of one message's files. Default 20s.
+	FileTimeout time.Duration
 	// SubmitTimeout bounds a Submit or Act call made while Slack waits for
 	// the answer. Default 2s (Slack gives up at 3s).
 	SubmitTimeout time.Duration
@@ -176,6 +184,9 @@ func (o *Options) validate() error {
 	if o.StreamMaxAge < 0 || o.StreamMaxAge > slacklimit.StreamLifetimeSeconds*time.Second {
 		errs = append(errs, fmt.Errorf("StreamMaxAge %s must be above 0 and below Slack's stream lifetime (%ds)", o.StreamMaxAge, slacklimit.StreamLifetimeSeconds))
 	}
+	if o.FileMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("FileMaxBytes %d must not be negative", o.FileMaxBytes))
+	}
 	if len(o.SuggestedPrompts) > slacklimit.SuggestedPrompts {
 		errs = append(errs, fmt.Errorf("SuggestedPrompts has %d prompts, Slack takes at most %d", len(o.SuggestedPrompts), slacklimit.SuggestedPrompts))
 	}
@@ -215,6 +226,15 @@ func (o *Options) setDefaults() {
 	}
 	if o.SubmitTimeout == 0 {
 		o.SubmitTimeout = 2 * time.Second
+	}
+	if o.FileMaxBytes == 0 {
+		o.FileMaxBytes = DefaultFileMaxBytes
+	}
+	if o.FileMaxCount == 0 {
+		o.FileMaxCount = DefaultFileMaxCount
+	}
+	if o.FileTimeout == 0 {
+		o.FileTimeout = 20 * time.Second
 	}
 	if o.RenderCardFunc == nil {
 		o.RenderCardFunc = renderCard

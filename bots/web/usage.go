@@ -69,6 +69,10 @@ type UsageRow struct {
 	CostUSD          float64 `json:"cost_usd"`
 	// CacheHitRate is the share of the prompt tokens read from the cache.
 	CacheHitRate float64 `json:"cache_hit_rate"`
+	// FeedbackUp and FeedbackDown count the 👍 and 👎 people gave the
+	// agent's replies (agents, conversations and the total; not days).
+	FeedbackUp   int64 `json:"feedback_up"`
+	FeedbackDown int64 `json:"feedback_down"`
 }
 
 // UsageReport is the answer of GET /api/usage.
@@ -118,7 +122,44 @@ func ReadUsage(ctx context.Context, st store.Queries, q *UsageQuery) (*UsageRepo
 	}
 	total.Key = "total"
 	r.Total = usageRow(&total)
+	for _, g := range []struct {
+		by   store.UsageGroup
+		rows *[]UsageRow
+	}{{store.UsageByAgent, &r.Agents}, {store.UsageByConversation, &r.Conversations}} {
+		fb, err := st.FeedbackSummary(ctx, &store.FeedbackSummaryParams{By: g.by, Since: q.Since, Limit: q.Limit})
+		if err != nil {
+			return nil, fmt.Errorf("counting feedback by %s: %w", g.by, err)
+		}
+		addFeedback(g.rows, fb, q.Limit)
+		if g.by == store.UsageByAgent {
+			for _, f := range fb {
+				r.Total.FeedbackUp += f.Up
+				r.Total.FeedbackDown += f.Down
+			}
+		}
+	}
 	return r, nil
+}
+
+// addFeedback puts the thumbs counts on the rows of the same key; a key
+// rated but without model calls in the window gets a row of its own, while
+// the report has room (limit).
+func addFeedback(rows *[]UsageRow, fb []*store.FeedbackTotal, limit int) {
+	at := map[string]int{}
+	for i, row := range *rows {
+		at[row.Key] = i
+	}
+	for _, f := range fb {
+		i, ok := at[f.Key]
+		if !ok {
+			if limit > 0 && len(*rows) >= limit {
+				continue
+			}
+			*rows = append(*rows, UsageRow{Key: f.Key})
+			i = len(*rows) - 1
+		}
+		(*rows)[i].FeedbackUp, (*rows)[i].FeedbackDown = f.Up, f.Down
+	}
 }
 
 func usageRow(t *store.UsageTotal) UsageRow {

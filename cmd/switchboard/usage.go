@@ -43,12 +43,12 @@ func usageReport(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.W
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	table := func(title string, rows []web.UsageRow) {
-		fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tCACHE WRITE\tOUTPUT\tHIT RATE\tCOST USD\t\n", title)
+		fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tCACHE WRITE\tOUTPUT\tHIT RATE\tCOST USD\t👍\t👎\t\n", title)
 		for _, row := range rows {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.4f\t\n", dash(row.Key), row.Calls, row.InputTokens,
-				row.CachedTokens, row.CacheWriteTokens, row.OutputTokens, 100*row.CacheHitRate, row.CostUSD)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.4f\t%d\t%d\t\n", dash(row.Key), row.Calls, row.InputTokens,
+				row.CachedTokens, row.CacheWriteTokens, row.OutputTokens, 100*row.CacheHitRate, row.CostUSD, row.FeedbackUp, row.FeedbackDown)
 		}
-		fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
 	}
 	table("AGENT", r.Agents)
 	table("CONVERSATION", r.Conversations)
@@ -57,6 +57,6 @@ func usageReport(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.W
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "INPUT is uncached input; HIT RATE is CACHED over INPUT + CACHED + CACHE WRITE.")
+	fmt.Fprintln(stdout, "INPUT is uncached input; HIT RATE is CACHED over INPUT + CACHED + CACHE WRITE; 👍 and 👎 count the feedback buttons on replies.")
 	return nil
 }

@@ -52,6 +52,19 @@ func TestUsage(t *testing.T) {
 				InputTokens: 100, OutputTokens: 40, CachedTokens: 3000, CacheWriteTokens: 900, CostMicroUSD: 5175, CreatedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
+			// Two 👍 and one 👎 on a reply of atlas's.
+			reply, err := st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv.ID, Kind: store.EntryAssistant,
+				Author: store.AgentAuthor("atlas"), Content: json.RawMessage(`{"text":"hi"}`), Now: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, up := range []bool{true, false, true} {
+				content, _ := json.Marshal(map[string]any{"entry_id": reply.Entry.ID, "positive": up, "user_id": "U1", "platform": "slack"})
+				if _, err := st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv.ID, Kind: store.EntryFeedback,
+					Author: store.UserAuthor("U1"), Content: content, Now: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			usage := func(args ...string) string {
 				t.Helper()
 				var out, errOut bytes.Buffer
@@ -61,9 +74,9 @@ func TestUsage(t *testing.T) {
 				return out.String()
 			}
 			out := usage()
-			row := regexp.MustCompile(`(?m)^\s*atlas\s+1\s+100\s+3000\s+900\s+40\s+75\.0%\s+0\.0052\s*$`)
+			row := regexp.MustCompile(`(?m)^\s*atlas\s+1\s+100\s+3000\s+900\s+40\s+75\.0%\s+0\.0052\s+2\s+1\s*$`)
 			if !row.MatchString(out) {
-				t.Errorf("usage printed:\n%s\nwant atlas with 1 call, 100 input, 3000 cached, 900 written, 40 output, a 75.0%% hit rate and $0.0052", out)
+				t.Errorf("usage printed:\n%s\nwant atlas with 1 call, 100 input, 3000 cached, 900 written, 40 output, a 75.0%% hit rate $0.0052, 2 👍 and 1 👎", out)
 			}
 			for _, want := range []string{conv.ID.String(), time.Now().UTC().Format("2006-01-02"), "TOTAL"} {
 				if !strings.Contains(out, want) {
@@ -74,8 +87,10 @@ func TestUsage(t *testing.T) {
 			if err := json.Unmarshal([]byte(usage("-json", "-days", "7")), &r); err != nil {
 				t.Fatal(err)
 			}
-			if r.Total.CacheWriteTokens != 900 || r.Total.CacheHitRate != 0.75 || len(r.Days) != 1 || r.Since == nil {
-				t.Errorf("usage -json -days 7 = %+v; want 900 written, a 0.75 hit rate, one day, since set", r)
+			if r.Total.CacheWriteTokens != 900 || r.Total.CacheHitRate != 0.75 || len(r.Days) != 1 || r.Since == nil ||
+				r.Total.FeedbackUp != 2 || r.Total.FeedbackDown != 1 || len(r.Agents) != 1 || r.Agents[0].FeedbackUp != 2 ||
+				len(r.Conversations) != 1 || r.Conversations[0].FeedbackDown != 1 {
+				t.Errorf("usage -json -days 7 = %+v; want 900 written, a 0.75 hit rate, one day, since set, and 2 👍 1 👎 on atlas and its conversation", r)
 			}
 		})
 	}

@@ -119,6 +119,8 @@ type Config struct {
 	Schedules yaml.Node `yaml:"schedules,omitempty"`
 	// Discord is read by the Discord adapter (discord.ParseConfig).
 	Discord yaml.Node `yaml:"discord,omitempty"`
+	// Slack is read by the Slack adapter (slack.ParseConfig).
+	Slack yaml.Node `yaml:"slack,omitempty"`
 
 	// The guard: the platform's policy, each workspace's (by Slack team or
 	// Discord guild id) and who decides approvals (see guard.go).

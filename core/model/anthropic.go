@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,6 +166,14 @@ func anthropicBlocks(m Message) []anthropic.ContentBlockParamUnion {
 			if strings.TrimSpace(part.Text) != "" {
 				rest = append(rest, anthropic.NewTextBlock(part.Text))
 			}
+		case PartImage:
+			rest = append(rest, anthropic.NewImageBlockBase64(part.MimeType, base64.StdEncoding.EncodeToString(part.Data)))
+		case PartDocument:
+			doc := anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(part.Data)})
+			if part.Name != "" {
+				doc.OfDocument.Title = anthropic.String(part.Name)
+			}
+			rest = append(rest, doc)
 		case PartToolCall:
 			rest = append(rest, anthropic.NewToolUseBlock(part.CallID, toolInputObject(part.Input), part.ToolName))
 		case PartToolResult:

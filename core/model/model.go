@@ -54,6 +54,13 @@ const (
 	// engine keeps these parts in the log and passes them back. Backends that
 	// cannot use them ignore them.
 	PartThinking PartKind = "thinking"
+	// PartImage is an image a person shared (PNG, JPEG, GIF or WebP):
+	// Data and MimeType. Anthropic gets an image block, OpenAI an image
+	// part; a backend that cannot see images says so in text.
+	PartImage PartKind = "image"
+	// PartDocument is a PDF a person shared: Data, MimeType and Name.
+	// Anthropic gets a document block, OpenAI a file part.
+	PartDocument PartKind = "document"
 )
 
 // Part is one piece of a message.
@@ -78,6 +85,12 @@ type Part struct {
 	// Redacted marks a thinking part the provider encrypted; Text holds its
 	// opaque data.
 	Redacted bool
+
+	// Name, MimeType and Data are an image's or a document's file name,
+	// media type and bytes.
+	Name     string
+	MimeType string
+	Data     []byte
 }
 
 // Message is one turn of the conversation.

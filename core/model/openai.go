@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,6 +189,9 @@ func openaiMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error)
 		out   []openai.ChatCompletionMessageParamUnion
 		texts []string
 		calls []openai.ChatCompletionMessageToolCallUnionParam
+		// media are a user message's images and files, sent as content
+		// parts after its text.
+		media []openai.ChatCompletionContentPartUnionParam
 	)
 	for _, part := range m.Parts {
 		switch part.Kind {
@@ -214,12 +218,27 @@ func openaiMessages(m Message) ([]openai.ChatCompletionMessageParamUnion, error)
 			})
 		case PartThinking:
 			// Another provider's reasoning cannot be sent back here.
+		case PartImage:
+			media = append(media, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + part.MimeType + ";base64," + base64.StdEncoding.EncodeToString(part.Data),
+			}))
+		case PartDocument:
+			media = append(media, openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+				FileData: openai.String("data:" + part.MimeType + ";base64," + base64.StdEncoding.EncodeToString(part.Data)),
+				Filename: openai.String(part.Name),
+			}))
 		}
 	}
 	text := strings.Join(texts, "\n\n")
 	switch m.Role {
 	case RoleUser:
-		if text != "" {
+		if len(media) > 0 {
+			var content []openai.ChatCompletionContentPartUnionParam
+			if text != "" {
+				content = append(content, openai.TextContentPart(text))
+			}
+			out = append(out, openai.UserMessage(append(content, media...)))
+		} else if text != "" {
 			out = append(out, openai.UserMessage(text))
 		}
 	case RoleAssistant:

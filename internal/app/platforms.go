@@ -46,6 +46,8 @@ func (a *App) buildPlatforms() error {
 			HomeFunc:       a.slackHome,
 			CommandFunc:    a.Access.Guard(a.answerInPersonZone),
 			ListAgentsFunc: a.agentNames,
+			// With an ack reaction set, it becomes ✅ once the reply is in.
+			DoneReaction: "white_check_mark",
 		}
 		slackCfg.Apply(&sopts)
 		sl, err := slackbot.New(sopts)

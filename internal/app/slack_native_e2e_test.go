@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
@@ -199,6 +200,21 @@ func TestSlackTasksAndFeedback(t *testing.T) {
 		}
 		if n := len(e.entries(conv.ID, store.EntryUser)); n != 1 {
 			t.Errorf("%d user entries, want 1: a rating is not a message", n)
+		}
+		// The rating counts in the usage report, for the agent and the
+		// conversation.
+		var r web.UsageReport
+		if got := apiJSON(t, e, "GET", "/api/usage", "", nil, &r); got != 200 {
+			t.Fatalf("GET /api/usage = %d; want 200", got)
+		}
+		var convRow web.UsageRow
+		for _, row := range r.Conversations {
+			if row.Key == conv.ID.String() {
+				convRow = row
+			}
+		}
+		if r.Total.FeedbackUp != 1 || r.Total.FeedbackDown != 0 || len(r.Agents) != 1 || r.Agents[0].FeedbackUp != 1 || convRow.FeedbackUp != 1 {
+			t.Errorf("usage report total %+v agents %+v conversation %+v; want alice's 👍 counted for the agent and the conversation", r.Total, r.Agents, convRow)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -190,6 +191,11 @@ func anthropicCheck(f *Fake, r *http.Request, body map[string]any) *apiError {
 					return invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, id)
 				}
 				answered[id] = true
+			case "image", "document":
+				if e := anthropicMedia(b, asString(b["type"]), role); e != "" {
+					return invalid("messages.%d.content.%d.%s", i, j, e)
+				}
+				seenOther = true
 			default:
 				seenOther = true
 			}
@@ -226,6 +232,33 @@ func anthropicCheck(f *Fake, r *http.Request, body map[string]any) *apiError {
 		}
 	}
 	return nil
+}
+
+// anthropicMedia checks an image or document block as the API documents
+// them: only in user messages, a base64 source whose media type the API
+// reads (PNG, JPEG, GIF or WebP images; PDF documents) and whose data is
+// base64. It returns what is wrong, or "".
+func anthropicMedia(b map[string]any, typ, role string) string {
+	if role != "user" {
+		return typ + ": " + typ + " blocks are only allowed in user messages"
+	}
+	src := asMap(b["source"])
+	if src == nil {
+		return typ + ".source: Field required"
+	}
+	if asString(src["type"]) != "base64" {
+		return "" // url and file sources carry no bytes to check
+	}
+	mt := asString(src["media_type"])
+	ok := map[string]bool{"image/png": typ == "image", "image/jpeg": typ == "image", "image/gif": typ == "image", "image/webp": typ == "image", "application/pdf": typ == "document"}
+	if !ok[mt] {
+		return fmt.Sprintf("%s.source.base64.media_type: Input should be %s, got %q", typ, map[string]string{"image": "'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", "document": "'application/pdf'"}[typ], mt)
+	}
+	data := asString(src["data"])
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil || data == "" {
+		return typ + ".source.base64.data: Input should be valid base64"
+	}
+	return ""
 }
 
 // anthropicStream answers with the documented event sequence: message_start,

@@ -157,6 +157,10 @@ type Server struct {
 	users map[string]User // by user id, for users.info
 
 	reactions []Reaction
+	// shared are files people shared (ShareFile), served at their
+	// url_private_download to a request with a valid token.
+	shared    map[string]*File
+	downloads []Download
 	homes     map[string]json.RawMessage // user id → published Home tab view
 	sessions  map[string]string          // channel/thread → agent session status
 }
@@ -210,8 +214,70 @@ func NewServer(opts Options) *Server {
 	mux.HandleFunc("GET /api/{method}", s.serveAPI)
 	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
 	mux.HandleFunc("GET /socket-mode", s.serveSocket)
+	mux.HandleFunc("GET /files-pri/{id}/{name}", s.serveFile)
 	s.http = httptest.NewServer(mux)
 	return s
+}
+
+// Download is one request for a shared file's bytes.
+type Download struct {
+	FileID string
+	Token  string // the bearer token it carried ("" for none)
+	Status int
+}
+
+// ShareFile keeps a file as if a person had shared it in Slack and returns
+// the file object a message event carries in its files array (id, name,
+// mimetype, size, url_private, url_private_download). The bytes are served
+// only with the bot token in an Authorization header, as Slack serves
+// url_private_download.
+func (s *Server) ShareFile(name, mimeType string, data []byte) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fileSeq++
+	id := fmt.Sprintf("F%07d", s.fileSeq)
+	if s.shared == nil {
+		s.shared = map[string]*File{}
+	}
+	s.shared[id] = &File{ID: id, Name: name, Data: data, Uploaded: true}
+	u := s.http.URL + "/files-pri/" + s.opts.TeamID + "-" + id + "/" + url.PathEscape(name)
+	return map[string]any{
+		"id": id, "name": name, "title": name, "mimetype": mimeType, "size": len(data),
+		"url_private": u, "url_private_download": u + "?download=1",
+	}
+}
+
+// Downloads lists the requests for shared files, oldest first.
+func (s *Server) Downloads() []Download {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.downloads)
+}
+
+// serveFile answers a url_private_download: the bytes for a request with a
+// valid bot token, a 403 otherwise (Slack answers a sign-in page).
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	d := Download{Token: token, Status: http.StatusOK}
+	_, id, _ := strings.Cut(r.PathValue("id"), "-")
+	d.FileID = id
+	f := s.shared[id]
+	switch {
+	case f == nil:
+		d.Status = http.StatusNotFound
+	case s.checkTokenLocked(request{method: "files.download", token: token}) != "":
+		d.Status = http.StatusForbidden
+	}
+	s.downloads = append(s.downloads, d)
+	s.notifyLocked()
+	s.mu.Unlock()
+	if d.Status != http.StatusOK {
+		http.Error(w, http.StatusText(d.Status), d.Status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(f.Data)
 }
 
 // Close shuts the server and every Socket Mode connection down.
@@ -486,6 +552,7 @@ func (s *Server) handlers() map[string]handler {
 		"conversations.history":                 s.conversationsHistory,
 		"agents.sessions.setStatus":             s.agentsSessionsSetStatus,
 		"reactions.add":                         s.reactionsAdd,
+		"reactions.remove":                      s.reactionsRemove,
 		"views.publish":                         s.viewsPublish,
 	}
 }
@@ -891,6 +958,22 @@ func (s *Server) reactionsAdd(req request) (map[string]any, string) {
 		return nil, "already_reacted"
 	}
 	s.reactions = append(s.reactions, r)
+	return nil, ""
+}
+
+// reactionsRemove takes the app's reaction off a message; no_reaction when
+// it has none, as Slack answers.
+func (s *Server) reactionsRemove(req request) (map[string]any, string) {
+	p := req.params
+	r := Reaction{Channel: p.Get("channel"), TS: p.Get("timestamp"), Name: p.Get("name")}
+	if r.Channel == "" || r.TS == "" || r.Name == "" {
+		return nil, "invalid_arguments"
+	}
+	i := slices.Index(s.reactions, r)
+	if i < 0 {
+		return nil, "no_reaction"
+	}
+	s.reactions = slices.Delete(s.reactions, i, i+1)
 	return nil, ""
 }
 

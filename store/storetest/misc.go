@@ -227,6 +227,8 @@ func (s suite) bindingTests() []namedTest {
 		{"EnsureFind", s.testBindingEnsure},
 		{"EnsureConcurrent", s.testBindingEnsureConcurrent},
 		{"Advance", s.testBindingAdvance},
+		{"Move", s.testBindingMove},
+		{"Relocate", s.testBindingRelocate},
 		{"Posted", s.testPosted},
 		{"LiveStream", s.testLiveStream},
 	}

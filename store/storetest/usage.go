@@ -16,6 +16,7 @@ func (s suite) usageTests() []namedTest {
 	return []namedTest{
 		{"Summary", s.testUsageSummary},
 		{"SummaryInvalid", s.testUsageSummaryInvalid},
+		{"Feedback", s.testFeedbackSummary},
 	}
 }
 

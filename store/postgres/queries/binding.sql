@@ -58,3 +58,19 @@ SELECT * FROM live_streams WHERE binding_id = @binding_id;
 
 -- name: LiveStreamDelete :exec
 DELETE FROM live_streams WHERE binding_id = @binding_id;
+
+-- name: BindingMove :one
+-- An edit forked the conversation: the place now shows the fork, whose
+-- entries up to delivered_seq are already there.
+UPDATE bindings
+SET conversation_id = @conversation_id, delivered_seq = @delivered_seq::bigint, updated_at = @now::timestamptz
+WHERE id = @id
+RETURNING *;
+
+-- name: BindingRelocate :one
+-- A routine run's place becomes the thread under its first post, so a reply
+-- there reaches the run's conversation.
+UPDATE bindings
+SET channel = @channel, thread = @thread, updated_at = @now::timestamptz
+WHERE id = @id
+RETURNING *;

@@ -43,3 +43,20 @@ SELECT * FROM live_streams WHERE binding_id = sqlc.arg(binding_id);
 
 -- name: LiveStreamDelete :exec
 DELETE FROM live_streams WHERE binding_id = sqlc.arg(binding_id);
+
+-- name: BindingMove :one
+-- An edit forked the conversation: the place now shows the fork, whose
+-- entries up to delivered_seq are already there.
+UPDATE bindings
+SET conversation_id = sqlc.arg(conversation_id), delivered_seq = sqlc.arg(delivered_seq),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: BindingRelocate :one
+-- A routine run's place becomes the thread under its first post, so a reply
+-- there reaches the run's conversation.
+UPDATE bindings
+SET channel = sqlc.arg(channel), thread = sqlc.arg(thread), updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;

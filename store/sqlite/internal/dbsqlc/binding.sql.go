@@ -178,6 +178,83 @@ func (q *Queries) BindingListByConversation(ctx context.Context, conversationID 
 	return items, nil
 }
 
+const bindingMove = `-- name: BindingMove :one
+UPDATE bindings
+SET conversation_id = ?1, delivered_seq = ?2,
+    updated_at = CAST(?3 AS INTEGER)
+WHERE id = ?4
+RETURNING id, conversation_id, platform, workspace, channel, thread, delivered_seq, created_at, updated_at
+`
+
+type BindingMoveParams struct {
+	ConversationID uuid.UUID
+	DeliveredSeq   int64
+	Now            int64
+	ID             uuid.UUID
+}
+
+// An edit forked the conversation: the place now shows the fork, whose
+// entries up to delivered_seq are already there.
+func (q *Queries) BindingMove(ctx context.Context, arg BindingMoveParams) (Binding, error) {
+	row := q.queryRow(ctx, q.bindingMoveStmt, bindingMove,
+		arg.ConversationID,
+		arg.DeliveredSeq,
+		arg.Now,
+		arg.ID,
+	)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Platform,
+		&i.Workspace,
+		&i.Channel,
+		&i.Thread,
+		&i.DeliveredSeq,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const bindingRelocate = `-- name: BindingRelocate :one
+UPDATE bindings
+SET channel = ?1, thread = ?2, updated_at = CAST(?3 AS INTEGER)
+WHERE id = ?4
+RETURNING id, conversation_id, platform, workspace, channel, thread, delivered_seq, created_at, updated_at
+`
+
+type BindingRelocateParams struct {
+	Channel string
+	Thread  string
+	Now     int64
+	ID      uuid.UUID
+}
+
+// A routine run's place becomes the thread under its first post, so a reply
+// there reaches the run's conversation.
+func (q *Queries) BindingRelocate(ctx context.Context, arg BindingRelocateParams) (Binding, error) {
+	row := q.queryRow(ctx, q.bindingRelocateStmt, bindingRelocate,
+		arg.Channel,
+		arg.Thread,
+		arg.Now,
+		arg.ID,
+	)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Platform,
+		&i.Workspace,
+		&i.Channel,
+		&i.Thread,
+		&i.DeliveredSeq,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const liveStreamDelete = `-- name: LiveStreamDelete :exec
 DELETE FROM live_streams WHERE binding_id = ?1
 `

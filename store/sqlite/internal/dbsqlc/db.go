@@ -108,6 +108,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.bindingListByConversationStmt, err = db.PrepareContext(ctx, bindingListByConversation); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingListByConversation: %w", err)
 	}
+	if q.bindingMoveStmt, err = db.PrepareContext(ctx, bindingMove); err != nil {
+		return nil, fmt.Errorf("error preparing query BindingMove: %w", err)
+	}
+	if q.bindingRelocateStmt, err = db.PrepareContext(ctx, bindingRelocate); err != nil {
+		return nil, fmt.Errorf("error preparing query BindingRelocate: %w", err)
+	}
 	if q.connectionDeleteStmt, err = db.PrepareContext(ctx, connectionDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ConnectionDelete: %w", err)
 	}
@@ -206,6 +212,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
+	}
+	if q.feedbackSummaryStmt, err = db.PrepareContext(ctx, feedbackSummary); err != nil {
+		return nil, fmt.Errorf("error preparing query FeedbackSummary: %w", err)
 	}
 	if q.floorAgentSpokeStmt, err = db.PrepareContext(ctx, floorAgentSpoke); err != nil {
 		return nil, fmt.Errorf("error preparing query FloorAgentSpoke: %w", err)
@@ -817,6 +826,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing bindingListByConversationStmt: %w", cerr)
 		}
 	}
+	if q.bindingMoveStmt != nil {
+		if cerr := q.bindingMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bindingMoveStmt: %w", cerr)
+		}
+	}
+	if q.bindingRelocateStmt != nil {
+		if cerr := q.bindingRelocateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bindingRelocateStmt: %w", cerr)
+		}
+	}
 	if q.connectionDeleteStmt != nil {
 		if cerr := q.connectionDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing connectionDeleteStmt: %w", cerr)
@@ -980,6 +999,11 @@ func (q *Queries) Close() error {
 	if q.entrySeedForkStmt != nil {
 		if cerr := q.entrySeedForkStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entrySeedForkStmt: %w", cerr)
+		}
+	}
+	if q.feedbackSummaryStmt != nil {
+		if cerr := q.feedbackSummaryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing feedbackSummaryStmt: %w", cerr)
 		}
 	}
 	if q.floorAgentSpokeStmt != nil {
@@ -1824,6 +1848,8 @@ type Queries struct {
 	bindingGetStmt                    *sql.Stmt
 	bindingInsertStmt                 *sql.Stmt
 	bindingListByConversationStmt     *sql.Stmt
+	bindingMoveStmt                   *sql.Stmt
+	bindingRelocateStmt               *sql.Stmt
 	connectionDeleteStmt              *sql.Stmt
 	connectionFindStmt                *sql.Stmt
 	connectionGetStmt                 *sql.Stmt
@@ -1857,6 +1883,7 @@ type Queries struct {
 	entryListStmt                     *sql.Stmt
 	entryListInChannelStmt            *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
+	feedbackSummaryStmt               *sql.Stmt
 	floorAgentSpokeStmt               *sql.Stmt
 	floorGetStmt                      *sql.Stmt
 	floorPersonSpokeStmt              *sql.Stmt
@@ -2046,6 +2073,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		bindingGetStmt:                    q.bindingGetStmt,
 		bindingInsertStmt:                 q.bindingInsertStmt,
 		bindingListByConversationStmt:     q.bindingListByConversationStmt,
+		bindingMoveStmt:                   q.bindingMoveStmt,
+		bindingRelocateStmt:               q.bindingRelocateStmt,
 		connectionDeleteStmt:              q.connectionDeleteStmt,
 		connectionFindStmt:                q.connectionFindStmt,
 		connectionGetStmt:                 q.connectionGetStmt,
@@ -2079,6 +2108,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryListStmt:                     q.entryListStmt,
 		entryListInChannelStmt:            q.entryListInChannelStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
+		feedbackSummaryStmt:               q.feedbackSummaryStmt,
 		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
 		floorGetStmt:                      q.floorGetStmt,
 		floorPersonSpokeStmt:              q.floorPersonSpokeStmt,
