@@ -117,6 +117,7 @@ func Run(t *testing.T, h Harness) {
 		{"Summaries", s.summaryTests()},
 		{"Connections", s.connectionTests()},
 		{"SideThreads", s.sideThreadTests()},
+		{"History", s.historyTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
