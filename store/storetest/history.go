@@ -96,7 +96,7 @@ func (s suite) testHistorySearch(t *testing.T) {
 	noErr(t, err, "creating a conversation of atlas")
 	mango := titled(t, st, clk, "Mango", nil)
 	_, err = st.BindingEnsure(ctx, &store.BindingEnsureParams{
-		Place: store.Place{Platform: "slack", Workspace: "T1", Channel: "C1", Thread: "1.0"},
+		Place:        store.Place{Platform: "slack", Workspace: "T1", Channel: "C1", Thread: "1.0"},
 		Conversation: store.ConversationCreateParams{Title: "slack thread", Now: clk.Advance(time.Second)}, Now: clk.Now(),
 	})
 	noErr(t, err, "binding a slack thread")
