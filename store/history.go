@@ -167,4 +167,8 @@ type HistoryQueries interface {
 	FolderUpdate(ctx context.Context, p *FolderUpdateParams) (*Folder, error)
 	// FolderDelete deletes a folder; its conversations are left in none.
 	FolderDelete(ctx context.Context, id uuid.UUID) error
+
+	// AgentNameGet reads an agent's name by id (a listing shows names);
+	// ErrNotFound when absent.
+	AgentNameGet(ctx context.Context, id uuid.UUID) (string, error)
 }

@@ -233,3 +233,11 @@ func idStrings(ids []uuid.UUID) []string {
 	}
 	return out
 }
+
+func (q *queries) AgentNameGet(ctx context.Context, id uuid.UUID) (string, error) {
+	name, err := call(ctx, q, (*dbsqlc.Queries).AgentNameGet, id)
+	if err != nil {
+		return "", wrap(err, "reading the name of agent %s", id)
+	}
+	return name, nil
+}

@@ -246,3 +246,11 @@ func (q *queries) FolderDelete(ctx context.Context, id uuid.UUID) error {
 func allOf[R, T any](rows []R, err error, conv func(R) *T) ([]*T, error) {
 	return all(rows, err, conv)
 }
+
+func (q *queries) AgentNameGet(ctx context.Context, id uuid.UUID) (string, error) {
+	name, err := q.read().AgentNameGet(ctx, id)
+	if err != nil {
+		return "", wrap(err, "reading the name of agent %s", id)
+	}
+	return name, nil
+}

@@ -109,6 +109,11 @@ func (s suite) testHistorySearch(t *testing.T) {
 	idsEq(t, search(t, st, store.ConversationSearchParams{Visibility: all, Query: "100%_"}), nil, "a query whose characters are wildcards in LIKE")
 
 	idsEq(t, search(t, st, store.ConversationSearchParams{Visibility: all, AgentID: &agent.ID}), []uuid.UUID{apple.ID}, "the agent filter")
+	name, err := st.AgentNameGet(ctx, agent.ID)
+	noErr(t, err, "reading the agent's name")
+	eq(t, name, "atlas", "the agent's name")
+	_, err = st.AgentNameGet(ctx, uuid.New())
+	errIs(t, err, store.ErrNotFound, "the name of no agent")
 	slack := search(t, st, store.ConversationSearchParams{Visibility: all, Platform: "slack"})
 	eq(t, len(slack), 1, "conversations bound to slack")
 	ls, err := st.ConversationSearch(ctx, &store.ConversationSearchParams{Visibility: all, Platform: "slack"})

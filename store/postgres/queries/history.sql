@@ -86,3 +86,6 @@ UPDATE conversation_filing SET folder_id = NULL WHERE folder_id = @folder_id;
 
 -- name: FolderDelete :execrows
 DELETE FROM folders WHERE id = @id;
+
+-- name: AgentNameGet :one
+SELECT name FROM agents WHERE id = @id;

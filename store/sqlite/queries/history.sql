@@ -84,3 +84,6 @@ UPDATE conversation_filing SET folder_id = NULL WHERE folder_id = sqlc.arg(folde
 
 -- name: FolderDelete :execrows
 DELETE FROM folders WHERE id = sqlc.arg(id);
+
+-- name: AgentNameGet :one
+SELECT name FROM agents WHERE id = sqlc.arg(id);

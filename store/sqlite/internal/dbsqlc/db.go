@@ -36,6 +36,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentLoadsStmt, err = db.PrepareContext(ctx, agentLoads); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentLoads: %w", err)
 	}
+	if q.agentNameGetStmt, err = db.PrepareContext(ctx, agentNameGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentNameGet: %w", err)
+	}
 	if q.agentOwnerSetStmt, err = db.PrepareContext(ctx, agentOwnerSet); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentOwnerSet: %w", err)
 	}
@@ -707,6 +710,11 @@ func (q *Queries) Close() error {
 	if q.agentLoadsStmt != nil {
 		if cerr := q.agentLoadsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentLoadsStmt: %w", cerr)
+		}
+	}
+	if q.agentNameGetStmt != nil {
+		if cerr := q.agentNameGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentNameGetStmt: %w", cerr)
 		}
 	}
 	if q.agentOwnerSetStmt != nil {
@@ -1832,6 +1840,7 @@ type Queries struct {
 	agentGetByNameStmt                *sql.Stmt
 	agentListVisibleStmt              *sql.Stmt
 	agentLoadsStmt                    *sql.Stmt
+	agentNameGetStmt                  *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
 	agentPinAddStmt                   *sql.Stmt
 	agentPinListStmt                  *sql.Stmt
@@ -2058,6 +2067,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		agentGetByNameStmt:                q.agentGetByNameStmt,
 		agentListVisibleStmt:              q.agentListVisibleStmt,
 		agentLoadsStmt:                    q.agentLoadsStmt,
+		agentNameGetStmt:                  q.agentNameGetStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
 		agentPinAddStmt:                   q.agentPinAddStmt,
 		agentPinListStmt:                  q.agentPinListStmt,

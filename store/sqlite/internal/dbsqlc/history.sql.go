@@ -12,6 +12,17 @@ import (
 	"github.com/google/uuid"
 )
 
+const agentNameGet = `-- name: AgentNameGet :one
+SELECT name FROM agents WHERE id = ?1
+`
+
+func (q *Queries) AgentNameGet(ctx context.Context, id uuid.UUID) (string, error) {
+	row := q.queryRow(ctx, q.agentNameGetStmt, agentNameGet, id)
+	var name string
+	err := row.Scan(&name)
+	return name, err
+}
+
 const conversationChildGone = `-- name: ConversationChildGone :exec
 UPDATE conversations SET child_count = child_count - 1
 WHERE id = ?1 AND child_count > 0
