@@ -212,6 +212,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.personalityRoutes(mux)
 	a.connectionRoutes(mux)
 	a.historyRoutes(mux)
+	a.artifactRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -90,7 +90,7 @@ type CreateIn struct {
 
 // UpdateIn is artifact_update's input.
 type UpdateIn struct {
-	ID          string `json:"id" jsonschema:"the artifact's id, from artifact_create"`
+	ID          string `json:"id" jsonschema:"the artifact's id, from artifact_create (or its title)"`
 	Content     string `json:"content" jsonschema:"the whole new content (not a patch)"`
 	Title       string `json:"title,omitempty" jsonschema:"a new title; empty keeps it"`
 	BaseVersion int    `json:"base_version,omitempty" jsonschema:"the version you edited; the edit is refused if another came first"`
@@ -98,7 +98,7 @@ type UpdateIn struct {
 
 // CommentIn is artifact_comment's input.
 type CommentIn struct {
-	ID      string `json:"id" jsonschema:"the artifact's id"`
+	ID      string `json:"id" jsonschema:"the artifact's id (or its title)"`
 	Text    string `json:"text" jsonschema:"the comment"`
 	Version int    `json:"version,omitempty" jsonschema:"the version it is about; 0 means the current one"`
 }
@@ -172,7 +172,11 @@ func (a *Artifacts) Comment(ctx context.Context, req *tool.Request, in CommentIn
 func (a *Artifacts) mine(ctx context.Context, req *tool.Request, raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("id %q is not an artifact id", raw)
+		// Models lose ids: the title of one of this conversation's
+		// artifacts names it too (the newest of that title).
+		if id, err = a.byTitle(ctx, req.ConversationID, raw); err != nil {
+			return uuid.Nil, err
+		}
 	}
 	art, err := a.st.ArtifactGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -195,6 +199,22 @@ func (a *Artifacts) mine(ctx context.Context, req *tool.Request, raw string) (uu
 		return uuid.Nil, fmt.Errorf("no artifact %s in this conversation", id) // not revealed
 	}
 	return id, nil
+}
+
+// byTitle finds the newest artifact of the conversation with this title.
+func (a *Artifacts) byTitle(ctx context.Context, conv uuid.UUID, title string) (uuid.UUID, error) {
+	list, err := a.st.ArtifactList(ctx, &store.ArtifactListParams{
+		Visibility: store.Visibility{All: true}, ConversationID: &conv, Query: title, Limit: 200,
+	})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	for _, x := range list {
+		if strings.EqualFold(x.Title, strings.TrimSpace(title)) {
+			return x.ID, nil
+		}
+	}
+	return uuid.Nil, fmt.Errorf("%q is not the id or the title of an artifact of this conversation", title)
 }
 
 func (a *Artifacts) out(art *store.Artifact) Out {
