@@ -493,14 +493,9 @@ func render(e *store.Entry) (*bots.Message, error) {
 			return nil, err
 		}
 		m := &bots.Message{}
-		var captions []string
 		for _, a := range c.Attachments {
-			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
-			if a.Caption != "" {
-				captions = append(captions, a.Caption)
-			}
+			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
 		}
-		m.Text = strings.Join(captions, "\n")
 		return m, nil
 	case store.EntryCard:
 		c, err := core.Decode[core.CardContent](e)
