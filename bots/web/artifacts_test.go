@@ -33,6 +33,9 @@ turns:
     once: true
     tool_calls:
       - {name: artifact_update, input: {id: main.go, content: "package main\n\nfunc main() { run() }\n", base_version: 2}}
+  - when_last_user_contains: "review it"
+    once: true
+    tool_calls:
       - {name: artifact_comment, input: {id: main.go, text: "run needs a test"}}
   - after_tool: artifact_create
     text: "Made it."
@@ -63,7 +66,7 @@ func TestArtifactEditedTwiceWithACommentThroughTheAPI(t *testing.T) {
 		s := &people{srv: srv, keys: keys, tokens: map[uuid.UUID]string{}}
 		ana, bo := uuid.New(), uuid.New()
 		conv := s.newConv(t, ana, "")
-		for _, say := range []string{"write it", "edit one", "edit two"} {
+		for _, say := range []string{"write it", "edit one", "edit two", "review it"} {
 			s.as(t, ana, "POST", "/api/conversations/"+conv.String()+"/messages", fmt.Sprintf(`{"text":%q}`, say), http.StatusAccepted, nil)
 			waitStatus(t, st, conv, store.ConversationIdle)
 		}
@@ -153,7 +156,7 @@ func TestArtifactEditedTwiceWithACommentThroughTheAPI(t *testing.T) {
 		}
 		files := 0
 		for _, e := range es {
-			if e.Kind == store.EntryToolResult && len(e.Content) > 0 && containsAll(string(e.Content), `"attachments"`, `main.go`, `https://sb.example.com/?artifact=`+id) {
+			if e.Kind == store.EntryToolResult && len(e.Content) > 0 && containsAll(string(e.Content), `"attachments"`, `main.go`, `https://sb.example.com/?view=artifacts\u0026artifact=`+id) {
 				files++
 			}
 		}

@@ -72,12 +72,13 @@ func New(opts Options) (*Artifacts, error) {
 	return &Artifacts{st: opts.Store, base: strings.TrimRight(opts.PublicURL, "/"), now: opts.Now}, nil
 }
 
-// Link is the page of an artifact, "" without a public address.
+// Link is the page of an artifact (the console's artifacts view), ""
+// without a public address.
 func (a *Artifacts) Link(id uuid.UUID) string {
 	if a.base == "" {
 		return ""
 	}
-	return a.base + "/?artifact=" + id.String()
+	return a.base + "/?view=artifacts&artifact=" + id.String()
 }
 
 // CreateIn is artifact_create's input.

@@ -53,8 +53,8 @@ func TestArtifactPostedToSlackAsAFileOnce(t *testing.T) {
 			t.Fatalf("%d files shared (%+v); want exactly one", len(shared), shared)
 		}
 		f := shared[0]
-		link := "https://sb.example.com/?artifact=" + arts[0].ID.String()
-		if f.Name != "main.go" || string(f.Data) != artifactSource || f.Channel != ch || f.ThreadTS != ts || !strings.Contains(f.InitialComment, link) {
+		link := "artifact=" + arts[0].ID.String()
+		if f.Name != "main.go" || string(f.Data) != artifactSource || f.Channel != ch || f.ThreadTS != ts || !strings.Contains(f.InitialComment, "https://sb.example.com/?view=artifacts") || !strings.Contains(f.InitialComment, link) {
 			t.Fatalf("the shared file = %+v; want main.go with the source, in the thread, with the link %s", f, link)
 		}
 		if n := len(e.slack.Calls("files.completeUploadExternal")); n != 2 {
