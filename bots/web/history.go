@@ -117,7 +117,9 @@ func queryInt(r *http.Request, name string, min, max, def int) (int, error) {
 
 // historyList is GET /api/conversations: ?q= (title and text), agent=,
 // platform=, folder= (an id, or "none"), archived= (false, true or all),
-// sort= (activity, created or title), offset=, limit= (at most 200).
+// sort= (activity, created or title), offset=, limit= (at most 200). The
+// answer's next_offset (and next, the same as a string for ?before=) is
+// the offset of the next page, null on the last.
 func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	ctx, p, qs := r.Context(), principal(r), r.URL.Query()
 	vis, err := a.visibility(ctx, p)
@@ -127,6 +129,12 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	sp := &store.ConversationSearchParams{Visibility: vis, Query: qs.Get("q"), Platform: qs.Get("platform"), Sort: store.ConversationSort(qs.Get("sort"))}
 	if sp.Offset, err = queryInt(r, "offset", 0, 1<<30, 0); err != nil {
 		return err
+	}
+	// before= is the "next" of the previous page (the sidebar's paging).
+	if qs.Get("before") != "" && qs.Get("offset") == "" {
+		if sp.Offset, err = queryInt(r, "before", 0, 1<<30, 0); err != nil {
+			return err
+		}
 	}
 	if sp.Limit, err = queryInt(r, "limit", 1, 200, 50); err != nil {
 		return err
@@ -178,9 +186,9 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var next any
+	var next, cursor any
 	if len(ls) > limit {
-		ls, next = ls[:limit], sp.Offset+limit
+		ls, next, cursor = ls[:limit], sp.Offset+limit, strconv.Itoa(sp.Offset+limit)
 	}
 	names := map[uuid.UUID]string{}
 	out := make([]map[string]any, 0, len(ls))
@@ -191,7 +199,7 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, j)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": out, "next_offset": next})
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out, "next_offset": next, "next": cursor})
 	return nil
 }
 

@@ -141,6 +141,7 @@ func TestHistorySearchArchiveAndFolders(t *testing.T) {
 			t.Fatalf("the first page of two: %+v", page)
 		}
 		sameIDs(t, s.history(t, ana, "?sort=title&limit=2&offset=2"), []uuid.UUID{two}, "the second page")
+		sameIDs(t, s.history(t, ana, "?sort=title&limit=2&before=2"), []uuid.UUID{two}, "the second page by the next cursor")
 		s.as(t, ana, "GET", "/api/conversations?sort=size", "", http.StatusBadRequest, nil)
 
 		// Archive and unarchive.
