@@ -7,7 +7,7 @@
 //
 // Server side: GET/PATCH/DELETE /api/conversations, /bulk, /import,
 // /{id}/export and /api/folders (bots/web/history.go).
-import { registerView, api, h, navigate, toast, timeAgo, session } from "../app.js";
+import { registerView, api, h, navigate, toast, timeAgo, session, refreshList } from "../app.js";
 import { useStyles, send, download } from "./historylib.js";
 
 const PLATFORMS = [["", "Any platform"], ["slack", "Slack"], ["discord", "Discord"], ["api", "Web and API"]];
@@ -72,7 +72,7 @@ async function render(el, params) {
     try {
       await api.post("/api/conversations/bulk", { ids, action: "move", folder: folder || null });
       toast(ids.length === 1 ? "Moved." : `Moved ${ids.length} conversations.`);
-      await load(true);
+      await reload();
     } catch (e) { toast("Moving failed: " + e.message, "error"); }
   };
 
@@ -171,7 +171,7 @@ async function render(el, params) {
       await api.post("/api/conversations/bulk", { ids, action });
       toast(`${action === "delete" ? "Deleted" : action === "archive" ? "Archived" : "Unarchived"} ${ids.length}.`);
       selected.clear();
-      await load(true);
+      await reload();
     } catch (e) { toast(`${action} failed: ${e.message}`, "error"); }
   };
 
@@ -187,6 +187,7 @@ async function render(el, params) {
         try {
           const out = await send("PATCH", "/api/conversations/" + c.id, { title: input.value.trim() });
           c.title = out.title;
+          refreshList();
         } catch (e) { toast("Renaming failed: " + e.message, "error"); }
       }
       drawRows();
@@ -217,13 +218,13 @@ async function render(el, params) {
       h("div", { class: "hist-actions" },
         h("button", { class: "ghost hist-mini", type: "button", title: "Rename", "aria-label": "Rename " + (c.title || c.id), onclick: () => rename(c, title) }, "✎"),
         h("button", { class: "ghost hist-mini", type: "button", title: c.archived ? "Unarchive" : "Archive", onclick: async () => {
-          try { await send("PATCH", "/api/conversations/" + c.id, { archived: !c.archived }); await load(true); } catch (e) { toast(e.message, "error"); }
+          try { await send("PATCH", "/api/conversations/" + c.id, { archived: !c.archived }); await reload(); } catch (e) { toast(e.message, "error"); }
         } }, c.archived ? "Unarchive" : "Archive"),
         h("button", { class: "ghost hist-mini", type: "button", title: "Export as JSON (lossless)", onclick: () => download("GET", `/api/conversations/${c.id}/export?format=json`, null, `conversation-${c.id}.json`).catch((e) => toast(e.message, "error")) }, "JSON"),
         h("button", { class: "ghost hist-mini", type: "button", title: "Export as Markdown", onclick: () => download("GET", `/api/conversations/${c.id}/export?format=md`, null, `conversation-${c.id}.md`).catch((e) => toast(e.message, "error")) }, "MD"),
         h("button", { class: "ghost hist-mini danger", type: "button", title: "Delete", onclick: async () => {
           if (!confirm(`Delete "${c.title || "this conversation"}"? It leaves the history for everyone who sees it.`)) return;
-          try { await api.del("/api/conversations/" + c.id); selected.delete(c.id); await load(true); } catch (e) { toast(e.message, "error"); }
+          try { await api.del("/api/conversations/" + c.id); selected.delete(c.id); await reload(); } catch (e) { toast(e.message, "error"); }
         } }, "Delete")));
     li.addEventListener("dragstart", (ev) => {
       const ids = selected.has(c.id) ? [...selected] : [c.id];
@@ -250,6 +251,9 @@ async function render(el, params) {
     drawRows();
   };
 
+  // reload shows a change here and in the sidebar's list.
+  const reload = async () => { await load(true); refreshList(); };
+
   const importFiles = async () => {
     let n = 0;
     for (const file of fileInput.files) {
@@ -266,7 +270,7 @@ async function render(el, params) {
       }
     }
     fileInput.value = "";
-    if (n) { toast(`Imported ${n} ${n === 1 ? "conversation" : "conversations"}.`); await load(true); }
+    if (n) { toast(`Imported ${n} ${n === 1 ? "conversation" : "conversations"}.`); await reload(); }
   };
   fileInput.addEventListener("change", importFiles);
 
