@@ -59,6 +59,10 @@ type File struct {
 	MimeType string
 	Data     []byte
 	Title    string
+	// Caption is a line of Markdown shown with the file (a link to where it
+	// lives). Platforms post it in the same call as the file, so a retried
+	// delivery never finds one without the other.
+	Caption string
 }
 
 // Message is what core asks a platform to show. Text is Markdown as the model

@@ -92,6 +92,8 @@ type Attachment struct {
 	MimeType string `json:"mime_type"`
 	Data     []byte `json:"data"` // base64 in JSON
 	Title    string `json:"title,omitempty"`
+	// Caption is a line of Markdown posted with the file.
+	Caption string `json:"caption,omitempty"`
 }
 
 // ToolResultContent is a tool's answer to one call.

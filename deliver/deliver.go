@@ -527,7 +527,7 @@ func render(e *store.Entry) (*bots.Message, error) {
 		}
 		m := &bots.Message{}
 		for _, a := range c.Attachments {
-			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title})
+			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
 		}
 		return m, nil
 	case store.EntryCard:

@@ -661,7 +661,8 @@ type Notification struct {
 type Queries interface {
 	ConversationCreate(ctx context.Context, p *ConversationCreateParams) (*Conversation, error)
 	ConversationGet(ctx context.Context, id uuid.UUID) (*Conversation, error)
-	// ConversationForks lists the direct forks of a conversation, oldest first.
+	// ConversationForks lists the direct forks of a conversation, oldest
+	// first; deleted forks (ConversationDelete) are left out.
 	ConversationForks(ctx context.Context, id uuid.UUID) ([]*Conversation, error)
 	ConversationSetStatus(ctx context.Context, p *ConversationStatusParams) (*Conversation, error)
 	// ConversationLeaseRelease frees the lease if Owner holds it.
@@ -812,6 +813,8 @@ type Queries interface {
 	ConnectionQueries
 	SideThreadQueries
 	RunQueries
+	HistoryQueries
+	ArtifactQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,16 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 	var cardFiles []*discordgo.File
 	var flags discordgo.MessageFlags
 	text := m.Text
+	if text == "" {
+		// File captions go in the message that carries the files: one call.
+		var captions []string
+		for _, f := range m.Files {
+			if f.Caption != "" {
+				captions = append(captions, f.Caption)
+			}
+		}
+		text = strings.Join(captions, "\n")
+	}
 	if m.Card != nil && m.Card.Stamped != nil {
 		if v2, files, ok := a.renderV2(m.Card, comps); ok {
 			// The card is the message; the text is only the fallback for

@@ -437,6 +437,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread
 				Files:           []slack.FileSummary{{ID: u.FileID, Title: firstOf(f.Title, name)}},
 				Channel:         channel,
 				ThreadTimestamp: thread,
+				InitialComment:  mrkdwn.Convert(f.Caption),
 			})
 			return err
 		})

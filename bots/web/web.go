@@ -146,7 +146,7 @@ func New(opts Options) (*API, error) {
 		// Never without origins: rs/cors then allows every origin.
 		a.cors = cors.New(cors.Options{
 			AllowOriginFunc: a.originAllowed,
-			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
 			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
 			MaxAge:          600,
 		})
@@ -219,6 +219,8 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.runRoutes(mux)
 	a.compareRoutes(mux)
 	a.approvalRoutes(mux)
+	a.historyRoutes(mux)
+	a.artifactRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

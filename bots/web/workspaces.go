@@ -56,6 +56,10 @@ func (a *API) allowedConversation(r *http.Request) (uuid.UUID, error) {
 // other than by the path's id (a delegation's).
 func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, error) {
 	p := principal(r)
+	// A deleted conversation is gone for everyone (see ConversationDelete).
+	if f, err := a.st.ConversationFilingGet(r.Context(), id); err == nil && f.DeletedAt != nil {
+		return uuid.Nil, store.ErrNotFound
+	}
 	if p.Admin() || p.Kind == PrincipalAgent {
 		return id, nil // an agent session was kept to its own agent's conversations (mayUseConversation)
 	}

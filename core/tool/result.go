@@ -33,6 +33,9 @@ type Attachment struct {
 	MimeType string // e.g. "image/png"
 	Data     []byte
 	Title    string // shown by the platform next to the file; may be empty
+	// Caption, when set, is a line of Markdown posted with the file (a
+	// link to where it lives, say).
+	Caption string
 }
 
 // Attacher is the optional interface through which a handler returns files:

@@ -426,6 +426,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := core.RegisterDone(a.Registry); err != nil {
 		return fmt.Errorf("registering done: %w", err)
 	}
+	if err := a.registerArtifacts(cfg); err != nil {
+		return err
+	}
 	reg := a.Registry
 	a.Metrics, err = metrics.New(metrics.Options{Store: a.Store, Logger: a.log.With("part", "metrics"), Now: cfg.Now})
 	if err != nil {

@@ -134,6 +134,8 @@ type File struct {
 	Uploaded bool
 	Channel  string // set once shared by files.completeUploadExternal
 	ThreadTS string
+	// InitialComment is the message shared with the file.
+	InitialComment string
 }
 
 // Server is the fake Slack.
@@ -1029,6 +1031,7 @@ func (s *Server) filesComplete(req request) (map[string]any, string) {
 		f.Title = sum.Title
 		f.Channel = req.params.Get("channel_id")
 		f.ThreadTS = req.params.Get("thread_ts")
+		f.InitialComment = req.params.Get("initial_comment")
 		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
 	}
 	return map[string]any{"files": out}, ""

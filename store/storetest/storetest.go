@@ -118,6 +118,7 @@ func Run(t *testing.T, h Harness) {
 		{"Connections", s.connectionTests()},
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
+		{"History", s.historyTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

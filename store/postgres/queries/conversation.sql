@@ -16,7 +16,9 @@ SELECT * FROM conversations WHERE id = @id;
 SELECT EXISTS (SELECT 1 FROM conversations WHERE id = @id);
 
 -- name: ConversationForks :many
-SELECT * FROM conversations WHERE parent_id = @id ORDER BY created_at, id;
+SELECT * FROM conversations WHERE parent_id = @id
+  AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
+ORDER BY created_at, id;
 
 -- name: ConversationSetStatus :one
 -- A NULL turn_attempts keeps the count.

@@ -18,7 +18,9 @@ SELECT * FROM conversations WHERE id = sqlc.arg(id);
 SELECT COUNT(*) FROM conversations WHERE id = sqlc.arg(id);
 
 -- name: ConversationForks :many
-SELECT * FROM conversations WHERE parent_id = sqlc.arg(id) ORDER BY created_at, rowid;
+SELECT * FROM conversations WHERE parent_id = sqlc.arg(id)
+  AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
+ORDER BY created_at, rowid;
 
 -- name: ConversationSetStatus :one
 UPDATE conversations

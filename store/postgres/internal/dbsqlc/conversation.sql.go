@@ -86,7 +86,9 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (bool, e
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = $1 ORDER BY created_at, id
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = $1
+  AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
+ORDER BY created_at, id
 `
 
 func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conversation, error) {

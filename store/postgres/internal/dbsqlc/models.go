@@ -73,6 +73,38 @@ type Approval struct {
 	WorkspaceID    *uuid.UUID
 }
 
+type Artifact struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Kind           string
+	Title          string
+	Language       string
+	Content        string
+	Version        int32
+	CreatedBy      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type ArtifactComment struct {
+	ID         uuid.UUID
+	ArtifactID uuid.UUID
+	Version    int32
+	Author     string
+	Text       string
+	CreatedAt  time.Time
+}
+
+type ArtifactVersion struct {
+	ArtifactID uuid.UUID
+	Version    int32
+	Title      string
+	Language   string
+	Content    string
+	Author     string
+	CreatedAt  time.Time
+}
+
 type AuditRecord struct {
 	ID             uuid.UUID
 	ConversationID *uuid.UUID
@@ -143,6 +175,14 @@ type Conversation struct {
 	WorkspaceID    *uuid.UUID
 }
 
+type ConversationFiling struct {
+	ConversationID uuid.UUID
+	FolderID       *uuid.UUID
+	ArchivedAt     *time.Time
+	DeletedAt      *time.Time
+	UpdatedAt      time.Time
+}
+
 type ConversationFloor struct {
 	ConversationID uuid.UUID
 	AgentStreak    int32
@@ -195,6 +235,15 @@ type Entry struct {
 	Content        json.RawMessage
 	TurnID         *uuid.UUID
 	CreatedAt      time.Time
+}
+
+type Folder struct {
+	ID          uuid.UUID
+	WorkspaceID *uuid.UUID
+	Name        string
+	Color       string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 type Grant struct {

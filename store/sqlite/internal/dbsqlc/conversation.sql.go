@@ -40,7 +40,9 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (int64, 
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = ?1 ORDER BY created_at, rowid
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = ?1
+  AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
+ORDER BY created_at, rowid
 `
 
 func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Conversation, error) {

@@ -39,6 +39,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.agentLoadsStmt, err = db.PrepareContext(ctx, agentLoads); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentLoads: %w", err)
 	}
+	if q.agentNameGetStmt, err = db.PrepareContext(ctx, agentNameGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AgentNameGet: %w", err)
+	}
 	if q.agentOwnerSetStmt, err = db.PrepareContext(ctx, agentOwnerSet); err != nil {
 		return nil, fmt.Errorf("error preparing query AgentOwnerSet: %w", err)
 	}
@@ -83,6 +86,33 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.approvalListPendingStmt, err = db.PrepareContext(ctx, approvalListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ApprovalListPending: %w", err)
+	}
+	if q.artifactCommentInsertStmt, err = db.PrepareContext(ctx, artifactCommentInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactCommentInsert: %w", err)
+	}
+	if q.artifactCommentListStmt, err = db.PrepareContext(ctx, artifactCommentList); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactCommentList: %w", err)
+	}
+	if q.artifactGetStmt, err = db.PrepareContext(ctx, artifactGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactGet: %w", err)
+	}
+	if q.artifactInsertStmt, err = db.PrepareContext(ctx, artifactInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactInsert: %w", err)
+	}
+	if q.artifactListStmt, err = db.PrepareContext(ctx, artifactList); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactList: %w", err)
+	}
+	if q.artifactNextStmt, err = db.PrepareContext(ctx, artifactNext); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactNext: %w", err)
+	}
+	if q.artifactVersionGetStmt, err = db.PrepareContext(ctx, artifactVersionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactVersionGet: %w", err)
+	}
+	if q.artifactVersionInsertStmt, err = db.PrepareContext(ctx, artifactVersionInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactVersionInsert: %w", err)
+	}
+	if q.artifactVersionListStmt, err = db.PrepareContext(ctx, artifactVersionList); err != nil {
+		return nil, fmt.Errorf("error preparing query ArtifactVersionList: %w", err)
 	}
 	if q.auditInsertStmt, err = db.PrepareContext(ctx, auditInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditInsert: %w", err)
@@ -135,6 +165,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.conversationAddChildStmt, err = db.PrepareContext(ctx, conversationAddChild); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationAddChild: %w", err)
 	}
+	if q.conversationChildGoneStmt, err = db.PrepareContext(ctx, conversationChildGone); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationChildGone: %w", err)
+	}
 	if q.conversationExistsStmt, err = db.PrepareContext(ctx, conversationExists); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationExists: %w", err)
 	}
@@ -162,8 +195,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.conversationListExpiredLeasesStmt, err = db.PrepareContext(ctx, conversationListExpiredLeases); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationListExpiredLeases: %w", err)
 	}
+	if q.conversationListingGetStmt, err = db.PrepareContext(ctx, conversationListingGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationListingGet: %w", err)
+	}
 	if q.conversationNextSeqStmt, err = db.PrepareContext(ctx, conversationNextSeq); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationNextSeq: %w", err)
+	}
+	if q.conversationRenameStmt, err = db.PrepareContext(ctx, conversationRename); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationRename: %w", err)
+	}
+	if q.conversationSearchStmt, err = db.PrepareContext(ctx, conversationSearch); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationSearch: %w", err)
 	}
 	if q.conversationSetStatusStmt, err = db.PrepareContext(ctx, conversationSetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationSetStatus: %w", err)
@@ -216,6 +258,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.feedbackSummaryStmt, err = db.PrepareContext(ctx, feedbackSummary); err != nil {
 		return nil, fmt.Errorf("error preparing query FeedbackSummary: %w", err)
 	}
+	if q.filingGetStmt, err = db.PrepareContext(ctx, filingGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FilingGet: %w", err)
+	}
+	if q.filingPutStmt, err = db.PrepareContext(ctx, filingPut); err != nil {
+		return nil, fmt.Errorf("error preparing query FilingPut: %w", err)
+	}
 	if q.floorAgentSpokeStmt, err = db.PrepareContext(ctx, floorAgentSpoke); err != nil {
 		return nil, fmt.Errorf("error preparing query FloorAgentSpoke: %w", err)
 	}
@@ -224,6 +272,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.floorPersonSpokeStmt, err = db.PrepareContext(ctx, floorPersonSpoke); err != nil {
 		return nil, fmt.Errorf("error preparing query FloorPersonSpoke: %w", err)
+	}
+	if q.folderDeleteStmt, err = db.PrepareContext(ctx, folderDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderDelete: %w", err)
+	}
+	if q.folderGetStmt, err = db.PrepareContext(ctx, folderGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderGet: %w", err)
+	}
+	if q.folderInsertStmt, err = db.PrepareContext(ctx, folderInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderInsert: %w", err)
+	}
+	if q.folderListStmt, err = db.PrepareContext(ctx, folderList); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderList: %w", err)
+	}
+	if q.folderUnfileAllStmt, err = db.PrepareContext(ctx, folderUnfileAll); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderUnfileAll: %w", err)
+	}
+	if q.folderUpdateStmt, err = db.PrepareContext(ctx, folderUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query FolderUpdate: %w", err)
 	}
 	if q.grantFindStmt, err = db.PrepareContext(ctx, grantFind); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantFind: %w", err)
@@ -711,6 +777,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing agentLoadsStmt: %w", cerr)
 		}
 	}
+	if q.agentNameGetStmt != nil {
+		if cerr := q.agentNameGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing agentNameGetStmt: %w", cerr)
+		}
+	}
 	if q.agentOwnerSetStmt != nil {
 		if cerr := q.agentOwnerSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing agentOwnerSetStmt: %w", cerr)
@@ -784,6 +855,51 @@ func (q *Queries) Close() error {
 	if q.approvalListPendingStmt != nil {
 		if cerr := q.approvalListPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing approvalListPendingStmt: %w", cerr)
+		}
+	}
+	if q.artifactCommentInsertStmt != nil {
+		if cerr := q.artifactCommentInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactCommentInsertStmt: %w", cerr)
+		}
+	}
+	if q.artifactCommentListStmt != nil {
+		if cerr := q.artifactCommentListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactCommentListStmt: %w", cerr)
+		}
+	}
+	if q.artifactGetStmt != nil {
+		if cerr := q.artifactGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactGetStmt: %w", cerr)
+		}
+	}
+	if q.artifactInsertStmt != nil {
+		if cerr := q.artifactInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactInsertStmt: %w", cerr)
+		}
+	}
+	if q.artifactListStmt != nil {
+		if cerr := q.artifactListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactListStmt: %w", cerr)
+		}
+	}
+	if q.artifactNextStmt != nil {
+		if cerr := q.artifactNextStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactNextStmt: %w", cerr)
+		}
+	}
+	if q.artifactVersionGetStmt != nil {
+		if cerr := q.artifactVersionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactVersionGetStmt: %w", cerr)
+		}
+	}
+	if q.artifactVersionInsertStmt != nil {
+		if cerr := q.artifactVersionInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactVersionInsertStmt: %w", cerr)
+		}
+	}
+	if q.artifactVersionListStmt != nil {
+		if cerr := q.artifactVersionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing artifactVersionListStmt: %w", cerr)
 		}
 	}
 	if q.auditInsertStmt != nil {
@@ -871,6 +987,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing conversationAddChildStmt: %w", cerr)
 		}
 	}
+	if q.conversationChildGoneStmt != nil {
+		if cerr := q.conversationChildGoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationChildGoneStmt: %w", cerr)
+		}
+	}
 	if q.conversationExistsStmt != nil {
 		if cerr := q.conversationExistsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationExistsStmt: %w", cerr)
@@ -916,9 +1037,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing conversationListExpiredLeasesStmt: %w", cerr)
 		}
 	}
+	if q.conversationListingGetStmt != nil {
+		if cerr := q.conversationListingGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationListingGetStmt: %w", cerr)
+		}
+	}
 	if q.conversationNextSeqStmt != nil {
 		if cerr := q.conversationNextSeqStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationNextSeqStmt: %w", cerr)
+		}
+	}
+	if q.conversationRenameStmt != nil {
+		if cerr := q.conversationRenameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationRenameStmt: %w", cerr)
+		}
+	}
+	if q.conversationSearchStmt != nil {
+		if cerr := q.conversationSearchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationSearchStmt: %w", cerr)
 		}
 	}
 	if q.conversationSetStatusStmt != nil {
@@ -1006,6 +1142,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing feedbackSummaryStmt: %w", cerr)
 		}
 	}
+	if q.filingGetStmt != nil {
+		if cerr := q.filingGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing filingGetStmt: %w", cerr)
+		}
+	}
+	if q.filingPutStmt != nil {
+		if cerr := q.filingPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing filingPutStmt: %w", cerr)
+		}
+	}
 	if q.floorAgentSpokeStmt != nil {
 		if cerr := q.floorAgentSpokeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing floorAgentSpokeStmt: %w", cerr)
@@ -1019,6 +1165,36 @@ func (q *Queries) Close() error {
 	if q.floorPersonSpokeStmt != nil {
 		if cerr := q.floorPersonSpokeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing floorPersonSpokeStmt: %w", cerr)
+		}
+	}
+	if q.folderDeleteStmt != nil {
+		if cerr := q.folderDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderDeleteStmt: %w", cerr)
+		}
+	}
+	if q.folderGetStmt != nil {
+		if cerr := q.folderGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderGetStmt: %w", cerr)
+		}
+	}
+	if q.folderInsertStmt != nil {
+		if cerr := q.folderInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderInsertStmt: %w", cerr)
+		}
+	}
+	if q.folderListStmt != nil {
+		if cerr := q.folderListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderListStmt: %w", cerr)
+		}
+	}
+	if q.folderUnfileAllStmt != nil {
+		if cerr := q.folderUnfileAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderUnfileAllStmt: %w", cerr)
+		}
+	}
+	if q.folderUpdateStmt != nil {
+		if cerr := q.folderUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing folderUpdateStmt: %w", cerr)
 		}
 	}
 	if q.grantFindStmt != nil {
@@ -1825,6 +2001,7 @@ type Queries struct {
 	agentLatenciesStmt                *sql.Stmt
 	agentListVisibleStmt              *sql.Stmt
 	agentLoadsStmt                    *sql.Stmt
+	agentNameGetStmt                  *sql.Stmt
 	agentOwnerSetStmt                 *sql.Stmt
 	agentPinAddStmt                   *sql.Stmt
 	agentPinListStmt                  *sql.Stmt
@@ -1840,6 +2017,15 @@ type Queries struct {
 	approvalGetStmt                   *sql.Stmt
 	approvalInsertStmt                *sql.Stmt
 	approvalListPendingStmt           *sql.Stmt
+	artifactCommentInsertStmt         *sql.Stmt
+	artifactCommentListStmt           *sql.Stmt
+	artifactGetStmt                   *sql.Stmt
+	artifactInsertStmt                *sql.Stmt
+	artifactListStmt                  *sql.Stmt
+	artifactNextStmt                  *sql.Stmt
+	artifactVersionGetStmt            *sql.Stmt
+	artifactVersionInsertStmt         *sql.Stmt
+	artifactVersionListStmt           *sql.Stmt
 	auditInsertStmt                   *sql.Stmt
 	auditListStmt                     *sql.Stmt
 	auditSettleStmt                   *sql.Stmt
@@ -1857,6 +2043,7 @@ type Queries struct {
 	connectionSaveStmt                *sql.Stmt
 	connectionSetTokensStmt           *sql.Stmt
 	conversationAddChildStmt          *sql.Stmt
+	conversationChildGoneStmt         *sql.Stmt
 	conversationExistsStmt            *sql.Stmt
 	conversationForksStmt             *sql.Stmt
 	conversationGetStmt               *sql.Stmt
@@ -1866,7 +2053,10 @@ type Queries struct {
 	conversationLeaseReleaseStmt      *sql.Stmt
 	conversationLeaseReleaseOwnerStmt *sql.Stmt
 	conversationListExpiredLeasesStmt *sql.Stmt
+	conversationListingGetStmt        *sql.Stmt
 	conversationNextSeqStmt           *sql.Stmt
+	conversationRenameStmt            *sql.Stmt
+	conversationSearchStmt            *sql.Stmt
 	conversationSetStatusStmt         *sql.Stmt
 	conversationWorkspaceStmt         *sql.Stmt
 	conversationWorkspaceSetStmt      *sql.Stmt
@@ -1884,9 +2074,17 @@ type Queries struct {
 	entryListInChannelStmt            *sql.Stmt
 	entrySeedForkStmt                 *sql.Stmt
 	feedbackSummaryStmt               *sql.Stmt
+	filingGetStmt                     *sql.Stmt
+	filingPutStmt                     *sql.Stmt
 	floorAgentSpokeStmt               *sql.Stmt
 	floorGetStmt                      *sql.Stmt
 	floorPersonSpokeStmt              *sql.Stmt
+	folderDeleteStmt                  *sql.Stmt
+	folderGetStmt                     *sql.Stmt
+	folderInsertStmt                  *sql.Stmt
+	folderListStmt                    *sql.Stmt
+	folderUnfileAllStmt               *sql.Stmt
+	folderUpdateStmt                  *sql.Stmt
 	grantFindStmt                     *sql.Stmt
 	grantGetStmt                      *sql.Stmt
 	grantInsertStmt                   *sql.Stmt
@@ -2050,6 +2248,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		agentLatenciesStmt:                q.agentLatenciesStmt,
 		agentListVisibleStmt:              q.agentListVisibleStmt,
 		agentLoadsStmt:                    q.agentLoadsStmt,
+		agentNameGetStmt:                  q.agentNameGetStmt,
 		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
 		agentPinAddStmt:                   q.agentPinAddStmt,
 		agentPinListStmt:                  q.agentPinListStmt,
@@ -2065,6 +2264,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		approvalGetStmt:                   q.approvalGetStmt,
 		approvalInsertStmt:                q.approvalInsertStmt,
 		approvalListPendingStmt:           q.approvalListPendingStmt,
+		artifactCommentInsertStmt:         q.artifactCommentInsertStmt,
+		artifactCommentListStmt:           q.artifactCommentListStmt,
+		artifactGetStmt:                   q.artifactGetStmt,
+		artifactInsertStmt:                q.artifactInsertStmt,
+		artifactListStmt:                  q.artifactListStmt,
+		artifactNextStmt:                  q.artifactNextStmt,
+		artifactVersionGetStmt:            q.artifactVersionGetStmt,
+		artifactVersionInsertStmt:         q.artifactVersionInsertStmt,
+		artifactVersionListStmt:           q.artifactVersionListStmt,
 		auditInsertStmt:                   q.auditInsertStmt,
 		auditListStmt:                     q.auditListStmt,
 		auditSettleStmt:                   q.auditSettleStmt,
@@ -2082,6 +2290,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		connectionSaveStmt:                q.connectionSaveStmt,
 		connectionSetTokensStmt:           q.connectionSetTokensStmt,
 		conversationAddChildStmt:          q.conversationAddChildStmt,
+		conversationChildGoneStmt:         q.conversationChildGoneStmt,
 		conversationExistsStmt:            q.conversationExistsStmt,
 		conversationForksStmt:             q.conversationForksStmt,
 		conversationGetStmt:               q.conversationGetStmt,
@@ -2091,7 +2300,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationLeaseReleaseStmt:      q.conversationLeaseReleaseStmt,
 		conversationLeaseReleaseOwnerStmt: q.conversationLeaseReleaseOwnerStmt,
 		conversationListExpiredLeasesStmt: q.conversationListExpiredLeasesStmt,
+		conversationListingGetStmt:        q.conversationListingGetStmt,
 		conversationNextSeqStmt:           q.conversationNextSeqStmt,
+		conversationRenameStmt:            q.conversationRenameStmt,
+		conversationSearchStmt:            q.conversationSearchStmt,
 		conversationSetStatusStmt:         q.conversationSetStatusStmt,
 		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
 		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,
@@ -2109,9 +2321,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryListInChannelStmt:            q.entryListInChannelStmt,
 		entrySeedForkStmt:                 q.entrySeedForkStmt,
 		feedbackSummaryStmt:               q.feedbackSummaryStmt,
+		filingGetStmt:                     q.filingGetStmt,
+		filingPutStmt:                     q.filingPutStmt,
 		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
 		floorGetStmt:                      q.floorGetStmt,
 		floorPersonSpokeStmt:              q.floorPersonSpokeStmt,
+		folderDeleteStmt:                  q.folderDeleteStmt,
+		folderGetStmt:                     q.folderGetStmt,
+		folderInsertStmt:                  q.folderInsertStmt,
+		folderListStmt:                    q.folderListStmt,
+		folderUnfileAllStmt:               q.folderUnfileAllStmt,
+		folderUpdateStmt:                  q.folderUpdateStmt,
 		grantFindStmt:                     q.grantFindStmt,
 		grantGetStmt:                      q.grantGetStmt,
 		grantInsertStmt:                   q.grantInsertStmt,

@@ -72,6 +72,38 @@ type Approval struct {
 	WorkspaceID    uuid.NullUUID
 }
 
+type Artifact struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Kind           string
+	Title          string
+	Language       string
+	Content        string
+	Version        int64
+	CreatedBy      string
+	CreatedAt      int64
+	UpdatedAt      int64
+}
+
+type ArtifactComment struct {
+	ID         uuid.UUID
+	ArtifactID uuid.UUID
+	Version    int64
+	Author     string
+	Text       string
+	CreatedAt  int64
+}
+
+type ArtifactVersion struct {
+	ArtifactID uuid.UUID
+	Version    int64
+	Title      string
+	Language   string
+	Content    string
+	Author     string
+	CreatedAt  int64
+}
+
 type Audit struct {
 	ID             uuid.UUID
 	ConversationID uuid.NullUUID
@@ -141,6 +173,14 @@ type Conversation struct {
 	WorkspaceID    uuid.NullUUID
 }
 
+type ConversationFiling struct {
+	ConversationID uuid.UUID
+	FolderID       uuid.NullUUID
+	ArchivedAt     sql.NullInt64
+	DeletedAt      sql.NullInt64
+	UpdatedAt      int64
+}
+
 type ConversationFloor struct {
 	ConversationID uuid.UUID
 	AgentStreak    int64
@@ -193,6 +233,15 @@ type Entry struct {
 	Content        string
 	TurnID         uuid.NullUUID
 	CreatedAt      int64
+}
+
+type Folder struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.NullUUID
+	Name        string
+	Color       string
+	CreatedAt   int64
+	UpdatedAt   int64
 }
 
 type Grant struct {

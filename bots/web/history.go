@@ -1,0 +1,597 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/transcript"
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// The history: list and search the conversations a principal may see,
+// rename, archive and file them in folders, delete them, in bulk too, and
+// export and import them. A person sees the conversations of the
+// workspaces they may use (workspace.Use), exactly as GET
+// /api/conversations/{id} decides; an agent session those of its agent;
+// the operator every one.
+
+func (a *API) historyRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /api/conversations", a.handle(a.historyList))
+	mux.Handle("PATCH /api/conversations/{id}", a.handle(a.historyPatch))
+	mux.Handle("DELETE /api/conversations/{id}", a.handle(a.historyDelete))
+	mux.Handle("GET /api/conversations/{id}/export", a.handle(a.historyExport))
+	mux.Handle("POST /api/conversations/import", a.handle(a.historyImport))
+	mux.Handle("POST /api/conversations/bulk", a.handle(a.historyBulk))
+	mux.Handle("GET /api/folders", a.handle(a.folderList))
+	mux.Handle("POST /api/folders", a.handle(a.folderCreate))
+	mux.Handle("PATCH /api/folders/{folder}", a.handle(a.folderPatch))
+	mux.Handle("DELETE /api/folders/{folder}", a.handle(a.folderDelete))
+}
+
+// visibility is what the principal sees: every workspace (the operator and
+// agent sessions, which are kept to their agent by agentFilter), or a
+// person's workspaces, narrowed to those a scoped token names.
+func (a *API) visibility(ctx context.Context, p *Principal) (store.Visibility, error) {
+	if p.Admin() || p.Kind == PrincipalAgent {
+		return store.Visibility{All: true}, nil
+	}
+	if p.Kind != PrincipalPerson {
+		return store.Visibility{}, nil
+	}
+	ms, err := a.st.WorkspaceListByPerson(ctx, p.PersonID)
+	if err != nil {
+		return store.Visibility{}, err
+	}
+	v := store.Visibility{Workspaces: []uuid.UUID{}}
+	for _, m := range ms {
+		if (len(p.Workspaces) == 0 || contains(p.Workspaces, m.Workspace.ID)) && workspace.Can(m.Role, workspace.Use) {
+			v.Workspaces = append(v.Workspaces, m.Workspace.ID)
+		}
+	}
+	return v, nil
+}
+
+// agentFilter keeps an agent session to its own agent's conversations:
+// the agent's id, or found false when the agent is not known (it then sees
+// none).
+func (a *API) agentFilter(ctx context.Context, p *Principal) (id *uuid.UUID, found bool, err error) {
+	if p.Kind != PrincipalAgent {
+		return nil, true, nil
+	}
+	ag, err := a.st.AgentGetByName(ctx, p.Agents[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &ag.ID, true, nil
+}
+
+// listingJSON is a conversation as the history shows it.
+func (a *API) listingJSON(ctx context.Context, l *store.ConversationListing, names map[uuid.UUID]string) (map[string]any, error) {
+	out := conversationJSON(l.Conversation)
+	out["title"] = l.Conversation.Title
+	out["updated_at"] = l.Conversation.UpdatedAt
+	out["platform"] = l.Platform
+	out["archived"] = l.ArchivedAt != nil
+	if l.ArchivedAt != nil {
+		out["archived_at"] = l.ArchivedAt
+	}
+	out["folder_id"] = l.FolderID
+	out["workspace_id"] = l.WorkspaceID
+	if id := l.Conversation.AgentID; id != nil {
+		name, ok := names[*id]
+		if !ok {
+			var err error
+			name, err = a.st.AgentNameGet(ctx, *id)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			names[*id] = name
+		}
+		out["agent"] = name
+	}
+	return out, nil
+}
+
+func queryInt(r *http.Request, name string, min, max, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, fmt.Errorf("%w: %s=%q must be a whole number from %d to %d", store.ErrInvalid, name, v, min, max)
+	}
+	return n, nil
+}
+
+// historyList is GET /api/conversations: ?q= (title and text), agent=,
+// platform=, folder= (an id, or "none"), archived= (false, true or all),
+// sort= (activity, created or title), offset=, limit= (at most 200). The
+// answer's next_offset (and next, the same as a string for ?before=) is
+// the offset of the next page, null on the last.
+func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
+	ctx, p, qs := r.Context(), principal(r), r.URL.Query()
+	vis, err := a.visibility(ctx, p)
+	if err != nil {
+		return err
+	}
+	sp := &store.ConversationSearchParams{Visibility: vis, Query: qs.Get("q"), Platform: qs.Get("platform"), Sort: store.ConversationSort(qs.Get("sort"))}
+	if sp.Offset, err = queryInt(r, "offset", 0, 1<<30, 0); err != nil {
+		return err
+	}
+	// before= is the "next" of the previous page (the sidebar's paging).
+	if qs.Get("before") != "" && qs.Get("offset") == "" {
+		if sp.Offset, err = queryInt(r, "before", 0, 1<<30, 0); err != nil {
+			return err
+		}
+	}
+	if sp.Limit, err = queryInt(r, "limit", 1, 200, 50); err != nil {
+		return err
+	}
+	agentID, found, err := a.agentFilter(ctx, p)
+	if err != nil {
+		return err
+	}
+	sp.AgentID = agentID
+	if name := qs.Get("agent"); found && name != "" {
+		ag, err := a.st.AgentGetByName(ctx, name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			found = false
+		case err != nil:
+			return err
+		case agentID != nil && *agentID != ag.ID:
+			found = false
+		default:
+			sp.AgentID = &ag.ID
+		}
+	}
+	switch f := qs.Get("folder"); f {
+	case "":
+	case "none":
+		sp.Unfiled = true
+	default:
+		id, err := parseID("folder", f)
+		if err != nil {
+			return err
+		}
+		sp.FolderID = &id
+	}
+	switch v := qs.Get("archived"); v {
+	case "", "false":
+	case "true":
+		sp.Archived = ptrTo(true)
+	case "all":
+		sp.WithArchived = true
+	default:
+		return fmt.Errorf("%w: archived=%q must be false, true or all", store.ErrInvalid, v)
+	}
+	// One more than the page says whether there is a next one.
+	limit := sp.Limit
+	sp.Limit++
+	var ls []*store.ConversationListing
+	if found {
+		if ls, err = a.st.ConversationSearch(ctx, sp); err != nil {
+			return err
+		}
+	}
+	var next, cursor any
+	if len(ls) > limit {
+		ls, next, cursor = ls[:limit], sp.Offset+limit, strconv.Itoa(sp.Offset+limit)
+	}
+	names := map[uuid.UUID]string{}
+	out := make([]map[string]any, 0, len(ls))
+	for _, l := range ls {
+		j, err := a.listingJSON(ctx, l, names)
+		if err != nil {
+			return err
+		}
+		out = append(out, j)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out, "next_offset": next, "next": cursor})
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// optionalID is a JSON field that may be absent, null or an id: a PATCH's
+// folder ("folder": null takes the conversation out of its folder).
+type optionalID struct {
+	Set bool
+	ID  *uuid.UUID
+}
+
+func (o *optionalID) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" || string(b) == `""` {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return fmt.Errorf("folder %q is not a UUID", s)
+	}
+	o.ID = &id
+	return nil
+}
+
+// historyPatch is PATCH /api/conversations/{id}: {"title", "archived",
+// "folder"} (each optional; "folder": null takes it out of its folder).
+func (a *API) historyPatch(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Title    *string    `json:"title"`
+		Archived *bool      `json:"archived"`
+		Folder   optionalID `json:"folder"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	fp := &store.ConversationFileParams{ID: id, Title: body.Title, Archived: body.Archived}
+	if body.Folder.Set {
+		fp.FolderID, fp.Unfile = body.Folder.ID, body.Folder.ID == nil
+	}
+	l, err := a.st.ConversationFile(r.Context(), fp)
+	if err != nil {
+		return a.folderMissing(err, fp.FolderID)
+	}
+	out, err := a.listingJSON(r.Context(), l, map[uuid.UUID]string{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// folderMissing says that a folder, not the conversation, was not found.
+func (a *API) folderMissing(err error, folder *uuid.UUID) error {
+	if folder != nil && errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "folder "+folder.String()) {
+		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("folder %s not found", folder)}
+	}
+	return err
+}
+
+// historyDelete is DELETE /api/conversations/{id}: the conversation is
+// hidden from the history and the API, and a fork's parent counts one
+// child less. The page asks before it calls this.
+func (a *API) historyDelete(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	if err := a.st.ConversationDelete(r.Context(), &store.ConversationDeleteParams{ID: id}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// historyExport is GET /api/conversations/{id}/export?format=json|md.
+func (a *API) historyExport(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "json" && format != "md" {
+		return fmt.Errorf("%w: format=%q must be json or md", store.ErrInvalid, format)
+	}
+	d, err := transcript.Export(r.Context(), a.st, id)
+	if err != nil {
+		return err
+	}
+	name := "conversation-" + id.String()
+	if format == "md" {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, name+".md"))
+		_, err := w.Write([]byte(transcript.Markdown(d)))
+		return ignoreWriteErr(err)
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, name+".json"))
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// ignoreWriteErr: once the answer has started, a failed write means the
+// client went away; there is nothing left to tell it.
+func ignoreWriteErr(error) error { return nil }
+
+// maxImport bounds an import's body: a long conversation's export.
+const maxImport = 32 << 20
+
+// historyImport is POST /api/conversations/import: the body is an export
+// ({"format": "switchboard.conversation/v1", ...}) or {"markdown": "..."}
+// (the Markdown export), with an optional "workspace". The conversation is
+// new; it goes to the workspace asked for, else the caller's personal one.
+func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxImport)
+	var body struct {
+		transcript.Doc
+		Markdown  string `json:"markdown"`
+		Workspace string `json:"workspace"`
+	}
+	if err := decodeLarge(r, &body); err != nil {
+		return err
+	}
+	p := principal(r)
+	if p.Kind == PrincipalAgent {
+		return &httpError{status: http.StatusForbidden, msg: "an agent session cannot import conversations"}
+	}
+	ws, err := a.workspaceForNew(r, body.Workspace)
+	if err != nil {
+		return err
+	}
+	doc := &body.Doc
+	if body.Markdown != "" {
+		if body.Format != "" || len(body.Entries) > 0 {
+			return fmt.Errorf("%w: send either an export document or {\"markdown\": ...}, not both", store.ErrInvalid)
+		}
+		if doc, err = transcript.ParseMarkdown(body.Markdown); err != nil {
+			return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+		}
+	}
+	id, err := transcript.Import(r.Context(), a.st, &transcript.ImportParams{Doc: doc, WorkspaceID: ws, Now: a.now()})
+	if errors.Is(err, transcript.ErrInvalid) {
+		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if err != nil {
+		return err
+	}
+	l, err := a.st.ConversationFile(r.Context(), &store.ConversationFileParams{ID: id})
+	if err != nil {
+		return err
+	}
+	out, err := a.listingJSON(r.Context(), l, map[uuid.UUID]string{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// historyBulk is POST /api/conversations/bulk: {"ids": [...], "action":
+// "export" | "delete" | "archive" | "unarchive" | "move", "folder": id or
+// null (move), "format": "json" | "md" (export)}. Every id is checked
+// before anything is done: one the caller may not see fails the whole
+// request with 404.
+func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		IDs    []uuid.UUID `json:"ids"`
+		Action string      `json:"action"`
+		Folder optionalID  `json:"folder"`
+		Format string      `json:"format"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	switch {
+	case len(body.IDs) == 0:
+		return fmt.Errorf("%w: ids is empty", store.ErrInvalid)
+	case len(body.IDs) > 500:
+		return fmt.Errorf("%w: %d ids; at most 500 at once", store.ErrInvalid, len(body.IDs))
+	}
+	switch body.Action {
+	case "export", "delete", "archive", "unarchive":
+	case "move":
+		if !body.Folder.Set {
+			return fmt.Errorf("%w: move needs \"folder\" (an id, or null for none)", store.ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("%w: action %q must be export, delete, archive, unarchive or move", store.ErrInvalid, body.Action)
+	}
+	seen := map[uuid.UUID]bool{}
+	ids := make([]uuid.UUID, 0, len(body.IDs))
+	for _, id := range body.IDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if err := a.mayUseConversation(r, principal(r), id); err != nil {
+			return err
+		}
+		if _, err := a.allowedConversationID(r, id); errors.Is(err, store.ErrNotFound) {
+			return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("conversation %s not found", id)}
+		} else if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	ctx := r.Context()
+	if body.Action == "export" {
+		if body.Format != "" && body.Format != "json" && body.Format != "md" {
+			return fmt.Errorf("%w: format %q must be json or md", store.ErrInvalid, body.Format)
+		}
+		docs := make([]*transcript.Doc, 0, len(ids))
+		for _, id := range ids {
+			d, err := transcript.Export(ctx, a.st, id)
+			if err != nil {
+				return err
+			}
+			docs = append(docs, d)
+		}
+		if body.Format == "md" {
+			parts := make([]string, len(docs))
+			for i, d := range docs {
+				parts[i] = transcript.Markdown(d)
+			}
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			w.Header().Set("Content-Disposition", `attachment; filename="conversations.md"`)
+			_, err := w.Write([]byte(strings.Join(parts, "\n---\n\n")))
+			return ignoreWriteErr(err)
+		}
+		w.Header().Set("Content-Disposition", `attachment; filename="conversations.json"`)
+		writeJSON(w, http.StatusOK, map[string]any{"conversations": docs})
+		return nil
+	}
+	// All or nothing: one transaction.
+	err := a.st.InTx(ctx, func(q store.Queries) error {
+		for _, id := range ids {
+			var err error
+			switch body.Action {
+			case "delete":
+				err = q.ConversationDelete(ctx, &store.ConversationDeleteParams{ID: id})
+			case "archive", "unarchive":
+				_, err = q.ConversationFile(ctx, &store.ConversationFileParams{ID: id, Archived: ptrTo(body.Action == "archive")})
+			case "move":
+				_, err = q.ConversationFile(ctx, &store.ConversationFileParams{ID: id, FolderID: body.Folder.ID, Unfile: body.Folder.ID == nil})
+			}
+			if err != nil {
+				return fmt.Errorf("conversation %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return a.folderMissing(err, body.Folder.ID)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"action": body.Action, "ids": ids})
+	return nil
+}
+
+// ---- folders ----
+
+func folderJSON(f *store.Folder) map[string]any {
+	return map[string]any{"id": f.ID, "workspace_id": f.WorkspaceID, "name": f.Name, "color": f.Color, "created_at": f.CreatedAt}
+}
+
+// allowedFolder reads the folder of the path and checks that the caller
+// may use its workspace (a folder outside any is the operator's).
+func (a *API) allowedFolder(r *http.Request) (*store.Folder, error) {
+	id, err := parseID("folder", r.PathValue("folder"))
+	if err != nil {
+		return nil, err
+	}
+	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("folder %s not found", id)}
+	f, err := a.st.FolderGet(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound
+	} else if err != nil {
+		return nil, err
+	}
+	p := principal(r)
+	if p.Kind == PrincipalAgent {
+		return nil, &httpError{status: http.StatusForbidden, msg: "an agent session has no folders"}
+	}
+	if err := Rights(r.Context(), a.st, p, f.WorkspaceID, workspace.Use); errors.Is(err, store.ErrNotFound) || (err != nil && f.WorkspaceID == nil) {
+		return nil, notFound
+	} else if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// folderList is GET /api/folders: the folders of the workspaces the caller
+// sees, by name.
+func (a *API) folderList(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	vis := store.Visibility{}
+	if p.Kind != PrincipalAgent {
+		var err error
+		if vis, err = a.visibility(r.Context(), p); err != nil {
+			return err
+		}
+	}
+	fs, err := a.st.FolderList(r.Context(), vis)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, folderJSON(f))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"folders": out})
+	return nil
+}
+
+// folderCreate is POST /api/folders: {"name", "color": "#rrggbb",
+// "workspace"} (the workspace as for a new conversation).
+func (a *API) folderCreate(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Name      string `json:"name"`
+		Color     string `json:"color"`
+		Workspace string `json:"workspace"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	if principal(r).Kind == PrincipalAgent {
+		return &httpError{status: http.StatusForbidden, msg: "an agent session has no folders"}
+	}
+	ws, err := a.workspaceForNew(r, body.Workspace)
+	if err != nil {
+		return err
+	}
+	f, err := a.st.FolderCreate(r.Context(), &store.FolderCreateParams{WorkspaceID: ws, Name: body.Name, Color: body.Color})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, folderJSON(f))
+	return nil
+}
+
+// folderPatch is PATCH /api/folders/{folder}: {"name", "color"}.
+func (a *API) folderPatch(w http.ResponseWriter, r *http.Request) error {
+	f, err := a.allowedFolder(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Name  *string `json:"name"`
+		Color *string `json:"color"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	up, err := a.st.FolderUpdate(r.Context(), &store.FolderUpdateParams{ID: f.ID, Name: body.Name, Color: body.Color})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, folderJSON(up))
+	return nil
+}
+
+// folderDelete is DELETE /api/folders/{folder}; its conversations stay,
+// in no folder.
+func (a *API) folderDelete(w http.ResponseWriter, r *http.Request) error {
+	f, err := a.allowedFolder(r)
+	if err != nil {
+		return err
+	}
+	if err := a.st.FolderDelete(r.Context(), f.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// decodeLarge is decode for a body larger than maxBody (an import), already
+// bounded by the caller's MaxBytesReader.
+func decodeLarge(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: request body: %v", store.ErrInvalid, err)
+	}
+	return nil
+}
