@@ -14,9 +14,10 @@ import (
 
 // Approvals over the API: a call waiting for a person (an agent called
 // through /mcp, or from an API conversation, that hit a confirm rule) can
-// be read and decided here by whoever may decide it on a platform: the
-// person who asked (the caller that posted the message), the admins when
-// approvals go to admins, and the operator. The decision takes the same
+// be read and decided here by the caller who asked (the principal that
+// posted the message, under approvals.deciders: starter) and by the
+// operator; admins, under approvals.deciders: admins, decide on the
+// platforms. The decision takes the same
 // path as a button click (core.Service.Act): the turn resumes and
 // finishes.
 

@@ -274,3 +274,39 @@ func TestGoogleToolsDeclareRisks(t *testing.T) {
 		}
 	}
 }
+
+// TestGoogleTokenRefreshed: an access token close to its expiry is
+// refreshed at Google (Google keeps its refresh token) before the call,
+// once: the new token serves the next call as well.
+func TestGoogleTokenRefreshed(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
+		e := setup(t, open(t))
+		ana := e.person("U0ANA")
+		e.api.AddAccount(&googletest.Account{Email: "ana@example.com", Messages: []googletest.Message{
+			{ID: "m1", ThreadID: "t1", From: "Bo <bo@example.com>", To: "ana@example.com", Subject: "Quarterly numbers", Date: "Mon, 30 Nov 2026 09:00:00 +0000", Text: "Revenue is up 12%."},
+		}})
+		// The first token lives 90s: inside the 2 minutes before expiry in
+		// which a token is refreshed.
+		e.oauth.SetTokenTTL(90 * time.Second)
+		e.bearer["ana-token"] = ana
+		req, _ := http.NewRequest(http.MethodGet, e.public+"/connections/google/start", nil)
+		req.Header.Set("Authorization", "Bearer ana-token")
+		if status, page := e.follow(req, oauthtest.Account{ID: "1", Email: "ana@example.com"}); status != http.StatusOK {
+			t.Fatalf("ana's connection: %d %q", status, page)
+		}
+		e.oauth.SetTokenTTL(time.Hour)
+		anaReq := &tool.Request{Speaker: &ana}
+		for i := range 2 {
+			var found google.SearchOut
+			if res := e.call("gmail__search", anaReq, `{"query":"quarterly"}`); res.IsError || json.Unmarshal(res.Output, &found) != nil || len(found.Messages) != 1 {
+				t.Fatalf("call %d: gmail__search: %s", i+1, res.Output)
+			}
+			if got := e.oauth.Refreshes(); got != 1 {
+				t.Fatalf("after call %d, %d refreshes at Google; want exactly 1 (the first call's)", i+1, got)
+			}
+		}
+		if last := e.api.Calls()[len(e.api.Calls())-1]; last.Email != "ana@example.com" {
+			t.Fatalf("the last call acted as %q, want ana with her refreshed token", last.Email)
+		}
+	})
+}
