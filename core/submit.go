@@ -568,13 +568,26 @@ func (s *Service) CreateConversation(ctx context.Context, agentName string, cont
 // PostMessage appends a user message to a conversation and queues its turn.
 // It returns the entry's seq.
 func (s *Service) PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error) {
+	return s.PostMessageContext(ctx, conv, userID, text, "")
+}
+
+// MaxPageContext bounds the page context a client sends with a message.
+const MaxPageContext = 2000
+
+// PostMessageContext is PostMessage from a client that says what the
+// person is looking at (pageContext, optional): the turn that answers
+// sees it in its per-turn block.
+func (s *Service) PostMessageContext(ctx context.Context, conv uuid.UUID, userID, text, pageContext string) (int64, error) {
+	if len(pageContext) > MaxPageContext {
+		return 0, invalid("page context is %d bytes; at most %d", len(pageContext), MaxPageContext)
+	}
 	if strings.TrimSpace(text) == "" {
 		return 0, invalid("message text is empty")
 	}
 	var seq int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
-		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID}})
+		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID, PageContext: strings.TrimSpace(pageContext)}})
 		return err
 	})
 	if err != nil {

@@ -787,6 +787,8 @@ type Queries interface {
 	RulebookQueries
 	ConnectionQueries
 	SideThreadQueries
+	LoginQueries
+	ConversationListQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -47,6 +47,7 @@ type Conversations interface {
 	Hub() *core.Hub
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
+	PostMessageContext(ctx context.Context, conv uuid.UUID, userID, text, pageContext string) (int64, error)
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
 	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
@@ -103,6 +104,13 @@ type Options struct {
 	// Connections, when set, serves the GitHub and Google connections
 	// (GET /api/connections, DELETE /api/connections/{id}).
 	Connections Connections
+	// SignIn, when set, serves the web console's sign-in (POST /auth/link,
+	// /auth/token, /auth/logout) and accepts its session cookie as a
+	// principal on /api/.
+	SignIn *SignIn
+	// AgentsFunc lists the configured agents' names, for the page's agent
+	// picker and the agent of each listed conversation; nil: none listed.
+	AgentsFunc func() []string
 }
 
 // API serves /api/.
@@ -142,7 +150,7 @@ func New(opts Options) (*API, error) {
 		a.cors = cors.New(cors.Options{
 			AllowOriginFunc: a.originAllowed,
 			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
-			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
+			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID", CSRFHeader},
 			MaxAge:          600,
 		})
 	}
@@ -199,6 +207,10 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	mux.Handle("GET /api/conversations", a.handle(a.list))
+	mux.Handle("GET /api/conversations/{id}/forks", a.handle(a.forkTree))
+	mux.Handle("GET /api/session", a.handle(a.sessionInfo))
+	a.authRoutes(mux)
 	a.rulebookRoutes(mux)
 	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
 	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))
@@ -313,6 +325,9 @@ func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
 	}
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok && (a.opts.Token != "" || apikey.Looks(tok)) {
 		return a.bearerPrincipal(r, tok)
+	}
+	if p, ok, herr := a.cookiePrincipal(r); ok || herr != nil {
+		return p, herr
 	}
 	if a.opts.Token != "" {
 		return nil, &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
@@ -574,11 +589,13 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	}
 	var body struct {
 		Text string `json:"text"`
+		// Context is what the person looks at in the page (optional).
+		Context string `json:"context"`
 	}
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	seq, err := a.svc.PostMessage(r.Context(), id, caller(r), body.Text)
+	seq, err := a.svc.PostMessageContext(r.Context(), id, caller(r), body.Text, body.Context)
 	if err != nil {
 		return err
 	}

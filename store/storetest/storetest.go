@@ -117,6 +117,7 @@ func Run(t *testing.T, h Harness) {
 		{"Summaries", s.summaryTests()},
 		{"Connections", s.connectionTests()},
 		{"SideThreads", s.sideThreadTests()},
+		{"Logins", s.loginTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -153,6 +153,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.conversationListExpiredLeasesStmt, err = db.PrepareContext(ctx, conversationListExpiredLeases); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationListExpiredLeases: %w", err)
 	}
+	if q.conversationListedStmt, err = db.PrepareContext(ctx, conversationListed); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationListed: %w", err)
+	}
 	if q.conversationNextSeqStmt, err = db.PrepareContext(ctx, conversationNextSeq); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationNextSeq: %w", err)
 	}
@@ -293,6 +296,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.liveStreamSaveStmt, err = db.PrepareContext(ctx, liveStreamSave); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamSave: %w", err)
+	}
+	if q.loginByHashStmt, err = db.PrepareContext(ctx, loginByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginByHash: %w", err)
+	}
+	if q.loginInsertStmt, err = db.PrepareContext(ctx, loginInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginInsert: %w", err)
+	}
+	if q.loginMarkUsedStmt, err = db.PrepareContext(ctx, loginMarkUsed); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginMarkUsed: %w", err)
+	}
+	if q.loginsPruneStmt, err = db.PrepareContext(ctx, loginsPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginsPrune: %w", err)
 	}
 	if q.noteArchiveStmt, err = db.PrepareContext(ctx, noteArchive); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteArchive: %w", err)
@@ -841,6 +856,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing conversationListExpiredLeasesStmt: %w", cerr)
 		}
 	}
+	if q.conversationListedStmt != nil {
+		if cerr := q.conversationListedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationListedStmt: %w", cerr)
+		}
+	}
 	if q.conversationNextSeqStmt != nil {
 		if cerr := q.conversationNextSeqStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationNextSeqStmt: %w", cerr)
@@ -1074,6 +1094,26 @@ func (q *Queries) Close() error {
 	if q.liveStreamSaveStmt != nil {
 		if cerr := q.liveStreamSaveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing liveStreamSaveStmt: %w", cerr)
+		}
+	}
+	if q.loginByHashStmt != nil {
+		if cerr := q.loginByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginByHashStmt: %w", cerr)
+		}
+	}
+	if q.loginInsertStmt != nil {
+		if cerr := q.loginInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginInsertStmt: %w", cerr)
+		}
+	}
+	if q.loginMarkUsedStmt != nil {
+		if cerr := q.loginMarkUsedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginMarkUsedStmt: %w", cerr)
+		}
+	}
+	if q.loginsPruneStmt != nil {
+		if cerr := q.loginsPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginsPruneStmt: %w", cerr)
 		}
 	}
 	if q.noteArchiveStmt != nil {
@@ -1703,6 +1743,7 @@ type Queries struct {
 	conversationLeaseReleaseStmt      *sql.Stmt
 	conversationLeaseReleaseOwnerStmt *sql.Stmt
 	conversationListExpiredLeasesStmt *sql.Stmt
+	conversationListedStmt            *sql.Stmt
 	conversationNextSeqStmt           *sql.Stmt
 	conversationSetStatusStmt         *sql.Stmt
 	conversationWorkspaceStmt         *sql.Stmt
@@ -1750,6 +1791,10 @@ type Queries struct {
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
+	loginByHashStmt                   *sql.Stmt
+	loginInsertStmt                   *sql.Stmt
+	loginMarkUsedStmt                 *sql.Stmt
+	loginsPruneStmt                   *sql.Stmt
 	noteArchiveStmt                   *sql.Stmt
 	noteGetStmt                       *sql.Stmt
 	noteInsertStmt                    *sql.Stmt
@@ -1908,6 +1953,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationLeaseReleaseStmt:      q.conversationLeaseReleaseStmt,
 		conversationLeaseReleaseOwnerStmt: q.conversationLeaseReleaseOwnerStmt,
 		conversationListExpiredLeasesStmt: q.conversationListExpiredLeasesStmt,
+		conversationListedStmt:            q.conversationListedStmt,
 		conversationNextSeqStmt:           q.conversationNextSeqStmt,
 		conversationSetStatusStmt:         q.conversationSetStatusStmt,
 		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
@@ -1955,6 +2001,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,
+		loginByHashStmt:                   q.loginByHashStmt,
+		loginInsertStmt:                   q.loginInsertStmt,
+		loginMarkUsedStmt:                 q.loginMarkUsedStmt,
+		loginsPruneStmt:                   q.loginsPruneStmt,
 		noteArchiveStmt:                   q.noteArchiveStmt,
 		noteGetStmt:                       q.noteGetStmt,
 		noteInsertStmt:                    q.noteInsertStmt,
