@@ -47,8 +47,12 @@ const (
 type SignInOptions struct {
 	Store store.Store
 	// PublicURL is the address browsers reach this server at
-	// (SWITCHBOARD_PUBLIC_URL); links are built under it. Required.
+	// (SWITCHBOARD_PUBLIC_URL); links are built under it. Empty:
+	// LocalURLFunc's answer, for a server used on this machine.
 	PublicURL string
+	// LocalURLFunc names this server when PublicURL is empty, such as
+	// http://localhost:8080 from the listener's port.
+	LocalURLFunc func() string
 	// SessionTTL is how long a browser session lasts (default 7 days).
 	SessionTTL time.Duration
 	Now        func() time.Time
@@ -58,8 +62,11 @@ func (o *SignInOptions) validate() error {
 	if o.Store == nil {
 		return errors.New("web: SignInOptions.Store is required")
 	}
+	if o.PublicURL == "" && o.LocalURLFunc == nil {
+		return errors.New("web: SignInOptions needs PublicURL or LocalURLFunc")
+	}
 	u, err := url.Parse(o.PublicURL)
-	if o.PublicURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if o.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return fmt.Errorf("SWITCHBOARD_PUBLIC_URL: %q must be the address browsers reach this server at, such as https://switchboard.example.com", o.PublicURL)
 	}
 	if o.SessionTTL < 0 {
@@ -89,10 +96,15 @@ func NewSignIn(opts SignInOptions) (*SignIn, error) {
 }
 
 // PublicURL is the address links are built under.
-func (s *SignIn) PublicURL() string { return s.opts.PublicURL }
+func (s *SignIn) PublicURL() string {
+	if s.opts.PublicURL != "" {
+		return s.opts.PublicURL
+	}
+	return strings.TrimRight(s.opts.LocalURLFunc(), "/")
+}
 
 // secure reports whether the cookie is for HTTPS only.
-func (s *SignIn) secure() bool { return strings.HasPrefix(s.opts.PublicURL, "https://") }
+func (s *SignIn) secure() bool { return strings.HasPrefix(s.PublicURL(), "https://") }
 
 func newSecret() (string, []byte, error) {
 	b := make([]byte, 32)
@@ -127,7 +139,7 @@ func (s *SignIn) Link(ctx context.Context, person uuid.UUID) (string, error) {
 	}); err != nil {
 		return "", fmt.Errorf("storing a login link for person %s: %w", person, err)
 	}
-	return s.opts.PublicURL + "/login?t=" + secret, nil
+	return s.PublicURL() + "/login?t=" + secret, nil
 }
 
 // errLinkRefused is what a spent, expired or unknown link gets; the

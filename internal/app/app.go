@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/bots/web/console"
 	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
@@ -331,6 +332,8 @@ type App struct {
 	Mux         *http.ServeMux
 	Metrics     *metrics.Metrics // the Prometheus registry behind GET /metrics
 
+	signIn *web.SignIn // the web console's sign-in links and sessions
+
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
@@ -512,6 +515,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.Scheduler.RegisterTools(reg); err != nil {
 		return fmt.Errorf("registering scheduler tools: %w", err)
 	}
+	if err := a.buildSignIn(); err != nil {
+		return err
+	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
 		Grants:       a.Service,
@@ -519,6 +525,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Participants: a.Service,
 		Rulebooks:    a.Service,
 		Connections:  a.connectionCommands(),
+		Logins:       a.webLogins(),
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -584,11 +591,13 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		return err
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
-		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections()})
+		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(),
+		SignIn: a.signIn, AgentsFunc: a.agentList})
 	if err != nil {
 		return err
 	}
 	api.Routes(a.Mux)
+	console.Routes(a.Mux)
 	a.API = api
 	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
 	if err := a.buildMCPServer(api); err != nil {
