@@ -160,12 +160,13 @@ function askUserForm(call, post) {
   return form;
 }
 
+// chartTool answers render_chart once the chart is drawn: the call's entry
+// in the log draws it (entryEl), so it stays on the page after the turn.
 function chartTool(call, post) {
   const inp = call.input || {};
-  const box = h("div", { class: "tool-ui chart", dataset: { call: call.call_id } }, chartSVG(inp));
   const points = (inp.series || []).reduce((n, sr) => n + (sr.points || []).length, 0);
   post(call, { rendered: true, points, series: (inp.series || []).length });
-  return box;
+  return h("div", { dataset: { call: call.call_id }, hidden: true });
 }
 
 const FRONTEND = { ask_user: askUserForm, render_chart: chartTool };
@@ -181,7 +182,7 @@ function newChat(el) {
     if (!text.value.trim()) return;
     try {
       const conv = await api.post("/api/conversations", agents.length ? { agent: agent.value } : {});
-      await api.post(`/api/conversations/${conv.id}/messages`, { text: text.value, context: "The chat view of the web console, starting a new conversation." });
+      await api.post(`/api/conversations/${conv.id}/messages`, { text: text.value.trim(), context: "The chat view of the web console, starting a new conversation." });
       refreshList();
       navigate({ c: conv.id });
     } catch (e) { toast("Could not start: " + e.message, "error"); }
@@ -214,8 +215,8 @@ async function chat(el, id) {
     h("span", { class: "sp" }),
     h("a", { href: `/?view=log&c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: id }); } }, "Log, forks and time travel"));
   const send = async () => {
-    const t = text.value;
-    if (!t.trim()) return;
+    const t = text.value.trim();
+    if (!t) return;
     text.value = "";
     try {
       const sel = String(window.getSelection() || "").trim().slice(0, 300);
@@ -239,7 +240,7 @@ async function chat(el, id) {
     const node = entryEl(e, { onEdit: (x, y) => editInPlace(id, x, y) });
     if (live && live.isConnected) log.insertBefore(node, live);
     else log.append(node);
-    if (e.kind === "assistant") dropLive();
+    if (e.kind === "assistant") { dropLive(); statusSoon(); }
     scroll();
   };
   const dropLive = () => { if (live) live.remove(); live = null; };
@@ -252,6 +253,10 @@ async function chat(el, id) {
     scroll();
   };
 
+  // The status after a reply: a turn_end can be lost (a restart between
+  // the entry and the event), the conversation row cannot.
+  let statusTimer = null;
+  const statusSoon = () => { clearTimeout(statusTimer); statusTimer = setTimeout(() => checkPending(), 400); };
   const tools = h("div", { id: "tools" });
   const postResult = async (call, output) => {
     if (posted.has(call.call_id)) return;
@@ -307,7 +312,7 @@ async function chat(el, id) {
   open();
   await checkPending();
   text.focus();
-  return () => { closed = true; clearTimeout(retry); if (es) es.close(); };
+  return () => { closed = true; clearTimeout(retry); clearTimeout(statusTimer); if (es) es.close(); };
 }
 
 registerView("chat", {
