@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -121,6 +122,17 @@ type API struct {
 	log     *slog.Logger
 	origins map[string]bool // canonical allowed origins
 	cors    *cors.Cors      // nil when no origin is allowed
+	// closing is closed by CloseStreams: open streams end, so a server
+	// shutdown does not wait for them.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// CloseStreams ends every open SSE stream (each client reconnects with
+// Last-Event-ID, to this process or the next); call it before shutting the
+// HTTP server down, which otherwise waits for them.
+func (a *API) CloseStreams() {
+	a.closeOnce.Do(func() { close(a.closing) })
 }
 
 // New validates opts.
@@ -137,7 +149,7 @@ func New(opts Options) (*API, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}}
+	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
 	for _, o := range opts.AllowedOrigins {
 		canon, err := ParseOrigin(o)
 		if err != nil {
@@ -813,6 +825,8 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-a.closing:
 			return nil
 		case n, ok := <-wake:
 			if !ok {

@@ -719,6 +719,9 @@ func (a *App) Stop(ctx context.Context) error {
 	if a.mcpServer != nil {
 		_ = a.mcpServer.Stop(ctx)
 	}
+	if a.API != nil {
+		a.API.CloseStreams() // followers reconnect; the shutdown need not wait for them
+	}
 	if a.srv != nil {
 		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := a.srv.Shutdown(hctx); err != nil {

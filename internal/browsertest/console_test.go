@@ -47,6 +47,10 @@ func TestConsole(t *testing.T) {
 			t.Errorf("POST without %s answered %v, want 403", "X-CSRF-Token", got)
 		}
 
+		if n := eval[float64](p, `document.querySelectorAll('#tabs a[data-view="ops"]').length`); n != 0 {
+			t.Error("a person sees the operator's Operations tab")
+		}
+
 		// ---- chat with a streamed reply ----
 		p.do("opening a new conversation with the keyboard",
 			chromedp.KeyEvent("n", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
@@ -96,6 +100,10 @@ func TestConsole(t *testing.T) {
 		p.waitJS("the chart and the reply after it", `document.querySelectorAll("#log .msg.tool_call .chart svg rect[data-series]").length === 4 && [...document.querySelectorAll("#log .msg.assistant .body")].some(b => b.textContent.includes("There is your chart"))`)
 		p.shot("04-chart")
 
+		// ---- an error entry: shown, marked, without a seq ----
+		p.do("a message the model fails on", chromedp.SendKeys(chromedp.CSS("#composer"), "break please"), chromedp.KeyEvent(kb.Enter))
+		p.waitJS("the error entry in the chat", `[...document.querySelectorAll("#log .msg.error")].some(m => !m.dataset.seq && m.querySelector(".seq").textContent.startsWith("no seq"))`)
+
 		// ---- a restart in the middle of a reply: no gap, no duplicate ----
 		p.do("asking for a long reply", chromedp.SendKeys(chromedp.CSS("#composer"), "a long story please"), chromedp.KeyEvent(kb.Enter))
 		p.waitJS("the long reply streaming", `(document.querySelector("#live .body") || {}).textContent?.length > 40`)
@@ -129,6 +137,11 @@ func TestConsole(t *testing.T) {
 		eval[bool](p, `(history.forward(), true)`)
 		p.waitJS("the log again after Forward", `new URLSearchParams(location.search).get("view") === "log" && document.getElementById("seq-slider")`)
 		p.do("a deep link", chromedp.Navigate(e.base+"/?view=log&c="+convID), chromedp.WaitVisible(chromedp.CSS("#seq-slider")))
+
+		// Error entries are listed and marked; the toggle hides them.
+		p.waitJS("the error entry in the log", `document.querySelectorAll("#entries .msg.error").length === 1 && document.getElementById("entry-count").textContent.includes("1 error entries")`)
+		p.do("hiding error entries", chromedp.Click(chromedp.CSS("#show-errors")))
+		p.waitJS("the log without error entries", `document.querySelectorAll("#entries .msg.error").length === 0 && document.querySelectorAll("#entries .msg").length > 2`)
 
 		// ---- the slider: the conversation as of seq 2 ----
 		p.do("moving the slider to 2", chromedp.SetValue(chromedp.CSS("#seq-slider"), "2"))
@@ -192,5 +205,17 @@ func TestConsole(t *testing.T) {
 		if got := eval[float64](p, `fetch("/api/session").then(r => r.status)`); got != 401 {
 			t.Errorf("GET /api/session after signing out and a reused link answered %v; want 401", got)
 		}
+
+		// ---- the operator signs in with the token and sees the operations ----
+		p.do("signing in with the operator token",
+			chromedp.SendKeys(chromedp.CSS(`#signin input[name="token"]`), opToken),
+			chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#tabs a[data-view="ops"]`)))
+		if listed := eval[string](p, `fetch("/api/conversations").then(r => r.text())`); !strings.Contains(listed, other.ID) || !strings.Contains(listed, convID) {
+			t.Errorf("the operator's session lists %s; want every workspace's conversations", listed)
+		}
+		p.do("the operations view", chromedp.Click(chromedp.CSS(`#tabs a[data-view="ops"]`)))
+		p.waitJS("usage charts and the audit log", `document.querySelector("#usage-days svg") && document.querySelectorAll("#usage-agents svg rect[data-series]").length > 0`)
+		p.shot("11-operations")
 	})
 }

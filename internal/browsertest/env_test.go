@@ -56,6 +56,11 @@ turns:
         input: {title: "Sign-ups", kind: bar, labels: {x: Month, y: People}, series: [{name: "2026", points: [{x: Jan, y: 12}, {x: Feb, y: 19}, {x: Mar, y: 15}, {x: Apr, y: 24}]}]}
   - when_last_user_contains: "long story"
     text: "` + strings.Repeat("Once upon a time there was a switchboard that never dropped a word. ", 14) + longEnding + `"
+  # After "long story": the model sees both messages as one (an error
+  # entry never reaches it), and a restarted process plays the script anew.
+  - when_last_user_contains: "break please"
+    once: true
+    failure: {status: 400, message: "the scripted model refuses"}
 fallback:
   text: "Echo from the console agent: {{last_user}}"
 `

@@ -240,7 +240,7 @@ async function chat(el, id) {
     const node = entryEl(e, { onEdit: (x, y) => editInPlace(id, x, y) });
     if (live && live.isConnected) log.insertBefore(node, live);
     else log.append(node);
-    if (e.kind === "assistant") { dropLive(); statusSoon(); }
+    if (e.kind === "assistant" || e.kind === "error") { dropLive(); statusSoon(); }
     scroll();
   };
   const dropLive = () => { if (live) live.remove(); live = null; };
