@@ -175,6 +175,11 @@ func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Log
 		return nil, "", err
 	}
 	now := s.opts.Now()
+	// Links and sessions pile up at one per sign-in; the expired ones go
+	// here, a bounded batch at a time.
+	if _, err := s.opts.Store.LoginPrune(ctx, &store.PruneParams{Before: now, Limit: 100}); err != nil {
+		return nil, "", fmt.Errorf("pruning expired logins: %w", err)
+	}
 	l, err := s.opts.Store.LoginCreate(ctx, &store.LoginCreateParams{
 		Kind: store.LoginSession, SecretHash: hash, PersonID: person, ExpiresAt: now.Add(s.opts.SessionTTL), Now: now,
 	})

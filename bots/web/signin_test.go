@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -188,6 +190,11 @@ func TestSignIn(t *testing.T) {
 		opb, code, _ := signIn(t, s, "/auth/token", "op")
 		if code != http.StatusOK {
 			t.Fatalf("signing in with the operator token = %d; want 200", code)
+		}
+		// A new session prunes what expired: the late link is gone.
+		lateHash := sha256.Sum256([]byte(strings.SplitN(late, "t=", 2)[1]))
+		if _, err := st.LoginFind(ctx, lateHash[:]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("finding the expired link after a new sign-in: %v; want it pruned (not found)", err)
 		}
 		code, raw = opb.call(t, http.MethodGet, "/api/conversations", "", nil)
 		if code != http.StatusOK || !strings.Contains(raw, mine.ID.String()) || !strings.Contains(raw, other.ID.String()) {

@@ -5,11 +5,14 @@
 package browsertest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -217,5 +220,14 @@ func TestConsole(t *testing.T) {
 		p.do("the operations view", chromedp.Click(chromedp.CSS(`#tabs a[data-view="ops"]`)))
 		p.waitJS("usage charts and the audit log", `document.querySelector("#usage-days svg") && document.querySelectorAll("#usage-agents svg rect[data-series]").length > 0`)
 		p.shot("11-operations")
+
+		// The same page in dark mode, for the screenshot.
+		p.do("switching to dark mode", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+			})
+			return err
+		}), chromedp.Navigate(e.base+"/?view=log&c="+forkID), chromedp.WaitVisible(chromedp.CSS("#fork-tree")))
+		p.shot("12-dark-log")
 	})
 }
