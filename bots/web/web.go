@@ -48,7 +48,7 @@ type Conversations interface {
 	Hub() *core.Hub
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
-	PostMessageContext(ctx context.Context, conv uuid.UUID, userID, text, pageContext string) (int64, error)
+	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
 	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
@@ -607,7 +607,14 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	seq, err := a.svc.PostMessageContext(r.Context(), id, caller(r), body.Text, body.Context)
+	o := core.MessageOptions{PageContext: body.Context}
+	if p := principal(r); p.Kind == PrincipalPerson {
+		// The model reads the person's name, not "person:<id>".
+		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+			o.UserName = person.DisplayName
+		}
+	}
+	seq, err := a.svc.PostMessageWith(r.Context(), id, caller(r), body.Text, o)
 	if err != nil {
 		return err
 	}

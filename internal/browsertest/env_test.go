@@ -256,6 +256,8 @@ func browser(t *testing.T) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// This run's screenshots only.
+	_ = os.RemoveAll(shotDir(t))
 	// The first run starts the browser; its context must not time out.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("starting chromium: %v", err)
@@ -302,6 +304,10 @@ func eval[T any](p page, expr string) T {
 	return v
 }
 
+func shotDir(t *testing.T) string {
+	return filepath.Join(os.TempDir(), "switchboard-console", strings.ReplaceAll(t.Name(), "/", "_"))
+}
+
 // shot saves a screenshot of the page as test output under
 // $TMPDIR/switchboard-console (not committed).
 func (p page) shot(name string) {
@@ -313,7 +319,7 @@ func (p page) shot(name string) {
 		p.t.Logf("screenshot %s: %v", name, err)
 		return
 	}
-	dir := filepath.Join(os.TempDir(), "switchboard-console", strings.ReplaceAll(p.t.Name(), "/", "_"))
+	dir := shotDir(p.t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		p.t.Logf("screenshot dir: %v", err)
 		return

@@ -67,7 +67,7 @@ async function render(el, params) {
       h("span", { class: "sp" }),
       h("a", { href: `/?c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: id }); } }, "Open in chat")),
     h("section", { class: "panel" }, h("h3", {}, "Forks"),
-      forks.parent ? h("p", {}, "Parent: ", h("a", { href: `/?view=log&c=${forks.parent.id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: forks.parent.id }); } }, forks.parent.title || forks.parent.id), ` (forked at #${conv.fork_seq})`) : null,
+      forks.parent ? h("p", {}, "Parent: ", h("a", { href: `/?view=log&c=${forks.parent.id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: forks.parent.id }); } }, forks.parent.title || "the conversation it was forked from"), ` (forked at #${conv.fork_seq})`) : null,
       h("p", { id: "child-count" }, `${forks.children.length} direct ${forks.children.length === 1 ? "fork" : "forks"} of this conversation.`),
       treeEl(forks, id)),
     h("section", { class: "panel" }, h("h3", {}, "Time travel"),
