@@ -3,8 +3,8 @@ package web_test
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
