@@ -69,6 +69,9 @@ type Action struct {
 	// conversation's.
 	Workspace string
 	At        time.Time
+	// Operator is the operator deciding over the API: they may decide any
+	// approval, whoever was asked.
+	Operator bool
 }
 
 // ActionResult says what happened to an Action.

@@ -112,6 +112,9 @@ type Options struct {
 	// AgentsFunc lists the configured agents' names, for the page's agent
 	// picker and the agent of each listed conversation; nil: none listed.
 	AgentsFunc func() []string
+	// Actor, when set, serves the approvals inbox (GET /api/approvals,
+	// POST /api/conversations/{id}/decide).
+	Actor Actor
 }
 
 // API serves /api/.
@@ -148,6 +151,9 @@ func New(opts Options) (*API, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
 	for _, o := range opts.AllowedOrigins {
@@ -223,6 +229,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/conversations/{id}/forks", a.handle(a.forkTree))
 	mux.Handle("GET /api/session", a.handle(a.sessionInfo))
 	a.authRoutes(mux)
+	a.approvalRoutes(mux)
 	a.rulebookRoutes(mux)
 	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
 	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))

@@ -221,6 +221,20 @@ func TestConsole(t *testing.T) {
 		p.waitJS("usage charts and the audit log", `document.querySelector("#usage-days svg") && document.querySelectorAll("#usage-agents svg rect[data-series]").length > 0`)
 		p.shot("11-operations")
 
+		// ---- approve from the inbox and see the turn go on ----
+		var conv struct {
+			ID string `json:"id"`
+		}
+		e.operator("POST", "/api/conversations", map[string]any{}, &conv)
+		e.operator("POST", "/api/conversations/"+conv.ID+"/messages", map[string]any{"text": "please remember the colour"}, nil)
+		p.do("reloading the inbox", chromedp.Navigate(e.base+"/?view=ops"))
+		p.waitJS("the approval in the inbox", `document.querySelector('#approvals button[data-decide="approve"]')`)
+		p.shot("12-approvals")
+		p.do("approving", chromedp.Click(chromedp.CSS(`#approvals button[data-decide="approve"]`)))
+		p.waitJS("the inbox empty", `(document.getElementById("approvals") || {}).textContent?.includes("Nothing waits")`)
+		p.do("the conversation", chromedp.Navigate(e.base+"/?c="+conv.ID))
+		p.waitJS("the turn gone on after the approval", `[...document.querySelectorAll("#log .msg.assistant .body")].some(b => b.textContent.includes("Remembered, with your leave"))`)
+
 		// The same page in dark mode, for the screenshot.
 		p.do("switching to dark mode", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
@@ -228,6 +242,6 @@ func TestConsole(t *testing.T) {
 			})
 			return err
 		}), chromedp.Navigate(e.base+"/?view=log&c="+forkID), chromedp.WaitVisible(chromedp.CSS("#fork-tree")))
-		p.shot("12-dark-log")
+		p.shot("13-dark-log")
 	})
 }

@@ -45,6 +45,12 @@ turns:
     text: "Noted: you picked {{last_user}}."
   - after_tool: render_chart
     text: "There is your chart."
+  - after_tool: remember
+    text: "Remembered, with your leave."
+  - when_last_user_contains: "remember the colour"
+    tool_calls:
+      - name: remember
+        input: {text: "The logo is green.", scope: conversation}
   - when_last_user_contains: "pick a colour"
     text: "Let me ask."
     tool_calls:
@@ -130,7 +136,8 @@ func startEnv(t *testing.T, db string) *env {
 	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\n"), 0o600); err != nil {
+	// remember asks first: the approvals inbox decides it.
+	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\npolicy:\n  tools: {remember: confirm}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + scriptPath}

@@ -171,6 +171,28 @@ function chartTool(call, post) {
 
 const FRONTEND = { ask_user: askUserForm, render_chart: chartTool };
 
+// approvalForm asks for a decision on a call the guard wants confirmed:
+// the same choices as the platforms' buttons. Only the person asked (or
+// the operator) may decide; anyone else is told so.
+export function approvalForm(convId, call, done) {
+  const decide = async (value) => {
+    try {
+      await api.post(`/api/conversations/${convId}/decide`, { call_id: call.call_id, value });
+      box.remove();
+      toast(value === "deny" ? "Denied" : "Approved");
+      if (done) done();
+    } catch (e) { toast(e.message, "error"); }
+  };
+  const box = h("div", { class: "tool-ui approval", dataset: { call: call.call_id } },
+    h("h3", {}, `Allow ${call.name}?`),
+    h("div", { class: "body" }, JSON.stringify(call.input)),
+    h("div", { class: "choices" },
+      h("button", { class: "primary", type: "button", onclick: () => decide("approve") }, "Allow once"),
+      h("button", { type: "button", onclick: () => decide("always") }, "Always allow"),
+      h("button", { type: "button", onclick: () => decide("deny") }, "Deny")));
+  return box;
+}
+
 // ---- the view ----
 
 function newChat(el) {
@@ -277,7 +299,7 @@ async function chat(el, id) {
     for (const call of conv.pending_calls || []) {
       if (tools.querySelector(`[data-call="${call.call_id}"]`) || posted.has(call.call_id)) continue;
       if (call.waiting_for === "client" && FRONTEND[call.name]) tools.append(FRONTEND[call.name](call, postResult));
-      else if (call.waiting_for === "person") tools.append(h("div", { class: "tool-ui", dataset: { call: call.call_id } }, `Waiting for a person to decide on ${call.name} (on the platform).`));
+      else if (call.waiting_for === "person") tools.append(approvalForm(id, call, () => checkPending()));
     }
     if (!tools.isConnected && tools.children.length) log.append(tools);
     else if (tools.isConnected) log.append(tools); // keep it last

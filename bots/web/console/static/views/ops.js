@@ -1,6 +1,7 @@
-// Operator views, on the APIs the operator already has: usage and cost per
-// day, agent and conversation as charts; the audit log; standing grants
-// with revoke; DM pairing requests with approve. Shown to the operator only.
+// Operator views: the approvals inbox (allow or deny what waits); usage
+// and cost per day, agent and conversation as charts; standing grants with
+// revoke; DM pairing requests with approve; the audit log. Shown to the
+// operator only.
 import { registerView, api, h, navigate, toast } from "../app.js";
 import { chartSVG } from "./chat.js";
 
@@ -47,8 +48,10 @@ async function render(el) {
   const auditBox = h("div", {}, "Loading…");
   const grantsBox = h("div", {}, "Loading…");
   const pairingBox = h("div", {}, "Loading…");
+  const approvalsBox = h("div", { id: "approvals" }, "Loading…");
   el.append(h("div", { class: "logview" },
     h("div", { class: "view-head" }, h("h2", {}, "Operations"), h("span", { class: "sp" }), days),
+    section("Approvals waiting", approvalsBox),
     section("Usage and cost", usageBox),
     section("Standing grants", grantsBox),
     section("DM pairing requests", pairingBox),
@@ -64,6 +67,24 @@ async function render(el) {
         try { await api.del(`/api/grants/${r.id}`); toast("Revoked"); loadGrants(); } catch (e) { toast(e.message, "error"); }
       } }, "Revoke")],
     ], g.grants || [], "No standing grants."));
+  };
+  const loadApprovals = async () => {
+    const a = await api.get("/api/approvals");
+    const decide = (r, value) => async () => {
+      try {
+        await api.post(`/api/conversations/${r.conversation_id}/decide`, { call_id: r.call_id, value });
+        toast(value === "deny" ? "Denied" : "Approved");
+        loadApprovals();
+      } catch (e) { toast(e.message, "error"); }
+    };
+    approvalsBox.replaceChildren(table([
+      ["Tool", (r) => r.tool], ["Risk", (r) => r.risk],
+      ["Conversation", (r) => h("a", { href: `/?c=${r.conversation_id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: r.conversation_id }); } }, r.conversation_id.slice(0, 8))],
+      ["Asked", (r) => new Date(r.created_at).toLocaleString()], ["Expires", (r) => new Date(r.expires_at).toLocaleString()],
+      ["", (r) => h("span", { class: "choices" },
+        h("button", { type: "button", class: "primary", dataset: { decide: "approve", call: r.call_id }, onclick: decide(r, "approve") }, "Allow once"),
+        h("button", { type: "button", dataset: { decide: "deny", call: r.call_id }, onclick: decide(r, "deny") }, "Deny"))],
+    ], a.approvals || [], "Nothing waits for a decision."));
   };
   const loadPairing = async () => {
     const p = await api.get("/api/pairing");
@@ -83,7 +104,7 @@ async function render(el) {
   };
   const fail = (box) => (e) => box.replaceChildren(h("div", { class: "notice error" }, e.message));
   await Promise.all([
-    usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)),
+    usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)), loadApprovals().catch(fail(approvalsBox)),
     loadPairing().catch(fail(pairingBox)), loadAudit().catch(fail(auditBox)),
   ]);
 }
