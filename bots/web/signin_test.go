@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -277,3 +280,97 @@ func TestConversationListAndForks(t *testing.T) {
 		}
 	})
 }
+
+// TestDecideApproval: the person a confirmation asks sees it in
+// GET /api/approvals and decides it over the API with their session; the
+// call then runs and the turn goes on. A second decision is refused, and
+// a person the conversation is not theirs to see cannot reach it.
+func TestDecideApproval(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		clk := newClock()
+		ctx := context.Background()
+		var ran atomic.Int32
+		register := func(r *tool.Registry) {
+			tool.MustRegister(r, tool.Def{Name: "launch", Description: "risky", Risk: tool.RiskHigh},
+				func(ctx context.Context, _ *tool.Request, in struct{}) (map[string]string, error) {
+					ran.Add(1)
+					return map[string]string{"launched": "yes"}, nil
+				})
+		}
+		signin, err := web.NewSignIn(web.SignInOptions{Store: st, PublicURL: "https://console.example.com", Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s *server
+		s = startWith(t, st, clk, writeScript(t, `
+turns:
+  - after_tool: launch
+    text: "Launched."
+  - when_last_user_contains: launch
+    tool_calls:
+      - {name: launch, input: {}}
+`), web.Options{Token: "op", SignIn: signin, Actor: actorFunc(func(ctx context.Context, a *core.Action) (*core.ActionResult, error) { return s.svc.Act(ctx, a) })}, register)
+		session := func(person uuid.UUID) *browser {
+			if _, err := st.WorkspaceEnsurePersonal(ctx, &store.WorkspaceEnsurePersonalParams{PersonID: person}); err != nil {
+				t.Fatal(err)
+			}
+			link, err := signin.Link(ctx, person)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, code, _ := signIn(t, s, "/auth/link", strings.SplitN(link, "t=", 2)[1])
+			if code != http.StatusOK {
+				t.Fatalf("signing in = %d", code)
+			}
+			return b
+		}
+		ana, bo := session(uuid.New()), session(uuid.New())
+		code, raw := ana.call(t, http.MethodPost, "/api/conversations", "{}", nil)
+		if code != http.StatusCreated {
+			t.Fatalf("creating = %d %s", code, raw)
+		}
+		var conv conversationOut
+		_ = json.Unmarshal([]byte(raw), &conv)
+		if code, raw := ana.call(t, http.MethodPost, "/api/conversations/"+conv.ID.String()+"/messages", `{"text": "launch it"}`, nil); code != http.StatusAccepted {
+			t.Fatalf("posting = %d %s", code, raw)
+		}
+		waitStatus(t, st, conv.ID, store.ConversationPaused)
+		var inbox struct {
+			Approvals []struct {
+				CallID         string    `json:"call_id"`
+				ConversationID uuid.UUID `json:"conversation_id"`
+				Tool           string    `json:"tool"`
+			} `json:"approvals"`
+		}
+		_, raw = ana.call(t, http.MethodGet, "/api/approvals", "", nil)
+		if err := json.Unmarshal([]byte(raw), &inbox); err != nil || len(inbox.Approvals) != 1 || inbox.Approvals[0].Tool != "launch" {
+			t.Fatalf("ana's inbox = %s; want the launch confirmation", raw)
+		}
+		if _, raw := bo.call(t, http.MethodGet, "/api/approvals", "", nil); strings.Contains(raw, conv.ID.String()) {
+			t.Errorf("bo's inbox shows ana's approval: %s", raw)
+		}
+		body := fmt.Sprintf(`{"call_id": %q, "value": "approve"}`, inbox.Approvals[0].CallID)
+		path := "/api/conversations/" + conv.ID.String() + "/decide"
+		if code, raw := bo.call(t, http.MethodPost, path, body, nil); code != http.StatusNotFound {
+			t.Errorf("bo deciding ana's approval = %d %s; want 404", code, raw)
+		}
+		if code, raw := ana.call(t, http.MethodPost, path, body, nil); code != http.StatusOK {
+			t.Fatalf("ana approving = %d %s; want 200", code, raw)
+		}
+		waitStatus(t, st, conv.ID, store.ConversationIdle)
+		if ran.Load() != 1 {
+			t.Errorf("the tool ran %d times after the approval; want 1", ran.Load())
+		}
+		if _, raw := ana.call(t, http.MethodGet, "/api/conversations/"+conv.ID.String()+"/entries", "", nil); !strings.Contains(raw, `"text":"Launched."`) {
+			t.Errorf("the log %s; want the turn gone on to \"Launched.\"", raw)
+		}
+		if code, raw := ana.call(t, http.MethodPost, path, body, nil); code != http.StatusConflict {
+			t.Errorf("deciding twice = %d %s; want 409", code, raw)
+		}
+	})
+}
+
+type actorFunc func(ctx context.Context, a *core.Action) (*core.ActionResult, error)
+
+func (f actorFunc) Act(ctx context.Context, a *core.Action) (*core.ActionResult, error) { return f(ctx, a) }
