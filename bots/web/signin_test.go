@@ -373,4 +373,6 @@ turns:
 
 type actorFunc func(ctx context.Context, a *core.Action) (*core.ActionResult, error)
 
-func (f actorFunc) Act(ctx context.Context, a *core.Action) (*core.ActionResult, error) { return f(ctx, a) }
+func (f actorFunc) Act(ctx context.Context, a *core.Action) (*core.ActionResult, error) {
+	return f(ctx, a)
+}
