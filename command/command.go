@@ -61,6 +61,15 @@ type Options struct {
 	// Runs, when set, answers `runs` and `run`: the runs started in the
 	// conversation, shown, cancelled and retried by id.
 	Runs Runs
+	// Logins, when set, answers `login` with a one-time link to the web
+	// console.
+	Logins Logins
+}
+
+// Logins issues one-time sign-in links to the web console for the person
+// behind a platform user, and says how long a link lasts.
+type Logins interface {
+	LoginLink(ctx context.Context, platform, workspace, userID string) (link string, validFor time.Duration, err error)
 }
 
 // Participants adds agents to a conversation and takes them out.
@@ -111,6 +120,7 @@ const Help = "Scheduling commands:\n" +
 	"• `pulses` · `pulse pause|resume|delete <name>`\n" +
 	"• `loop start <name> [every 1h] [max 10] [budget 200000] [deadline 2026-03-09T17:00:00Z] -- <goal>` · `loops` · `loop stop|resume|delete <name>`\n" +
 	"Times are in your time zone (from your Slack or Discord profile).\n" +
+	"• `login` (in a DM) sends a one-time link that signs you in to the web console\n" +
 	"• `link` (in a DM) gives a one-time code; `link CODE` in a DM on your other platform makes both accounts one person" +
 	"\nAgents in this conversation: `invite <agent>` · `remove <agent>`" +
 	"\nStanding grants:\n" + GrantsHelp +
@@ -132,6 +142,8 @@ type request struct {
 	// TimeZone is the person's time zone when the platform knows it.
 	TimeZone string
 	IsDM     bool
+	// Private: only the person sees the reply (see core.Command.Private).
+	Private bool
 	// ConversationID is the conversation the command was typed in.
 	ConversationID uuid.UUID
 }
@@ -144,7 +156,7 @@ type request struct {
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
-		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM, ConversationID: cmd.ConversationID,
+		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM, Private: cmd.Private, ConversationID: cmd.ConversationID,
 	})
 	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
 		return "⚠️ " + err.Error(), nil
@@ -201,6 +213,8 @@ func (h *Handler) run(ctx context.Context, r request) (string, error) {
 		return h.remind(ctx, r)
 	case "link":
 		return h.link(ctx, r, args)
+	case "login":
+		return h.login(ctx, r)
 	case "invite", "remove":
 		return h.participant(ctx, r, verb, args)
 	case "run", "runs":

@@ -58,3 +58,19 @@ func nameSuffix(name string) string {
 	}
 	return ", " + name
 }
+
+// login answers `login` with a one-time link to the web console, in a DM
+// or a reply only the person sees: whoever holds the link signs in as them.
+func (h *Handler) login(ctx context.Context, r request) (string, error) {
+	if h.opts.Logins == nil {
+		return "", invalid("the web console is not served here")
+	}
+	if !r.IsDM && !r.Private {
+		return "", invalid("`login` works in a direct message with me only: a sign-in link shown in a channel could be used by anyone")
+	}
+	link, ttl, err := h.opts.Logins.LoginLink(ctx, r.Platform, r.Workspace, r.UserID)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Sign in to the Switchboard console: %s\nThe link works once, within %d minutes. Don't share it: it signs in as you.", link, int(ttl.Minutes())), nil
+}

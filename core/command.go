@@ -20,6 +20,10 @@ type Command struct {
 	// ConversationID is the conversation the command was typed in
 	// (uuid.Nil for a form outside one).
 	ConversationID uuid.UUID
+	// Private is true when only the person who typed the command sees the
+	// reply (a Slack slash command's or a Discord interaction's ephemeral
+	// answer), as in a DM.
+	Private bool
 }
 
 // CommandFunc answers a command of the person who sent in and returns the

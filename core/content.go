@@ -23,6 +23,11 @@ type UserContent struct {
 	// Workspace is the Slack team or Discord guild: with Platform and
 	// UserID it names the person (see IdentityOf).
 	Workspace string `json:"workspace,omitempty"`
+	// PageContext is what the person was looking at in the web console
+	// when they sent the message; it reaches the per-turn prompt block of
+	// the turn that answers it, not the history.
+	PageContext string `json:"page_context,omitempty"`
+
 	// Files are the files shared with the message. They are kept in the
 	// log, bytes and all, so that a restart, a retried turn or a fork
 	// shows the model the same message.

@@ -132,7 +132,7 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 		}
 		msgs = append(msgs, model.Message{Role: role, Parts: []model.Part{p}})
 	}
-	var speaker string
+	var speaker, pageContext string
 	placed := map[string]bool{}
 	me := store.AgentAuthor(a.Name)
 	// lastSaid is each agent's latest text: the user entry that hands an
@@ -162,6 +162,7 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 			}
 			name := speakerName(c, names)
 			speaker = name
+			pageContext = c.PageContext
 			text := c.Text
 			if name != "" {
 				text = "[" + name + "] " + text
@@ -286,6 +287,10 @@ func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string,
 		req.System = append(req.System, model.SystemBlock{Text: summaryBlock(summary)})
 	}
 	req.Turn = turnBlock(now, speaker)
+	if pageContext != "" {
+		// Only the latest person's message counts: what they look at now.
+		req.Turn += "\nIn the web console they are looking at: " + pageContext
+	}
 	return req, nil
 }
 

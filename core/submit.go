@@ -568,13 +568,37 @@ func (s *Service) CreateConversation(ctx context.Context, agentName string, cont
 // PostMessage appends a user message to a conversation and queues its turn.
 // It returns the entry's seq.
 func (s *Service) PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error) {
+	return s.PostMessageWith(ctx, conv, userID, text, MessageOptions{})
+}
+
+// MaxPageContext bounds the page context a client sends with a message.
+const MaxPageContext = 2000
+
+// MessageOptions are what a client may say about a message besides its
+// text.
+type MessageOptions struct {
+	// PageContext is what the person is looking at (the web console's
+	// view): the turn that answers sees it in its per-turn block.
+	PageContext string
+	// UserName is the sender's display name, shown to the model instead of
+	// the user id.
+	UserName string
+}
+
+// PostMessageWith is PostMessage with what the client says about the
+// message (see MessageOptions).
+func (s *Service) PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o MessageOptions) (int64, error) {
+	pageContext := o.PageContext
+	if len(pageContext) > MaxPageContext {
+		return 0, invalid("page context is %d bytes; at most %d", len(pageContext), MaxPageContext)
+	}
 	if strings.TrimSpace(text) == "" {
 		return 0, invalid("message text is empty")
 	}
 	var seq int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
-		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID}})
+		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID, UserName: o.UserName, PageContext: strings.TrimSpace(pageContext)}})
 		return err
 	})
 	if err != nil {

@@ -815,6 +815,8 @@ type Queries interface {
 	RunQueries
 	HistoryQueries
 	ArtifactQueries
+	LoginQueries
+	ConversationListQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

@@ -695,8 +695,8 @@ func TestSlashCommands(t *testing.T) {
 	for _, c := range fake.Commands("") {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "ask,agents,remind" {
-		t.Errorf("registered commands = %v; want ask, agents, remind", names)
+	if strings.Join(names, ",") != "ask,agents,remind,login" {
+		t.Errorf("registered commands = %v; want ask, agents, remind, login", names)
 	}
 
 	t.Run("ask", func(t *testing.T) {

@@ -22,6 +22,7 @@ const (
 	CommandAsk    = "ask"
 	CommandAgents = "agents"
 	CommandRemind = "remind"
+	CommandLogin  = "login"
 )
 
 // RemindersPending is what /remind answers when Options.CommandFunc is not
@@ -50,6 +51,7 @@ func Commands() []*discordgo.ApplicationCommand {
 				{Type: discordgo.ApplicationCommandOptionString, Name: "what", Description: "What to remind you of", Required: true},
 			},
 		},
+		{Name: CommandLogin, Description: "Get a one-time link that signs you in to the web console"},
 	}
 	for _, c := range cmds {
 		c.IntegrationTypes = &[]discordgo.ApplicationIntegrationType{discordgo.ApplicationIntegrationGuildInstall, discordgo.ApplicationIntegrationUserInstall}
@@ -213,6 +215,12 @@ func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionR
 		if a.opts.CommandFunc == nil {
 			return ephemeral(RemindersPending), nil
 		}
+		return deferred(true), func(ctx context.Context) { a.onCommand(ctx, i, data.Name, opts) }
+	case CommandLogin:
+		if a.opts.CommandFunc == nil {
+			return ephemeral("Sign-in to the web console is not available here."), nil
+		}
+		// Ephemeral: the link signs in as whoever holds it.
 		return deferred(true), func(ctx context.Context) { a.onCommand(ctx, i, data.Name, opts) }
 	default:
 		return ephemeral("Unknown command /" + data.Name + "."), nil
@@ -385,7 +393,8 @@ func (a *Adapter) onCommand(ctx context.Context, i *discordgo.Interaction, name 
 		IsDM: i.GuildID == "", Mentioned: true, At: a.now(),
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
-	reply, err := a.opts.CommandFunc(cctx, in, &core.Command{Text: name, Fields: fields})
+	// Every command's reply is the deferred ephemeral response: private.
+	reply, err := a.opts.CommandFunc(cctx, in, &core.Command{Text: name, Fields: fields, Private: true})
 	cancel()
 	if err != nil {
 		a.log.ErrorContext(ctx, "answering a discord command", "command", name, "interaction_id", i.ID, "err", err)

@@ -20,17 +20,14 @@ const SlashCommand = "/switchboard"
 // SlashSubcommands are what /switchboard takes after its name. ask goes to
 // the agent like a message; agents lists the agents; the others are the
 // typed commands (!remind, !rules, !grants, !help) and reach the same
-// CommandFunc; login answers that the console is not available yet.
+// CommandFunc; login too, privately (the reply is ephemeral), with a
+// one-time link to the web console.
 var SlashSubcommands = []string{"ask", "agents", "remind", "rules", "grants", "login", "help"}
 
 // slashHelp is the reply to /switchboard help and to a subcommand it does
 // not know.
 const slashHelp = "Usage: `/switchboard ask <question>` · `agents` · `remind <when> -- <what>` · `rules [show|set …|clear]` · `grants` · `login` · `help`. " +
 	"Typed `!` commands work in messages too."
-
-// loginUnavailable is /switchboard login's answer: the web console it would
-// link to does not exist yet.
-const loginUnavailable = "The Switchboard web console is not available yet, so there is no sign-in link to send. Use the API or the CLI for now."
 
 // answerSlash answers one /switchboard invocation with the text shown to
 // the person who typed it (ephemeral).
@@ -51,8 +48,6 @@ func (a *Adapter) answerSlash(ctx context.Context, sc *slack.SlashCommand) strin
 	switch verb {
 	case "", "help":
 		return slashHelp
-	case "login":
-		return loginUnavailable
 	case "agents":
 		if a.opts.ListAgentsFunc == nil {
 			return "No agents are listed here."
@@ -85,13 +80,14 @@ func (a *Adapter) answerSlash(ctx context.Context, sc *slack.SlashCommand) strin
 			return "That was not taken up."
 		}
 		return "Asked: “" + truncateRunes(rest, 200) + "”. The answer comes in this conversation."
-	case "remind", "rules", "grants":
+	case "remind", "rules", "grants", "login":
 		if a.opts.CommandFunc == nil {
 			return "Commands are not configured here."
 		}
 		text := strings.TrimSpace(verb + " " + rest)
 		in.Text = core.CommandPrefix + text
-		reply, err := a.opts.CommandFunc(subCtx, in, &core.Command{Text: text})
+		// The answer is ephemeral: only the person who typed it sees it.
+		reply, err := a.opts.CommandFunc(subCtx, in, &core.Command{Text: text, Private: true})
 		if err != nil {
 			a.log.ErrorContext(ctx, "answering /switchboard "+verb, "err", err)
 			return "⚠️ That command failed; please try again."

@@ -28,6 +28,9 @@ func TestSlashCommands(t *testing.T) {
 				o.CommandFunc = func(_ context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 					mu.Lock()
 					defer mu.Unlock()
+					if !cmd.Private {
+						t.Errorf("command %q was not marked private; a slash command's answer is ephemeral", cmd.Text)
+					}
 					commands = append(commands, cmd.Text)
 					return "done: " + cmd.Text + " for " + in.UserID, nil
 				}
@@ -61,7 +64,7 @@ func TestSlashCommands(t *testing.T) {
 			}
 			cases := []struct{ text, want string }{
 				{"help", "/switchboard ask"},
-				{"login", "not available yet"},
+				{"login", "done: login for U7"},
 				{"agents", "helper, writer"},
 				{"remind in 2h -- call Ana", "done: remind in 2h -- call Ana for U7"},
 				{"rules show", "done: rules show"},
@@ -80,8 +83,8 @@ func TestSlashCommands(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if strings.Join(commands, "|") != "remind in 2h -- call Ana|rules show|grants" {
-				t.Fatalf("commands %q, want remind, rules and grants in order", commands)
+			if strings.Join(commands, "|") != "login|remind in 2h -- call Ana|rules show|grants" {
+				t.Fatalf("commands %q, want login, remind, rules and grants in order", commands)
 			}
 		})
 	}

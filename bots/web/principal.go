@@ -44,6 +44,10 @@ type Principal struct {
 	// Key is the credential behind the principal; nil for the operator and
 	// local callers.
 	Key *store.Key
+	// Session is the web console session behind a cookie principal (a
+	// person, or the operator signed in with the token); nil otherwise.
+	Session *store.Login
+	csrf    string // the session's CSRF token
 }
 
 // Name is the principal as the log records it as an author: "operator",

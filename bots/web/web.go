@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,6 +48,7 @@ type Conversations interface {
 	Hub() *core.Hub
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
+	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
 	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
@@ -108,6 +110,16 @@ type Options struct {
 	Runs Runs
 	// Compare, when set, serves POST /api/compare (see compare.go).
 	Compare CompareFunc
+	// SignIn, when set, serves the web console's sign-in (POST /auth/link,
+	// /auth/token, /auth/logout) and accepts its session cookie as a
+	// principal on /api/.
+	SignIn *SignIn
+	// AgentsFunc lists the configured agents' names, for the page's agent
+	// picker and the agent of each listed conversation; nil: none listed.
+	AgentsFunc func() []string
+	// Actor, when set, serves the approvals inbox (GET /api/approvals,
+	// POST /api/conversations/{id}/decide).
+	Actor Actor
 }
 
 // API serves /api/.
@@ -118,6 +130,17 @@ type API struct {
 	log     *slog.Logger
 	origins map[string]bool // canonical allowed origins
 	cors    *cors.Cors      // nil when no origin is allowed
+	// closing is closed by CloseStreams: open streams end, so a server
+	// shutdown does not wait for them.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// CloseStreams ends every open SSE stream (each client reconnects with
+// Last-Event-ID, to this process or the next); call it before shutting the
+// HTTP server down, which otherwise waits for them.
+func (a *API) CloseStreams() {
+	a.closeOnce.Do(func() { close(a.closing) })
 }
 
 // New validates opts.
@@ -134,7 +157,10 @@ func New(opts Options) (*API, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
 	for _, o := range opts.AllowedOrigins {
 		canon, err := ParseOrigin(o)
 		if err != nil {
@@ -147,7 +173,7 @@ func New(opts Options) (*API, error) {
 		a.cors = cors.New(cors.Options{
 			AllowOriginFunc: a.originAllowed,
 			AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
-			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
+			AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID", CSRFHeader},
 			MaxAge:          600,
 		})
 	}
@@ -204,6 +230,10 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
 	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
 	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
+	mux.Handle("GET /api/conversations/{id}/forks", a.handle(a.forkTree))
+	mux.Handle("GET /api/session", a.handle(a.sessionInfo))
+	a.authRoutes(mux)
+	a.inboxRoutes(mux)
 	a.rulebookRoutes(mux)
 	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
 	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))
@@ -323,6 +353,9 @@ func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
 	}
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok && (a.opts.Token != "" || apikey.Looks(tok)) {
 		return a.bearerPrincipal(r, tok)
+	}
+	if p, ok, herr := a.cookiePrincipal(r); ok || herr != nil {
+		return p, herr
 	}
 	if a.opts.Token != "" {
 		return nil, &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
@@ -584,11 +617,20 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	}
 	var body struct {
 		Text string `json:"text"`
+		// Context is what the person looks at in the page (optional).
+		Context string `json:"context"`
 	}
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	seq, err := a.svc.PostMessage(r.Context(), id, caller(r), body.Text)
+	o := core.MessageOptions{PageContext: body.Context}
+	if p := principal(r); p.Kind == PrincipalPerson {
+		// The model reads the person's name, not "person:<id>".
+		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+			o.UserName = person.DisplayName
+		}
+	}
+	seq, err := a.svc.PostMessageWith(r.Context(), id, caller(r), body.Text, o)
 	if err != nil {
 		return err
 	}
@@ -817,6 +859,8 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-a.closing:
 			return nil
 		case n, ok := <-wake:
 			if !ok {

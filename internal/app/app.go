@@ -28,6 +28,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/bots/web/console"
 	"github.com/switchboardhq/switchboard/command"
 	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
@@ -347,6 +348,8 @@ type App struct {
 	Mux         *http.ServeMux
 	Metrics     *metrics.Metrics // the Prometheus registry behind GET /metrics
 
+	signIn *web.SignIn // the web console's sign-in links and sessions
+
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
@@ -545,6 +548,9 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	if err := a.Scheduler.RegisterTools(reg); err != nil {
 		return fmt.Errorf("registering scheduler tools: %w", err)
 	}
+	if err := a.buildSignIn(); err != nil {
+		return err
+	}
 	a.Commands, err = command.New(command.Options{
 		Schedules: a.Scheduler, DefaultAgent: agents.Default().Name, Now: cfg.Now,
 		Grants:       a.Service,
@@ -553,6 +559,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Rulebooks:    a.Service,
 		Connections:  a.connectionCommands(),
 		Runs:         a.Service,
+		Logins:       a.webLogins(),
 	})
 	if err != nil {
 		return fmt.Errorf("commands: %w", err)
@@ -626,11 +633,13 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(), Runs: a.Service,
 		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			return Compare(ctx, a.cfg, req)
-		}})
+		},
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service})
 	if err != nil {
 		return err
 	}
 	api.Routes(a.Mux)
+	console.Routes(a.Mux)
 	a.API = api
 	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
 	if err := a.buildMCPServer(api); err != nil {
@@ -762,6 +771,9 @@ func (a *App) Stop(ctx context.Context) error {
 	var errs []error
 	if a.mcpServer != nil {
 		_ = a.mcpServer.Stop(ctx)
+	}
+	if a.API != nil {
+		a.API.CloseStreams() // followers reconnect; the shutdown need not wait for them
 	}
 	if a.srv != nil {
 		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)

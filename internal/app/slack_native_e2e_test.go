@@ -256,8 +256,8 @@ func TestSlackSlashCommandsEndToEnd(t *testing.T) {
 			if got := run("agents"); !strings.Contains(got, "Agents:") {
 				t.Errorf("%s: agents answered %s", name, got)
 			}
-			if got := run("login"); !strings.Contains(got, "not available yet") {
-				t.Errorf("%s: login answered %s", name, got)
+			if got := run("login"); !strings.Contains(got, "/login?t=") || !strings.Contains(got, "works once") {
+				t.Errorf("%s: login answered %s, want a one-time sign-in link to the console", name, got)
 			}
 			if got := run("grants"); strings.Contains(got, "not configured") || strings.Contains(got, "failed") {
 				t.Errorf("%s: grants answered %s, want the handler's answer", name, got)

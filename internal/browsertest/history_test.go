@@ -1,5 +1,3 @@
-//go:build browsertest_history
-
 // The history and artifacts views in headless Chromium, against the real
 // service. It builds on the console's browser harness (env_test.go of this
 // package, from the console branch): drop the build constraint above when

@@ -108,3 +108,15 @@ func conversation(r *dbsqlc.Conversation) *store.Conversation {
 		UpdatedAt:      r.UpdatedAt,
 	}
 }
+
+func (q *queries) ConversationList(ctx context.Context, p *store.ConversationListParams) ([]*store.Conversation, error) {
+	arg := &dbsqlc.ConversationListParams{AllWorkspaces: p.All, WorkspaceIds: uuidStrings(p.Workspaces), MaxRows: int32(p.Limit)}
+	if p.Before != nil {
+		arg.BeforeUpdated, arg.BeforeID = tsPtr(&p.Before.UpdatedAt), p.Before.ID
+	}
+	rows, err := call(ctx, q, (*dbsqlc.Queries).ConversationList, arg)
+	if err != nil {
+		return nil, wrap(err, "listing conversations")
+	}
+	return each(rows, conversation), nil
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -132,4 +133,21 @@ func orMissing[T any](err error, get func() (T, error), otherwise error) error {
 		return gerr
 	}
 	return otherwise
+}
+
+func (q *queries) ConversationList(ctx context.Context, p *store.ConversationListParams) ([]*store.Conversation, error) {
+	ws, _ := json.Marshal(p.Workspaces) // UUIDs always encode
+	arg := dbsqlc.ConversationListedParams{WorkspaceIds: string(ws), Limit: limitArg(p.Limit)}
+	if p.All {
+		arg.AllWorkspaces = 1
+	}
+	if p.Before != nil {
+		arg.BeforeUpdated, arg.BeforeID = micros(p.Before.UpdatedAt), p.Before.ID.String()
+	}
+	rows, err := q.read().ConversationListed(ctx, arg)
+	out, err := all(rows, err, conversation)
+	if err != nil {
+		return nil, wrap(err, "listing conversations")
+	}
+	return out, nil
 }

@@ -51,6 +51,7 @@ func (s suite) conversationTests() []namedTest {
 		{"SetStatus", s.testConversationSetStatus},
 		{"Lease", s.testConversationLease},
 		{"ExpiredLeases", s.testConversationExpiredLeases},
+		{"ListByWorkspace", s.testConversationList},
 	}
 }
 
@@ -233,4 +234,52 @@ func (s suite) testConversationExpiredLeases(t *testing.T) {
 	eq(t, len(expired), 1, "expired leases after the short one expired (the long one is live, the free one has none)")
 	eq(t, expired[0].ID, short.ID, "the expired conversation")
 	eq(t, expired[0].LeaseOwner, "w1", "owner of the expired lease")
+}
+
+// testConversationList: a caller sees the conversations of its workspaces
+// only, most recently active first, page by page with no row twice.
+func (s suite) testConversationList(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	a, b := newTeam(t, st, clk, "A", uuid.New()), newTeam(t, st, clk, "B", uuid.New())
+	var inA []uuid.UUID
+	for i := range 5 {
+		c, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: clk.Advance(time.Second)})
+		noErr(t, err, "creating conversation %d", i)
+		ws := a.ID
+		if i%2 == 1 {
+			ws = b.ID
+		} else {
+			inA = append(inA, c.ID)
+		}
+		noErr(t, st.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: c.ID, WorkspaceID: ws}), "placing conversation %d", i)
+	}
+	_, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: clk.Advance(time.Second)})
+	noErr(t, err, "creating a conversation outside any workspace")
+
+	var got []uuid.UUID
+	var before *store.ConversationCursor
+	for range 5 {
+		page, err := st.ConversationList(ctx, &store.ConversationListParams{Workspaces: []uuid.UUID{a.ID}, Before: before, Limit: 2})
+		noErr(t, err, "listing workspace A")
+		if len(page) == 0 {
+			break
+		}
+		for _, c := range page {
+			got = append(got, c.ID)
+		}
+		last := page[len(page)-1]
+		before = &store.ConversationCursor{UpdatedAt: last.UpdatedAt, ID: last.ID}
+	}
+	deepEq(t, got, []uuid.UUID{inA[2], inA[1], inA[0]}, "workspace A's conversations, newest first, over pages of 2")
+
+	none, err := st.ConversationList(ctx, &store.ConversationListParams{})
+	noErr(t, err, "listing with no workspace")
+	eq(t, len(none), 0, "conversations listed for no workspace")
+	every, err := st.ConversationList(ctx, &store.ConversationListParams{All: true})
+	noErr(t, err, "listing every conversation")
+	eq(t, len(every), 6, "conversations listed for the operator")
+	_, err = st.ConversationList(ctx, &store.ConversationListParams{All: true, Limit: -1})
+	errIs(t, err, store.ErrInvalid, "listing with a negative limit")
 }

@@ -119,6 +119,7 @@ func Run(t *testing.T, h Harness) {
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
 		{"History", s.historyTests()},
+		{"Logins", s.loginTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -45,3 +45,13 @@ SELECT * FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < @now::timestamptz
 ORDER BY lease_expires_at, id
 LIMIT @max_rows;
+
+-- name: ConversationList :many
+-- The conversations a caller may see, most recently active first, a page
+-- at a time: those of the listed workspaces, or every one.
+SELECT * FROM conversations
+WHERE (@all_workspaces::boolean OR workspace_id = ANY(CAST(@workspace_ids::text[] AS uuid[])))
+  AND (sqlc.narg(before_updated)::timestamptz IS NULL
+       OR (updated_at, id) < (sqlc.narg(before_updated)::timestamptz, @before_id::uuid))
+ORDER BY updated_at DESC, id DESC
+LIMIT @max_rows;

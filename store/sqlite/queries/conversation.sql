@@ -85,3 +85,15 @@ RETURNING last_seq;
 UPDATE conversations
 SET child_count = child_count + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER)
 WHERE id = sqlc.arg(id);
+
+-- name: ConversationListed :many
+-- The conversations a caller may see, most recently active first, a page
+-- at a time: those of the listed workspaces, or every one.
+SELECT * FROM conversations
+WHERE (CAST(sqlc.arg(all_workspaces) AS INTEGER) <> 0
+       OR workspace_id IN (SELECT value FROM json_each(CAST(sqlc.arg(workspace_ids) AS TEXT))))
+  AND (CAST(sqlc.arg(before_updated) AS INTEGER) = 0
+       OR updated_at < CAST(sqlc.arg(before_updated) AS INTEGER)
+       OR (updated_at = CAST(sqlc.arg(before_updated) AS INTEGER) AND id < CAST(sqlc.arg(before_id) AS TEXT)))
+ORDER BY updated_at DESC, id DESC
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);

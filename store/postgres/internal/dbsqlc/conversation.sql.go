@@ -192,6 +192,73 @@ func (q *Queries) ConversationLeaseRelease(ctx context.Context, arg *Conversatio
 	return result.RowsAffected(), nil
 }
 
+const conversationList = `-- name: ConversationList :many
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+WHERE ($1::boolean OR workspace_id = ANY(CAST($2::text[] AS uuid[])))
+  AND ($3::timestamptz IS NULL
+       OR (updated_at, id) < ($3::timestamptz, $4::uuid))
+ORDER BY updated_at DESC, id DESC
+LIMIT $5
+`
+
+type ConversationListParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []string
+	BeforeUpdated *time.Time
+	BeforeID      uuid.UUID
+	MaxRows       int32
+}
+
+// The conversations a caller may see, most recently active first, a page
+// at a time: those of the listed workspaces, or every one.
+func (q *Queries) ConversationList(ctx context.Context, arg *ConversationListParams) ([]Conversation, error) {
+	rows, err := q.db.Query(ctx, conversationList,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.BeforeUpdated,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Conversation
+	for rows.Next() {
+		var i Conversation
+		if err := rows.Scan(
+			&i.ID,
+			&i.ParentID,
+			&i.RootID,
+			&i.ForkSeq,
+			&i.ChildCount,
+			&i.AgentID,
+			&i.Title,
+			&i.Provider,
+			&i.Model,
+			&i.Thinking,
+			&i.Status,
+			&i.Metadata,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.HeartbeatAt,
+			&i.LeaseWorkID,
+			&i.TurnAttempts,
+			&i.LastSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.WorkspaceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
 SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < $1::timestamptz

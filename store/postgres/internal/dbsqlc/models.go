@@ -523,6 +523,16 @@ type UsageRecord struct {
 	CacheWriteTokens int64
 }
 
+type WebLogin struct {
+	ID         uuid.UUID
+	Kind       string
+	SecretHash []byte
+	PersonID   *uuid.UUID
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	UsedAt     *time.Time
+}
+
 type WorkItem struct {
 	ID             uuid.UUID
 	Kind           string

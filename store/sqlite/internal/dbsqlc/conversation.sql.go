@@ -346,6 +346,77 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 	return items, nil
 }
 
+const conversationListed = `-- name: ConversationListed :many
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+WHERE (CAST(?1 AS INTEGER) <> 0
+       OR workspace_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
+  AND (CAST(?3 AS INTEGER) = 0
+       OR updated_at < CAST(?3 AS INTEGER)
+       OR (updated_at = CAST(?3 AS INTEGER) AND id < CAST(?4 AS TEXT)))
+ORDER BY updated_at DESC, id DESC
+LIMIT CAST(?5 AS INTEGER)
+`
+
+type ConversationListedParams struct {
+	AllWorkspaces int64
+	WorkspaceIds  string
+	BeforeUpdated int64
+	BeforeID      string
+	Limit         int64
+}
+
+// The conversations a caller may see, most recently active first, a page
+// at a time: those of the listed workspaces, or every one.
+func (q *Queries) ConversationListed(ctx context.Context, arg ConversationListedParams) ([]Conversation, error) {
+	rows, err := q.query(ctx, q.conversationListedStmt, conversationListed,
+		arg.AllWorkspaces,
+		arg.WorkspaceIds,
+		arg.BeforeUpdated,
+		arg.BeforeID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Conversation
+	for rows.Next() {
+		var i Conversation
+		if err := rows.Scan(
+			&i.ID,
+			&i.ParentID,
+			&i.RootID,
+			&i.ForkSeq,
+			&i.ChildCount,
+			&i.AgentID,
+			&i.Title,
+			&i.Provider,
+			&i.Model,
+			&i.Thinking,
+			&i.Status,
+			&i.Metadata,
+			&i.LeaseOwner,
+			&i.LeaseExpiresAt,
+			&i.HeartbeatAt,
+			&i.TurnAttempts,
+			&i.LastSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.WorkspaceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const conversationNextSeq = `-- name: ConversationNextSeq :one
 UPDATE conversations
 SET last_seq = last_seq + 1, updated_at = CAST(?1 AS INTEGER)

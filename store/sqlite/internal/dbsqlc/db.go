@@ -195,6 +195,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.conversationListExpiredLeasesStmt, err = db.PrepareContext(ctx, conversationListExpiredLeases); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationListExpiredLeases: %w", err)
 	}
+	if q.conversationListedStmt, err = db.PrepareContext(ctx, conversationListed); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationListed: %w", err)
+	}
 	if q.conversationListingGetStmt, err = db.PrepareContext(ctx, conversationListingGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationListingGet: %w", err)
 	}
@@ -374,6 +377,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.liveStreamSaveStmt, err = db.PrepareContext(ctx, liveStreamSave); err != nil {
 		return nil, fmt.Errorf("error preparing query LiveStreamSave: %w", err)
+	}
+	if q.loginByHashStmt, err = db.PrepareContext(ctx, loginByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginByHash: %w", err)
+	}
+	if q.loginInsertStmt, err = db.PrepareContext(ctx, loginInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginInsert: %w", err)
+	}
+	if q.loginMarkUsedStmt, err = db.PrepareContext(ctx, loginMarkUsed); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginMarkUsed: %w", err)
+	}
+	if q.loginsPruneStmt, err = db.PrepareContext(ctx, loginsPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginsPrune: %w", err)
 	}
 	if q.noteArchiveStmt, err = db.PrepareContext(ctx, noteArchive); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteArchive: %w", err)
@@ -1037,6 +1052,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing conversationListExpiredLeasesStmt: %w", cerr)
 		}
 	}
+	if q.conversationListedStmt != nil {
+		if cerr := q.conversationListedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationListedStmt: %w", cerr)
+		}
+	}
 	if q.conversationListingGetStmt != nil {
 		if cerr := q.conversationListingGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationListingGetStmt: %w", cerr)
@@ -1335,6 +1355,26 @@ func (q *Queries) Close() error {
 	if q.liveStreamSaveStmt != nil {
 		if cerr := q.liveStreamSaveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing liveStreamSaveStmt: %w", cerr)
+		}
+	}
+	if q.loginByHashStmt != nil {
+		if cerr := q.loginByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginByHashStmt: %w", cerr)
+		}
+	}
+	if q.loginInsertStmt != nil {
+		if cerr := q.loginInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginInsertStmt: %w", cerr)
+		}
+	}
+	if q.loginMarkUsedStmt != nil {
+		if cerr := q.loginMarkUsedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginMarkUsedStmt: %w", cerr)
+		}
+	}
+	if q.loginsPruneStmt != nil {
+		if cerr := q.loginsPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginsPruneStmt: %w", cerr)
 		}
 	}
 	if q.noteArchiveStmt != nil {
@@ -2053,6 +2093,7 @@ type Queries struct {
 	conversationLeaseReleaseStmt      *sql.Stmt
 	conversationLeaseReleaseOwnerStmt *sql.Stmt
 	conversationListExpiredLeasesStmt *sql.Stmt
+	conversationListedStmt            *sql.Stmt
 	conversationListingGetStmt        *sql.Stmt
 	conversationNextSeqStmt           *sql.Stmt
 	conversationRenameStmt            *sql.Stmt
@@ -2113,6 +2154,10 @@ type Queries struct {
 	liveStreamDeleteStmt              *sql.Stmt
 	liveStreamGetStmt                 *sql.Stmt
 	liveStreamSaveStmt                *sql.Stmt
+	loginByHashStmt                   *sql.Stmt
+	loginInsertStmt                   *sql.Stmt
+	loginMarkUsedStmt                 *sql.Stmt
+	loginsPruneStmt                   *sql.Stmt
 	noteArchiveStmt                   *sql.Stmt
 	noteGetStmt                       *sql.Stmt
 	noteInsertStmt                    *sql.Stmt
@@ -2300,6 +2345,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationLeaseReleaseStmt:      q.conversationLeaseReleaseStmt,
 		conversationLeaseReleaseOwnerStmt: q.conversationLeaseReleaseOwnerStmt,
 		conversationListExpiredLeasesStmt: q.conversationListExpiredLeasesStmt,
+		conversationListedStmt:            q.conversationListedStmt,
 		conversationListingGetStmt:        q.conversationListingGetStmt,
 		conversationNextSeqStmt:           q.conversationNextSeqStmt,
 		conversationRenameStmt:            q.conversationRenameStmt,
@@ -2360,6 +2406,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
 		liveStreamGetStmt:                 q.liveStreamGetStmt,
 		liveStreamSaveStmt:                q.liveStreamSaveStmt,
+		loginByHashStmt:                   q.loginByHashStmt,
+		loginInsertStmt:                   q.loginInsertStmt,
+		loginMarkUsedStmt:                 q.loginMarkUsedStmt,
+		loginsPruneStmt:                   q.loginsPruneStmt,
 		noteArchiveStmt:                   q.noteArchiveStmt,
 		noteGetStmt:                       q.noteGetStmt,
 		noteInsertStmt:                    q.noteInsertStmt,

@@ -526,6 +526,16 @@ type Usage struct {
 	CacheWriteTokens int64
 }
 
+type WebLogin struct {
+	ID         uuid.UUID
+	Kind       string
+	SecretHash []byte
+	PersonID   uuid.NullUUID
+	CreatedAt  int64
+	ExpiresAt  int64
+	UsedAt     sql.NullInt64
+}
+
 type Work struct {
 	ID             uuid.UUID
 	Kind           string

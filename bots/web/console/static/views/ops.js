@@ -1,0 +1,116 @@
+// Operator views: the approvals inbox (allow or deny what waits); usage
+// and cost per day, agent and conversation as charts; standing grants with
+// revoke; DM pairing requests with approve; the audit log. Shown to the
+// operator only.
+import { registerView, api, h, navigate, toast } from "../app.js";
+import { chartSVG } from "./chat.js";
+
+const usd = (v) => "$" + Number(v || 0).toFixed(4);
+
+function section(title, ...body) {
+  return h("section", { class: "panel" }, h("h3", {}, title), ...body);
+}
+
+function table(cols, rows, empty) {
+  if (!rows.length) return h("p", { class: "empty" }, empty);
+  return h("table", {}, h("thead", {}, h("tr", {}, cols.map((c) => h("th", {}, c[0])))),
+    h("tbody", {}, rows.map((r) => h("tr", {}, cols.map((c) => h("td", {}, c[1](r)))))));
+}
+
+async function usage(box, days) {
+  const u = await api.get(`/api/usage?days=${days}`);
+  const dayChart = chartSVG({
+    title: `Cost per day, last ${days} days (USD)`, kind: "bar", labels: { y: "USD" },
+    series: [{ name: "cost", points: u.days.slice().reverse().map((d) => ({ x: d.key, y: d.cost_usd })) }],
+  });
+  const agentChart = chartSVG({
+    title: "Tokens per agent", kind: "bar", labels: { y: "tokens" },
+    series: [
+      { name: "input", points: u.agents.map((a) => ({ x: a.key, y: a.input_tokens })) },
+      { name: "output", points: u.agents.map((a) => ({ x: a.key, y: a.output_tokens })) },
+      { name: "cached", points: u.agents.map((a) => ({ x: a.key, y: a.cached_tokens })) },
+    ],
+  });
+  box.replaceChildren(
+    h("p", {}, `${u.total.calls} model calls, ${usd(u.total.cost_usd)}, cache hit rate ${(100 * (u.total.cache_hit_rate || 0)).toFixed(0)}%.`),
+    h("div", { class: "chart", id: "usage-days" }, dayChart),
+    h("div", { class: "chart", id: "usage-agents" }, agentChart),
+    table([
+      ["Conversation", (r) => h("a", { href: `/?c=${r.key}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: r.key }); } }, r.key.slice(0, 8))],
+      ["Calls", (r) => r.calls], ["Tokens in/out", (r) => `${r.input_tokens}/${r.output_tokens}`], ["Cost", (r) => usd(r.cost_usd)],
+    ], u.conversations.slice(0, 10), "No model calls yet."));
+}
+
+async function render(el) {
+  const usageBox = h("div", {}, "Loading…");
+  const days = h("select", { "aria-label": "Days", onchange: () => usage(usageBox, days.value).catch((e) => toast(e.message, "error")) },
+    [7, 14, 30, 90].map((d) => h("option", { value: d, selected: d === 14 }, `${d} days`)));
+  const auditBox = h("div", {}, "Loading…");
+  const grantsBox = h("div", {}, "Loading…");
+  const pairingBox = h("div", {}, "Loading…");
+  const approvalsBox = h("div", { id: "approvals" }, "Loading…");
+  el.append(h("div", { class: "logview" },
+    h("div", { class: "view-head" }, h("h2", {}, "Operations"), h("span", { class: "sp" }), days),
+    section("Approvals waiting", approvalsBox),
+    section("Usage and cost", usageBox),
+    section("Standing grants", grantsBox),
+    section("DM pairing requests", pairingBox),
+    section("Audit log", auditBox)));
+
+  const loadGrants = async () => {
+    const g = await api.get("/api/grants");
+    grantsBox.replaceChildren(table([
+      ["Agent", (r) => r.agent], ["Tool", (r) => r.tool], ["Workspace", (r) => r.workspace_name || r.workspace],
+      ["Granted by", (r) => r.granted_by], ["Since", (r) => new Date(r.created_at).toLocaleString()],
+      ["", (r) => h("button", { type: "button", onclick: async () => {
+        if (!confirm(`Revoke ${r.agent}'s standing grant for ${r.tool}?`)) return;
+        try { await api.del(`/api/grants/${r.id}`); toast("Revoked"); loadGrants(); } catch (e) { toast(e.message, "error"); }
+      } }, "Revoke")],
+    ], g.grants || [], "No standing grants."));
+  };
+  const loadApprovals = async () => {
+    const a = await api.get("/api/approvals");
+    const decide = (r, value) => async () => {
+      try {
+        await api.post(`/api/conversations/${r.conversation_id}/decide`, { call_id: r.call_id, value });
+        toast(value === "deny" ? "Denied" : "Approved");
+        loadApprovals();
+      } catch (e) { toast(e.message, "error"); }
+    };
+    approvalsBox.replaceChildren(table([
+      ["Tool", (r) => r.tool], ["Risk", (r) => r.risk],
+      ["Conversation", (r) => h("a", { href: `/?c=${r.conversation_id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: r.conversation_id }); } }, r.conversation_id.slice(0, 8))],
+      ["Asked", (r) => new Date(r.created_at).toLocaleString()], ["Expires", (r) => new Date(r.expires_at).toLocaleString()],
+      ["", (r) => h("span", { class: "choices" },
+        h("button", { type: "button", class: "primary", dataset: { decide: "approve", call: r.call_id }, onclick: decide(r, "approve") }, "Allow once"),
+        h("button", { type: "button", dataset: { decide: "deny", call: r.call_id }, onclick: decide(r, "deny") }, "Deny"))],
+    ], a.approvals || [], "Nothing waits for a decision."));
+  };
+  const loadPairing = async () => {
+    const p = await api.get("/api/pairing");
+    pairingBox.replaceChildren(table([
+      ["Who", (r) => `${r.user_name || r.user_id} (${r.platform})`], ["Code", (r) => r.code], ["Expires", (r) => new Date(r.expires_at).toLocaleString()],
+      ["", (r) => h("button", { type: "button", class: "primary", onclick: async () => {
+        try { await api.post(`/api/pairing/${r.code}/approve`, {}); toast("Approved"); loadPairing(); } catch (e) { toast(e.message, "error"); }
+      } }, "Approve")],
+    ], p.pending || [], "Nobody is waiting."));
+  };
+  const loadAudit = async () => {
+    const a = await api.get("/api/audit?limit=50");
+    auditBox.replaceChildren(table([
+      ["When", (r) => new Date(r.created_at).toLocaleString()], ["Agent", (r) => r.agent], ["Tool", (r) => r.tool],
+      ["Risk", (r) => r.risk], ["Decision", (r) => r.decision], ["Outcome", (r) => r.outcome], ["By", (r) => r.decided_by || r.actor],
+    ], a.records || [], "Nothing audited yet."));
+  };
+  const fail = (box) => (e) => box.replaceChildren(h("div", { class: "notice error" }, e.message));
+  await Promise.all([
+    usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)), loadApprovals().catch(fail(approvalsBox)),
+    loadPairing().catch(fail(pairingBox)), loadAudit().catch(fail(auditBox)),
+  ]);
+}
+
+registerView("ops", {
+  title: "Operations",
+  hidden: (me) => !me.admin,
+  render,
+});

@@ -1,0 +1,167 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// visibleWorkspaces is what a principal may list conversations of: every
+// one (all true) for the operator, else the workspaces a person belongs
+// to, within their credential's scope.
+func (a *API) visibleWorkspaces(ctx context.Context, p *Principal) (all bool, ids []uuid.UUID, err error) {
+	switch {
+	case p.Admin():
+		return true, nil, nil
+	case p.Kind != PrincipalPerson:
+		return false, nil, &httpError{status: http.StatusForbidden, msg: "listing conversations is for people and the operator"}
+	}
+	ms, err := a.st.WorkspaceListByPerson(ctx, p.PersonID)
+	if err != nil {
+		return false, nil, err
+	}
+	for _, m := range ms {
+		if len(p.Workspaces) > 0 && !contains(p.Workspaces, m.Workspace.ID) {
+			continue
+		}
+		if workspace.Can(m.Role, workspace.Use) {
+			ids = append(ids, m.Workspace.ID)
+		}
+	}
+	return false, ids, nil
+}
+
+// agentNames maps agent ids to names, for the agents the server knows.
+func (a *API) agentNames(ctx context.Context) map[uuid.UUID]string {
+	out := map[uuid.UUID]string{}
+	if a.opts.AgentsFunc == nil {
+		return out
+	}
+	for _, name := range a.opts.AgentsFunc() {
+		if ag, err := a.st.AgentGetByName(ctx, name); err == nil {
+			out[ag.ID] = name
+		}
+	}
+	return out
+}
+
+// summaryJSON is a conversation as a list shows it.
+func (a *API) summaryJSON(ctx context.Context, c *store.Conversation, names map[uuid.UUID]string) map[string]any {
+	out := conversationJSON(c)
+	out["title"] = c.Title
+	out["updated_at"] = c.UpdatedAt
+	if c.AgentID != nil {
+		out["agent"] = names[*c.AgentID]
+	}
+	if ws, err := a.st.ConversationWorkspace(ctx, c.ID); err == nil && ws != nil {
+		out["workspace_id"] = *ws
+	}
+	return out
+}
+
+// forkTree answers GET /api/conversations/{id}/forks: the conversation's
+// place in its fork tree (its parent and its children, with their child
+// counts), and the whole tree from its root, as far as the caller may see.
+func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.allowedConversation(r)
+	if err != nil {
+		return err
+	}
+	conv, err := a.st.ConversationGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	names := a.agentNames(r.Context())
+	node := func(c *store.Conversation) map[string]any {
+		out := a.summaryJSON(r.Context(), c, names)
+		out["current"] = c.ID == id
+		return out
+	}
+	res := map[string]any{"conversation": node(conv)}
+	if conv.ParentID != nil {
+		if _, err := a.allowedConversationID(r, *conv.ParentID); err == nil {
+			if parent, err := a.st.ConversationGet(r.Context(), *conv.ParentID); err == nil {
+				res["parent"] = node(parent)
+			}
+		}
+	}
+	children, err := a.st.ConversationForks(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	kids := make([]map[string]any, 0, len(children))
+	for _, c := range children {
+		kids = append(kids, node(c))
+	}
+	res["children"] = kids
+	// The tree from the root, depth first, bounded: a page draws it.
+	root, err := a.st.ConversationGet(r.Context(), conv.RootID)
+	if err != nil {
+		return err
+	}
+	const maxNodes = 500
+	var tree []map[string]any
+	var walk func(c *store.Conversation, depth int) error
+	walk = func(c *store.Conversation, depth int) error {
+		if len(tree) >= maxNodes {
+			return nil
+		}
+		if _, err := a.allowedConversationID(r, c.ID); err != nil {
+			return nil // a fork in a workspace the caller cannot see is left out
+		}
+		n := node(c)
+		n["depth"] = depth
+		tree = append(tree, n)
+		kids, err := a.st.ConversationForks(r.Context(), c.ID)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if err := walk(k, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return err
+	}
+	res["tree"] = tree
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// agentsFor lists the agents p may talk to: every configured agent for the
+// operator, else those visible in the person's workspaces.
+func (a *API) agentsFor(ctx context.Context, p *Principal) ([]string, error) {
+	var all []string
+	if a.opts.AgentsFunc != nil {
+		all = a.opts.AgentsFunc()
+	}
+	if p.Admin() || p.Kind != PrincipalPerson {
+		return all, nil
+	}
+	_, ids, err := a.visibleWorkspaces(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ws := range ids {
+		ls, err := a.st.AgentListVisible(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			if !slices.Contains(out, l.Name) && (len(all) == 0 || slices.Contains(all, l.Name)) {
+				out = append(out, l.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -1,0 +1,380 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Sign-in to the web console. A person asks the bot for a link (`!login`
+// in a DM, /switchboard login in Slack, /login in Discord); the link holds a
+// random secret, valid LinkTTL and usable once. The page posts it to
+// POST /auth/link, which spends it and opens a session: another random
+// secret, kept by the browser in an HttpOnly, SameSite=Strict cookie. The
+// operator signs in the same way with the operator token (POST /auth/token).
+// The store keeps only the SHA-256 of either secret.
+//
+// A cookie rides along on every request the browser makes to this host,
+// so a request authenticated by it must also prove it comes from the page:
+// an unsafe method carries X-CSRF-Token, a value derived from the session
+// secret that only a page able to read GET /api/session knows, and a
+// browser Origin, when sent, must be this host (refuseOtherSites).
+
+// Sign-in defaults.
+const (
+	LinkTTL           = 10 * time.Minute
+	DefaultSessionTTL = 7 * 24 * time.Hour
+	// SessionCookie is the name of the session cookie.
+	SessionCookie = "switchboard_session"
+	// CSRFHeader carries the session's CSRF token on unsafe requests.
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// SignInOptions configures SignIn.
+type SignInOptions struct {
+	Store store.Store
+	// PublicURL is the address browsers reach this server at
+	// (SWITCHBOARD_PUBLIC_URL); links are built under it. Empty:
+	// LocalURLFunc's answer, for a server used on this machine.
+	PublicURL string
+	// LocalURLFunc names this server when PublicURL is empty, such as
+	// http://localhost:8080 from the listener's port.
+	LocalURLFunc func() string
+	// SessionTTL is how long a browser session lasts (default 7 days).
+	SessionTTL time.Duration
+	Now        func() time.Time
+}
+
+func (o *SignInOptions) validate() error {
+	if o.Store == nil {
+		return errors.New("web: SignInOptions.Store is required")
+	}
+	if o.PublicURL == "" && o.LocalURLFunc == nil {
+		return errors.New("web: SignInOptions needs PublicURL or LocalURLFunc")
+	}
+	u, err := url.Parse(o.PublicURL)
+	if o.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return fmt.Errorf("SWITCHBOARD_PUBLIC_URL: %q must be the address browsers reach this server at, such as https://switchboard.example.com", o.PublicURL)
+	}
+	if o.SessionTTL < 0 {
+		return errors.New("web: SignInOptions.SessionTTL must not be negative")
+	}
+	return nil
+}
+
+// SignIn issues login links and opens and checks browser sessions.
+type SignIn struct {
+	opts SignInOptions
+}
+
+// NewSignIn validates opts.
+func NewSignIn(opts SignInOptions) (*SignIn, error) {
+	opts.PublicURL = strings.TrimRight(strings.TrimSpace(opts.PublicURL), "/")
+	if opts.SessionTTL == 0 {
+		opts.SessionTTL = DefaultSessionTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return &SignIn{opts: opts}, nil
+}
+
+// PublicURL is the address links are built under.
+func (s *SignIn) PublicURL() string {
+	if s.opts.PublicURL != "" {
+		return s.opts.PublicURL
+	}
+	return strings.TrimRight(s.opts.LocalURLFunc(), "/")
+}
+
+// secure reports whether the cookie is for HTTPS only.
+func (s *SignIn) secure() bool { return strings.HasPrefix(s.PublicURL(), "https://") }
+
+func newSecret() (string, []byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, fmt.Errorf("making a secret: %w", err)
+	}
+	secret := base64.RawURLEncoding.EncodeToString(b)
+	return secret, hashSecret(secret), nil
+}
+
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// csrfToken is the CSRF token of a session: derived from its secret, so
+// it needs no storage, and useless without the cookie it belongs to.
+func csrfToken(secret string) string {
+	h := sha256.Sum256([]byte("switchboard csrf\x00" + secret))
+	return hex.EncodeToString(h[:])
+}
+
+// Link issues a one-time login link for person, valid LinkTTL.
+func (s *SignIn) Link(ctx context.Context, person uuid.UUID) (string, error) {
+	secret, hash, err := newSecret()
+	if err != nil {
+		return "", err
+	}
+	now := s.opts.Now()
+	if _, err := s.opts.Store.LoginCreate(ctx, &store.LoginCreateParams{
+		Kind: store.LoginLink, SecretHash: hash, PersonID: &person, ExpiresAt: now.Add(LinkTTL), Now: now,
+	}); err != nil {
+		return "", fmt.Errorf("storing a login link for person %s: %w", person, err)
+	}
+	return s.PublicURL() + "/login?t=" + secret, nil
+}
+
+// errLinkRefused is what a spent, expired or unknown link gets; the
+// message is shown on the page.
+type linkRefusal struct{ msg string }
+
+func (e *linkRefusal) Error() string { return e.msg }
+
+// spendLink uses a link once and opens a session for its person.
+func (s *SignIn) spendLink(ctx context.Context, secret string) (*store.Login, string, error) {
+	now := s.opts.Now()
+	l, err := s.opts.Store.LoginUse(ctx, &store.LoginUseParams{SecretHash: hashSecret(secret), Now: now})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return nil, "", &linkRefusal{"this sign-in link was already used; ask the bot for a new one (!login)"}
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+		return nil, "", &linkRefusal{"this sign-in link is not valid; ask the bot for a new one (!login)"}
+	case err != nil:
+		return nil, "", err
+	case l.Kind != store.LoginLink:
+		return nil, "", &linkRefusal{"this sign-in link is not valid; ask the bot for a new one (!login)"}
+	case !now.Before(l.ExpiresAt):
+		return nil, "", &linkRefusal{fmt.Sprintf("this sign-in link expired (links last %d minutes); ask the bot for a new one (!login)", int(LinkTTL.Minutes()))}
+	}
+	return s.openSession(ctx, l.PersonID)
+}
+
+// openSession stores a new session for person (nil: the operator) and
+// returns it with its secret.
+func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Login, string, error) {
+	secret, hash, err := newSecret()
+	if err != nil {
+		return nil, "", err
+	}
+	now := s.opts.Now()
+	// Links and sessions pile up at one per sign-in; the expired ones go
+	// here, a bounded batch at a time.
+	if _, err := s.opts.Store.LoginPrune(ctx, &store.PruneParams{Before: now, Limit: 100}); err != nil {
+		return nil, "", fmt.Errorf("pruning expired logins: %w", err)
+	}
+	l, err := s.opts.Store.LoginCreate(ctx, &store.LoginCreateParams{
+		Kind: store.LoginSession, SecretHash: hash, PersonID: person, ExpiresAt: now.Add(s.opts.SessionTTL), Now: now,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("opening a session: %w", err)
+	}
+	return l, secret, nil
+}
+
+// session finds the live session of a cookie value; nil when there is
+// none (unknown, expired or signed out).
+func (s *SignIn) session(ctx context.Context, secret string) (*store.Login, error) {
+	if secret == "" {
+		return nil, nil
+	}
+	l, err := s.opts.Store.LoginFind(ctx, hashSecret(secret))
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if l.Kind != store.LoginSession || !l.Live(s.opts.Now()) {
+		return nil, nil
+	}
+	return l, nil
+}
+
+func (s *SignIn) setCookie(w http.ResponseWriter, secret string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: secret, Path: "/", Expires: expires, HttpOnly: true,
+		Secure: s.secure(), SameSite: http.SameSiteStrictMode,
+	})
+}
+
+func (s *SignIn) clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: s.secure(), SameSite: http.SameSiteStrictMode,
+	})
+}
+
+func sessionSecret(r *http.Request) string {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// authRoutes registers the sign-in endpoints. They are outside /api: the
+// caller has no principal yet.
+func (a *API) authRoutes(mux *http.ServeMux) {
+	if a.opts.SignIn == nil {
+		return
+	}
+	mux.Handle("POST /auth/link", a.authHandler(a.signInLink))
+	mux.Handle("POST /auth/token", a.authHandler(a.signInToken))
+	mux.Handle("POST /auth/logout", a.authHandler(a.signOut))
+}
+
+// authHandler refuses other sites and bodies not declared as JSON: a form
+// on another site must not sign a browser in (login CSRF).
+func (a *API) authHandler(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return a.refuseOtherSites(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if herr := requireJSON(r); herr != nil {
+			writeError(w, herr.status, herr.msg)
+			return
+		}
+		if err := h(w, r); err != nil {
+			a.fail(w, r, err)
+		}
+	}))
+}
+
+func (a *API) signInLink(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Token string `json:"token"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	l, secret, err := a.opts.SignIn.spendLink(r.Context(), strings.TrimSpace(body.Token))
+	if lr := (*linkRefusal)(nil); errors.As(err, &lr) {
+		return &httpError{status: http.StatusUnauthorized, msg: lr.msg}
+	}
+	if err != nil {
+		return err
+	}
+	a.opts.SignIn.setCookie(w, secret, l.ExpiresAt)
+	writeJSON(w, http.StatusOK, map[string]any{"signed_in": true, "expires_at": l.ExpiresAt})
+	return nil
+}
+
+func (a *API) signInToken(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Token string `json:"token"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	if a.opts.Token == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(body.Token)), []byte(a.opts.Token)) != 1 {
+		return &httpError{status: http.StatusUnauthorized, msg: "that is not the operator token (SWITCHBOARD_API_TOKEN)"}
+	}
+	l, secret, err := a.opts.SignIn.openSession(r.Context(), nil)
+	if err != nil {
+		return err
+	}
+	a.opts.SignIn.setCookie(w, secret, l.ExpiresAt)
+	writeJSON(w, http.StatusOK, map[string]any{"signed_in": true, "expires_at": l.ExpiresAt})
+	return nil
+}
+
+func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
+	secret := sessionSecret(r)
+	if secret != "" {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(csrfToken(secret))) != 1 {
+			return &httpError{status: http.StatusForbidden, msg: "missing or wrong " + CSRFHeader}
+		}
+		_, err := a.opts.SignIn.opts.Store.LoginUse(r.Context(), &store.LoginUseParams{SecretHash: hashSecret(secret), Now: a.opts.SignIn.opts.Now()})
+		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	a.opts.SignIn.clearCookie(w)
+	writeJSON(w, http.StatusOK, map[string]any{"signed_in": false})
+	return nil
+}
+
+// cookiePrincipal resolves the session cookie, if any. ok false: no
+// usable session (the caller goes on to other ways of authenticating).
+func (a *API) cookiePrincipal(r *http.Request) (*Principal, bool, *httpError) {
+	if a.opts.SignIn == nil {
+		return nil, false, nil
+	}
+	secret := sessionSecret(r)
+	if secret == "" {
+		return nil, false, nil
+	}
+	l, err := a.opts.SignIn.session(r.Context(), secret)
+	if err != nil {
+		a.log.ErrorContext(r.Context(), "checking web session", "error", err)
+		return nil, false, &httpError{status: http.StatusServiceUnavailable, msg: "could not check the session; try again"}
+	}
+	if l == nil {
+		return nil, false, nil
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(csrfToken(secret))) != 1 {
+			return nil, false, &httpError{status: http.StatusForbidden, msg: "a request signed in with the session cookie needs the " + CSRFHeader + " header from GET /api/session"}
+		}
+	}
+	p := &Principal{Kind: PrincipalOperator, Session: l, csrf: csrfToken(secret)}
+	if l.PersonID != nil {
+		p.Kind, p.PersonID = PrincipalPerson, *l.PersonID
+	}
+	return p, true, nil
+}
+
+// session answers GET /api/session: who the page is signed in as, the
+// CSRF token for its unsafe requests, and the workspaces it may see.
+func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	out := map[string]any{"kind": p.Kind, "name": p.Name(), "admin": p.Admin(), "cookie": p.Session != nil}
+	if p.csrf != "" {
+		out["csrf"] = p.csrf
+	}
+	if p.Kind == PrincipalPerson {
+		out["person_id"] = p.PersonID
+		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+			out["display_name"] = person.DisplayName
+		}
+		ms, err := a.st.WorkspaceListByPerson(r.Context(), p.PersonID)
+		if err != nil {
+			return err
+		}
+		wss := make([]map[string]any, 0, len(ms))
+		for _, m := range ms {
+			if len(p.Workspaces) > 0 && !contains(p.Workspaces, m.Workspace.ID) {
+				continue
+			}
+			wss = append(wss, map[string]any{"id": m.Workspace.ID, "name": m.Workspace.Name, "kind": m.Workspace.Kind, "role": m.Role})
+		}
+		out["workspaces"] = wss
+	}
+	agents, err := a.agentsFor(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if agents == nil {
+		agents = []string{}
+	}
+	out["agents"] = agents
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
