@@ -283,13 +283,32 @@ func ProbeCLIs(ctx context.Context, cfg Config) (map[string]model.ProbeResult, e
 		if err != nil || !model.IsCLI(spec.Provider) {
 			continue
 		}
-		o, err := cfg.cliOptions(&ag, spec)
+		res, err := ProbeAgent(ctx, cfg, &ag)
 		if err != nil {
 			return nil, err
 		}
-		out[ag.Name] = model.Probe(ctx, spec, *o)
+		out[ag.Name] = res
 	}
 	return out, nil
+}
+
+// ProbeAgent runs the capability probe of one agent's model with the
+// settings serve would give it (for `switchboard doctor`): a CLI backend's
+// program, version and login; an HTTP backend reports ready.
+func ProbeAgent(ctx context.Context, cfg Config, a *agent.Agent) (model.ProbeResult, error) {
+	cfg.defaults()
+	spec, err := model.ParseSpec(a.Model)
+	if err != nil {
+		return model.ProbeResult{}, err
+	}
+	if !model.IsCLI(spec.Provider) {
+		return model.Probe(ctx, spec, model.CLIOptions{}), nil
+	}
+	o, err := cfg.cliOptions(a, spec)
+	if err != nil {
+		return model.ProbeResult{}, err
+	}
+	return model.Probe(ctx, spec, *o), nil
 }
 
 // modelCredentials resolves an agent's model settings: the CLI settings for

@@ -1,7 +1,6 @@
 // The history and artifacts views in headless Chromium, against the real
-// service. It builds on the console's browser harness (env_test.go of this
-// package, from the console branch): drop the build constraint above when
-// both are merged. Run: go test -tags browsertest_history -run TestHistoryViews ./internal/browsertest/
+// service, on the console's browser harness (env_test.go of this package).
+// Run: go test -run TestHistoryViews ./internal/browsertest/
 
 package browsertest
 

@@ -40,16 +40,8 @@ type Result struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// Probe is what a CLI model backend's capability probe reports.
-type Probe struct {
-	// State is ready, needs_auth or unreachable.
-	State  string
-	Detail string
-}
-
-// ProbeFunc probes a CLI backend (claude-code:, codex:); core/model
-// provides it where those backends exist.
-type ProbeFunc func(ctx context.Context, spec model.Spec) Probe
+// ProbeFunc probes an agent's CLI backend (claude-code:, codex:).
+type ProbeFunc func(ctx context.Context, a *agent.Agent) (model.ProbeResult, error)
 
 // Options configure a run.
 type Options struct {
@@ -63,7 +55,7 @@ type Options struct {
 	HTTPClient *http.Client
 	// Timeout bounds each check (default 15s).
 	Timeout time.Duration
-	// ProbeFunc probes the CLI backends; nil reports them unchecked.
+	// ProbeFunc probes the CLI backends; nil: app.ProbeAgent, with Config.
 	ProbeFunc ProbeFunc
 }
 
@@ -245,21 +237,29 @@ func (d *doctor) model(ctx context.Context, a *agent.Agent) {
 	check := "model " + a.Name
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
-		// CLI backends (claude-code:, codex:) have their own probe.
-		provider, _, _ := strings.Cut(a.Model, ":")
-		if d.o.ProbeFunc != nil && (provider == "claude-code" || provider == "codex") {
-			p := d.o.ProbeFunc(ctx, model.Spec{Provider: provider, Model: strings.TrimPrefix(a.Model, provider+":")})
-			switch p.State {
-			case "ready":
-				d.add(check, StatusOK, a.Model+": ready", "")
-			case "needs_auth":
-				d.add(check, StatusFail, a.Model+": not logged in: "+p.Detail, "log the CLI in as the user the service runs as (claude login, codex login)")
-			default:
-				d.add(check, StatusFail, a.Model+": "+p.State+": "+p.Detail, "install the CLI on the service's PATH")
-			}
-			return
-		}
 		d.add(check, StatusFail, err.Error(), "set the agent's model to provider:model")
+		return
+	}
+	if model.IsCLI(spec.Provider) {
+		// A CLI backend is probed (its program, version and login), not
+		// asked a question: a call would run the CLI's whole agent loop.
+		probe := d.o.ProbeFunc
+		if probe == nil {
+			probe = func(ctx context.Context, a *agent.Agent) (model.ProbeResult, error) {
+				return app.ProbeAgent(ctx, d.o.Config, a)
+			}
+		}
+		p, err := probe(ctx, a)
+		switch {
+		case err != nil:
+			d.add(check, StatusFail, err.Error(), "fix the CLI settings the error names (see README, CLI backends)")
+		case p.State == model.ProbeReady:
+			d.add(check, StatusOK, strings.TrimSpace(a.Model+": ready "+p.Version), "")
+		case p.State == model.ProbeNeedsAuth:
+			d.add(check, StatusFail, a.Model+": not logged in: "+p.Detail, "log the CLI in as the user the service runs as (claude auth login, codex login)")
+		default:
+			d.add(check, StatusFail, a.Model+": "+string(p.State)+": "+p.Detail, "install the CLI (npm install -g @anthropic-ai/claude-code or @openai/codex) or set SWITCHBOARD_CLAUDE_CODE_PATH / SWITCHBOARD_CODEX_PATH")
+		}
 		return
 	}
 	if spec.Provider == model.ProviderScripted {

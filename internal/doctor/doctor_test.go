@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/clitest"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
@@ -232,5 +234,47 @@ func TestDoctorReadsARefusedReload(t *testing.T) {
 	r := find(rs, "reload")
 	if r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Detail, `no tool named "nope"`) {
 		t.Fatalf("reload check = %+v, want the running service's refusal:\n%s", r, out)
+	}
+}
+
+// TestDoctorProbesCLIAgents: an agent on a coding CLI is probed, not asked
+// a question: a logged-in CLI is ready, one that is not logged in and one
+// that is not installed are failures whose fixes say what to do.
+func TestDoctorProbesCLIAgents(t *testing.T) {
+	fake := clitest.Build(t)
+	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	for _, tc := range []struct {
+		name, scenario, path string
+		status               doctor.Status
+		fix                  string
+	}{
+		{"ready", "text", fake.Claude, doctor.StatusOK, ""},
+		{"not logged in", "noauth", fake.Claude, doctor.StatusFail, "log the CLI in"},
+		{"not installed", "text", filepath.Join(t.TempDir(), "claude"), doctor.StatusFail, "install the CLI"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := s.cfg
+			write(t, cfg.ConfigPath, "agents:\n  - name: coder\n    model: claude-code:sonnet\n")
+			env := map[string]string{}
+			for _, kv := range fake.Env(tc.scenario) {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+			cfg.Env = func(k string) string { return env[k] }
+			cfg.CLI = app.CLISettings{DataDir: t.TempDir(), ClaudeCodePath: tc.path,
+				PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"}}
+			rs, out := run(t, cfg, "")
+			r := find(rs, "model coder")
+			if r == nil || r.Status != tc.status || !strings.Contains(r.Fix, tc.fix) {
+				t.Fatalf("check model coder = %+v, want %s with a fix saying %q:\n%s", r, tc.status, tc.fix, out)
+			}
+			if calls := fake.Calls(t); len(calls) > 0 {
+				for _, c := range calls {
+					if slices.Contains(c.Args, "-p") {
+						t.Fatalf("doctor ran the CLI's agent loop (%v); a probe needs no model call", c.Args)
+					}
+				}
+			}
+		})
 	}
 }
