@@ -23,6 +23,7 @@ import (
 var (
 	fakeOnce sync.Once
 	fakeCLI  *clitest.Fake
+	fakeDir  string // where it was built, removed by TestMain
 )
 
 // fake builds the fake CLIs once for the package, with a fresh state and
@@ -50,6 +51,7 @@ func (o *onceTB) TempDir() string {
 	if err != nil {
 		o.T.Fatal(err)
 	}
+	fakeDir = d
 	return d
 }
 
