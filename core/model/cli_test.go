@@ -414,6 +414,39 @@ func TestCLIHangTimesOutAndKillsChildren(t *testing.T) {
 	}
 }
 
+func TestCLITimeoutIsNotRetried(t *testing.T) {
+	f := fake(t)
+	b := newFakeCLI(t, cliCases[0], f, "hang", func(o *Options) { o.CLI.Timeout = 500 * time.Millisecond })
+	_, err := b.Generate(context.Background(), userReq("hello"), nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Retryable || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("err = %v, want a non-retryable error naming the time limit", err)
+	}
+	if n := len(f.Calls(t)); n != 1 {
+		t.Errorf("the CLI ran %d times; a call that hit its time limit is not run again", n)
+	}
+	waitGone(t, f)
+}
+
+// A CLI that answered in full but does not exit is killed after the idle
+// timeout, and its answer stands.
+func TestCLILingeringProcessIsKilled(t *testing.T) {
+	for _, c := range cliCases {
+		t.Run(c.provider, func(t *testing.T) {
+			f := fake(t)
+			b := newFakeCLI(t, c, f, "linger", func(o *Options) {
+				o.CLI.IdleTimeout = 500 * time.Millisecond
+				o.Retry.MaxAttempts = 1
+			})
+			resp, err := b.Generate(context.Background(), userReq("hello"), nil)
+			if err != nil || resp.Text() != "Echo: hello" {
+				t.Fatalf("Generate = %v, %v; want the answer it gave before lingering", resp, err)
+			}
+			waitGone(t, f)
+		})
+	}
+}
+
 func TestCLICancelKillsProcessGroup(t *testing.T) {
 	for _, c := range cliCases {
 		t.Run(c.provider, func(t *testing.T) {

@@ -12,6 +12,7 @@
 //	crash_once    crash on the first call of a FAKECLI_STATE directory, answer after
 //	hang          start a child process (its pid in FAKECLI_STATE/child.pid), then print nothing for ever
 //	noauth        not logged in, as the real CLIs report it
+//	linger        answer as text does, close stdout, then never exit
 //
 // Codex's turn.completed usage counts the whole thread, as the real one's
 // does: a resumed thread's second call reports twice the tokens.
@@ -114,10 +115,18 @@ func main() {
 			scenario = "text"
 		}
 	}
+	linger := scenario == "linger"
+	if linger {
+		scenario = "text"
+	}
 	if codex {
 		runCodex(scenario, session, prompt, state)
 	} else {
 		runClaude(scenario, session, prompt, state)
+	}
+	if linger {
+		_ = os.Stdout.Close()
+		hang(state, session)
 	}
 }
 
