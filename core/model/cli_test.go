@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,39 +19,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/clitest"
 )
 
-var (
-	fakeOnce sync.Once
-	fakeCLI  *clitest.Fake
-	fakeDir  string // where it was built, removed by TestMain
-)
-
-// fake builds the fake CLIs once for the package, with a fresh state and
-// log for each test.
+// fake is the fake CLI, with a fresh state and log for the test.
 func fake(t *testing.T) *clitest.Fake {
 	t.Helper()
-	fakeOnce.Do(func() { fakeCLI = clitest.Build(&onceTB{T: t}) })
-	if fakeCLI == nil {
-		t.Fatal("the fake CLI did not build")
-	}
-	dir := t.TempDir()
-	f := *fakeCLI
-	f.State, f.Log = filepath.Join(dir, "state"), filepath.Join(dir, "calls.jsonl")
-	if err := os.Mkdir(f.State, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return &f
-}
-
-// onceTB keeps the built program beyond the first test's TempDir.
-type onceTB struct{ *testing.T }
-
-func (o *onceTB) TempDir() string {
-	d, err := os.MkdirTemp("", "fakecli")
-	if err != nil {
-		o.T.Fatal(err)
-	}
-	fakeDir = d
-	return d
+	return clitest.Build(t)
 }
 
 type cliCase struct {
