@@ -220,3 +220,48 @@ func freeAddr(t *testing.T) string {
 	_ = ln.Close()
 	return addr
 }
+
+// An agent on the Codex CLI: the second mention resumes the thread, and
+// since Codex reports the thread's running totals, the usage of each call
+// is what that call added (the totals travel in the log with the session).
+func TestSlackCodexAgentResumesItsThread(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := clitest.Build(t)
+		opts := envOptions{config: openAccess + "agents:\n  - name: coder\n    model: codex:default\n", env: map[string]string{}}
+		for _, kv := range fake.Env("text") {
+			k, v, _ := strings.Cut(kv, "=")
+			opts.env[k] = v
+		}
+		opts.cli.DataDir, opts.cli.CodexPath = t.TempDir(), fake.Codex
+		opts.cli.PassEnv = []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"}
+		e := startSlack(t, db(t), opts)
+		const channel, thread = "C0CODEX", "1700000995.000100"
+		e.mustPost(newEvent("EvCodex1", mention(channel, thread, "", alice, "write a test")))
+		e.waitReply(channel, "Echo: [User "+alice+"] write a test")
+		e.waitIdle()
+		e.mustPost(newEvent("EvCodex2", mention(channel, "1700000995.000200", thread, alice, "now make it pass")))
+		e.waitReply(channel, "Echo: [User "+alice+"] now make it pass")
+		e.waitIdle()
+
+		calls := fake.Calls(t)
+		if len(calls) != 2 {
+			t.Fatalf("the CLI ran %d times, want 2", len(calls))
+		}
+		if calls[0].Resume != "" || calls[1].Resume == "" || calls[1].Args[1] != "resume" {
+			t.Errorf("the calls ran %q then %q, want a new thread then codex exec resume of it", calls[0].Args, calls[1].Args)
+		}
+		conv := e.conversation(channel, thread)
+		usage, err := e.store.UsageList(context.Background(), conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(usage) != 2 {
+			t.Fatalf("%d usage rows, want 2", len(usage))
+		}
+		for i, u := range usage {
+			if u.Provider != "codex" || u.InputTokens != 200 || u.CachedTokens != 1000 || u.OutputTokens != 40 {
+				t.Errorf("usage row %d = %+v, want one call's tokens (200 input, 1000 cached, 40 output), not the thread's totals", i, u)
+			}
+		}
+	})
+}
