@@ -274,6 +274,8 @@ func (p *claudeParser) startTool(id, name string) {
 	p.emit(Event{Kind: EventToolCallStart, CallID: id, ToolName: name})
 }
 
+func (p *claudeParser) complete() bool { return p.result != nil }
+
 func (p *claudeParser) finish(exit error, stderr string) (*Response, error) {
 	r := p.result
 	if r == nil {

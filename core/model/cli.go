@@ -151,6 +151,9 @@ type cliDialect interface {
 type cliParser interface {
 	// line handles one line. A returned error ends the call.
 	line(raw []byte) error
+	// complete reports whether the final event (a result, a finished turn)
+	// was read.
+	complete() bool
 	// finish is called when stdout ended and the process exited (err is
 	// its exit error, or nil): it returns the response, or why there is
 	// none.
@@ -193,6 +196,9 @@ func newCLI(spec Spec, o Options) (*cliBackend, error) {
 
 func (b *cliBackend) Provider() string { return b.provider }
 
+// errCLITimeout is the cause of a call cut off at CLIOptions.Timeout.
+var errCLITimeout = errors.New("CLI call timed out")
+
 // errSessionGone marks a call that failed because the session it resumed
 // no longer exists; Generate runs it again in a new session.
 var errSessionGone = errors.New("CLI session not found")
@@ -228,8 +234,8 @@ func (b *cliBackend) once(ctx context.Context, req *Request, prompt string, sess
 	if err != nil {
 		return nil, newError(b.provider, 0, false, "", fmt.Errorf("building the command: %w", err))
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, b.opts.Timeout,
-		fmt.Errorf("%s ran longer than its %s limit", b.provider, b.opts.Timeout))
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, b.opts.Timeout, errCLITimeout)
 	defer cancel()
 
 	// The process is not tied to ctx by exec.CommandContext: its Cancel
@@ -302,18 +308,41 @@ read:
 			break read
 		}
 	}
+	waited := make(chan error, 1)
+	if failed == nil {
+		// stdout is closed; the process should be gone or going. One that
+		// lingers is given the idle timeout, then killed.
+		go func() { waited <- cmd.Wait() }()
+		idle.Reset(b.opts.IdleTimeout) // since Go 1.23, Reset also drains
+		select {
+		case exit := <-waited:
+			waited <- exit
+		case <-idle.C:
+			if !p.complete() {
+				failed = fmt.Errorf("%w: %s closed its output but did not exit for %s", ErrStreamStalled, b.provider, b.opts.IdleTimeout)
+				break
+			}
+			// It answered in full: the answer stands, the process goes.
+			kill()
+		case <-ctx.Done():
+			failed = context.Cause(ctx)
+		}
+	} else {
+		go func() { waited <- cmd.Wait() }()
+	}
 	if failed != nil {
 		kill()
-		_ = cmd.Wait()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		<-waited
+		switch {
+		case parent.Err() != nil:
+			return nil, parent.Err()
+		case errors.Is(failed, errCLITimeout):
+			// Not worth retrying: the next attempt would run as long.
+			return nil, newError(b.provider, 0, false, fmt.Sprintf("%s ran longer than its %s limit and was stopped", b.provider, b.opts.Timeout), context.DeadlineExceeded)
 		}
 		return nil, failed
 	}
-	exit := cmd.Wait()
-	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
-	}
+	exit := <-waited
 	select {
 	case err := <-readErr:
 		if exit == nil {

@@ -88,6 +88,13 @@ func TestRealCLIClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env := realCLIEnv(t)
+	if res := Probe(context.Background(), Spec{Provider: ProviderClaudeCode, Model: "sonnet"}, CLIOptions{Path: path, Env: env}); res.State != ProbeNeedsAuth {
+		t.Errorf("probe with no login = %+v, want needs_auth", res)
+	}
+	if res := Probe(context.Background(), Spec{Provider: ProviderClaudeCode, Model: "sonnet"}, CLIOptions{Path: path, Env: append(env, "ANTHROPIC_API_KEY=sk-ant-test-0000000000")}); res.State != ProbeReady || res.Version == "" {
+		t.Errorf("probe with a key = %+v, want ready with a version", res)
+	}
 	var evs []Event
 	req := userReq("first question")
 	first, err := b.Generate(context.Background(), req, collect(&evs))
@@ -147,6 +154,9 @@ func TestRealCLICodex(t *testing.T) {
 	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res := Probe(context.Background(), Spec{Provider: ProviderCodex, Model: "gpt-5"}, CLIOptions{Path: path, Env: realCLIEnv(t)}); res.State != ProbeNeedsAuth || res.Version == "" {
+		t.Errorf("probe with no login = %+v, want needs_auth with a version", res)
 	}
 	req := userReq("first question")
 	first, err := b.Generate(context.Background(), req, nil)

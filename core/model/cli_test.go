@@ -3,50 +3,26 @@ package model
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardhq/switchboard/internal/clitest"
 )
 
-var (
-	fakeOnce sync.Once
-	fakeCLI  *clitest.Fake
-)
-
-// fake builds the fake CLIs once for the package, with a fresh state and
-// log for each test.
+// fake is the fake CLI, with a fresh state and log for the test.
 func fake(t *testing.T) *clitest.Fake {
 	t.Helper()
-	fakeOnce.Do(func() { fakeCLI = clitest.Build(&onceTB{T: t}) })
-	if fakeCLI == nil {
-		t.Fatal("the fake CLI did not build")
-	}
-	dir := t.TempDir()
-	f := *fakeCLI
-	f.State, f.Log = filepath.Join(dir, "state"), filepath.Join(dir, "calls.jsonl")
-	if err := os.Mkdir(f.State, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return &f
-}
-
-// onceTB keeps the built program beyond the first test's TempDir.
-type onceTB struct{ *testing.T }
-
-func (o *onceTB) TempDir() string {
-	d, err := os.MkdirTemp("", "fakecli")
-	if err != nil {
-		o.T.Fatal(err)
-	}
-	return d
+	return clitest.Build(t)
 }
 
 type cliCase struct {
@@ -200,15 +176,16 @@ func TestCLIToolCallThroughMCP(t *testing.T) {
 		t.Run(c.provider, func(t *testing.T) {
 			f := fake(t)
 			const token = "sbs_lookup_supersecrettokenvalue"
+			url := helperMCP(t, token)
 			b := newFakeCLI(t, c, f, "tool", func(o *Options) {
-				o.CLI.MCP = &CLIMCP{URL: "http://127.0.0.1:8080/mcp", Token: token, Exclude: []string{"coder"}}
+				o.CLI.MCP = &CLIMCP{URL: url, Token: token, Exclude: []string{"coder"}}
 			})
 			var evs []Event
 			resp, err := b.Generate(context.Background(), userReq("ask the helper"), collect(&evs))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
-			if !strings.HasSuffix(resp.Text(), "The helper says 42.") {
+			if !strings.HasSuffix(resp.Text(), "The helper says 42 (asked: what is 6*7?).") {
 				t.Errorf("text = %q, want the answer after the tool call", resp.Text())
 			}
 			if len(resp.ToolCalls()) != 0 {
@@ -239,13 +216,13 @@ func TestCLIToolCallThroughMCP(t *testing.T) {
 			}
 			switch c.provider {
 			case ProviderClaudeCode:
-				for _, w := range []string{"--mcp-config", `"url":"http://127.0.0.1:8080/mcp"`, "${SWITCHBOARD_MCP_TOKEN}", "--allowedTools mcp__switchboard", "--disallowedTools mcp__switchboard__coder"} {
+				for _, w := range []string{"--mcp-config", `"url":"` + url + `"`, "${SWITCHBOARD_MCP_TOKEN}", "--allowedTools mcp__switchboard", "--disallowedTools mcp__switchboard__coder"} {
 					if !strings.Contains(args, w) {
 						t.Errorf("args %q lack %q", args, w)
 					}
 				}
 			case ProviderCodex:
-				for _, w := range []string{`mcp_servers.switchboard.url="http://127.0.0.1:8080/mcp"`, `mcp_servers.switchboard.bearer_token_env_var="SWITCHBOARD_MCP_TOKEN"`, `mcp_servers.switchboard.disabled_tools=["coder"]`} {
+				for _, w := range []string{`mcp_servers.switchboard.url="` + url + `"`, `mcp_servers.switchboard.bearer_token_env_var="SWITCHBOARD_MCP_TOKEN"`, `mcp_servers.switchboard.disabled_tools=["coder"]`} {
 					if !strings.Contains(args, w) {
 						t.Errorf("args %q lack %q", args, w)
 					}
@@ -401,6 +378,39 @@ func TestCLIHangTimesOutAndKillsChildren(t *testing.T) {
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("a hang took %s to fail with a 500ms idle timeout", d)
+			}
+			waitGone(t, f)
+		})
+	}
+}
+
+func TestCLITimeoutIsNotRetried(t *testing.T) {
+	f := fake(t)
+	b := newFakeCLI(t, cliCases[0], f, "hang", func(o *Options) { o.CLI.Timeout = 500 * time.Millisecond })
+	_, err := b.Generate(context.Background(), userReq("hello"), nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Retryable || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("err = %v, want a non-retryable error naming the time limit", err)
+	}
+	if n := len(f.Calls(t)); n != 1 {
+		t.Errorf("the CLI ran %d times; a call that hit its time limit is not run again", n)
+	}
+	waitGone(t, f)
+}
+
+// A CLI that answered in full but does not exit is killed after the idle
+// timeout, and its answer stands.
+func TestCLILingeringProcessIsKilled(t *testing.T) {
+	for _, c := range cliCases {
+		t.Run(c.provider, func(t *testing.T) {
+			f := fake(t)
+			b := newFakeCLI(t, c, f, "linger", func(o *Options) {
+				o.CLI.IdleTimeout = 500 * time.Millisecond
+				o.Retry.MaxAttempts = 1
+			})
+			resp, err := b.Generate(context.Background(), userReq("hello"), nil)
+			if err != nil || resp.Text() != "Echo: hello" {
+				t.Fatalf("Generate = %v, %v; want the answer it gave before lingering", resp, err)
 			}
 			waitGone(t, f)
 		})
@@ -581,4 +591,27 @@ func TestCLIPromptSendsTranscriptToANewSession(t *testing.T) {
 	if got := cliPrompt(req, 2); strings.Contains(got, "one") || !strings.HasPrefix(got, "(the tool returned: found)\nthree") {
 		t.Errorf("prompt for a session that saw two messages:\n%s", got)
 	}
+}
+
+// helperMCP serves an MCP server with one tool, helper, over streamable
+// HTTP, refusing requests without the bearer token; it returns its URL.
+func helperMCP(t *testing.T, token string) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Version: "test"}, nil)
+	type in struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "helper", Description: "Ask the helper."}, func(ctx context.Context, req *mcp.CallToolRequest, args in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "42 (asked: " + args.Message + ")"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
 }

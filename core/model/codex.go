@@ -211,6 +211,8 @@ func codexTool(typ, command, server, tool, query string, args json.RawMessage) (
 	return "", nil
 }
 
+func (p *codexParser) complete() bool { return p.done != nil }
+
 func (p *codexParser) finish(exit error, stderr string) (*Response, error) {
 	if p.done == nil {
 		low := strings.ToLower(stderr)

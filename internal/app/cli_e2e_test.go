@@ -3,12 +3,13 @@ package app_test
 import (
 	"context"
 	"io"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/clitest"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -27,21 +28,20 @@ const cliAgents = `  - name: coder
 // CLI running scenario; data is where the agents' directories go.
 func startCLI(t *testing.T, db databaseFunc, scenario, data string) (*slackEnv, *clitest.Fake) {
 	t.Helper()
+	return startCLIWith(t, db, scenario, data, envOptions{config: openAccess + "agents:\n" + cliAgents})
+}
+
+func startCLIWith(t *testing.T, db databaseFunc, scenario, data string, opts envOptions) (*slackEnv, *clitest.Fake) {
+	t.Helper()
 	fake := clitest.Build(t)
-	env := map[string]string{}
+	opts.env = map[string]string{}
 	for _, kv := range fake.Env(scenario) {
 		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
+		opts.env[k] = v
 	}
-	e := startSlack(t, db(t), envOptions{
-		config: openAccess + "agents:\n" + cliAgents,
-		env:    env,
-		cli: app.CLISettings{
-			DataDir: data, ClaudeCodePath: fake.Claude,
-			PassEnv: []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"},
-		},
-	})
-	return e, fake
+	opts.cli.DataDir, opts.cli.ClaudeCodePath = data, fake.Claude
+	opts.cli.PassEnv = []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"}
+	return startSlack(t, db(t), opts), fake
 }
 
 func TestSlackClaudeCodeAgentResumesItsSession(t *testing.T) {
@@ -172,5 +172,96 @@ func TestSlackClaudeCodeCrashIsRetried(t *testing.T) {
 			t.Errorf("the CLI ran %d times, want 2 (the crash and the retry)", n)
 		}
 		e.checkOneReply(e.conversation(channel, thread).ID, "write a test", want)
+	})
+}
+
+// The CLI reaches Switchboard's other agents through /mcp: the fake calls
+// the tool helper there with the operator token (as Claude Code does with
+// its --mcp-config), the helper agent runs a real turn, and its answer is
+// in the CLI agent's reply.
+func TestSlackClaudeCodeCallsAnotherAgentThroughMCP(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		script := filepath.Join(t.TempDir(), "helper.yaml")
+		if err := os.WriteFile(script, []byte("name: helper\nchunk_delay: 0s\nfallback:\n  text: \"Six times seven is 42\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		agents := cliAgents + "  - name: helper\n    model: scripted:" + script + "\n    persona: You do arithmetic.\n"
+		e, fake := startCLIWith(t, db, "tool", t.TempDir(), envOptions{
+			config:   openAccess + "agents:\n" + agents,
+			addr:     freeAddr(t),
+			apiToken: "e2e-operator-token-123",
+		})
+		const channel, thread = "C0MCP", "1700000990.000100"
+		e.mustPost(newEvent("EvCLIMCP", mention(channel, thread, "", alice, "<@coder> ask the helper")))
+		got := e.waitReply(channel, "The helper says Six times seven is 42.")
+		e.waitIdle()
+		if !strings.HasPrefix(shown(got), "Let me ask the helper.") {
+			t.Errorf("the reply shows %q, want the CLI's text before and after the call", shown(got))
+		}
+		call := fake.Calls(t)[0]
+		args := strings.Join(call.Args, " ")
+		if !strings.Contains(args, "/mcp") || !strings.Contains(args, "--disallowedTools mcp__switchboard__coder") || strings.Contains(args, "e2e-operator-token-123") || !call.MCPTokenSet {
+			t.Errorf("the CLI was started with %q (token variable set: %v); want /mcp, itself left out, the token only in its environment", args, call.MCPTokenSet)
+		}
+		// Only the helper's scripted model says "Six times seven is 42";
+		// the fake without an MCP server would have said "42".
+	})
+}
+
+// freeAddr is a loopback address with a port free now, for a service whose
+// address must be known before it starts.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// An agent on the Codex CLI: the second mention resumes the thread, and
+// since Codex reports the thread's running totals, the usage of each call
+// is what that call added (the totals travel in the log with the session).
+func TestSlackCodexAgentResumesItsThread(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		fake := clitest.Build(t)
+		opts := envOptions{config: openAccess + "agents:\n  - name: coder\n    model: codex:default\n", env: map[string]string{}}
+		for _, kv := range fake.Env("text") {
+			k, v, _ := strings.Cut(kv, "=")
+			opts.env[k] = v
+		}
+		opts.cli.DataDir, opts.cli.CodexPath = t.TempDir(), fake.Codex
+		opts.cli.PassEnv = []string{"FAKECLI_SCENARIO", "FAKECLI_STATE", "FAKECLI_LOG"}
+		e := startSlack(t, db(t), opts)
+		const channel, thread = "C0CODEX", "1700000995.000100"
+		e.mustPost(newEvent("EvCodex1", mention(channel, thread, "", alice, "write a test")))
+		e.waitReply(channel, "Echo: [User "+alice+"] write a test")
+		e.waitIdle()
+		e.mustPost(newEvent("EvCodex2", mention(channel, "1700000995.000200", thread, alice, "now make it pass")))
+		e.waitReply(channel, "Echo: [User "+alice+"] now make it pass")
+		e.waitIdle()
+
+		calls := fake.Calls(t)
+		if len(calls) != 2 {
+			t.Fatalf("the CLI ran %d times, want 2", len(calls))
+		}
+		if calls[0].Resume != "" || calls[1].Resume == "" || calls[1].Args[1] != "resume" {
+			t.Errorf("the calls ran %q then %q, want a new thread then codex exec resume of it", calls[0].Args, calls[1].Args)
+		}
+		conv := e.conversation(channel, thread)
+		usage, err := e.store.UsageList(context.Background(), conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(usage) != 2 {
+			t.Fatalf("%d usage rows, want 2", len(usage))
+		}
+		for i, u := range usage {
+			if u.Provider != "codex" || u.InputTokens != 200 || u.CachedTokens != 1000 || u.OutputTokens != 40 {
+				t.Errorf("usage row %d = %+v, want one call's tokens (200 input, 1000 cached, 40 output), not the thread's totals", i, u)
+			}
+		}
 	})
 }

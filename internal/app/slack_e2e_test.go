@@ -108,6 +108,8 @@ type envOptions struct {
 	instanceID string
 	// cli configures the agents that run on a coding CLI (default: none).
 	cli app.CLISettings
+	// addr is the service's listen address (default 127.0.0.1:0).
+	addr string
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -134,7 +136,7 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		logger = testenv.Logger(tb)
 	}
 	cfg := app.Config{
-		Addr:               "127.0.0.1:0",
+		Addr:               cmp.Or(opts.addr, "127.0.0.1:0"),
 		DatabaseURL:        db,
 		SlackBotToken:      e2eBotToken,
 		SlackAppToken:      e2eAppToken,

@@ -6,10 +6,14 @@
 package clitest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -23,29 +27,84 @@ type Fake struct {
 	State, Log string
 }
 
-// Build compiles the fake into a temporary directory (go build's cache
-// makes repeats quick).
+// Build returns the fake, compiled once per version of its source: the
+// program is kept in the user's cache directory (as go keeps its build
+// cache), keyed by a hash of its source, go.mod and the Go version, so
+// repeated tests do not pay for a build. Each call gets a fresh state
+// directory and log.
 func Build(tb testing.TB) *Fake {
 	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "testdata", "fakecli")
+	bin, err := build()
+	if err != nil {
+		tb.Fatalf("building the fake CLI: %v", err)
+	}
 	dir := tb.TempDir()
-	claude := filepath.Join(dir, "claude")
-	cmd := exec.Command("go", "build", "-o", claude, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("building the fake CLI: %v\n%s", err, out)
-	}
-	codex := filepath.Join(dir, "codex")
-	if err := os.Symlink(claude, codex); err != nil {
-		tb.Fatalf("linking the fake codex: %v", err)
-	}
 	state := filepath.Join(dir, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
 		tb.Fatal(err)
 	}
-	return &Fake{Claude: claude, Codex: codex, State: state, Log: filepath.Join(dir, "calls.jsonl")}
+	return &Fake{Claude: filepath.Join(bin, "claude"), Codex: filepath.Join(bin, "codex"), State: state, Log: filepath.Join(dir, "calls.jsonl")}
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// build compiles the fake into its cache directory unless it is there, and
+// returns the directory (with claude, and codex linked to it).
+func build() (string, error) {
+	buildOnce.Do(func() { buildDir, buildErr = buildCached() })
+	return buildDir, buildErr
+}
+
+func buildCached() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "testdata", "fakecli")
+	h := sha256.New()
+	for _, p := range []string{filepath.Join(src, "main.go"), filepath.Join(filepath.Dir(file), "..", "..", "go.mod")} {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		h.Write(raw)
+	}
+	h.Write([]byte(runtime.Version()))
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "switchboard-fakecli", hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(filepath.Join(dir, "codex")); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	// Built aside and renamed into place, so a concurrent test process
+	// never runs half a program.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "build", "-o", filepath.Join(tmp, "claude"), ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%w\n%s", err, out)
+	}
+	if err := os.Symlink("claude", filepath.Join(tmp, "codex")); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "codex")); serr == nil {
+			return dir, nil // another process won the race
+		}
+		return "", err
+	}
+	return dir, nil
 }
 
 // Env is the environment that runs the fake with scenario (see

@@ -4,11 +4,15 @@
 // from), chosen by FAKECLI_SCENARIO:
 //
 //	text          streamed text, usage and cost (the default)
-//	tool          a tool call (an MCP tool of Switchboard's), its result, then text
+//	tool          a tool call to the MCP tool "helper", then text with its answer: when the
+//	              CLI was given an MCP server (--mcp-config, -c mcp_servers.NAME.url), a real
+//	              call over streamable HTTP with the bearer token of SWITCHBOARD_MCP_TOKEN;
+//	              otherwise the answer is "42"
 //	crash         some text, then exit 2 with an error on stderr
 //	crash_once    crash on the first call of a FAKECLI_STATE directory, answer after
 //	hang          start a child process (its pid in FAKECLI_STATE/child.pid), then print nothing for ever
 //	noauth        not logged in, as the real CLIs report it
+//	linger        answer as text does, close stdout, then never exit
 //
 // Codex's turn.completed usage counts the whole thread, as the real one's
 // does: a resumed thread's second call reports twice the tokens.
@@ -23,16 +27,20 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
@@ -107,10 +115,18 @@ func main() {
 			scenario = "text"
 		}
 	}
+	linger := scenario == "linger"
+	if linger {
+		scenario = "text"
+	}
 	if codex {
 		runCodex(scenario, session, prompt, state)
 	} else {
 		runClaude(scenario, session, prompt, state)
+	}
+	if linger {
+		_ = os.Stdout.Close()
+		hang(state, session)
 	}
 }
 
@@ -156,9 +172,10 @@ func runClaude(scenario, session, prompt, state string) {
 	switch scenario {
 	case "tool":
 		message("Let me ask the helper.", map[string]any{"id": "toolu_01", "name": "mcp__switchboard__helper", "input": map[string]any{"message": "what is 6*7?"}})
-		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": "toolu_01", "type": "tool_result", "content": "42"}}},
+		answer := callHelper(claudeMCPURL(os.Args[1:]))
+		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": "toolu_01", "type": "tool_result", "content": answer}}},
 			"parent_tool_use_id": nil, "session_id": session})
-		message("The helper says 42.", nil)
+		message("The helper says "+answer+".", nil)
 	case "crash":
 		message("I was about to", nil)
 		fmt.Fprintln(os.Stderr, "Error: the fake crashed; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 leaked")
@@ -185,8 +202,9 @@ func runCodex(scenario, session, prompt, state string) {
 		os.Exit(1)
 	case "tool":
 		emit(map[string]any{"type": "item.started", "item": map[string]any{"id": "item_0", "type": "mcp_tool_call", "server": "switchboard", "tool": "helper", "arguments": map[string]any{"message": "what is 6*7?"}, "status": "in_progress"}})
+		answer := callHelper(codexMCPURL(os.Args[1:]))
 		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "mcp_tool_call", "server": "switchboard", "tool": "helper", "arguments": map[string]any{"message": "what is 6*7?"}, "status": "completed"}})
-		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_1", "type": "agent_message", "text": "The helper says 42."}})
+		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_1", "type": "agent_message", "text": "The helper says " + answer + "."}})
 	case "crash":
 		emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "reasoning", "text": "thinking"}})
 		fmt.Fprintln(os.Stderr, "thread 'main' panicked: the fake crashed; key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 leaked")
@@ -331,4 +349,88 @@ func newID() string {
 func cwd() string {
 	d, _ := os.Getwd()
 	return d
+}
+
+// claudeMCPURL is the URL of the first server in --mcp-config, or "".
+func claudeMCPURL(args []string) string {
+	for i, a := range args {
+		if a != "--mcp-config" || i+1 >= len(args) {
+			continue
+		}
+		var cfg struct {
+			MCPServers map[string]struct {
+				URL string `json:"url"`
+			} `json:"mcpServers"`
+		}
+		if json.Unmarshal([]byte(args[i+1]), &cfg) != nil {
+			fmt.Fprintln(os.Stderr, "Error: --mcp-config is not JSON")
+			os.Exit(1)
+		}
+		for _, s := range cfg.MCPServers {
+			return s.URL
+		}
+	}
+	return ""
+}
+
+// codexMCPURL is the URL of -c mcp_servers.NAME.url="…", or "".
+func codexMCPURL(args []string) string {
+	for i, a := range args {
+		if a != "-c" || i+1 >= len(args) {
+			continue
+		}
+		k, v, _ := strings.Cut(args[i+1], "=")
+		if strings.HasPrefix(k, "mcp_servers.") && strings.HasSuffix(k, ".url") {
+			var u string
+			if json.Unmarshal([]byte(v), &u) == nil {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// callHelper calls the tool "helper" of the MCP server at url, as the real
+// CLIs do, and returns its text; "42" when there is no server.
+func callHelper(url string) string {
+	if url == "" {
+		return "42"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: bearer{token: os.Getenv("SWITCHBOARD_MCP_TOKEN")}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "fakecli", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error: connecting to the MCP server:", err)
+		os.Exit(3)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "what is 6*7?"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error: calling helper:", err)
+		os.Exit(3)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	if res.IsError {
+		return "an error: " + b.String()
+	}
+	return b.String()
+}
+
+// bearer adds the token to every request, as the CLIs do with the header
+// of their MCP settings.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
