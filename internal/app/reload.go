@@ -110,6 +110,9 @@ func (a *App) apply(ctx context.Context) error {
 	if err := checkAgentTools(agents, a.Registry, mcpServers); err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
 	}
+	if err := checkScheduleAgents(agents, schedCfg); err != nil {
+		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+	}
 	redact.AddSecrets(a.cfg.secrets(agents)...)
 	// Core checks every agent's backend before it swaps anything.
 	if err := a.Service.Reload(ctx, &core.ReloadParams{
@@ -222,4 +225,26 @@ func reloadPollFromEnv(getenv func(string) string) (time.Duration, error) {
 		return 0, fmt.Errorf("SWITCHBOARD_RELOAD_POLL: %q must be a duration of at least 100ms, such as 2s, or off", v)
 	}
 	return d, nil
+}
+
+// checkScheduleAgents refuses schedules naming an agent the file does not
+// declare, before anything is swapped (the scheduler checks it only when
+// it declares them, after the agents are replaced).
+func checkScheduleAgents(agents *agent.Config, c *scheduler.Config) error {
+	var all []scheduler.Common
+	for _, r := range c.Routines {
+		all = append(all, r.Common)
+	}
+	for _, p := range c.Pulses {
+		all = append(all, p.Common)
+	}
+	for _, l := range c.Loops {
+		all = append(all, l.Common)
+	}
+	for _, cm := range all {
+		if _, ok := agents.Find(cm.Agent); !ok {
+			return fmt.Errorf("schedules: %q names agent %q, which is not declared", cm.Name, cm.Agent)
+		}
+	}
+	return nil
 }

@@ -183,5 +183,26 @@ func TestReload(t *testing.T) {
 		if code, body := call(http.MethodPost, "/api/conversations", map[string]string{"agent": "bo"}); code != http.StatusBadRequest {
 			t.Fatalf("a conversation with bo after bo was removed = %d %s, want 400", code, body)
 		}
+
+		// Schedules reload too; one naming an agent the file does not
+		// declare is refused before anything changes.
+		routine := func(agentName string) string {
+			return "schedules:\n  routines:\n    - agent: " + agentName + "\n      name: standup\n      every: 1h\n      instruction: post the standup\n      platform: slack\n      channel: C1\n"
+		}
+		write(agentsYAML("") + routine("ana"))
+		if err := a.Reload(context.Background()); err != nil {
+			t.Fatalf("Reload with a new routine: %v", err)
+		}
+		list, err := a.Scheduler.List(context.Background(), "ana", store.ScheduleRoutine)
+		if err != nil || len(list) != 1 || list[0].Name != "standup" {
+			t.Fatalf("routines of ana after the reload: %v %v, want standup", list, err)
+		}
+		write(agentsYAML("  - name: bo\n    model: scripted:" + bo + "\n") + routine("zed"))
+		if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), `names agent "zed"`) {
+			t.Fatalf("Reload with a routine of an undeclared agent: %v, want it refused", err)
+		}
+		if _, ok := a.Service.Agents().Find("bo"); ok {
+			t.Fatal("a refused reload added bo anyway")
+		}
 	})
 }
