@@ -197,7 +197,7 @@ func TestReload(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].Name != "standup" {
 			t.Fatalf("routines of ana after the reload: %v %v, want standup", list, err)
 		}
-		write(agentsYAML("  - name: bo\n    model: scripted:" + bo + "\n") + routine("zed"))
+		write(agentsYAML("  - name: bo\n    model: scripted:"+bo+"\n") + routine("zed"))
 		if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), `names agent "zed"`) {
 			t.Fatalf("Reload with a routine of an undeclared agent: %v, want it refused", err)
 		}
