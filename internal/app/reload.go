@@ -29,10 +29,9 @@ import (
 // running finishes with the agent it started with.
 //
 // What a reload does not change, and needs a restart for: the platforms'
-// tokens and their slack: and discord: sections, memory:, the HTTP
-// settings from the environment, and the connections of the MCP servers
-// (a changed mcp-servers.json is checked, and an agent may then name the
-// new servers' tools, but the clients reconnect at the next start).
+// tokens and their slack: and discord: sections, memory:, and the HTTP
+// settings from the environment. A changed mcp-servers.json replaces the
+// MCP clients: the old sessions end and the new servers connect.
 
 // DefaultReloadPoll is how often the configuration files are checked for a
 // change (SWITCHBOARD_RELOAD_POLL).
@@ -125,6 +124,9 @@ func (a *App) apply(ctx context.Context) error {
 	a.Access.SetAccess(&agents.Access)
 	if err := a.Scheduler.ApplyConfig(ctx, schedCfg); err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+	}
+	if a.started.Load() {
+		return a.reloadMCP(ctx, mcpServers)
 	}
 	return nil
 }
