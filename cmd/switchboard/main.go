@@ -189,15 +189,16 @@ func serve(ctx context.Context, cfg app.Config) error {
 	// starts a graceful stop, which lets running turns finish for up to
 	// SWITCHBOARD_SHUTDOWN_TIMEOUT and then releases what it cut off.
 	life := context.WithoutCancel(ctx)
+	// SIGHUP reloads switchboard.yaml and mcp-servers.json; a file with an
+	// error is refused and the configuration in use stays (see app.Reload).
+	// Caught from before the start, so an early one does not end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	if err := a.Start(life); err != nil {
 		stopApp(life, a, cfg.Logger)
 		return err
 	}
-	// SIGHUP reloads switchboard.yaml and mcp-servers.json; a file with an
-	// error is refused and the configuration in use stays (see app.Reload).
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():

@@ -363,6 +363,10 @@ type App struct {
 	// agents are the declared agents as last loaded (the start, then each
 	// reload), for the parts built before core.
 	agents atomic.Pointer[agent.Config]
+	// mcpMu guards MCP and mcpConfig, which a reload replaces.
+	mcpMu     sync.Mutex
+	mcpConfig *mcpclient.Config
+	started   atomic.Bool // the MCP clients run: a reload replaces them
 }
 
 // Open opens and migrates the store, loads the agents and builds every

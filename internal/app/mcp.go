@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
@@ -34,8 +36,8 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 	if err != nil {
 		return err
 	}
-	a.MCP = m
-	if err := a.Metrics.Registry().Register(mcpCollector{m}); err != nil {
+	a.MCP, a.mcpConfig = m, mc
+	if err := a.Metrics.Registry().Register(mcpCollector{a.mcpNow}); err != nil {
 		return fmt.Errorf("registering the MCP metrics: %w", err)
 	}
 	return nil
@@ -60,14 +62,14 @@ func (a *App) buildMCPServer(api *web.API) error {
 // prints.
 func (a *App) mcpStatus(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"servers": a.MCP.Status()})
+	_ = json.NewEncoder(w).Encode(map[string]any{"servers": a.mcpNow().Status()})
 }
 
 // mcpReadyz is the /readyz detail: one line per server. A disconnected
 // server does not make the instance unready: its tools are withdrawn and
 // it reconnects on its own.
 func (a *App) mcpReadyz(w io.Writer) {
-	for _, s := range a.MCP.Status() {
+	for _, s := range a.mcpNow().Status() {
 		line := fmt.Sprintf("mcp %s: %s, %d tools", s.Name, s.State, len(s.Tools))
 		if s.State == mcpclient.StateDisconnected && s.Error != "" {
 			line += " (" + redact.String(s.Error) + ")"
@@ -77,7 +79,7 @@ func (a *App) mcpReadyz(w io.Writer) {
 }
 
 // mcpCollector reports the MCP servers' state on each scrape of /metrics.
-type mcpCollector struct{ m *mcpclient.Manager }
+type mcpCollector struct{ m func() *mcpclient.Manager }
 
 var (
 	mcpUpDesc       = prometheus.NewDesc("switchboard_mcp_server_up", "1 when the MCP server is connected and its tools offered.", []string{"server"}, nil)
@@ -94,7 +96,7 @@ func (c mcpCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends one value of each series per server.
 func (c mcpCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.m.Status() {
+	for _, s := range c.m().Status() {
 		up := 0.0
 		if s.State == mcpclient.StateConnected {
 			up = 1
@@ -110,10 +112,50 @@ func (a *App) startMCP(ctx context.Context) error {
 	if err := a.MCP.Start(ctx); err != nil {
 		return fmt.Errorf("starting MCP clients: %w", err)
 	}
-	a.onStop(a.MCP.Stop)
+	// The clients in use at the stop: a reload may have replaced them.
+	a.onStop(func(ctx context.Context) error { return a.mcpNow().Stop(ctx) })
+	a.started.Store(true)
 	return nil
 }
 
 func mcpConfigPath(getenv func(string) string) string {
 	return strings.TrimSpace(getenv("SWITCHBOARD_MCP_CONFIG"))
+}
+
+// mcpNow is the client of the outside MCP servers in use: a reload of a
+// changed mcp-servers.json replaces it (reloadMCP).
+func (a *App) mcpNow() *mcpclient.Manager {
+	a.mcpMu.Lock()
+	defer a.mcpMu.Unlock()
+	return a.MCP
+}
+
+// reloadMCP replaces the MCP clients when mcp-servers.json changed: the old
+// sessions end (their tools leave the registry), then the new servers
+// connect, as at start. A turn between the two finds no MCP tool and is
+// told so like any unknown tool.
+func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
+	a.mcpMu.Lock()
+	old, same := a.MCP, reflect.DeepEqual(a.mcpConfig, mc)
+	a.mcpMu.Unlock()
+	if same {
+		return nil
+	}
+	next, err := mcpclient.New(mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now})
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := old.Stop(sctx); err != nil {
+		a.log.WarnContext(ctx, "stopping the previous MCP clients", "error", err)
+	}
+	a.mcpMu.Lock()
+	a.MCP, a.mcpConfig = next, mc
+	a.mcpMu.Unlock()
+	if err := next.Start(ctx); err != nil {
+		return fmt.Errorf("starting MCP clients: %w", err)
+	}
+	a.log.InfoContext(ctx, "MCP servers reloaded", "servers", len(mc.Servers))
+	return nil
 }

@@ -29,10 +29,9 @@ import (
 // running finishes with the agent it started with.
 //
 // What a reload does not change, and needs a restart for: the platforms'
-// tokens and their slack: and discord: sections, memory:, the HTTP
-// settings from the environment, and the connections of the MCP servers
-// (a changed mcp-servers.json is checked, and an agent may then name the
-// new servers' tools, but the clients reconnect at the next start).
+// tokens and their slack: and discord: sections, memory:, and the HTTP
+// settings from the environment. A changed mcp-servers.json replaces the
+// MCP clients: the old sessions end and the new servers connect.
 
 // DefaultReloadPoll is how often the configuration files are checked for a
 // change (SWITCHBOARD_RELOAD_POLL).
@@ -110,6 +109,9 @@ func (a *App) apply(ctx context.Context) error {
 	if err := checkAgentTools(agents, a.Registry, mcpServers); err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
 	}
+	if err := checkScheduleAgents(agents, schedCfg); err != nil {
+		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+	}
 	redact.AddSecrets(a.cfg.secrets(agents)...)
 	// Core checks every agent's backend before it swaps anything.
 	if err := a.Service.Reload(ctx, &core.ReloadParams{
@@ -122,6 +124,9 @@ func (a *App) apply(ctx context.Context) error {
 	a.Access.SetAccess(&agents.Access)
 	if err := a.Scheduler.ApplyConfig(ctx, schedCfg); err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+	}
+	if a.started.Load() {
+		return a.reloadMCP(ctx, mcpServers)
 	}
 	return nil
 }
@@ -222,4 +227,26 @@ func reloadPollFromEnv(getenv func(string) string) (time.Duration, error) {
 		return 0, fmt.Errorf("SWITCHBOARD_RELOAD_POLL: %q must be a duration of at least 100ms, such as 2s, or off", v)
 	}
 	return d, nil
+}
+
+// checkScheduleAgents refuses schedules naming an agent the file does not
+// declare, before anything is swapped (the scheduler checks it only when
+// it declares them, after the agents are replaced).
+func checkScheduleAgents(agents *agent.Config, c *scheduler.Config) error {
+	var all []scheduler.Common
+	for _, r := range c.Routines {
+		all = append(all, r.Common)
+	}
+	for _, p := range c.Pulses {
+		all = append(all, p.Common)
+	}
+	for _, l := range c.Loops {
+		all = append(all, l.Common)
+	}
+	for _, cm := range all {
+		if _, ok := agents.Find(cm.Agent); !ok {
+			return fmt.Errorf("schedules: %q names agent %q, which is not declared", cm.Name, cm.Agent)
+		}
+	}
+	return nil
 }

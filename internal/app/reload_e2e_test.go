@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/app"
@@ -183,5 +186,80 @@ func TestReload(t *testing.T) {
 		if code, body := call(http.MethodPost, "/api/conversations", map[string]string{"agent": "bo"}); code != http.StatusBadRequest {
 			t.Fatalf("a conversation with bo after bo was removed = %d %s, want 400", code, body)
 		}
+
+		// Schedules reload too; one naming an agent the file does not
+		// declare is refused before anything changes.
+		routine := func(agentName string) string {
+			return "schedules:\n  routines:\n    - agent: " + agentName + "\n      name: standup\n      every: 1h\n      instruction: post the standup\n      platform: slack\n      channel: C1\n"
+		}
+		write(agentsYAML("") + routine("ana"))
+		if err := a.Reload(context.Background()); err != nil {
+			t.Fatalf("Reload with a new routine: %v", err)
+		}
+		list, err := a.Scheduler.List(context.Background(), "ana", store.ScheduleRoutine)
+		if err != nil || len(list) != 1 || list[0].Name != "standup" {
+			t.Fatalf("routines of ana after the reload: %v %v, want standup", list, err)
+		}
+		write(agentsYAML("  - name: bo\n    model: scripted:"+bo+"\n") + routine("zed"))
+		if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), `names agent "zed"`) {
+			t.Fatalf("Reload with a routine of an undeclared agent: %v, want it refused", err)
+		}
+		if _, ok := a.Service.Agents().Find("bo"); ok {
+			t.Fatal("a refused reload added bo anyway")
+		}
 	})
+}
+
+// TestReloadMCP: a server added to mcp-servers.json connects on a reload,
+// and an agent may then name its tools; removing it withdraws them.
+func TestReloadMCP(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	type in struct{}
+	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "looks up"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "mcp-servers.json")
+	if err := os.WriteFile(servers, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n")
+	a, err := app.Open(context.Background(), app.Config{
+		Addr: "-", DatabaseURL: "sqlite:" + filepath.Join(dir, "sb.db"), ConfigPath: cfgPath, MCPConfigPath: servers,
+		ReloadPoll: -1, Env: func(string) string { return "" }, Logger: testenv.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+
+	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"docs": {"url": %q}}}`, hs.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte("agents:\n  - name: ana\n    model: scripted:demo\n    tools: [docs__lookup]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload with a new MCP server: %v", err)
+	}
+	if _, ok := a.Registry.Get("docs__lookup"); !ok {
+		t.Fatal("after the reload the registry has no docs__lookup: the new server did not connect")
+	}
+	if err := os.WriteFile(cfgPath, []byte("agents:\n  - name: ana\n    model: scripted:demo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(servers, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reload(context.Background()); err != nil {
+		t.Fatalf("Reload without the server: %v", err)
+	}
+	if _, ok := a.Registry.Get("docs__lookup"); ok {
+		t.Fatal("the removed server's tool is still offered")
+	}
 }
