@@ -592,7 +592,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	}
 	api, err = web.New(web.Options{Service: a.Service, Token: cfg.APIToken, AllowedOrigins: cfg.AllowedOrigins, Logger: a.log, Grants: a.Service, Keys: keys, Pairings: a.Access,
 		Personalities: a.Service.Personalities(), Skills: a.Skills, Rulebooks: a.Service, Connections: a.webConnections(),
-		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service})
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler})
 	if err != nil {
 		return err
 	}
