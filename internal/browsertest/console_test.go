@@ -228,6 +228,15 @@ func TestConsole(t *testing.T) {
 
 		// ---- a schedule paused and resumed ----
 		e.dm("EvRemind1", alice, aliceDM, "!remind in 2h -- water the plants")
+		// The command runs as queued work: wait for its schedule before the
+		// page lists them.
+		e.waitFor("the reminder stored", func() bool {
+			var s struct {
+				Schedules []struct{} `json:"schedules"`
+			}
+			e.operator("GET", "/api/schedules", nil, &s)
+			return len(s.Schedules) == 1
+		})
 		p.do("reloading the operations", chromedp.Navigate(e.base+"/?view=ops"))
 		p.waitJS("the reminder among the schedules", `document.querySelector('#schedules button[data-act="pause"]')`)
 		p.do("pausing it", chromedp.Click(chromedp.CSS(`#schedules button[data-act="pause"]`)))
@@ -241,6 +250,9 @@ func TestConsole(t *testing.T) {
 		}
 		e.operator("POST", "/api/conversations", map[string]any{}, &conv)
 		e.operator("POST", "/api/conversations/"+conv.ID+"/messages", map[string]any{"text": "please remember the colour"}, nil)
+		// The inbox shows what waits when it opens: wait for the turn to
+		// pause on the confirmation first.
+		e.waitStatus(conv.ID, "paused")
 		p.do("reloading the inbox", chromedp.Navigate(e.base+"/?view=ops"))
 		p.waitJS("the approval in the inbox", `document.querySelector('#approvals button[data-decide="approve"]')`)
 		p.shot("12-approvals")
