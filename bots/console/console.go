@@ -56,7 +56,15 @@ type Options struct {
 	// instance's worker when a wake-up is lost (default 1s). Turns run here
 	// are followed live and never wait for it.
 	PollInterval time.Duration
+	// CommandFunc, when set, answers a line that starts with "!" (`!remind
+	// in 2h -- …`, `!login`) as the platforms' typed commands are, in a
+	// chat only the person at the terminal reads; nil: such a line goes to
+	// the agent like any other.
+	CommandFunc core.CommandFunc
 }
+
+// TerminalPlatform names the terminal as a platform to the commands.
+const TerminalPlatform = "terminal"
 
 // Run chats until the input ends (Ctrl-D, nil) or ctx is cancelled. A
 // worker must be running on the same store for turns to happen: in this
@@ -126,6 +134,15 @@ func Run(ctx context.Context, opts Options) error {
 			return nil
 		}
 		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if text, ok := strings.CutPrefix(strings.TrimSpace(line), core.CommandPrefix); ok && opts.CommandFunc != nil {
+			in := &core.Inbound{Platform: TerminalPlatform, UserID: opts.User, UserName: opts.User, Text: line, IsDM: true, Mentioned: true}
+			reply, err := opts.CommandFunc(ctx, in, &core.Command{Text: strings.TrimSpace(text), ConversationID: conv.ID, Private: true})
+			if err != nil {
+				reply = "⚠️ That command failed: " + err.Error()
+			}
+			fmt.Fprintln(out, reply)
 			continue
 		}
 		seq, err := svc.PostMessage(ctx, conv.ID, opts.User, line)

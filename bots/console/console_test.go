@@ -486,3 +486,44 @@ func (c *chat) conversation(t *testing.T) uuid.UUID {
 	}
 	return uuid.Nil
 }
+
+// TestCommandLines: a line that starts with "!" goes to the command
+// handler, as a private request from the person at the terminal, and its
+// answer is printed; the agent never sees it.
+func TestCommandLines(t *testing.T) {
+	svc := service(t, testenv.SQLite(t), "scripted:chat.yaml", scripted(t, chatScript))
+	var got []*core.Command
+	var out output
+	err := console.Run(context.Background(), console.Options{
+		Service: svc, User: "ana", In: strings.NewReader("!login\n"), Out: &out,
+		CommandFunc: func(_ context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
+			if in.Platform != console.TerminalPlatform || in.UserID != "ana" || !in.IsDM {
+				t.Errorf("inbound %+v; want ana on the terminal, in a DM", in)
+			}
+			got = append(got, cmd)
+			return "Sign in to the Switchboard console: http://localhost:8080/login?t=x", nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Text != "login" || !got[0].Private {
+		t.Fatalf("commands %+v; want one private login", got)
+	}
+	if !strings.Contains(out.String(), "/login?t=x") {
+		t.Errorf("output %q; want the command's answer", out.String())
+	}
+	convs, err := svc.Store().ConversationList(context.Background(), &store.ConversationListParams{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range convs {
+		es, err := svc.Store().EntryList(context.Background(), &store.EntryListParams{ConversationID: c.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 0 {
+			t.Errorf("conversation %s holds %d entries; a command line reaches no agent", c.ID, len(es))
+		}
+	}
+}

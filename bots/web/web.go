@@ -120,6 +120,9 @@ type Options struct {
 	// Actor, when set, serves the approvals inbox (GET /api/approvals,
 	// POST /api/conversations/{id}/decide).
 	Actor Actor
+	// Schedules, when set, serves the operator's schedules (GET
+	// /api/schedules, POST /api/schedules/{id}/pause and /resume).
+	Schedules Schedules
 }
 
 // API serves /api/.
@@ -234,6 +237,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/session", a.handle(a.sessionInfo))
 	a.authRoutes(mux)
 	a.inboxRoutes(mux)
+	a.scheduleRoutes(mux)
 	a.rulebookRoutes(mux)
 	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
 	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))

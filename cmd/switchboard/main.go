@@ -283,5 +283,6 @@ func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader
 	if err := a.Start(life); err != nil {
 		return err
 	}
-	return console.Run(ctx, console.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout})
+	return console.Run(ctx, console.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout,
+		CommandFunc: a.Commands.Answer})
 }

@@ -638,7 +638,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			return Compare(ctx, a.cfg, req)
 		},
-		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service})
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler})
 	if err != nil {
 		return err
 	}

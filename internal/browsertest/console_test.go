@@ -196,6 +196,11 @@ func TestConsole(t *testing.T) {
 				t.Errorf("GET /api/conversations/{other}%s with the session answered %v; want 404", path, got)
 			}
 		}
+		for _, path := range []string{"/api/schedules", "/api/usage", "/api/audit"} {
+			if got := eval[float64](p, `fetch("`+path+`").then(r => r.status)`); got != 403 {
+				t.Errorf("GET %s with a person's session answered %v; want 403 (the operator's)", path, got)
+			}
+		}
 		p.do("a deep link to it", chromedp.Navigate(e.base+"/?c="+other.ID))
 		p.waitJS("the refusal", `(document.querySelector(".main .notice.error") || {}).textContent === "Not found, or not yours to see."`)
 		p.shot("09-no-access")
@@ -221,12 +226,33 @@ func TestConsole(t *testing.T) {
 		p.waitJS("usage charts and the audit log", `document.querySelector("#usage-days svg") && document.querySelectorAll("#usage-agents svg rect[data-series]").length > 0`)
 		p.shot("11-operations")
 
+		// ---- a schedule paused and resumed ----
+		e.dm("EvRemind1", alice, aliceDM, "!remind in 2h -- water the plants")
+		// The command runs as queued work: wait for its schedule before the
+		// page lists them.
+		e.waitFor("the reminder stored", func() bool {
+			var s struct {
+				Schedules []struct{} `json:"schedules"`
+			}
+			e.operator("GET", "/api/schedules", nil, &s)
+			return len(s.Schedules) == 1
+		})
+		p.do("reloading the operations", chromedp.Navigate(e.base+"/?view=ops"))
+		p.waitJS("the reminder among the schedules", `document.querySelector('#schedules button[data-act="pause"]')`)
+		p.do("pausing it", chromedp.Click(chromedp.CSS(`#schedules button[data-act="pause"]`)))
+		p.waitJS("the reminder paused", `document.querySelector('#schedules [data-state="paused"]') && document.querySelector('#schedules button[data-act="resume"]')`)
+		p.do("resuming it", chromedp.Click(chromedp.CSS(`#schedules button[data-act="resume"]`)))
+		p.waitJS("the reminder active again", `document.querySelector('#schedules [data-state="active"]')`)
+
 		// ---- approve from the inbox and see the turn go on ----
 		var conv struct {
 			ID string `json:"id"`
 		}
 		e.operator("POST", "/api/conversations", map[string]any{}, &conv)
 		e.operator("POST", "/api/conversations/"+conv.ID+"/messages", map[string]any{"text": "please remember the colour"}, nil)
+		// The inbox shows what waits when it opens: wait for the turn to
+		// pause on the confirmation first.
+		e.waitStatus(conv.ID, "paused")
 		p.do("reloading the inbox", chromedp.Navigate(e.base+"/?view=ops"))
 		p.waitJS("the approval in the inbox", `document.querySelector('#approvals button[data-decide="approve"]')`)
 		p.shot("12-approvals")

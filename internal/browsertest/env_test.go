@@ -255,6 +255,31 @@ func (e *env) operator(method, path string, body any, out any) {
 	}
 }
 
+// waitStatus waits until the conversation's status is want.
+func (e *env) waitStatus(conv, want string) {
+	e.t.Helper()
+	e.waitFor("conversation "+conv+" "+want, func() bool {
+		var c struct {
+			Status string `json:"status"`
+		}
+		e.operator("GET", "/api/conversations/"+conv, nil, &c)
+		return c.Status == want
+	})
+}
+
+// waitFor polls cond until it holds, or fails the test after waitLong.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(pollEvery)
+	}
+	e.t.Fatalf("waiting for %s: not after %s", what, waitLong)
+}
+
 // browser starts a headless Chromium of its own for the test.
 func browser(t *testing.T) context.Context {
 	t.Helper()

@@ -1,4 +1,5 @@
-// Operator views: the approvals inbox (allow or deny what waits); usage
+// Operator views: the approvals inbox (allow or deny what waits); the
+// schedules with pause and resume; usage
 // and cost per day, agent and conversation as charts; standing grants with
 // revoke; DM pairing requests with approve; the audit log. Shown to the
 // operator only.
@@ -49,9 +50,11 @@ async function render(el) {
   const grantsBox = h("div", {}, "Loading…");
   const pairingBox = h("div", {}, "Loading…");
   const approvalsBox = h("div", { id: "approvals" }, "Loading…");
+  const schedulesBox = h("div", { id: "schedules" }, "Loading…");
   el.append(h("div", { class: "logview" },
     h("div", { class: "view-head" }, h("h2", {}, "Operations"), h("span", { class: "sp" }), days),
     section("Approvals waiting", approvalsBox),
+    section("Schedules", schedulesBox),
     section("Usage and cost", usageBox),
     section("Standing grants", grantsBox),
     section("DM pairing requests", pairingBox),
@@ -86,6 +89,19 @@ async function render(el) {
         h("button", { type: "button", dataset: { decide: "deny", call: r.call_id }, onclick: decide(r, "deny") }, "Deny"))],
     ], a.approvals || [], "Nothing waits for a decision."));
   };
+  const loadSchedules = async () => {
+    const s = await api.get("/api/schedules");
+    const act = (r, verb) => async () => {
+      try { await api.post(`/api/schedules/${r.id}/${verb}`, {}); toast(verb === "pause" ? "Paused" : "Resumed"); loadSchedules(); } catch (e) { toast(e.message, "error"); }
+    };
+    schedulesBox.replaceChildren(table([
+      ["Kind", (r) => r.kind], ["Name", (r) => r.name], ["Agent", (r) => r.agent], ["When", (r) => r.spec],
+      ["Next", (r) => r.next_run_at ? new Date(r.next_run_at).toLocaleString() : "—"],
+      ["State", (r) => h("span", { class: "pill", dataset: { state: r.state } }, r.state)], ["Runs", (r) => r.runs],
+      ["", (r) => r.state === "active" ? h("button", { type: "button", dataset: { act: "pause", schedule: r.id }, onclick: act(r, "pause") }, "Pause")
+        : (r.state === "paused" || r.state === "blocked") ? h("button", { type: "button", dataset: { act: "resume", schedule: r.id }, onclick: act(r, "resume") }, "Resume") : ""],
+    ], s.schedules || [], "No routines, pulses, reminders or loops."));
+  };
   const loadPairing = async () => {
     const p = await api.get("/api/pairing");
     pairingBox.replaceChildren(table([
@@ -104,7 +120,7 @@ async function render(el) {
   };
   const fail = (box) => (e) => box.replaceChildren(h("div", { class: "notice error" }, e.message));
   await Promise.all([
-    usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)), loadApprovals().catch(fail(approvalsBox)),
+    usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)), loadApprovals().catch(fail(approvalsBox)), loadSchedules().catch(fail(schedulesBox)),
     loadPairing().catch(fail(pairingBox)), loadAudit().catch(fail(auditBox)),
   ]);
 }

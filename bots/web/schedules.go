@@ -1,0 +1,106 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/scheduler"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Schedules pauses and resumes schedules; *scheduler.Scheduler implements
+// it.
+type Schedules interface {
+	Pause(ctx context.Context, sc *store.Schedule, reason string) (*store.Schedule, error)
+	Resume(ctx context.Context, sc *store.Schedule) (*store.Schedule, error)
+}
+
+// scheduleRoutes serves the operator's view of schedules: routines,
+// pulses, reminders and loops, with pause and resume.
+func (a *API) scheduleRoutes(mux *http.ServeMux) {
+	if a.opts.Schedules == nil {
+		return
+	}
+	mux.Handle("GET /api/schedules", a.handle(a.scheduleList))
+	mux.Handle("POST /api/schedules/{schedule}/pause", a.handle(a.scheduleState))
+	mux.Handle("POST /api/schedules/{schedule}/resume", a.handle(a.scheduleState))
+}
+
+type scheduleJSON struct {
+	ID          uuid.UUID  `json:"id"`
+	Kind        string     `json:"kind"`
+	Agent       string     `json:"agent"`
+	Name        string     `json:"name"`
+	Owner       string     `json:"owner"`
+	Spec        string     `json:"spec"`
+	TimeZone    string     `json:"time_zone,omitempty"`
+	Instruction string     `json:"instruction"`
+	State       string     `json:"state"`
+	StateReason string     `json:"state_reason,omitempty"`
+	NextRunAt   *time.Time `json:"next_run_at,omitempty"`
+	LastRunAt   *time.Time `json:"last_run_at,omitempty"`
+	Runs        int64      `json:"runs"`
+}
+
+func toScheduleJSON(sc *store.Schedule) scheduleJSON {
+	return scheduleJSON{
+		ID: sc.ID, Kind: string(sc.Kind), Agent: sc.Agent, Name: sc.Name, Owner: sc.Owner, Spec: sc.Spec, TimeZone: sc.TimeZone,
+		Instruction: sc.Instruction, State: string(sc.State), StateReason: sc.StateReason, NextRunAt: sc.NextRunAt,
+		LastRunAt: sc.LastRunAt, Runs: sc.Runs,
+	}
+}
+
+// maxScheduleList bounds GET /api/schedules.
+const maxScheduleList = 500
+
+func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
+	if err := operatorOnly(principal(r), "list every schedule"); err != nil {
+		return err
+	}
+	list, err := a.st.ScheduleList(r.Context(), &store.ScheduleListParams{Limit: maxScheduleList})
+	if err != nil {
+		return err
+	}
+	out := make([]scheduleJSON, 0, len(list))
+	for _, sc := range list {
+		out = append(out, toScheduleJSON(sc))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
+	return nil
+}
+
+// scheduleState pauses or resumes a schedule, as its owner's command would.
+func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
+	if err := operatorOnly(principal(r), "pause or resume schedules"); err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}, true); err != nil {
+		return err
+	}
+	id, err := parseID("schedule", r.PathValue("schedule"))
+	if err != nil {
+		return err
+	}
+	sc, err := a.st.ScheduleGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(r.URL.Path, "/pause") {
+		sc, err = a.opts.Schedules.Pause(r.Context(), sc, "paused by the operator in the console")
+	} else {
+		sc, err = a.opts.Schedules.Resume(r.Context(), sc)
+	}
+	if errors.Is(err, scheduler.ErrInvalid) {
+		return &httpError{status: http.StatusConflict, msg: err.Error()} // already paused, or done
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toScheduleJSON(sc))
+	return nil
+}
