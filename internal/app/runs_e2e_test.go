@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -496,5 +497,41 @@ func TestRunPlanInAnswer(t *testing.T) {
 			t.Errorf("result %q; want the failed check and its output", r2.Result)
 		}
 		e.waitIdle()
+	})
+}
+
+// TestRunDiscordEmbed: on Discord the run is one embed listing the steps,
+// edited in place as they move: the same message ends showing every step
+// done.
+func TestRunDiscordEmbed(t *testing.T) {
+	t.Parallel()
+	discordEachStore(t, func(t *testing.T, db string) {
+		const channel = "3200000000000000077"
+		e := discordStartWith(t, db, 0, agentsConfig(t, runScripts, runAgents, "runs:\n  slots: {coding: 1}\n"))
+		e.mention(channel, discordAlice, "two coding steps please")
+		var progress *discordtest.Message
+		e.fake.Wait(t, "the run's embed showing both steps done", func() bool {
+			for _, m := range e.fake.Messages(channel, "") {
+				if strings.Contains(string(m.Embeds), "Run ") && strings.Contains(string(m.Embeds), "· done") {
+					progress = m
+					return true
+				}
+			}
+			return false
+		})
+		body := string(progress.Embeds)
+		if strings.Count(body, "✅") != 2 || !strings.Contains(body, "Code part one (coder)") || progress.Edits < 3 {
+			t.Errorf("the embed shows %s after %d edits; want both steps done, edited in place as they moved", body, progress.Edits)
+		}
+		n := 0
+		for _, m := range e.fake.Messages(channel, "") {
+			if strings.Contains(string(m.Embeds), "Code part one") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d progress messages, want the one edited in place", n)
+		}
+		e.settle(channel)
 	})
 }
