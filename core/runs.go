@@ -474,17 +474,8 @@ func (s *Service) RunStepEnd(ctx context.Context, item *store.WorkItem, args Run
 		if err := s.queueAdvance(ctx, q, st.RunID); err != nil {
 			return err
 		}
-		// A slot of st's class is free: the runs waiting for one go on.
-		waiting, err := q.RunList(ctx, &store.RunListParams{Status: store.RunStatusRunning, Limit: 200})
-		if err != nil {
+		if err := s.wakeWaiting(ctx, q, st.RunID); err != nil {
 			return err
-		}
-		for _, w := range waiting {
-			if w.ID != st.RunID {
-				if err := s.queueAdvance(ctx, q, w.ID); err != nil {
-					return err
-				}
-			}
 		}
 		return s.runProgress(ctx, q, st.RunID)
 	})
@@ -526,6 +517,11 @@ func (s *Service) CancelRun(ctx context.Context, id uuid.UUID, by string) (*stor
 		}
 		if err := s.runEvent(ctx, q, id, "", RunEventFinished, string(store.RunStatusCancelled), why); err != nil {
 			return err
+		}
+		if len(working) > 0 {
+			if err := s.wakeWaiting(ctx, q, id); err != nil {
+				return err
+			}
 		}
 		return s.runProgress(ctx, q, id)
 	})
@@ -946,4 +942,21 @@ func (s *Service) runStepGone(ctx context.Context, conv *store.Conversation) (bo
 		return true, nil
 	}
 	return false, nil
+}
+
+// wakeWaiting queues the advance of the running runs but one: a slot was
+// freed, and their waiting steps may take it.
+func (s *Service) wakeWaiting(ctx context.Context, q store.Queries, except uuid.UUID) error {
+	running, err := q.RunList(ctx, &store.RunListParams{Status: store.RunStatusRunning, Limit: 200})
+	if err != nil {
+		return err
+	}
+	for _, r := range running {
+		if r.ID != except {
+			if err := s.queueAdvance(ctx, q, r.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -436,6 +436,13 @@ fallback:
   text: "strict here."
 `,
 	"scout": "fallback:\n  text: \"Section written.\"\n",
+	"judged": `turns:
+  - when_last_user_contains: "judge this"
+    text: "{\"steps\": [{\"id\": \"draft\", \"title\": \"Draft it\", \"agent\": \"scout\"}]}"
+fallback:
+  text: "judged here."
+`,
+	"critic": "fallback:\n  text: \"PASS\\nThe draft covers the goal.\"\n",
 }
 
 const planAgents = `  - name: planner
@@ -447,6 +454,12 @@ const planAgents = `  - name: planner
     model: {{strict}}
     plans: true
     run_check: {command: "echo 2 tests failed; exit 1"}
+  - name: judged
+    model: {{judged}}
+    plans: true
+    run_check: {judge: critic}
+  - name: critic
+    model: {{critic}}
   - name: scout
     model: {{scout}}
 `
@@ -495,6 +508,15 @@ func TestRunPlanInAnswer(t *testing.T) {
 		r2, _ = waitRun(t, e.store, r2.ID, store.RunStatusFailed)
 		if !strings.Contains(r2.Result, "Completion check failed") || !strings.Contains(r2.Result, "2 tests failed") {
 			t.Errorf("result %q; want the failed check and its output", r2.Result)
+		}
+
+		// judged's runs are judged by critic's model: PASS, and why.
+		const ts3 = "1700002000.000600"
+		e.mustPost(newEvent("EvPlan3", mention(runChannel, ts3, "", alice, "@judged judge this")))
+		r3 := onlyRun(t, e.store, e.conversation(runChannel, ts3).ID)
+		r3, _ = waitRun(t, e.store, r3.ID, store.RunStatusDone)
+		if !strings.Contains(r3.Result, "Completion check passed: critic: The draft covers the goal.") {
+			t.Errorf("result %q; want the judge's verdict and reason", r3.Result)
 		}
 		e.waitIdle()
 	})
