@@ -770,7 +770,7 @@ func (s *Service) planRun(ctx context.Context, req *tool.Request, in planRunInpu
 // plan out of it when the lead plans (plans: true) and the reply looks
 // like it holds one.
 func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *agent.Agent, text string) error {
-	if a == nil || !a.Plans || !strings.Contains(text, "{") || !strings.Contains(text, "steps") {
+	if a == nil || !a.Plans || !plan.Looks(text) {
 		return nil
 	}
 	if _, err := q.RunStepByConversation(ctx, conv); err == nil {
@@ -819,12 +819,9 @@ func (s *Service) RunPlan(ctx context.Context, item *store.WorkItem, args RunPla
 		})
 		return responseText(resp), nil
 	}
-	p, revised, err := plan.Extract(ctx, args.Text, s.roster(a.Name), revise)
+	p, _, err := plan.Extract(ctx, args.Text, s.roster(a.Name), revise)
 	var errs plan.Errors
 	if errors.As(err, &errs) {
-		if !strings.Contains(args.Text, `"steps"`) && !revised {
-			return nil // prose that mentions steps, not a plan
-		}
 		return s.st.InTx(ctx, func(q store.Queries) error {
 			return Say(ctx, q, &SayParams{ConversationID: conv, Agent: a.Name, AgentID: s.agentID(a.Name),
 				Text: "I could not turn my plan into a run: " + errs.Error(), Now: s.now()})
