@@ -68,7 +68,7 @@ func TestLooks(t *testing.T) {
 		good:                               true,
 		"I will take three steps {maybe}.": false,
 		`{"goal": "x"}`:                    false,
-		"Plan: {\"steps\": [,]":          true,
+		"Plan: {\"steps\": [,]":            true,
 	} {
 		if got := Looks(text); got != want {
 			t.Errorf("Looks(%q) = %v, want %v", text, got, want)
