@@ -770,11 +770,10 @@ func (s *Service) planRun(ctx context.Context, req *tool.Request, in planRunInpu
 // plan out of it when the lead plans (plans: true) and the reply looks
 // like it holds one.
 func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *agent.Agent, text string) error {
+	// (A step's own answer is its output, not a new run: the caller only
+	// asks outside step conversations.)
 	if a == nil || !a.Plans || !plan.Looks(text) {
 		return nil
-	}
-	if _, err := q.RunStepByConversation(ctx, conv); err == nil {
-		return nil // a step's own answer is its output, not a new run
 	}
 	c, err := q.ConversationGet(ctx, conv)
 	if err != nil {

@@ -98,10 +98,11 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 	}
 	// A step agent's reply in its step's conversation is the step's
 	// output; a lead's reply may hold a plan.
-	if err := s.runStepReply(ctx, q, conv, t.agent.Name, text); err != nil {
-		return nil, err
-	}
-	if err := s.runPlanReply(ctx, q, conv, t.agent, text); err != nil {
+	if t.meta.Run != nil {
+		if err := s.runStepReply(ctx, q, conv, t.agent.Name, text); err != nil {
+			return nil, err
+		}
+	} else if err := s.runPlanReply(ctx, q, conv, t.agent, text); err != nil {
 		return nil, err
 	}
 	f, err := q.FloorAgentSpoke(ctx, &store.FloorParams{ConversationID: conv, Now: now})
