@@ -266,10 +266,15 @@ func (s *Service) finishRun(ctx context.Context, r *store.Run, status store.RunS
 		if err != nil {
 			return err
 		}
+		summary := run.Summary(done, steps)
 		if err := Say(ctx, q, &SayParams{
 			ConversationID: r.ConversationID, Agent: r.LeadAgent, AgentID: s.agentID(r.LeadAgent),
-			Text: run.Summary(done, steps), Now: s.now(),
+			Text: summary, Now: s.now(),
 		}); err != nil {
+			return err
+		}
+		// A goal delegated to the lead: the run's result is the task's.
+		if err := s.delegationResult(ctx, q, r.ConversationID, r.LeadAgent, summary); err != nil {
 			return err
 		}
 		return s.runProgress(ctx, q, r.ID)
@@ -766,13 +771,18 @@ func (s *Service) planRun(ctx context.Context, req *tool.Request, in planRunInpu
 	}, nil
 }
 
+// isPlan reports whether a reply is a lead's plan that will become a run:
+// an agent with plans: true, outside a run step's conversation, answering
+// with what looks like a plan.
+func (s *Service) isPlan(meta ConversationMeta, a *agent.Agent, text string) bool {
+	return meta.Run == nil && a != nil && a.Plans && plan.Looks(text)
+}
+
 // runPlanReply, in the transaction of a lead's reply, queues reading a
 // plan out of it when the lead plans (plans: true) and the reply looks
 // like it holds one.
 func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *agent.Agent, text string) error {
-	// (A step's own answer is its output, not a new run: the caller only
-	// asks outside step conversations.)
-	if a == nil || !a.Plans || !plan.Looks(text) {
+	if !s.isPlan(ConversationMeta{}, a, text) { // the caller asks outside step conversations only
 		return nil
 	}
 	c, err := q.ConversationGet(ctx, conv)

@@ -557,3 +557,59 @@ func TestRunDiscordEmbed(t *testing.T) {
 		e.settle(channel)
 	})
 }
+
+// delegatedScripts: atlas delegates a goal to planner, who answers with a
+// plan; the run it becomes is the task, and its result goes back to atlas.
+var delegatedScripts = map[string]string{
+	"atlas": `turns:
+  - after_tool: delegate
+    text: "I have asked planner."
+  - when_last_user_contains: "Result of the task"
+    text: "Final: {{last_user}}"
+  - when_last_user_contains: "docs for runs"
+    tool_calls: [{name: delegate, input: {task: "Write the docs for runs", agent: planner}}]
+fallback:
+  text: "atlas here."
+`,
+	"planner": "fallback:\n  text: \"{\\\"goal\\\": \\\"Runs docs\\\", \\\"steps\\\": [{\\\"id\\\": \\\"write\\\", \\\"title\\\": \\\"Write them\\\", \\\"agent\\\": \\\"scout\\\"}]}\"\n",
+	"scout":   "fallback:\n  text: \"Section written.\"\n",
+}
+
+const delegatedAgents = `  - name: atlas
+    model: {{atlas}}
+    answers: {default: true}
+  - name: planner
+    model: {{planner}}
+    plans: true
+  - name: scout
+    model: {{scout}}
+`
+
+// TestRunFromDelegatedGoal: a goal delegated to a lead that plans becomes
+// a run in the delegate's conversation; the delegation completes with the
+// run's result (not with the plan), which wakes the delegating agent.
+func TestRunFromDelegatedGoal(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, delegatedScripts, delegatedAgents, "")})
+		const ts = "1700002000.000700"
+		e.mustPost(newEvent("EvDelRun", mention(runChannel, ts, "", alice, "please write the docs for runs")))
+		final := e.waitReply(runChannel, "Final:")
+		e.waitIdle()
+		if !strings.Contains(shown(final), "Section written.") || !strings.Contains(shown(final), ": done") {
+			t.Errorf("atlas relayed %q; want the run's result", shown(final))
+		}
+		parent := e.conversation(runChannel, ts).ID
+		ds, err := e.store.DelegationList(context.Background(), parent)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("delegations: %d (%v)", len(ds), err)
+		}
+		r := onlyRun(t, e.store, ds[0].ChildID)
+		if r.Status != store.RunStatusDone || r.LeadAgent != "planner" {
+			t.Errorf("run %+v; want planner's, done", r)
+		}
+		if d := ds[0]; d.Status != store.DelegationCompleted || !strings.Contains(d.Result, "Run "+r.ID.String()[:8]+": done") || strings.Contains(d.Result, `"steps"`) {
+			t.Errorf("delegation %s with result %q; want completed with the run's result, not the plan", d.Status, d.Result)
+		}
+	})
+}
