@@ -294,19 +294,21 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 1})
 			return len(items) == 1, "turn not running"
 		})
-		// Cancelled with the typed command, by the run's short id.
+		// Cancelled over the API: the step's turn (its model call) is gone
+		// within 2 s of the request.
 		start := time.Now()
-		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
-		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
 		var got apiRun
-		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
-			t.Fatalf("GET run after the cancel: %d %+v", code, got)
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("POST cancel: %d %+v", code, got)
 		}
-		pollFor(t, 2*time.Second, 10*time.Millisecond, "the step's turn to stop", func() (bool, string) {
-			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
-			return len(items) == 0, fmt.Sprintf("%d turns still running", len(items))
-		})
-		t.Logf("the step's turn stopped %s after the cancel", time.Since(start))
+		stopped := func(conv uuid.UUID) func() (bool, string) {
+			return func() (bool, string) {
+				items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
+				return len(items) == 0, fmt.Sprintf("%d turns still running", len(items))
+			}
+		}
+		pollFor(t, 2*time.Second-time.Since(start), 10*time.Millisecond, "the step's turn to stop within 2 s of the cancel", stopped(child))
+		t.Logf("the step's turn stopped %s after the cancel request", time.Since(start))
 		for _, en := range e.entries(child, store.EntryAssistant) {
 			if strings.Contains(decode[core.AssistantContent](t, en).Text, "finally done") {
 				t.Error("the cancelled step's model call finished anyway")
@@ -316,20 +318,27 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			t.Errorf("cancelling a cancelled run: %d, want 409", code)
 		}
 		// !run ID shows it; the API retry brings the step back, and the
-		// command cancels again.
+		// typed command cancels it again, by the run's short id.
 		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+r.ID.String()[:8])))
 		e.waitReply(runChannel, "⏹ slow: Take your time (coder) cancelled")
 		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
 			t.Fatalf("POST retry: %d %+v", code, got)
 		}
-		waitRun(t, e.store, r.ID, store.RunStatusRunning)
+		var child2 uuid.UUID
 		poll(t, "the slow step working again", func() (bool, string) {
 			steps, _ := e.store.RunStepList(context.Background(), r.ID)
-			return steps[0].Status == store.StepWorking && steps[0].Attempts == 2, string(steps[0].Status)
+			if steps[0].Status != store.StepWorking || steps[0].Attempts != 2 {
+				return false, string(steps[0].Status)
+			}
+			child2 = *steps[0].ConversationID
+			return true, ""
 		})
-		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" {
-			t.Fatalf("POST cancel: %d %+v", code, got)
+		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("GET run after the typed cancel: %d %+v", code, got)
 		}
+		poll(t, "the retried step's turn to stop", stopped(child2))
 		e.waitIdle()
 	})
 }
