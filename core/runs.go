@@ -266,10 +266,15 @@ func (s *Service) finishRun(ctx context.Context, r *store.Run, status store.RunS
 		if err != nil {
 			return err
 		}
+		summary := run.Summary(done, steps)
 		if err := Say(ctx, q, &SayParams{
 			ConversationID: r.ConversationID, Agent: r.LeadAgent, AgentID: s.agentID(r.LeadAgent),
-			Text: run.Summary(done, steps), Now: s.now(),
+			Text: summary, Now: s.now(),
 		}); err != nil {
+			return err
+		}
+		// A goal delegated to the lead: the run's result is the task's.
+		if err := s.delegationResult(ctx, q, r.ConversationID, r.LeadAgent, summary); err != nil {
 			return err
 		}
 		return s.runProgress(ctx, q, r.ID)
@@ -474,17 +479,8 @@ func (s *Service) RunStepEnd(ctx context.Context, item *store.WorkItem, args Run
 		if err := s.queueAdvance(ctx, q, st.RunID); err != nil {
 			return err
 		}
-		// A slot of st's class is free: the runs waiting for one go on.
-		waiting, err := q.RunList(ctx, &store.RunListParams{Status: store.RunStatusRunning, Limit: 200})
-		if err != nil {
+		if err := s.wakeWaiting(ctx, q, st.RunID); err != nil {
 			return err
-		}
-		for _, w := range waiting {
-			if w.ID != st.RunID {
-				if err := s.queueAdvance(ctx, q, w.ID); err != nil {
-					return err
-				}
-			}
 		}
 		return s.runProgress(ctx, q, st.RunID)
 	})
@@ -526,6 +522,11 @@ func (s *Service) CancelRun(ctx context.Context, id uuid.UUID, by string) (*stor
 		}
 		if err := s.runEvent(ctx, q, id, "", RunEventFinished, string(store.RunStatusCancelled), why); err != nil {
 			return err
+		}
+		if len(working) > 0 {
+			if err := s.wakeWaiting(ctx, q, id); err != nil {
+				return err
+			}
 		}
 		return s.runProgress(ctx, q, id)
 	})
@@ -770,15 +771,19 @@ func (s *Service) planRun(ctx context.Context, req *tool.Request, in planRunInpu
 	}, nil
 }
 
+// isPlan reports whether a reply is a lead's plan that will become a run:
+// an agent with plans: true, outside a run step's conversation, answering
+// with what looks like a plan.
+func (s *Service) isPlan(meta ConversationMeta, a *agent.Agent, text string) bool {
+	return meta.Run == nil && a != nil && a.Plans && plan.Looks(text)
+}
+
 // runPlanReply, in the transaction of a lead's reply, queues reading a
 // plan out of it when the lead plans (plans: true) and the reply looks
 // like it holds one.
 func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *agent.Agent, text string) error {
-	if a == nil || !a.Plans || !strings.Contains(text, "{") || !strings.Contains(text, "steps") {
+	if !s.isPlan(ConversationMeta{}, a, text) { // the caller asks outside step conversations only
 		return nil
-	}
-	if _, err := q.RunStepByConversation(ctx, conv); err == nil {
-		return nil // a step's own answer is its output, not a new run
 	}
 	c, err := q.ConversationGet(ctx, conv)
 	if err != nil {
@@ -823,12 +828,9 @@ func (s *Service) RunPlan(ctx context.Context, item *store.WorkItem, args RunPla
 		})
 		return responseText(resp), nil
 	}
-	p, revised, err := plan.Extract(ctx, args.Text, s.roster(a.Name), revise)
+	p, _, err := plan.Extract(ctx, args.Text, s.roster(a.Name), revise)
 	var errs plan.Errors
 	if errors.As(err, &errs) {
-		if !strings.Contains(args.Text, `"steps"`) && !revised {
-			return nil // prose that mentions steps, not a plan
-		}
 		return s.st.InTx(ctx, func(q store.Queries) error {
 			return Say(ctx, q, &SayParams{ConversationID: conv, Agent: a.Name, AgentID: s.agentID(a.Name),
 				Text: "I could not turn my plan into a run: " + errs.Error(), Now: s.now()})
@@ -946,4 +948,21 @@ func (s *Service) runStepGone(ctx context.Context, conv *store.Conversation) (bo
 		return true, nil
 	}
 	return false, nil
+}
+
+// wakeWaiting queues the advance of the running runs but one: a slot was
+// freed, and their waiting steps may take it.
+func (s *Service) wakeWaiting(ctx context.Context, q store.Queries, except uuid.UUID) error {
+	running, err := q.RunList(ctx, &store.RunListParams{Status: store.RunStatusRunning, Limit: 200})
+	if err != nil {
+		return err
+	}
+	for _, r := range running {
+		if r.ID != except {
+			if err := s.queueAdvance(ctx, q, r.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -126,16 +126,21 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 		// still answers the message this turn was for.
 		return nil, t.queueNext(ctx, q)
 	}
-	// A delegate's reply in its task's conversation is the task's result.
-	if err := s.delegationResult(ctx, q, conv, t.agent.Name, text); err != nil {
-		return nil, err
+	// A delegate's reply in its task's conversation is the task's result;
+	// a lead's plan there is not: the run it becomes brings the result
+	// (see finishRun).
+	if !s.isPlan(t.meta, t.agent, text) {
+		if err := s.delegationResult(ctx, q, conv, t.agent.Name, text); err != nil {
+			return nil, err
+		}
 	}
 	// A step agent's reply in its step's conversation is the step's
 	// output; a lead's reply may hold a plan.
-	if err := s.runStepReply(ctx, q, conv, t.agent.Name, text); err != nil {
-		return nil, err
-	}
-	if err := s.runPlanReply(ctx, q, conv, t.agent, text); err != nil {
+	if t.meta.Run != nil {
+		if err := s.runStepReply(ctx, q, conv, t.agent.Name, text); err != nil {
+			return nil, err
+		}
+	} else if err := s.runPlanReply(ctx, q, conv, t.agent, text); err != nil {
 		return nil, err
 	}
 	f, err := q.FloorAgentSpoke(ctx, &store.FloorParams{ConversationID: conv, Now: now})

@@ -53,6 +53,8 @@ type Adapter struct {
 
 	// routes remembers how messages were sent (bot, webhook, interaction).
 	routes routes
+	// runs are the messages showing runs' progress (see ShowRun).
+	runs runEmbeds
 }
 
 var (

@@ -179,12 +179,12 @@ func (a *API) retryRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.Context, uuid.UUID, string) (*store.Run, error)) error {
-	if a.opts.Runs == nil {
-		return &httpError{status: http.StatusNotImplemented, msg: "runs cannot be acted on here"}
-	}
 	run, err := a.allowedRun(r)
 	if err != nil {
 		return err
+	}
+	if a.opts.Runs == nil {
+		return &httpError{status: http.StatusNotImplemented, msg: "runs cannot be acted on here"}
 	}
 	if run, err = act(r.Context(), run.ID, caller(r)); err != nil {
 		return err

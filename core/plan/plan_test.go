@@ -63,6 +63,19 @@ func TestScanKeepsSmartQuotesInsideStrings(t *testing.T) {
 	}
 }
 
+func TestLooks(t *testing.T) {
+	for text, want := range map[string]bool{
+		good:                               true,
+		"I will take three steps {maybe}.": false,
+		`{"goal": "x"}`:                    false,
+		"Plan: {\"steps\": [,]":            true,
+	} {
+		if got := Looks(text); got != want {
+			t.Errorf("Looks(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
 func TestScanNoPlan(t *testing.T) {
 	for _, text := range []string{"", "no json here", "}}}", "[1,2]", "{not json at all"} {
 		if _, err := Scan(text); !errors.Is(err, ErrNoPlan) {

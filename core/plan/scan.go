@@ -224,3 +224,11 @@ func trimComma(b *bytes.Buffer) {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Looks reports whether text holds what looks like a plan: a JSON object
+// (as Scan finds it) with a "steps" key. A lead's answer that does not is
+// prose, not a plan to validate.
+func Looks(text string) bool {
+	raw, err := Scan(text)
+	return err == nil && hasSteps(raw)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -293,19 +294,21 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning}, Limit: 1})
 			return len(items) == 1, "turn not running"
 		})
-		// Cancelled with the typed command, by the run's short id.
+		// Cancelled over the API: the step's turn (its model call) is gone
+		// within 2 s of the request.
 		start := time.Now()
-		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
-		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
 		var got apiRun
-		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
-			t.Fatalf("GET run after the cancel: %d %+v", code, got)
+		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("POST cancel: %d %+v", code, got)
 		}
-		pollFor(t, 2*time.Second, 10*time.Millisecond, "the step's turn to stop", func() (bool, string) {
-			items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &child, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
-			return len(items) == 0, fmt.Sprintf("%d turns still running", len(items))
-		})
-		t.Logf("the step's turn stopped %s after the cancel", time.Since(start))
+		stopped := func(conv uuid.UUID) func() (bool, string) {
+			return func() (bool, string) {
+				items, _ := e.store.WorkList(context.Background(), &store.WorkListParams{ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable}, Limit: 1})
+				return len(items) == 0, fmt.Sprintf("%d turns still running", len(items))
+			}
+		}
+		pollFor(t, 2*time.Second-time.Since(start), 10*time.Millisecond, "the step's turn to stop within 2 s of the cancel", stopped(child))
+		t.Logf("the step's turn stopped %s after the cancel request", time.Since(start))
 		for _, en := range e.entries(child, store.EntryAssistant) {
 			if strings.Contains(decode[core.AssistantContent](t, en).Text, "finally done") {
 				t.Error("the cancelled step's model call finished anyway")
@@ -315,20 +318,27 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			t.Errorf("cancelling a cancelled run: %d, want 409", code)
 		}
 		// !run ID shows it; the API retry brings the step back, and the
-		// command cancels again.
+		// typed command cancels it again, by the run's short id.
 		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+r.ID.String()[:8])))
 		e.waitReply(runChannel, "⏹ slow: Take your time (coder) cancelled")
 		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
 			t.Fatalf("POST retry: %d %+v", code, got)
 		}
-		waitRun(t, e.store, r.ID, store.RunStatusRunning)
+		var child2 uuid.UUID
 		poll(t, "the slow step working again", func() (bool, string) {
 			steps, _ := e.store.RunStepList(context.Background(), r.ID)
-			return steps[0].Status == store.StepWorking && steps[0].Attempts == 2, string(steps[0].Status)
+			if steps[0].Status != store.StepWorking || steps[0].Attempts != 2 {
+				return false, string(steps[0].Status)
+			}
+			child2 = *steps[0].ConversationID
+			return true, ""
 		})
-		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/cancel", &got); code != 200 || got.Status != "cancelled" {
-			t.Fatalf("POST cancel: %d %+v", code, got)
+		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
+		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
+		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
+			t.Fatalf("GET run after the typed cancel: %d %+v", code, got)
 		}
+		poll(t, "the retried step's turn to stop", stopped(child2))
 		e.waitIdle()
 	})
 }
@@ -435,6 +445,13 @@ fallback:
   text: "strict here."
 `,
 	"scout": "fallback:\n  text: \"Section written.\"\n",
+	"judged": `turns:
+  - when_last_user_contains: "judge this"
+    text: "{\"steps\": [{\"id\": \"draft\", \"title\": \"Draft it\", \"agent\": \"scout\"}]}"
+fallback:
+  text: "judged here."
+`,
+	"critic": "fallback:\n  text: \"PASS\\nThe draft covers the goal.\"\n",
 }
 
 const planAgents = `  - name: planner
@@ -446,6 +463,12 @@ const planAgents = `  - name: planner
     model: {{strict}}
     plans: true
     run_check: {command: "echo 2 tests failed; exit 1"}
+  - name: judged
+    model: {{judged}}
+    plans: true
+    run_check: {judge: critic}
+  - name: critic
+    model: {{critic}}
   - name: scout
     model: {{scout}}
 `
@@ -495,6 +518,107 @@ func TestRunPlanInAnswer(t *testing.T) {
 		if !strings.Contains(r2.Result, "Completion check failed") || !strings.Contains(r2.Result, "2 tests failed") {
 			t.Errorf("result %q; want the failed check and its output", r2.Result)
 		}
+
+		// judged's runs are judged by critic's model: PASS, and why.
+		const ts3 = "1700002000.000600"
+		e.mustPost(newEvent("EvPlan3", mention(runChannel, ts3, "", alice, "@judged judge this")))
+		r3 := onlyRun(t, e.store, e.conversation(runChannel, ts3).ID)
+		r3, _ = waitRun(t, e.store, r3.ID, store.RunStatusDone)
+		if !strings.Contains(r3.Result, "Completion check passed: critic: The draft covers the goal.") {
+			t.Errorf("result %q; want the judge's verdict and reason", r3.Result)
+		}
 		e.waitIdle()
+	})
+}
+
+// TestRunDiscordEmbed: on Discord the run is one embed listing the steps,
+// edited in place as they move: the same message ends showing every step
+// done.
+func TestRunDiscordEmbed(t *testing.T) {
+	t.Parallel()
+	discordEachStore(t, func(t *testing.T, db string) {
+		const channel = "3200000000000000077"
+		e := discordStartWith(t, db, 0, agentsConfig(t, runScripts, runAgents, "runs:\n  slots: {coding: 1}\n"))
+		e.mention(channel, discordAlice, "two coding steps please")
+		var progress *discordtest.Message
+		e.fake.Wait(t, "the run's embed showing both steps done", func() bool {
+			for _, m := range e.fake.Messages(channel, "") {
+				if strings.Contains(string(m.Embeds), "Run ") && strings.Contains(string(m.Embeds), "· done") {
+					progress = m
+					return true
+				}
+			}
+			return false
+		})
+		body := string(progress.Embeds)
+		if strings.Count(body, "✅") != 2 || !strings.Contains(body, "Code part one (coder)") || progress.Edits < 3 {
+			t.Errorf("the embed shows %s after %d edits; want both steps done, edited in place as they moved", body, progress.Edits)
+		}
+		n := 0
+		for _, m := range e.fake.Messages(channel, "") {
+			if strings.Contains(string(m.Embeds), "Code part one") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d progress messages, want the one edited in place", n)
+		}
+		e.settle(channel)
+	})
+}
+
+// delegatedScripts: atlas delegates a goal to planner, who answers with a
+// plan; the run it becomes is the task, and its result goes back to atlas.
+var delegatedScripts = map[string]string{
+	"atlas": `turns:
+  - after_tool: delegate
+    text: "I have asked planner."
+  - when_last_user_contains: "Result of the task"
+    text: "Final: {{last_user}}"
+  - when_last_user_contains: "docs for runs"
+    tool_calls: [{name: delegate, input: {task: "Write the docs for runs", agent: planner}}]
+fallback:
+  text: "atlas here."
+`,
+	"planner": "fallback:\n  text: \"{\\\"goal\\\": \\\"Runs docs\\\", \\\"steps\\\": [{\\\"id\\\": \\\"write\\\", \\\"title\\\": \\\"Write them\\\", \\\"agent\\\": \\\"scout\\\"}]}\"\n",
+	"scout":   "fallback:\n  text: \"Section written.\"\n",
+}
+
+const delegatedAgents = `  - name: atlas
+    model: {{atlas}}
+    answers: {default: true}
+  - name: planner
+    model: {{planner}}
+    plans: true
+  - name: scout
+    model: {{scout}}
+`
+
+// TestRunFromDelegatedGoal: a goal delegated to a lead that plans becomes
+// a run in the delegate's conversation; the delegation completes with the
+// run's result (not with the plan), which wakes the delegating agent.
+func TestRunFromDelegatedGoal(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, delegatedScripts, delegatedAgents, "")})
+		const ts = "1700002000.000700"
+		e.mustPost(newEvent("EvDelRun", mention(runChannel, ts, "", alice, "please write the docs for runs")))
+		final := e.waitReply(runChannel, "Final:")
+		e.waitIdle()
+		if !strings.Contains(shown(final), "Section written.") || !strings.Contains(shown(final), ": done") {
+			t.Errorf("atlas relayed %q; want the run's result", shown(final))
+		}
+		parent := e.conversation(runChannel, ts).ID
+		ds, err := e.store.DelegationList(context.Background(), parent)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("delegations: %d (%v)", len(ds), err)
+		}
+		r := onlyRun(t, e.store, ds[0].ChildID)
+		if r.Status != store.RunStatusDone || r.LeadAgent != "planner" {
+			t.Errorf("run %+v; want planner's, done", r)
+		}
+		if d := ds[0]; d.Status != store.DelegationCompleted || !strings.Contains(d.Result, "Run "+r.ID.String()[:8]+": done") || strings.Contains(d.Result, `"steps"`) {
+			t.Errorf("delegation %s with result %q; want completed with the run's result, not the plan", d.Status, d.Result)
+		}
 	})
 }
