@@ -64,6 +64,9 @@ type Options struct {
 	// AckReaction is an emoji the bot adds to a message it takes up (the
 	// message was accepted by core, not ignored or refused). "" adds none.
 	AckReaction string
+	// DoneReaction replaces AckReaction once the reply is delivered
+	// (MarkDone); "" only removes the ack.
+	DoneReaction string
 	// AgentWebhooks posts each agent's replies through a webhook of the
 	// channel, under the agent's name and avatar (bots.Identity). Where
 	// the bot lacks Manage Webhooks it posts as itself.
@@ -197,6 +200,9 @@ func (o *Options) validate() error {
 	}
 	if strings.TrimSpace(o.AckReaction) != o.AckReaction || len(o.AckReaction) > 64 {
 		errs = append(errs, fmt.Errorf("Options.AckReaction must be one emoji (a unicode emoji, or name:id for a custom one), got %q", o.AckReaction))
+	}
+	if strings.TrimSpace(o.DoneReaction) != o.DoneReaction || len(o.DoneReaction) > 64 {
+		errs = append(errs, fmt.Errorf("Options.DoneReaction must be one emoji (a unicode emoji, or name:id for a custom one), got %q", o.DoneReaction))
 	}
 	return errors.Join(errs...)
 }

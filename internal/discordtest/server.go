@@ -734,6 +734,7 @@ func (s *Server) routes() {
 	add("DELETE /webhooks/{app}/{token}/messages/{message}", s.deleteByWebhook)
 	add("POST /channels/{channel}/webhooks", s.createWebhook)
 	add("PUT /channels/{channel}/messages/{message}/reactions/{emoji}/@me", s.addReaction)
+	add("DELETE /channels/{channel}/messages/{message}/reactions/{emoji}/@me", s.removeReaction)
 	add("GET /channels/{channel}/webhooks", s.listWebhooks)
 	add("PUT /applications/{app}/commands", s.bulkOverwrite)
 	add("PUT /applications/{app}/guilds/{guild}/commands", s.bulkOverwrite)
