@@ -130,6 +130,10 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 	}
 	in.Mentioned = mentioned || configured || in.IsDM
 	in.Text = messageText(m, botID)
+	// Handlers run on the gateway's read goroutine: only a message
+	// addressed to the bot waits for its downloads; others list their
+	// files by name.
+	in.Files = a.readAttachments(m.Attachments, in.Mentioned)
 
 	threadHere := a.opts.ThreadOnEveryMention || slices.Contains(a.opts.ThreadOnMention, m.ChannelID)
 	if topLevel && !in.IsDM && in.Mentioned && threadHere {

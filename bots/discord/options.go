@@ -64,6 +64,13 @@ type Options struct {
 	// AckReaction is an emoji the bot adds to a message it takes up (the
 	// message was accepted by core, not ignored or refused). "" adds none.
 	AckReaction string
+	// FileMaxBytes is the largest attachment read for the model (default
+	// 5 MB); FileMaxCount how many of a message's are read (default 5;
+	// negative: none); FileTimeout bounds one message's downloads (10s:
+	// they hold the gateway's event loop).
+	FileMaxBytes int64
+	FileMaxCount int
+	FileTimeout  time.Duration
 	// DoneReaction replaces AckReaction once the reply is delivered
 	// (MarkDone); "" only removes the ack.
 	DoneReaction string
@@ -147,6 +154,15 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 20 * time.Second}
+	}
+	if c.FileMaxBytes == 0 {
+		c.FileMaxBytes = DefaultFileMaxBytes
+	}
+	if c.FileMaxCount == 0 {
+		c.FileMaxCount = DefaultFileMaxCount
+	}
+	if c.FileTimeout == 0 {
+		c.FileTimeout = 10 * time.Second
 	}
 	if c.StreamUpdateInterval == 0 {
 		c.StreamUpdateInterval = minStreamInterval
