@@ -620,6 +620,45 @@ func (s *Server) UserMessageFiles(channelID string, author discordgo.User, conte
 	return out
 }
 
+// UserEdit changes the text of a person's message and sends MESSAGE_UPDATE
+// (with edited_timestamp), as Discord does when its author edits it.
+func (s *Server) UserEdit(messageID, content string) {
+	s.mu.Lock()
+	m, ok := s.messages[messageID]
+	if !ok {
+		s.mu.Unlock()
+		panic("discordtest: UserEdit of unknown message " + messageID)
+	}
+	m.Content = content
+	m.Edits++
+	s.notifyLocked()
+	w := m.wire()
+	if m.GuildID != "" {
+		w["member"] = map[string]any{"nick": nil, "roles": []string{}}
+	}
+	s.mu.Unlock()
+	s.Dispatch("MESSAGE_UPDATE", w)
+}
+
+// UserDelete marks a person's message deleted and sends MESSAGE_DELETE,
+// which carries only the ids.
+func (s *Server) UserDelete(messageID string) {
+	s.mu.Lock()
+	m, ok := s.messages[messageID]
+	if !ok {
+		s.mu.Unlock()
+		panic("discordtest: UserDelete of unknown message " + messageID)
+	}
+	delete(s.messages, m.ID)
+	s.notifyLocked()
+	w := map[string]any{"id": m.ID, "channel_id": m.ChannelID}
+	if m.GuildID != "" {
+		w["guild_id"] = m.GuildID
+	}
+	s.mu.Unlock()
+	s.Dispatch("MESSAGE_DELETE", w)
+}
+
 // ButtonInteraction registers a click on a button of a stored message and
 // returns the INTERACTION_CREATE payload without sending it, for tests of
 // the HTTP interactions endpoint. ClickButton also sends it on the gateway.
