@@ -2,12 +2,14 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -131,6 +133,38 @@ func Say(ctx context.Context, q store.Queries, p *SayParams) error {
 	if _, err := Enqueue(ctx, q, DeliverArgs{}, &EnqueueOpts{
 		ConversationID: &p.ConversationID, AgentID: p.AgentID, Now: p.Now,
 	}); err != nil {
+		return fmt.Errorf("queueing delivery: %w", err)
+	}
+	return nil
+}
+
+// PostCardParams is a card an agent posts without a turn (a briefing filled
+// from a routine's prose reply).
+type PostCardParams struct {
+	ConversationID uuid.UUID
+	Agent          string
+	AgentID        *uuid.UUID
+	Card           *cards.Stamped
+	Now            time.Time
+}
+
+// PostCard appends a card entry and queues its delivery inside the caller's
+// transaction, as Say does for text.
+func PostCard(ctx context.Context, q store.Queries, p *PostCardParams) error {
+	if p.Card == nil {
+		return invalid("post card: no card")
+	}
+	b, err := json.Marshal(p.Card)
+	if err != nil {
+		return fmt.Errorf("encoding the card: %w", err)
+	}
+	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		ConversationID: p.ConversationID, Kind: store.EntryCard, Author: store.AgentAuthor(p.Agent),
+		Content: mustJSON(CardContent{Card: b, Text: p.Card.PlainText()}), Now: p.Now,
+	}); err != nil {
+		return fmt.Errorf("appending the card of %s: %w", p.Agent, err)
+	}
+	if _, err := Enqueue(ctx, q, DeliverArgs{}, &EnqueueOpts{ConversationID: &p.ConversationID, AgentID: p.AgentID, Now: p.Now}); err != nil {
 		return fmt.Errorf("queueing delivery: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ type MessageEdit struct {
 	Channel   string
 	Thread    string // as Inbound.Thread for the original message
 	MessageID string // the edited message's platform id
-	UserID    string // who edited it
+	UserID    string // who edited it ("" for a deletion by someone unknown)
 	UserName  string
 	Text      string // the new text
 	// Deleted marks a deletion rather than an edit (Text is unused).
@@ -97,7 +97,10 @@ func (s *Service) EditMessage(ctx context.Context, e *MessageEdit) (*EditResult,
 			return fmt.Errorf("finding the binding: %w", err)
 		}
 		msg, old, err := findMessage(ctx, q, b.ConversationID, e.MessageID)
-		if err != nil || msg == nil || old.UserID != e.UserID || (!e.Deleted && old.Text == e.Text) {
+		// Only the author edits; a deletion may name nobody (Discord does not
+		// say who deleted a message).
+		notAuthor := old.UserID != e.UserID && !(e.Deleted && e.UserID == "")
+		if err != nil || msg == nil || notAuthor || (!e.Deleted && old.Text == e.Text) {
 			res.Ignored = err == nil
 			return err
 		}

@@ -325,6 +325,20 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 	return nil
 }
 
+// scheduledRun reports a run key of a scheduled occurrence (the schedule's
+// id, a dash, its due time: routines, loops). Those runs find their
+// conversation through their run record when a fire is retried, so their
+// place may change. The posts the scheduler makes without a run (a
+// reminder, a notice to an owner: "reminder-…") are made idempotent by
+// their place alone, and keep it.
+func scheduledRun(key string) bool {
+	if len(key) < 38 || key[36] != '-' {
+		return false
+	}
+	_, err := uuid.Parse(key[:36])
+	return err == nil
+}
+
 // anchorRun makes a scheduled run's place the thread under the run's first
 // post, where the platform threads replies under a message: a reply there
 // then reaches the run's conversation (core finds the thread bound) and the
@@ -333,7 +347,7 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 func (d *Deliverer) anchorRun(ctx context.Context, b *bound, refs []bots.MessageRef) {
 	p := b.b.Place
 	ts, ok := b.ad.(bots.ThreadStarter)
-	if !ok || p.Run == "" || p.Thread != "" || len(refs) == 0 {
+	if !ok || !scheduledRun(p.Run) || p.Thread != "" || len(refs) == 0 {
 		return
 	}
 	channel, thread := ts.ThreadOf(refs[0])

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -146,11 +147,17 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p fireAr
 	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
 		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
 	}
-	_, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
+	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Place: sc.Place, Starter: sc.Owner, Text: routineText(sc, cfg, p),
 	}, "")
-	return err
+	if err != nil || cfg.Template == "" {
+		return err
+	}
+	// A routine with a template posts a card: the check after its turn
+	// makes one from a prose reply, or fails the run saying why.
+	now := s.now()
+	return s.st.InTx(ctx, func(q store.Queries) error { return enqueueAfterRun(ctx, q, run, 0, now, now) })
 }
 
 // routineText is the instruction a routine's turn starts from.
@@ -251,10 +258,14 @@ func (s *Scheduler) handleAfterRun(ctx context.Context, _ *store.WorkItem, p aft
 	}
 	if busy {
 		// Waiting for a person (an approval, a question) or for a turn that
-		// is queued: look again later.
+		// is queued or running: look again later. On Postgres the check can
+		// be claimed while the run's own turn still runs (the instance holds
+		// the conversation's lease for both), so the first looks come soon
+		// (1s, 2s, 4s...) and later ones every RecheckInterval.
 		now := s.now()
+		wait := min(s.opts.RecheckInterval, time.Second<<min(p.Check, 16))
 		return s.st.InTx(ctx, func(q store.Queries) error {
-			return enqueueAfterRun(ctx, q, run, p.Check+1, now.Add(s.opts.RecheckInterval), now)
+			return enqueueAfterRun(ctx, q, run, p.Check+1, now.Add(wait), now)
 		})
 	}
 	switch sc.Kind {
@@ -262,6 +273,70 @@ func (s *Scheduler) handleAfterRun(ctx context.Context, _ *store.WorkItem, p aft
 		return s.afterPulse(ctx, sc, run, failed)
 	case store.ScheduleLoop:
 		return s.afterIteration(ctx, sc, run, failed)
+	case store.ScheduleRoutine:
+		return s.afterCardRoutine(ctx, sc, run, failed)
+	}
+	return nil
+}
+
+// afterCardRoutine makes sure a routine with a template posted a card. A
+// run whose turn posted one is finished. A briefing whose model answered
+// in prose gets the briefing template filled from that reply and posted;
+// otherwise the run fails with the reason in its note.
+func (s *Scheduler) afterCardRoutine(ctx context.Context, sc *store.Schedule, run *store.ScheduleRun, failed bool) error {
+	var cfg routineConfig
+	if err := json.Unmarshal(sc.Config, &cfg); err != nil {
+		return fmt.Errorf("decoding routine %s config: %w", sc.ID, err)
+	}
+	if cfg.Template == "" || run.Status != store.RunStarted {
+		return nil
+	}
+	conv := *run.ConversationID
+	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+	if err != nil {
+		return fmt.Errorf("reading run %s: %w", run.ID, err)
+	}
+	var prose string
+	for _, e := range entries {
+		switch e.Kind {
+		case store.EntryCard:
+			return s.settleRun(ctx, run, store.RunFinished, "posted its card")
+		case store.EntryAssistant:
+			if c, err := core.Decode[core.AssistantContent](e); err == nil && strings.TrimSpace(c.Text) != "" {
+				prose = c.Text
+			}
+		}
+	}
+	switch {
+	case failed:
+		return s.settleRun(ctx, run, store.RunFailed, "the turn failed before posting a card")
+	case cfg.Template != "briefing":
+		return s.settleRun(ctx, run, store.RunFailed, fmt.Sprintf("the model answered without post_result, so no %s card was posted", cfg.Template))
+	}
+	r, err := cards.BriefingFromProse(sc.Name, prose)
+	var card *cards.Stamped
+	if err == nil {
+		card, err = cards.Stamp(r, nil)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "a briefing answered in prose that fills no card", "schedule_id", sc.ID, "run_id", run.ID, "error", err)
+		return s.settleRun(ctx, run, store.RunFailed, "the model answered without post_result and its reply fills no briefing card: "+err.Error())
+	}
+	now := s.now()
+	return s.st.InTx(ctx, func(q store.Queries) error {
+		if err := core.PostCard(ctx, q, &core.PostCardParams{ConversationID: conv, Agent: sc.Agent, Card: card, Now: now}); err != nil {
+			return err
+		}
+		status, note := store.RunFinished, "the model answered in prose; the briefing card was filled from its reply"
+		_, err := q.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: now})
+		return err
+	})
+}
+
+// settleRun records how a run ended.
+func (s *Scheduler) settleRun(ctx context.Context, run *store.ScheduleRun, status store.ScheduleRunStatus, note string) error {
+	if _, err := s.st.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Status: &status, Note: &note, Now: s.now()}); err != nil {
+		return fmt.Errorf("settling run %s: %w", run.ID, err)
 	}
 	return nil
 }

@@ -111,6 +111,8 @@ func New(opts Options) (*Adapter, error) {
 	s.AddHandler(a.onReady)
 	s.AddHandler(a.onDisconnect)
 	s.AddHandler(a.onMessageCreate)
+	s.AddHandler(a.onMessageUpdate)
+	s.AddHandler(a.onMessageDelete)
 	s.AddHandler(a.onInteractionCreate)
 	s.AddHandler(a.onGuildCreate)
 	return a, nil

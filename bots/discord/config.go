@@ -21,6 +21,7 @@ import (
 //	  streaming:
 //	    edit_interval: 1s         # least time between two edits of a streamed reply
 //	  ack_reaction: "👀"          # added to each message taken up
+//	  done_reaction: "✅"         # replaces it once the reply is delivered
 //	  agent_webhooks: true        # agents post under their own name and avatar
 //	  cards: components_v2        # or embeds
 //	  forum_posts: true           # a new forum post is a conversation
@@ -37,6 +38,7 @@ type Config struct {
 	CommandGuildID       string
 	StreamEditInterval   time.Duration
 	AckReaction          *string
+	DoneReaction         *string
 	AgentWebhooks        *bool
 	CardsAsEmbeds        *bool
 	ForumPosts           *bool
@@ -89,13 +91,17 @@ func ParseConfig(raw []byte) (*Config, error) {
 			c.CommandGuildID, err = idField(v, where)
 		case "streaming":
 			err = c.streaming(v, where)
-		case "ack_reaction":
+		case "ack_reaction", "done_reaction":
 			var s string
 			if err = scalar(v, where, "an emoji such as \"👀\"", &s); err == nil {
 				if s != strings.TrimSpace(s) || len(s) > 64 {
 					err = fmt.Errorf("%s: %q must be one emoji (unicode, or name:id for a custom one)", where, s)
 				}
-				c.AckReaction = &s
+				if key == "ack_reaction" {
+					c.AckReaction = &s
+				} else {
+					c.DoneReaction = &s
+				}
 			}
 		case "agent_webhooks":
 			c.AgentWebhooks, err = boolField(v, where)
@@ -119,7 +125,7 @@ func ParseConfig(raw []byte) (*Config, error) {
 		case "mentions":
 			err = c.mentions(v, where)
 		default:
-			err = fmt.Errorf("%s: unknown field (known: allow_bots, thread_on_mention, command_guild_id, streaming, ack_reaction, agent_webhooks, cards, forum_posts, channels, mentions)", where)
+			err = fmt.Errorf("%s: unknown field (known: allow_bots, thread_on_mention, command_guild_id, streaming, ack_reaction, done_reaction, agent_webhooks, cards, forum_posts, channels, mentions)", where)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -218,6 +224,9 @@ func (c *Config) Apply(o *Options) {
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction
+	}
+	if c.DoneReaction != nil {
+		o.DoneReaction = *c.DoneReaction
 	}
 	if c.AgentWebhooks != nil {
 		o.AgentWebhooks = *c.AgentWebhooks

@@ -130,6 +130,10 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 	}
 	in.Mentioned = mentioned || configured || in.IsDM
 	in.Text = messageText(m, botID)
+	// Handlers run on the gateway's read goroutine: only a message
+	// addressed to the bot waits for its downloads; others list their
+	// files by name.
+	in.Files = a.readAttachments(m.Attachments, in.Mentioned)
 
 	threadHere := a.opts.ThreadOnEveryMention || slices.Contains(a.opts.ThreadOnMention, m.ChannelID)
 	if topLevel && !in.IsDM && in.Mentioned && threadHere {
@@ -296,3 +300,29 @@ func interactionUser(i *discordgo.Interaction) (id, name string) {
 }
 
 func (a *Adapter) now() time.Time { return a.opts.Now() }
+
+// MarkDone implements bots.DoneMarker: once the message taken up has its
+// reply, the acknowledgement reaction gives way to the done one. The
+// message is in the target's thread, or in its channel when the thread was
+// started on the message itself (the thread then has the message's id) or
+// there is no thread. Adding a reaction the bot has and removing one it
+// has not are no errors on Discord, so a retried turn marks it again
+// harmlessly.
+func (a *Adapter) MarkDone(ctx context.Context, to bots.Target, messageID string) error {
+	if a.opts.AckReaction == "" || messageID == "" {
+		return nil
+	}
+	channel := to.Channel
+	if to.Thread != "" && to.Thread != messageID {
+		channel = to.Thread
+	}
+	if a.opts.DoneReaction != "" {
+		if err := a.s.MessageReactionAdd(channel, messageID, a.opts.DoneReaction, discordgo.WithContext(ctx)); err != nil {
+			return fmt.Errorf("adding the done reaction to discord message %s: %w", messageID, err)
+		}
+	}
+	if err := a.s.MessageReactionRemove(channel, messageID, a.opts.AckReaction, "@me", discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("removing the acknowledgement reaction from discord message %s: %w", messageID, err)
+	}
+	return nil
+}

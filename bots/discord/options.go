@@ -64,6 +64,16 @@ type Options struct {
 	// AckReaction is an emoji the bot adds to a message it takes up (the
 	// message was accepted by core, not ignored or refused). "" adds none.
 	AckReaction string
+	// FileMaxBytes is the largest attachment read for the model (default
+	// 5 MB); FileMaxCount how many of a message's are read (default 5;
+	// negative: none); FileTimeout bounds one message's downloads (10s:
+	// they hold the gateway's event loop).
+	FileMaxBytes int64
+	FileMaxCount int
+	FileTimeout  time.Duration
+	// DoneReaction replaces AckReaction once the reply is delivered
+	// (MarkDone); "" only removes the ack.
+	DoneReaction string
 	// AgentWebhooks posts each agent's replies through a webhook of the
 	// channel, under the agent's name and avatar (bots.Identity). Where
 	// the bot lacks Manage Webhooks it posts as itself.
@@ -145,6 +155,15 @@ func (o *Options) withDefaults() Options {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 20 * time.Second}
 	}
+	if c.FileMaxBytes == 0 {
+		c.FileMaxBytes = DefaultFileMaxBytes
+	}
+	if c.FileMaxCount == 0 {
+		c.FileMaxCount = DefaultFileMaxCount
+	}
+	if c.FileTimeout == 0 {
+		c.FileTimeout = 10 * time.Second
+	}
 	if c.StreamUpdateInterval == 0 {
 		c.StreamUpdateInterval = minStreamInterval
 	}
@@ -197,6 +216,9 @@ func (o *Options) validate() error {
 	}
 	if strings.TrimSpace(o.AckReaction) != o.AckReaction || len(o.AckReaction) > 64 {
 		errs = append(errs, fmt.Errorf("Options.AckReaction must be one emoji (a unicode emoji, or name:id for a custom one), got %q", o.AckReaction))
+	}
+	if strings.TrimSpace(o.DoneReaction) != o.DoneReaction || len(o.DoneReaction) > 64 {
+		errs = append(errs, fmt.Errorf("Options.DoneReaction must be one emoji (a unicode emoji, or name:id for a custom one), got %q", o.DoneReaction))
 	}
 	return errors.Join(errs...)
 }

@@ -8,8 +8,10 @@
 // Socket Mode envelope is answered well inside Slack's 3 seconds; the ack is
 // sent only after Submit succeeded, so a failure makes Slack deliver again.
 //
-// Outbound, it implements bots.Adapter, Editor, Streamer and StatusSetter.
-// Markdown is converted to mrkdwn and split within Slack's limits; a 429 is
+// Outbound, it implements bots.Adapter, Editor, Streamer, StatusSetter,
+// DoneMarker and ThreadStarter. A model's Markdown goes out as markdown
+// blocks (12,000 characters a message); other text is converted to mrkdwn;
+// both are split within Slack's limits; a 429 is
 // waited out (Retry-After) and the same call retried, which never posts twice
 // because a rate-limited call posted nothing; posts are paced to about one per
 // second per channel, Slack's documented rate for chat.postMessage.

@@ -308,12 +308,16 @@ discord:
 		if th := e.fake.Channel(q.ID); th == nil || th.ParentID != channel {
 			t.Errorf("thread = %+v; want one on the question under %s", th, channel)
 		}
-		if r := e.fake.Message(q.ID).Reactions; !slices.Contains(r, "👀") {
-			t.Errorf("reactions on the question = %v; want 👀", r)
+		// 👀 while it works, ✅ in its place once the reply is in.
+		e.fake.Wait(t, "✅ in place of 👀 on the question", func() bool {
+			return slices.Equal(e.fake.Message(q.ID).Reactions, []string{"✅"})
+		})
+		if n := len(e.fake.CallsTo(discordRouteReaction)); n != 2 {
+			t.Errorf("%d reactions added for the question, want 👀 then ✅", n)
 		}
 		e.mention(ignored, discordAlice, "anyone?")
 		e.mention(channel, discordAlice, "a second question")
-		e.fake.Wait(t, "the second answer", func() bool { return len(e.fake.CallsTo(discordRouteReaction)) >= 2 })
+		e.fake.Wait(t, "the second answer", func() bool { return len(e.fake.CallsTo(discordRouteReaction)) >= 3 })
 		if b := e.binding(ignored); b != nil {
 			t.Errorf("the ignored channel has a conversation; want its messages never read")
 		}

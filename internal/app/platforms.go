@@ -98,6 +98,8 @@ func (a *App) buildPlatforms() error {
 			ForumPosts:     true,
 			ReplyIsMention: true,
 			AgentWebhooks:  webhooks,
+			// With an ack reaction set, it becomes ✅ once the reply is in.
+			DoneReaction: "✅",
 		}
 		discordCfg.Apply(&dopts)
 		if cfg.DiscordCommandGuildID != "" {

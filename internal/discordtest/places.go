@@ -190,6 +190,20 @@ func checkInstallContexts(i int, cmd map[string]any) *formError {
 	return nil
 }
 
+// removeReaction takes the bot's reaction off a message
+// (https://discord.com/developers/docs/resources/message#delete-own-reaction);
+// a reaction it does not have is no error, as on Discord.
+func (s *Server) removeReaction(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("message")]
+	if !ok || m.ChannelID != r.PathValue("channel") {
+		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	m.Reactions = slices.DeleteFunc(m.Reactions, func(e string) bool { return e == r.PathValue("emoji") })
+	return http.StatusNoContent, nil
+}
+
 // addReaction records the bot's reaction on a message
 // (https://discord.com/developers/docs/resources/message#create-reaction).
 func (s *Server) addReaction(_ http.ResponseWriter, r *http.Request, _ *Call) (int, any) {

@@ -73,6 +73,9 @@ type Attachment struct {
 	Filename    string
 	ContentType string
 	Data        []byte
+	// URL is where a person's attachment (UserMessageFiles) is served, on
+	// the fake's own host in place of Discord's CDN.
+	URL string
 }
 
 // Message is a message as the fake stores it.
@@ -217,7 +220,7 @@ func (m *Message) wire() map[string]any {
 		atts = append(atts, map[string]any{
 			"id": m.ID + strconv.Itoa(i), "filename": a.Filename,
 			"content_type": a.ContentType, "size": len(a.Data),
-			"url": "https://cdn.discordapp.com/attachments/" + m.ChannelID + "/" + m.ID + "/" + a.Filename,
+			"url": cmpOr(a.URL, "https://cdn.discordapp.com/attachments/"+m.ChannelID+"/"+m.ID+"/"+a.Filename),
 		})
 	}
 	w["attachments"] = atts
@@ -582,6 +585,13 @@ var mentionRE = regexp.MustCompile(`<@!?(\d+)>`)
 // channel of DefaultGuildID. Mentions are parsed from <@id> in content, as
 // Discord does.
 func (s *Server) UserMessage(channelID string, author discordgo.User, content string) *Message {
+	return s.UserMessageFiles(channelID, author, content)
+}
+
+// UserMessageFiles is UserMessage with files attached. Each is served at
+// its attachment url on the fake's host (GET /attachments/...), as Discord's
+// CDN serves them, without a token.
+func (s *Server) UserMessageFiles(channelID string, author discordgo.User, content string, files ...Attachment) *Message {
 	s.mu.Lock()
 	ch, ok := s.channels[channelID]
 	if !ok {
@@ -591,6 +601,10 @@ func (s *Server) UserMessage(channelID string, author discordgo.User, content st
 	m := &Message{
 		ID: s.id(), ChannelID: channelID, GuildID: ch.GuildID, Author: author,
 		Content: content, Timestamp: s.now().UTC(),
+	}
+	for _, f := range files {
+		f.URL = s.URL + "/attachments/" + channelID + "/" + m.ID + "/" + url.PathEscape(f.Filename)
+		m.Attachments = append(m.Attachments, f)
 	}
 	for _, sub := range mentionRE.FindAllStringSubmatch(content, -1) {
 		u := discordgo.User{ID: sub[1], Username: "user" + sub[1]}
@@ -609,6 +623,45 @@ func (s *Server) UserMessage(channelID string, author discordgo.User, content st
 	s.mu.Unlock()
 	s.Dispatch("MESSAGE_CREATE", w)
 	return out
+}
+
+// UserEdit changes the text of a person's message and sends MESSAGE_UPDATE
+// (with edited_timestamp), as Discord does when its author edits it.
+func (s *Server) UserEdit(messageID, content string) {
+	s.mu.Lock()
+	m, ok := s.messages[messageID]
+	if !ok {
+		s.mu.Unlock()
+		panic("discordtest: UserEdit of unknown message " + messageID)
+	}
+	m.Content = content
+	m.Edits++
+	s.notifyLocked()
+	w := m.wire()
+	if m.GuildID != "" {
+		w["member"] = map[string]any{"nick": nil, "roles": []string{}}
+	}
+	s.mu.Unlock()
+	s.Dispatch("MESSAGE_UPDATE", w)
+}
+
+// UserDelete marks a person's message deleted and sends MESSAGE_DELETE,
+// which carries only the ids.
+func (s *Server) UserDelete(messageID string) {
+	s.mu.Lock()
+	m, ok := s.messages[messageID]
+	if !ok {
+		s.mu.Unlock()
+		panic("discordtest: UserDelete of unknown message " + messageID)
+	}
+	delete(s.messages, m.ID)
+	s.notifyLocked()
+	w := map[string]any{"id": m.ID, "channel_id": m.ChannelID}
+	if m.GuildID != "" {
+		w["guild_id"] = m.GuildID
+	}
+	s.mu.Unlock()
+	s.Dispatch("MESSAGE_DELETE", w)
 }
 
 // ButtonInteraction registers a click on a button of a stored message and
@@ -708,6 +761,42 @@ func (s *Server) interactionPayloadLocked(in *Interaction, user discordgo.User, 
 	return p
 }
 
+// serveAttachment answers a person's attachment's url
+// (/attachments/{channel}/{message}/{name}) with its bytes.
+func (s *Server) serveAttachment(w http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/attachments/"), "/", 3)
+	if len(parts) != 3 {
+		http.NotFound(w, r)
+		return
+	}
+	r.SetPathValue("channel", parts[0])
+	r.SetPathValue("message", parts[1])
+	r.SetPathValue("name", parts[2])
+	s.mu.Lock()
+	var data []byte
+	found := false
+	if m, ok := s.messages[r.PathValue("message")]; ok && m.ChannelID == r.PathValue("channel") {
+		for _, a := range m.Attachments {
+			if a.Filename == r.PathValue("name") {
+				data, found = a.Data, true
+			}
+		}
+	}
+	s.mu.Unlock()
+	if !found {
+		http.NotFound(w, r)
+		return
+	}
+	_, _ = w.Write(data)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 // ---- HTTP plumbing ----
 
 const apiPrefix = "/api/v9"
@@ -740,6 +829,7 @@ func (s *Server) routes() {
 	add("DELETE /webhooks/{app}/{token}/messages/{message}", s.deleteByWebhook)
 	add("POST /channels/{channel}/webhooks", s.createWebhook)
 	add("PUT /channels/{channel}/messages/{message}/reactions/{emoji}/@me", s.addReaction)
+	add("DELETE /channels/{channel}/messages/{message}/reactions/{emoji}/@me", s.removeReaction)
 	add("GET /channels/{channel}/webhooks", s.listWebhooks)
 	add("PUT /applications/{app}/commands", s.bulkOverwrite)
 	add("PUT /applications/{app}/guilds/{guild}/commands", s.bulkOverwrite)
@@ -759,6 +849,10 @@ type apiError struct {
 func errBody(code int, msg string) apiError { return apiError{Message: msg, Code: code} }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/attachments/") {
+		s.serveAttachment(w, r) // the CDN's, outside the API
+		return
+	}
 	if r.URL.Path == "/gateway" || strings.HasPrefix(r.URL.Path, "/gateway/") {
 		s.serveGateway(w, r)
 		return
