@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core/redact"
@@ -58,7 +59,17 @@ type DirectoryOptions struct {
 // sight, profiles cached for TTL, identities linked by one-time codes.
 type Directory struct {
 	o DirectoryOptions
+
+	// known holds identities found or made in the store by this process.
+	// People and identities are never deleted (a merge moves identities,
+	// it does not remove them), so one found stays found: EnsureKnown skips
+	// the store for it.
+	knownMu sync.Mutex
+	known   map[store.Identity]struct{}
 }
+
+// maxKnown bounds Directory.known; when full it starts again, empty.
+const maxKnown = 10000
 
 var _ People = (*Directory)(nil)
 
@@ -120,6 +131,30 @@ func (d *Directory) Ensure(ctx context.Context, platform, workspace, userID, nam
 		return p, err
 	}
 	return d.create(ctx, id, name)
+}
+
+// EnsureKnown makes sure a person exists behind a platform user, as Ensure
+// does, for a caller that needs nothing of them (Submit): a user this
+// process found or made before costs no read, so a burst of one person's
+// messages puts nothing on the acknowledgement's path but its commit.
+func (d *Directory) EnsureKnown(ctx context.Context, platform, workspace, userID, name string) error {
+	id := IdentityOf(platform, workspace, userID)
+	d.knownMu.Lock()
+	_, ok := d.known[id]
+	d.knownMu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := d.Ensure(ctx, platform, workspace, userID, name); err != nil {
+		return err
+	}
+	d.knownMu.Lock()
+	defer d.knownMu.Unlock()
+	if d.known == nil || len(d.known) >= maxKnown {
+		d.known = map[store.Identity]struct{}{}
+	}
+	d.known[id] = struct{}{}
+	return nil
 }
 
 // create is the one place a person is made.

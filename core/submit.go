@@ -136,7 +136,7 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 		// The person is found or made here, from the store alone; their
 		// profile is read from the platform on the turn, never on the ack.
 		// A failure is not the message's: the turn tries again.
-		if _, err := s.opts.People.Ensure(ctx, in.Platform, in.Workspace, in.UserID, in.UserName); err != nil {
+		if err := s.opts.People.EnsureKnown(ctx, in.Platform, in.Workspace, in.UserID, in.UserName); err != nil {
 			s.log.WarnContext(ctx, "finding the person behind a message", "platform", in.Platform, "user_id", in.UserID, "error", err)
 		}
 	}

@@ -68,7 +68,7 @@ func runningTurn(tb testing.TB, st store.Store, channel, thread string) *store.W
 // reply entry is written, the streamed message is closed with a notice and
 // the session leaves processing. SQLite runs the same with one instance.
 func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it checks that the stop lands within a second.
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		first := startNative(t, url, envOptions{instanceID: "first"})

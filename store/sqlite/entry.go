@@ -17,6 +17,11 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		if err := t.fence(ctx, p.ConversationID, p.LeaseOwner, p.Now); err != nil {
 			return nil, err
 		}
+		if p.Kind != store.EntryError && p.ExpectSeq == nil {
+			// The usual append: the next seq, with no read of the
+			// conversation first (a missing one allocates no seq).
+			return t.appendNext(ctx, p)
+		}
 		row, err := t.tx.ConversationGet(ctx, p.ConversationID)
 		if err != nil {
 			return nil, err
@@ -61,6 +66,29 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		return nil, wrap(err, "appending %s entry to %s", p.Kind, p.ConversationID)
 	}
 	return res, nil
+}
+
+// appendNext appends p's entry at the conversation's next seq: two
+// statements, the seq's allocation and the insert.
+func (t *queries) appendNext(ctx context.Context, p *store.EntryAppendParams) (*store.EntryAppendResult, error) {
+	seq, err := t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: p.ConversationID, Now: micros(p.Now)})
+	if err != nil {
+		return nil, err
+	}
+	e := &store.Entry{
+		ID: newID(), ConversationID: p.ConversationID, Seq: &seq, AfterSeq: seq - 1, Kind: p.Kind, Author: p.Author,
+		Content: p.Content, TurnID: p.TurnID, CreatedAt: fromMicros(micros(p.Now)),
+	}
+	err = t.tx.EntryInsert(ctx, dbsqlc.EntryInsertParams{
+		ID: e.ID, ConversationID: e.ConversationID, Seq: intArg(e.Seq), AfterSeq: e.AfterSeq,
+		Kind: string(e.Kind), Author: string(e.Author), Content: string(e.Content), TurnID: uuidArg(e.TurnID),
+		CreatedAt: micros(e.CreatedAt),
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.notify(store.TopicEntries, e.ConversationID.String())
+	return &store.EntryAppendResult{Entry: e, ConversationID: e.ConversationID}, nil
 }
 
 // fork creates a child of parent seeded with parent's entries before seq, so
