@@ -1,6 +1,9 @@
 package core
 
 import (
+	"bytes"
+	"strconv"
+
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/store"
@@ -57,11 +60,11 @@ func inSeenOrder(entries []*store.Entry) []*store.Entry {
 		if e.Kind != store.EntryAssistant || e.Seq == nil {
 			continue
 		}
-		c, err := Decode[AssistantContent](e)
-		if err != nil || c.SeenThrough == 0 || c.SeenThrough >= *e.Seq-1 {
+		seen := seenThrough(e.Content)
+		if seen == 0 || seen >= *e.Seq-1 {
 			continue
 		}
-		gaps = append(gaps, gap{idx: i, seen: c.SeenThrough, seq: *e.Seq, turn: e.TurnID})
+		gaps = append(gaps, gap{idx: i, seen: seen, seq: *e.Seq, turn: e.TurnID})
 	}
 	if len(gaps) == 0 {
 		return entries
@@ -95,6 +98,32 @@ func inSeenOrder(entries []*store.Entry) []*store.Entry {
 		}
 	}
 	return out
+}
+
+// seenKey is how AssistantContent.SeenThrough appears in an entry's JSON.
+// A quote inside a JSON string is escaped, so the key with its quotes can
+// only be the object's own field; nested objects (thinking, dms) have no
+// such field.
+var seenKey = []byte(`"seen_through":`)
+
+// seenThrough reads AssistantContent.SeenThrough from an assistant entry's
+// content (0: none) without decoding the rest: every turn reads every
+// reply of its log here, and the text is most of it.
+func seenThrough(content []byte) int64 {
+	i := bytes.LastIndex(content, seenKey)
+	if i < 0 {
+		return 0
+	}
+	rest := bytes.TrimLeft(content[i+len(seenKey):], " \t\r\n")
+	end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 func sameTurn(a, b *uuid.UUID) bool {

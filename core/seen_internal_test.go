@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -47,4 +49,50 @@ func TestInSeenOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSeenThroughIsReadFromTheContent(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		want    int64
+	}{
+		{string(mustJSON(AssistantContent{Text: "hi", SeenThrough: 41})), 41},
+		{`{"text": "hi", "agent": "atlas", "seen_through": 7}`, 7}, // as Postgres jsonb prints it
+		{string(mustJSON(AssistantContent{Text: `say "seen_through": 99 to me`})), 0},
+		{string(mustJSON(AssistantContent{Text: `"seen_through":5`, SeenThrough: 12})), 12},
+		{`{"text":"old reply"}`, 0},
+	} {
+		if got := seenThrough([]byte(tc.content)); got != tc.want {
+			t.Errorf("seenThrough(%s) = %d, want %d", tc.content, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkSeenOrderCost: what inSeenOrder adds to building a turn's
+// prompt from a 400-entry log without gaps (the usual case); compare
+// ns/op of the two sub-benchmarks, measured in the same run.
+func BenchmarkSeenOrderCost(b *testing.B) {
+	turn := uuid.New()
+	var es []*store.Entry
+	for i := int64(1); i <= 400; i += 2 {
+		u, r := i, i+1
+		es = append(es,
+			&store.Entry{Seq: &u, Kind: store.EntryUser, Author: store.UserAuthor("alice"), Content: mustJSON(UserContent{Text: strings.Repeat("a question ", 20)})},
+			&store.Entry{Seq: &r, Kind: store.EntryAssistant, Author: store.AgentAuthor("atlas"), TurnID: &turn, Content: mustJSON(AssistantContent{Text: strings.Repeat("an answer ", 60), Agent: "atlas", SeenThrough: u})})
+	}
+	ag := &agent.Agent{Name: "atlas", Model: "scripted:x", MaxTokens: 100}
+	b.Run("buildRequest", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := buildRequest(ag, "api", nil, nil, nil, es, nil, time.Time{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("inSeenOrder", func(b *testing.B) {
+		for b.Loop() {
+			if out := inSeenOrder(es); len(out) != len(es) {
+				b.Fatal("reordered a log without gaps")
+			}
+		}
+	})
 }
