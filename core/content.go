@@ -56,6 +56,11 @@ type AssistantContent struct {
 	// never see them, the agent's own history shows them again, and each
 	// went to a side thread (see sidethread.go).
 	DMs []DM `json:"dms,omitempty"`
+	// SeenThrough is the seq up to which the model call that wrote the
+	// reply had read the log: entries after it and before the reply, other
+	// than the turn's own, landed while the reply was being written and
+	// were not seen (see inSeenOrder). 0: not recorded.
+	SeenThrough int64 `json:"seen_through,omitempty"`
 	// Session is the coding CLI session (Claude Code, Codex) the reply
 	// was written in; the agent's next turn resumes it.
 	Session *CLISession `json:"cli_session,omitempty"`

@@ -16,6 +16,13 @@
 // pending, a call must wait for a person or a client, or the step budget is
 // spent.
 //
+// A message that arrives while a turn runs is stored and queued at once;
+// the running turn does not see it (its view was read when it started), and
+// its reply lands after the message in the log. The reply records how far
+// its model call had read (AssistantContent.SeenThrough), so the message's
+// own turn reads it after that reply and answers it (seen.go): every
+// message is answered, once.
+//
 // Deliver: the turn holds a TurnDelivery (Options.Deliverer, implemented by
 // package deliver) when its conversation is bound to a platform. Deltas,
 // statuses and retry resets go to it without waiting; each commit that

@@ -57,6 +57,9 @@ type turn struct {
 	entries []*store.Entry
 	summary *SummaryContent           // the latest summary; nil: none
 	names   map[store.Identity]string // the speakers' display names
+	// seen is the seq through which the turn has read the whole log (see
+	// advanceSeen).
+	seen int64
 	// stable holds the StableParts of this turn's prompt once built.
 	stable []string
 
@@ -112,7 +115,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
-	entries := ml.entries
+	// A message that landed while an earlier reply was written is read
+	// after that reply (seen.go).
+	entries := inSeenOrder(ml.entries)
 	log := s.log.With("conversation_id", conv.ID, "turn_id", item.ID, "attempt", item.Attempts)
 	base, args := s.turnAgent(conv, entries, args)
 	trigger := authorAt(entries, args.TriggerSeq)
@@ -153,7 +158,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		if ml, err = loadModelLog(ctx, s.st, conv.ID); err != nil {
 			return fmt.Errorf("loading log: %w", err)
 		}
-		entries = ml.entries
+		entries = inSeenOrder(ml.entries)
 	}
 	// Past the cap: every attempt died. Say so once, plainly, and stop.
 	if item.Attempts > s.opts.MaxTurnAttempts {
@@ -190,7 +195,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary}
+		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, seen: lastSeq(entries)}
 	t.countFailures()
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
@@ -432,6 +437,9 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		return turnDone, nil
 	}
 	for step := 0; step < t.stepBudget(); step++ {
+		t.mu.Lock()
+		seen := t.seen // what this model call reads
+		t.mu.Unlock()
 		resp, usage, err := t.callModel(ctx)
 		if err != nil {
 			return turnDone, err
@@ -465,7 +473,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		}
 		var step []pendingEntry
 		if text != "" || len(thinking) > 0 || len(dms) > 0 {
-			ac := AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms}
+			ac := AssistantContent{Text: text, Agent: t.agent.Name, Thinking: thinking, DMs: dms, SeenThrough: seen}
 			if s := resp.Session; s != nil {
 				ac.Session = &CLISession{Provider: s.Provider, ID: s.ID, Totals: s.Totals}
 			}
@@ -710,6 +718,7 @@ func (t *turn) appendParams(kind store.EntryKind, content any) *store.EntryAppen
 // published adds committed entries to the turn's view of the log and tells
 // live viewers. Callers hold t.mu.
 func (t *turn) published(es ...*store.Entry) {
+	t.advanceSeen(es...)
 	for _, e := range es {
 		t.entries = append(t.entries, e)
 		t.s.hub.Publish(Event{ConversationID: t.conv.ID, Kind: EventEntry, Entry: e, Agent: t.agent.Name})

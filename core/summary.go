@@ -256,10 +256,7 @@ func (t *turn) askSummary(ctx context.Context) {
 	if ml.tokens() <= at {
 		return
 	}
-	last := int64(0)
-	if n := len(t.entries); n > 0 {
-		last = t.entries[n-1].SeqValue()
-	}
+	last := lastSeq(t.entries) // the view is not in seq order after a gap (seen.go)
 	conv := t.conv.ID
 	key := fmt.Sprintf("%s:%s:%d", WorkSummarize, conv, last)
 	if _, err := Enqueue(ctx, t.s.st, SummarizeArgs{AtSeq: last}, &EnqueueOpts{
