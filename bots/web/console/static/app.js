@@ -5,7 +5,7 @@
 
 // VIEWS are imported at start, in tab order. A view module that is missing
 // is skipped, so views can be added by dropping a file here and its name in.
-const VIEWS = ["chat", "log", "history", "artifacts", "ops"];
+const VIEWS = ["chat", "log", "history", "artifacts", "runs", "graph", "ops"];
 
 const views = new Map();
 let current = null; // { name, view, cleanup }
