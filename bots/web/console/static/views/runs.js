@@ -80,5 +80,5 @@ async function render(el, params) {
 registerView("runs", {
   title: "Runs",
   render,
-  commands: [{ title: "Runs: list every run", run: () => navigate({ view: "runs" }) }],
+  commands: (p) => p.get("c") ? [{ title: "Every run, not only this conversation's", run: () => navigate({ view: "runs" }) }] : [],
 });
