@@ -97,7 +97,8 @@ function draw(g, current) {
     const label = e.kind === "handled-by" ? "" : e.kind.replace(/-/g, " ") + (e.label ? ` (${e.label})` : "");
     const mx = (a.x + b.x) / 2 + W / 2 + 4, my = (a.y + b.y) / 2 + H / 2;
     edges.append(s("g", { class: "edge", dataset: { kind: e.kind, from: e.from, to: e.to } },
-      s("path", { d, "marker-end": e.kind === "handled-by" ? null : "url(#arrow)" }),
+      // The arrow points at the edge's To, drawn above or below its From.
+      s("path", { d, [a.y < b.y ? "marker-end" : "marker-start"]: e.kind === "handled-by" ? null : "url(#arrow)" }),
       label ? s("text", { x: mx, y: my }, label) : null));
   }
   svg.append(edges);
