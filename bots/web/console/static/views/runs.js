@@ -10,6 +10,9 @@ export function workCSS() {
 }
 
 const usd = (micro) => "$" + (Number(micro || 0) / 1e6).toFixed(4);
+// shortModel keeps a long model name (a path) readable in the table; the
+// cell's title has it whole.
+const shortModel = (m) => m.length > 32 && m.includes("/") ? m.slice(0, m.indexOf(":") + 1) + "…/" + m.slice(m.lastIndexOf("/") + 1) : m;
 const pill = (status) => h("span", { class: "pill", dataset: { status } }, status);
 const convLink = (id) => h("a", { href: `/?c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: id }); } }, id.slice(0, 8));
 
@@ -35,7 +38,7 @@ async function showRun(box, id, reload) {
         h("tbody", {}, steps.map((s) => h("tr", { dataset: { step: s.key } },
           h("td", {}, h("strong", {}, s.key), h("br"), s.title, s.conversation ? [" · ", convLink(s.conversation)] : ""),
           h("td", {}, pill(s.status), s.attempts > 1 ? ` (${s.attempts} tries)` : ""),
-          h("td", {}, s.agent), h("td", {}, s.model || s.class),
+          h("td", {}, s.agent), h("td", { title: s.model || s.class }, shortModel(s.model || s.class)),
           h("td", {}, `${s.input_tokens}/${s.output_tokens}`), h("td", {}, usd(s.cost_micro_usd)),
           h("td", { class: "out" }, s.error ? h("span", { class: "notice error" }, s.error) : (s.output || "—"))))))
         : h("p", { class: "empty" }, "No steps yet.")),
