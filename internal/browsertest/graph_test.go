@@ -6,6 +6,7 @@
 package browsertest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,5 +144,26 @@ func TestRunsAndGraphViews(t *testing.T) {
 		})
 		p.waitJS("the toast", `[...document.querySelectorAll(".toast")].some(t => t.textContent.includes("digest runs now"))`)
 		p.shot("o1-run-now")
+		// Two more requests back to back: the second is the first's
+		// occurrence (the same minute) and queues nothing. A paused routine
+		// is refused with the reason.
+		twice := eval[[]map[string]any](p, `(async () => {
+			const csrf = (await (await fetch("/api/session")).json()).csrf;
+			const id = (await (await fetch("/api/schedules")).json()).schedules[0].id;
+			const post = (verb) => fetch("/api/schedules/" + id + "/" + verb, {method: "POST", headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf}, body: "{}"});
+			const a = await post("run"), b = await post("run");
+			await post("pause");
+			const c = await post("run");
+			return [{status: a.status, ...(await a.json())}, {status: b.status, ...(await b.json())}, {status: c.status, ...(await c.json())}];
+		})()`)
+		if twice[0]["status"] != 202.0 || twice[1]["status"] != 202.0 {
+			t.Fatalf("run now twice: %v", twice)
+		}
+		if twice[0]["due"] == twice[1]["due"] && twice[1]["fired"] != false {
+			t.Errorf("a second run now for the same occurrence fired again: %v", twice)
+		}
+		if twice[2]["status"] != 409.0 || !strings.Contains(fmt.Sprint(twice[2]["error"]), "resume it") {
+			t.Errorf("run now of a paused routine: %v, want 409 saying to resume it", twice[2])
+		}
 	})
 }
