@@ -18,10 +18,11 @@ import (
 type Schedules interface {
 	Pause(ctx context.Context, sc *store.Schedule, reason string) (*store.Schedule, error)
 	Resume(ctx context.Context, sc *store.Schedule) (*store.Schedule, error)
+	RunNow(ctx context.Context, sc *store.Schedule) (*scheduler.RunNowResult, error)
 }
 
 // scheduleRoutes serves the operator's view of schedules: routines,
-// pulses, reminders and loops, with pause and resume.
+// pulses, reminders and loops, with pause, resume and run now.
 func (a *API) scheduleRoutes(mux *http.ServeMux) {
 	if a.opts.Schedules == nil {
 		return
@@ -29,6 +30,7 @@ func (a *API) scheduleRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /api/schedules", a.handle(a.scheduleList))
 	mux.Handle("POST /api/schedules/{schedule}/pause", a.handle(a.scheduleState))
 	mux.Handle("POST /api/schedules/{schedule}/resume", a.handle(a.scheduleState))
+	mux.Handle("POST /api/schedules/{schedule}/run", a.handle(a.scheduleRunNow))
 }
 
 type scheduleJSON struct {
@@ -102,5 +104,34 @@ func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, toScheduleJSON(sc))
+	return nil
+}
+
+// scheduleRunNow fires a routine or pulse once now, through the
+// scheduler's fire path: a second request in the same minute queues
+// nothing ("fired": false).
+func (a *API) scheduleRunNow(w http.ResponseWriter, r *http.Request) error {
+	if err := operatorOnly(principal(r), "run schedules now"); err != nil {
+		return err
+	}
+	if err := decode(w, r, &struct{}{}, true); err != nil {
+		return err
+	}
+	id, err := parseID("schedule", r.PathValue("schedule"))
+	if err != nil {
+		return err
+	}
+	sc, err := a.st.ScheduleGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	res, err := a.opts.Schedules.RunNow(r.Context(), sc)
+	if errors.Is(err, scheduler.ErrInvalid) {
+		return &httpError{status: http.StatusConflict, msg: err.Error()} // paused, a reminder or a loop
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"schedule": toScheduleJSON(sc), "due": res.Due, "fired": res.Fired})
 	return nil
 }

@@ -255,6 +255,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.approvalRoutes(mux)
 	a.historyRoutes(mux)
 	a.artifactRoutes(mux)
+	a.graphRoutes(mux)
 	// CORS preflights of allowed origins are answered here; those of other
 	// sites are refused with a reason instead of a bare 405.
 	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -128,6 +128,13 @@ func freePort(t *testing.T) string {
 
 func startEnv(t *testing.T, db string) *env {
 	t.Helper()
+	return startEnvWith(t, db, nil)
+}
+
+// startEnvWith is startEnv with more configuration appended to the file:
+// extra gets the path of the script file (for agents of its own).
+func startEnvWith(t *testing.T, db string, extra func(scriptPath string) string) *env {
+	t.Helper()
 	srv := slacktest.NewServer(slacktest.Options{BotToken: botToken, BotUserID: "U0BOT", TeamID: team})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -137,7 +144,11 @@ func startEnv(t *testing.T, db string) *env {
 		t.Fatal(err)
 	}
 	// remember asks first: the approvals inbox decides it.
-	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\npolicy:\n  tools: {remember: confirm}\n"), 0o600); err != nil {
+	cfgText := "access:\n  dm_policy: open\npolicy:\n  tools: {remember: confirm}\n"
+	if extra != nil {
+		cfgText += extra(scriptPath)
+	}
+	if err := os.WriteFile(config, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + scriptPath}

@@ -5,7 +5,7 @@
 
 // VIEWS are imported at start, in tab order. A view module that is missing
 // is skipped, so views can be added by dropping a file here and its name in.
-const VIEWS = ["chat", "log", "history", "artifacts", "ops"];
+const VIEWS = ["chat", "log", "history", "artifacts", "runs", "graph", "ops"];
 
 const views = new Map();
 let current = null; // { name, view, cleanup }
@@ -281,17 +281,20 @@ async function boot() {
     for (const name of VIEWS) {
       try { await import("./views/" + name + ".js"); } catch (e) { /* not shipped in this build */ }
     }
-    const tabs = document.getElementById("tabs");
-    for (const [name, v] of views) {
-      if (v.hidden && v.hidden(me)) continue;
-      tabs.append(h("a", { href: "/?view=" + name, dataset: { view: name }, onclick: (ev) => { ev.preventDefault(); navigate({ view: name }); } }, v.title || name));
-    }
     window.addEventListener("popstate", route);
     document.addEventListener("keydown", onKey);
     document.getElementById("palette-open").onclick = openPalette;
     document.getElementById("new-conv").onclick = newConversation;
     document.getElementById("signout").onclick = signOut;
     document.getElementById("conv-more").onclick = () => loadConversations(false);
+  }
+  // The tabs follow who signed in (the operator's are hidden from a
+  // person), also after signing out and in again without a reload.
+  const tabs = document.getElementById("tabs");
+  tabs.replaceChildren();
+  for (const [name, v] of views) {
+    if (v.hidden && v.hidden(me)) continue;
+    tabs.append(h("a", { href: "/?view=" + name, dataset: { view: name }, onclick: (ev) => { ev.preventDefault(); navigate({ view: name }); } }, v.title || name));
   }
   await loadConversations(true);
   route();

@@ -235,7 +235,8 @@ async function chat(el, id) {
     status,
     conv.parent_id ? h("a", { href: `/?c=${conv.parent_id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: conv.parent_id }); } }, "↑ parent (forked at #" + conv.fork_seq + ")") : null,
     h("span", { class: "sp" }),
-    h("a", { href: `/?view=log&c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: id }); } }, "Log, forks and time travel"));
+    h("a", { href: `/?view=log&c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: id }); } }, "Log, forks and time travel"),
+    h("a", { href: `/?view=graph&c=${id}`, id: "open-graph", onclick: (ev) => { ev.preventDefault(); navigate({ view: "graph", c: id }); } }, "Work graph"));
   const send = async () => {
     const t = text.value.trim();
     if (!t) return;
@@ -346,6 +347,7 @@ registerView("chat", {
   },
   keys: {
     l: (p) => { if (p.get("c")) navigate({ view: "log", c: p.get("c") }); },
+    g: (p) => { if (p.get("c")) navigate({ view: "graph", c: p.get("c") }); },
     i: () => { const c = document.getElementById("composer"); if (c) c.focus(); },
   },
   commands: (p) => p.get("c") ? [{ title: "Open the log of this conversation", run: () => navigate({ view: "log", c: p.get("c") }) }] : [],

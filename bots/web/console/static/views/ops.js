@@ -1,5 +1,5 @@
 // Operator views: the approvals inbox (allow or deny what waits); the
-// schedules with pause and resume; usage
+// schedules with pause, resume and run now; usage
 // and cost per day, agent and conversation as charts; standing grants with
 // revoke; DM pairing requests with approve; the audit log. Shown to the
 // operator only.
@@ -94,12 +94,22 @@ async function render(el) {
     const act = (r, verb) => async () => {
       try { await api.post(`/api/schedules/${r.id}/${verb}`, {}); toast(verb === "pause" ? "Paused" : "Resumed"); loadSchedules(); } catch (e) { toast(e.message, "error"); }
     };
+    const runNow = (r) => async () => {
+      try {
+        const res = await api.post(`/api/schedules/${r.id}/run`, {});
+        toast(res.fired ? `${r.name} runs now` : `${r.name} already ran this minute`);
+        setTimeout(() => loadSchedules().catch(() => {}), 1500);
+      } catch (e) { toast(e.message, "error"); }
+    };
+    const canRun = (r) => r.state === "active" && (r.kind === "routine" || r.kind === "pulse");
     schedulesBox.replaceChildren(table([
       ["Kind", (r) => r.kind], ["Name", (r) => r.name], ["Agent", (r) => r.agent], ["When", (r) => r.spec],
       ["Next", (r) => r.next_run_at ? new Date(r.next_run_at).toLocaleString() : "—"],
       ["State", (r) => h("span", { class: "pill", dataset: { state: r.state } }, r.state)], ["Runs", (r) => r.runs],
-      ["", (r) => r.state === "active" ? h("button", { type: "button", dataset: { act: "pause", schedule: r.id }, onclick: act(r, "pause") }, "Pause")
-        : (r.state === "paused" || r.state === "blocked") ? h("button", { type: "button", dataset: { act: "resume", schedule: r.id }, onclick: act(r, "resume") }, "Resume") : ""],
+      ["", (r) => h("span", { class: "choices" },
+        canRun(r) ? h("button", { type: "button", dataset: { act: "run", schedule: r.id }, onclick: runNow(r) }, "Run now") : "",
+        r.state === "active" ? h("button", { type: "button", dataset: { act: "pause", schedule: r.id }, onclick: act(r, "pause") }, "Pause")
+        : (r.state === "paused" || r.state === "blocked") ? h("button", { type: "button", dataset: { act: "resume", schedule: r.id }, onclick: act(r, "resume") }, "Resume") : "")],
     ], s.schedules || [], "No routines, pulses, reminders or loops."));
   };
   const loadPairing = async () => {
