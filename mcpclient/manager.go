@@ -80,6 +80,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Version is Switchboard's version, sent at initialisation.
 	Version string
+	// OAuth authorizes the servers with an "oauth" entry (required when
+	// one has).
+	OAuth *OAuthOptions
 }
 
 func (o *Options) defaults() {
@@ -125,6 +128,14 @@ func (o *Options) validate() error {
 		return fmt.Errorf("mcpclient: Options.MaxBackoff %s must be at least Options.MinBackoff %s", o.MaxBackoff, o.MinBackoff)
 	case o.MaxOutputBytes < 1024:
 		return fmt.Errorf("mcpclient: Options.MaxOutputBytes %d must be at least 1024", o.MaxOutputBytes)
+	}
+	if o.OAuth != nil {
+		return o.OAuth.validate()
+	}
+	for _, name := range o.Config.Names() {
+		if o.Config.Servers[name].OAuth != nil && !o.Config.Servers[name].Disabled {
+			return fmt.Errorf("mcpclient: MCP server %s has oauth, which needs Options.OAuth (Switchboard's OAuth callback: set SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY)", name)
+		}
 	}
 	return nil
 }
@@ -334,12 +345,13 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	o := s.m.opts
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
-	t, err := s.transport()
+	t, err := s.transport(ctx)
 	if err != nil {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: o.Version}, &mcp.ClientOptions{
-		KeepAlive: o.KeepAlive,
+		KeepAlive:          o.KeepAlive,
+		ElicitationHandler: s.elicitHandler(),
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Not in the notification's goroutine: listing is a request on
 			// the same session.
@@ -366,7 +378,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-func (s *server) transport() (mcp.Transport, error) {
+func (s *server) transport(ctx context.Context) (mcp.Transport, error) {
 	switch s.cfg.Transport() {
 	case TransportHTTP:
 		hc := *s.m.opts.HTTPClient
@@ -375,7 +387,15 @@ func (s *server) transport() (mcp.Transport, error) {
 			base = http.DefaultTransport
 		}
 		hc.Transport = headerTransport{base: base, headers: s.cfg.Headers}
-		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &hc, MaxRetries: 2}, nil
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &hc, MaxRetries: 2}
+		if s.cfg.OAuth != nil {
+			h, err := s.oauthHandler(ctx)
+			if err != nil {
+				return nil, err
+			}
+			t.OAuthHandler = h
+		}
+		return t, nil
 	default:
 		// Not CommandContext: the process lives as long as the session,
 		// not as long as the attempt to connect; Close ends it.

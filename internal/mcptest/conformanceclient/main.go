@@ -4,18 +4,32 @@
 // mcpclient.Manager, the same code the service runs, lists the tools and
 // calls them through the tool registry, then disconnects. The scenario
 // (MCP_CONFORMANCE_SCENARIO) picks the calls.
+//
+// The server entry has "oauth" (pre-registered with the client_id and
+// client_secret of MCP_CONFORMANCE_CONTEXT when the scenario gives them,
+// else dynamic registration) and "elicitation": "defaults". The harness
+// plays the person's browser: the suite's authorization server redirects
+// at once, so authorize reads the code from that redirect. Tokens go
+// through mcpclient.SealedTokens under a fresh key in a temporary folder.
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/mcpclient"
+	"github.com/switchboardhq/switchboard/secret"
 )
 
 func main() {
@@ -33,9 +47,40 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	reg := tool.NewRegistry()
+	var sc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+		if err := json.Unmarshal([]byte(c), &sc); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(key))
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "conformanceclient")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	m, err := mcpclient.New(mcpclient.Options{
-		Config:   &mcpclient.Config{Servers: map[string]*mcpclient.Server{"srv": {Name: "srv", URL: url, Risk: mcpclient.Risk{Default: tool.RiskLow}}}},
+		Config: &mcpclient.Config{Servers: map[string]*mcpclient.Server{"srv": {
+			Name: "srv", URL: url, Risk: mcpclient.Risk{Default: tool.RiskLow},
+			OAuth:       &mcpclient.OAuth{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+			Elicitation: mcpclient.ElicitDefaults,
+		}}},
 		Registry: reg, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), ConnectTimeout: 15 * time.Second,
+		OAuth: &mcpclient.OAuthOptions{
+			RedirectURL: "http://localhost:3000/callback",
+			Authorize:   followRedirect,
+			Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: keys},
+		},
 	})
 	if err != nil {
 		return err
@@ -60,4 +105,26 @@ func run() error {
 		fmt.Printf("%s -> error=%v %s\n", t.Name(), res.IsError, res.Output)
 	}
 	return nil
+}
+
+// followRedirect is the browser: it opens the authorization URL and reads
+// the code, state and issuer from the redirect the suite's authorization
+// server answers with.
+func followRedirect(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	loc, err := neturl.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode/100 != 3 {
+		return nil, fmt.Errorf("authorization answered %s without a redirect", resp.Status)
+	}
+	q := loc.Query()
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
