@@ -28,6 +28,9 @@ const (
 	StateConnected    State = "connected"    // initialised, its tools are offered
 	StateDisconnected State = "disconnected" // its tools are withdrawn; reconnecting with backoff
 	StateDisabled     State = "disabled"     // "disabled": true in the file
+	// StateAuthorizing: the server wants OAuth and a person must open
+	// Status.AuthorizeURL; the attempt waits for the callback.
+	StateAuthorizing State = "authorizing"
 )
 
 // Status is one server as `switchboard mcp status`, /readyz and /metrics
@@ -49,6 +52,9 @@ type Status struct {
 	// Server is the name and version the server gave at initialisation.
 	Server          string `json:"server,omitempty"`
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// AuthorizeURL is where a person authorizes Switchboard on the
+	// server's authorization server, while State is authorizing.
+	AuthorizeURL string `json:"authorize_url,omitempty"`
 }
 
 // Options configures a Manager.
@@ -115,6 +121,11 @@ func (o *Options) defaults() {
 	}
 	if o.Version == "" {
 		o.Version = "dev"
+	}
+	if o.OAuth != nil && o.OAuth.Wait == 0 {
+		oa := *o.OAuth
+		oa.Wait = 15 * time.Minute
+		o.OAuth = &oa
 	}
 }
 
@@ -265,6 +276,10 @@ type server struct {
 	session  *mcp.ClientSession
 	connects int
 	info     *mcp.InitializeResult
+	authURL  string
+	// firstDone ends Start's wait for this server (also when it starts
+	// waiting for a person to authorize it).
+	firstDone func()
 }
 
 func (s *server) status() Status {
@@ -272,7 +287,7 @@ func (s *server) status() Status {
 	defer s.mu.Unlock()
 	st := Status{
 		Name: s.cfg.Name, Transport: s.cfg.Transport(), State: s.state, Tools: slices.Clone(s.tools),
-		Error: s.err, Since: s.since, Connects: s.connects,
+		Error: s.err, Since: s.since, Connects: s.connects, AuthorizeURL: s.authURL,
 	}
 	if st.Tools == nil {
 		st.Tools = []string{}
@@ -292,6 +307,9 @@ func (s *server) status() Status {
 func (s *server) run(ctx context.Context, firstDone func()) {
 	var once sync.Once
 	defer once.Do(firstDone)
+	s.mu.Lock()
+	s.firstDone = func() { once.Do(firstDone) }
+	s.mu.Unlock()
 	failures := 0
 	for ctx.Err() == nil {
 		cs, err := s.connect(ctx)
@@ -343,7 +361,11 @@ func (s *server) backoff(n int) time.Duration {
 // connect opens a session, lists the tools and registers them.
 func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	o := s.m.opts
-	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	limit := o.ConnectTimeout
+	if s.cfg.OAuth != nil && o.OAuth != nil {
+		limit += o.OAuth.Wait // a person may have to authorize
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t, err := s.transport(ctx)
 	if err != nil {

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/secret"
 )
 
@@ -37,16 +39,28 @@ type OAuth struct {
 }
 
 // AuthorizeFunc takes a person (or, in the conformance harness, the
-// authorization server's immediate redirect) through the authorization
-// URL and returns the code and state the redirect URL received.
-type AuthorizeFunc = auth.AuthorizationCodeFetcher
+// authorization server's immediate redirect) through the server's
+// authorization URL and returns the code and state the redirect URL
+// received. Callbacks.Authorize is the service's.
+type AuthorizeFunc func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
 
-// TokenStore keeps a server's OAuth token between runs. Implementations
-// must keep it encrypted at rest (SealedTokens).
+// Grant is what is kept of a server's authorization: the token and what
+// refreshes it (the token endpoint and the client), so that a restart
+// refreshes rather than asks a person again.
+type Grant struct {
+	Token        *oauth2.Token    `json:"token"`
+	TokenURL     string           `json:"token_url,omitempty"`
+	ClientID     string           `json:"client_id,omitempty"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+}
+
+// TokenStore keeps a server's grant between runs. Implementations must
+// keep it encrypted at rest (SealedTokens).
 type TokenStore interface {
-	// Load returns the stored token, or nil when there is none.
-	Load(ctx context.Context, server string) (*oauth2.Token, error)
-	Save(ctx context.Context, server string, tok *oauth2.Token) error
+	// Load returns the stored grant, or nil when there is none.
+	Load(ctx context.Context, server string) (*Grant, error)
+	Save(ctx context.Context, server string, g *Grant) error
 }
 
 // OAuthOptions is how the Manager authorizes servers that have an "oauth"
@@ -60,9 +74,12 @@ type OAuthOptions struct {
 	// Tokens keeps the tokens (refreshed ones included); required.
 	Tokens TokenStore
 	// ClientMetadataURL is an https URL serving Switchboard's OAuth client
-	// id metadata document, used where the authorization server accepts
-	// one (optional).
+	// id metadata document (ClientMetadataHandler), used where the
+	// authorization server accepts one (optional).
 	ClientMetadataURL string
+	// Wait bounds how long a connection attempt waits for a person to
+	// authorize (default 15m).
+	Wait time.Duration
 }
 
 func (o *OAuthOptions) validate() error {
@@ -73,7 +90,10 @@ func (o *OAuthOptions) validate() error {
 		return errors.New("mcpclient: Options.OAuth.Authorize is required")
 	case o.Tokens == nil:
 		return errors.New("mcpclient: Options.OAuth.Tokens is required")
+	case o.Wait < 0:
+		return fmt.Errorf("mcpclient: Options.OAuth.Wait %s must not be negative", o.Wait)
 	}
+
 	if u, err := url.Parse(o.RedirectURL); err != nil || u.Host == "" {
 		return fmt.Errorf("mcpclient: Options.OAuth.RedirectURL %q must be an absolute URL", o.RedirectURL)
 	}
@@ -88,16 +108,24 @@ func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 		return nil, fmt.Errorf("MCP server %s has oauth but Switchboard has no OAuth callback configured (SWITCHBOARD_PUBLIC_URL)", s.cfg.Name)
 	}
 	name := s.cfg.Name
+	save := func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) error {
+		g := &Grant{Token: tok, TokenURL: c.Endpoint.TokenURL, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthStyle: c.Endpoint.AuthStyle}
+		if err := o.Tokens.Save(ctx, name, g); err != nil {
+			return fmt.Errorf("saving the OAuth token of MCP server %s: %w", name, err)
+		}
+		return nil
+	}
+	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.m.opts.HTTPClient)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              o.RedirectURL,
-		AuthorizationCodeFetcher: o.Authorize,
+		AuthorizationCodeFetcher: s.authorize,
 		RequestRefreshToken:      true,
 		Client:                   s.m.opts.HTTPClient,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			if err := o.Tokens.Save(ctx, name, tok); err != nil {
-				return nil, fmt.Errorf("saving the OAuth token of MCP server %s: %w", name, err)
+			if err := save(ctx, c, tok); err != nil {
+				return nil, err
 			}
-			return &savingSource{base: c.TokenSource(context.WithoutCancel(ctx), tok), tokens: o.Tokens, server: name, last: tok.AccessToken}, nil
+			return &savingSource{base: c.TokenSource(hctx, tok), save: save, cfg: c, last: tok.AccessToken}, nil
 		},
 	}
 	oc := s.cfg.OAuth
@@ -120,15 +148,16 @@ func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 		scopes := slices.Clone(oc.Scopes)
 		cfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
 	}
-	tok, err := o.Tokens.Load(ctx, name)
+	g, err := o.Tokens.Load(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("loading the OAuth token of MCP server %s: %w", name, err)
 	}
-	if tok != nil {
-		// The token endpoint is not known before discovery, so a stored
-		// token is served as it is: once it expires the server's 401
-		// starts a new authorization.
-		cfg.InitialTokenSource = oauth2.StaticTokenSource(tok)
+	if g != nil && g.Token != nil {
+		// The stored grant refreshes itself; if the server still answers
+		// 401 (a revoked grant), a new authorization starts.
+		c := &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
+		cfg.InitialTokenSource = &savingSource{base: c.TokenSource(hctx, g.Token), save: save, cfg: c, last: g.Token.AccessToken}
+		redact.AddSecrets(g.Token.AccessToken, g.Token.RefreshToken, g.ClientSecret)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
@@ -137,12 +166,31 @@ func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 	return h, nil
 }
 
+// authorize is the handler's code fetcher: it shows the authorization URL
+// in the status, lets Start go on, and waits for Options.OAuth.Authorize.
+func (s *server) authorize(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	s.mu.Lock()
+	s.state, s.authURL, s.err, s.since = StateAuthorizing, args.URL, "", s.m.opts.Now()
+	done := s.firstDone
+	s.mu.Unlock()
+	s.log.WarnContext(ctx, "MCP server needs OAuth authorization: open the URL", "authorize_url", args.URL)
+	if done != nil {
+		done()
+	}
+	defer func() {
+		s.mu.Lock()
+		s.authURL = ""
+		s.mu.Unlock()
+	}()
+	return s.m.opts.OAuth.Authorize(ctx, s.cfg.Name, args.URL)
+}
+
 // savingSource saves every new token its base source hands out (a
 // refresh), so a restart starts from the newest one.
 type savingSource struct {
-	base   oauth2.TokenSource
-	tokens TokenStore
-	server string
+	base oauth2.TokenSource
+	save func(context.Context, *oauth2.Config, *oauth2.Token) error
+	cfg  *oauth2.Config
 
 	mu   sync.Mutex
 	last string
@@ -156,8 +204,9 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tok.AccessToken != s.last {
-		if err := s.tokens.Save(context.Background(), s.server, tok); err != nil {
-			return nil, fmt.Errorf("saving the refreshed OAuth token of MCP server %s: %w", s.server, err)
+		redact.AddSecrets(tok.AccessToken, tok.RefreshToken)
+		if err := s.save(context.Background(), s.cfg, tok); err != nil {
+			return nil, err
 		}
 		s.last = tok.AccessToken
 	}
@@ -181,8 +230,8 @@ func (t *SealedTokens) path(server string) string {
 
 func tokenAAD(server string) string { return "mcp_oauth_token:" + server }
 
-// Load opens the server's token; nil when none is stored.
-func (t *SealedTokens) Load(_ context.Context, server string) (*oauth2.Token, error) {
+// Load opens the server's grant; nil when none is stored.
+func (t *SealedTokens) Load(_ context.Context, server string) (*Grant, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b, err := os.ReadFile(t.path(server))
@@ -196,16 +245,16 @@ func (t *SealedTokens) Load(_ context.Context, server string) (*oauth2.Token, er
 	if err != nil {
 		return nil, fmt.Errorf("opening the OAuth token of %s: %w", server, err)
 	}
-	var tok oauth2.Token
-	if err := json.Unmarshal(plain, &tok); err != nil {
+	var g Grant
+	if err := json.Unmarshal(plain, &g); err != nil {
 		return nil, fmt.Errorf("decoding the OAuth token of %s: %w", server, err)
 	}
-	return &tok, nil
+	return &g, nil
 }
 
-// Save seals and writes the server's token (atomically).
-func (t *SealedTokens) Save(_ context.Context, server string, tok *oauth2.Token) error {
-	plain, err := json.Marshal(tok)
+// Save seals and writes the server's grant (atomically).
+func (t *SealedTokens) Save(_ context.Context, server string, g *Grant) error {
+	plain, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@
 // plays the person's browser: the suite's authorization server redirects
 // at once, so authorize reads the code from that redirect. Tokens go
 // through mcpclient.SealedTokens under a fresh key in a temporary folder.
+// The client id metadata document URL is the one the suite expects (the
+// service uses the one it serves under an https SWITCHBOARD_PUBLIC_URL).
 package main
 
 import (
@@ -80,6 +82,10 @@ func run() error {
 			RedirectURL: "http://localhost:3000/callback",
 			Authorize:   followRedirect,
 			Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: keys},
+			// The suite expects its own address for the document (it does
+			// not fetch it); the service uses the one it serves under an
+			// https SWITCHBOARD_PUBLIC_URL.
+			ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
 		},
 	})
 	if err != nil {
@@ -89,9 +95,16 @@ func run() error {
 		return err
 	}
 	defer func() { _ = m.Stop(context.Background()) }()
+	// Start does not wait for an authorization (a person may take
+	// minutes); here the redirect comes at once, so wait for the session.
 	st := m.Status()[0]
-	if st.State != mcpclient.StateConnected {
-		return fmt.Errorf("not connected: %s", st.Error)
+	for st.State != mcpclient.StateConnected {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not connected (%s): %s", st.State, st.Error)
+		case <-time.After(20 * time.Millisecond):
+		}
+		st = m.Status()[0]
 	}
 	args := map[string]json.RawMessage{
 		"srv__add_numbers": json.RawMessage(`{"a": 5, "b": 3}`),
@@ -110,9 +123,9 @@ func run() error {
 // followRedirect is the browser: it opens the authorization URL and reads
 // the code, state and issuer from the redirect the suite's authorization
 // server answers with.
-func followRedirect(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+func followRedirect(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return nil, err
 	}
