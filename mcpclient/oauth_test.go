@@ -3,158 +3,25 @@ package mcpclient
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/internal/mcptest"
 	"github.com/switchboardhq/switchboard/secret"
 )
-
-// fakeOAuth is an MCP server behind a bearer token and its authorization
-// server (metadata, dynamic registration, authorize with PKCE, token with
-// code and refresh grants), in one httptest server.
-type fakeOAuth struct {
-	srv *httptest.Server
-
-	mu         sync.Mutex
-	clients    map[string]bool
-	challenges map[string]string // code -> PKCE challenge
-	valid      map[string]bool   // access tokens accepted now
-	refresh    map[string]bool   // refresh tokens accepted now
-	n          int
-	registered int
-	codes      int
-	refreshes  int
-}
-
-func newFakeOAuth(t *testing.T) *fakeOAuth {
-	f := &fakeOAuth{clients: map[string]bool{}, challenges: map[string]string{}, valid: map[string]bool{}, refresh: map[string]bool{}}
-	mux := http.NewServeMux()
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	base := f.srv.URL
-
-	ms := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
-	mcp.AddTool(ms, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "caller " + req.Extra.TokenInfo.UserID}}}, nil, nil
-	})
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if !f.valid[token] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: "person-1", Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: base + "/.well-known/oauth-protected-resource/mcp"})(mcpHandler))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: base + "/mcp", AuthorizationServers: []string{base}, ScopesSupported: []string{"tools"},
-	}))
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{
-			"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
-			"registration_endpoint": base + "/register", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
-			"token_endpoint_auth_methods_supported": []string{"none"},
-		})
-	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
-		var md map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&md)
-		f.mu.Lock()
-		f.registered++
-		id := fmt.Sprintf("client-%d", f.registered)
-		f.clients[id] = true
-		f.mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-		md["client_id"] = id
-		md["token_endpoint_auth_method"] = "none"
-		writeJSON(w, md)
-	})
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		f.mu.Lock()
-		ok := f.clients[q.Get("client_id")]
-		f.codes++
-		code := fmt.Sprintf("code-%d", f.codes)
-		f.challenges[code] = q.Get("code_challenge")
-		f.mu.Unlock()
-		if !ok || q.Get("code_challenge_method") != "S256" {
-			http.Error(w, "unknown client or no PKCE", http.StatusBadRequest)
-			return
-		}
-		// The person has signed in and consented: back to the client.
-		http.Redirect(w, r, q.Get("redirect_uri")+"?code="+code+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		switch r.Form.Get("grant_type") {
-		case "authorization_code":
-			ch, ok := f.challenges[r.Form.Get("code")]
-			sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
-			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != ch {
-				http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
-				return
-			}
-			delete(f.challenges, r.Form.Get("code"))
-		case "refresh_token":
-			if !f.refresh[r.Form.Get("refresh_token")] {
-				http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
-				return
-			}
-			delete(f.refresh, r.Form.Get("refresh_token"))
-			f.refreshes++
-		default:
-			http.Error(w, `{"error":"unsupported_grant_type"}`, http.StatusBadRequest)
-			return
-		}
-		f.n++
-		at, rt := fmt.Sprintf("access-%d", f.n), fmt.Sprintf("refresh-%d", f.n)
-		f.valid[at], f.refresh[rt] = true, true
-		writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "expires_in": 3600})
-	})
-	return f
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// expire makes every access token invalid, as when they run out.
-func (f *fakeOAuth) expire() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.valid = map[string]bool{}
-}
-
-func (f *fakeOAuth) counts() (registered, codes, refreshes int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.registered, f.codes, f.refreshes
-}
 
 func testKeys(t *testing.T) *secret.Keyring {
 	k := make([]byte, 32)
@@ -172,13 +39,13 @@ func testKeys(t *testing.T) *secret.Keyring {
 // manager (a restart) connects without asking anyone, and once the access
 // token no longer works it is refreshed, not re-authorized.
 func TestOAuthServer(t *testing.T) {
-	f := newFakeOAuth(t)
+	f := mcptest.NewOAuthServer(t)
 	cb := NewCallbacks()
 	callback := httptest.NewServer(cb)
 	t.Cleanup(callback.Close)
 	dir := t.TempDir()
 	store := &SealedTokens{Dir: dir, Keys: testKeys(t)}
-	cfg := &Config{Servers: map[string]*Server{"prot": {Name: "prot", URL: f.srv.URL + "/mcp", OAuth: &OAuth{}, Risk: Risk{Default: tool.RiskLow}}}}
+	cfg := &Config{Servers: map[string]*Server{"prot": {Name: "prot", URL: f.MCPURL(), OAuth: &OAuth{}, Risk: Risk{Default: tool.RiskLow}}}}
 	newManager := func(reg *tool.Registry) *Manager {
 		m, err := New(Options{
 			Config: cfg, Registry: reg, Logger: slog.New(slog.DiscardHandler), ConnectTimeout: 10 * time.Second, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
@@ -209,7 +76,7 @@ func TestOAuthServer(t *testing.T) {
 	waitConnected(t, m)
 	out := callTool(t, reg, "prot__whoami")
 	require.Contains(t, out, "caller person-1")
-	registered, codes, _ := f.counts()
+	registered, codes, _ := f.Counts()
 	require.Equal(t, 1, registered, "registered dynamically once")
 	require.Equal(t, 1, codes)
 
@@ -220,7 +87,7 @@ func TestOAuthServer(t *testing.T) {
 	g, err := store.Load(ctx, "prot")
 	require.NoError(t, err)
 	require.Equal(t, "access-1", g.Token.AccessToken)
-	require.Equal(t, f.srv.URL+"/token", g.TokenURL)
+	require.Equal(t, f.URL()+"/token", g.TokenURL)
 	require.NoError(t, m.Stop(ctx))
 
 	// A restart: the stored grant is used, nobody is asked.
@@ -233,7 +100,7 @@ func TestOAuthServer(t *testing.T) {
 
 	// The access token stops working and is past its expiry: the next
 	// start refreshes it with the stored refresh token.
-	f.expire()
+	f.Expire()
 	g.Token.Expiry = time.Now().Add(-time.Minute)
 	require.NoError(t, store.Save(ctx, "prot", g))
 	reg3 := tool.NewRegistry()
@@ -241,7 +108,7 @@ func TestOAuthServer(t *testing.T) {
 	require.NoError(t, m3.Start(ctx))
 	waitConnected(t, m3)
 	require.Contains(t, callTool(t, reg3, "prot__whoami"), "caller person-1")
-	registered, codes, refreshes := f.counts()
+	registered, codes, refreshes := f.Counts()
 	require.Equal(t, []int{1, 1, 1}, []int{registered, codes, refreshes}, "refreshed, not registered or authorized again")
 	g3, err := store.Load(ctx, "prot")
 	require.NoError(t, err)
