@@ -37,9 +37,10 @@ type authAnswer struct {
 func NewCallbacks() *Callbacks { return &Callbacks{pending: map[string]pendingAuth{}} }
 
 // Authorize is an AuthorizeFunc: it waits (until ctx ends) for the
-// redirect of authURL to reach ServeHTTP.
-func (c *Callbacks) Authorize(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error) {
-	u, err := url.Parse(authURL)
+// redirect of the authorization URL to reach ServeHTTP.
+func (c *Callbacks) Authorize(ctx context.Context, req AuthorizeRequest) (*auth.AuthorizationResult, error) {
+	server := req.Server
+	u, err := url.Parse(req.URL)
 	if err != nil {
 		return nil, fmt.Errorf("the authorization URL of MCP server %s: %w", server, err)
 	}
@@ -56,6 +57,9 @@ func (c *Callbacks) Authorize(ctx context.Context, server, authURL string) (*aut
 		delete(c.pending, state)
 		c.mu.Unlock()
 	}()
+	if req.Waiting != nil {
+		req.Waiting()
+	}
 	select {
 	case a := <-ch:
 		return a.res, a.err

@@ -41,8 +41,17 @@ type OAuth struct {
 // AuthorizeFunc takes a person (or, in the conformance harness, the
 // authorization server's immediate redirect) through the server's
 // authorization URL and returns the code and state the redirect URL
-// received. Callbacks.Authorize is the service's.
-type AuthorizeFunc func(ctx context.Context, server, authURL string) (*auth.AuthorizationResult, error)
+// received. It calls req.Waiting once it is ready for the redirect: the
+// Manager then shows the URL in the status. Callbacks.Authorize is the
+// service's.
+type AuthorizeFunc func(ctx context.Context, req AuthorizeRequest) (*auth.AuthorizationResult, error)
+
+// AuthorizeRequest is one authorization to obtain.
+type AuthorizeRequest struct {
+	Server  string // the server's name in mcp-servers.json
+	URL     string // the authorization URL to open
+	Waiting func() // call once the redirect can be received
+}
 
 // Grant is what is kept of a server's authorization: the token and what
 // refreshes it (the token endpoint and the client), so that a restart
@@ -166,23 +175,29 @@ func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 	return h, nil
 }
 
-// authorize is the handler's code fetcher: it shows the authorization URL
-// in the status, lets Start go on, and waits for Options.OAuth.Authorize.
+// authorize is the handler's code fetcher: once Options.OAuth.Authorize
+// waits for the redirect, it shows the authorization URL in the status and
+// lets Start go on.
 func (s *server) authorize(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	s.mu.Lock()
-	s.state, s.authURL, s.err, s.since = StateAuthorizing, args.URL, "", s.m.opts.Now()
-	done := s.firstDone
-	s.mu.Unlock()
-	s.log.WarnContext(ctx, "MCP server needs OAuth authorization: open the URL", "authorize_url", args.URL)
-	if done != nil {
-		done()
+	var once sync.Once
+	waiting := func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.state, s.authURL, s.err, s.since = StateAuthorizing, args.URL, "", s.m.opts.Now()
+			done := s.firstDone
+			s.mu.Unlock()
+			s.log.WarnContext(ctx, "MCP server needs OAuth authorization: open the URL", "authorize_url", args.URL)
+			if done != nil {
+				done()
+			}
+		})
 	}
 	defer func() {
 		s.mu.Lock()
 		s.authURL = ""
 		s.mu.Unlock()
 	}()
-	return s.m.opts.OAuth.Authorize(ctx, s.cfg.Name, args.URL)
+	return s.m.opts.OAuth.Authorize(ctx, AuthorizeRequest{Server: s.cfg.Name, URL: args.URL, Waiting: waiting})
 }
 
 // savingSource saves every new token its base source hands out (a

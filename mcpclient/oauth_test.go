@@ -151,7 +151,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 
 	errc := make(chan error, 1)
 	go func() {
-		_, err := cb.Authorize(t.Context(), "prot", "https://as.example/authorize?state=s1")
+		_, err := cb.Authorize(t.Context(), AuthorizeRequest{Server: "prot", URL: "https://as.example/authorize?state=s1"})
 		errc <- err
 	}()
 	require.Eventually(t, func() bool { cb.mu.Lock(); defer cb.mu.Unlock(); return len(cb.pending) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -162,7 +162,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	_, err = cb.Authorize(ctx, "prot", "https://as.example/authorize?state=s2")
+	_, err = cb.Authorize(ctx, AuthorizeRequest{Server: "prot", URL: "https://as.example/authorize?state=s2"})
 	require.ErrorContains(t, err, "nobody authorized MCP server prot in time")
 }
 

@@ -123,9 +123,9 @@ func run() error {
 // followRedirect is the browser: it opens the authorization URL and reads
 // the code, state and issuer from the redirect the suite's authorization
 // server answers with.
-func followRedirect(ctx context.Context, _, authURL string) (*auth.AuthorizationResult, error) {
+func followRedirect(ctx context.Context, ar mcpclient.AuthorizeRequest) (*auth.AuthorizationResult, error) {
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ar.URL, nil)
 	if err != nil {
 		return nil, err
 	}
