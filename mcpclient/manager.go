@@ -143,11 +143,6 @@ func (o *Options) validate() error {
 	if o.OAuth != nil {
 		return o.OAuth.validate()
 	}
-	for _, name := range o.Config.Names() {
-		if o.Config.Servers[name].OAuth != nil && !o.Config.Servers[name].Disabled {
-			return fmt.Errorf("mcpclient: MCP server %s has oauth, which needs Options.OAuth (Switchboard's OAuth callback: set SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY)", name)
-		}
-	}
 	return nil
 }
 

@@ -91,6 +91,21 @@ type OAuthOptions struct {
 	Wait time.Duration
 }
 
+// ErrNoOAuth: a server has "oauth" but the Manager has no OAuthOptions, so
+// it cannot be authorized (the attempt fails with this error).
+var ErrNoOAuth = errors.New("it has oauth, which needs Switchboard's OAuth callback: set SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY")
+
+// NeedsOAuth lists the enabled servers with an "oauth" entry.
+func (c *Config) NeedsOAuth() []string {
+	var out []string
+	for _, name := range c.Names() {
+		if s := c.Servers[name]; s.OAuth != nil && !s.Disabled {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (o *OAuthOptions) validate() error {
 	switch {
 	case o.RedirectURL == "":
@@ -114,7 +129,7 @@ func (o *OAuthOptions) validate() error {
 func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 	o := s.m.opts.OAuth
 	if o == nil {
-		return nil, fmt.Errorf("MCP server %s has oauth but Switchboard has no OAuth callback configured (SWITCHBOARD_PUBLIC_URL)", s.cfg.Name)
+		return nil, fmt.Errorf("MCP server %s: %w", s.cfg.Name, ErrNoOAuth)
 	}
 	name := s.cfg.Name
 	save := func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) error {

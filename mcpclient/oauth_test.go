@@ -203,8 +203,8 @@ func TestElicitDefaults(t *testing.T) {
 }
 
 // TestOAuthConfig: the oauth entry is read with ${VAR} expanded and its
-// secret redacted, and a manager refuses it without Switchboard's
-// callback, naming the settings.
+// secret redacted; without Switchboard's callback (as in `switchboard
+// doctor`) the server fails to connect with an error naming the settings.
 func TestOAuthConfig(t *testing.T) {
 	env := func(k string) string { return map[string]string{"CS": "client-secret-value"}[k] }
 	c, err := Parse([]byte(`{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp",
@@ -213,8 +213,14 @@ func TestOAuthConfig(t *testing.T) {
 	o := c.Servers["remote"].OAuth
 	require.Equal(t, &OAuth{ClientID: "sb", ClientSecret: "client-secret-value", Scopes: []string{"read", "write"}}, o)
 	require.Contains(t, c.Secrets(), "client-secret-value")
-	_, err = New(Options{Config: c, Registry: tool.NewRegistry()})
-	require.ErrorContains(t, err, "MCP server remote has oauth, which needs Options.OAuth (Switchboard's OAuth callback: set SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY)")
+	require.Equal(t, []string{"remote"}, c.NeedsOAuth())
+	m, err := New(Options{Config: c, Registry: tool.NewRegistry(), ConnectTimeout: time.Second, MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(t.Context()))
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	st := m.Status()[0]
+	require.Equal(t, StateDisconnected, st.State, "without OAuth options the server cannot connect")
+	require.Contains(t, st.Error, "MCP server remote: it has oauth, which needs Switchboard's OAuth callback: set SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY")
 	_, err = New(Options{Config: c, Registry: tool.NewRegistry(), OAuth: &OAuthOptions{RedirectURL: "/cb", Authorize: NewCallbacks().Authorize, Tokens: &SealedTokens{}}})
 	require.ErrorContains(t, err, "Options.OAuth.RedirectURL \"/cb\" must be an absolute URL")
 }

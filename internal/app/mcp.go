@@ -35,7 +35,11 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 	if err := a.buildMCPOAuth(); err != nil {
 		return err
 	}
-	m, err := mcpclient.New(a.mcpOptions(mc))
+	opts, err := a.mcpOptions(mc)
+	if err != nil {
+		return err
+	}
+	m, err := mcpclient.New(opts)
 	if err != nil {
 		return err
 	}
@@ -144,7 +148,11 @@ func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
 	if same {
 		return nil
 	}
-	next, err := mcpclient.New(a.mcpOptions(mc))
+	opts, err := a.mcpOptions(mc)
+	if err != nil {
+		return err
+	}
+	next, err := mcpclient.New(opts)
 	if err != nil {
 		return err
 	}
@@ -208,7 +216,11 @@ func (a *App) buildMCPOAuth() error {
 	return nil
 }
 
-// mcpOptions are the options of the MCP clients for mc.
-func (a *App) mcpOptions(mc *mcpclient.Config) mcpclient.Options {
-	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}
+// mcpOptions are the options of the MCP clients for mc; a server with
+// "oauth" needs SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY.
+func (a *App) mcpOptions(mc *mcpclient.Config) (mcpclient.Options, error) {
+	if names := mc.NeedsOAuth(); len(names) > 0 && a.mcpOAuth == nil {
+		return mcpclient.Options{}, fmt.Errorf("mcp-servers.json: MCP server %s: %w", names[0], mcpclient.ErrNoOAuth)
+	}
+	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}, nil
 }
