@@ -28,8 +28,13 @@ import (
 // service's /mcp/oauth/callback, after which the server's tools are
 // offered and called. The grant is sealed in SWITCHBOARD_MCP_TOKEN_DIR. A
 // service without SWITCHBOARD_PUBLIC_URL refuses such a server, naming the
-// setting.
+// setting. On SQLite and on Postgres.
 func TestMCPOAuthServe(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testMCPOAuthServe(t, sqliteDatabase(t)) })
+	t.Run("postgres", func(t *testing.T) { testMCPOAuthServe(t, postgresDatabase(t)) })
+}
+
+func testMCPOAuthServe(t *testing.T, db string) {
 	f := mcptest.NewOAuthServer(t)
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "mcp-servers.json")
@@ -46,7 +51,7 @@ func TestMCPOAuthServe(t *testing.T) {
 	env := map[string]string{"SWITCHBOARD_MCP_TOKEN_DIR": tokens}
 	addr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
 	cfg := app.Config{
-		Addr: addr, DatabaseURL: "sqlite:" + filepath.Join(dir, "sb.db"), ConfigPath: writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n"),
+		Addr: addr, DatabaseURL: db, ConfigPath: writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n"),
 		MCPConfigPath: servers, ReloadPoll: -1, Env: func(k string) string { return env[k] }, Logger: testenv.Logger(t),
 	}
 
