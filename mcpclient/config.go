@@ -254,6 +254,11 @@ func (s *Server) validate() error {
 	if s.OAuth != nil && s.Transport() != TransportHTTP {
 		return bad("oauth", "only applies to an http server")
 	}
+	for k := range s.Headers {
+		if s.OAuth != nil && strings.EqualFold(k, "Authorization") {
+			return bad("headers.Authorization", "a server with oauth gets its Authorization header from the OAuth token; remove one of them")
+		}
+	}
 	if s.OAuth != nil && s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "" {
 		return bad("oauth.client_secret", "needs oauth.client_id")
 	}

@@ -117,7 +117,6 @@ func (o *OAuthOptions) validate() error {
 	case o.Wait < 0:
 		return fmt.Errorf("mcpclient: Options.OAuth.Wait %s must not be negative", o.Wait)
 	}
-
 	if u, err := url.Parse(o.RedirectURL); err != nil || u.Host == "" {
 		return fmt.Errorf("mcpclient: Options.OAuth.RedirectURL %q must be an absolute URL", o.RedirectURL)
 	}
