@@ -63,6 +63,13 @@ type Server struct {
 
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth, when present, reaches the server with OAuth access tokens
+	// ("oauth": {} for discovery and dynamic registration).
+	OAuth *OAuth `json:"oauth,omitempty"`
+	// Elicitation is how the server's elicitation requests are answered:
+	// "decline" (the default: nobody is there to ask) or "defaults"
+	// (accept with the defaults the server's form declares).
+	Elicitation string `json:"elicitation,omitempty"`
 
 	// Risk is the declared risk of the server's tools: a default and per
 	// tool. Unset: every tool is high, so a person confirms each call until
@@ -244,6 +251,22 @@ func (s *Server) validate() error {
 	if s.Transport() == TransportStdio && len(s.Headers) > 0 {
 		return bad("headers", "only apply to an http server")
 	}
+	if s.OAuth != nil && s.Transport() != TransportHTTP {
+		return bad("oauth", "only applies to an http server")
+	}
+	for k := range s.Headers {
+		if s.OAuth != nil && strings.EqualFold(k, "Authorization") {
+			return bad("headers.Authorization", "a server with oauth gets its Authorization header from the OAuth token; remove one of them")
+		}
+	}
+	if s.OAuth != nil && s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "" {
+		return bad("oauth.client_secret", "needs oauth.client_id")
+	}
+	switch s.Elicitation {
+	case "", ElicitDecline, ElicitDefaults:
+	default:
+		return bad("elicitation", "%q must be decline or defaults", s.Elicitation)
+	}
 	if s.Transport() == TransportHTTP && (len(s.Args) > 0 || len(s.Env) > 0) {
 		return bad("args", "args and env only apply to a stdio server")
 	}
@@ -286,6 +309,10 @@ func (s *Server) expand(getenv func(string) string) {
 		s.Headers[k] = ex(v)
 	}
 	s.URL = ex(s.URL)
+	if s.OAuth != nil {
+		s.OAuth.ClientID = ex(s.OAuth.ClientID)
+		s.OAuth.ClientSecret = ex(s.OAuth.ClientSecret)
+	}
 }
 
 // secretName is an env variable name that holds a credential.
@@ -305,6 +332,9 @@ func (c *Config) Secrets() []string {
 		}
 		for _, v := range s.Headers {
 			out = append(out, v)
+		}
+		if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+			out = append(out, s.OAuth.ClientSecret)
 		}
 	}
 	return out

@@ -28,6 +28,9 @@ const (
 	StateConnected    State = "connected"    // initialised, its tools are offered
 	StateDisconnected State = "disconnected" // its tools are withdrawn; reconnecting with backoff
 	StateDisabled     State = "disabled"     // "disabled": true in the file
+	// StateAuthorizing: the server wants OAuth and a person must open
+	// Status.AuthorizeURL; the attempt waits for the callback.
+	StateAuthorizing State = "authorizing"
 )
 
 // Status is one server as `switchboard mcp status`, /readyz and /metrics
@@ -49,6 +52,9 @@ type Status struct {
 	// Server is the name and version the server gave at initialisation.
 	Server          string `json:"server,omitempty"`
 	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// AuthorizeURL is where a person authorizes Switchboard on the
+	// server's authorization server, while State is authorizing.
+	AuthorizeURL string `json:"authorize_url,omitempty"`
 }
 
 // Options configures a Manager.
@@ -80,6 +86,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Version is Switchboard's version, sent at initialisation.
 	Version string
+	// OAuth authorizes the servers with an "oauth" entry (required when
+	// one has).
+	OAuth *OAuthOptions
 }
 
 func (o *Options) defaults() {
@@ -113,6 +122,11 @@ func (o *Options) defaults() {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
+	if o.OAuth != nil && o.OAuth.Wait == 0 {
+		oa := *o.OAuth
+		oa.Wait = 15 * time.Minute
+		o.OAuth = &oa
+	}
 }
 
 func (o *Options) validate() error {
@@ -125,6 +139,9 @@ func (o *Options) validate() error {
 		return fmt.Errorf("mcpclient: Options.MaxBackoff %s must be at least Options.MinBackoff %s", o.MaxBackoff, o.MinBackoff)
 	case o.MaxOutputBytes < 1024:
 		return fmt.Errorf("mcpclient: Options.MaxOutputBytes %d must be at least 1024", o.MaxOutputBytes)
+	}
+	if o.OAuth != nil {
+		return o.OAuth.validate()
 	}
 	return nil
 }
@@ -254,6 +271,10 @@ type server struct {
 	session  *mcp.ClientSession
 	connects int
 	info     *mcp.InitializeResult
+	authURL  string
+	// firstDone ends Start's wait for this server (also when it starts
+	// waiting for a person to authorize it).
+	firstDone func()
 }
 
 func (s *server) status() Status {
@@ -261,7 +282,7 @@ func (s *server) status() Status {
 	defer s.mu.Unlock()
 	st := Status{
 		Name: s.cfg.Name, Transport: s.cfg.Transport(), State: s.state, Tools: slices.Clone(s.tools),
-		Error: s.err, Since: s.since, Connects: s.connects,
+		Error: s.err, Since: s.since, Connects: s.connects, AuthorizeURL: s.authURL,
 	}
 	if st.Tools == nil {
 		st.Tools = []string{}
@@ -281,6 +302,9 @@ func (s *server) status() Status {
 func (s *server) run(ctx context.Context, firstDone func()) {
 	var once sync.Once
 	defer once.Do(firstDone)
+	s.mu.Lock()
+	s.firstDone = func() { once.Do(firstDone) }
+	s.mu.Unlock()
 	failures := 0
 	for ctx.Err() == nil {
 		cs, err := s.connect(ctx)
@@ -332,14 +356,19 @@ func (s *server) backoff(n int) time.Duration {
 // connect opens a session, lists the tools and registers them.
 func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	o := s.m.opts
-	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	limit := o.ConnectTimeout
+	if s.cfg.OAuth != nil && o.OAuth != nil {
+		limit += o.OAuth.Wait // a person may have to authorize
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	t, err := s.transport()
+	t, err := s.transport(ctx)
 	if err != nil {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: o.Version}, &mcp.ClientOptions{
-		KeepAlive: o.KeepAlive,
+		KeepAlive:          o.KeepAlive,
+		ElicitationHandler: s.elicitHandler(),
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// Not in the notification's goroutine: listing is a request on
 			// the same session.
@@ -366,7 +395,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-func (s *server) transport() (mcp.Transport, error) {
+func (s *server) transport(ctx context.Context) (mcp.Transport, error) {
 	switch s.cfg.Transport() {
 	case TransportHTTP:
 		hc := *s.m.opts.HTTPClient
@@ -375,7 +404,15 @@ func (s *server) transport() (mcp.Transport, error) {
 			base = http.DefaultTransport
 		}
 		hc.Transport = headerTransport{base: base, headers: s.cfg.Headers}
-		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &hc, MaxRetries: 2}, nil
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &hc, MaxRetries: 2}
+		if s.cfg.OAuth != nil {
+			h, err := s.oauthHandler(ctx)
+			if err != nil {
+				return nil, err
+			}
+			t.OAuthHandler = h
+		}
+		return t, nil
 	default:
 		// Not CommandContext: the process lives as long as the session,
 		// not as long as the attempt to connect; Close ends it.

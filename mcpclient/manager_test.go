@@ -54,6 +54,11 @@ func TestParseConfig(t *testing.T) {
 		{"bad name", `{"mcpServers": {"a_b": {"command": "x"}}}`, "mcpServers.a_b.name"},
 		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}`, "mcpServers.a.type"},
 		{"bad timeout", `{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`, "mcpServers.a: \"soon\" is not a positive duration"},
+		{"oauth on stdio", `{"mcpServers": {"a": {"command": "x", "oauth": {}}}}`, "mcpServers.a.oauth: only applies to an http server"},
+		{"oauth and a static token", `{"mcpServers": {"a": {"url": "https://h/mcp", "oauth": {}, "headers": {"authorization": "Bearer x"}}}}`, "mcpServers.a.headers.Authorization: a server with oauth"},
+		{"oauth secret without id", `{"mcpServers": {"a": {"url": "https://h/mcp", "oauth": {"client_secret": "s"}}}}`, "mcpServers.a.oauth.client_secret: needs oauth.client_id"},
+		{"oauth unknown field", `{"mcpServers": {"a": {"url": "https://h/mcp", "oauth": {"scope": "x"}}}}`, "unknown field \"scope\""},
+		{"bad elicitation", `{"mcpServers": {"a": {"command": "x", "elicitation": "accept"}}}`, "mcpServers.a.elicitation: \"accept\" must be decline or defaults"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.body), env)

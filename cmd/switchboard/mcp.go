@@ -95,6 +95,9 @@ func mcpCommand(ctx context.Context, args []string, cfg app.Config, stdout, stde
 		if len(s.Tools) > 0 {
 			fmt.Fprintf(stdout, "\n%s: %s\n", s.Name, strings.Join(s.Tools, ", "))
 		}
+		if s.AuthorizeURL != "" {
+			fmt.Fprintf(stdout, "\n%s needs OAuth authorization: open\n  %s\n", s.Name, s.AuthorizeURL)
+		}
 	}
 	return nil
 }

@@ -366,7 +366,8 @@ type App struct {
 	// mcpMu guards MCP and mcpConfig, which a reload replaces.
 	mcpMu     sync.Mutex
 	mcpConfig *mcpclient.Config
-	started   atomic.Bool // the MCP clients run: a reload replaces them
+	mcpOAuth  *mcpclient.OAuthOptions // nil: no OAuth to MCP servers (mcp.go)
+	started   atomic.Bool             // the MCP clients run: a reload replaces them
 }
 
 // Open opens and migrates the store, loads the agents and builds every

@@ -32,7 +32,14 @@ func (c *Config) loadMCP() (*mcpclient.Config, error) {
 // buildMCP makes the client of the outside MCP servers; their tools join
 // the registry at Start.
 func (a *App) buildMCP(mc *mcpclient.Config) error {
-	m, err := mcpclient.New(mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now})
+	if err := a.buildMCPOAuth(); err != nil {
+		return err
+	}
+	opts, err := a.mcpOptions(mc)
+	if err != nil {
+		return err
+	}
+	m, err := mcpclient.New(opts)
 	if err != nil {
 		return err
 	}
@@ -141,7 +148,11 @@ func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
 	if same {
 		return nil
 	}
-	next, err := mcpclient.New(mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now})
+	opts, err := a.mcpOptions(mc)
+	if err != nil {
+		return err
+	}
+	next, err := mcpclient.New(opts)
 	if err != nil {
 		return err
 	}
@@ -158,4 +169,58 @@ func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
 	}
 	a.log.InfoContext(ctx, "MCP servers reloaded", "servers", len(mc.Servers))
 	return nil
+}
+
+// mcpOAuthCallback is where the authorization servers of MCP servers with
+// "oauth" send the person back; mcpClientMetadata is Switchboard's OAuth
+// client id metadata document (served when SWITCHBOARD_PUBLIC_URL is
+// https).
+const (
+	mcpOAuthCallback  = "/mcp/oauth/callback"
+	mcpClientMetadata = "/mcp/oauth/client-metadata.json"
+)
+
+// buildMCPOAuth prepares OAuth to MCP servers: the callback route, the
+// client metadata document and the sealed token store (in
+// SWITCHBOARD_MCP_TOKEN_DIR, default ./mcp-oauth). It needs
+// SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY; without them a
+// server with "oauth" is refused when the MCP clients are made, naming the
+// settings.
+func (a *App) buildMCPOAuth() error {
+	public := strings.TrimRight(a.cfg.PublicURL, "/")
+	if public == "" || !a.cfg.Keys.Configured() {
+		return nil
+	}
+	dir := "mcp-oauth"
+	if a.cfg.Env != nil {
+		if d := strings.TrimSpace(a.cfg.Env("SWITCHBOARD_MCP_TOKEN_DIR")); d != "" {
+			dir = d
+		}
+	}
+	o := &mcpclient.OAuthOptions{
+		RedirectURL: public + mcpOAuthCallback,
+		Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: a.cfg.Keys},
+	}
+	cb := mcpclient.NewCallbacks()
+	o.Authorize = cb.Authorize
+	a.Mux.Handle("GET "+mcpOAuthCallback, cb)
+	if strings.HasPrefix(public, "https://") {
+		h, err := mcpclient.ClientMetadataHandler(public+mcpClientMetadata, o.RedirectURL)
+		if err != nil {
+			return err
+		}
+		a.Mux.Handle("GET "+mcpClientMetadata, h)
+		o.ClientMetadataURL = public + mcpClientMetadata
+	}
+	a.mcpOAuth = o
+	return nil
+}
+
+// mcpOptions are the options of the MCP clients for mc; a server with
+// "oauth" needs SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY.
+func (a *App) mcpOptions(mc *mcpclient.Config) (mcpclient.Options, error) {
+	if names := mc.NeedsOAuth(); len(names) > 0 && a.mcpOAuth == nil {
+		return mcpclient.Options{}, fmt.Errorf("mcp-servers.json: MCP server %s: %w", names[0], mcpclient.ErrNoOAuth)
+	}
+	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}, nil
 }
