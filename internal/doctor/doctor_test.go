@@ -278,3 +278,30 @@ func TestDoctorProbesCLIAgents(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorAsksTheServiceAboutOAuthServers: a server behind OAuth is not
+// connected by doctor (it would start a sign-in); without the service's
+// address it is skipped with how to see it, and with it the service's
+// state is shown: waiting for a person, with the link to open.
+func TestDoctorAsksTheServiceAboutOAuthServers(t *testing.T) {
+	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	cfg := s.cfg
+	write(t, cfg.MCPConfigPath, `{"mcpServers": {"tracker": {"url": "http://127.0.0.1:1/mcp", "oauth": {}}}}`)
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\n")
+	rs, out := run(t, cfg, "")
+	if r := find(rs, "mcp tracker"); r == nil || r.Status != doctor.StatusSkip || !strings.Contains(r.Fix, "-url") {
+		t.Fatalf("without the service: mcp tracker = %+v, want skipped with how to see it:\n%s", r, out)
+	}
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/mcp/status" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"servers": [{"name": "tracker", "transport": "http", "state": "authorizing", "tools": [], "authorize_url": "https://auth.example.com/authorize?x=1"}]}`)
+	}))
+	t.Cleanup(svc.Close)
+	rs, out = run(t, cfg, svc.URL)
+	if r := find(rs, "mcp tracker"); r == nil || r.Status != doctor.StatusWarn || !strings.Contains(r.Fix, "https://auth.example.com/authorize") {
+		t.Fatalf("with the service: mcp tracker = %+v, want a warning with the link to open:\n%s", r, out)
+	}
+}

@@ -198,7 +198,26 @@ func (d *doctor) mcp(ctx context.Context) {
 		}
 		return
 	}
-	m, err := mcpclient.New(mcpclient.Options{Config: mc, Registry: tool.NewRegistry(), ConnectTimeout: d.o.Timeout})
+	// A server behind OAuth is connected by the running service with the
+	// token a person granted it; doctor asks the service, never starting a
+	// sign-in of its own.
+	direct := &mcpclient.Config{Servers: map[string]*mcpclient.Server{}}
+	var oauth []string
+	for name, s := range mc.Servers {
+		if s.OAuth != nil {
+			oauth = append(oauth, name)
+			continue
+		}
+		direct.Servers[name] = s
+	}
+	slices.Sort(oauth)
+	if len(oauth) > 0 {
+		d.mcpOAuth(ctx, oauth)
+	}
+	if len(direct.Servers) == 0 {
+		return
+	}
+	m, err := mcpclient.New(mcpclient.Options{Config: direct, Registry: tool.NewRegistry(), ConnectTimeout: d.o.Timeout})
 	if err != nil {
 		d.add("mcp", StatusFail, err.Error(), "correct mcp-servers.json")
 		return
@@ -217,6 +236,53 @@ func (d *doctor) mcp(ctx context.Context) {
 		default:
 			d.add(check, StatusFail, fmt.Sprintf("%s: %s", st.State, st.Error),
 				"check the server's command or url in mcp-servers.json, and that it runs; agents cannot use its tools until it connects")
+		}
+	}
+}
+
+// mcpOAuth reports the servers reached with OAuth from the running
+// service's GET /api/mcp/status, when doctor has its address.
+func (d *doctor) mcpOAuth(ctx context.Context, names []string) {
+	states := map[string]mcpclient.Status{}
+	asked := false
+	if d.o.ServiceURL != "" {
+		ctx, cancel := d.ctx(ctx)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(d.o.ServiceURL, "/")+"/api/mcp/status", nil)
+		if err == nil {
+			if d.o.Config.APIToken != "" {
+				req.Header.Set("Authorization", "Bearer "+d.o.Config.APIToken)
+			}
+			if resp, err := d.o.HTTPClient.Do(req); err == nil {
+				var body struct {
+					Servers []mcpclient.Status `json:"servers"`
+				}
+				if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&body) == nil {
+					asked = true
+					for _, st := range body.Servers {
+						states[st.Name] = st
+					}
+				}
+				_ = resp.Body.Close()
+			}
+		}
+	}
+	for _, name := range names {
+		check := "mcp " + name
+		st, ok := states[name]
+		switch {
+		case !asked:
+			d.add(check, StatusSkip, "an OAuth server: the running service connects it with the token a person granted",
+				"run doctor with -url pointing at the running service to see its state")
+		case !ok:
+			d.add(check, StatusFail, "the running service does not know this server", "reload or restart the service after editing mcp-servers.json")
+		case st.State == mcpclient.StateConnected:
+			d.add(check, StatusOK, fmt.Sprintf("%s, OAuth: %d tool(s)", st.Transport, len(st.Tools)), "")
+		case st.AuthorizeURL != "":
+			d.add(check, StatusWarn, "waiting for a person to authorize Switchboard", "open "+st.AuthorizeURL+" and sign in")
+		default:
+			d.add(check, StatusFail, fmt.Sprintf("%s: %s", st.State, st.Error),
+				"check the server's url in mcp-servers.json and its OAuth settings; agents cannot use its tools until it connects")
 		}
 	}
 }
