@@ -817,6 +817,7 @@ type Queries interface {
 	ArtifactQueries
 	LoginQueries
 	ConversationListQueries
+	ApprovalInboxQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver
