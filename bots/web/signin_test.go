@@ -337,6 +337,13 @@ turns:
 			t.Fatalf("posting = %d %s", code, raw)
 		}
 		waitStatus(t, st, conv.ID, store.ConversationPaused)
+		// The first message named the conversation.
+		var named struct {
+			Title string `json:"title"`
+		}
+		if _, raw := ana.call(t, http.MethodGet, "/api/conversations/"+conv.ID.String(), "", nil); json.Unmarshal([]byte(raw), &named) != nil || named.Title != "launch it" {
+			t.Errorf("the conversation after its first message = %s; want the title \"launch it\"", raw)
+		}
 		var inbox struct {
 			Approvals []struct {
 				CallID         string    `json:"call_id"`
