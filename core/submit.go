@@ -80,8 +80,9 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 
 	cmd, isCmd := commandText(in.Text)
 	isCmd = isCmd && s.opts.CommandFunc != nil
-	// What the log keeps of the message (its entry, a new conversation's
-	// title): a command that carries a secret is stored without it.
+	// What the log keeps of the message: a command that carries a secret
+	// is stored without it (and names no conversation: only a person's
+	// message does, see admit).
 	logged := in
 	if hidden := HideLinkCode(in.Text); isCmd && hidden != in.Text {
 		c := *in
@@ -181,7 +182,8 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 	ens, err := q.BindingEnsure(ctx, &store.BindingEnsureParams{
 		Place: store.Place{Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, Thread: in.Thread},
 		Conversation: store.ConversationCreateParams{
-			AgentID: s.agentID(ag.Name), Title: title(in.Text), Metadata: meta, Now: now,
+			// Untitled: the first message names it (admit), in this transaction.
+			AgentID: s.agentID(ag.Name), Metadata: meta, Now: now,
 		},
 		Now: now,
 	})
@@ -691,7 +693,7 @@ func (s *Service) Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, t
 		}
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv, ExpectSeq: &seq, Kind: store.EntryUser, Author: store.UserAuthor(userID),
-			Content: mustJSON(UserContent{Text: text, UserID: userID}), Now: s.now(),
+			Content: mustJSON(UserContent{Text: text, UserID: userID}), Title: ConversationTitle(text), Now: s.now(),
 		})
 		if err != nil {
 			return err
@@ -702,6 +704,28 @@ func (s *Service) Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, t
 		return nil, fmt.Errorf("forking %s at %d: %w", conv, seq, err)
 	}
 	return res, nil
+}
+
+// TitleRunes bounds a title taken from a message (ConversationTitle).
+const TitleRunes = 60
+
+// ConversationTitle is the title a conversation takes from a person's
+// first message: its text on one line, cut at a word near TitleRunes
+// characters with an ellipsis ("" for none).
+func ConversationTitle(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	r := []rune(text)
+	if len(r) <= TitleRunes {
+		return text
+	}
+	cut := TitleRunes - 1
+	for i := cut; i > TitleRunes*2/3; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ,.;:-") + "…"
 }
 
 func title(text string) string {

@@ -54,9 +54,14 @@ type speech struct {
 // transaction. It returns the message's seq.
 func (s *Service) admit(ctx context.Context, q store.Queries, sp *speech) (int64, error) {
 	now := s.now()
-	res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+	p := &store.EntryAppendParams{
 		ConversationID: sp.conv, Kind: store.EntryUser, Author: sp.author, Content: mustJSON(sp.content), Now: now,
-	})
+	}
+	if _, isPerson := sp.author.User(); isPerson {
+		// A person's first message names a conversation that has no name.
+		p.Title = ConversationTitle(sp.content.Text)
+	}
+	res, err := q.EntryAppend(ctx, p)
 	if err != nil {
 		return 0, fmt.Errorf("appending %s entry: %w", store.EntryUser, err)
 	}

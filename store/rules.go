@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -260,7 +261,11 @@ func (q checked) EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryA
 		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID, err)
 	}
 	if c.Kind == EntryError {
-		c.ExpectSeq = nil
+		c.ExpectSeq, c.Title = nil, ""
+	}
+	if c.Title = strings.TrimSpace(c.Title); len([]rune(c.Title)) > MaxTitleChars {
+		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID,
+			invalidf("Title has %d characters, more than %d", len([]rune(c.Title)), MaxTitleChars))
 	}
 	c.Now = q.at(c.Now)
 	return q.Queries.EntryAppend(ctx, &c)

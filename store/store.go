@@ -318,7 +318,12 @@ type EntryAppendParams struct {
 	// at Now. The check and the append are one statement or transaction, so a
 	// turn whose lease was taken over can never write after the new owner.
 	LeaseOwner string
-	Now        time.Time
+	// Title, when set, becomes the title of the conversation the entry
+	// lands in if that has none yet (a title given at creation or by a
+	// rename stays), in the same write as the append. Ignored for error
+	// entries.
+	Title string
+	Now   time.Time
 }
 
 // EntryAppendResult says where an append landed.
@@ -817,6 +822,7 @@ type Queries interface {
 	ArtifactQueries
 	LoginQueries
 	ConversationListQueries
+	ApprovalInboxQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

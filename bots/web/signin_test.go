@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -336,6 +337,13 @@ turns:
 			t.Fatalf("posting = %d %s", code, raw)
 		}
 		waitStatus(t, st, conv.ID, store.ConversationPaused)
+		// The first message named the conversation.
+		var named struct {
+			Title string `json:"title"`
+		}
+		if _, raw := ana.call(t, http.MethodGet, "/api/conversations/"+conv.ID.String(), "", nil); json.Unmarshal([]byte(raw), &named) != nil || named.Title != "launch it" {
+			t.Errorf("the conversation after its first message = %s; want the title \"launch it\"", raw)
+		}
 		var inbox struct {
 			Approvals []struct {
 				CallID         string    `json:"call_id"`
@@ -343,9 +351,39 @@ turns:
 				Tool           string    `json:"tool"`
 			} `json:"approvals"`
 		}
+		// Many conversations of ana's workspace active since: the inbox
+		// still lists the one waiting, however far down it is.
+		ws, err := st.ConversationWorkspace(ctx, conv.ID)
+		if err != nil || ws == nil {
+			t.Fatalf("ana's conversation's workspace = %v, %v", ws, err)
+		}
+		for i := range 210 {
+			c, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: clk.Now().Add(time.Duration(i+1) * time.Second)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: c.ID, WorkspaceID: *ws}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		_, raw = ana.call(t, http.MethodGet, "/api/approvals", "", nil)
 		if err := json.Unmarshal([]byte(raw), &inbox); err != nil || len(inbox.Approvals) != 1 || inbox.Approvals[0].Tool != "launch" {
 			t.Fatalf("ana's inbox = %s; want the launch confirmation", raw)
+		}
+		// The inbox and GET /api/approvals/{id} show an approval alike.
+		var listed []web.ApprovalJSON
+		var shape struct {
+			Approvals *[]web.ApprovalJSON `json:"approvals"`
+		}
+		shape.Approvals = &listed
+		_ = json.Unmarshal([]byte(raw), &shape)
+		code, one := ana.call(t, http.MethodGet, "/api/approvals/"+listed[0].ID, "", nil)
+		var got web.ApprovalJSON
+		if err := json.Unmarshal([]byte(one), &got); code != http.StatusOK || err != nil || !reflect.DeepEqual(got, listed[0]) {
+			t.Fatalf("GET /api/approvals/%s = %d %s; want as the inbox lists it: %+v", listed[0].ID, code, one, listed[0])
+		}
+		if got.Status != "pending" || got.Kind != "confirm" || got.ConversationID != conv.ID.String() {
+			t.Errorf("the listed approval %+v; want a pending confirmation of %s", got, conv.ID)
 		}
 		if _, raw := bo.call(t, http.MethodGet, "/api/approvals", "", nil); strings.Contains(raw, conv.ID.String()) {
 			t.Errorf("bo's inbox shows ana's approval: %s", raw)
@@ -355,8 +393,16 @@ turns:
 		if code, raw := bo.call(t, http.MethodPost, path, body, nil); code != http.StatusNotFound {
 			t.Errorf("bo deciding ana's approval = %d %s; want 404", code, raw)
 		}
-		if code, raw := ana.call(t, http.MethodPost, path, body, nil); code != http.StatusOK {
-			t.Fatalf("ana approving = %d %s; want 200", code, raw)
+		code, raw = ana.call(t, http.MethodPost, path, body, nil)
+		var decided web.ApprovalJSON
+		if err := json.Unmarshal([]byte(raw), &decided); code != http.StatusOK || err != nil || decided.ID != got.ID || decided.Status != "approved" || decided.DecidedBy == "" {
+			t.Fatalf("ana approving = %d %s; want 200 and the approved approval", code, raw)
+		}
+		if _, raw := ana.call(t, http.MethodGet, "/api/approvals", "", nil); strings.Contains(raw, got.ID) {
+			t.Errorf("the inbox after the decision = %s; want it gone", raw)
+		}
+		if code, raw := ana.call(t, http.MethodPost, "/api/approvals/"+got.ID, `{"choice": "deny"}`, nil); code != http.StatusConflict {
+			t.Errorf("deciding again by id = %d %s; want 409", code, raw)
 		}
 		waitStatus(t, st, conv.ID, store.ConversationIdle)
 		if ran.Load() != 1 {

@@ -605,7 +605,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 
 func conversationJSON(c *store.Conversation) map[string]any {
 	out := map[string]any{
-		"id": c.ID, "root_id": c.RootID, "status": c.Status, "last_seq": c.LastSeq,
+		"id": c.ID, "root_id": c.RootID, "title": c.Title, "status": c.Status, "last_seq": c.LastSeq,
 		"child_count": c.ChildCount, "created_at": c.CreatedAt,
 	}
 	if c.ParentID != nil {

@@ -99,3 +99,13 @@ func approval(r *dbsqlc.Approval) *store.Approval {
 	}
 	return a
 }
+
+func (q *queries) ApprovalListVisible(ctx context.Context, p *store.ApprovalListVisibleParams) ([]*store.Approval, error) {
+	rows, err := call(ctx, q, (*dbsqlc.Queries).ApprovalListVisible, &dbsqlc.ApprovalListVisibleParams{
+		AllWorkspaces: p.All, WorkspaceIds: uuidStrings(p.Workspaces), MaxRows: int32(p.Limit),
+	})
+	if err != nil {
+		return nil, wrap(err, "listing pending approvals")
+	}
+	return each(rows, approval), nil
+}

@@ -31,6 +31,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	next := &dbsqlc.EntryAppendNextParams{
 		ID: id, ConversationID: p.ConversationID, ExpectSeq: p.ExpectSeq, Kind: string(p.Kind),
 		Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
+		Title: p.Title,
 	}
 	row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 	if err == nil {
@@ -67,7 +68,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{
 			ID: id, ParentID: p.ConversationID, ForkID: newID(), ForkSeq: *p.ExpectSeq, Kind: string(p.Kind),
-			Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now,
+			Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, Title: p.Title,
 		})
 		if err != nil {
 			return wrap(err, "forking at seq %d", *p.ExpectSeq)

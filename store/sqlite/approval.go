@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -111,5 +112,18 @@ func (q *queries) ApprovalExpire(ctx context.Context, p *store.ApprovalExpirePar
 		}
 		return out[i].CreatedAt.Before(out[j].CreatedAt)
 	})
+	return out, nil
+}
+
+func (q *queries) ApprovalListVisible(ctx context.Context, p *store.ApprovalListVisibleParams) ([]*store.Approval, error) {
+	ws, _ := json.Marshal(p.Workspaces) // UUIDs always encode
+	arg := dbsqlc.ApprovalListVisibleParams{WorkspaceIds: string(ws), Limit: limitArg(p.Limit)}
+	if p.All {
+		arg.AllWorkspaces = 1
+	}
+	out, err := approvals(q.read().ApprovalListVisible(ctx, arg))
+	if err != nil {
+		return nil, wrap(err, "listing pending approvals")
+	}
 	return out, nil
 }

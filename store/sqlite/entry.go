@@ -41,12 +41,16 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 			var seq int64
 			if action == store.AppendFork {
 				seq, forked = *p.ExpectSeq, true
-				fork, err := t.fork(ctx, conversation(row), seq, p.Now)
+				parent := conversation(row)
+				if parent.Title == "" {
+					parent.Title = p.Title // the fork's own; the parent keeps none
+				}
+				fork, err := t.fork(ctx, parent, seq, p.Now)
 				if err != nil {
 					return nil, err
 				}
 				e.ConversationID = fork.ID
-			} else if seq, err = t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: row.ID, Now: micros(p.Now)}); err != nil {
+			} else if seq, err = t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: row.ID, Now: micros(p.Now), Title: p.Title}); err != nil {
 				return nil, err
 			}
 			e.Seq, e.AfterSeq = &seq, seq-1
@@ -71,7 +75,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 // appendNext appends p's entry at the conversation's next seq: two
 // statements, the seq's allocation and the insert.
 func (t *queries) appendNext(ctx context.Context, p *store.EntryAppendParams) (*store.EntryAppendResult, error) {
-	seq, err := t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: p.ConversationID, Now: micros(p.Now)})
+	seq, err := t.tx.ConversationNextSeq(ctx, dbsqlc.ConversationNextSeqParams{ID: p.ConversationID, Now: micros(p.Now), Title: p.Title})
 	if err != nil {
 		return nil, err
 	}

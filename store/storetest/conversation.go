@@ -52,6 +52,7 @@ func (s suite) conversationTests() []namedTest {
 		{"Lease", s.testConversationLease},
 		{"ExpiredLeases", s.testConversationExpiredLeases},
 		{"ListByWorkspace", s.testConversationList},
+		{"TitleFromFirstMessage", s.testConversationTitleFromMessage},
 	}
 }
 

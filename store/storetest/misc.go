@@ -431,6 +431,7 @@ func (s suite) approvalTests() []namedTest {
 		{"CreateDecide", s.testApprovalDecide},
 		{"DecideAfterExpiry", s.testApprovalDecideExpired},
 		{"Expire", s.testApprovalExpire},
+		{"ListVisible", s.testApprovalListVisible},
 	}
 }
 

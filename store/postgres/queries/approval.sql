@@ -38,3 +38,13 @@ WHERE id IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING *;
+
+-- name: ApprovalListVisible :many
+-- The pending approvals in the conversations of the listed workspaces (or
+-- of every one), oldest first: the approvals inbox.
+SELECT a.* FROM approvals a
+JOIN conversations c ON c.id = a.conversation_id
+WHERE a.status = 'pending'
+  AND (@all_workspaces::boolean OR c.workspace_id = ANY(CAST(@workspace_ids::text[] AS uuid[])))
+ORDER BY a.created_at, a.id
+LIMIT @max_rows;

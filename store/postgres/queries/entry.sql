@@ -10,9 +10,11 @@
 -- live lease (checked on the row version the lock gives us, so a takeover
 -- that committed first wins). No row back means the conversation is missing,
 -- expect_seq is not next, or the lease is not lease_owner's ('': unfenced).
+-- A title is taken only by a conversation that has none (a rename's stays).
 WITH c AS (
     UPDATE conversations
-    SET last_seq = last_seq + 1, updated_at = @now::timestamptz
+    SET last_seq = last_seq + 1, updated_at = @now::timestamptz,
+        title = CASE WHEN title = '' THEN @title::text ELSE title END
     WHERE conversations.id = @conversation_id
       AND (sqlc.narg(expect_seq)::bigint IS NULL OR last_seq + 1 = sqlc.narg(expect_seq)::bigint)
       AND (@lease_owner::text = '' OR (lease_owner = @lease_owner::text AND lease_expires_at > @now::timestamptz))
@@ -58,7 +60,8 @@ WITH at AS (
     INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title,
                                provider, model, thinking, metadata, last_seq,
                                created_at, updated_at)
-    SELECT @fork_id, p.id, p.root_id, x.fork_seq, p.agent_id, p.title, p.provider,
+    SELECT @fork_id, p.id, p.root_id, x.fork_seq, p.agent_id,
+           CASE WHEN p.title = '' THEN @title::text ELSE p.title END, p.provider,
            p.model, p.thinking, p.metadata, x.fork_seq, @now::timestamptz, @now::timestamptz
     FROM parent p, at x
     RETURNING conversations.id

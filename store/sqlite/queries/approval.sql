@@ -39,3 +39,14 @@ WHERE id IN (
     LIMIT CAST(sqlc.arg(limit) AS INTEGER)
 )
 RETURNING *;
+
+-- name: ApprovalListVisible :many
+-- The pending approvals in the conversations of the listed workspaces (or
+-- of every one), oldest first: the approvals inbox.
+SELECT a.* FROM approvals AS a
+JOIN conversations AS c ON c.id = a.conversation_id
+WHERE a.status = 'pending'
+  AND (CAST(sqlc.arg(all_workspaces) AS INTEGER) <> 0
+       OR c.workspace_id IN (SELECT value FROM json_each(CAST(sqlc.arg(workspace_ids) AS TEXT))))
+ORDER BY a.created_at, a.rowid
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);

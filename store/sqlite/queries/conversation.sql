@@ -76,8 +76,10 @@ LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
 -- name: ConversationNextSeq :one
 -- Allocates the next seq of the log. No row back means no such conversation.
+-- A title is taken only by a conversation that has none (a rename's stays).
 UPDATE conversations
-SET last_seq = last_seq + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER)
+SET last_seq = last_seq + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER),
+    title = CASE WHEN title = '' THEN CAST(sqlc.arg(title) AS TEXT) ELSE title END
 WHERE id = sqlc.arg(id)
 RETURNING last_seq;
 

@@ -271,3 +271,56 @@ func (q *Queries) ApprovalListPending(ctx context.Context, conversationID uuid.U
 	}
 	return items, nil
 }
+
+const approvalListVisible = `-- name: ApprovalListVisible :many
+SELECT a.id, a.conversation_id, a.call_id, a.tool, a.kind, a.risk, a.request, a.deciders, a.status, a.decision, a.decided_by, a.expires_at, a.decided_at, a.created_at, a.workspace_id FROM approvals a
+JOIN conversations c ON c.id = a.conversation_id
+WHERE a.status = 'pending'
+  AND ($1::boolean OR c.workspace_id = ANY(CAST($2::text[] AS uuid[])))
+ORDER BY a.created_at, a.id
+LIMIT $3
+`
+
+type ApprovalListVisibleParams struct {
+	AllWorkspaces bool
+	WorkspaceIds  []string
+	MaxRows       int32
+}
+
+// The pending approvals in the conversations of the listed workspaces (or
+// of every one), oldest first: the approvals inbox.
+func (q *Queries) ApprovalListVisible(ctx context.Context, arg *ApprovalListVisibleParams) ([]Approval, error) {
+	rows, err := q.db.Query(ctx, approvalListVisible, arg.AllWorkspaces, arg.WorkspaceIds, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Approval
+	for rows.Next() {
+		var i Approval
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.CallID,
+			&i.Tool,
+			&i.Kind,
+			&i.Risk,
+			&i.Request,
+			&i.Deciders,
+			&i.Status,
+			&i.Decision,
+			&i.DecidedBy,
+			&i.ExpiresAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+			&i.WorkspaceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -66,10 +66,11 @@ const entryAppendNext = `-- name: EntryAppendNext :one
 
 WITH c AS (
     UPDATE conversations
-    SET last_seq = last_seq + 1, updated_at = $6::timestamptz
-    WHERE conversations.id = $7
-      AND ($8::bigint IS NULL OR last_seq + 1 = $8::bigint)
-      AND ($9::text = '' OR (lease_owner = $9::text AND lease_expires_at > $6::timestamptz))
+    SET last_seq = last_seq + 1, updated_at = $6::timestamptz,
+        title = CASE WHEN title = '' THEN $7::text ELSE title END
+    WHERE conversations.id = $8
+      AND ($9::bigint IS NULL OR last_seq + 1 = $9::bigint)
+      AND ($10::text = '' OR (lease_owner = $10::text AND lease_expires_at > $6::timestamptz))
     RETURNING conversations.id, last_seq
 )
 INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
@@ -86,6 +87,7 @@ type EntryAppendNextParams struct {
 	Content        json.RawMessage
 	TurnID         *uuid.UUID
 	Now            time.Time
+	Title          string
 	ConversationID uuid.UUID
 	ExpectSeq      *int64
 	LeaseOwner     string
@@ -101,6 +103,7 @@ type EntryAppendNextParams struct {
 // live lease (checked on the row version the lock gives us, so a takeover
 // that committed first wins). No row back means the conversation is missing,
 // expect_seq is not next, or the lease is not lease_owner's (”: unfenced).
+// A title is taken only by a conversation that has none (a rename's stays).
 func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (Entry, error) {
 	row := q.db.QueryRow(ctx, entryAppendNext,
 		arg.ID,
@@ -109,6 +112,7 @@ func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParam
 		arg.Content,
 		arg.TurnID,
 		arg.Now,
+		arg.Title,
 		arg.ConversationID,
 		arg.ExpectSeq,
 		arg.LeaseOwner,
@@ -140,7 +144,8 @@ WITH at AS (
     INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title,
                                provider, model, thinking, metadata, last_seq,
                                created_at, updated_at)
-    SELECT $9, p.id, p.root_id, x.fork_seq, p.agent_id, p.title, p.provider,
+    SELECT $9, p.id, p.root_id, x.fork_seq, p.agent_id,
+           CASE WHEN p.title = '' THEN $10::text ELSE p.title END, p.provider,
            p.model, p.thinking, p.metadata, x.fork_seq, $6::timestamptz, $6::timestamptz
     FROM parent p, at x
     RETURNING conversations.id
@@ -175,6 +180,7 @@ type EntryForkParams struct {
 	ForkSeq  int64
 	ParentID uuid.UUID
 	ForkID   uuid.UUID
+	Title    string
 }
 
 // Called with the parent locked (EntryLockConversation) and fork_seq <= its
@@ -192,6 +198,7 @@ func (q *Queries) EntryFork(ctx context.Context, arg *EntryForkParams) (Entry, e
 		arg.ForkSeq,
 		arg.ParentID,
 		arg.ForkID,
+		arg.Title,
 	)
 	var i Entry
 	err := row.Scan(

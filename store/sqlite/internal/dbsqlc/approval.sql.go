@@ -277,3 +277,60 @@ func (q *Queries) ApprovalListPending(ctx context.Context, conversationID uuid.U
 	}
 	return items, nil
 }
+
+const approvalListVisible = `-- name: ApprovalListVisible :many
+SELECT a.id, a.conversation_id, a.call_id, a.tool, a.kind, a.risk, a.request, a.deciders, a.status, a.decision, a.decided_by, a.expires_at, a.decided_at, a.created_at, a.workspace_id FROM approvals AS a
+JOIN conversations AS c ON c.id = a.conversation_id
+WHERE a.status = 'pending'
+  AND (CAST(?1 AS INTEGER) <> 0
+       OR c.workspace_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
+ORDER BY a.created_at, a.rowid
+LIMIT CAST(?3 AS INTEGER)
+`
+
+type ApprovalListVisibleParams struct {
+	AllWorkspaces int64
+	WorkspaceIds  string
+	Limit         int64
+}
+
+// The pending approvals in the conversations of the listed workspaces (or
+// of every one), oldest first: the approvals inbox.
+func (q *Queries) ApprovalListVisible(ctx context.Context, arg ApprovalListVisibleParams) ([]Approval, error) {
+	rows, err := q.query(ctx, q.approvalListVisibleStmt, approvalListVisible, arg.AllWorkspaces, arg.WorkspaceIds, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Approval
+	for rows.Next() {
+		var i Approval
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.CallID,
+			&i.Tool,
+			&i.Kind,
+			&i.Risk,
+			&i.Request,
+			&i.Deciders,
+			&i.Status,
+			&i.Decision,
+			&i.DecidedBy,
+			&i.ExpiresAt,
+			&i.DecidedAt,
+			&i.CreatedAt,
+			&i.WorkspaceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -419,19 +419,22 @@ func (q *Queries) ConversationListed(ctx context.Context, arg ConversationListed
 
 const conversationNextSeq = `-- name: ConversationNextSeq :one
 UPDATE conversations
-SET last_seq = last_seq + 1, updated_at = CAST(?1 AS INTEGER)
-WHERE id = ?2
+SET last_seq = last_seq + 1, updated_at = CAST(?1 AS INTEGER),
+    title = CASE WHEN title = '' THEN CAST(?2 AS TEXT) ELSE title END
+WHERE id = ?3
 RETURNING last_seq
 `
 
 type ConversationNextSeqParams struct {
-	Now int64
-	ID  uuid.UUID
+	Now   int64
+	Title string
+	ID    uuid.UUID
 }
 
 // Allocates the next seq of the log. No row back means no such conversation.
+// A title is taken only by a conversation that has none (a rename's stays).
 func (q *Queries) ConversationNextSeq(ctx context.Context, arg ConversationNextSeqParams) (int64, error) {
-	row := q.queryRow(ctx, q.conversationNextSeqStmt, conversationNextSeq, arg.Now, arg.ID)
+	row := q.queryRow(ctx, q.conversationNextSeqStmt, conversationNextSeq, arg.Now, arg.Title, arg.ID)
 	var last_seq int64
 	err := row.Scan(&last_seq)
 	return last_seq, err

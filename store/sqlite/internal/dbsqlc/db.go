@@ -87,6 +87,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.approvalListPendingStmt, err = db.PrepareContext(ctx, approvalListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ApprovalListPending: %w", err)
 	}
+	if q.approvalListVisibleStmt, err = db.PrepareContext(ctx, approvalListVisible); err != nil {
+		return nil, fmt.Errorf("error preparing query ApprovalListVisible: %w", err)
+	}
 	if q.artifactCommentInsertStmt, err = db.PrepareContext(ctx, artifactCommentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ArtifactCommentInsert: %w", err)
 	}
@@ -870,6 +873,11 @@ func (q *Queries) Close() error {
 	if q.approvalListPendingStmt != nil {
 		if cerr := q.approvalListPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing approvalListPendingStmt: %w", cerr)
+		}
+	}
+	if q.approvalListVisibleStmt != nil {
+		if cerr := q.approvalListVisibleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing approvalListVisibleStmt: %w", cerr)
 		}
 	}
 	if q.artifactCommentInsertStmt != nil {
@@ -2057,6 +2065,7 @@ type Queries struct {
 	approvalGetStmt                   *sql.Stmt
 	approvalInsertStmt                *sql.Stmt
 	approvalListPendingStmt           *sql.Stmt
+	approvalListVisibleStmt           *sql.Stmt
 	artifactCommentInsertStmt         *sql.Stmt
 	artifactCommentListStmt           *sql.Stmt
 	artifactGetStmt                   *sql.Stmt
@@ -2309,6 +2318,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		approvalGetStmt:                   q.approvalGetStmt,
 		approvalInsertStmt:                q.approvalInsertStmt,
 		approvalListPendingStmt:           q.approvalListPendingStmt,
+		approvalListVisibleStmt:           q.approvalListVisibleStmt,
 		artifactCommentInsertStmt:         q.artifactCommentInsertStmt,
 		artifactCommentListStmt:           q.artifactCommentListStmt,
 		artifactGetStmt:                   q.artifactGetStmt,

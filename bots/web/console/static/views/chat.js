@@ -230,8 +230,11 @@ async function chat(el, id) {
   const posted = new Set(); // call ids answered from this page
   let closed = false;
 
+  // Untitled until its first message names it (the server does, from the
+  // message's text); then the heading and the sidebar follow.
+  const heading = h("h2", { id: "conv-title" }, conv.title || "Untitled conversation");
   const head = h("div", { class: "view-head" },
-    h("h2", {}, conv.title || "Conversation"),
+    heading,
     status,
     conv.parent_id ? h("a", { href: `/?c=${conv.parent_id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: conv.parent_id }); } }, "↑ parent (forked at #" + conv.fork_seq + ")") : null,
     h("span", { class: "sp" }),
@@ -245,7 +248,13 @@ async function chat(el, id) {
       const sel = String(window.getSelection() || "").trim().slice(0, 300);
       const context = `The chat view of the web console, conversation ${id}, showing messages up to #${lastSeq}` + (sel ? `; selected text: "${sel}"` : "") + ".";
       await api.post(`/api/conversations/${id}/messages`, { text: t, context });
-    } catch (e) { text.value = t; toast("Not sent: " + e.message, "error"); }
+    } catch (e) { text.value = t; toast("Not sent: " + e.message, "error"); return; }
+    if (!conv.title) {
+      try {
+        const fresh = await api.get(`/api/conversations/${id}`);
+        if (fresh.title) { conv = fresh; heading.textContent = fresh.title; document.title = fresh.title + " · Switchboard"; refreshList(); }
+      } catch { /* the heading stays; the list shows the title on its next load */ }
+    }
   };
   text.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); send(); } });
   const composer = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); send(); } }, text, h("button", { class: "primary", type: "submit" }, "Send"));

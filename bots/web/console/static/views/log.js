@@ -62,7 +62,7 @@ async function render(el, params) {
 
   el.append(h("div", { class: "logview" },
     h("div", { class: "view-head" },
-      h("h2", {}, conv.title || "Log"),
+      h("h2", {}, conv.title ? "Log: " + conv.title : "Log"),
       h("span", { class: "pill" }, conv.status),
       h("span", { class: "sp" }),
       h("a", { href: `/?c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ c: id }); } }, "Open in chat")),
@@ -73,7 +73,7 @@ async function render(el, params) {
     h("section", { class: "panel" }, h("h3", {}, "Time travel"),
       h("div", { class: "slider" }, h("span", { class: "seq" }, "#1"), slider, h("span", { class: "seq" }, "#" + max), label),
       h("div", { class: "toggles" }, h("label", {}, errorsBox, " show error entries and discarded attempts"), h("span", { id: "entry-count" }))),
-    h("section", { class: "panel" }, h("h3", {}, "Entries"), h("p", { class: "seq" }, "Edit a message of yours to fork the conversation from there."), entries)));
+    h("section", { class: "panel" }, h("h3", {}, "Entries"), h("p", { class: "hint" }, "Edit a message of yours to fork the conversation from there."), entries)));
   await load();
 }
 
