@@ -103,6 +103,11 @@ func (s *Service) Accept(ctx context.Context, in *Inbound) (*SubmitResult, error
 func (s *Service) RunInbound(ctx context.Context, item *store.WorkItem, args InboundArgs) error {
 	in := args.Inbound
 	f := s.finisher(in.Platform)
+	if f == nil && len(in.Deferred) > 0 {
+		// The adapter is wired before the worker starts; until it is, the
+		// item waits for its retry rather than lose the deferred part.
+		return fmt.Errorf("finishing %s event %s: no finisher for %s", in.Platform, in.EventID, in.Platform)
+	}
 	if f != nil && len(in.Deferred) > 0 {
 		if err := f.Prepare(ctx, &in); err != nil {
 			return fmt.Errorf("preparing %s event %s: %w", in.Platform, in.EventID, err)
