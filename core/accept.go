@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,8 @@ const WorkInbound = "inbound"
 // (Inbound.Deferred).
 type InboundArgs struct {
 	Inbound Inbound `json:"inbound"`
+	// Admitted: the access gate let the event in on the ack.
+	Admitted bool `json:"admitted,omitempty"`
 }
 
 // Kind is WorkInbound.
@@ -76,10 +79,28 @@ func (s *Service) Accept(ctx context.Context, in *Inbound) (*SubmitResult, error
 	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 && len(in.Deferred) == 0 {
 		return &SubmitResult{Ignored: true}, nil
 	}
+	// The access gate decides on the ack, as under Submit: a refused
+	// sender's message is never stored, and they hear why at once.
+	in, refused, err := s.admitInbound(ctx, in)
+	if err != nil || refused != nil {
+		return refused, err
+	}
+	// A message that addresses no one is stored only in a thread the bot
+	// is engaged in: that one read is all the ack does besides its write,
+	// and only for messages that may not be for the bot.
+	if _, inChannel := s.agents().ForChannel(in.Channel); !in.Mentioned && !in.IsDM && !inChannel {
+		_, err := s.st.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns(in.Platform, in.Workspace, in.Channel, in.Thread)})
+		if errors.Is(err, store.ErrNotFound) {
+			return &SubmitResult{Ignored: true}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("accepting %s event %s: finding binding: %w", in.Platform, in.EventID, err)
+		}
+	}
 	key := "inbound/" + in.Platform + "/" + in.EventID
 	var inserted bool
-	err := s.st.InTxGroup(ctx, func(q store.Queries) error {
-		r, err := Enqueue(ctx, q, InboundArgs{Inbound: *in}, &EnqueueOpts{
+	err = s.st.InTxGroup(ctx, func(q store.Queries) error {
+		r, err := Enqueue(ctx, q, InboundArgs{Inbound: *in, Admitted: true}, &EnqueueOpts{
 			UniqueKey: &key, MaxAttempts: s.opts.MaxTurnAttempts + 1, Now: s.now(),
 			// Ahead of turns: an event waits for its ack's work, never
 			// behind the answers of the events before it.
@@ -115,7 +136,7 @@ func (s *Service) RunInbound(ctx context.Context, item *store.WorkItem, args Inb
 	}
 	sub := in
 	sub.Deferred = nil
-	res, err := s.Submit(ctx, &sub)
+	res, err := s.submit(ctx, &sub, args.Admitted)
 	if err != nil {
 		return err
 	}

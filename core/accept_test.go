@@ -83,6 +83,17 @@ func TestAcceptStoresTheEventAndFinishesItAfterTheAck(t *testing.T) {
 		if f1.prepared != 0 {
 			t.Fatal("the files were read on the ack")
 		}
+		// Chatter in a thread the bot is not in stores nothing, not even
+		// the event.
+		chatter := slackMessage("EvChatter", "U2", "lunch?")
+		chatter.Mentioned, chatter.Thread = false, "1700000099.000100"
+		if res, err := first.svc.Accept(ctx, chatter); err != nil || !res.Ignored {
+			t.Fatalf("Accept of chatter = %+v, %v; want Ignored", res, err)
+		}
+		items, err := st.WorkList(ctx, &store.WorkListParams{Kind: core.WorkInbound, Limit: 10})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("inbound items = %d, %v; want the accepted event's one", len(items), err)
+		}
 
 		// The next process runs it.
 		f2 := &recordingFinisher{}
