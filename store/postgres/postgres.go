@@ -124,9 +124,9 @@ type driver struct {
 	// waits for a connection behind the workers' transactions.
 	groupPool *pgxpool.Pool
 	opts      Options
-	logger   *slog.Logger
-	notifier *notifier
-	listener *listener
+	logger    *slog.Logger
+	notifier  *notifier
+	listener  *listener
 
 	closeOnce sync.Once
 }
