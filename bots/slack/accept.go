@@ -68,7 +68,9 @@ func (a *Adapter) afterSubmit(ctx context.Context, in *core.Inbound, res *core.S
 	if !res.Duplicate && !res.Ignored && !res.Refused && a.opts.AckReaction != "" {
 		if w == nil {
 			var d deferred
-			_ = json.Unmarshal(in.Deferred, &d)
+			if len(in.Deferred) > 0 {
+				_ = json.Unmarshal(in.Deferred, &d)
+			}
 			var err error
 			if w, err = a.workspaceFor(ctx, firstOf(d.Team, in.Workspace)); err != nil {
 				a.log.WarnContext(ctx, "reacting to a slack message", "event_id", in.EventID, "err", err)

@@ -136,15 +136,12 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		return nil
 	}
 	acc, accepts := a.opts.Submitter.(accepter)
-	if accepts {
+	switch {
+	case accepts && hasFiles(&ev):
 		// The ack waits for one durable write; the files are read, and
 		// the rest of core's work done, by the event's work item after it.
-		d := deferred{Team: team}
-		if hasFiles(&ev) {
-			d.Files = ev.Files
-		}
-		in.Deferred = core.DeferredJSON(d)
-	} else if hasFiles(&ev) {
+		in.Deferred = core.DeferredJSON(deferred{Team: team, Files: ev.Files})
+	case hasFiles(&ev):
 		in.Files = a.readFiles(ctx, w, ev.Files)
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
