@@ -217,6 +217,8 @@ type setup struct {
 	ttl    time.Duration
 	// configure, when set, adjusts the service's options last.
 	configure func(*core.Options)
+	// finisher, when set, finishes the slack events taken by Accept.
+	finisher core.InboundFinisher
 	// workerID names the next instance started; empty for a fresh one.
 	workerID string
 	// dieAfter is the next instance's mortal.dieAfter.
@@ -268,9 +270,13 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if s.finisher != nil {
+		svc.SetInboundFinisher("slack", s.finisher)
+	}
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, svc.RunTurn)
 	core.AddHandler(handlers, svc.RunSummarize)
+	core.AddHandler(handlers, svc.RunInbound)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
 		Handlers: handlers,

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,12 +38,19 @@ type Inbound struct {
 	// TimeZone is the person's time zone, filled in by core from their
 	// profile before a command runs ("" when unknown).
 	TimeZone string `json:",omitempty"`
+	// Deferred is the adapter's own part of an event taken by Accept, left
+	// for after the ack (Slack's shared files to download); its
+	// InboundFinisher reads it. The log never keeps it.
+	Deferred json.RawMessage `json:",omitempty"`
 }
 
 // SubmitResult says what Submit did with an Inbound.
 type SubmitResult struct {
 	ConversationID uuid.UUID
 	Seq            int64
+	// Accepted: Accept stored the event; the rest of Submit runs in its
+	// work item (RunInbound), after the ack.
+	Accepted bool
 	// Duplicate: the event id was seen before; nothing was stored.
 	Duplicate bool
 	// Ignored: the message is not for the bot (not mentioned, not in a thread

@@ -187,6 +187,8 @@ type Service struct {
 	mu       sync.Mutex
 	agentIDs map[string]uuid.UUID // name → store id
 	backends map[string]model.Backend
+	// finishers are the adapters that finish events taken by Accept.
+	finishers map[string]InboundFinisher
 }
 
 var _ Submitter = (*Service)(nil)

@@ -42,25 +42,23 @@ func invalid(format string, args ...any) error {
 // nothing. It never runs the turn itself: platforms want an answer in three
 // seconds.
 func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error) {
+	return s.submit(ctx, in, false)
+}
+
+// submit is Submit; admitted says the access gate has let in already (by
+// Accept, on the ack).
+func (s *Service) submit(ctx context.Context, in *Inbound, admitted bool) (*SubmitResult, error) {
 	if in == nil || in.Platform == "" || in.Channel == "" {
 		return nil, invalid("inbound needs a platform and a channel")
 	}
 	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return &SubmitResult{Ignored: true}, nil
 	}
-	if s.opts.Gate != nil {
-		adm, err := s.opts.Gate.Admit(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("checking access of %s user %s: %w", in.Platform, in.UserID, err)
-		}
-		if adm.Refused {
-			return &SubmitResult{Refused: true, Notice: adm.Notice}, nil
-		}
-		if adm.Addressed && !in.Mentioned {
-			// The caller's Inbound is left as it came.
-			c := *in
-			c.Mentioned = true
-			in = &c
+	if !admitted {
+		var refused *SubmitResult
+		var err error
+		if in, refused, err = s.admitInbound(ctx, in); err != nil || refused != nil {
+			return refused, err
 		}
 	}
 
@@ -142,6 +140,28 @@ func (s *Service) Submit(ctx context.Context, in *Inbound) (*SubmitResult, error
 		}
 	}
 	return &res, nil
+}
+
+// admitInbound asks the access gate about in: a refusal comes back as a
+// result, an admission as in, marked Mentioned when the rule addresses
+// the bot in that place (the caller's Inbound is left as it came).
+func (s *Service) admitInbound(ctx context.Context, in *Inbound) (*Inbound, *SubmitResult, error) {
+	if s.opts.Gate == nil {
+		return in, nil, nil
+	}
+	adm, err := s.opts.Gate.Admit(ctx, in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checking access of %s user %s: %w", in.Platform, in.UserID, err)
+	}
+	if adm.Refused {
+		return nil, &SubmitResult{Refused: true, Notice: adm.Notice}, nil
+	}
+	if adm.Addressed && !in.Mentioned {
+		c := *in
+		c.Mentioned = true
+		in = &c
+	}
+	return in, nil, nil
 }
 
 // bindInbound dedupes an inbound message and finds or creates the

@@ -135,7 +135,13 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		a.log.DebugContext(ctx, "ignoring slack message", "reason", why, "event_id", cb.EventID, "channel", ev.Channel)
 		return nil
 	}
-	if hasFiles(&ev) {
+	acc, accepts := a.opts.Submitter.(accepter)
+	switch {
+	case accepts && hasFiles(&ev):
+		// The ack waits for one durable write; the files are read, and
+		// the rest of core's work done, by the event's work item after it.
+		in.Deferred = core.DeferredJSON(deferred{Team: team, Files: ev.Files})
+	case hasFiles(&ev):
 		in.Files = a.readFiles(ctx, w, ev.Files)
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
@@ -143,17 +149,19 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 	}
 	subCtx, cancel := context.WithTimeout(ctx, a.opts.SubmitTimeout)
 	defer cancel()
-	res, err := a.opts.Submitter.Submit(subCtx, in)
+	var res *core.SubmitResult
+	if accepts {
+		res, err = acc.Accept(subCtx, in)
+	} else {
+		res, err = a.opts.Submitter.Submit(subCtx, in)
+	}
 	if err != nil {
 		return fmt.Errorf("submitting slack event %s: %w", cb.EventID, err)
 	}
-	a.log.DebugContext(ctx, "slack message submitted", "event_id", cb.EventID, "channel", in.Channel,
+	a.log.DebugContext(ctx, "slack message submitted", "event_id", cb.EventID, "channel", in.Channel, "accepted", res != nil && res.Accepted,
 		"duplicate", res != nil && res.Duplicate, "ignored", res != nil && res.Ignored, "refused", res != nil && res.Refused)
-	if res != nil && res.Refused && res.Notice != "" {
-		a.background(func(ctx context.Context) { a.tellRefused(ctx, in, res.Notice) })
-	}
-	if res != nil && !res.Duplicate && !res.Ignored && !res.Refused && a.opts.AckReaction != "" {
-		a.background(func(ctx context.Context) { a.ackReaction(ctx, w, in.Channel, in.MessageID) })
+	if res != nil && !res.Accepted {
+		a.afterSubmit(ctx, in, res, w)
 	}
 	return nil
 }

@@ -326,6 +326,9 @@ func New(opts Options) (*Adapter, error) {
 	if opts.BotToken != "" {
 		a.api = a.newClient(opts.BotToken)
 	}
+	if acc, ok := opts.Submitter.(accepter); ok {
+		acc.SetInboundFinisher(PlatformName, finisher{a})
+	}
 	return a, nil
 }
 

@@ -49,6 +49,13 @@ func TestSlackImageReachesTheModel(t *testing.T) {
 		img := e.slack.ShareFile("pixel.png", "image/png", pngBytes)
 		zip := e.slack.ShareFile("logs.zip", "application/zip", []byte("PK\x03\x04"))
 		e.mustPost(newEvent("EvFile1", fileShare(dm, ts, alice, "what is in this picture?", img, zip)))
+		// The ack stored the event with the files to read, not their bytes:
+		// they are downloaded after it, by the event's work item.
+		items, err := e.store.WorkList(context.Background(), &store.WorkListParams{Kind: core.WorkInbound, Limit: 10})
+		if err != nil || len(items) != 1 || !strings.Contains(string(items[0].Payload), "pixel.png") ||
+			strings.Contains(string(items[0].Payload), base64.StdEncoding.EncodeToString(pngBytes)) {
+			t.Fatalf("inbound items at the ack %d (%v); want one naming the files, without their bytes", len(items), err)
+		}
 		reply := e.waitReply(dm, "red")
 		e.waitIdle()
 

@@ -118,11 +118,15 @@ type Store struct {
 type driver struct {
 	*queries // the Queries methods, each in its own transaction
 
-	pool     *pgxpool.Pool
-	opts     Options
-	logger   *slog.Logger
-	notifier *notifier
-	listener *listener
+	pool *pgxpool.Pool
+	// groupPool holds the connections of group commits (InTxGroup: the
+	// acknowledgements of inbound events), one a lane, so an ack never
+	// waits for a connection behind the workers' transactions.
+	groupPool *pgxpool.Pool
+	opts      Options
+	logger    *slog.Logger
+	notifier  *notifier
+	listener  *listener
 
 	closeOnce sync.Once
 }
@@ -167,7 +171,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 	}
 
-	d := &driver{pool: pool, opts: opts, logger: opts.Logger}
+	gcfg := cfg.Copy()
+	gcfg.MaxConns = groupLanes
+	groupPool, err := pgxpool.NewWithConfig(ctx, gcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: creating the group commit connection pool: %w", err)
+	}
+
+	d := &driver{pool: pool, groupPool: groupPool, opts: opts, logger: opts.Logger}
 	d.queries = &queries{d: d, db: dbsqlc.New(pool)}
 	d.notifier = newNotifier(pool, opts.NotifyDebounce, opts.Logger, d.channel)
 	d.listener = newListener(listenCfg, opts.Logger, d.channel)
@@ -296,6 +308,7 @@ func (d *driver) Close() error {
 	d.closeOnce.Do(func() {
 		d.listener.stop()
 		d.notifier.stop()
+		d.groupPool.Close()
 		d.pool.Close()
 	})
 	return nil
@@ -339,6 +352,6 @@ func (d *driver) Subscribe(ctx context.Context, topic string) (<-chan store.Noti
 	return d.listener.subscribe(ctx, topic)
 }
 
-// groupLanes is how many group commits run at once on Postgres: fewer than
-// the pool's connections, which the workers need too.
+// groupLanes is how many group commits run at once on Postgres, each on a
+// connection of its own pool (driver.groupPool).
 const groupLanes = 3

@@ -59,7 +59,11 @@ func (d *driver) inTx(ctx context.Context, fn func(q *queries) error) error {
 // the transaction's id (0 when the transaction wrote nothing, so nothing can
 // have committed) along with the error.
 func (d *driver) tryTx(ctx context.Context, fn func(q *queries) error) (xid int64, pending []note, err error) {
-	tx, err := d.pool.Begin(ctx)
+	pool := d.pool
+	if store.GroupCommit(ctx) {
+		pool = d.groupPool
+	}
+	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("beginning transaction: %w", mapErr(err))
 	}
