@@ -20,6 +20,7 @@ import (
 //	  task_updates: true         # tool calls shown as tasks in the streamed reply
 //	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
+//	  ack: deferred              # deferred: the ack stores the event alone; inline: all of it (see Options.InlineAck)
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
 //	  done_reaction: white_check_mark # replaces it once the reply is delivered ("" for none)
 //	  files:
@@ -34,6 +35,7 @@ type Config struct {
 	TaskUpdates     *bool
 	FeedbackButtons *bool
 	HomeTab         *bool
+	Ack             string // "", "deferred" or "inline"
 	AckReaction     *string
 	DoneReaction    *string
 	UpdateInterval  time.Duration
@@ -44,7 +46,7 @@ type Config struct {
 
 // configFields are the slack: block's keys, for the error that names an
 // unknown one.
-var configFields = []string{"allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "done_reaction", "files", "streaming"}
+var configFields = []string{"ack", "allow_bots", "agent_view", "task_updates", "feedback_buttons", "home_tab", "ack_reaction", "done_reaction", "files", "streaming"}
 
 // ParseConfig reads the slack: block of a switchboard.yaml (raw is the
 // whole file). A missing block is an empty Config. Errors name the field as
@@ -73,6 +75,12 @@ func ParseConfig(raw []byte) (*Config, error) {
 			return yamlBool(v, where, &c.FeedbackButtons)
 		case "home_tab":
 			return yamlBool(v, where, &c.HomeTab)
+		case "ack":
+			if v.Kind != yaml.ScalarNode || (v.Value != "deferred" && v.Value != "inline") {
+				return fmt.Errorf("%s: %q must be deferred or inline (line %d)", where, v.Value, v.Line)
+			}
+			c.Ack = v.Value
+			return nil
 		case "ack_reaction":
 			return yamlEmoji(v, where, &c.AckReaction)
 		case "done_reaction":
@@ -189,6 +197,9 @@ func (c *Config) Apply(o *Options) {
 	}
 	if c.HomeTab != nil && !*c.HomeTab {
 		o.HomeFunc = nil
+	}
+	if c.Ack == "inline" {
+		o.InlineAck = true
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction

@@ -13,6 +13,7 @@ func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig([]byte(`
 agents: []
 slack:
+  ack: inline
   allow_bots: true
   agent_view: false
   task_updates: false
@@ -37,7 +38,7 @@ slack:
 		HomeFunc:     func(context.Context, string, string, string) (*Home, error) { return &Home{}, nil },
 	}
 	c.Apply(&o)
-	if !o.AllowBots || o.AgentSessions || o.TaskUpdates || o.FeedbackFunc != nil || o.HomeFunc != nil ||
+	if !o.AllowBots || !o.InlineAck || o.AgentSessions || o.TaskUpdates || o.FeedbackFunc != nil || o.HomeFunc != nil ||
 		o.AckReaction != "eyes" || o.DoneReaction != "" || o.FileMaxBytes != 1<<20 || o.FileMaxCount != -1 || o.StreamUpdateInterval != 2*time.Second || o.StreamMaxAge != 3*time.Minute {
 		t.Fatalf("options after the block: %+v", o)
 	}
@@ -47,7 +48,8 @@ slack:
 	}
 
 	for _, bad := range []struct{ yaml, want string }{
-		{"slack:\n  persnoa: 1\n", "slack.persnoa: unknown field (known: allow_bots"},
+		{"slack:\n  persnoa: 1\n", "slack.persnoa: unknown field (known: ack, allow_bots"},
+		{"slack:\n  ack: later\n", `slack.ack: "later" must be deferred or inline`},
 		{"slack:\n  allow_bots: yes please\n", "slack.allow_bots: must be true or false"},
 		{"slack:\n  streaming:\n    max_age: 10m\n", "slack.streaming.max_age: \"10m\" must be a duration from 30s to 4m50s"},
 		{"slack:\n  streaming:\n    edit_interval: 1s\n", "slack.streaming.edit_interval: unknown field"},

@@ -138,6 +138,13 @@ type Options struct {
 	// the reply is delivered (MarkDone).
 	AckReaction  string
 	DoneReaction string
+	// InlineAck stores all of a message before Slack's ack (Submit), as
+	// before deferred acks: the ack waits for ~12 statements, and shared
+	// files are read before it. Default false: the ack stores the event
+	// alone and the rest runs right after it (core.Service.Accept), which
+	// may handle two messages posted in one thread milliseconds apart out
+	// of order (slack.ack in switchboard.yaml).
+	InlineAck bool
 	// FileMaxBytes is the largest shared file read for the model. Default
 	// DefaultFileMaxBytes (5 MB).
 	FileMaxBytes int64
@@ -326,7 +333,7 @@ func New(opts Options) (*Adapter, error) {
 	if opts.BotToken != "" {
 		a.api = a.newClient(opts.BotToken)
 	}
-	if acc, ok := opts.Submitter.(accepter); ok {
+	if acc, ok := opts.Submitter.(accepter); ok && !opts.InlineAck {
 		acc.SetInboundFinisher(PlatformName, finisher{a})
 	}
 	return a, nil
