@@ -25,6 +25,9 @@ const artifactTurns = `  - after_tool: artifact_create
   - when_last_user_contains: "make code"
     tool_calls:
       - {name: artifact_create, input: {kind: code, title: main.go, language: go, content: "package main\n\nfunc main() {}\n"}}
+  - when_last_user_contains: "rewrite code"
+    tool_calls:
+      - {name: artifact_update, input: {id: main.go, content: "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(2) }\n"}}
   - when_last_user_contains: "edit code"
     tool_calls:
       - {name: artifact_update, input: {id: main.go, content: "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(1) }\n"}}
@@ -95,6 +98,39 @@ func TestHistoryViews(t *testing.T) {
 		p.shot("a1-artifacts")
 		if got := eval[string](p, `location.search`); !strings.Contains(got, "artifact=") {
 			t.Errorf("location %q", got)
+		}
+
+		// A second edit: three versions, each readable as it was, beside
+		// the comment.
+		eval[string](p, `(async () => { const csrf = (await (await fetch("/api/session")).json()).csrf; await fetch("/api/conversations/`+code+`/messages", {method: "POST", headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf}, body: JSON.stringify({text: "rewrite code"})}); return "ok" })()`)
+		p.waitJS("version 3", `fetch("/api/artifacts").then(r => r.json()).then(d => d.artifacts[0].version === 3)`)
+		versions := eval[string](p, `(async () => {
+			const id = (await (await fetch("/api/artifacts")).json()).artifacts[0].id;
+			const out = [];
+			for (const n of [1, 2, 3]) {
+				const r = await fetch("/api/artifacts/" + id + "/versions/" + n);
+				const v = await r.json();
+				out.push(r.status + ":" + (v.content.includes("Println(2)") ? "2" : v.content.includes("Println(1)") ? "1" : "0"));
+			}
+			const a = await (await fetch("/api/artifacts/" + id)).json();
+			out.push("comments:" + (a.comments || []).length);
+			return out.join(" ");
+		})()`)
+		if versions != "200:0 200:1 200:2 comments:1" {
+			t.Errorf("the artifact's versions and comments read %q, want three readable versions and the comment", versions)
+		}
+
+		// Export, import, export again: identical apart from the ids.
+		same := eval[string](p, `(async () => {
+			const csrf = (await (await fetch("/api/session")).json()).csrf;
+			const norm = d => { d.conversation.id = ""; d.entries.forEach(e => e.id = ""); return JSON.stringify(d); };
+			const before = await (await fetch("/api/conversations/`+code+`/export?format=json")).json();
+			const imp = await (await fetch("/api/conversations/import", {method: "POST", headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf}, body: JSON.stringify(before)})).json();
+			const after = await (await fetch("/api/conversations/" + imp.id + "/export?format=json")).json();
+			return imp.id !== "`+code+`" && norm(before) === norm(after) ? "same" : norm(before) + "\n" + norm(after);
+		})()`)
+		if same != "same" {
+			t.Errorf("export → import → export differs:\n%s", same)
 		}
 	})
 }
