@@ -76,19 +76,25 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// scheduleState pauses or resumes a schedule, as its owner's command would.
-func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
-	if err := operatorOnly(principal(r), "pause or resume schedules"); err != nil {
-		return err
+// scheduleAction reads the schedule of an operator's action on one
+// (what names the action in the refusal), with its empty JSON body.
+func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string) (*store.Schedule, error) {
+	if err := operatorOnly(principal(r), what); err != nil {
+		return nil, err
 	}
 	if err := decode(w, r, &struct{}{}, true); err != nil {
-		return err
+		return nil, err
 	}
 	id, err := parseID("schedule", r.PathValue("schedule"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sc, err := a.st.ScheduleGet(r.Context(), id)
+	return a.st.ScheduleGet(r.Context(), id)
+}
+
+// scheduleState pauses or resumes a schedule, as its owner's command would.
+func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
+	sc, err := a.scheduleAction(w, r, "pause or resume schedules")
 	if err != nil {
 		return err
 	}
@@ -111,17 +117,7 @@ func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
 // scheduler's fire path: a second request in the same minute queues
 // nothing ("fired": false).
 func (a *API) scheduleRunNow(w http.ResponseWriter, r *http.Request) error {
-	if err := operatorOnly(principal(r), "run schedules now"); err != nil {
-		return err
-	}
-	if err := decode(w, r, &struct{}{}, true); err != nil {
-		return err
-	}
-	id, err := parseID("schedule", r.PathValue("schedule"))
-	if err != nil {
-		return err
-	}
-	sc, err := a.st.ScheduleGet(r.Context(), id)
+	sc, err := a.scheduleAction(w, r, "run schedules now")
 	if err != nil {
 		return err
 	}
