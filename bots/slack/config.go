@@ -20,7 +20,7 @@ import (
 //	  task_updates: true         # tool calls shown as tasks in the streamed reply
 //	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
-//	  ack: deferred              # deferred: the ack stores the event alone; inline: all of it (see Options.InlineAck)
+//	  ack: inline                # inline (default): the whole message before the ack; deferred: the event alone (see Options.DeferAck)
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
 //	  done_reaction: white_check_mark # replaces it once the reply is delivered ("" for none)
 //	  files:
@@ -198,8 +198,8 @@ func (c *Config) Apply(o *Options) {
 	if c.HomeTab != nil && !*c.HomeTab {
 		o.HomeFunc = nil
 	}
-	if c.Ack == "inline" {
-		o.InlineAck = true
+	if c.Ack != "" {
+		o.DeferAck = c.Ack == "deferred"
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction

@@ -138,13 +138,12 @@ type Options struct {
 	// the reply is delivered (MarkDone).
 	AckReaction  string
 	DoneReaction string
-	// InlineAck stores all of a message before Slack's ack (Submit), as
-	// before deferred acks: the ack waits for ~12 statements, and shared
-	// files are read before it. Default false: the ack stores the event
-	// alone and the rest runs right after it (core.Service.Accept), which
-	// may handle two messages posted in one thread milliseconds apart out
-	// of order (slack.ack in switchboard.yaml).
-	InlineAck bool
+	// DeferAck makes the ack store the event alone, the rest running right
+	// after it (core.Service.Accept): a fast ack under bursts, shared files
+	// read after it, but two messages posted in one thread milliseconds
+	// apart may be handled out of order. Default false: the whole message
+	// is stored before the ack (Submit). slack.ack in switchboard.yaml.
+	DeferAck bool
 	// FileMaxBytes is the largest shared file read for the model. Default
 	// DefaultFileMaxBytes (5 MB).
 	FileMaxBytes int64
@@ -333,7 +332,7 @@ func New(opts Options) (*Adapter, error) {
 	if opts.BotToken != "" {
 		a.api = a.newClient(opts.BotToken)
 	}
-	if acc, ok := opts.Submitter.(accepter); ok && !opts.InlineAck {
+	if acc, ok := opts.Submitter.(accepter); ok && opts.DeferAck {
 		acc.SetInboundFinisher(PlatformName, finisher{a})
 	}
 	return a, nil

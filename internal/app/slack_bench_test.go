@@ -63,13 +63,17 @@ func quantileMS(sorted []time.Duration, q float64) float64 {
 // as they would in production. The baseline, in the same run and over the
 // same client, is a handler that only reads the body and answers 200: the
 // ratio is what verifying, storing and queueing cost on top of HTTP.
+// Each store runs with slack.ack: deferred (the event alone stored before
+// the ack) and inline (the default: the whole message).
 func BenchmarkSlackEventsAck(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) { benchEventsAck(b, sqliteDatabase(b)) })
-	b.Run("postgres", func(b *testing.B) { benchEventsAck(b, postgresDatabase(b)) })
+	for _, mode := range []string{"deferred", "inline"} {
+		b.Run("sqlite/"+mode, func(b *testing.B) { benchEventsAck(b, sqliteDatabase(b), mode) })
+		b.Run("postgres/"+mode, func(b *testing.B) { benchEventsAck(b, postgresDatabase(b), mode) })
+	}
 }
 
-func benchEventsAck(b *testing.B, db string) {
-	e := startSlack(b, db, envOptions{logger: benchLogger(b)})
+func benchEventsAck(b *testing.B, db, mode string) {
+	e := startSlack(b, db, envOptions{logger: benchLogger(b), config: openAccess + "slack:\n  ack: " + mode + "\n"})
 	baseline := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)

@@ -44,7 +44,7 @@ func TestSlackImageReachesTheModel(t *testing.T) {
 		env := anthropicEnv(fake)
 		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
 		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
-		e := startSlack(t, db(t), envOptions{env: env, config: openAccess + "slack:\n  ack_reaction: eyes\n"})
+		e := startSlack(t, db(t), envOptions{env: env, config: openAccess + "slack:\n  ack: deferred\n  ack_reaction: eyes\n"})
 		const dm, ts = "D0FILES", "1700000600.000100"
 		img := e.slack.ShareFile("pixel.png", "image/png", pngBytes)
 		zip := e.slack.ShareFile("logs.zip", "application/zip", []byte("PK\x03\x04"))
