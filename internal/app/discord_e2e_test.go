@@ -43,7 +43,7 @@ const (
 	// discordWaitLong bounds every wait for the service; it is far above
 	// what a turn takes, so it only decides how long a broken build takes
 	// to fail.
-	discordWaitLong = 20 * time.Second
+	discordWaitLong = 60 * time.Second
 
 	discordGuild = discordtest.DefaultGuildID
 	// discordMaxChars is Discord's limit on a message's content.
