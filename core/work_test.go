@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +103,76 @@ func TestWorkerFailsUndecodableItem(t *testing.T) {
 		t.Fatal("the handler ran on args that did not decode")
 	default:
 	}
+}
+
+// slowCompleteStore holds the completion of one item after its commit, and
+// wakes the worker meanwhile: the moment in which the store already hands
+// out the conversation's next item while the finished handler has not
+// returned yet.
+type slowCompleteStore struct {
+	store.Store
+	hold atomic.Pointer[uuid.UUID]
+	wake func()
+}
+
+func (s *slowCompleteStore) WorkCompleteMany(ctx context.Context, p *store.WorkCompleteManyParams) ([]*store.WorkItem, error) {
+	out, err := s.Store.WorkCompleteMany(ctx, p)
+	if h := s.hold.Load(); h != nil && slices.Contains(p.IDs, *h) {
+		s.wake()
+		time.Sleep(300 * time.Millisecond)
+	}
+	return out, err
+}
+
+type nextArgs struct{}
+
+func (nextArgs) Kind() string { return "next" }
+
+// An item of a conversation claimed while the conversation's previous item
+// is finishing here waits for that handler, then runs on its first attempt:
+// it is not left to wait out its lease and be counted as a takeover.
+func TestWorkerRunsNextItemOfConversationOnItsFirstAttempt(t *testing.T) {
+	ctx := context.Background()
+	st := &slowCompleteStore{Store: testenv.SQLite(t)}
+	conv, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: time.Now()})
+	require.NoError(t, err)
+
+	var first *store.WorkItem
+	nextRan := make(chan *store.WorkItem, 1)
+	hs := core.NewHandlers()
+	core.AddHandler(hs, func(ctx context.Context, it *store.WorkItem, _ probeArgs) error {
+		// Queued while this item runs, so the claim cannot hand it out before
+		// this one is completed.
+		_, err := core.Enqueue(ctx, st.Store, nextArgs{}, &core.EnqueueOpts{ConversationID: &conv.ID, Now: time.Now()})
+		return err
+	})
+	core.AddHandler(hs, func(_ context.Context, it *store.WorkItem, _ nextArgs) error {
+		nextRan <- it
+		return nil
+	})
+	obs := &takeoverObserver{takenOver: map[string]int{}}
+	w, err := core.NewWorker(core.WorkerOptions{
+		Store: st, WorkerID: "w1", Handlers: hs, LeaseTTL: 3 * time.Second, PollInterval: 20 * time.Millisecond,
+		// Each kind in a lane of its own, so the next item is claimed while
+		// the first one's slot is still taken.
+		Lanes:    []core.Lane{{Kinds: []string{"probe"}, Concurrency: 1}, {Kinds: []string{"next"}, Concurrency: 1}},
+		Logger:   testenv.Logger(t),
+		Observer: obs,
+	})
+	require.NoError(t, err)
+	st.wake = w.Wake
+	res, err := core.Enqueue(ctx, st.Store, probeArgs{}, &core.EnqueueOpts{ConversationID: &conv.ID, Now: time.Now()})
+	require.NoError(t, err)
+	first = res.Item
+	st.hold.Store(&first.ID)
+	require.NoError(t, w.Start(ctx))
+	defer func() { require.NoError(t, w.Stop(ctx)) }()
+
+	select {
+	case it := <-nextRan:
+		require.Equal(t, 1, it.Attempts, "the conversation's next item must run on the claim that found it, not after its lease")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the conversation's next item never ran")
+	}
+	require.Zero(t, obs.count("next"), "nothing was taken over")
 }

@@ -111,6 +111,9 @@ type Worker struct {
 	mu    sync.Mutex
 	items map[uuid.UUID]bool
 	convs map[uuid.UUID]int
+	// freed is closed when the last handler of a conversation leaves, for
+	// an item of it claimed meanwhile (see enter).
+	freed map[uuid.UUID]chan struct{}
 	// interrupts cut off the running turns of a conversation (Interrupt).
 	interrupts map[uuid.UUID]map[uuid.UUID]context.CancelCauseFunc // conversation -> item -> cancel
 }
@@ -355,7 +358,8 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 			claimed = len(items)
 			w.observeTakeovers(ctx, items, false)
 			for _, it := range items {
-				if !w.enter(ctx, it) {
+				ok, wait := w.enter(ctx, it)
+				if !ok && wait == nil {
 					continue
 				}
 				slots <- struct{}{}
@@ -369,6 +373,9 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 						default:
 						}
 					}()
+					if wait != nil && !w.await(ctx, it, wait) {
+						return
+					}
 					defer w.leave(it)
 					w.run(workCtx, it)
 				}()
@@ -392,35 +399,65 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 	}
 }
 
-// enter marks an item as running here, or reports that it must not start:
-// the item itself still runs here (its expired lease was claimed again, by
-// us; the running handler keeps it and heartbeats it), or another item of
-// its conversation does. The skipped claim is left to expire: giving it back
-// would also free the conversation lease the running handler holds under
-// the same owner. It runs later, at the cost of a counted attempt.
-func (w *Worker) enter(ctx context.Context, it *store.WorkItem) bool {
+// enter marks an item as running here, or reports why it must not start
+// yet. If the item itself still runs here (its expired lease was claimed
+// again, by us; the running handler keeps it and heartbeats it), it never
+// starts: ok is false and wait nil. If another item of its conversation
+// still runs here, wait is closed when that handler leaves (see await). The
+// store hands out such an item only in the moment between the other item's
+// completion and its handler's return, since a live running item keeps the
+// rest of its conversation from being claimed.
+func (w *Worker) enter(ctx context.Context, it *store.WorkItem) (ok bool, wait <-chan struct{}) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.items == nil {
-		w.items, w.convs = map[uuid.UUID]bool{}, map[uuid.UUID]int{}
+		w.items, w.convs, w.freed = map[uuid.UUID]bool{}, map[uuid.UUID]int{}, map[uuid.UUID]chan struct{}{}
 	}
-	busyItem := w.items[it.ID]
-	busyConv := it.ConversationID != nil && w.convs[*it.ConversationID] > 0
-	if !busyItem && !busyConv {
-		w.items[it.ID] = true
-		if it.ConversationID != nil {
-			w.convs[*it.ConversationID]++
+	if w.items[it.ID] {
+		w.log.WarnContext(ctx, "claimed an item whose handler still runs here; leaving it to that handler", "work_id", it.ID, "attempt", it.Attempts)
+		return false, nil
+	}
+	if it.ConversationID != nil && w.convs[*it.ConversationID] > 0 {
+		ch := w.freed[*it.ConversationID]
+		if ch == nil {
+			ch = make(chan struct{})
+			w.freed[*it.ConversationID] = ch
+		}
+		return false, ch
+	}
+	w.items[it.ID] = true
+	if it.ConversationID != nil {
+		w.convs[*it.ConversationID]++
+	}
+	return true, nil
+}
+
+// await holds a claimed item until the other handler of its conversation
+// running here has left, then marks it as running. It gives up after a
+// third of the lease or when the worker stops: the claim is then left to
+// expire (giving it back would also free the conversation lease a running
+// handler holds under the same owner), and the item runs later at the cost
+// of a counted attempt.
+func (w *Worker) await(ctx context.Context, it *store.WorkItem, wait <-chan struct{}) bool {
+	deadline := time.NewTimer(w.opts.LeaseTTL / 3)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			w.log.WarnContext(ctx, "claimed an item of a conversation whose other item still runs here; it runs after its lease", "work_id", it.ID, "attempt", it.Attempts)
+			return false
+		}
+		var ok bool
+		if ok, wait = w.enter(ctx, it); ok {
+			return true
+		}
+		if wait == nil {
+			return false
 		}
 	}
-	w.mu.Unlock()
-	switch {
-	case busyItem:
-		w.log.WarnContext(ctx, "claimed an item whose handler still runs here; leaving it to that handler", "work_id", it.ID, "attempt", it.Attempts)
-		return false
-	case busyConv:
-		w.log.WarnContext(ctx, "claimed an item of a conversation whose other item still runs here; it runs later", "work_id", it.ID, "attempt", it.Attempts)
-		return false
-	}
-	return true
 }
 
 func (w *Worker) leave(it *store.WorkItem) {
@@ -430,6 +467,10 @@ func (w *Worker) leave(it *store.WorkItem) {
 	if it.ConversationID != nil {
 		if w.convs[*it.ConversationID]--; w.convs[*it.ConversationID] <= 0 {
 			delete(w.convs, *it.ConversationID)
+			if ch := w.freed[*it.ConversationID]; ch != nil {
+				close(ch)
+				delete(w.freed, *it.ConversationID)
+			}
 		}
 	}
 }
