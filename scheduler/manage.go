@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -377,40 +376,4 @@ func Describe(sc *store.Schedule) string {
 		fmt.Fprintf(&b, ": %s", title(sc.Instruction))
 	}
 	return b.String()
-}
-
-// RunNowResult says what RunNow did.
-type RunNowResult struct {
-	// Due is the occurrence the fire stands for: now, to the minute.
-	Due time.Time
-	// Fired is false when this occurrence had already been fired (a second
-	// "run now" within the same minute): nothing new was queued.
-	Fired bool
-}
-
-// RunNow fires an active routine or pulse once, now, without moving its
-// next occurrence. The fire is an ordinary WorkFire item with the unique
-// key of an occurrence due now (to the minute), run by the same handler
-// as a fire of the clock: two requests in one minute, or a request racing
-// another instance, make one run, and a retried fire starts nothing twice.
-// A reminder (done once delivered) and a goal loop (whose iterations the
-// server paces) cannot be run early.
-func (s *Scheduler) RunNow(ctx context.Context, sc *store.Schedule) (*RunNowResult, error) {
-	switch {
-	case sc.Kind != store.ScheduleRoutine && sc.Kind != store.SchedulePulse:
-		return nil, invalid("only a routine or a pulse can be run now, not %s %q", sc.Kind, sc.Name)
-	case sc.State != store.ScheduleActive:
-		return nil, invalid("%s %q is %s: resume it before running it now", sc.Kind, sc.Name, sc.State)
-	}
-	now := s.now()
-	due := now.Truncate(time.Minute)
-	key := fireKey(sc.ID, due)
-	res, err := core.Enqueue(ctx, s.st, fireArgs{ScheduleID: sc.ID, Due: due}, &core.EnqueueOpts{
-		RunAt: now, Priority: 1, UniqueKey: &key, Now: now,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("running %s %q now: %w", sc.Kind, sc.Name, err)
-	}
-	s.log.InfoContext(ctx, "run now", "schedule_id", sc.ID, "kind", sc.Kind, "name", sc.Name, "due", due, "fired", res.Inserted)
-	return &RunNowResult{Due: due, Fired: res.Inserted}, nil
 }

@@ -375,6 +375,12 @@ func fireKey(id uuid.UUID, due time.Time) string {
 	return fmt.Sprintf("schedule:%s:%d", id, due.UTC().UnixMicro())
 }
 
+// loopFireKey is the unique key of a loop's iteration: a loop fires each
+// iteration once, whatever instant it falls on.
+func loopFireKey(id uuid.UUID, iteration int64) string {
+	return fmt.Sprintf("schedule:%s:iteration:%d", id, iteration)
+}
+
 // maxDuePerTick bounds one dispatch pass; the next tick takes the rest.
 const maxDuePerTick = 200
 
@@ -451,7 +457,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		key := fireKey(sc.ID, latest)
 		if sc.Kind == store.ScheduleLoop {
 			p.Iteration = sc.Runs + 1
-			key = fmt.Sprintf("schedule:%s:iteration:%d", sc.ID, p.Iteration)
+			key = loopFireKey(sc.ID, p.Iteration)
 		}
 		res, err := core.Enqueue(ctx, q, p, &core.EnqueueOpts{
 			RunAt:     now,
