@@ -113,9 +113,27 @@ func (a *API) scheduleState(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// scheduleRunNow fires a routine or pulse once now, through the
-// scheduler's fire path: a second request in the same minute queues
-// nothing ("fired": false).
+// runNowJSON is the answer of POST /api/schedules/{id}/run.
+type runNowJSON struct {
+	// Schedule is the schedule after the run now (a reminder run now is
+	// done).
+	Schedule scheduleJSON `json:"schedule"`
+	// Due is the occurrence fired: now to the minute for a routine or
+	// pulse, the reminder's own time, now for a loop's iteration.
+	Due *time.Time `json:"due,omitempty"`
+	// Fired is false when that occurrence had already been fired and nothing
+	// new was queued.
+	Fired bool `json:"fired"`
+	// NextRunAt is when it fires next on its own; absent when nothing is
+	// scheduled (a reminder done, a loop's iteration under way).
+	NextRunAt *time.Time `json:"next_run_at,omitempty"`
+	// Note says what happened, for the person who clicked.
+	Note string `json:"note"`
+}
+
+// scheduleRunNow fires a schedule of any kind once now, through the
+// scheduler's fire path (scheduler.RunNow says what that means for each
+// kind); what was already fired is not fired again ("fired": false).
 func (a *API) scheduleRunNow(w http.ResponseWriter, r *http.Request) error {
 	sc, err := a.scheduleAction(w, r, "run schedules now")
 	if err != nil {
@@ -123,11 +141,18 @@ func (a *API) scheduleRunNow(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := a.opts.Schedules.RunNow(r.Context(), sc)
 	if errors.Is(err, scheduler.ErrInvalid) {
-		return &httpError{status: http.StatusConflict, msg: err.Error()} // paused, a reminder or a loop
+		return &httpError{status: http.StatusConflict, msg: err.Error()} // paused, blocked, or a loop that ended
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"schedule": toScheduleJSON(sc), "due": res.Due, "fired": res.Fired})
+	out := runNowJSON{Schedule: toScheduleJSON(sc), Fired: res.Fired, NextRunAt: res.Next, Note: res.Note}
+	if res.Schedule != nil {
+		out.Schedule = toScheduleJSON(res.Schedule)
+	}
+	if !res.Due.IsZero() {
+		out.Due = &res.Due
+	}
+	writeJSON(w, http.StatusAccepted, out)
 	return nil
 }

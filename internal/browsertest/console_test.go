@@ -21,7 +21,8 @@ import (
 // console: a streamed chat, ask_user answered in the form, a chart drawn in
 // the page, deep links with back and forward, a restart of the server in
 // the middle of a reply, a fork from an earlier message and its tree, the
-// slider, and a workspace the person has no access to.
+// slider, a workspace the person has no access to, and the operator's
+// view: a reminder paused, resumed and run now (posted once in Slack).
 func TestConsole(t *testing.T) {
 	chromium(t)
 	eachStore(t, func(t *testing.T, db string) {
@@ -243,6 +244,42 @@ func TestConsole(t *testing.T) {
 		p.waitJS("the reminder paused", `document.querySelector('#schedules [data-state="paused"]') && document.querySelector('#schedules button[data-act="resume"]')`)
 		p.do("resuming it", chromedp.Click(chromedp.CSS(`#schedules button[data-act="resume"]`)))
 		p.waitJS("the reminder active again", `document.querySelector('#schedules [data-state="active"]')`)
+
+		// ---- the reminder run now: posted once in Slack, then done ----
+		reminderPosts := func() int {
+			n := 0
+			for _, m := range e.slack.Messages("") {
+				if strings.Contains(m.Text, "Reminder: water the plants") {
+					n++
+				}
+			}
+			return n
+		}
+		p.do("running the reminder now", chromedp.Click(chromedp.CSS(`#schedules button[data-act="run"]`)))
+		e.waitFor("the reminder posted in Slack", func() bool { return reminderPosts() > 0 })
+		p.waitJS("the result shown, the reminder done and no Run now left", `[...document.querySelectorAll("#schedules .run-result")].some(t => t.textContent.includes("sent now")) && document.querySelector('#schedules [data-state="done"]') && !document.querySelector('#schedules button[data-act="run"]')`)
+		p.shot("11b-reminder-run-now")
+		again := eval[map[string]any](p, `(async () => {
+			const csrf = (await (await fetch("/api/session")).json()).csrf;
+			const id = (await (await fetch("/api/schedules")).json()).schedules[0].id;
+			const r = await fetch("/api/schedules/" + id + "/run", {method: "POST", headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf}, body: "{}"});
+			return {status: r.status, ...(await r.json())};
+		})()`)
+		if again["status"] != 202.0 || again["fired"] != false || !strings.Contains(fmt.Sprint(again["note"]), "already") {
+			t.Errorf("run now of a delivered reminder: %v, want 202 with nothing fired and a note saying so", again)
+		}
+		e.waitFor("the reminder's run recorded", func() bool {
+			var s struct {
+				Schedules []struct {
+					Runs int `json:"runs"`
+				} `json:"schedules"`
+			}
+			e.operator("GET", "/api/schedules", nil, &s)
+			return len(s.Schedules) == 1 && s.Schedules[0].Runs == 1
+		})
+		if n := reminderPosts(); n != 1 {
+			t.Errorf("the reminder was posted %d times in Slack; want once", n)
+		}
 
 		// ---- approve from the inbox and see the turn go on ----
 		var conv struct {

@@ -89,19 +89,40 @@ async function render(el) {
         h("button", { type: "button", dataset: { decide: "deny", call: r.call_id }, onclick: decide(r, "deny") }, "Deny"))],
     ], a.approvals || [], "Nothing waits for a decision."));
   };
+  // What the last Run now of each schedule did, shown in its row until the
+  // view is left.
+  const lastRun = new Map();
   const loadSchedules = async () => {
     const s = await api.get("/api/schedules");
     const act = (r, verb) => async () => {
       try { await api.post(`/api/schedules/${r.id}/${verb}`, {}); toast(verb === "pause" ? "Paused" : "Resumed"); loadSchedules(); } catch (e) { toast(e.message, "error"); }
     };
-    const runNow = (r) => async () => {
+    // Run now answers what it did: fired or not (already fired, an
+    // iteration under way), when it fires next, and a note in words.
+    const runNowMessage = (r, res) => {
+      if (!res.fired) return `${r.name}: ${res.note}`;
+      const next = res.next_run_at ? `next ${new Date(res.next_run_at).toLocaleString()}` : "";
+      switch (r.kind) {
+        case "reminder": return `${r.name} sent now; ` + (next || "it is done and will not fire at its time");
+        case "loop": return `${r.name} runs an iteration now; the next comes one interval after it ends`;
+        default: return `${r.name} runs now` + (next ? `; ${next}` : "");
+      }
+    };
+    const runNow = (r) => async (ev) => {
+      const button = ev.currentTarget;
+      button.disabled = true;
       try {
         const res = await api.post(`/api/schedules/${r.id}/run`, {});
-        toast(res.fired ? `${r.name} runs now` : `${r.name} already ran this minute`);
+        const msg = runNowMessage(r, res);
+        lastRun.set(r.id, msg);
+        toast(msg);
+        loadSchedules().catch(() => {});
         setTimeout(() => loadSchedules().catch(() => {}), 1500);
-      } catch (e) { toast(e.message, "error"); }
+      } catch (e) { toast(e.message, "error"); button.disabled = false; }
     };
-    const canRun = (r) => r.state === "active" && (r.kind === "routine" || r.kind === "pulse");
+    // Every kind can run now while it is active; paused and blocked ones
+    // are resumed first.
+    const canRun = (r) => r.state === "active";
     schedulesBox.replaceChildren(table([
       ["Kind", (r) => r.kind], ["Name", (r) => r.name], ["Agent", (r) => r.agent], ["When", (r) => r.spec],
       ["Next", (r) => r.next_run_at ? new Date(r.next_run_at).toLocaleString() : "—"],
@@ -109,7 +130,8 @@ async function render(el) {
       ["", (r) => h("span", { class: "choices" },
         canRun(r) ? h("button", { type: "button", dataset: { act: "run", schedule: r.id }, onclick: runNow(r) }, "Run now") : "",
         r.state === "active" ? h("button", { type: "button", dataset: { act: "pause", schedule: r.id }, onclick: act(r, "pause") }, "Pause")
-        : (r.state === "paused" || r.state === "blocked") ? h("button", { type: "button", dataset: { act: "resume", schedule: r.id }, onclick: act(r, "resume") }, "Resume") : "")],
+        : (r.state === "paused" || r.state === "blocked") ? h("button", { type: "button", dataset: { act: "resume", schedule: r.id }, onclick: act(r, "resume") }, "Resume") : "",
+        lastRun.has(r.id) ? h("span", { class: "run-result", dataset: { schedule: r.id } }, lastRun.get(r.id)) : "")],
     ], s.schedules || [], "No routines, pulses, reminders or loops."));
   };
   const loadPairing = async () => {
