@@ -76,6 +76,17 @@
 //	conversation: it records a pulse's inputs as seen, or makes the loop's
 //	decision from the iteration's report_progress.
 //
+// # Run now
+//
+// RunNow (the console's Run now) makes a fire early through the same path.
+// A routine or pulse gets an extra run keyed by the current minute, its
+// next occurrence kept. A reminder's or a loop's pending occurrence is
+// claimed with the dispatch's own compare-and-set on next_run_at and
+// enqueued under the clock's key for it (the occurrence, or the loop's
+// iteration), so it replaces the clock's fire instead of adding one: a
+// reminder is then done (or at its following occurrence), a loop waits
+// for the decision after that iteration.
+//
 // # What happens on failure
 //
 //   - The leader dies: its lease expires (default 15s) and another instance
@@ -84,6 +95,10 @@
 //   - Two instances both dispatch (a paused process waking up with a stale
 //     idea of its lease, skewed clocks): the compare-and-set lets one advance
 //     the schedule and the unique key refuses a second fire item.
+//   - Run now and the clock's dispatch fire one reminder or loop tick at
+//     once (on one instance or two): the compare-and-set lets one through
+//     and the unique key refuses a second item; a run now that lost reads
+//     the schedule again and answers that it was already fired.
 //   - No instance runs when a fire falls due: at start the first dispatch
 //     finds it due. run_once fires once, for the latest missed occurrence,
 //     however many were missed; skip moves to the next occurrence. Reminders
