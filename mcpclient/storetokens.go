@@ -115,48 +115,58 @@ func legacyTokenAAD(server string) string { return "mcp_oauth_token:" + server }
 // imported only where the store holds no grant for the server, so a grant
 // obtained or refreshed since is never replaced by an older file, and
 // instances importing at once store it once. The files are left in place.
-// It returns the servers imported.
+// It returns the servers imported; a file it cannot read or open is
+// skipped and reported in the error (errors.Join), the others imported.
 func (t *StoreTokens) ImportFiles(ctx context.Context, dir string, keys []GrantKey, log *slog.Logger) ([]GrantKey, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var done []GrantKey
+	var errs []error
 	for _, k := range keys {
-		path := legacyTokenFile(dir, k.Server)
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
+		ok, err := t.importFile(ctx, dir, k)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if err != nil {
-			return done, fmt.Errorf("reading the OAuth token file of MCP server %s: %w", k, err)
+		if ok {
+			log.InfoContext(ctx, "imported the MCP server's OAuth token file into the database; the file is no longer read and may be deleted",
+				"server", k.Server, "workspace", k.Workspace, "file", legacyTokenFile(dir, k.Server))
+			done = append(done, k)
 		}
-		if g, err := t.Load(ctx, k); err != nil {
-			return done, err
-		} else if g != nil {
-			continue // the database's grant is the current one
-		}
-		plain, err := t.Keys.Open(secret.Sealed(b), legacyTokenAAD(k.Server))
-		if err != nil {
-			return done, fmt.Errorf("opening the OAuth token file %s of MCP server %s: %w", path, k, err)
-		}
-		var g Grant
-		if err := json.Unmarshal(plain, &g); err != nil {
-			return done, fmt.Errorf("decoding the OAuth token file %s of MCP server %s: %w", path, k, err)
-		}
-		sealed, err := t.seal(k, &g)
-		if err != nil {
-			return done, err
-		}
-		_, err = t.Store.MCPGrantCreate(ctx, &store.MCPGrantPutParams{MCPGrantKey: storeKey(k), SealedGrant: sealed, Now: t.now()})
-		if errors.Is(err, store.ErrConflict) {
-			continue // another instance imported it, or a person signed in, meanwhile
-		}
-		if err != nil {
-			return done, err
-		}
-		log.InfoContext(ctx, "imported the MCP server's OAuth token file into the database; the file is no longer read and may be deleted",
-			"server", k.Server, "workspace", k.Workspace, "file", path)
-		done = append(done, k)
 	}
-	return done, nil
+	return done, errors.Join(errs...)
+}
+
+func (t *StoreTokens) importFile(ctx context.Context, dir string, k GrantKey) (bool, error) {
+	path := legacyTokenFile(dir, k.Server)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the OAuth token file of MCP server %s: %w", k, err)
+	}
+	if g, err := t.Load(ctx, k); err != nil {
+		return false, err
+	} else if g != nil {
+		return false, nil // the database's grant is the current one
+	}
+	plain, err := t.Keys.Open(secret.Sealed(b), legacyTokenAAD(k.Server))
+	if err != nil {
+		return false, fmt.Errorf("opening the OAuth token file %s of MCP server %s: %w", path, k, err)
+	}
+	var g Grant
+	if err := json.Unmarshal(plain, &g); err != nil {
+		return false, fmt.Errorf("decoding the OAuth token file %s of MCP server %s: %w", path, k, err)
+	}
+	sealed, err := t.seal(k, &g)
+	if err != nil {
+		return false, err
+	}
+	_, err = t.Store.MCPGrantCreate(ctx, &store.MCPGrantPutParams{MCPGrantKey: storeKey(k), SealedGrant: sealed, Now: t.now()})
+	if errors.Is(err, store.ErrConflict) {
+		return false, nil // another instance imported it, or a person signed in, meanwhile
+	}
+	return err == nil, err
 }

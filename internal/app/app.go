@@ -367,6 +367,7 @@ type App struct {
 	mcpMu     sync.Mutex
 	mcpConfig *mcpclient.Config
 	mcpOAuth  *mcpclient.OAuthOptions // nil: no OAuth to MCP servers (mcp.go)
+	mcpTokens *mcpclient.StoreTokens  // the MCP servers' OAuth grants; nil with mcpOAuth
 	started   atomic.Bool             // the MCP clients run: a reload replaces them
 }
 

@@ -116,6 +116,7 @@ func (c mcpCollector) Collect(ch chan<- prometheus.Metric) {
 
 // startMCP connects the servers before the workers take turns.
 func (a *App) startMCP(ctx context.Context) error {
+	a.importMCPTokenFiles(ctx, a.mcpConfig)
 	if err := a.MCP.Start(ctx); err != nil {
 		return fmt.Errorf("starting MCP clients: %w", err)
 	}
@@ -123,6 +124,36 @@ func (a *App) startMCP(ctx context.Context) error {
 	a.onStop(func(ctx context.Context) error { return a.mcpNow().Stop(ctx) })
 	a.started.Store(true)
 	return nil
+}
+
+// mcpTokenDir is SWITCHBOARD_MCP_TOKEN_DIR (default ./mcp-oauth), where
+// earlier versions kept the OAuth grants of MCP servers as sealed files.
+// It is read only to import them (importMCPTokenFiles).
+func (a *App) mcpTokenDir() string {
+	if a.cfg.Env != nil {
+		if d := strings.TrimSpace(a.cfg.Env("SWITCHBOARD_MCP_TOKEN_DIR")); d != "" {
+			return d
+		}
+	}
+	return "mcp-oauth"
+}
+
+// importMCPTokenFiles moves into the database, once, the grant files of
+// the servers with "oauth" that the database holds no grant for (each
+// import is logged); the files are no longer read afterwards. A file that
+// does not open (another key) is reported and left: its server asks a
+// person to sign in, as it would have.
+func (a *App) importMCPTokenFiles(ctx context.Context, mc *mcpclient.Config) {
+	if a.mcpTokens == nil || mc == nil {
+		return
+	}
+	var keys []mcpclient.GrantKey
+	for _, name := range mc.NeedsOAuth() {
+		keys = append(keys, mcpclient.GrantKey{Server: name, Workspace: mc.Servers[name].Workspace})
+	}
+	if _, err := a.mcpTokens.ImportFiles(ctx, a.mcpTokenDir(), keys, a.log.With("part", "mcp")); err != nil {
+		a.log.WarnContext(ctx, "importing the MCP OAuth token files of SWITCHBOARD_MCP_TOKEN_DIR (legacy import)", "error", err)
+	}
 }
 
 func mcpConfigPath(getenv func(string) string) string {
@@ -156,6 +187,7 @@ func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
 	if err != nil {
 		return err
 	}
+	a.importMCPTokenFiles(ctx, mc)
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := old.Stop(sctx); err != nil {
@@ -181,8 +213,8 @@ const (
 )
 
 // buildMCPOAuth prepares OAuth to MCP servers: the callback route, the
-// client metadata document and the sealed token store (in
-// SWITCHBOARD_MCP_TOKEN_DIR, default ./mcp-oauth). It needs
+// client metadata document and the token store (the database, sealed
+// with SWITCHBOARD_SECRET_KEY, shared by every instance on it). It needs
 // SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY; without them a
 // server with "oauth" is refused when the MCP clients are made, naming the
 // settings.
@@ -191,15 +223,10 @@ func (a *App) buildMCPOAuth() error {
 	if public == "" || !a.cfg.Keys.Configured() {
 		return nil
 	}
-	dir := "mcp-oauth"
-	if a.cfg.Env != nil {
-		if d := strings.TrimSpace(a.cfg.Env("SWITCHBOARD_MCP_TOKEN_DIR")); d != "" {
-			dir = d
-		}
-	}
+	a.mcpTokens = &mcpclient.StoreTokens{Store: a.Store, Keys: a.cfg.Keys, Now: a.cfg.Now}
 	o := &mcpclient.OAuthOptions{
 		RedirectURL: public + mcpOAuthCallback,
-		Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: a.cfg.Keys},
+		Tokens:      a.mcpTokens,
 	}
 	cb := mcpclient.NewCallbacks()
 	o.Authorize = cb.Authorize
