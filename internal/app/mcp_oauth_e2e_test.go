@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/app"
@@ -254,4 +257,51 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestMCPOAuthRotateKey: `switchboard rotate-key` seals the MCP servers'
+// OAuth grants again under the new key; they open to the same grant, and
+// one that opens under no listed key is reported and left. On SQLite and
+// on Postgres.
+func TestMCPOAuthRotateKey(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
+		st := open(t)
+		ctx := context.Background()
+		key := func(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
+		old, err := secret.ParseKeys("k1:" + key(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost, err := secret.ParseKeys("k0:" + key(9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		grant := &mcpclient.Grant{Token: &oauth2.Token{AccessToken: "mcp-access", RefreshToken: "mcp-refresh"}, ClientID: "client-1"}
+		if _, err := (&mcpclient.StoreTokens{Store: st, Keys: old}).Save(ctx, mcpclient.GrantKey{Server: "tracker", Workspace: "T1"}, grant); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&mcpclient.StoreTokens{Store: st, Keys: lost}).Save(ctx, mcpclient.GrantKey{Server: "orphan"}, grant); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := secret.ParseKeys("k2:" + key(2) + ",k1:" + key(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := app.RotateKey(ctx, st, keys, time.Now)
+		if err != nil || res.Resealed != 1 || len(res.Unopened) != 1 || !strings.Contains(res.Unopened[0], "MCP server orphan") {
+			t.Fatalf("RotateKey: %+v, %v; want the tracker grant resealed and the orphan reported", res, err)
+		}
+		row, err := st.MCPGrantGet(ctx, &store.MCPGrantKey{Server: "tracker", Workspace: "T1"})
+		if err != nil || secret.Sealed(row.SealedGrant).KeyID() != "k2" {
+			t.Fatalf("the grant after the rotation: %+v, %v; want it sealed under k2", row, err)
+		}
+		newOnly, err := secret.ParseKeys("k2:" + key(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := (&mcpclient.StoreTokens{Store: st, Keys: newOnly}).Load(ctx, mcpclient.GrantKey{Server: "tracker", Workspace: "T1"})
+		if err != nil || g.Token.AccessToken != "mcp-access" || g.Token.RefreshToken != "mcp-refresh" || g.ClientID != "client-1" {
+			t.Fatalf("the resealed grant opens to %+v (%v), want the same grant", g, err)
+		}
+	})
 }
