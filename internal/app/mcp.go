@@ -2,19 +2,24 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/mcpclient"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // loadMCP reads mcp-servers.json (SWITCHBOARD_MCP_CONFIG): a missing file
@@ -117,6 +122,9 @@ func (c mcpCollector) Collect(ch chan<- prometheus.Metric) {
 // startMCP connects the servers before the workers take turns.
 func (a *App) startMCP(ctx context.Context) error {
 	a.importMCPTokenFiles(ctx, a.mcpConfig)
+	if err := a.takeRelayedMCPCallbacks(ctx); err != nil {
+		return err
+	}
 	if err := a.MCP.Start(ctx); err != nil {
 		return fmt.Errorf("starting MCP clients: %w", err)
 	}
@@ -229,6 +237,8 @@ func (a *App) buildMCPOAuth() error {
 		Tokens:      a.mcpTokens,
 	}
 	cb := mcpclient.NewCallbacks()
+	cb.Relay = a.relayMCPCallback
+	a.mcpCallbacks = cb
 	o.Authorize = cb.Authorize
 	a.Mux.Handle("GET "+mcpOAuthCallback, cb)
 	if strings.HasPrefix(public, "https://") {
@@ -250,4 +260,112 @@ func (a *App) mcpOptions(mc *mcpclient.Config) (mcpclient.Options, error) {
 		return mcpclient.Options{}, fmt.Errorf("mcp-servers.json: MCP server %s: %w", names[0], mcpclient.ErrNoOAuth)
 	}
 	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}, nil
+}
+
+// Topics of the relay of OAuth redirects between instances: behind one
+// SWITCHBOARD_PUBLIC_URL the redirect of a sign-in may reach an instance
+// other than the one waiting for it. That one publishes it
+// (mcpCallbackTopic); the instance whose attempt has its state takes it
+// and answers (mcpCallbackAckTopic), so the person's page says whether it
+// worked. The code is useless without the waiting attempt's PKCE verifier.
+const (
+	mcpCallbackTopic    = "sb_mcp_oauth_callback"
+	mcpCallbackAckTopic = "sb_mcp_oauth_callback_ack"
+	mcpRelayWait        = 5 * time.Second
+)
+
+type relayedCallback struct {
+	ID     string `json:"id"`
+	Query  string `json:"query,omitempty"`
+	Server string `json:"server,omitempty"`
+}
+
+// takeRelayedMCPCallbacks delivers the redirects other instances relay to
+// this one's waiting attempts, until the service stops.
+func (a *App) takeRelayedMCPCallbacks(ctx context.Context) error {
+	if a.mcpCallbacks == nil {
+		return nil
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	relayed, err := a.Store.Subscribe(rctx, mcpCallbackTopic)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("listening for relayed MCP OAuth redirects: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var n store.Notification
+			select {
+			case <-rctx.Done():
+				return
+			case got, ok := <-relayed:
+				if !ok {
+					return
+				}
+				n = got
+			}
+			var m relayedCallback
+			if json.Unmarshal([]byte(n.Payload), &m) != nil || m.ID == "" {
+				continue
+			}
+			q, err := url.ParseQuery(m.Query)
+			if err != nil {
+				continue
+			}
+			server, ok := a.mcpCallbacks.Deliver(q)
+			if !ok {
+				continue // another instance's attempt, or none
+			}
+			ack, _ := json.Marshal(relayedCallback{ID: m.ID, Server: server})
+			if err := a.Store.Publish(rctx, mcpCallbackAckTopic, string(ack)); err != nil {
+				a.log.WarnContext(rctx, "answering a relayed MCP OAuth redirect", "server", server, "error", err)
+			}
+			a.log.InfoContext(rctx, "took an MCP OAuth redirect relayed by another instance", "server", server)
+		}
+	}()
+	a.onStop(func(context.Context) error {
+		cancel()
+		<-done
+		return nil
+	})
+	return nil
+}
+
+// relayMCPCallback is Callbacks.Relay: it publishes a redirect no attempt
+// here waits for and waits briefly for the instance whose attempt took it.
+func (a *App) relayMCPCallback(ctx context.Context, q url.Values) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, mcpRelayWait)
+	defer cancel()
+	acks, err := a.Store.Subscribe(ctx, mcpCallbackAckTopic)
+	if err != nil {
+		a.log.WarnContext(ctx, "relaying an MCP OAuth redirect", "error", err)
+		return "", false
+	}
+	id := make([]byte, 12)
+	_, _ = rand.Read(id)
+	m := relayedCallback{ID: hex.EncodeToString(id), Query: q.Encode()}
+	payload, _ := json.Marshal(m)
+	if len(payload) > store.MaxPublishPayload {
+		return "", false
+	}
+	if err := a.Store.Publish(ctx, mcpCallbackTopic, string(payload)); err != nil {
+		a.log.WarnContext(ctx, "relaying an MCP OAuth redirect", "error", err)
+		return "", false
+	}
+	for {
+		select {
+		case n, ok := <-acks:
+			if !ok {
+				return "", false
+			}
+			var ack relayedCallback
+			if json.Unmarshal([]byte(n.Payload), &ack) == nil && ack.ID == m.ID {
+				return ack.Server, true
+			}
+		case <-ctx.Done():
+			return "", false
+		}
+	}
 }

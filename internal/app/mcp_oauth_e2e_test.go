@@ -305,3 +305,86 @@ func TestMCPOAuthRotateKey(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPOAuthCallbackOtherInstance: two instances behind one public
+// address both wait for a person; the person opens instance A's URL and
+// the load balancer sends the redirect to instance B. B relays it to A,
+// whose attempt exchanges the code; the person's page says it worked, and
+// both instances connect with the one grant. A redirect nobody waits for
+// is still refused. On Postgres (instances share it).
+func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
+	db := postgresDatabase(t)
+	f := mcptest.NewOAuthServer(t)
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "mcp-servers.json")
+	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"prot": {"url": %q, "oauth": {}, "risk": "low"}}}`, f.MCPURL())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (*app.App, string) {
+		addr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
+		cfg := app.Config{
+			Addr: addr, DatabaseURL: db, ConfigPath: writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n"),
+			MCPConfigPath: servers, ReloadPoll: -1, Env: func(string) string { return "" }, Logger: testenv.Logger(t),
+		}
+		cfg.PublicURL, cfg.Keys = "http://"+addr, keys
+		a, err := app.Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.Stop(context.Background()) })
+		return a, addr
+	}
+	a, aAddr := start()
+	b, bAddr := start()
+	var authURL string
+	waitFor(t, "A to wait for an authorization", func() bool {
+		authURL = a.MCP.Status()[0].AuthorizeURL
+		return authURL != ""
+	})
+	waitFor(t, "B to wait for an authorization", func() bool { return b.MCP.Status()[0].AuthorizeURL != "" })
+
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back := resp.Header.Get("Location")
+	if !strings.HasPrefix(back, "http://"+aAddr+"/mcp/oauth/callback?") {
+		t.Fatalf("the authorization server sends the person to %q, want A's callback", back)
+	}
+	// The load balancer picks B.
+	resp, err = http.Get(strings.Replace(back, aAddr, bAddr, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Switchboard can now reach MCP server prot") {
+		t.Fatalf("the redirect at B: %s %s", resp.Status, page)
+	}
+	waitFor(t, "A to connect", func() bool { return a.MCP.Status()[0].State == mcpclient.StateConnected })
+	waitFor(t, "B to connect", func() bool { return b.MCP.Status()[0].State == mcpclient.StateConnected })
+	if _, codes, _ := f.Counts(); codes != 1 {
+		t.Fatalf("%d sign-ins, want 1", codes)
+	}
+
+	resp, err = http.Get("http://" + bAddr + "/mcp/oauth/callback?code=x&state=nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "No MCP server is waiting") {
+		t.Fatalf("a redirect nobody waits for: %s %s", resp.Status, page)
+	}
+}
