@@ -71,11 +71,11 @@ type TokenStore interface {
 }
 
 // sharedHandler is a server's OAuth handler. Its token source is the grant
-// in the token store (sharedSource); before it asks a person to sign in
-// (signIn, the SDK's authorization code handler) it looks for a newer grant
-// in the store, and while a person is asked
-// it keeps watching the store: a grant another instance obtained ends the
-// wait, and this instance uses it.
+// in the token store (sharedSource). Before it asks a person to sign in
+// (signIn, the SDK's authorization code handler) it looks in the store for
+// a grant other than the one refused, and while a person is asked it keeps
+// watching the store: a grant another instance obtained ends the wait, and
+// this instance uses it.
 type sharedHandler struct {
 	signIn *auth.AuthorizationCodeHandler
 	src    *sharedSource
