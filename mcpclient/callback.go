@@ -19,6 +19,12 @@ import (
 // state is the SDK's (random, one per attempt), so only the redirect of
 // the attempt that made the URL completes it.
 type Callbacks struct {
+	// Relay, when set, hands a redirect that no attempt of this instance
+	// waits for to the other instances behind the same redirect URL, and
+	// returns the name of the server whose attempt took it (Deliver, on
+	// that instance); false when none did. Set it before serving.
+	Relay func(ctx context.Context, query url.Values) (server string, ok bool)
+
 	mu      sync.Mutex
 	pending map[string]pendingAuth // by state
 }
@@ -72,6 +78,25 @@ func (c *Callbacks) Authorize(ctx context.Context, req AuthorizeRequest) (*auth.
 // authorization server's error.
 func (c *Callbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	server, ok := c.Deliver(q)
+	if !ok && c.Relay != nil {
+		server, ok = c.Relay(r.Context(), q)
+	}
+	if !ok {
+		callbackPage(w, http.StatusBadRequest, "Unknown or expired authorization", "No MCP server is waiting for this authorization; start again from the URL in `switchboard mcp status`.")
+		return
+	}
+	if msg := refusal(server, q); msg != "" {
+		callbackPage(w, http.StatusBadRequest, "Authorization refused", msg)
+		return
+	}
+	callbackPage(w, http.StatusOK, "Authorized", fmt.Sprintf("Switchboard can now reach MCP server %s. You can close this page.", server))
+}
+
+// Deliver hands a redirect's query (code and state, or the authorization
+// server's error) to the attempt of this instance waiting for its state,
+// and returns that attempt's server; false when none here waits for it.
+func (c *Callbacks) Deliver(q url.Values) (server string, ok bool) {
 	c.mu.Lock()
 	p, ok := c.pending[q.Get("state")]
 	if ok {
@@ -79,17 +104,22 @@ func (c *Callbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Unlock()
 	if !ok {
-		callbackPage(w, http.StatusBadRequest, "Unknown or expired authorization", "No MCP server is waiting for this authorization; start again from the URL in `switchboard mcp status`.")
-		return
+		return "", false
 	}
-	if e := q.Get("error"); e != "" {
-		msg := fmt.Sprintf("MCP server %s: the authorization server answered %s %s", p.server, e, q.Get("error_description"))
+	if msg := refusal(p.server, q); msg != "" {
 		p.ch <- authAnswer{err: errors.New(msg)}
-		callbackPage(w, http.StatusBadRequest, "Authorization refused", msg)
-		return
+	} else {
+		p.ch <- authAnswer{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
 	}
-	p.ch <- authAnswer{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
-	callbackPage(w, http.StatusOK, "Authorized", fmt.Sprintf("Switchboard can now reach MCP server %s. You can close this page.", p.server))
+	return p.server, true
+}
+
+// refusal is the authorization server's error in a redirect, "" for none.
+func refusal(server string, q url.Values) string {
+	if e := q.Get("error"); e != "" {
+		return fmt.Sprintf("MCP server %s: the authorization server answered %s %s", server, e, q.Get("error_description"))
+	}
+	return ""
 }
 
 func callbackPage(w http.ResponseWriter, status int, title, text string) {

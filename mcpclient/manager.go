@@ -122,9 +122,17 @@ func (o *Options) defaults() {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	if o.OAuth != nil && o.OAuth.Wait == 0 {
+	if o.OAuth != nil {
 		oa := *o.OAuth
-		oa.Wait = 15 * time.Minute
+		if oa.Wait == 0 {
+			oa.Wait = 15 * time.Minute
+		}
+		if oa.Poll == 0 {
+			oa.Poll = 2 * time.Second
+		}
+		if oa.RefreshWait == 0 {
+			oa.RefreshWait = 10 * time.Second
+		}
 		o.OAuth = &oa
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -16,9 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
-	"github.com/switchboardhq/switchboard/core/redact"
-	"github.com/switchboardhq/switchboard/secret"
 )
 
 // OAuth is a server's "oauth" entry: the server is reached with OAuth 2.1
@@ -53,25 +48,6 @@ type AuthorizeRequest struct {
 	Waiting func() // call once the redirect can be received
 }
 
-// Grant is what is kept of a server's authorization: the token and what
-// refreshes it (the token endpoint and the client), so that a restart
-// refreshes rather than asks a person again.
-type Grant struct {
-	Token        *oauth2.Token    `json:"token"`
-	TokenURL     string           `json:"token_url,omitempty"`
-	ClientID     string           `json:"client_id,omitempty"`
-	ClientSecret string           `json:"client_secret,omitempty"`
-	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
-}
-
-// TokenStore keeps a server's grant between runs. Implementations must
-// keep it encrypted at rest (SealedTokens).
-type TokenStore interface {
-	// Load returns the stored grant, or nil when there is none.
-	Load(ctx context.Context, server string) (*Grant, error)
-	Save(ctx context.Context, server string, g *Grant) error
-}
-
 // OAuthOptions is how the Manager authorizes servers that have an "oauth"
 // entry.
 type OAuthOptions struct {
@@ -89,6 +65,13 @@ type OAuthOptions struct {
 	// Wait bounds how long a connection attempt waits for a person to
 	// authorize (default 15m).
 	Wait time.Duration
+	// Poll is how often a server waiting for a person looks in Tokens for
+	// a grant another instance obtained meanwhile (default 2s).
+	Poll time.Duration
+	// RefreshWait bounds how long a refresh that the authorization server
+	// refused waits for the grant of another instance that refreshed with
+	// the same refresh token first (default 10s).
+	RefreshWait time.Duration
 }
 
 // ErrNoOAuth: a server has "oauth" but the Manager has no OAuthOptions, so
@@ -116,6 +99,10 @@ func (o *OAuthOptions) validate() error {
 		return errors.New("mcpclient: Options.OAuth.Tokens is required")
 	case o.Wait < 0:
 		return fmt.Errorf("mcpclient: Options.OAuth.Wait %s must not be negative", o.Wait)
+	case o.Poll < 0:
+		return fmt.Errorf("mcpclient: Options.OAuth.Poll %s must not be negative", o.Poll)
+	case o.RefreshWait < 0:
+		return fmt.Errorf("mcpclient: Options.OAuth.RefreshWait %s must not be negative", o.RefreshWait)
 	}
 	if u, err := url.Parse(o.RedirectURL); err != nil || u.Host == "" {
 		return fmt.Errorf("mcpclient: Options.OAuth.RedirectURL %q must be an absolute URL", o.RedirectURL)
@@ -123,32 +110,30 @@ func (o *OAuthOptions) validate() error {
 	return nil
 }
 
-// oauthHandler builds the SDK's authorization code handler for s, starting
-// from the stored token; every token it obtains or refreshes is saved.
+// oauthHandler builds the handler of s's OAuth: the SDK's authorization
+// code handler for a sign-in, behind the grant shared through
+// Options.OAuth.Tokens (see sharedHandler).
 func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 	o := s.m.opts.OAuth
 	if o == nil {
 		return nil, fmt.Errorf("MCP server %s: %w", s.cfg.Name, ErrNoOAuth)
 	}
 	name := s.cfg.Name
-	save := func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) error {
-		g := &Grant{Token: tok, TokenURL: c.Endpoint.TokenURL, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthStyle: c.Endpoint.AuthStyle}
-		if err := o.Tokens.Save(ctx, name, g); err != nil {
-			return fmt.Errorf("saving the OAuth token of MCP server %s: %w", name, err)
-		}
-		return nil
-	}
 	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.m.opts.HTTPClient)
+	src := &sharedSource{key: s.grantKey(), tokens: o.Tokens, hctx: hctx, log: s.log, wait: o.RefreshWait}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              o.RedirectURL,
 		AuthorizationCodeFetcher: s.authorize,
 		RequestRefreshToken:      true,
 		Client:                   s.m.opts.HTTPClient,
+		// A person signed in: the grant replaces whatever is stored, for
+		// this instance and the others.
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			if err := save(ctx, c, tok); err != nil {
+			g := &Grant{Token: tok, TokenURL: c.Endpoint.TokenURL, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthStyle: c.Endpoint.AuthStyle}
+			if err := src.signedIn(ctx, g); err != nil {
 				return nil, err
 			}
-			return &savingSource{base: c.TokenSource(hctx, tok), save: save, cfg: c, last: tok.AccessToken}, nil
+			return src, nil
 		},
 	}
 	oc := s.cfg.OAuth
@@ -171,23 +156,24 @@ func (s *server) oauthHandler(ctx context.Context) (auth.OAuthHandler, error) {
 		scopes := slices.Clone(oc.Scopes)
 		cfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
 	}
-	g, err := o.Tokens.Load(ctx, name)
+	g, err := o.Tokens.Load(ctx, src.key)
 	if err != nil {
 		return nil, fmt.Errorf("loading the OAuth token of MCP server %s: %w", name, err)
 	}
 	if g != nil && g.Token != nil {
 		// The stored grant refreshes itself; if the server still answers
 		// 401 (a revoked grant), a new authorization starts.
-		c := &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
-		cfg.InitialTokenSource = &savingSource{base: c.TokenSource(hctx, g.Token), save: save, cfg: c, last: g.Token.AccessToken}
-		redact.AddSecrets(g.Token.AccessToken, g.Token.RefreshToken, g.ClientSecret)
+		src.adopt(g)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: oauth: %w", name, err)
 	}
-	return h, nil
+	return &sharedHandler{signIn: h, src: src, poll: o.Poll}, nil
 }
+
+// grantKey names s's grant in the token store.
+func (s *server) grantKey() GrantKey { return GrantKey{Server: s.cfg.Name, Workspace: s.cfg.Workspace} }
 
 // authorize is the handler's code fetcher: once Options.OAuth.Authorize
 // waits for the redirect, it shows the authorization URL in the status and
@@ -212,98 +198,6 @@ func (s *server) authorize(ctx context.Context, args *auth.AuthorizationArgs) (*
 		s.mu.Unlock()
 	}()
 	return s.m.opts.OAuth.Authorize(ctx, AuthorizeRequest{Server: s.cfg.Name, URL: args.URL, Waiting: waiting})
-}
-
-// savingSource saves every new token its base source hands out (a
-// refresh), so a restart starts from the newest one.
-type savingSource struct {
-	base oauth2.TokenSource
-	save func(context.Context, *oauth2.Config, *oauth2.Token) error
-	cfg  *oauth2.Config
-
-	mu   sync.Mutex
-	last string
-}
-
-func (s *savingSource) Token() (*oauth2.Token, error) {
-	tok, err := s.base.Token()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if tok.AccessToken != s.last {
-		redact.AddSecrets(tok.AccessToken, tok.RefreshToken)
-		if err := s.save(context.Background(), s.cfg, tok); err != nil {
-			return nil, err
-		}
-		s.last = tok.AccessToken
-	}
-	return tok, nil
-}
-
-// SealedTokens keeps each server's token in a file of Dir, sealed with the
-// secret keyring (bound to the server's name, so a file copied onto another
-// server does not open): neither the disk nor a backup holds a token in
-// clear text.
-type SealedTokens struct {
-	Dir  string
-	Keys *secret.Keyring
-
-	mu sync.Mutex
-}
-
-func (t *SealedTokens) path(server string) string {
-	return filepath.Join(t.Dir, "mcp-oauth-"+server+".sealed")
-}
-
-func tokenAAD(server string) string { return "mcp_oauth_token:" + server }
-
-// Load opens the server's grant; nil when none is stored.
-func (t *SealedTokens) Load(_ context.Context, server string) (*Grant, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, err := os.ReadFile(t.path(server))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the OAuth token: %w", err)
-	}
-	plain, err := t.Keys.Open(secret.Sealed(b), tokenAAD(server))
-	if err != nil {
-		return nil, fmt.Errorf("opening the OAuth token of %s: %w", server, err)
-	}
-	var g Grant
-	if err := json.Unmarshal(plain, &g); err != nil {
-		return nil, fmt.Errorf("decoding the OAuth token of %s: %w", server, err)
-	}
-	return &g, nil
-}
-
-// Save seals and writes the server's grant (atomically).
-func (t *SealedTokens) Save(_ context.Context, server string, g *Grant) error {
-	plain, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	sealed, err := t.Keys.Seal(plain, tokenAAD(server))
-	if err != nil {
-		return fmt.Errorf("refusing to store the OAuth token of MCP server %s: %w", server, err)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := os.MkdirAll(t.Dir, 0o700); err != nil {
-		return fmt.Errorf("storing the OAuth token: %w", err)
-	}
-	tmp := t.path(server) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(sealed), 0o600); err != nil {
-		return fmt.Errorf("storing the OAuth token: %w", err)
-	}
-	if err := os.Rename(tmp, t.path(server)); err != nil {
-		return fmt.Errorf("storing the OAuth token: %w", err)
-	}
-	return nil
 }
 
 // The answers to a server's elicitation requests (Server.Elicitation).

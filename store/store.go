@@ -816,6 +816,7 @@ type Queries interface {
 	SummaryQueries
 	RulebookQueries
 	ConnectionQueries
+	MCPGrantQueries
 	SideThreadQueries
 	RunQueries
 	HistoryQueries

@@ -364,10 +364,12 @@ type App struct {
 	// reload), for the parts built before core.
 	agents atomic.Pointer[agent.Config]
 	// mcpMu guards MCP and mcpConfig, which a reload replaces.
-	mcpMu     sync.Mutex
-	mcpConfig *mcpclient.Config
-	mcpOAuth  *mcpclient.OAuthOptions // nil: no OAuth to MCP servers (mcp.go)
-	started   atomic.Bool             // the MCP clients run: a reload replaces them
+	mcpMu        sync.Mutex
+	mcpConfig    *mcpclient.Config
+	mcpOAuth     *mcpclient.OAuthOptions // nil: no OAuth to MCP servers (mcp.go)
+	mcpTokens    *mcpclient.StoreTokens  // the MCP servers' OAuth grants; nil with mcpOAuth
+	mcpCallbacks *mcpclient.Callbacks    // the OAuth redirects' waits; nil with mcpOAuth
+	started      atomic.Bool             // the MCP clients run: a reload replaces them
 }
 
 // Open opens and migrates the store, loads the agents and builds every

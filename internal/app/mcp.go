@@ -2,19 +2,24 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/mcpclient"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // loadMCP reads mcp-servers.json (SWITCHBOARD_MCP_CONFIG): a missing file
@@ -116,6 +121,10 @@ func (c mcpCollector) Collect(ch chan<- prometheus.Metric) {
 
 // startMCP connects the servers before the workers take turns.
 func (a *App) startMCP(ctx context.Context) error {
+	a.importMCPTokenFiles(ctx, a.mcpConfig)
+	if err := a.takeRelayedMCPCallbacks(ctx); err != nil {
+		return err
+	}
 	if err := a.MCP.Start(ctx); err != nil {
 		return fmt.Errorf("starting MCP clients: %w", err)
 	}
@@ -123,6 +132,36 @@ func (a *App) startMCP(ctx context.Context) error {
 	a.onStop(func(ctx context.Context) error { return a.mcpNow().Stop(ctx) })
 	a.started.Store(true)
 	return nil
+}
+
+// mcpTokenDir is SWITCHBOARD_MCP_TOKEN_DIR (default ./mcp-oauth), where
+// earlier versions kept the OAuth grants of MCP servers as sealed files.
+// It is read only to import them (importMCPTokenFiles).
+func (a *App) mcpTokenDir() string {
+	if a.cfg.Env != nil {
+		if d := strings.TrimSpace(a.cfg.Env("SWITCHBOARD_MCP_TOKEN_DIR")); d != "" {
+			return d
+		}
+	}
+	return "mcp-oauth"
+}
+
+// importMCPTokenFiles moves into the database, once, the grant files of
+// the servers with "oauth" that the database holds no grant for (each
+// import is logged); the files are no longer read afterwards. A file that
+// does not open (another key) is reported and left: its server asks a
+// person to sign in, as it would have.
+func (a *App) importMCPTokenFiles(ctx context.Context, mc *mcpclient.Config) {
+	if a.mcpTokens == nil || mc == nil {
+		return
+	}
+	var keys []mcpclient.GrantKey
+	for _, name := range mc.NeedsOAuth() {
+		keys = append(keys, mcpclient.GrantKey{Server: name, Workspace: mc.Servers[name].Workspace})
+	}
+	if _, err := a.mcpTokens.ImportFiles(ctx, a.mcpTokenDir(), keys, a.log.With("part", "mcp")); err != nil {
+		a.log.WarnContext(ctx, "importing the MCP OAuth token files of SWITCHBOARD_MCP_TOKEN_DIR (legacy import)", "error", err)
+	}
 }
 
 func mcpConfigPath(getenv func(string) string) string {
@@ -156,6 +195,7 @@ func (a *App) reloadMCP(ctx context.Context, mc *mcpclient.Config) error {
 	if err != nil {
 		return err
 	}
+	a.importMCPTokenFiles(ctx, mc)
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := old.Stop(sctx); err != nil {
@@ -181,8 +221,8 @@ const (
 )
 
 // buildMCPOAuth prepares OAuth to MCP servers: the callback route, the
-// client metadata document and the sealed token store (in
-// SWITCHBOARD_MCP_TOKEN_DIR, default ./mcp-oauth). It needs
+// client metadata document and the token store (the database, sealed
+// with SWITCHBOARD_SECRET_KEY, shared by every instance on it). It needs
 // SWITCHBOARD_PUBLIC_URL and SWITCHBOARD_SECRET_KEY; without them a
 // server with "oauth" is refused when the MCP clients are made, naming the
 // settings.
@@ -191,17 +231,14 @@ func (a *App) buildMCPOAuth() error {
 	if public == "" || !a.cfg.Keys.Configured() {
 		return nil
 	}
-	dir := "mcp-oauth"
-	if a.cfg.Env != nil {
-		if d := strings.TrimSpace(a.cfg.Env("SWITCHBOARD_MCP_TOKEN_DIR")); d != "" {
-			dir = d
-		}
-	}
+	a.mcpTokens = &mcpclient.StoreTokens{Store: a.Store, Keys: a.cfg.Keys, Now: a.cfg.Now}
 	o := &mcpclient.OAuthOptions{
 		RedirectURL: public + mcpOAuthCallback,
-		Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: a.cfg.Keys},
+		Tokens:      a.mcpTokens,
 	}
 	cb := mcpclient.NewCallbacks()
+	cb.Relay = a.relayMCPCallback
+	a.mcpCallbacks = cb
 	o.Authorize = cb.Authorize
 	a.Mux.Handle("GET "+mcpOAuthCallback, cb)
 	if strings.HasPrefix(public, "https://") {
@@ -223,4 +260,112 @@ func (a *App) mcpOptions(mc *mcpclient.Config) (mcpclient.Options, error) {
 		return mcpclient.Options{}, fmt.Errorf("mcp-servers.json: MCP server %s: %w", names[0], mcpclient.ErrNoOAuth)
 	}
 	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}, nil
+}
+
+// Topics of the relay of OAuth redirects between instances: behind one
+// SWITCHBOARD_PUBLIC_URL the redirect of a sign-in may reach an instance
+// other than the one waiting for it. That one publishes it
+// (mcpCallbackTopic); the instance whose attempt has its state takes it
+// and answers (mcpCallbackAckTopic), so the person's page says whether it
+// worked. The code is useless without the waiting attempt's PKCE verifier.
+const (
+	mcpCallbackTopic    = "sb_mcp_oauth_callback"
+	mcpCallbackAckTopic = "sb_mcp_oauth_callback_ack"
+	mcpRelayWait        = 5 * time.Second
+)
+
+type relayedCallback struct {
+	ID     string `json:"id"`
+	Query  string `json:"query,omitempty"`
+	Server string `json:"server,omitempty"`
+}
+
+// takeRelayedMCPCallbacks delivers the redirects other instances relay to
+// this one's waiting attempts, until the service stops.
+func (a *App) takeRelayedMCPCallbacks(ctx context.Context) error {
+	if a.mcpCallbacks == nil {
+		return nil
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	relayed, err := a.Store.Subscribe(rctx, mcpCallbackTopic)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("listening for relayed MCP OAuth redirects: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var n store.Notification
+			select {
+			case <-rctx.Done():
+				return
+			case got, ok := <-relayed:
+				if !ok {
+					return
+				}
+				n = got
+			}
+			var m relayedCallback
+			if json.Unmarshal([]byte(n.Payload), &m) != nil || m.ID == "" {
+				continue
+			}
+			q, err := url.ParseQuery(m.Query)
+			if err != nil {
+				continue
+			}
+			server, ok := a.mcpCallbacks.Deliver(q)
+			if !ok {
+				continue // another instance's attempt, or none
+			}
+			ack, _ := json.Marshal(relayedCallback{ID: m.ID, Server: server})
+			if err := a.Store.Publish(rctx, mcpCallbackAckTopic, string(ack)); err != nil {
+				a.log.WarnContext(rctx, "answering a relayed MCP OAuth redirect", "server", server, "error", err)
+			}
+			a.log.InfoContext(rctx, "took an MCP OAuth redirect relayed by another instance", "server", server)
+		}
+	}()
+	a.onStop(func(context.Context) error {
+		cancel()
+		<-done
+		return nil
+	})
+	return nil
+}
+
+// relayMCPCallback is Callbacks.Relay: it publishes a redirect no attempt
+// here waits for and waits briefly for the instance whose attempt took it.
+func (a *App) relayMCPCallback(ctx context.Context, q url.Values) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, mcpRelayWait)
+	defer cancel()
+	acks, err := a.Store.Subscribe(ctx, mcpCallbackAckTopic)
+	if err != nil {
+		a.log.WarnContext(ctx, "relaying an MCP OAuth redirect", "error", err)
+		return "", false
+	}
+	id := make([]byte, 12)
+	_, _ = rand.Read(id)
+	m := relayedCallback{ID: hex.EncodeToString(id), Query: q.Encode()}
+	payload, _ := json.Marshal(m)
+	if len(payload) > store.MaxPublishPayload {
+		return "", false
+	}
+	if err := a.Store.Publish(ctx, mcpCallbackTopic, string(payload)); err != nil {
+		a.log.WarnContext(ctx, "relaying an MCP OAuth redirect", "error", err)
+		return "", false
+	}
+	for {
+		select {
+		case n, ok := <-acks:
+			if !ok {
+				return "", false
+			}
+			var ack relayedCallback
+			if json.Unmarshal([]byte(n.Payload), &ack) == nil && ack.ID == m.ID {
+				return ack.Server, true
+			}
+		case <-ctx.Done():
+			return "", false
+		}
+	}
 }

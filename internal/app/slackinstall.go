@@ -193,7 +193,45 @@ func RotateKey(ctx context.Context, st store.Store, keys *secret.Keyring, now fu
 			break
 		}
 	}
-	return res, rotateConnections(ctx, st, keys, now, res)
+	if err := rotateConnections(ctx, st, keys, now, res); err != nil {
+		return res, err
+	}
+	return res, rotateMCPGrants(ctx, st, keys, now, res)
+}
+
+// rotateMCPGrants seals the MCP servers' OAuth grants again under the
+// current key; one refreshed meanwhile was sealed under it already.
+func rotateMCPGrants(ctx context.Context, st store.Store, keys *secret.Keyring, now func() time.Time, res *RotateResult) error {
+	grants, err := st.MCPGrantList(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range grants {
+		sealed := secret.Sealed(g.SealedGrant)
+		if !keys.NeedsRotation(sealed) {
+			res.Current++
+			continue
+		}
+		aad := store.MCPGrantAAD(g.MCPGrantKey)
+		plain, err := keys.Open(sealed, aad)
+		if err != nil {
+			res.Unopened = append(res.Unopened, fmt.Sprintf("OAuth grant of MCP server %s: %v", g.MCPGrantKey, err))
+			continue
+		}
+		again, err := keys.Seal(plain, aad)
+		if err != nil {
+			return err
+		}
+		_, err = st.MCPGrantSwap(ctx, &store.MCPGrantSwapParams{MCPGrantKey: g.MCPGrantKey, Expect: g.Version, SealedGrant: string(again), Now: now()})
+		switch {
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+			continue // refreshed (under the current key) or removed meanwhile
+		case err != nil:
+			return err
+		}
+		res.Resealed++
+	}
+	return nil
 }
 
 // rotateConnections seals the GitHub and Google tokens again under the

@@ -33,6 +33,7 @@ type OAuthServer struct {
 	registered int
 	codes      int
 	refreshes  int
+	keepRT     bool // refresh tokens stay valid after use
 }
 
 // NewOAuthServer starts one until the test ends. Its tool whoami answers
@@ -115,7 +116,9 @@ func NewOAuthServer(t testing.TB) *OAuthServer {
 				http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
 				return
 			}
-			delete(f.refresh, r.Form.Get("refresh_token"))
+			if !f.keepRT {
+				delete(f.refresh, r.Form.Get("refresh_token"))
+			}
 			f.refreshes++
 		default:
 			http.Error(w, `{"error":"unsupported_grant_type"}`, http.StatusBadRequest)
@@ -139,6 +142,22 @@ func (f *OAuthServer) Expire() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.valid = map[string]bool{}
+}
+
+// KeepRefreshTokens makes a refresh token stay valid after it is used
+// (by default each is good for one refresh, as servers that rotate them
+// do), so that clients refreshing with it at once all get a new token.
+func (f *OAuthServer) KeepRefreshTokens() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keepRT = true
+}
+
+// Accepts reports whether the MCP endpoint takes token now.
+func (f *OAuthServer) Accepts(token string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.valid[token]
 }
 
 // Counts are the dynamic registrations, authorization requests and

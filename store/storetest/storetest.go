@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"Notes", s.noteTests()},
 		{"Summaries", s.summaryTests()},
 		{"Connections", s.connectionTests()},
+		{"MCPGrants", s.mcpGrantTests()},
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
 		{"History", s.historyTests()},

@@ -10,7 +10,8 @@
 // else dynamic registration) and "elicitation": "defaults". The harness
 // plays the person's browser: the suite's authorization server redirects
 // at once, so authorize reads the code from that redirect. Tokens go
-// through mcpclient.SealedTokens under a fresh key in a temporary folder.
+// through mcpclient.StoreTokens, as in the service, into a SQLite database
+// in a temporary folder, sealed under a fresh key.
 // The client id metadata document URL is the one the suite expects (the
 // service uses the one it serves under an https SWITCHBOARD_PUBLIC_URL).
 package main
@@ -25,6 +26,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -32,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/secret"
+	"github.com/switchboardhq/switchboard/store/sqlite"
 )
 
 func main() {
@@ -71,6 +74,14 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	db, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "switchboard.db")})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return err
+	}
 	m, err := mcpclient.New(mcpclient.Options{
 		Config: &mcpclient.Config{Servers: map[string]*mcpclient.Server{"srv": {
 			Name: "srv", URL: url, Risk: mcpclient.Risk{Default: tool.RiskLow},
@@ -81,7 +92,7 @@ func run() error {
 		OAuth: &mcpclient.OAuthOptions{
 			RedirectURL: "http://localhost:3000/callback",
 			Authorize:   followRedirect,
-			Tokens:      &mcpclient.SealedTokens{Dir: dir, Keys: keys},
+			Tokens:      &mcpclient.StoreTokens{Store: db, Keys: keys},
 			// The suite expects its own address for the document (it does
 			// not fetch it); the service uses the one it serves under an
 			// https SWITCHBOARD_PUBLIC_URL.

@@ -271,6 +271,15 @@ type LiveStream struct {
 	UpdatedAt  time.Time
 }
 
+type McpOauthGrant struct {
+	Server      string
+	Workspace   string
+	SealedGrant string
+	Version     int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type NamedLease struct {
 	Name      string
 	Owner     string

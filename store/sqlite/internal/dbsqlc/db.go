@@ -393,6 +393,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.loginsPruneStmt, err = db.PrepareContext(ctx, loginsPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query LoginsPrune: %w", err)
 	}
+	if q.mCPGrantDeleteStmt, err = db.PrepareContext(ctx, mCPGrantDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantDelete: %w", err)
+	}
+	if q.mCPGrantGetStmt, err = db.PrepareContext(ctx, mCPGrantGet); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantGet: %w", err)
+	}
+	if q.mCPGrantInsertStmt, err = db.PrepareContext(ctx, mCPGrantInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantInsert: %w", err)
+	}
+	if q.mCPGrantListStmt, err = db.PrepareContext(ctx, mCPGrantList); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantList: %w", err)
+	}
+	if q.mCPGrantPutStmt, err = db.PrepareContext(ctx, mCPGrantPut); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantPut: %w", err)
+	}
+	if q.mCPGrantSwapStmt, err = db.PrepareContext(ctx, mCPGrantSwap); err != nil {
+		return nil, fmt.Errorf("error preparing query MCPGrantSwap: %w", err)
+	}
 	if q.noteArchiveStmt, err = db.PrepareContext(ctx, noteArchive); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteArchive: %w", err)
 	}
@@ -1385,6 +1403,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing loginsPruneStmt: %w", cerr)
 		}
 	}
+	if q.mCPGrantDeleteStmt != nil {
+		if cerr := q.mCPGrantDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantDeleteStmt: %w", cerr)
+		}
+	}
+	if q.mCPGrantGetStmt != nil {
+		if cerr := q.mCPGrantGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantGetStmt: %w", cerr)
+		}
+	}
+	if q.mCPGrantInsertStmt != nil {
+		if cerr := q.mCPGrantInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantInsertStmt: %w", cerr)
+		}
+	}
+	if q.mCPGrantListStmt != nil {
+		if cerr := q.mCPGrantListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantListStmt: %w", cerr)
+		}
+	}
+	if q.mCPGrantPutStmt != nil {
+		if cerr := q.mCPGrantPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantPutStmt: %w", cerr)
+		}
+	}
+	if q.mCPGrantSwapStmt != nil {
+		if cerr := q.mCPGrantSwapStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mCPGrantSwapStmt: %w", cerr)
+		}
+	}
 	if q.noteArchiveStmt != nil {
 		if cerr := q.noteArchiveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing noteArchiveStmt: %w", cerr)
@@ -2167,6 +2215,12 @@ type Queries struct {
 	loginInsertStmt                   *sql.Stmt
 	loginMarkUsedStmt                 *sql.Stmt
 	loginsPruneStmt                   *sql.Stmt
+	mCPGrantDeleteStmt                *sql.Stmt
+	mCPGrantGetStmt                   *sql.Stmt
+	mCPGrantInsertStmt                *sql.Stmt
+	mCPGrantListStmt                  *sql.Stmt
+	mCPGrantPutStmt                   *sql.Stmt
+	mCPGrantSwapStmt                  *sql.Stmt
 	noteArchiveStmt                   *sql.Stmt
 	noteGetStmt                       *sql.Stmt
 	noteInsertStmt                    *sql.Stmt
@@ -2420,6 +2474,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		loginInsertStmt:                   q.loginInsertStmt,
 		loginMarkUsedStmt:                 q.loginMarkUsedStmt,
 		loginsPruneStmt:                   q.loginsPruneStmt,
+		mCPGrantDeleteStmt:                q.mCPGrantDeleteStmt,
+		mCPGrantGetStmt:                   q.mCPGrantGetStmt,
+		mCPGrantInsertStmt:                q.mCPGrantInsertStmt,
+		mCPGrantListStmt:                  q.mCPGrantListStmt,
+		mCPGrantPutStmt:                   q.mCPGrantPutStmt,
+		mCPGrantSwapStmt:                  q.mCPGrantSwapStmt,
 		noteArchiveStmt:                   q.noteArchiveStmt,
 		noteGetStmt:                       q.noteGetStmt,
 		noteInsertStmt:                    q.noteInsertStmt,

@@ -269,6 +269,15 @@ type LiveStream struct {
 	UpdatedAt  int64
 }
 
+type McpOauthGrant struct {
+	Server      string
+	Workspace   string
+	SealedGrant string
+	Version     int64
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
 type NamedLease struct {
 	Name      string
 	Owner     string
