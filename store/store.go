@@ -818,6 +818,7 @@ type Queries interface {
 	ConnectionQueries
 	SideThreadQueries
 	RunQueries
+	RunMessageQueries
 	HistoryQueries
 	ArtifactQueries
 	LoginQueries

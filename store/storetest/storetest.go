@@ -118,6 +118,7 @@ func Run(t *testing.T, h Harness) {
 		{"Connections", s.connectionTests()},
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
+		{"RunMessages", s.runMessageTests()},
 		{"History", s.historyTests()},
 		{"Logins", s.loginTests()},
 	}

@@ -387,6 +387,19 @@ type RunEvent struct {
 	CreatedAt time.Time
 }
 
+type RunMessage struct {
+	RunID     uuid.UUID
+	BindingID uuid.UUID
+	Platform  string
+	Channel   string
+	MessageID string
+	Kind      string
+	State     string
+	Sent      json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 type RunStep struct {
 	ID             uuid.UUID
 	RunID          uuid.UUID

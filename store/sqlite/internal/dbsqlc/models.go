@@ -390,6 +390,19 @@ type RunEvent struct {
 	CreatedAt int64
 }
 
+type RunMessage struct {
+	RunID     uuid.UUID
+	BindingID uuid.UUID
+	Platform  string
+	Channel   string
+	MessageID string
+	Kind      string
+	State     string
+	Sent      string
+	CreatedAt int64
+	UpdatedAt int64
+}
+
 type RunStep struct {
 	ID             uuid.UUID
 	RunID          uuid.UUID
