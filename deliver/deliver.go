@@ -93,8 +93,6 @@ type Deliverer struct {
 	st       store.Store
 	log      *slog.Logger
 	adapters map[string]bots.Adapter
-	// runs are the messages showing runs' progress (see ShowRun).
-	runs runMessages
 }
 
 var _ core.Deliverer = (*Deliverer)(nil)
