@@ -292,11 +292,14 @@ type RunMessages interface {
 	// Load returns the record; nil when the run was never shown here.
 	Load(ctx context.Context) (*RunMessage, error)
 	// Claim records the intent to post a message showing the run: the
-	// first one, or a new one in place of the one Load returned. It
-	// returns false when another process made or changed the record
-	// first: that one shows the run, and the caller must not post.
+	// first one; a new one in place of the one Load returned (a retried
+	// run's); or, for an intent Load returned that is older than a post
+	// takes (its process died before recording the message), that
+	// intent taken over. It returns false when another process holds a
+	// live intent or changed the record first: that one shows the run,
+	// and the caller must not post (its work is retried).
 	Claim(ctx context.Context, kind string) (*RunMessage, bool, error)
-	// Save records m as what shows the run, over the record last loaded,
+// Save records m as what shows the run, over the record last loaded,
 	// claimed or saved; an error when another process changed it since.
 	Save(ctx context.Context, m *RunMessage) error
 }

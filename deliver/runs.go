@@ -53,15 +53,16 @@ func (d *Deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
 var _ core.RunProgress = (*Deliverer)(nil)
 
 // runMessage shows the run as one text message, edited in place where the
-// platform can edit (else each change posts the run again). A record left
-// posting (its process died between the post and recording it) is posted
-// again: such a platform has no way to find the lost message.
+// platform can edit (else each change posts the run again). An intent
+// left by a process that died between the post and recording it is taken
+// over and posted again: such a platform has no way to find the lost
+// message.
 func (d *Deliverer) runMessage(ctx context.Context, b *bound, v *bots.RunView, rec *runRecord) error {
 	m, err := rec.Load(ctx)
 	if err != nil {
 		return err
 	}
-	if m == nil {
+	if m == nil || m.Posting() {
 		var won bool
 		if m, won, err = rec.Claim(ctx, "text"); err != nil {
 			return err
@@ -69,7 +70,9 @@ func (d *Deliverer) runMessage(ctx context.Context, b *bound, v *bots.RunView, r
 			return fmt.Errorf("showing run %s on %s: another process is posting its message", v.ID, b.b.Place.Platform)
 		}
 	}
-	msg := &bots.Message{Text: v.Text}
+	// The key makes a repost of a lost first post idempotent where the
+	// platform can (a Discord nonce).
+	msg := &bots.Message{Text: v.Text, Key: "run-progress:" + v.ID + ":" + b.b.ID.String()}
 	if !m.Posting() {
 		if ed, ok := b.ad.(bots.Editor); ok {
 			if err := ed.Update(ctx, m.Ref, msg); err != nil {
@@ -114,16 +117,25 @@ func (r *runRecord) Load(ctx context.Context) (*bots.RunMessage, error) {
 	return runMessageOf(m), nil
 }
 
+// runPostGrace is how long an intent to post a run's message is taken to
+// be under way in the process that made it: a platform call with its
+// retries ends well within it. An older intent with no message was left
+// by a process that died, and another takes it over.
+const runPostGrace = 2 * time.Minute
+
 func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, bool, error) {
 	var (
 		m   *store.RunMessage
 		err error
 	)
-	if r.cur == nil {
+	switch {
+	case r.cur == nil:
 		m, err = r.st.RunMessageCreate(ctx, &store.RunMessageCreateParams{RunID: r.key.RunID, BindingID: r.key.BindingID, Platform: r.platform, Kind: kind, Now: r.now()})
-	} else {
+	case r.cur.State == store.RunMessagePosting && r.now().Sub(r.cur.UpdatedAt) < runPostGrace:
+		return nil, false, nil // another process is posting it
+	default:
 		m, err = r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-			RunID: r.key.RunID, BindingID: r.key.BindingID, PrevMessageID: r.cur.MessageID, Kind: kind, State: store.RunMessagePosting, Now: r.now(),
+			RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: r.cur.Version, Kind: kind, State: store.RunMessagePosting, Now: r.now(),
 		})
 	}
 	if errors.Is(err, store.ErrConflict) {
@@ -137,9 +149,9 @@ func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, b
 }
 
 func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
-	prev := ""
+	var prev int64
 	if r.cur != nil {
-		prev = r.cur.MessageID
+		prev = r.cur.Version
 	}
 	state := store.RunMessageLive
 	switch {
@@ -149,7 +161,7 @@ func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
 		state = store.RunMessageEnded
 	}
 	saved, err := r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-		RunID: r.key.RunID, BindingID: r.key.BindingID, PrevMessageID: prev, Channel: m.Ref.Channel, MessageID: m.Ref.ID,
+		RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: prev, Channel: m.Ref.Channel, MessageID: m.Ref.ID,
 		Kind: m.Kind, State: state, Sent: m.Sent, Now: r.now(),
 	})
 	if err != nil {

@@ -9,7 +9,8 @@ import (
 )
 
 // The run messages' rules: a record names a run and a binding; a saved
-// record names a message once it is past posting; a compare-and-set that
+// record names a message once it is past posting; a compare-and-set on the
+// version that
 // matched no row is told apart as a record changed by another (ErrConflict)
 // or no record (ErrNotFound).
 
@@ -57,7 +58,7 @@ func (q checked) RunMessageSave(ctx context.Context, p *RunMessageSaveParams) (*
 		cur, gerr := q.Queries.RunMessageGet(ctx, &RunMessageKey{RunID: p.RunID, BindingID: p.BindingID})
 		switch {
 		case gerr == nil:
-			return nil, fmt.Errorf("%w: saving the message of run %s: it names message %q, not %q", ErrConflict, p.RunID, cur.MessageID, p.PrevMessageID)
+			return nil, fmt.Errorf("%w: saving the message of run %s: the record is at version %d, not %d", ErrConflict, p.RunID, cur.Version, p.PrevVersion)
 		case !errors.Is(gerr, ErrNotFound):
 			return nil, gerr
 		}

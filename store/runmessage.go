@@ -20,8 +20,8 @@ import (
 // The record is the intent before it is the record: RunMessageCreate
 // makes it (posting, no message) before the platform is asked for the
 // first message, and only one caller can (ErrConflict for the others).
-// RunMessageSave is a compare-and-set on the message the record names,
-// so of two processes that both read a record, one changes it.
+// RunMessageSave is a compare-and-set on the record's version, so of two
+// processes that both read a record, one changes it.
 
 // RunMessageState is where a run's message stands.
 type RunMessageState string
@@ -59,6 +59,9 @@ type RunMessage struct {
 	// (Slack: "stream" or "text").
 	Kind  string
 	State RunMessageState
+	// Version counts the record's changes (1 when made); a save names the
+	// version it read.
+	Version int64
 	// Sent is the platform's own note of what it last sent (per step), so
 	// a change sends only what moved; a JSON object.
 	Sent      json.RawMessage
@@ -83,17 +86,17 @@ type RunMessageCreateParams struct {
 }
 
 // RunMessageSaveParams change the record of a run's message on a binding,
-// if it still names PrevMessageID ("" for a record that names none).
+// if it is still at PrevVersion.
 type RunMessageSaveParams struct {
-	RunID         uuid.UUID
-	BindingID     uuid.UUID
-	PrevMessageID string
-	Channel       string
-	MessageID     string
-	Kind          string
-	State         RunMessageState
-	Sent          json.RawMessage // nil: {}
-	Now           time.Time
+	RunID       uuid.UUID
+	BindingID   uuid.UUID
+	PrevVersion int64
+	Channel     string
+	MessageID   string
+	Kind        string
+	State       RunMessageState
+	Sent        json.RawMessage // nil: {}
+	Now         time.Time
 }
 
 // RunMessageQueries are the run messages' reads and writes.
@@ -105,8 +108,8 @@ type RunMessageQueries interface {
 	RunMessageCreate(ctx context.Context, p *RunMessageCreateParams) (*RunMessage, error)
 	// RunMessageGet returns the record; ErrNotFound when there is none.
 	RunMessageGet(ctx context.Context, k *RunMessageKey) (*RunMessage, error)
-	// RunMessageSave changes the record if it names PrevMessageID;
-	// ErrConflict when it names another message (another process changed
-	// it first), ErrNotFound when there is no record.
+	// RunMessageSave changes the record if it is at PrevVersion, and
+	// counts a version; ErrConflict when it is at another (another process
+	// changed it first), ErrNotFound when there is no record.
 	RunMessageSave(ctx context.Context, p *RunMessageSaveParams) (*RunMessage, error)
 }

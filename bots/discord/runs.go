@@ -49,7 +49,7 @@ func (a *Adapter) ShowRun(ctx context.Context, to bots.Target, v *bots.RunView, 
 	if err != nil {
 		return fmt.Errorf("discord: showing run %s: %w", v.ID, err)
 	}
-	if m == nil {
+	if m == nil || m.Posting() {
 		var won bool
 		if m, won, err = rec.Claim(ctx, runKindEmbed); err != nil {
 			return fmt.Errorf("discord: showing run %s: %w", v.ID, err)

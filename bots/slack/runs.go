@@ -78,8 +78,9 @@ func (a *Adapter) ShowRun(ctx context.Context, to bots.Target, v *bots.RunView, 
 	if m != nil && m.Ended && v.Final() {
 		return nil // it shows how the run ended
 	}
-	if m == nil || m.Ended {
-		// The first message, or a retried run's new one.
+	if m == nil || m.Ended || m.Posting() {
+		// The first message, a retried run's new one, or one whose
+		// process died before recording it.
 		var won bool
 		if m, won, err = rec.Claim(ctx, kind); err != nil {
 			return fmt.Errorf("showing run %s on slack: %w", v.ID, err)

@@ -9,7 +9,11 @@
 --
 --   posting ──posted──► live ──run ended──► ended
 --      ▲                                      │
---      └──────── the run retried: a new message follows it (compare-and-set on message_id)
+--      └──────── the run retried: a new message follows it
+--
+-- Every change is a compare-and-set on version, so of two processes that
+-- read one record, one changes it (a stale intent taken over, a retried
+-- run's new message).
 --
 -- kind is how the message shows the run (stream: a Slack stream of plan
 -- and task chunks; text: a message edited in place); sent is the
@@ -24,6 +28,7 @@ CREATE TABLE run_messages (
     message_id text NOT NULL DEFAULT '',
     kind       text NOT NULL DEFAULT '',
     state      text NOT NULL CHECK (state IN ('posting', 'live', 'ended')),
+    version    bigint NOT NULL DEFAULT 1,
     sent       json NOT NULL DEFAULT '{}',
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL,

@@ -9,6 +9,7 @@ CREATE TABLE run_messages (
     message_id TEXT NOT NULL DEFAULT '',
     kind       TEXT NOT NULL DEFAULT '',
     state      TEXT NOT NULL CHECK (state IN ('posting', 'live', 'ended')),
+    version    INTEGER NOT NULL DEFAULT 1,
     sent       TEXT NOT NULL DEFAULT '{}',
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,

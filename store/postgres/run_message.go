@@ -32,7 +32,7 @@ func (q *queries) RunMessageGet(ctx context.Context, k *store.RunMessageKey) (*s
 
 func (q *queries) RunMessageSave(ctx context.Context, p *store.RunMessageSaveParams) (*store.RunMessage, error) {
 	r, err := call(ctx, q, (*dbsqlc.Queries).RunMessageSave, &dbsqlc.RunMessageSaveParams{
-		RunID: p.RunID, BindingID: p.BindingID, PrevMessageID: p.PrevMessageID, Channel: p.Channel,
+		RunID: p.RunID, BindingID: p.BindingID, PrevVersion: p.PrevVersion, Channel: p.Channel,
 		MessageID: p.MessageID, Kind: p.Kind, State: string(p.State), Sent: p.Sent, Now: ts(p.Now),
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func (q *queries) RunMessageSave(ctx context.Context, p *store.RunMessageSavePar
 func runMessage(r *dbsqlc.RunMessage) *store.RunMessage {
 	return &store.RunMessage{
 		RunID: r.RunID, BindingID: r.BindingID, Platform: r.Platform, Channel: r.Channel, MessageID: r.MessageID,
-		Kind: r.Kind, State: store.RunMessageState(r.State), Sent: json.RawMessage(r.Sent),
+		Kind: r.Kind, State: store.RunMessageState(r.State), Version: r.Version, Sent: json.RawMessage(r.Sent),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }

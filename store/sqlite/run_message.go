@@ -35,7 +35,7 @@ func (q *queries) RunMessageGet(ctx context.Context, k *store.RunMessageKey) (*s
 func (q *queries) RunMessageSave(ctx context.Context, p *store.RunMessageSaveParams) (*store.RunMessage, error) {
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.RunMessage, error) {
 		return t.tx.RunMessageSave(ctx, dbsqlc.RunMessageSaveParams{
-			RunID: p.RunID, BindingID: p.BindingID, PrevMessageID: p.PrevMessageID, Channel: p.Channel,
+			RunID: p.RunID, BindingID: p.BindingID, PrevVersion: p.PrevVersion, Channel: p.Channel,
 			MessageID: p.MessageID, Kind: p.Kind, State: string(p.State), Sent: string(p.Sent), Now: micros(p.Now),
 		})
 	})
@@ -48,7 +48,7 @@ func (q *queries) RunMessageSave(ctx context.Context, p *store.RunMessageSavePar
 func runMessageOf(r dbsqlc.RunMessage) *store.RunMessage {
 	return &store.RunMessage{
 		RunID: r.RunID, BindingID: r.BindingID, Platform: r.Platform, Channel: r.Channel, MessageID: r.MessageID,
-		Kind: r.Kind, State: store.RunMessageState(r.State), Sent: json.RawMessage(r.Sent),
+		Kind: r.Kind, State: store.RunMessageState(r.State), Version: r.Version, Sent: json.RawMessage(r.Sent),
 		CreatedAt: fromMicros(r.CreatedAt), UpdatedAt: fromMicros(r.UpdatedAt),
 	}
 }

@@ -30,8 +30,8 @@ func newRunOnBinding(t *testing.T, st store.Store, clk *clock) (*store.Run, *sto
 
 // testRunMessageLifecycle: the intent (posting, no message) is made once;
 // the message is recorded over it, then changed only by a caller naming
-// the message the record names; a retried run's new intent replaces an
-// ended message.
+// the version it read; a retried run's new intent replaces an ended
+// message.
 func (s suite) testRunMessageLifecycle(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
@@ -46,13 +46,14 @@ func (s suite) testRunMessageLifecycle(t *testing.T) {
 	eq(t, m.State, store.RunMessagePosting, "state of a new record")
 	eq(t, m.MessageID, "", "message of an intent")
 	eq(t, string(m.Sent), "{}", "sent of a new record")
+	eq(t, m.Version, int64(1), "version of a new record")
 	timeEq(t, m.CreatedAt, clk.Now(), "created at")
 	_, err = st.RunMessageCreate(ctx, &store.RunMessageCreateParams{RunID: r.ID, BindingID: b.ID, Platform: "slack", Now: clk.Now()})
 	errIs(t, err, store.ErrConflict, "a second intent for the same run and binding")
 
 	sent := json.RawMessage(`{"steps":{"find":"in_progress"}}`)
 	m, err = st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-		RunID: r.ID, BindingID: b.ID, Channel: "C1", MessageID: "171.2", Kind: "stream", State: store.RunMessageLive, Sent: sent, Now: clk.Advance(time.Second),
+		RunID: r.ID, BindingID: b.ID, PrevVersion: 1, Channel: "C1", MessageID: "171.2", Kind: "stream", State: store.RunMessageLive, Sent: sent, Now: clk.Advance(time.Second),
 	})
 	noErr(t, err, "recording the posted message")
 	got, err := st.RunMessageGet(ctx, key)
@@ -62,6 +63,7 @@ func (s suite) testRunMessageLifecycle(t *testing.T) {
 	eq(t, got.State, store.RunMessageLive, "state")
 	eq(t, got.Kind, "stream", "kind")
 	eq(t, got.Platform, "slack", "platform")
+	eq(t, got.Version, int64(2), "version after a save")
 	var sentBack map[string]any
 	noErr(t, json.Unmarshal(got.Sent, &sentBack), "decoding sent")
 	eq(t, sentBack["steps"].(map[string]any)["find"].(string), "in_progress", "sent kept")
@@ -71,21 +73,22 @@ func (s suite) testRunMessageLifecycle(t *testing.T) {
 	// A caller that read the intent before the message was recorded
 	// cannot overwrite it.
 	_, err = st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-		RunID: r.ID, BindingID: b.ID, Channel: "C1", MessageID: "171.9", Kind: "stream", State: store.RunMessageLive, Now: clk.Now(),
+		RunID: r.ID, BindingID: b.ID, PrevVersion: 1, Channel: "C1", MessageID: "171.9", Kind: "stream", State: store.RunMessageLive, Now: clk.Now(),
 	})
 	errIs(t, err, store.ErrConflict, "saving over a message the caller did not know")
 
 	_, err = st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-		RunID: r.ID, BindingID: b.ID, PrevMessageID: "171.2", Channel: "C1", MessageID: "171.2", Kind: "text", State: store.RunMessageEnded, Now: clk.Now(),
+		RunID: r.ID, BindingID: b.ID, PrevVersion: 2, Channel: "C1", MessageID: "171.2", Kind: "text", State: store.RunMessageEnded, Now: clk.Now(),
 	})
 	noErr(t, err, "ending the message")
 	// The run is retried: a new intent replaces the ended message.
 	m, err = st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-		RunID: r.ID, BindingID: b.ID, PrevMessageID: "171.2", Kind: "stream", State: store.RunMessagePosting, Now: clk.Now(),
+		RunID: r.ID, BindingID: b.ID, PrevVersion: 3, Kind: "stream", State: store.RunMessagePosting, Now: clk.Now(),
 	})
 	noErr(t, err, "a new intent in place of the ended message")
 	eq(t, m.MessageID, "", "message of the new intent")
 	eq(t, m.State, store.RunMessagePosting, "state of the new intent")
+	eq(t, m.Version, int64(4), "version of the new intent")
 
 	_, err = st.RunMessageSave(ctx, &store.RunMessageSaveParams{RunID: r.ID, BindingID: uuid.New(), State: store.RunMessagePosting, Now: clk.Now()})
 	errIs(t, err, store.ErrNotFound, "saving a record that does not exist")
@@ -112,7 +115,8 @@ func (s suite) testRunMessageLifecycle(t *testing.T) {
 
 // testRunMessageOneIntent: of callers racing to show a run's first
 // message on one binding, exactly one makes the intent, and of callers
-// racing to record a message over it, exactly one succeeds.
+// racing to change the version they all read (record a message, take
+// over a stale intent), exactly one succeeds.
 func (s suite) testRunMessageOneIntent(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
@@ -134,7 +138,7 @@ func (s suite) testRunMessageOneIntent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, saved[i] = st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-				RunID: r.ID, BindingID: b.ID, Channel: "C1", MessageID: "m" + string(rune('a'+i)), State: store.RunMessageLive, Now: clk.Now(),
+				RunID: r.ID, BindingID: b.ID, PrevVersion: 1, Channel: "C1", MessageID: "m" + string(rune('a'+i)), State: store.RunMessageLive, Now: clk.Now(),
 			})
 		}()
 	}

@@ -11,10 +11,10 @@ RETURNING *;
 SELECT * FROM run_messages WHERE run_id = @run_id AND binding_id = @binding_id;
 
 -- name: RunMessageSave :one
--- Compare-and-set on the message: only the process that knows the message
--- the record names now may change it.
+-- Compare-and-set on the version: only a process that read the record as
+-- it is now may change it.
 UPDATE run_messages
-SET channel = @channel, message_id = @message_id, kind = @kind, state = @state, sent = @sent,
+SET version = version + 1, channel = @channel, message_id = @message_id, kind = @kind, state = @state, sent = @sent,
     updated_at = @now::timestamptz
-WHERE run_id = @run_id AND binding_id = @binding_id AND message_id = @prev_message_id
+WHERE run_id = @run_id AND binding_id = @binding_id AND version = @prev_version
 RETURNING *;

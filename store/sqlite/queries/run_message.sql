@@ -12,10 +12,10 @@ RETURNING *;
 SELECT * FROM run_messages WHERE run_id = sqlc.arg(run_id) AND binding_id = sqlc.arg(binding_id);
 
 -- name: RunMessageSave :one
--- Compare-and-set on the message: only the process that knows the message
--- the record names now may change it.
+-- Compare-and-set on the version: only a process that read the record as
+-- it is now may change it.
 UPDATE run_messages
-SET channel = sqlc.arg(channel), message_id = sqlc.arg(message_id), kind = sqlc.arg(kind), state = sqlc.arg(state),
+SET version = version + 1, channel = sqlc.arg(channel), message_id = sqlc.arg(message_id), kind = sqlc.arg(kind), state = sqlc.arg(state),
     sent = sqlc.arg(sent), updated_at = CAST(sqlc.arg(now) AS INTEGER)
-WHERE run_id = sqlc.arg(run_id) AND binding_id = sqlc.arg(binding_id) AND message_id = sqlc.arg(prev_message_id)
+WHERE run_id = sqlc.arg(run_id) AND binding_id = sqlc.arg(binding_id) AND version = sqlc.arg(prev_version)
 RETURNING *;

@@ -395,6 +395,7 @@ type RunMessage struct {
 	MessageID string
 	Kind      string
 	State     string
+	Version   int64
 	Sent      json.RawMessage
 	CreatedAt time.Time
 	UpdatedAt time.Time

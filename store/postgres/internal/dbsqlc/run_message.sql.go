@@ -14,7 +14,7 @@ import (
 )
 
 const runMessageGet = `-- name: RunMessageGet :one
-SELECT run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at FROM run_messages WHERE run_id = $1 AND binding_id = $2
+SELECT run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at FROM run_messages WHERE run_id = $1 AND binding_id = $2
 `
 
 type RunMessageGetParams struct {
@@ -33,6 +33,7 @@ func (q *Queries) RunMessageGet(ctx context.Context, arg *RunMessageGetParams) (
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -44,7 +45,7 @@ const runMessageInsert = `-- name: RunMessageInsert :one
 
 INSERT INTO run_messages (run_id, binding_id, platform, kind, state, sent, created_at, updated_at)
 VALUES ($1, $2, $3, $4, 'posting', '{}', $5::timestamptz, $5::timestamptz)
-RETURNING run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at
+RETURNING run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at
 `
 
 type RunMessageInsertParams struct {
@@ -75,6 +76,7 @@ func (q *Queries) RunMessageInsert(ctx context.Context, arg *RunMessageInsertPar
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -84,26 +86,26 @@ func (q *Queries) RunMessageInsert(ctx context.Context, arg *RunMessageInsertPar
 
 const runMessageSave = `-- name: RunMessageSave :one
 UPDATE run_messages
-SET channel = $1, message_id = $2, kind = $3, state = $4, sent = $5,
+SET version = version + 1, channel = $1, message_id = $2, kind = $3, state = $4, sent = $5,
     updated_at = $6::timestamptz
-WHERE run_id = $7 AND binding_id = $8 AND message_id = $9
-RETURNING run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at
+WHERE run_id = $7 AND binding_id = $8 AND version = $9
+RETURNING run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at
 `
 
 type RunMessageSaveParams struct {
-	Channel       string
-	MessageID     string
-	Kind          string
-	State         string
-	Sent          json.RawMessage
-	Now           time.Time
-	RunID         uuid.UUID
-	BindingID     uuid.UUID
-	PrevMessageID string
+	Channel     string
+	MessageID   string
+	Kind        string
+	State       string
+	Sent        json.RawMessage
+	Now         time.Time
+	RunID       uuid.UUID
+	BindingID   uuid.UUID
+	PrevVersion int64
 }
 
-// Compare-and-set on the message: only the process that knows the message
-// the record names now may change it.
+// Compare-and-set on the version: only a process that read the record as
+// it is now may change it.
 func (q *Queries) RunMessageSave(ctx context.Context, arg *RunMessageSaveParams) (RunMessage, error) {
 	row := q.db.QueryRow(ctx, runMessageSave,
 		arg.Channel,
@@ -114,7 +116,7 @@ func (q *Queries) RunMessageSave(ctx context.Context, arg *RunMessageSaveParams)
 		arg.Now,
 		arg.RunID,
 		arg.BindingID,
-		arg.PrevMessageID,
+		arg.PrevVersion,
 	)
 	var i RunMessage
 	err := row.Scan(
@@ -125,6 +127,7 @@ func (q *Queries) RunMessageSave(ctx context.Context, arg *RunMessageSaveParams)
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,

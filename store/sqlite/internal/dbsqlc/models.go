@@ -398,6 +398,7 @@ type RunMessage struct {
 	MessageID string
 	Kind      string
 	State     string
+	Version   int64
 	Sent      string
 	CreatedAt int64
 	UpdatedAt int64

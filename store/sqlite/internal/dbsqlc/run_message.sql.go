@@ -12,7 +12,7 @@ import (
 )
 
 const runMessageGet = `-- name: RunMessageGet :one
-SELECT run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at FROM run_messages WHERE run_id = ?1 AND binding_id = ?2
+SELECT run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at FROM run_messages WHERE run_id = ?1 AND binding_id = ?2
 `
 
 type RunMessageGetParams struct {
@@ -31,6 +31,7 @@ func (q *Queries) RunMessageGet(ctx context.Context, arg RunMessageGetParams) (R
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -43,7 +44,7 @@ const runMessageInsert = `-- name: RunMessageInsert :one
 INSERT INTO run_messages (run_id, binding_id, platform, kind, state, sent, created_at, updated_at)
 VALUES (?1, ?2, ?3, ?4, 'posting', '{}',
         CAST(?5 AS INTEGER), CAST(?5 AS INTEGER))
-RETURNING run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at
+RETURNING run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at
 `
 
 type RunMessageInsertParams struct {
@@ -74,6 +75,7 @@ func (q *Queries) RunMessageInsert(ctx context.Context, arg RunMessageInsertPara
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -83,26 +85,26 @@ func (q *Queries) RunMessageInsert(ctx context.Context, arg RunMessageInsertPara
 
 const runMessageSave = `-- name: RunMessageSave :one
 UPDATE run_messages
-SET channel = ?1, message_id = ?2, kind = ?3, state = ?4,
+SET version = version + 1, channel = ?1, message_id = ?2, kind = ?3, state = ?4,
     sent = ?5, updated_at = CAST(?6 AS INTEGER)
-WHERE run_id = ?7 AND binding_id = ?8 AND message_id = ?9
-RETURNING run_id, binding_id, platform, channel, message_id, kind, state, sent, created_at, updated_at
+WHERE run_id = ?7 AND binding_id = ?8 AND version = ?9
+RETURNING run_id, binding_id, platform, channel, message_id, kind, state, version, sent, created_at, updated_at
 `
 
 type RunMessageSaveParams struct {
-	Channel       string
-	MessageID     string
-	Kind          string
-	State         string
-	Sent          string
-	Now           int64
-	RunID         uuid.UUID
-	BindingID     uuid.UUID
-	PrevMessageID string
+	Channel     string
+	MessageID   string
+	Kind        string
+	State       string
+	Sent        string
+	Now         int64
+	RunID       uuid.UUID
+	BindingID   uuid.UUID
+	PrevVersion int64
 }
 
-// Compare-and-set on the message: only the process that knows the message
-// the record names now may change it.
+// Compare-and-set on the version: only a process that read the record as
+// it is now may change it.
 func (q *Queries) RunMessageSave(ctx context.Context, arg RunMessageSaveParams) (RunMessage, error) {
 	row := q.queryRow(ctx, q.runMessageSaveStmt, runMessageSave,
 		arg.Channel,
@@ -113,7 +115,7 @@ func (q *Queries) RunMessageSave(ctx context.Context, arg RunMessageSaveParams) 
 		arg.Now,
 		arg.RunID,
 		arg.BindingID,
-		arg.PrevMessageID,
+		arg.PrevVersion,
 	)
 	var i RunMessage
 	err := row.Scan(
@@ -124,6 +126,7 @@ func (q *Queries) RunMessageSave(ctx context.Context, arg RunMessageSaveParams) 
 		&i.MessageID,
 		&i.Kind,
 		&i.State,
+		&i.Version,
 		&i.Sent,
 		&i.CreatedAt,
 		&i.UpdatedAt,
