@@ -299,7 +299,7 @@ type RunMessages interface {
 	// live intent or changed the record first: that one shows the run,
 	// and the caller must not post (its work is retried).
 	Claim(ctx context.Context, kind string) (*RunMessage, bool, error)
-// Save records m as what shows the run, over the record last loaded,
+	// Save records m as what shows the run, over the record last loaded,
 	// claimed or saved; an error when another process changed it since.
 	Save(ctx context.Context, m *RunMessage) error
 }

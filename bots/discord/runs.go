@@ -21,8 +21,9 @@ import (
 // The record is claimed before the first send, and the send carries a
 // nonce made from the run and the channel with enforce_nonce: if the
 // process dies between Discord making the message and the record naming
-// it, the next attempt sends again with the same nonce and Discord answers
-// with the message it made, so the run still shows once. Discord keeps a
+// it, the next attempt after the intent has aged past a post's time (see
+// bots.RunMessages.Claim) sends again with the same nonce and Discord
+// answers with the message it made, so the run still shows once. Discord keeps a
 // nonce for a few minutes; a retry later than that posts a second
 // message, the first one left showing the steps as they stood.
 

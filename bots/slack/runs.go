@@ -36,9 +36,10 @@ import (
 // between, the record is left without a message; Slack has no idempotency
 // key for chat.startStream and a streamed message carries no metadata to
 // find it by, and taking the bot's newest message for it could overwrite a
-// reply, so the next change posts the run again. In that window (one store
-// write after the call) the thread can show a second progress message,
-// the first left as it stood.
+// reply, so once the intent is older than a post takes (see
+// bots.RunMessages.Claim) the next change posts the run again. In that
+// window (one store write after the call) the thread can show a second
+// progress message, the first left as it stood.
 
 // Kinds of a run's Slack message, as recorded.
 const (
