@@ -290,14 +290,17 @@ func (m *RunMessage) Posting() bool { return m.Ref.ID == "" }
 // posted message is that one save.
 type RunMessages interface {
 	// Load returns the record; nil when the run was never shown here.
+	// While the record is an intent another process made moments ago (its
+	// post under way), Load waits for its message, or until the intent is
+	// older than a post takes (its process died).
 	Load(ctx context.Context) (*RunMessage, error)
 	// Claim records the intent to post a message showing the run: the
 	// first one; a new one in place of the one Load returned (a retried
-	// run's); or, for an intent Load returned that is older than a post
-	// takes (its process died before recording the message), that
-	// intent taken over. It returns false when another process holds a
-	// live intent or changed the record first: that one shows the run,
-	// and the caller must not post (its work is retried).
+	// run's); or, for an intent Load returned (older than a post takes:
+	// its process died before recording the message), that intent taken
+	// over. It returns false when another process made or changed the
+	// record first: that one shows the run, and the caller must not post
+	// (its work is retried).
 	Claim(ctx context.Context, kind string) (*RunMessage, bool, error)
 	// Save records m as what shows the run, over the record last loaded,
 	// claimed or saved; an error when another process changed it since.

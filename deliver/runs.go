@@ -100,28 +100,63 @@ type runRecord struct {
 	key      store.RunMessageKey
 	platform string
 	cur      *store.RunMessage
+	// stale: cur is an intent Load found left by a dead process.
+	stale bool
 }
 
 var _ bots.RunMessages = (*runRecord)(nil)
 
+// Load waits while the record is an intent another process made less than
+// runPostGrace ago: that process is posting, and waiting for its message
+// (then edited) or for the intent to go stale (then taken over) loses no
+// change, where failing the item would use up its attempts.
 func (r *runRecord) Load(ctx context.Context) (*bots.RunMessage, error) {
-	m, err := r.st.RunMessageGet(ctx, &r.key)
-	if errors.Is(err, store.ErrNotFound) {
-		r.cur = nil
-		return nil, nil
+	var deadline <-chan time.Time
+	for {
+		m, err := r.st.RunMessageGet(ctx, &r.key)
+		if errors.Is(err, store.ErrNotFound) {
+			r.cur, r.stale = nil, false
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the message of run %s: %w", r.key.RunID, err)
+		}
+		r.cur, r.stale = m, false
+		young := runPostGrace - r.now().Sub(m.UpdatedAt)
+		if m.State != store.RunMessagePosting || young <= 0 {
+			r.stale = m.State == store.RunMessagePosting
+			return runMessageOf(m), nil
+		}
+		if deadline == nil {
+			t := time.NewTimer(young)
+			defer t.Stop()
+			deadline = t.C
+		}
+		poll := time.NewTimer(runPostPoll)
+		select {
+		case <-ctx.Done():
+			poll.Stop()
+			return nil, fmt.Errorf("waiting for another process to post the message of run %s: %w", r.key.RunID, ctx.Err())
+		case <-deadline:
+			poll.Stop()
+			r.stale = true // Claim takes it over
+			return runMessageOf(m), nil
+		case <-poll.C:
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the message of run %s: %w", r.key.RunID, err)
-	}
-	r.cur = m
-	return runMessageOf(m), nil
 }
 
 // runPostGrace is how long an intent to post a run's message is taken to
-// be under way in the process that made it: a platform call with its
-// retries ends well within it. An older intent with no message was left
-// by a process that died, and another takes it over.
-const runPostGrace = 2 * time.Minute
+// be under way in the process that made it: the work lease's default. A
+// live process holds its lease on the conversation while it posts, so
+// another process meets its intent only once that lease expired or the
+// item ended: an intent still without its message then was left by a
+// process that died (or that lost its lease, and counts as dead, as its
+// turns do), and another takes it over.
+const runPostGrace = 15 * time.Second
+
+// runPostPoll is how often Load looks at another process's intent.
+const runPostPoll = 200 * time.Millisecond
 
 func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, bool, error) {
 	var (
@@ -131,7 +166,7 @@ func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, b
 	switch {
 	case r.cur == nil:
 		m, err = r.st.RunMessageCreate(ctx, &store.RunMessageCreateParams{RunID: r.key.RunID, BindingID: r.key.BindingID, Platform: r.platform, Kind: kind, Now: r.now()})
-	case r.cur.State == store.RunMessagePosting && r.now().Sub(r.cur.UpdatedAt) < runPostGrace:
+	case r.cur.State == store.RunMessagePosting && !r.stale:
 		return nil, false, nil // another process is posting it
 	default:
 		m, err = r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
@@ -144,7 +179,7 @@ func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, b
 	if err != nil {
 		return nil, false, fmt.Errorf("recording the intent to show run %s: %w", r.key.RunID, err)
 	}
-	r.cur = m
+	r.cur, r.stale = m, false
 	return runMessageOf(m), true, nil
 }
 
@@ -167,7 +202,7 @@ func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
 	if err != nil {
 		return fmt.Errorf("recording the message of run %s: %w", r.key.RunID, err)
 	}
-	r.cur = saved
+	r.cur, r.stale = saved, false
 	return nil
 }
 

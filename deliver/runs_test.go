@@ -37,8 +37,9 @@ func (e *editor) edits() []bots.MessageRef {
 // TestRunProgressPostedOnceAcrossInstances: two instances (two
 // Deliverers, each with its own store connection on one database) show
 // the same run at the same moment: exactly one posts its progress message
-// and the other is refused (its item is retried). A third, as after a
-// restart, edits that message: the run never shows twice.
+// and the other waits for it and edits it (or, when it lost the claim
+// outright, fails and its item is retried). A third, as after a restart,
+// edits that message: the run never shows twice.
 func TestRunProgressPostedOnceAcrossInstances(t *testing.T) {
 	for _, db := range []struct {
 		name string
@@ -110,10 +111,10 @@ func TestRunProgressPostedOnceAcrossInstances(t *testing.T) {
 
 // TestRunProgressStaleIntentTakenOver: a first post whose answer was lost
 // (the process died between the platform call and recording the message)
-// leaves an intent. While it is young another process leaves it alone
-// (its post may be under way); once older than a post takes, the next
-// change takes it over and posts again with the same idempotency key, for
-// the platform to dedupe, and later changes edit that message.
+// leaves an intent. While it is young another process waits (its post may
+// be under way); once older than a post takes, the next change takes it
+// over and posts again with the same idempotency key, for the platform to
+// dedupe, and later changes edit that message.
 func TestRunProgressStaleIntentTakenOver(t *testing.T) {
 	st := testenv.SQLite(t)
 	ctx := context.Background()
@@ -136,7 +137,10 @@ func TestRunProgressStaleIntentTakenOver(t *testing.T) {
 	ed.mu.Lock()
 	ed.lost = false
 	ed.mu.Unlock()
-	require.Error(t, d.ShowRun(ctx, v), "a young intent is another process's post under way")
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	err = d.ShowRun(short, v)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a young intent is another process's post under way: waited for")
 	require.Len(t, ed.all(), 1, "nothing posted beside a young intent")
 
 	mu.Lock()
