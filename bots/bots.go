@@ -7,6 +7,7 @@ package bots
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -251,7 +252,57 @@ func (v *RunView) Final() bool { return v.Status != "running" }
 // RunShower shows runs' progress in one message per run and target that
 // it updates as the steps move (Slack: a stream of plan_update and
 // task_update chunks). A platform without it gets a text message edited
-// in place.
+// in place. Which message shows the run is read from and written to rec,
+// never kept in the process: after a restart, or on another instance, the
+// next change edits the same message.
 type RunShower interface {
-	ShowRun(ctx context.Context, to Target, v *RunView) error
+	ShowRun(ctx context.Context, to Target, v *RunView, rec RunMessages) error
+}
+
+// RunMessage is the message that shows a run in one place, as a
+// RunShower records it.
+type RunMessage struct {
+	// Ref names the message; zero while its first post is under way.
+	Ref MessageRef
+	// Kind is the platform's word for how the message shows the run
+	// (Slack: "stream" or "text").
+	Kind string
+	// Ended says the message shows how the run ended (a Slack stream is
+	// stopped).
+	Ended bool
+	// Sent is the platform's note of what it last sent, a JSON object (the
+	// chunk last sent per step), so a change sends only what moved.
+	Sent json.RawMessage
+	// Since is when the record last changed: for a post under way, when
+	// it was about to be made.
+	Since time.Time
+}
+
+// Posting reports a record whose first post is under way, or whose
+// process died between the platform call and recording its answer.
+func (m *RunMessage) Posting() bool { return m.Ref.ID == "" }
+
+// RunMessages keeps which message shows one run in one place, across
+// restarts and instances (deliver keeps it in the store). A RunShower
+// loads it first; before it asks the platform for a message it claims
+// the record, which only one process can do, and it saves the message as
+// soon as the platform answers. The window in which a crash loses a
+// posted message is that one save.
+type RunMessages interface {
+	// Load returns the record; nil when the run was never shown here.
+	// While the record is an intent another process made moments ago (its
+	// post under way), Load waits for its message, or until the intent is
+	// older than a post takes (its process died).
+	Load(ctx context.Context) (*RunMessage, error)
+	// Claim records the intent to post a message showing the run: the
+	// first one; a new one in place of the one Load returned (a retried
+	// run's); or, for an intent Load returned (older than a post takes:
+	// its process died before recording the message), that intent taken
+	// over. It returns false when another process made or changed the
+	// record first: that one shows the run, and the caller must not post
+	// (its work is retried).
+	Claim(ctx context.Context, kind string) (*RunMessage, bool, error)
+	// Save records m as what shows the run, over the record last loaded,
+	// claimed or saved; an error when another process changed it since.
+	Save(ctx context.Context, m *RunMessage) error
 }

@@ -19,6 +19,11 @@
 // the message a dead one left and replaces it with the final entry: nothing
 // is left cut or streaming.
 //
+// A run's progress message is recorded the same way (store.RunMessage:
+// an intent with a unique key before the first post, the message after),
+// so a restart or another instance edits it instead of posting another
+// (see ShowRun).
+//
 // State per conversation exists only while one of its turns runs on this
 // instance (see Deliverer.OpenTurn); a quiet conversation costs no memory.
 package deliver
@@ -93,8 +98,6 @@ type Deliverer struct {
 	st       store.Store
 	log      *slog.Logger
 	adapters map[string]bots.Adapter
-	// runs are the messages showing runs' progress (see ShowRun).
-	runs runMessages
 }
 
 var _ core.Deliverer = (*Deliverer)(nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
@@ -18,9 +18,12 @@ import (
 // the view; one that can edit gets one text message posted, then edited
 // as the steps move.
 //
-// Which message shows a run is kept in this process only: after a restart
-// the next change posts a new progress message (the run's events and its
-// result message are durable; the progress message is a view).
+// Which message shows a run on a binding is kept in the store
+// (store.RunMessage), handed to the platform as bots.RunMessages: after a
+// restart, or on another instance, the next change edits the same
+// message. Progress items run under the conversation's serialisation, and
+// the record is made with a unique key before the first post, so two
+// processes never both post a run's first message.
 func (d *Deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
 	conv, err := d.st.ConversationGet(ctx, v.Run.ConversationID)
 	if err != nil {
@@ -33,13 +36,14 @@ func (d *Deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
 	view := runView(v)
 	var errs []error
 	for _, b := range bs {
+		rec := &runRecord{st: d.st, now: d.opts.Now, key: store.RunMessageKey{RunID: v.Run.ID, BindingID: b.b.ID}, platform: b.b.Place.Platform}
 		if rs, ok := b.ad.(bots.RunShower); ok {
-			if err := rs.ShowRun(ctx, b.to, view); err != nil {
+			if err := rs.ShowRun(ctx, b.to, view, rec); err != nil {
 				errs = append(errs, fmt.Errorf("showing run %s on %s: %w", v.Run.ID, b.b.Place.Platform, err))
 			}
 			continue
 		}
-		if err := d.runMessage(ctx, b, view); err != nil {
+		if err := d.runMessage(ctx, b, view, rec); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -48,35 +52,166 @@ func (d *Deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
 
 var _ core.RunProgress = (*Deliverer)(nil)
 
-// runMessages are the text messages showing runs, by run and binding.
-type runMessages struct {
-	mu   sync.Mutex
-	refs map[string][]bots.MessageRef
-}
-
-func (d *Deliverer) runMessage(ctx context.Context, b *bound, v *bots.RunView) error {
-	ms := &d.runs
-	key := v.ID + "/" + b.b.ID.String()
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	if ms.refs == nil {
-		ms.refs = map[string][]bots.MessageRef{}
+// runMessage shows the run as one text message, edited in place where the
+// platform can edit (else each change posts the run again). An intent
+// left by a process that died between the post and recording it is taken
+// over and posted again: such a platform has no way to find the lost
+// message.
+func (d *Deliverer) runMessage(ctx context.Context, b *bound, v *bots.RunView, rec *runRecord) error {
+	m, err := rec.Load(ctx)
+	if err != nil {
+		return err
 	}
-	msg := &bots.Message{Text: v.Text}
-	if refs := ms.refs[key]; len(refs) > 0 {
+	if m == nil || m.Posting() {
+		var won bool
+		if m, won, err = rec.Claim(ctx, "text"); err != nil {
+			return err
+		} else if !won {
+			return fmt.Errorf("showing run %s on %s: another process is posting its message", v.ID, b.b.Place.Platform)
+		}
+	}
+	// The key makes a repost of a lost first post idempotent where the
+	// platform can (a Discord nonce).
+	msg := &bots.Message{Text: v.Text, Key: "run-progress:" + v.ID + ":" + b.b.ID.String()}
+	if !m.Posting() {
 		if ed, ok := b.ad.(bots.Editor); ok {
-			if err := ed.Update(ctx, refs[0], msg); err != nil {
+			if err := ed.Update(ctx, m.Ref, msg); err != nil {
 				return fmt.Errorf("editing the progress of run %s on %s: %w", v.ID, b.b.Place.Platform, err)
 			}
-			return nil
+			return rec.Save(ctx, &bots.RunMessage{Ref: m.Ref, Kind: "text", Ended: v.Final()})
 		}
 	}
 	refs, err := b.ad.Post(ctx, b.to, msg)
 	if err != nil {
 		return fmt.Errorf("posting the progress of run %s on %s: %w", v.ID, b.b.Place.Platform, err)
 	}
-	ms.refs[key] = refs
+	if len(refs) == 0 {
+		return nil
+	}
+	return rec.Save(ctx, &bots.RunMessage{Ref: refs[0], Kind: "text", Ended: v.Final()})
+}
+
+// runRecord is bots.RunMessages over the store for one run and binding.
+// It remembers the record it last read or wrote, whose message a save
+// compares with.
+type runRecord struct {
+	st       store.Store
+	now      func() time.Time
+	key      store.RunMessageKey
+	platform string
+	cur      *store.RunMessage
+	// stale: cur is an intent Load found left by a dead process.
+	stale bool
+}
+
+var _ bots.RunMessages = (*runRecord)(nil)
+
+// Load waits while the record is an intent another process made less than
+// runPostGrace ago: that process is posting, and waiting for its message
+// (then edited) or for the intent to go stale (then taken over) loses no
+// change, where failing the item would use up its attempts.
+func (r *runRecord) Load(ctx context.Context) (*bots.RunMessage, error) {
+	var deadline <-chan time.Time
+	for {
+		m, err := r.st.RunMessageGet(ctx, &r.key)
+		if errors.Is(err, store.ErrNotFound) {
+			r.cur, r.stale = nil, false
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the message of run %s: %w", r.key.RunID, err)
+		}
+		r.cur, r.stale = m, false
+		young := runPostGrace - r.now().Sub(m.UpdatedAt)
+		if m.State != store.RunMessagePosting || young <= 0 {
+			r.stale = m.State == store.RunMessagePosting
+			return runMessageOf(m), nil
+		}
+		if deadline == nil {
+			t := time.NewTimer(young)
+			defer t.Stop()
+			deadline = t.C
+		}
+		poll := time.NewTimer(runPostPoll)
+		select {
+		case <-ctx.Done():
+			poll.Stop()
+			return nil, fmt.Errorf("waiting for another process to post the message of run %s: %w", r.key.RunID, ctx.Err())
+		case <-deadline:
+			poll.Stop()
+			r.stale = true // Claim takes it over
+			return runMessageOf(m), nil
+		case <-poll.C:
+		}
+	}
+}
+
+// runPostGrace is how long an intent to post a run's message is taken to
+// be under way in the process that made it: the work lease's default. A
+// live process holds its lease on the conversation while it posts, so
+// another process meets its intent only once that lease expired or the
+// item ended: an intent still without its message then was left by a
+// process that died (or that lost its lease, and counts as dead, as its
+// turns do), and another takes it over.
+const runPostGrace = 15 * time.Second
+
+// runPostPoll is how often Load looks at another process's intent.
+const runPostPoll = 200 * time.Millisecond
+
+func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, bool, error) {
+	var (
+		m   *store.RunMessage
+		err error
+	)
+	switch {
+	case r.cur == nil:
+		m, err = r.st.RunMessageCreate(ctx, &store.RunMessageCreateParams{RunID: r.key.RunID, BindingID: r.key.BindingID, Platform: r.platform, Kind: kind, Now: r.now()})
+	case r.cur.State == store.RunMessagePosting && !r.stale:
+		return nil, false, nil // another process is posting it
+	default:
+		m, err = r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
+			RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: r.cur.Version, Kind: kind, State: store.RunMessagePosting, Now: r.now(),
+		})
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("recording the intent to show run %s: %w", r.key.RunID, err)
+	}
+	r.cur, r.stale = m, false
+	return runMessageOf(m), true, nil
+}
+
+func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
+	var prev int64
+	if r.cur != nil {
+		prev = r.cur.Version
+	}
+	state := store.RunMessageLive
+	switch {
+	case m.Ref.ID == "":
+		state = store.RunMessagePosting
+	case m.Ended:
+		state = store.RunMessageEnded
+	}
+	saved, err := r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
+		RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: prev, Channel: m.Ref.Channel, MessageID: m.Ref.ID,
+		Kind: m.Kind, State: state, Sent: m.Sent, Now: r.now(),
+	})
+	if err != nil {
+		return fmt.Errorf("recording the message of run %s: %w", r.key.RunID, err)
+	}
+	r.cur, r.stale = saved, false
 	return nil
+}
+
+func runMessageOf(m *store.RunMessage) *bots.RunMessage {
+	out := &bots.RunMessage{Kind: m.Kind, Ended: m.State == store.RunMessageEnded, Sent: m.Sent, Since: m.UpdatedAt}
+	if m.MessageID != "" {
+		out.Ref = bots.MessageRef{Channel: m.Channel, ID: m.MessageID}
+	}
+	return out
 }
 
 func runView(v *core.RunView) *bots.RunView {

@@ -819,6 +819,7 @@ type Queries interface {
 	MCPGrantQueries
 	SideThreadQueries
 	RunQueries
+	RunMessageQueries
 	HistoryQueries
 	ArtifactQueries
 	LoginQueries

@@ -13,42 +13,82 @@ import (
 )
 
 // A run's progress in the channel or thread it came from: one message with
-// an embed listing the steps, edited in place as they move. Which message
-// shows a run is kept in this process: after a restart the next change
-// posts a new one.
+// an embed listing the steps, edited in place as they move, to the end and
+// through a retry. Which message shows a run is recorded through
+// bots.RunMessages (deliver keeps it in the store): after a restart, or on
+// another instance, the next change edits the same message.
+//
+// The record is claimed before the first send, and the send carries a
+// nonce made from the run and the channel with enforce_nonce: if the
+// process dies between Discord making the message and the record naming
+// it, the next attempt after the intent has aged past a post's time (see
+// bots.RunMessages.Claim) sends again with the same nonce and Discord
+// answers with the message it made, so the run still shows once. Discord keeps a
+// nonce for a few minutes; a retry later than that posts a second
+// message, the first one left showing the steps as they stood.
 
+// runEmbeds serialises the run views this process shows.
 type runEmbeds struct {
-	mu    sync.Mutex
-	byKey map[string]bots.MessageRef
+	mu sync.Mutex
 }
 
 var _ bots.RunShower = (*Adapter)(nil)
 
+// runKindEmbed is the record's kind of a run's embed message.
+const runKindEmbed = "embed"
+
 // ShowRun implements bots.RunShower.
-func (a *Adapter) ShowRun(ctx context.Context, to bots.Target, v *bots.RunView) error {
+func (a *Adapter) ShowRun(ctx context.Context, to bots.Target, v *bots.RunView, rec bots.RunMessages) error {
 	p := outgoing{embeds: []*discordgo.MessageEmbed{runEmbed(v)}}
 	channelID, err := a.targetChannel(ctx, to, false)
 	if err != nil {
 		return fmt.Errorf("discord: showing a run: %w", err)
 	}
-	key := v.ID + "/" + channelID
 	a.runs.mu.Lock()
 	defer a.runs.mu.Unlock()
-	if a.runs.byKey == nil {
-		a.runs.byKey = map[string]bots.MessageRef{}
+	m, err := rec.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("discord: showing run %s: %w", v.ID, err)
 	}
-	if ref, ok := a.runs.byKey[key]; ok {
-		if err := a.edit(ctx, ref, p); err != nil {
+	if m == nil || m.Posting() {
+		var won bool
+		if m, won, err = rec.Claim(ctx, runKindEmbed); err != nil {
+			return fmt.Errorf("discord: showing run %s: %w", v.ID, err)
+		} else if !won {
+			return fmt.Errorf("discord: showing run %s: another process is posting its message", v.ID)
+		}
+	}
+	if !m.Posting() {
+		if err := a.edit(ctx, m.Ref, p); err != nil {
 			return fmt.Errorf("discord: editing the progress of run %s: %w", v.ID, err)
 		}
-		return nil
+		if m.Ended == v.Final() {
+			return nil
+		}
+		return rec.Save(ctx, &bots.RunMessage{Ref: m.Ref, Kind: runKindEmbed, Ended: v.Final()})
 	}
+	p.nonce = nonceFor("run-progress:"+v.ID+":"+channelID, 0)
 	msg, err := a.sendMessage(ctx, channelID, p)
 	if err != nil {
 		return fmt.Errorf("discord: posting the progress of run %s: %w", v.ID, err)
 	}
-	a.runs.byKey[key] = bots.MessageRef{Channel: channelID, ID: msg.ID}
+	ref := bots.MessageRef{Channel: channelID, ID: msg.ID}
+	if err := rec.Save(ctx, &bots.RunMessage{Ref: ref, Kind: runKindEmbed, Ended: v.Final()}); err != nil {
+		return err
+	}
+	if !sameRunEmbed(msg.Embeds, p.embeds[0]) {
+		// The nonce gave back the message an earlier attempt made, as
+		// it showed the run then: show it as it is now.
+		if err := a.edit(ctx, ref, p); err != nil {
+			return fmt.Errorf("discord: editing the progress of run %s: %w", v.ID, err)
+		}
+	}
 	return nil
+}
+
+// sameRunEmbed reports whether a sent message's embeds show what e shows.
+func sameRunEmbed(got []*discordgo.MessageEmbed, e *discordgo.MessageEmbed) bool {
+	return len(got) == 1 && got[0].Description == e.Description && got[0].Footer != nil && got[0].Footer.Text == e.Footer.Text
 }
 
 // Embed colours by the run's status.

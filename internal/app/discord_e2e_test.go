@@ -185,6 +185,9 @@ type discordEnv struct {
 	// has its public half.
 	key  ed25519.PrivateKey
 	http *http.Client
+	// db, script and config started the service; restart starts it again
+	// with them.
+	db, script, config string
 }
 
 // discordStart opens and starts the service on the database db, connected
@@ -209,6 +212,13 @@ func discordStartScript(tb testing.TB, db, script, config string, prepare func(*
 	if prepare != nil {
 		prepare(fake)
 	}
+	return discordStartOn(tb, fake, db, script, config)
+}
+
+// discordStartOn starts the service connected to fake.
+func discordStartOn(tb testing.TB, fake *discordtest.Server, db, script, config string) *discordEnv {
+	tb.Helper()
+	identifies := fake.GatewayStats().Identifies
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -244,12 +254,27 @@ func discordStartScript(tb testing.TB, db, script, config string, prepare func(*
 		})
 		_ = a.Stop(context.Background())
 	})
-	if st := fake.GatewayStats(); !st.Connected || st.Identifies != 1 {
+	if st := fake.GatewayStats(); !st.Connected || st.Identifies != identifies+1 {
 		tb.Fatalf("after Start the gateway stats are %+v; want one IDENTIFY and a live connection", st)
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	tb.Cleanup(client.CloseIdleConnections)
-	return &discordEnv{tb: tb, app: a, fake: fake, store: a.Store, base: "http://" + a.Addr(), key: priv, http: client}
+	return &discordEnv{tb: tb, app: a, fake: fake, store: a.Store, base: "http://" + a.Addr(), key: priv, http: client, db: db, script: script, config: config}
+}
+
+// restart stops the service (running handlers finish first, as in a
+// deploy) and starts a new one on the same database and fake Discord.
+func (e *discordEnv) restart() *discordEnv {
+	e.tb.Helper()
+	e.fake.WaitGateway(e.tb, "a heartbeat on the live socket before stopping", func(st discordtest.GatewayStats) bool {
+		return !st.Connected || st.LiveHeartbeats >= 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := e.app.Stop(ctx); err != nil {
+		e.tb.Fatalf("stopping the service: %v", err)
+	}
+	return discordStartOn(e.tb, e.fake, e.db, e.script, e.config)
 }
 
 // with is the same environment reporting to tb (a subtest).

@@ -47,6 +47,15 @@ var runScripts = map[string]string{
         input:
           steps:
             - {id: slow, title: "Take your time", agent: coder}
+  - when_last_user_contains: "three slow parts"
+    tool_calls:
+      - name: plan_run
+        input:
+          goal: "Three slow parts"
+          steps:
+            - {id: one, title: "Slow part one", agent: coder}
+            - {id: two, title: "Slow part two", agent: coder, depends_on: [one]}
+            - {id: three, title: "Slow part three", agent: coder, depends_on: [two]}
   - when_last_user_contains: "two coding"
     tool_calls:
       - name: plan_run
@@ -75,6 +84,9 @@ fallback:
   - when_last_user_contains: 'Code part'
     delay: 300ms
     text: "coded"
+  - when_last_user_contains: 'Slow part'
+    delay: 1s
+    text: "part done"
 fallback:
   text: "Fixed the parser for empty input."
 `,
@@ -619,6 +631,149 @@ func TestRunFromDelegatedGoal(t *testing.T) {
 		}
 		if d := ds[0]; d.Status != store.DelegationCompleted || !strings.Contains(d.Result, "Run "+r.ID.String()[:8]+": done") || strings.Contains(d.Result, `"steps"`) {
 			t.Errorf("delegation %s with result %q; want completed with the run's result, not the plan", d.Status, d.Result)
+		}
+	})
+}
+
+// slowPartsProgress are the bot's messages in the thread that showed the
+// "three slow parts" run as a stream (their first chunk is its plan).
+func slowPartsProgress(e *slackEnv, thread string) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range e.botMessages(runChannel) {
+		if m.ThreadTS == thread && len(m.Chunks) > 0 && m.Chunks[0].Type == "plan_update" && m.Chunks[0].Title == "Plan: Three slow parts" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestRunSlackProgressSurvivesRestart: the service restarts while a run's
+// first step works; the run's progress goes on in the one message that
+// showed it before the restart, to the end. When Slack kept the stream
+// open, the new process appends to it (every step ends complete, the
+// stream stopped with the outcome); when Slack ended it meanwhile, that
+// same message turns into the run's text, edited to the end. Either way
+// the thread shows one progress message for the run.
+func TestRunSlackProgressSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		for i, tc := range []struct {
+			name       string
+			slackEnded bool
+		}{
+			{"the stream kept open", false},
+			{"the stream ended by slack", true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e := startRuns(t, db, "")
+				ts := fmt.Sprintf("1700002000.0009%02d", i)
+				e.mustPost(newEvent("EvRunRestart"+fmt.Sprint(i), mention(runChannel, ts, "", alice, "three slow parts please")))
+				r := onlyRun(t, e.store, e.conversation(runChannel, ts).ID)
+				var before slacktest.Message
+				poll(t, "the progress stream showing part one working", func() (bool, string) {
+					ms := slowPartsProgress(e, ts)
+					for _, m := range ms {
+						for _, c := range m.Chunks {
+							if c.Type == "task_update" && c.ID == "one" && c.Status == "in_progress" {
+								before = m
+								return true, ""
+							}
+						}
+					}
+					return false, fmt.Sprintf("%d progress messages: %+v", len(ms), ms)
+				})
+				e = e.restart(func() {
+					if tc.slackEnded {
+						e.slack.StopSession(runChannel, ts)
+					}
+				})
+				waitRun(t, e.store, r.ID, store.RunStatusDone)
+				e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": done")
+				e.waitIdle()
+
+				ms := slowPartsProgress(e, ts)
+				if len(ms) != 1 || ms[0].TS != before.TS {
+					t.Fatalf("%d progress messages %+v; want the one made before the restart (ts %s), and no other", len(ms), ms, before.TS)
+				}
+				m := ms[0]
+				if m.Streaming {
+					t.Errorf("the progress message is still streaming after the run ended")
+				}
+				if !tc.slackEnded {
+					last := map[string]string{}
+					for _, c := range m.Chunks {
+						if c.Type == "task_update" {
+							last[c.ID] = c.Status
+						}
+					}
+					for _, k := range []string{"one", "two", "three"} {
+						if last[k] != "complete" {
+							t.Errorf("step %s ends %q in the stream, want complete (chunks %+v)", k, last[k], m.Chunks)
+						}
+					}
+					if end := m.Chunks[len(m.Chunks)-1]; end.Type != "plan_update" || end.Title != "Three slow parts: done" {
+						t.Errorf("the stream ends with %+v, want the plan_update saying it is done", end)
+					}
+					if m.Edits != 0 {
+						t.Errorf("the stream was replaced (%d edits), want it appended to", m.Edits)
+					}
+					return
+				}
+				// Slack ended the stream: the same message shows the run
+				// as text, edited to the end.
+				text := shown(m)
+				if m.Edits == 0 || !strings.Contains(text, "Run "+r.ID.String()[:8]+": done") || strings.Count(text, "done") < 4 {
+					t.Errorf("the progress message shows %q after %d edits; want the run's text, every step done", text, m.Edits)
+				}
+			})
+		}
+	})
+}
+
+// TestRunDiscordEmbedSurvivesRestart: the service restarts while a run's
+// first step works; the embed posted before the restart is edited by the
+// new process to the end, and no other progress message is posted.
+func TestRunDiscordEmbedSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	discordEachStore(t, func(t *testing.T, db string) {
+		const channel = "3200000000000000078"
+		e := discordStartWith(t, db, 0, agentsConfig(t, runScripts, runAgents, ""))
+		e.mention(channel, discordAlice, "three slow parts please")
+		progress := func() []*discordtest.Message {
+			var out []*discordtest.Message
+			for _, m := range e.fake.Messages(channel, "") {
+				if strings.Contains(string(m.Embeds), "Slow part one") {
+					out = append(out, m)
+				}
+			}
+			return out
+		}
+		var before *discordtest.Message
+		e.fake.Wait(t, "the run's embed showing part one working", func() bool {
+			for _, m := range progress() {
+				if strings.Contains(string(m.Embeds), "⏳ **one**") {
+					before = m
+					return true
+				}
+			}
+			return false
+		})
+		e = e.restart()
+		e.fake.Wait(t, "the run's embed showing every part done", func() bool {
+			for _, m := range progress() {
+				if strings.Contains(string(m.Embeds), "· done") {
+					return true
+				}
+			}
+			return false
+		})
+		e.settle(channel)
+		ms := progress()
+		if len(ms) != 1 || ms[0].ID != before.ID {
+			t.Fatalf("%d progress messages; want the one posted before the restart (%s), and no other", len(ms), before.ID)
+		}
+		if body := string(ms[0].Embeds); strings.Count(body, "✅") != 3 || !strings.Contains(body, "· done") {
+			t.Errorf("the embed shows %s; want all three parts done", body)
 		}
 	})
 }

@@ -86,6 +86,9 @@ type slackEnv struct {
 	base  string // http://host:port of the service
 	store store.Store
 	http  *http.Client
+	// db and opts started the service; restart starts it again with them.
+	db   string
+	opts envOptions
 }
 
 type envOptions struct {
@@ -110,6 +113,9 @@ type envOptions struct {
 	cli app.CLISettings
 	// addr is the service's listen address (default 127.0.0.1:0).
 	addr string
+	// slack is the fake Slack to talk to (default: a new one); a restarted
+	// service keeps its predecessor's.
+	slack *slacktest.Server
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -117,8 +123,12 @@ type envOptions struct {
 // connection. Everything is stopped when the test ends.
 func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 	tb.Helper()
-	srv := slacktest.NewServer(slacktest.Options{BotToken: e2eBotToken, AppToken: e2eAppToken, BotUserID: e2eBotUser, TeamID: e2eTeam})
-	tb.Cleanup(srv.Close)
+	srv := opts.slack
+	if srv == nil {
+		srv = slacktest.NewServer(slacktest.Options{BotToken: e2eBotToken, AppToken: e2eAppToken, BotUserID: e2eBotUser, TeamID: e2eTeam})
+		tb.Cleanup(srv.Close)
+	}
+	connections := srv.Connections()
 
 	script, err := filepath.Abs(filepath.Join("testdata", "slack_e2e.yaml"))
 	if err != nil {
@@ -176,12 +186,30 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 		}
 		_ = a.Stop(context.Background())
 	})
-	if err := srv.WaitConnections(1, waitLong); err != nil {
+	if err := srv.WaitConnections(connections+1, waitLong); err != nil {
 		tb.Fatalf("the service did not open Socket Mode: %v", err)
 	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	tb.Cleanup(client.CloseIdleConnections)
-	return &slackEnv{tb: tb, app: a, slack: srv, base: "http://" + a.Addr(), store: a.Store, http: client}
+	return &slackEnv{tb: tb, app: a, slack: srv, base: "http://" + a.Addr(), store: a.Store, http: client, db: db, opts: opts}
+}
+
+// restart stops the service (running handlers finish first, as in a
+// deploy), calls between while no service runs (nil: nothing), and starts
+// a new one on the same database and fake Slack.
+func (e *slackEnv) restart(between func()) *slackEnv {
+	e.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := e.app.Stop(ctx); err != nil {
+		e.tb.Fatalf("stopping the service: %v", err)
+	}
+	if between != nil {
+		between()
+	}
+	opts := e.opts
+	opts.slack = e.slack
+	return startSlack(e.tb, e.db, opts)
 }
 
 // mention is an app_mention event of user in channel at ts (a new thread when

@@ -119,6 +119,7 @@ func Run(t *testing.T, h Harness) {
 		{"MCPGrants", s.mcpGrantTests()},
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
+		{"RunMessages", s.runMessageTests()},
 		{"History", s.historyTests()},
 		{"Logins", s.loginTests()},
 	}

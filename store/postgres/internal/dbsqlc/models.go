@@ -396,6 +396,20 @@ type RunEvent struct {
 	CreatedAt time.Time
 }
 
+type RunMessage struct {
+	RunID     uuid.UUID
+	BindingID uuid.UUID
+	Platform  string
+	Channel   string
+	MessageID string
+	Kind      string
+	State     string
+	Version   int64
+	Sent      json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 type RunStep struct {
 	ID             uuid.UUID
 	RunID          uuid.UUID

@@ -525,6 +525,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.runListStmt, err = db.PrepareContext(ctx, runList); err != nil {
 		return nil, fmt.Errorf("error preparing query RunList: %w", err)
 	}
+	if q.runMessageGetStmt, err = db.PrepareContext(ctx, runMessageGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RunMessageGet: %w", err)
+	}
+	if q.runMessageInsertStmt, err = db.PrepareContext(ctx, runMessageInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RunMessageInsert: %w", err)
+	}
+	if q.runMessageSaveStmt, err = db.PrepareContext(ctx, runMessageSave); err != nil {
+		return nil, fmt.Errorf("error preparing query RunMessageSave: %w", err)
+	}
 	if q.runReopenStmt, err = db.PrepareContext(ctx, runReopen); err != nil {
 		return nil, fmt.Errorf("error preparing query RunReopen: %w", err)
 	}
@@ -1623,6 +1632,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing runListStmt: %w", cerr)
 		}
 	}
+	if q.runMessageGetStmt != nil {
+		if cerr := q.runMessageGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runMessageGetStmt: %w", cerr)
+		}
+	}
+	if q.runMessageInsertStmt != nil {
+		if cerr := q.runMessageInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runMessageInsertStmt: %w", cerr)
+		}
+	}
+	if q.runMessageSaveStmt != nil {
+		if cerr := q.runMessageSaveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runMessageSaveStmt: %w", cerr)
+		}
+	}
 	if q.runReopenStmt != nil {
 		if cerr := q.runReopenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing runReopenStmt: %w", cerr)
@@ -2259,6 +2283,9 @@ type Queries struct {
 	runGetStmt                        *sql.Stmt
 	runInsertStmt                     *sql.Stmt
 	runListStmt                       *sql.Stmt
+	runMessageGetStmt                 *sql.Stmt
+	runMessageInsertStmt              *sql.Stmt
+	runMessageSaveStmt                *sql.Stmt
 	runReopenStmt                     *sql.Stmt
 	runSlotsWorkingStmt               *sql.Stmt
 	runStepByConversationStmt         *sql.Stmt
@@ -2518,6 +2545,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		runGetStmt:                        q.runGetStmt,
 		runInsertStmt:                     q.runInsertStmt,
 		runListStmt:                       q.runListStmt,
+		runMessageGetStmt:                 q.runMessageGetStmt,
+		runMessageInsertStmt:              q.runMessageInsertStmt,
+		runMessageSaveStmt:                q.runMessageSaveStmt,
 		runReopenStmt:                     q.runReopenStmt,
 		runSlotsWorkingStmt:               q.runSlotsWorkingStmt,
 		runStepByConversationStmt:         q.runStepByConversationStmt,

@@ -399,6 +399,20 @@ type RunEvent struct {
 	CreatedAt int64
 }
 
+type RunMessage struct {
+	RunID     uuid.UUID
+	BindingID uuid.UUID
+	Platform  string
+	Channel   string
+	MessageID string
+	Kind      string
+	State     string
+	Version   int64
+	Sent      string
+	CreatedAt int64
+	UpdatedAt int64
+}
+
 type RunStep struct {
 	ID             uuid.UUID
 	RunID          uuid.UUID
