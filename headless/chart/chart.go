@@ -1,6 +1,10 @@
 // Package chart renders charts to PNG on the server, for contexts with no
 // client to draw them (Slack, Discord, the terminal, scheduled runs), and
-// sparklines for cards. It draws with gonum.org/v1/plot.
+// sparklines for cards. It draws with golang.org/x/image: an anti-aliased
+// rasterizer and the Go Regular font, parsed on the first render.
+// gonum.org/v1/plot, which drew them before, parsed a dozen fonts in its
+// package init, in every process that linked it (the service, and each
+// CLI command), whether or not it ever drew a chart.
 //
 // Input comes from a model, so every size is bounded (series, points,
 // categories, text, pixels) and a bad spec is an error that says which
@@ -13,6 +17,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"math"
 	"slices"
@@ -20,11 +25,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+	"golang.org/x/image/font"
 )
 
 // Kind is the chart type.
@@ -254,8 +255,107 @@ var palette = []color.Color{
 	color.RGBA{0x9c, 0x75, 0x5f, 0xff}, color.RGBA{0xba, 0xb0, 0xac, 0xff},
 }
 
-// px converts pixels to plot lengths at our dpi.
-func px(n float64) vg.Length { return vg.Length(n) * vg.Inch / dpi }
+var (
+	inkColor  = color.RGBA{0x33, 0x33, 0x33, 0xff} // text and axes
+	gridColor = color.RGBA{0xe3, 0xe3, 0xe3, 0xff}
+)
+
+// Font sizes in points: 96 dpi makes a 12pt label 16px.
+const (
+	titleSize = 14
+	labelSize = 12 // axis labels and the legend
+	tickSize  = 10
+)
+
+// axis maps data values to pixels along one direction.
+type axis struct {
+	lo, hi   float64 // data range shown
+	from, to float64 // pixels lo and hi map to
+	ticks    []float64
+	labels   []string // one per tick ("" draws the tick unlabelled)
+	step     float64
+}
+
+func (a *axis) px(v float64) float64 {
+	if a.hi == a.lo {
+		return (a.from + a.to) / 2
+	}
+	return a.from + (v-a.lo)/(a.hi-a.lo)*(a.to-a.from)
+}
+
+// niceStep is a 1, 2 or 5 times a power of ten near span/n.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || n < 1 {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if raw <= m*mag {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// niceTicks returns the multiples of a nice step within [lo, hi], for about
+// n ticks.
+func niceTicks(lo, hi float64, n int) (ticks []float64, step float64) {
+	step = niceStep(hi-lo, n)
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, v)
+	}
+	return ticks, step
+}
+
+// formatTick writes v with as many decimals as the step needs.
+func formatTick(v, step float64) string {
+	if a := math.Abs(v); a >= 1e7 || (a > 0 && a < 1e-4) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	dec := 0
+	if step < 1 {
+		dec = int(math.Ceil(-math.Log10(step) - 1e-9))
+		if f := step * math.Pow(10, float64(dec)); math.Abs(f-math.Round(f)) > 1e-6 {
+			dec++ // 2.5 steps
+		}
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// yRange is the data range of the y axis: every value, zero for bars, and
+// room at the top for the legend drawn inside the data area.
+func yRange(spec Spec, plotPx float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, se := range spec.Series {
+		for _, p := range se.Points {
+			lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+		}
+	}
+	if spec.Kind == KindBar {
+		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	}
+	if hi == lo {
+		d := math.Max(math.Abs(lo)*0.1, 1)
+		lo, hi = lo-d, hi+d
+	}
+	rows := 0
+	for _, se := range spec.Series {
+		if se.Name != "" {
+			rows++
+		}
+	}
+	if rows > 0 {
+		// The legend's rows over the top of the data, at most 60% of it.
+		const rowPx = 18
+		frac := math.Min((float64(rows)*rowPx+8)/math.Max(plotPx, 1), 0.6)
+		hi += (hi - lo) * frac / (1 - frac)
+	}
+	return lo, hi
+}
 
 // Render draws the chart and returns it as a PNG of exactly Width x Height
 // pixels.
@@ -264,165 +364,237 @@ func Render(spec Spec) ([]byte, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("rendering chart: %w", err)
 	}
-	p := plot.New()
-	p.Title.Text = spec.Title
-	p.Title.TextStyle.Font.Size = vg.Points(14)
-	p.Title.Padding = px(8)
-	p.X.Label.Text = spec.XLabel
-	p.Y.Label.Text = spec.YLabel
-	grid := plotter.NewGrid()
-	grid.Vertical.Width = 0 // horizontal guides only: they help read values
-	p.Add(grid)
-	p.Legend.Top = true
-	p.Legend.Left = true
-
-	var err error
-	if spec.Kind == KindBar {
-		err = addBars(p, spec)
-	} else {
-		err = addLines(p, spec)
-	}
+	titleFace, err := face(titleSize)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart: %w", err)
 	}
-	makeLegendRoom(p, spec)
+	labelFace, err := face(labelSize)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart: %w", err)
+	}
+	tickFace, err := face(tickSize)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart: %w", err)
+	}
+	W, H := float64(spec.Width), float64(spec.Height)
+	img := image.NewRGBA(image.Rect(0, 0, spec.Width, spec.Height))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 
-	c := vgimg.NewWith(vgimg.UseWH(px(float64(spec.Width)), px(float64(spec.Height))), vgimg.UseDPI(dpi))
-	p.Draw(draw.New(c))
-	b, err := encodePNG(c.Image())
+	// The frame: title above, y tick labels and label left, x tick labels
+	// and label below; the data area is what is left.
+	const pad, gap, tickLen = 8.0, 4.0, 4.0
+	top := pad
+	if spec.Title != "" {
+		top += lineHeight(titleFace) + 2*gap
+	}
+	bottom := H - pad - lineHeight(tickFace) - tickLen - gap
+	if spec.XLabel != "" {
+		bottom -= lineHeight(labelFace) + gap
+	}
+	top = math.Min(top, H/3)
+	bottom = math.Max(bottom, top+H/3)
+
+	var y axis
+	y.lo, y.hi = yRange(spec, bottom-top)
+	// The axis ends on ticks, so the lowest and highest values can be read.
+	n := max(int((bottom-top)/50), 2)
+	y.step = niceStep(y.hi-y.lo, n)
+	y.lo, y.hi = math.Floor(y.lo/y.step+1e-9)*y.step, math.Ceil(y.hi/y.step-1e-9)*y.step
+	y.ticks, y.step = niceTicks(y.lo, y.hi, n)
+	tickW := 0.0
+	for _, v := range y.ticks {
+		l := formatTick(v, y.step)
+		y.labels = append(y.labels, l)
+		tickW = math.Max(tickW, textWidth(tickFace, l))
+	}
+	left := pad + tickW + tickLen + gap
+	if spec.YLabel != "" {
+		left += lineHeight(labelFace) + gap
+	}
+	right := W - pad - 12 // room for the last x label's overhang
+	left = math.Min(left, W/3)
+	right = math.Max(right, left+W/3)
+	y.from, y.to = bottom, top
+
+	x := axis{from: left, to: right}
+	cats := categories(spec)
+	if cats != nil {
+		x.lo, x.hi = -0.5, float64(len(cats))-0.5
+		// About one label per 70 pixels, so they do not overlap.
+		room := max(spec.Width/70, 2)
+		step := (len(cats) + room - 1) / room
+		slot := (right - left) / float64(len(cats)) * float64(step)
+		for i, c := range cats {
+			x.ticks = append(x.ticks, float64(i))
+			l := ""
+			if i%step == 0 {
+				l = fit(tickFace, c, slot-4)
+			}
+			x.labels = append(x.labels, l)
+		}
+	} else {
+		x.lo, x.hi = math.Inf(1), math.Inf(-1)
+		for _, se := range spec.Series {
+			for _, p := range se.Points {
+				x.lo, x.hi = math.Min(x.lo, p.X), math.Max(x.hi, p.X)
+			}
+		}
+		if x.lo == x.hi {
+			x.lo, x.hi = x.lo-1, x.hi+1
+		}
+		x.ticks, x.step = niceTicks(x.lo, x.hi, max(int((right-left)/90), 2))
+		for _, v := range x.ticks {
+			x.labels = append(x.labels, formatTick(v, x.step))
+		}
+	}
+
+	// Horizontal guides only: they help read values.
+	grid := &rules{}
+	for _, v := range y.ticks {
+		py := math.Round(y.px(v))
+		grid.rect(left, py, right, py+1)
+	}
+	grid.paint(img, gridColor)
+
+	if spec.Kind == KindBar {
+		drawBars(img, spec, cats, &x, &y)
+	} else {
+		drawLines(img, spec, cats, &x, &y)
+	}
+
+	// Axes, ticks and their labels.
+	ink := &rules{}
+	ink.rect(left-1, top, left, bottom)
+	ink.rect(left-1, bottom, right, bottom+1)
+	for i, v := range y.ticks {
+		py := math.Round(y.px(v))
+		ink.rect(left-1-tickLen, py, left-1, py+1)
+		lh := lineHeight(tickFace)
+		text(img, tickFace, inkColor, y.labels[i], left-1-tickLen-gap-textWidth(tickFace, y.labels[i]), py-lh/2)
+	}
+	for i, v := range x.ticks {
+		px := math.Round(x.px(v))
+		ink.rect(px, bottom+1, px+1, bottom+1+tickLen)
+		if l := x.labels[i]; l != "" {
+			text(img, tickFace, inkColor, l, px-textWidth(tickFace, l)/2, bottom+1+tickLen+gap/2)
+		}
+	}
+	ink.paint(img, inkColor)
+
+	if spec.Title != "" {
+		t := fit(titleFace, spec.Title, W-2*pad)
+		text(img, titleFace, inkColor, t, (W-textWidth(titleFace, t))/2, pad)
+	}
+	if spec.XLabel != "" {
+		t := fit(labelFace, spec.XLabel, right-left)
+		text(img, labelFace, inkColor, t, (left+right-textWidth(labelFace, t))/2, H-pad-lineHeight(labelFace))
+	}
+	if spec.YLabel != "" {
+		t := fit(labelFace, spec.YLabel, bottom-top)
+		textUp(img, labelFace, inkColor, t, pad+lineHeight(labelFace)/2, (top+bottom)/2)
+	}
+	drawLegend(img, labelFace, spec, left+8, top+4)
+
+	b, err := encodePNG(img)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart: %w", err)
 	}
 	return b, nil
 }
 
-func addLines(p *plot.Plot, spec Spec) error {
-	cats := categories(spec)
+func drawLines(img *image.RGBA, spec Spec, cats []string, x, y *axis) {
 	index := make(map[string]int, len(cats))
 	for i, c := range cats {
 		index[c] = i
 	}
 	for i, se := range spec.Series {
-		xys := make(plotter.XYs, len(se.Points))
-		for j, pt := range se.Points {
-			x := pt.X
+		ps := make([]pt, len(se.Points))
+		for j, p := range se.Points {
+			xv := p.X
 			if cats != nil {
-				x = float64(index[label(pt)])
+				xv = float64(index[label(p)])
 			}
-			xys[j] = plotter.XY{X: x, Y: pt.Y}
+			ps[j] = pt{xv, p.Y}
 		}
 		if cats == nil {
 			// A line joins points left to right; models do not always
 			// send them in order.
-			slices.SortStableFunc(xys, func(a, b plotter.XY) int {
+			slices.SortStableFunc(ps, func(a, b pt) int {
 				switch {
-				case a.X < b.X:
+				case a.x < b.x:
 					return -1
-				case a.X > b.X:
+				case a.x > b.x:
 					return 1
 				}
 				return 0
 			})
 		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return fmt.Errorf("series %d: %w", i, err)
+		for j := range ps {
+			ps[j] = pt{x.px(ps[j].x), y.px(ps[j].y)}
 		}
-		line.LineStyle.Width = px(2)
-		line.LineStyle.Color = palette[i%len(palette)]
-		if i >= len(palette) {
-			line.LineStyle.Dashes = []vg.Length{px(6), px(3)}
-		}
-		p.Add(line)
-		if len(se.Points) == 1 {
+		s := newShape()
+		s.polyline(ps, 2, dashFor(i))
+		if len(ps) == 1 {
 			// A one-point line is invisible; mark the point.
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
-				return fmt.Errorf("series %d: %w", i, err)
-			}
-			sc.GlyphStyle.Color = line.LineStyle.Color
-			sc.GlyphStyle.Radius = px(4)
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			p.Add(sc)
+			s.circle(ps[0], 4)
 		}
-		if se.Name != "" {
-			p.Legend.Add(se.Name, line)
-		}
+		s.paint(img, palette[i%len(palette)])
 	}
-	if cats != nil {
-		setCategoryTicks(p, cats, spec.Width)
-		p.X.Min, p.X.Max = -0.5, float64(len(cats))-0.5
+}
+
+// dashFor is series i's dash pattern: solid for the first ten.
+func dashFor(i int) []float64 {
+	if i >= len(palette) {
+		return []float64{6, 3}
 	}
 	return nil
 }
 
-func addBars(p *plot.Plot, spec Spec) error {
-	cats := categories(spec)
+func drawBars(img *image.RGBA, spec Spec, cats []string, x, y *axis) {
 	index := make(map[string]int, len(cats))
 	for i, c := range cats {
 		index[c] = i
 	}
 	n := len(spec.Series)
-	// Share the plotting width (about 85% of the image) between the
-	// categories, leave a gap between groups and split the rest between
-	// the series' bars.
-	slot := 0.85 * float64(spec.Width) / float64(len(cats))
-	barPx := min(slot*0.8/float64(n), 80)
-	barW := px(math.Max(barPx, 1))
+	// Leave a gap between groups and split the rest of a category's slot
+	// between the series' bars.
+	slot := (x.to - x.from) / float64(len(cats))
+	barW := math.Max(math.Min(slot*0.8/float64(n), 80), 1)
+	zero := y.px(math.Max(y.lo, math.Min(0, y.hi)))
 	for i, se := range spec.Series {
-		vals := make(plotter.Values, len(cats))
-		for _, pt := range se.Points {
-			vals[index[label(pt)]] = pt.Y
+		s := newShape()
+		off := (float64(i) - float64(n-1)/2) * barW
+		for _, p := range se.Points {
+			cx := x.px(float64(index[label(p)])) + off
+			v := y.px(p.Y)
+			s.rect(cx-barW/2, math.Min(v, zero), cx+barW/2, math.Max(v, zero))
 		}
-		bars, err := plotter.NewBarChart(vals, barW)
-		if err != nil {
-			return fmt.Errorf("series %d: %w", i, err)
-		}
-		bars.Color = palette[i%len(palette)]
-		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(i)-float64(n-1)/2) * barW
-		p.Add(bars)
-		if se.Name != "" {
-			p.Legend.Add(se.Name, bars)
-		}
+		s.paint(img, palette[i%len(palette)])
 	}
-	setCategoryTicks(p, cats, spec.Width)
-	p.X.Min, p.X.Max = -0.5, float64(len(cats))-0.5
-	return nil
 }
 
-// makeLegendRoom raises the top of the y axis so the legend, drawn inside
-// the data area at the top left, sits above the data instead of over it.
-func makeLegendRoom(p *plot.Plot, spec Spec) {
-	rows := 0
-	for _, se := range spec.Series {
-		if se.Name != "" {
-			rows++
+// drawLegend lists the named series at (x, y), inside the data area at
+// the top left, where yRange left room above the data.
+func drawLegend(img *image.RGBA, f font.Face, spec Spec, x, y float64) {
+	const rowPx, sample = 18.0, 20.0
+	W := float64(spec.Width)
+	for i, se := range spec.Series {
+		if se.Name == "" {
+			continue
 		}
-	}
-	if rows == 0 || p.Y.Max <= p.Y.Min {
-		return
-	}
-	const rowPx = 18
-	plotPx := 0.75 * float64(spec.Height)
-	frac := math.Min(float64(rows)*rowPx/plotPx, 0.6)
-	p.Y.Max += (p.Y.Max - p.Y.Min) * frac / (1 - frac)
-}
-
-// setCategoryTicks labels the categorical x axis, thinning the labels so
-// they do not overlap: about one label per 70 pixels.
-func setCategoryTicks(p *plot.Plot, cats []string, width int) {
-	room := max(width/70, 2)
-	step := (len(cats) + room - 1) / room
-	ticks := make([]plot.Tick, 0, len(cats))
-	for i, c := range cats {
-		t := plot.Tick{Value: float64(i)}
-		if i%step == 0 {
-			t.Label = c
+		c := palette[i%len(palette)]
+		s := newShape()
+		mid := y + rowPx/2
+		if spec.Kind == KindBar {
+			s.rect(x+sample/2-5, mid-5, x+sample/2+5, mid+5)
+		} else {
+			s.polyline([]pt{{x, mid}, {x + sample, mid}}, 2, dashFor(i))
 		}
-		ticks = append(ticks, t)
+		s.paint(img, c)
+		name := fit(f, se.Name, W-x-sample-12)
+		text(img, f, inkColor, name, x+sample+6, mid-lineHeight(f)/2)
+		y += rowPx
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
 // encoderPool lets PNG encodes reuse their compressor state: a fresh
@@ -482,49 +654,35 @@ func Sparkline(values []float64, width, height int) ([]byte, error) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 
-	c := vgimg.NewWith(
-		vgimg.UseWH(px(float64(width)), px(float64(height))),
-		vgimg.UseDPI(dpi),
-		vgimg.UseBackgroundColor(color.Transparent),
-	)
+	img := image.NewRGBA(image.Rect(0, 0, width, height)) // transparent
 	lineW := math.Max(1, math.Min(2, float64(height)/10))
 	dot := lineW * 1.5
 	pad := dot + 0.5 // keep the stroke and the end dot inside the image
 	w, h := float64(width)-2*pad, float64(height)-2*pad
-	at := func(i int) vg.Point {
+	at := func(i int) pt {
 		x := pad + w
 		if len(values) > 1 {
 			x = pad + w*float64(i)/float64(len(values)-1)
 		}
 		y := pad + h/2
 		if hi > lo {
-			y = pad + h*(values[i]-lo)/(hi-lo)
+			y = pad + h*(1-(values[i]-lo)/(hi-lo)) // image y grows down
 		}
-		return vg.Point{X: px(x), Y: px(y)}
+		return pt{x, y}
 	}
-
-	var path vg.Path
+	ps := make([]pt, len(values))
+	for i := range values {
+		ps[i] = at(i)
+	}
 	if len(values) == 1 {
-		path.Move(vg.Point{X: px(pad), Y: at(0).Y})
-		path.Line(vg.Point{X: px(pad + w), Y: at(0).Y})
-	} else {
-		path.Move(at(0))
-		for i := 1; i < len(values); i++ {
-			path.Line(at(i))
-		}
+		ps = []pt{{pad, ps[0].y}, {pad + w, ps[0].y}}
 	}
-	c.SetColor(sparkColor)
-	c.SetLineWidth(px(lineW))
-	c.Stroke(path)
+	s := newShape()
+	s.polyline(ps, lineW, nil)
+	s.circle(at(len(values)-1), dot) // the last value
+	s.paint(img, sparkColor)
 
-	last := at(len(values) - 1)
-	var d vg.Path
-	d.Move(vg.Point{X: last.X + px(dot), Y: last.Y})
-	d.Arc(last, px(dot), 0, 2*math.Pi)
-	d.Close()
-	c.Fill(d)
-
-	b, err := encodePNG(c.Image())
+	b, err := encodePNG(img)
 	if err != nil {
 		return nil, fmt.Errorf("drawing sparkline: %w", err)
 	}

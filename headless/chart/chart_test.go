@@ -337,3 +337,40 @@ func benchmarkBaselinePNG(b *testing.B, w, h int) {
 
 func BenchmarkBaselinePNGEncode960x540(b *testing.B) { benchmarkBaselinePNG(b, 960, 540) }
 func BenchmarkBaselinePNGEncode120x30(b *testing.B)  { benchmarkBaselinePNG(b, 120, 30) }
+
+// TestRenderDrawsTitleAndAxisLabels: the title is written across the top
+// and the y label up the left edge.
+func TestRenderDrawsTitleAndAxisLabels(t *testing.T) {
+	dark := func(img image.Image, r image.Rectangle) int {
+		n := 0
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if c := color.GrayModel.Convert(img.At(x, y)).(color.Gray); c.Y < 0x50 { // text and axes (#333), not the series colours
+					n++
+				}
+			}
+		}
+		return n
+	}
+	series := []chart.Series{monthly("", 1, 3, 2)}
+	top, left := image.Rect(60, 0, 340, 24), image.Rect(0, 40, 24, 200)
+	with := decode(t, must(chart.Render(chart.Spec{Title: "Revenue by month", YLabel: "thousands", Series: series, Width: 400, Height: 300})))
+	without := decode(t, must(chart.Render(chart.Spec{Series: series, Width: 400, Height: 300})))
+	if n := dark(with, top); n < 30 {
+		t.Errorf("with a title: want dark text pixels in the top band, got %d", n)
+	}
+	if n := dark(without, top); n != 0 {
+		t.Errorf("without a title: want the top band blank, got %d dark pixels", n)
+	}
+	// The y tick labels sit at the left edge when there is no y label.
+	if n, m := dark(with, left), dark(without, left); n < m+30 {
+		t.Errorf("with a y label: want more dark pixels along the left edge than the %d of the tick labels alone, got %d", m, n)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -65,8 +65,8 @@
 // Timestamps are stored as INTEGER unix microseconds in UTC, so comparisons
 // and ordering are exact; ids are TEXT UUIDs; JSON is TEXT. All SQL is in
 // migrations/sqlite and in this package's queries/*.sql, from which sqlc
-// generates internal/dbsqlc (go generate; see sqlc.yaml). The statements
-// are prepared once per pool when the schema is current. Only the PRAGMA
+// generates internal/dbsqlc (go generate; see sqlc.yaml). Each pool
+// prepares a statement on its first use and keeps it (stmt.go). Only the PRAGMA
 // and savepoint statements, which sqlc does not generate, are constants in
 // sqlite.go.
 package sqlite

@@ -49,7 +49,6 @@ func (d *driver) Migrate(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading schema version: %w", mapErr(err))
 	}
-	d.prepare(ctx)
 	return int(v), nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/switchboardhq/switchboard/migrations"
@@ -120,19 +119,19 @@ func (s *Store) DB() *sql.DB { return s.d.w }
 // the read pool, each write in a writer transaction of its own.
 type driver struct {
 	queries
-	w      *sql.DB   // exactly one connection; every transaction BEGIN IMMEDIATE
-	gate   writeGate // the order this process's write transactions take w in
-	r      *sql.DB   // read-only pool for plain reads outside transactions
-	wq, rq atomic.Pointer[dbsqlc.Queries]
-	logger *slog.Logger
-	now    func() time.Time
-	retry  retry.Policy
-	hub    *hub
+	w    *sql.DB   // exactly one connection; every transaction BEGIN IMMEDIATE
+	gate writeGate // the order this process's write transactions take w in
+	r    *sql.DB   // read-only pool for plain reads outside transactions
+	// wstmts and rstmts are each pool's statements, prepared on first use.
+	wstmts, rstmts *stmtCache
+	rq             *dbsqlc.Queries // the queries on the read pool
+	logger         *slog.Logger
+	now            func() time.Time
+	retry          retry.Policy
+	hub            *hub
 	// migrations is the list Migrate applies; tests replace it.
 	migrations []migrations.Migration
 
-	prepareMu sync.Mutex
-	prepared  []*dbsqlc.Queries
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -196,11 +195,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		migrations: ms,
 	}
 	d.queries = queries{d: d}
-	d.wq.Store(dbsqlc.New(w))
-	d.rq.Store(dbsqlc.New(r))
-	if applied, latest, err := d.SchemaVersion(ctx); err == nil && applied == latest {
-		d.prepare(ctx)
-	}
+	d.wstmts, d.rstmts = newStmtCache(w), newStmtCache(r)
+	d.rq = dbsqlc.New(poolDB{c: d.rstmts})
 	return &Store{Store: store.New(d, store.Options{Now: opts.Now}), d: d}, nil
 }
 
@@ -238,34 +234,6 @@ func checkWriter(ctx context.Context, w *sql.DB) error {
 	return nil
 }
 
-// prepare prepares every query on both pools once the schema they need is
-// there (at Open on a migrated file, or after Migrate). Preparing costs
-// about as much as running a small statement; database/sql re-prepares a
-// *sql.Stmt on whichever connection runs it, and SQLite after a schema
-// change, so the statements never go stale. On failure the queries stay
-// unprepared, which only costs time.
-func (d *driver) prepare(ctx context.Context) {
-	d.prepareMu.Lock()
-	defer d.prepareMu.Unlock()
-	if len(d.prepared) > 0 {
-		return
-	}
-	wq, err := dbsqlc.Prepare(ctx, d.w)
-	if err != nil {
-		d.logger.DebugContext(ctx, "queries left unprepared", slog.String("error", err.Error()))
-		return
-	}
-	rq, err := dbsqlc.Prepare(ctx, d.r)
-	if err != nil {
-		_ = wq.Close()
-		d.logger.DebugContext(ctx, "queries left unprepared", slog.String("error", err.Error()))
-		return
-	}
-	d.prepared = []*dbsqlc.Queries{wq, rq}
-	d.wq.Store(wq)
-	d.rq.Store(rq)
-}
-
 func (d *driver) Dialect() string { return Dialect }
 
 // Ping checks the writer and the read pool.
@@ -285,13 +253,7 @@ func (d *driver) Ping(ctx context.Context) error {
 func (d *driver) Close() error {
 	d.closeOnce.Do(func() {
 		d.hub.close()
-		d.prepareMu.Lock()
-		var errs []error
-		for _, q := range d.prepared {
-			errs = append(errs, q.Close())
-		}
-		d.prepareMu.Unlock()
-		d.closeErr = errors.Join(append(errs, d.r.Close(), d.w.Close())...)
+		d.closeErr = errors.Join(d.wstmts.close(), d.rstmts.close(), d.r.Close(), d.w.Close())
 		if d.closeErr != nil {
 			d.closeErr = fmt.Errorf("closing sqlite store: %w", d.closeErr)
 		}

@@ -33,7 +33,7 @@ func (q *queries) read() *dbsqlc.Queries {
 	if q.tx != nil {
 		return q.tx
 	}
-	return q.d.rq.Load()
+	return q.d.rq
 }
 
 func (q *queries) notify(topic, payload string) { q.notes.add(topic, payload) }
@@ -96,6 +96,9 @@ func transactOnce[T any](ctx context.Context, d *driver, savepoints bool, fn fun
 		return zero, fmt.Errorf("waiting for the writer: %w", err)
 	}
 	defer d.gate.release()
+	// The statements this transaction met unprepared are prepared once it
+	// has ended, while the gate still keeps the writer free.
+	defer d.wstmts.preparePending(context.WithoutCancel(ctx))
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return zero, fmt.Errorf("beginning write transaction: %w", mapErr(err))
@@ -108,7 +111,7 @@ func transactOnce[T any](ctx context.Context, d *driver, savepoints bool, fn fun
 			_ = tx.Rollback()
 		}
 	}()
-	q := &queries{d: d, tx: d.wq.Load().WithTx(tx), raw: tx, savepoints: savepoints, notes: &notes{}}
+	q := &queries{d: d, tx: dbsqlc.New(txDB{tx: tx, c: d.wstmts}), raw: tx, savepoints: savepoints, notes: &notes{}}
 	out, err := fn(q)
 	if err != nil {
 		return zero, mapErr(err)
