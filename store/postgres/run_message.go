@@ -8,7 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 )
 
-// Run messages (migration 0026). The insert's primary key is the intent's
+// Run messages (migration 0025). The insert's primary key is the intent's
 // uniqueness (a unique violation: ErrConflict); a foreign key names a
 // missing run or binding (ErrNotFound).
 

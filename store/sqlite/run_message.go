@@ -8,7 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/store/sqlite/internal/dbsqlc"
 )
 
-// Run messages (migration 0026). The insert's primary key is the intent's
+// Run messages (migration 0025). The insert's primary key is the intent's
 // uniqueness (ErrConflict); a foreign key names a missing run or binding
 // (ErrNotFound).
 

@@ -1,4 +1,4 @@
--- Run messages (migration 0026): which platform message shows a run in a
+-- Run messages (migration 0025): which platform message shows a run in a
 -- place. The insert is the intent (no message yet); the primary key lets
 -- one process make it.
 

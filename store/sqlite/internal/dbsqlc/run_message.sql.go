@@ -55,7 +55,7 @@ type RunMessageInsertParams struct {
 	Now       int64
 }
 
-// Run messages (migration 0026): which platform message shows a run in a
+// Run messages (migration 0025): which platform message shows a run in a
 // place. The insert is the intent (no message yet); the primary key lets
 // one process make it.
 func (q *Queries) RunMessageInsert(ctx context.Context, arg RunMessageInsertParams) (RunMessage, error) {
