@@ -98,15 +98,18 @@ WHERE conversation_id = @conversation_id
 ORDER BY seq
 LIMIT NULLIF(@max_rows::integer, 0);
 
--- name: EntryListWithErrors :many
--- The display read: error entries sort right after the entry they followed.
--- Parameters as EntryList.
+-- name: EntryErrorList :many
+-- The error entries (seq NULL) of the display read, placed after seq
+-- after_seq up to up_to_seq (0: no bound), in display order: by the seq they
+-- follow, then as written. EntryList (the entries with a seq) and this read
+-- each walk an index in order and the driver merges them, so a long
+-- catch-up is never one sort of the whole log.
 SELECT * FROM entries
 WHERE conversation_id = @conversation_id
-  AND ((seq > @after_seq::bigint AND (@up_to_seq::bigint = 0 OR seq <= @up_to_seq::bigint))
-       OR (seq IS NULL AND after_seq >= @after_seq::bigint
-           AND (@up_to_seq::bigint = 0 OR after_seq <= @up_to_seq::bigint)))
-ORDER BY COALESCE(seq, after_seq), seq IS NULL, created_at, id
+  AND seq IS NULL
+  AND after_seq >= @after_seq::bigint
+  AND (@up_to_seq::bigint = 0 OR after_seq <= @up_to_seq::bigint)
+ORDER BY after_seq, created_at, id
 LIMIT NULLIF(@max_rows::integer, 0);
 
 -- name: EntryListInChannel :many
