@@ -33,9 +33,9 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
 		Title: p.Title,
 	}
-	row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+	seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 	if err == nil {
-		return q.appended(&row, false), nil
+		return q.appended(nextEntry(next, seq), false), nil
 	}
 	if !errors.Is(err, errNoRow) {
 		return nil, wrap(err, "appending entry to %s", p.ConversationID)
@@ -59,11 +59,11 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		if action == store.AppendNext {
 			// Another append ended between our two statements; ExpectSeq is next now.
-			row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+			seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 			if err != nil {
 				return err
 			}
-			res = q.appended(&row, false)
+			res = q.appended(nextEntry(next, seq), false)
 			return nil
 		}
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{
@@ -80,6 +80,14 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		return nil, wrap(err, "appending entry to %s", p.ConversationID)
 	}
 	return res, nil
+}
+
+// nextEntry is the row EntryAppendNext wrote at seq, from its parameters.
+func nextEntry(p *dbsqlc.EntryAppendNextParams, seq *int64) *dbsqlc.Entry {
+	return &dbsqlc.Entry{
+		ID: p.ID, ConversationID: p.ConversationID, Seq: seq, AfterSeq: *seq - 1, Kind: p.Kind,
+		Author: p.Author, Content: p.Content, TurnID: p.TurnID, CreatedAt: p.Now,
+	}
 }
 
 // appended wakes the readers of the conversation the entry landed in.

@@ -1,5 +1,5 @@
 -- The conversation log. Every query returning an entry returns the whole row
--- (dbsqlc.Entry).
+-- (dbsqlc.Entry), but the hot append, which returns its seq.
 
 -- name: EntryAppendNext :one
 -- The hot path, one statement: take the next seq under the conversation's
@@ -11,6 +11,9 @@
 -- that committed first wins). No row back means the conversation is missing,
 -- expect_seq is not next, or the lease is not lease_owner's ('': unfenced).
 -- A title is taken only by a conversation that has none (a rename's stays).
+-- Only the seq comes back: the caller has every other field of the entry,
+-- and the row it would send back costs the server and the client more than
+-- the seq.
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = @now::timestamptz,
@@ -24,7 +27,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT @id, c.id, c.last_seq, c.last_seq - 1, @kind, @author, @content, @turn_id, @now::timestamptz
 FROM c
-RETURNING *;
+RETURNING seq;
 
 -- name: EntryAppendError :one
 -- An error entry: no seq, placed after the current end of the log. Fenced by

@@ -77,7 +77,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT $1, c.id, c.last_seq, c.last_seq - 1, $2, $3, $4, $5, $6::timestamptz
 FROM c
-RETURNING id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at
+RETURNING seq
 `
 
 type EntryAppendNextParams struct {
@@ -94,7 +94,7 @@ type EntryAppendNextParams struct {
 }
 
 // The conversation log. Every query returning an entry returns the whole row
-// (dbsqlc.Entry).
+// (dbsqlc.Entry), but the hot append, which returns its seq.
 // The hot path, one statement: take the next seq under the conversation's
 // row lock and insert the entry there. Concurrent appenders queue on the row
 // lock and each re-reads last_seq once it is theirs, so seq has no gaps and no
@@ -104,7 +104,10 @@ type EntryAppendNextParams struct {
 // that committed first wins). No row back means the conversation is missing,
 // expect_seq is not next, or the lease is not lease_owner's (”: unfenced).
 // A title is taken only by a conversation that has none (a rename's stays).
-func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (Entry, error) {
+// Only the seq comes back: the caller has every other field of the entry,
+// and the row it would send back costs the server and the client more than
+// the seq.
+func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (*int64, error) {
 	row := q.db.QueryRow(ctx, entryAppendNext,
 		arg.ID,
 		arg.Kind,
@@ -117,19 +120,9 @@ func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParam
 		arg.ExpectSeq,
 		arg.LeaseOwner,
 	)
-	var i Entry
-	err := row.Scan(
-		&i.ID,
-		&i.ConversationID,
-		&i.Seq,
-		&i.AfterSeq,
-		&i.Kind,
-		&i.Author,
-		&i.Content,
-		&i.TurnID,
-		&i.CreatedAt,
-	)
-	return i, err
+	var seq *int64
+	err := row.Scan(&seq)
+	return seq, err
 }
 
 const entryErrorList = `-- name: EntryErrorList :many
