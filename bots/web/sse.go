@@ -1,8 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -14,6 +14,10 @@ import (
 // streamChunk is how much encoded catch-up a stream gathers before it
 // writes to the connection.
 const streamChunk = 64 << 10
+
+// catchUpPage is how many seqs a stream's catch-up reads from the log at a
+// time.
+const catchUpPage = 1000
 
 // appendEntryEvent appends an entry's SSE event to buf: "entry" with the
 // seq as its id, or "error" without an id for an error entry. The data is
@@ -43,16 +47,10 @@ func appendEntryEvent(buf []byte, e *store.Entry) ([]byte, error) {
 	} else {
 		// Compacted and HTML-escaped, as encoding/json writes a RawMessage:
 		// an SSE data line must not hold a newline.
-		b := bytes.NewBuffer(buf)
-		if err := json.Compact(b, e.Content); err != nil {
+		var err error
+		if buf, err = appendCompactJSON(buf, e.Content); err != nil {
 			return buf, fmt.Errorf("encoding entry %s: %w", e.ID, err)
 		}
-		if bytes.ContainsAny(b.Bytes()[len(buf):], "<>&\u2028\u2029") {
-			compact := bytes.Clone(b.Bytes()[len(buf):])
-			b.Truncate(len(buf))
-			json.HTMLEscape(b, compact)
-		}
-		buf = b.Bytes()
 	}
 	buf = append(buf, `,"created_at":"`...)
 	if y := e.CreatedAt.Year(); y < 0 || y >= 10000 {
@@ -84,3 +82,82 @@ func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, s...)
 	return append(buf, '"')
 }
+
+// appendCompactJSON appends src without its insignificant whitespace and
+// with <, >, &, U+2028 and U+2029 escaped inside strings: the bytes
+// encoding/json writes for a json.RawMessage, in one pass over src and
+// without its full validation, which would cost a catch-up more than the
+// rest of the encoding. The store only keeps content that is JSON (checked
+// on append, and Postgres's json type); what is checked here (strings
+// closed, brackets matched, nothing outside strings but JSON's own
+// characters) stops a corrupt value from breaking the stream's framing.
+func appendCompactJSON(dst, src []byte) ([]byte, error) {
+	var open [32]byte // the brackets open, innermost last; deeper ones are only counted
+	depth, start, inString, tokens := 0, 0, false, 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if inString {
+			switch {
+			case c == '"':
+				inString = false
+			case c == '\\':
+				i++ // the escaped byte, whatever it is
+			case c == '<' || c == '>' || c == '&':
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				start = i + 1
+			case c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xF])
+				i += 2
+				start = i + 1
+			case c < 0x20:
+				return dst, errors.New("content is not JSON: a control character in a string")
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth < len(open) {
+				open[depth] = c
+			}
+			depth++
+		case '}', ']':
+			if depth == 0 || (depth <= len(open) && open[depth-1] != c-2) { // '{'+2 == '}', '['+2 == ']'
+				return dst, fmt.Errorf("content is not JSON: unmatched %q", c)
+			}
+			depth--
+		default:
+			if !jsonTokenByte[c] {
+				return dst, fmt.Errorf("content is not JSON: %q outside a string", c)
+			}
+		}
+		tokens++
+	}
+	switch {
+	case inString:
+		return dst, errors.New("content is not JSON: a string is not closed")
+	case depth != 0:
+		return dst, errors.New("content is not JSON: a bracket is not closed")
+	case tokens == 0:
+		return dst, errors.New("content is not JSON: it is blank")
+	}
+	return append(dst, src[start:]...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsonTokenByte holds the bytes JSON has outside strings besides
+// whitespace, quotes and brackets: separators, numbers, true, false, null.
+var jsonTokenByte = func() (t [256]bool) {
+	for _, c := range []byte(",:-+.0123456789eEtruefalsn") {
+		t[c] = true
+	}
+	return t
+}()

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
@@ -47,5 +48,45 @@ func TestAppendEntryEvent(t *testing.T) {
 	bad := &store.Entry{ID: uuid.New(), Seq: &seq, Kind: store.EntryUser, Content: json.RawMessage(`{"text":`)}
 	if _, err := appendEntryEvent(nil, bad); err == nil {
 		t.Error("appendEntryEvent took content that is not JSON")
+	}
+}
+
+// FuzzAppendCompactJSON: for any JSON value, the catch-up's one-pass
+// compaction writes what encoding/json writes for it as a RawMessage; for
+// a value that is not JSON it either says so or writes no newline (the
+// stream's framing holds).
+func FuzzAppendCompactJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"text": "hello"}`, "{\n  \"a\": [1, 2.50, null, true, false],\n\t\"b\": {}\r\n}", `"x"`, `0`, `-1.5e+10`,
+		`{"html": "<b> & </b>", "ls": "\u2028\u2029 é", "esc": "\" \\ \/ \n \u003c"}`, `[[[[[]]]]]`, ` [ ] `,
+		`{"a":1]`, `"abc`, `  `, "{\"a\":\"\x01\"}", `{"a":1}}`, `{"a":<}`, `]`, `{"a":"\u2028`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got, err := appendCompactJSON([]byte("p"), src)
+		if !json.Valid(src) {
+			if err == nil && bytes.ContainsAny(got, "\r\n") {
+				t.Errorf("appendCompactJSON(%q) = %q: a newline in an SSE data line", src, got)
+			}
+			return
+		}
+		want, merr := json.Marshal(json.RawMessage(src))
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		if err != nil || string(got) != "p"+string(want) {
+			t.Errorf("appendCompactJSON(%q) = %q, %v; want %q", src, got, err, "p"+string(want))
+		}
+	})
+}
+
+// TestAppendCompactJSONRefuses: content that is not JSON in a way that
+// would break the stream's framing or nesting is an error.
+func TestAppendCompactJSONRefuses(t *testing.T) {
+	for _, s := range []string{`{"a":1]`, `"abc`, `  `, "{\"a\":\"\x01\"}", `{"a":1}}`, `{"a":<}`, `]`, "[\n"} {
+		if got, err := appendCompactJSON(nil, []byte(s)); err == nil {
+			t.Errorf("appendCompactJSON(%q) = %q, want an error", s, got)
+		}
 	}
 }

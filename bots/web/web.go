@@ -778,32 +778,46 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	// whose deltas are among them, and those events bring the entries, in
 	// order.
 	catchUp := func(upTo int64, guard bool) error {
-		list, err := cur.Fetch(ctx, upTo)
-		if err != nil {
-			return err
-		}
-		if guard && upTo == 0 && len(live) > 0 {
-			return nil
-		}
-		// The events are encoded into one buffer and written in large
-		// chunks, with one flush at the end: a catch-up of thousands of
-		// entries is a few writes, not one per entry.
-		buf := sseBuf[:0]
-		for _, e := range cur.Advance(list) {
-			if buf, err = appendEntryEvent(buf, e); err != nil {
+		// The log is read a page of seqs at a time: a reconnect after a
+		// long absence holds one page in memory, not the whole backlog,
+		// and each read is a short range of the (conversation_id, seq)
+		// index, which no planner turns into a sort of the table.
+		for {
+			hi := cur.Seq() + catchUpPage
+			if upTo > 0 {
+				hi = min(hi, upTo)
+			}
+			list, err := cur.Fetch(ctx, hi)
+			if err != nil {
 				return err
 			}
-			if len(buf) >= streamChunk {
+			if guard && upTo == 0 && len(live) > 0 {
+				return nil
+			}
+			// The events are encoded into one buffer and written in large
+			// chunks: a catch-up of thousands of entries is a few writes,
+			// not one per entry.
+			buf := sseBuf[:0]
+			for _, e := range cur.Advance(list) {
+				if buf, err = appendEntryEvent(buf, e); err != nil {
+					return err
+				}
+				if len(buf) >= streamChunk {
+					if _, err := w.Write(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+			}
+			sseBuf = buf[:0]
+			if len(buf) > 0 {
 				if _, err := w.Write(buf); err != nil {
 					return err
 				}
-				buf = buf[:0]
 			}
-		}
-		sseBuf = buf[:0]
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return err
+			// A page that did not reach hi was the end of the log.
+			if cur.Seq() < hi || hi == upTo {
+				break
 			}
 		}
 		flusher.Flush()

@@ -774,3 +774,76 @@ fallback:
 		}
 	})
 }
+
+// TestStreamCatchUpOfALongLog: a catch-up longer than the stream reads at
+// once (a page of seqs) sends every entry once, in order, with each error
+// entry right after the entry it followed, also where it sits on the
+// boundary of two reads; a reconnect at a boundary starts with the errors
+// that follow the entry it last saw.
+func TestStreamCatchUpOfALongLog(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
+		conv := s.create(t)
+		const n = 2500
+		errorsAfter := map[int64]int{1000: 2, 2000: 1, n: 1}
+		var want []string // "seq" for an entry, "!seq" for an error after it
+		ctx := context.Background()
+		err := st.InTx(ctx, func(q store.Queries) error {
+			for seq := int64(1); seq <= n; seq++ {
+				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv, Kind: store.EntryAssistant,
+					Author: "agent:test", Content: json.RawMessage(fmt.Sprintf(`{"text": "entry %d"}`, seq))}); err != nil {
+					return err
+				}
+				want = append(want, fmt.Sprint(seq))
+				for i := range errorsAfter[seq] {
+					if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv, Kind: store.EntryError,
+						Author: store.SystemAuthor, Content: json.RawMessage(fmt.Sprintf(`{"error": "after %d, #%d"}`, seq, i))}); err != nil {
+						return err
+					}
+					want = append(want, fmt.Sprintf("!%d", seq))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("appending the log: %v", err)
+		}
+		read := func(stream *sseStream, count int) []string {
+			t.Helper()
+			var got []string
+			for len(got) < count {
+				ev := stream.next(t, fmt.Sprintf("event %d of %d", len(got)+1, count))
+				var e entryOut
+				if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+					t.Fatalf("decoding %s event %q: %v", ev.Event, ev.Data, err)
+				}
+				switch {
+				case ev.Event == "entry" && e.Seq != nil && ev.ID == fmt.Sprint(*e.Seq):
+					got = append(got, ev.ID)
+				case ev.Event == "error" && e.AfterSeq != nil && ev.ID == "":
+					got = append(got, fmt.Sprintf("!%d", *e.AfterSeq))
+				default:
+					t.Fatalf("event %s id %q data %s; want entry events with their seq as id and error events without one", ev.Event, ev.ID, ev.Data)
+				}
+			}
+			return got
+		}
+		if got := read(s.openStream(t, conv, ""), len(want)); !slices.Equal(got, want) {
+			t.Fatalf("catch-up from 0 sent %d events that differ from the log's %d at %d", len(got), len(want), firstDiff(got, want))
+		}
+		from := slices.Index(want, "1000") + 1
+		if got := read(s.openStream(t, conv, "1000"), len(want)-from); !slices.Equal(got, want[from:]) {
+			t.Fatalf("catch-up from 1000 starts %v; want %v", got[:4], want[from:from+4])
+		}
+	})
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

@@ -33,9 +33,9 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
 		Title: p.Title,
 	}
-	row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+	seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 	if err == nil {
-		return q.appended(&row, false), nil
+		return q.appended(nextEntry(next, seq), false), nil
 	}
 	if !errors.Is(err, errNoRow) {
 		return nil, wrap(err, "appending entry to %s", p.ConversationID)
@@ -59,11 +59,11 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		if action == store.AppendNext {
 			// Another append ended between our two statements; ExpectSeq is next now.
-			row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+			seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 			if err != nil {
 				return err
 			}
-			res = q.appended(&row, false)
+			res = q.appended(nextEntry(next, seq), false)
 			return nil
 		}
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{
@@ -82,6 +82,14 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 	return res, nil
 }
 
+// nextEntry is the row EntryAppendNext wrote at seq, from its parameters.
+func nextEntry(p *dbsqlc.EntryAppendNextParams, seq *int64) *dbsqlc.Entry {
+	return &dbsqlc.Entry{
+		ID: p.ID, ConversationID: p.ConversationID, Seq: seq, AfterSeq: *seq - 1, Kind: p.Kind,
+		Author: p.Author, Content: p.Content, TurnID: p.TurnID, CreatedAt: p.Now,
+	}
+}
+
 // appended wakes the readers of the conversation the entry landed in.
 func (q *queries) appended(row *dbsqlc.Entry, forked bool) *store.EntryAppendResult {
 	q.notify(store.TopicEntries, row.ConversationID.String())
@@ -89,20 +97,58 @@ func (q *queries) appended(row *dbsqlc.Entry, forked bool) *store.EntryAppendRes
 }
 
 func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
-	arg := &dbsqlc.EntryListParams{
+	rows, err := call(ctx, q, (*dbsqlc.Queries).EntryList, &dbsqlc.EntryListParams{
 		ConversationID: p.ConversationID, AfterSeq: p.AfterSeq, UpToSeq: p.UpToSeq, MaxRows: int32(p.Limit),
+	})
+	if err != nil {
+		return nil, wrap(err, "listing entries of %s after seq %d", p.ConversationID, p.AfterSeq)
 	}
-	list := (*dbsqlc.Queries).EntryList
+	list := each(rows, entry)
 	if p.WithErrors {
-		list = func(db *dbsqlc.Queries, ctx context.Context, arg *dbsqlc.EntryListParams) ([]dbsqlc.Entry, error) {
-			return db.EntryListWithErrors(ctx, (*dbsqlc.EntryListWithErrorsParams)(arg))
+		if list, err = q.withErrors(ctx, p, list); err != nil {
+			return nil, wrap(err, "listing error entries of %s after seq %d", p.ConversationID, p.AfterSeq)
 		}
 	}
-	rows, err := call(ctx, q, list, arg)
-	if err != nil {
-		return nil, wrap(err, "listing entries of %s", p.ConversationID)
+	return list, nil
+}
+
+// withErrors merges into list (the entries with a seq that EntryList read
+// for p) the error entries of the same range, each right after the entry
+// it followed, in the order they were written. The two reads are apart, in
+// index order each, so that a long catch-up is not one sort of the whole
+// log: errors are read only up to the last seq of list (or p.AfterSeq), so
+// one that followed an entry appended after the first read waits for the
+// next read, behind its entry.
+func (q *queries) withErrors(ctx context.Context, p *store.EntryListParams, list []*store.Entry) ([]*store.Entry, error) {
+	upTo := p.AfterSeq
+	if len(list) > 0 {
+		upTo = max(upTo, *list[len(list)-1].Seq)
 	}
-	return each(rows, entry), nil
+	if p.UpToSeq > 0 {
+		upTo = min(upTo, p.UpToSeq)
+	}
+	if upTo < p.AfterSeq {
+		return list, nil
+	}
+	rows, err := call(ctx, q, (*dbsqlc.Queries).EntryErrorList, &dbsqlc.EntryErrorListParams{
+		ConversationID: p.ConversationID, AfterSeq: p.AfterSeq, UpToSeq: upTo, MaxRows: int32(p.Limit),
+	})
+	if err != nil || len(rows) == 0 {
+		return list, err
+	}
+	errs := each(rows, entry)
+	out := make([]*store.Entry, 0, len(list)+len(errs))
+	for _, e := range list {
+		for len(errs) > 0 && errs[0].AfterSeq < *e.Seq {
+			out, errs = append(out, errs[0]), errs[1:]
+		}
+		out = append(out, e)
+	}
+	out = append(out, errs...)
+	if p.Limit > 0 && len(out) > p.Limit {
+		out = out[:p.Limit]
+	}
+	return out, nil
 }
 
 func (q *queries) EntryListInChannel(ctx context.Context, p *store.EntryListInChannelParams) ([]*store.Entry, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,9 +219,26 @@ func poolConfig(opts Options) (*pgxpool.Config, error) {
 			Name: "timestamptz", OID: pgtype.TimestamptzOID,
 			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
 		})
+		// JSON columns read into a json.RawMessage as the bytes Postgres
+		// keeps (it checked them on the way in), without the decode pgx
+		// would otherwise run on every value: a catch-up reads thousands.
+		conn.TypeMap().RegisterType(&pgtype.Type{
+			Name: "json", OID: pgtype.JSONOID,
+			Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: unmarshalJSON},
+		})
 		return nil
 	}
 	return cfg, nil
+}
+
+// unmarshalJSON is json.Unmarshal, but copies a value bound for a
+// json.RawMessage as it is.
+func unmarshalJSON(data []byte, v any) error {
+	if raw, ok := v.(*json.RawMessage); ok {
+		*raw = append(json.RawMessage(nil), data...) // data is pgx's read buffer
+		return nil
+	}
+	return json.Unmarshal(data, v)
 }
 
 // redactPassword removes the password of rawURL from msg. pgconn already

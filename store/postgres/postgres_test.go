@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 	"github.com/switchboardhq/switchboard/store/storetest"
 )
 
@@ -626,5 +627,49 @@ func TestSubscribeWhileListenerDown(t *testing.T) {
 		t.Fatalf("closing: %v", err)
 	}
 	for range ch { // Close must close it
+	}
+}
+
+// TestNotifyCommitsAsynchronouslyAndAlone: the wake-ups' own transaction
+// commits with synchronous_commit off, and the setting ends with it: the
+// pooled connection it ran on (the pool's only one) is back to the
+// server's setting for the writes after it.
+func TestNotifyCommitsAsynchronouslyAndAlone(t *testing.T) {
+	t.Parallel()
+	s := openTestStore(t, func(o *Options) { o.MaxConns = 1 })
+	ctx := t.Context()
+	ch, err := s.Subscribe(ctx, store.TopicEntries)
+	if err != nil {
+		t.Fatalf("subscribing: %v", err)
+	}
+	var server string
+	if err := s.Pool().QueryRow(ctx, "SHOW synchronous_commit").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	if server == "off" {
+		t.Skip("the server's synchronous_commit is off already: nothing to tell apart")
+	}
+	args := []*dbsqlc.NotifyParams{{Channel: s.d.channel(store.TopicEntries), Payload: "marker"}}
+	var inBatch string
+	err = pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		if err := dbsqlc.New(tx).Notify(ctx, args).Close(); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, "SHOW synchronous_commit").Scan(&inBatch)
+	})
+	if err != nil {
+		t.Fatalf("notifying in a transaction: %v", err)
+	}
+	if inBatch != "off" {
+		t.Errorf("synchronous_commit in the notifying transaction = %q; want off", inBatch)
+	}
+	s.d.notifier.add(note{topic: store.TopicEntries, payload: "after"})
+	awaitPayload(t, ch, "after")
+	var after string
+	if err := s.Pool().QueryRow(ctx, "SHOW synchronous_commit").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != server {
+		t.Errorf("synchronous_commit after the notifier's batch = %q; want the server's %q", after, server)
 	}
 }

@@ -136,7 +136,7 @@ func (q *queries) fork(ctx context.Context, parent *store.Conversation, seq int6
 
 func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
 	rows, err := q.read().EntryList(ctx, entryListArgs(p))
-	out, err := all(rows, err, entry)
+	out, err := all(rows, err, listedEntry(p.ConversationID))
 	if err == nil && p.WithErrors {
 		out, err = q.withErrors(ctx, p, out)
 	}
@@ -167,7 +167,8 @@ func (q *queries) withErrors(ctx context.Context, p *store.EntryListParams, list
 	args := entryListArgs(p)
 	args.UpTo = upTo
 	rows, err := q.read().EntryErrorList(ctx, dbsqlc.EntryErrorListParams(args))
-	errs, err := all(rows, err, entry)
+	listed := listedEntry(p.ConversationID)
+	errs, err := all(rows, err, func(r dbsqlc.EntryErrorListRow) *store.Entry { return listed(dbsqlc.EntryListRow(r)) })
 	if err != nil || len(errs) == 0 {
 		return list, err
 	}
@@ -194,6 +195,18 @@ func (q *queries) EntryListInChannel(ctx context.Context, p *store.EntryListInCh
 		return nil, wrap(err, "listing the messages of channel %s", p.Place.Channel)
 	}
 	return out, nil
+}
+
+// listedEntry converts the rows of EntryList and EntryErrorList, which
+// leave out the conversation's id.
+func listedEntry(conv uuid.UUID) func(dbsqlc.EntryListRow) *store.Entry {
+	return func(r dbsqlc.EntryListRow) *store.Entry {
+		return &store.Entry{
+			ID: r.ID, ConversationID: conv, Seq: nullInt(r.Seq), AfterSeq: r.AfterSeq,
+			Kind: store.EntryKind(r.Kind), Author: store.Author(r.Author), Content: json.RawMessage(r.Content),
+			TurnID: nullUUID(r.TurnID), CreatedAt: fromMicros(r.CreatedAt),
+		}
+	}
 }
 
 func entryListArgs(p *store.EntryListParams) dbsqlc.EntryListParams {

@@ -1,5 +1,5 @@
 -- The conversation log. Every query returning an entry returns the whole row
--- (dbsqlc.Entry).
+-- (dbsqlc.Entry), but the hot append, which returns its seq.
 
 -- name: EntryAppendNext :one
 -- The hot path, one statement: take the next seq under the conversation's
@@ -11,6 +11,9 @@
 -- that committed first wins). No row back means the conversation is missing,
 -- expect_seq is not next, or the lease is not lease_owner's ('': unfenced).
 -- A title is taken only by a conversation that has none (a rename's stays).
+-- Only the seq comes back: the caller has every other field of the entry,
+-- and the row it would send back costs the server and the client more than
+-- the seq.
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = @now::timestamptz,
@@ -24,7 +27,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT @id, c.id, c.last_seq, c.last_seq - 1, @kind, @author, @content, @turn_id, @now::timestamptz
 FROM c
-RETURNING *;
+RETURNING seq;
 
 -- name: EntryAppendError :one
 -- An error entry: no seq, placed after the current end of the log. Fenced by
@@ -98,15 +101,18 @@ WHERE conversation_id = @conversation_id
 ORDER BY seq
 LIMIT NULLIF(@max_rows::integer, 0);
 
--- name: EntryListWithErrors :many
--- The display read: error entries sort right after the entry they followed.
--- Parameters as EntryList.
+-- name: EntryErrorList :many
+-- The error entries (seq NULL) of the display read, placed after seq
+-- after_seq up to up_to_seq (0: no bound), in display order: by the seq they
+-- follow, then as written. EntryList (the entries with a seq) and this read
+-- each walk an index in order and the driver merges them, so a long
+-- catch-up is never one sort of the whole log.
 SELECT * FROM entries
 WHERE conversation_id = @conversation_id
-  AND ((seq > @after_seq::bigint AND (@up_to_seq::bigint = 0 OR seq <= @up_to_seq::bigint))
-       OR (seq IS NULL AND after_seq >= @after_seq::bigint
-           AND (@up_to_seq::bigint = 0 OR after_seq <= @up_to_seq::bigint)))
-ORDER BY COALESCE(seq, after_seq), seq IS NULL, created_at, id
+  AND seq IS NULL
+  AND after_seq >= @after_seq::bigint
+  AND (@up_to_seq::bigint = 0 OR after_seq <= @up_to_seq::bigint)
+ORDER BY after_seq, created_at, id
 LIMIT NULLIF(@max_rows::integer, 0);
 
 -- name: EntryListInChannel :many

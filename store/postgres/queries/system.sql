@@ -30,7 +30,13 @@ SELECT (to_regclass('switchboard_schema_migrations') IS NOT NULL)::boolean;
 SELECT COALESCE(max(version), 0)::integer FROM switchboard_schema_migrations;
 
 -- name: Notify :batchexec
-SELECT pg_notify(@channel::text, @payload::text);
+-- A batch of these is one transaction that only sends wake-ups: it commits
+-- without waiting for its WAL to reach the disk (set_config(..., true) lasts
+-- until the batch's commit). A crash can lose such a commit, which loses
+-- only wake-ups, which listeners survive (they poll); waiting would cost the
+-- server a WAL flush per batch, beside the flushes of the writes that caused
+-- it.
+SELECT pg_notify(@channel::text, @payload::text), set_config('synchronous_commit', 'off', true);
 
 -- name: TxID :one
 -- The id of the current transaction, 0 when it has written nothing (no id
@@ -42,3 +48,4 @@ SELECT COALESCE(txid_current_if_assigned(), 0)::bigint;
 -- name: TxStatus :one
 -- 'committed', 'aborted' or 'in progress'; '' when too old to know.
 SELECT COALESCE(txid_status(@xid::bigint), '')::text;
+

@@ -22,8 +22,10 @@ SELECT * FROM entries WHERE id = sqlc.arg(id);
 
 -- name: EntryList :many
 -- The model's view: only entries with a seq. up_to 0 means no upper bound,
--- limit -1 no limit.
-SELECT * FROM entries
+-- limit -1 no limit. Every column but conversation_id, which the caller
+-- has: a catch-up reads thousands of rows, and each column of each row is
+-- a few calls into SQLite.
+SELECT id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
 WHERE conversation_id = sqlc.arg(conversation_id)
   AND seq > CAST(sqlc.arg(after_seq) AS INTEGER)
   AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR seq <= CAST(sqlc.arg(up_to) AS INTEGER))
@@ -33,8 +35,9 @@ LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 -- name: EntryErrorList :many
 -- Error entries (seq NULL) placed after seq after_seq up to up_to (0: no
 -- bound), in display order: by the seq they follow, then as written. The
--- partial index entries_errors_idx holds them in that order.
-SELECT * FROM entries
+-- partial index entries_errors_idx holds them in that order. The columns
+-- of EntryList.
+SELECT id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
 WHERE conversation_id = sqlc.arg(conversation_id)
   AND seq IS NULL
   AND after_seq >= CAST(sqlc.arg(after_seq) AS INTEGER)

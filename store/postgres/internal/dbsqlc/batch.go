@@ -17,7 +17,7 @@ var (
 )
 
 const notify = `-- name: Notify :batchexec
-SELECT pg_notify($1::text, $2::text)
+SELECT pg_notify($1::text, $2::text), set_config('synchronous_commit', 'off', true)
 `
 
 type NotifyBatchResults struct {
@@ -31,6 +31,12 @@ type NotifyParams struct {
 	Payload string
 }
 
+// A batch of these is one transaction that only sends wake-ups: it commits
+// without waiting for its WAL to reach the disk (set_config(..., true) lasts
+// until the batch's commit). A crash can lose such a commit, which loses
+// only wake-ups, which listeners survive (they poll); waiting would cost the
+// server a WAL flush per batch, beside the flushes of the writes that caused
+// it.
 func (q *Queries) Notify(ctx context.Context, arg []*NotifyParams) *NotifyBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {

@@ -77,7 +77,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT $1, c.id, c.last_seq, c.last_seq - 1, $2, $3, $4, $5, $6::timestamptz
 FROM c
-RETURNING id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at
+RETURNING seq
 `
 
 type EntryAppendNextParams struct {
@@ -94,7 +94,7 @@ type EntryAppendNextParams struct {
 }
 
 // The conversation log. Every query returning an entry returns the whole row
-// (dbsqlc.Entry).
+// (dbsqlc.Entry), but the hot append, which returns its seq.
 // The hot path, one statement: take the next seq under the conversation's
 // row lock and insert the entry there. Concurrent appenders queue on the row
 // lock and each re-reads last_seq once it is theirs, so seq has no gaps and no
@@ -104,7 +104,10 @@ type EntryAppendNextParams struct {
 // that committed first wins). No row back means the conversation is missing,
 // expect_seq is not next, or the lease is not lease_owner's (”: unfenced).
 // A title is taken only by a conversation that has none (a rename's stays).
-func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (Entry, error) {
+// Only the seq comes back: the caller has every other field of the entry,
+// and the row it would send back costs the server and the client more than
+// the seq.
+func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (*int64, error) {
 	row := q.db.QueryRow(ctx, entryAppendNext,
 		arg.ID,
 		arg.Kind,
@@ -117,19 +120,66 @@ func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParam
 		arg.ExpectSeq,
 		arg.LeaseOwner,
 	)
-	var i Entry
-	err := row.Scan(
-		&i.ID,
-		&i.ConversationID,
-		&i.Seq,
-		&i.AfterSeq,
-		&i.Kind,
-		&i.Author,
-		&i.Content,
-		&i.TurnID,
-		&i.CreatedAt,
+	var seq *int64
+	err := row.Scan(&seq)
+	return seq, err
+}
+
+const entryErrorList = `-- name: EntryErrorList :many
+SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
+WHERE conversation_id = $1
+  AND seq IS NULL
+  AND after_seq >= $2::bigint
+  AND ($3::bigint = 0 OR after_seq <= $3::bigint)
+ORDER BY after_seq, created_at, id
+LIMIT NULLIF($4::integer, 0)
+`
+
+type EntryErrorListParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64
+	UpToSeq        int64
+	MaxRows        int32
+}
+
+// The error entries (seq NULL) of the display read, placed after seq
+// after_seq up to up_to_seq (0: no bound), in display order: by the seq they
+// follow, then as written. EntryList (the entries with a seq) and this read
+// each walk an index in order and the driver merges them, so a long
+// catch-up is never one sort of the whole log.
+func (q *Queries) EntryErrorList(ctx context.Context, arg *EntryErrorListParams) ([]Entry, error) {
+	rows, err := q.db.Query(ctx, entryErrorList,
+		arg.ConversationID,
+		arg.AfterSeq,
+		arg.UpToSeq,
+		arg.MaxRows,
 	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Entry
+	for rows.Next() {
+		var i Entry
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Seq,
+			&i.AfterSeq,
+			&i.Kind,
+			&i.Author,
+			&i.Content,
+			&i.TurnID,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const entryFork = `-- name: EntryFork :one
@@ -312,60 +362,6 @@ func (q *Queries) EntryListInChannel(ctx context.Context, arg *EntryListInChanne
 		arg.Platform,
 		arg.Workspace,
 		arg.Channel,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Entry
-	for rows.Next() {
-		var i Entry
-		if err := rows.Scan(
-			&i.ID,
-			&i.ConversationID,
-			&i.Seq,
-			&i.AfterSeq,
-			&i.Kind,
-			&i.Author,
-			&i.Content,
-			&i.TurnID,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const entryListWithErrors = `-- name: EntryListWithErrors :many
-SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
-WHERE conversation_id = $1
-  AND ((seq > $2::bigint AND ($3::bigint = 0 OR seq <= $3::bigint))
-       OR (seq IS NULL AND after_seq >= $2::bigint
-           AND ($3::bigint = 0 OR after_seq <= $3::bigint)))
-ORDER BY COALESCE(seq, after_seq), seq IS NULL, created_at, id
-LIMIT NULLIF($4::integer, 0)
-`
-
-type EntryListWithErrorsParams struct {
-	ConversationID uuid.UUID
-	AfterSeq       int64
-	UpToSeq        int64
-	MaxRows        int32
-}
-
-// The display read: error entries sort right after the entry they followed.
-// Parameters as EntryList.
-func (q *Queries) EntryListWithErrors(ctx context.Context, arg *EntryListWithErrorsParams) ([]Entry, error) {
-	rows, err := q.db.Query(ctx, entryListWithErrors,
-		arg.ConversationID,
-		arg.AfterSeq,
-		arg.UpToSeq,
 		arg.MaxRows,
 	)
 	if err != nil {

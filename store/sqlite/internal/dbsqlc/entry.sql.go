@@ -13,7 +13,7 @@ import (
 )
 
 const entryErrorList = `-- name: EntryErrorList :many
-SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
+SELECT id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
 WHERE conversation_id = ?1
   AND seq IS NULL
   AND after_seq >= CAST(?2 AS INTEGER)
@@ -29,10 +29,22 @@ type EntryErrorListParams struct {
 	Limit          int64
 }
 
+type EntryErrorListRow struct {
+	ID        uuid.UUID
+	Seq       sql.NullInt64
+	AfterSeq  int64
+	Kind      string
+	Author    string
+	Content   string
+	TurnID    uuid.NullUUID
+	CreatedAt int64
+}
+
 // Error entries (seq NULL) placed after seq after_seq up to up_to (0: no
 // bound), in display order: by the seq they follow, then as written. The
-// partial index entries_errors_idx holds them in that order.
-func (q *Queries) EntryErrorList(ctx context.Context, arg EntryErrorListParams) ([]Entry, error) {
+// partial index entries_errors_idx holds them in that order. The columns
+// of EntryList.
+func (q *Queries) EntryErrorList(ctx context.Context, arg EntryErrorListParams) ([]EntryErrorListRow, error) {
 	rows, err := q.query(ctx, q.entryErrorListStmt, entryErrorList,
 		arg.ConversationID,
 		arg.AfterSeq,
@@ -43,12 +55,11 @@ func (q *Queries) EntryErrorList(ctx context.Context, arg EntryErrorListParams) 
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Entry
+	var items []EntryErrorListRow
 	for rows.Next() {
-		var i Entry
+		var i EntryErrorListRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.ConversationID,
 			&i.Seq,
 			&i.AfterSeq,
 			&i.Kind,
@@ -127,7 +138,7 @@ func (q *Queries) EntryInsert(ctx context.Context, arg EntryInsertParams) error 
 }
 
 const entryList = `-- name: EntryList :many
-SELECT id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
+SELECT id, seq, after_seq, kind, author, content, turn_id, created_at FROM entries
 WHERE conversation_id = ?1
   AND seq > CAST(?2 AS INTEGER)
   AND (CAST(?3 AS INTEGER) = 0 OR seq <= CAST(?3 AS INTEGER))
@@ -142,9 +153,22 @@ type EntryListParams struct {
 	Limit          int64
 }
 
+type EntryListRow struct {
+	ID        uuid.UUID
+	Seq       sql.NullInt64
+	AfterSeq  int64
+	Kind      string
+	Author    string
+	Content   string
+	TurnID    uuid.NullUUID
+	CreatedAt int64
+}
+
 // The model's view: only entries with a seq. up_to 0 means no upper bound,
-// limit -1 no limit.
-func (q *Queries) EntryList(ctx context.Context, arg EntryListParams) ([]Entry, error) {
+// limit -1 no limit. Every column but conversation_id, which the caller
+// has: a catch-up reads thousands of rows, and each column of each row is
+// a few calls into SQLite.
+func (q *Queries) EntryList(ctx context.Context, arg EntryListParams) ([]EntryListRow, error) {
 	rows, err := q.query(ctx, q.entryListStmt, entryList,
 		arg.ConversationID,
 		arg.AfterSeq,
@@ -155,12 +179,11 @@ func (q *Queries) EntryList(ctx context.Context, arg EntryListParams) ([]Entry, 
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Entry
+	var items []EntryListRow
 	for rows.Next() {
-		var i Entry
+		var i EntryListRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.ConversationID,
 			&i.Seq,
 			&i.AfterSeq,
 			&i.Kind,
