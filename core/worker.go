@@ -401,8 +401,10 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 				}()
 			}
 		}
-		// A full batch suggests more is waiting: claim again at once.
+		// A full batch suggests more is waiting: claim again as soon as
+		// slots free up, for as many as the cooldown gathers.
 		if claimed > 0 && claimed == free {
+			w.cooldown(ctx, slots, finished)
 			continue
 		}
 		jitter := time.Duration(rand.Int64N(int64(w.opts.PollInterval) / 4))
