@@ -21,9 +21,11 @@ import (
 //
 // A caller of complete is answered only once the flush that holds its item
 // committed: nil, store.ErrLeaseLost when its lease was lost meanwhile (the
-// item was not completed), or the flush's error. The worker keeps the
-// item's slot, and its conversation, until that answer, so nothing
-// observable changes against completing one at a time.
+// item was not completed), or the flush's error. The item stays running,
+// and its conversation held, until that answer, so nothing observable
+// changes against completing one at a time; only its slot may go to the
+// next item meanwhile (Worker.run's handOn, as River's executor frees a
+// slot once the completion is queued).
 type completer struct {
 	st       store.Store
 	worker   string

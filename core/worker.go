@@ -40,8 +40,12 @@ type WorkerOptions struct {
 	// completed with it in one commit (default 2ms; negative: none, though
 	// completions that arrive during a flush still share the next).
 	CompleteWindow time.Duration
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// ClaimCooldown is how long the claim loop waits, after an item freed
+	// its slot, for others to free theirs before it claims for them all
+	// (default 2ms; negative: none). A wake-up or the poll claims at once.
+	ClaimCooldown time.Duration
+	Logger        *slog.Logger
+	Now           func() time.Time
 	// Observer is told of lease takeovers and losses; nil observes nothing.
 	Observer Observer
 }
@@ -178,6 +182,9 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	}
 	if opts.CompleteWindow == 0 {
 		opts.CompleteWindow = 2 * time.Millisecond
+	}
+	if opts.ClaimCooldown == 0 {
+		opts.ClaimCooldown = 2 * time.Millisecond
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -344,6 +351,10 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 	var running sync.WaitGroup
 	defer running.Wait()
 	slots := make(chan struct{}, l.concurrency)
+	// completing holds the items whose handler returned and whose slot was
+	// handed on while their completion commits (see run): at most
+	// concurrency of them, so a slow store cannot pile up finished items.
+	completing := make(chan struct{}, l.concurrency)
 	finished := make(chan struct{}, l.concurrency)
 	for {
 		free := cap(slots) - len(slots)
@@ -366,23 +377,34 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 				running.Add(1)
 				go func() {
 					defer running.Done()
-					defer func() {
+					free := sync.OnceFunc(func() {
 						<-slots
 						select {
 						case finished <- struct{}{}:
 						default:
 						}
-					}()
+					})
+					defer free()
 					if wait != nil && !w.await(ctx, it, wait) {
 						return
 					}
 					defer w.leave(it)
-					w.run(workCtx, it)
+					w.run(workCtx, it, func() (done func()) {
+						select {
+						case completing <- struct{}{}:
+							free()
+							return func() { <-completing }
+						default:
+							return func() {}
+						}
+					})
 				}()
 			}
 		}
-		// A full batch suggests more is waiting: claim again at once.
+		// A full batch suggests more is waiting: claim again as soon as
+		// slots free up, for as many as the cooldown gathers.
 		if claimed > 0 && claimed == free {
+			w.cooldown(ctx, slots, finished)
 			continue
 		}
 		jitter := time.Duration(rand.Int64N(int64(w.opts.PollInterval) / 4))
@@ -393,9 +415,32 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 			return
 		case <-l.wake:
 		case <-finished:
+			w.cooldown(ctx, slots, finished)
 		case <-timer.C:
 		}
 		timer.Stop()
+	}
+}
+
+// cooldown waits up to ClaimCooldown after a slot was freed for the other
+// running items to free theirs, so that one claim fills them all: a claim
+// is a round trip and a commit, and claiming a slot at a time makes the
+// claims, done one after the other, the limit of a busy worker (River's
+// FetchCooldown). It returns at once when every slot is free.
+func (w *Worker) cooldown(ctx context.Context, slots chan struct{}, finished chan struct{}) {
+	if w.opts.ClaimCooldown <= 0 {
+		return
+	}
+	timer := time.NewTimer(w.opts.ClaimCooldown)
+	defer timer.Stop()
+	for len(slots) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-finished:
+		case <-timer.C:
+			return
+		}
 	}
 }
 
@@ -476,7 +521,14 @@ func (w *Worker) leave(it *store.WorkItem) {
 }
 
 // run executes one item under its lease, heartbeating until it returns.
-func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
+//
+// handOn is called once the handler returned nil, before its completion is
+// sent to the completer: it may give the item's slot to the next item while
+// the completion commits (River's executor does the same), so a worker with
+// few slots keeps them busy instead of idle for a commit per batch. It
+// returns the func to call once the completion was answered. The item stays
+// running here, its conversation held (leave runs after run), until then.
+func (w *Worker) run(ctx context.Context, item *store.WorkItem, handOn func() (done func())) {
 	log := w.log.With("work_id", item.ID, "kind", item.Kind, "attempt", item.Attempts)
 	itemCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -540,6 +592,7 @@ func (w *Worker) run(ctx context.Context, item *store.WorkItem) {
 	}
 	if err == nil {
 		// Batched with the other items finishing now; answered after its commit.
+		defer handOn()()
 		if err := w.completer.complete(fctx, item.ID); err != nil {
 			log.ErrorContext(ctx, "completing work", "error", redact.String(err.Error()))
 		}

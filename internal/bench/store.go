@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres"
 	"github.com/switchboardhq/switchboard/store/sqlite"
@@ -120,51 +119,15 @@ func runAppend(ctx context.Context, e *env) (*Result, error) {
 	}, nil
 }
 
-// noopArgs is the burn-down's work: a handler that does nothing, so the
-// figure is the queue's own cost.
-type noopArgs struct{}
-
-func (noopArgs) Kind() string { return "bench_noop" }
-
-// runQueue enqueues items and lets a real core.Worker (Options.Workers at
-// once) burn them down with a no-op handler; the baseline is as many raw
-// INSERTs from as many concurrent writers, one commit each.
+// runQueue is QueueBurnDown (a real core.Worker, Options.Workers at once,
+// burning down items with a no-op handler), the harness the comparison with
+// River runs too; the baseline is as many raw INSERTs from as many
+// concurrent writers, one commit each.
 func runQueue(ctx context.Context, e *env) (*Result, error) {
 	n := e.opts.size(5000, 100)
-	const batch = 500
-	for start := 0; start < n; start += batch {
-		err := e.st.InTx(ctx, func(q store.Queries) error {
-			for range min(batch, n-start) {
-				if _, err := q.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: noopArgs{}.Kind(), Now: time.Now()}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("enqueueing: %w", err)
-		}
-	}
-	handlers := core.NewHandlers()
-	core.AddHandler(handlers, func(context.Context, *store.WorkItem, noopArgs) error { return nil })
-	w, err := core.NewWorker(core.WorkerOptions{
-		Store: e.st, WorkerID: "bench-" + randomSuffix(), Handlers: handlers, Concurrency: e.opts.Workers,
-		PollInterval: 20 * time.Millisecond, Logger: e.opts.Logger,
-	})
+	res, err := QueueBurnDown(ctx, BurnDownOptions{Store: e.st, Items: n, Workers: e.opts.Workers, Logger: e.opts.Logger})
 	if err != nil {
 		return nil, err
-	}
-	start := time.Now()
-	if err := w.Start(ctx); err != nil {
-		return nil, err
-	}
-	werr := waitDrained(ctx, e.st, 10*time.Minute)
-	elapsed := time.Since(start)
-	if err := w.Stop(ctx); err != nil {
-		return nil, err
-	}
-	if werr != nil {
-		return nil, werr
 	}
 	counts, err := e.st.WorkCount(ctx)
 	if err != nil {
@@ -201,7 +164,7 @@ func runQueue(ctx context.Context, e *env) (*Result, error) {
 		return nil, err
 	}
 	return &Result{
-		Metric: "burn-down", Value: float64(n) / elapsed.Seconds(), Unit: "items/s",
+		Metric: "burn-down", Value: res.PerSecond(), Unit: "items/s",
 		Baseline: fmt.Sprintf("raw INSERTs, %d writers", e.opts.Workers), BaselineValue: float64(n) / rawElapsed.Seconds(),
 		Extra: map[string]float64{"items": float64(n), "workers": float64(e.opts.Workers)},
 	}, nil

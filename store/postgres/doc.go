@@ -107,6 +107,13 @@
 // An item that keeps killing its worker is failed for good once its lease
 // expires on the last allowed attempt.
 //
+// The server crashes: a WorkClaim made outside a transaction commits
+// without waiting for the WAL flush (its own small pool runs with
+// synchronous_commit off), so a claim made just before the crash may be
+// lost. Its items come back available with the attempt uncounted, as if
+// never claimed. A claim whose handler committed anything durably is never
+// lost: that commit flushed the WAL past the claim.
+//
 // A NOTIFY is lost (the notifier's send failed, the listener was
 // reconnecting, a subscriber's buffer was full): nothing depends on it.
 // Notifications only say "look again"; workers also poll, and a poll and a

@@ -124,6 +124,10 @@ type driver struct {
 	// acknowledgements of inbound events), one a lane, so an ack never
 	// waits for a connection behind the workers' transactions.
 	groupPool *pgxpool.Pool
+	// claims runs WorkClaim outside a transaction on claimPool, whose
+	// sessions commit without waiting for the WAL flush (see WorkClaim).
+	claims    *dbsqlc.Queries
+	claimPool *pgxpool.Pool
 	opts      Options
 	logger    *slog.Logger
 	notifier  *notifier
@@ -180,7 +184,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: creating the group commit connection pool: %w", err)
 	}
 
-	d := &driver{pool: pool, groupPool: groupPool, opts: opts, logger: opts.Logger}
+	ccfg := cfg.Copy()
+	ccfg.MaxConns = claimConns
+	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	claimPool, err := pgxpool.NewWithConfig(ctx, ccfg)
+	if err != nil {
+		groupPool.Close()
+		pool.Close()
+		return nil, fmt.Errorf("postgres: creating the claim connection pool: %w", err)
+	}
+
+	d := &driver{pool: pool, groupPool: groupPool, claimPool: claimPool, claims: dbsqlc.New(claimPool), opts: opts, logger: opts.Logger}
 	d.queries = &queries{d: d, db: dbsqlc.New(pool)}
 	d.notifier = newNotifier(pool, opts.NotifyDebounce, opts.Logger, d.channel)
 	d.listener = newListener(listenCfg, opts.Logger, d.channel)
@@ -327,6 +341,7 @@ func (d *driver) Close() error {
 		d.listener.stop()
 		d.notifier.stop()
 		d.groupPool.Close()
+		d.claimPool.Close()
 		d.pool.Close()
 	})
 	return nil

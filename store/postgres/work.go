@@ -35,8 +35,27 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 	}
 }
 
+// claimConns caps the claim pool: claims are one statement each, and each
+// claim loop (a worker lane) runs one at a time.
+const claimConns = 4
+
+// WorkClaim outside a transaction commits asynchronously (the claim pool's
+// sessions run with synchronous_commit off): a claim waits for no WAL
+// flush, which halves its time, and the claim loop, one claim at a time,
+// is what bounds a busy worker. Nothing is lost by it. Visibility is at
+// commit as always, so no other claimer can take the items. Only a server
+// crash can lose the claim, within about wal_writer_delay of it, and then
+// the items are as if never claimed: available, the attempt not counted.
+// Anything their handlers commit durably (an entry, a post intent, the
+// completion) flushes the WAL up to that commit, which includes the
+// claim's, so no durable effect of a handler can outlive its claim.
 func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*store.WorkItem, error) {
 	now := ts(p.Now)
+	if !q.tx {
+		c := *q
+		c.db = q.d.claims
+		q = &c
+	}
 	rows, err := call(ctx, q, (*dbsqlc.Queries).WorkClaim, &dbsqlc.WorkClaimParams{
 		Worker: p.Worker, Kinds: p.Kinds, MaxItems: int32(p.Limit), Now: now, LeaseExpiresAt: ts(now.Add(p.LeaseTTL)),
 	})
