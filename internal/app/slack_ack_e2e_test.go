@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -52,6 +53,10 @@ func TestSlackAckModes(t *testing.T) {
 // DM) posted back to back, each acknowledged before the next is sent, are
 // logged in the order they were sent and answered once each, although the
 // deferred ack stores only the event and the rest runs on the workers.
+// Messages that land before a turn starts are answered by one reply (the
+// scripted model quotes each of them; see core/seen.go), so "once each" is:
+// the replies, read in log order, quote every message once, in the order
+// sent, and each reply is posted once.
 func TestSlackDeferredAckKeepsThreadOrder(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
@@ -92,11 +97,23 @@ func TestSlackDeferredAckKeepsThreadOrder(t *testing.T) {
 			if !slices.Equal(logged, sent[p]) {
 				t.Errorf("%s/%s logged %q, want the order they were sent in: %q", p.channel, p.thread, logged, sent[p])
 			}
-			if n := len(e.entries(conv.ID, store.EntryAssistant)); n != perPlace {
-				t.Errorf("%s/%s has %d answers in its log for %d messages, want one each", p.channel, p.thread, n, perPlace)
+			answers := e.entries(conv.ID, store.EntryAssistant)
+			var answered []string // the messages the replies quote, in log order
+			for _, en := range answers {
+				text := decode[core.AssistantContent](t, en).Text
+				quoted, ok := strings.CutPrefix(text, "Hello from the scripted model. You said: ")
+				if !ok {
+					t.Fatalf("%s/%s: reply %q is not the scripted fallback", p.channel, p.thread, text)
+				}
+				for _, line := range strings.Split(quoted, "\n") {
+					answered = append(answered, strings.TrimPrefix(line, "[User "+alice+"] "))
+				}
 			}
-			if n := len(e.botMessages(p.channel)); n != perPlace {
-				t.Errorf("%d bot messages in %s for %d messages, want one each", n, p.channel, perPlace)
+			if !slices.Equal(answered, sent[p]) {
+				t.Errorf("%s/%s: the replies quote %q; want each message once, in the order sent: %q", p.channel, p.thread, answered, sent[p])
+			}
+			if n := len(e.botMessages(p.channel)); n != len(answers) {
+				t.Errorf("%d bot messages in %s for %d replies in the log, want each posted once", n, p.channel, len(answers))
 			}
 		}
 	})
