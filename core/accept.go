@@ -150,7 +150,10 @@ func (s *Service) RunInbound(ctx context.Context, item *store.WorkItem, args Inb
 	}
 	sub := in
 	sub.Deferred = nil
-	res, err := s.submit(ctx, &sub, args.Admitted)
+	// Grouped with the other events' Submits, apart from the acks: an ack
+	// is one insert, and must not wait in a batch behind a dozen writes of
+	// each event taken before it.
+	res, err := s.submit(store.GroupBehind(ctx), &sub, args.Admitted)
 	if err != nil {
 		return err
 	}
