@@ -853,7 +853,8 @@ type Store interface {
 	// committed, and the others' are not affected). fn may run more than
 	// once, as under InTx, and must not wait on another InTxGroup call.
 	// A write that fails inside fn must end fn with its error: the group
-	// takes no savepoint per write for fn to go on after it.
+	// takes no savepoint per write for fn to go on after it. Calls under
+	// GroupBehind(ctx) are grouped apart, behind the others (GroupAhead).
 	InTxGroup(ctx context.Context, fn func(q Queries) error) error
 
 	// Sweep deletes the spine's rows that are no longer needed as of now:
