@@ -63,6 +63,9 @@ func (s *Service) finisher(platform string) InboundFinisher {
 // item (RunInbound), right after the platform has its ack. An accepted event
 // is never lost: it is in the store when Accept returns, and the item runs
 // until it is done; a redelivered event finds its item and is Duplicate.
+// The items of one place (thread, channel or DM) run one at a time, in the
+// order Accept stored them, so its messages are logged in the order they
+// were acknowledged.
 //
 // An event without an id, or of a platform with no finisher, is Submitted
 // as before.
@@ -97,11 +100,15 @@ func (s *Service) Accept(ctx context.Context, in *Inbound) (*SubmitResult, error
 			return nil, fmt.Errorf("accepting %s event %s: finding binding: %w", in.Platform, in.EventID, err)
 		}
 	}
-	key := "inbound/" + in.Platform + "/" + in.EventID
+	key, order := "inbound/"+in.Platform+"/"+in.EventID, inboundOrderingKey(in)
 	var inserted bool
 	err = s.st.InTxGroup(ctx, func(q store.Queries) error {
 		r, err := Enqueue(ctx, q, InboundArgs{Inbound: *in, Admitted: true}, &EnqueueOpts{
 			UniqueKey: &key, MaxAttempts: s.opts.MaxTurnAttempts + 1, Now: s.now(),
+			// One place's events run one at a time, in the order of their
+			// acks, in every instance: each binds and logs its message
+			// before the next starts, as Submit on the ack did.
+			OrderingKey: &order,
 			// Ahead of turns: an event waits for its ack's work, never
 			// behind the answers of the events before it.
 			Priority: 1,
@@ -116,6 +123,13 @@ func (s *Service) Accept(ctx context.Context, in *Inbound) (*SubmitResult, error
 		return nil, fmt.Errorf("accepting %s event %s: %w", in.Platform, in.EventID, err)
 	}
 	return &SubmitResult{Accepted: true, Duplicate: !inserted}, nil
+}
+
+// inboundOrderingKey is the ordering key of an event's inbound item: the
+// place its message is bound to (a thread, a channel, a DM), as Submit finds
+// it.
+func inboundOrderingKey(in *Inbound) string {
+	return "inbound/" + store.PlaceFromColumns(in.Platform, in.Workspace, in.Channel, in.Thread).String()
 }
 
 // RunInbound finishes an event taken by Accept: the adapter's deferred part,
@@ -136,7 +150,10 @@ func (s *Service) RunInbound(ctx context.Context, item *store.WorkItem, args Inb
 	}
 	sub := in
 	sub.Deferred = nil
-	res, err := s.submit(ctx, &sub, args.Admitted)
+	// Grouped with the other events' Submits, apart from the acks: an ack
+	// is one insert, and must not wait in a batch behind a dozen writes of
+	// each event taken before it.
+	res, err := s.submit(store.GroupBehind(ctx), &sub, args.Admitted)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,11 @@ type EnqueueOpts struct {
 	// UniqueKey, when set, makes a second enqueue with the same key return
 	// the first item instead of adding one.
 	UniqueKey *string
-	Now       time.Time
+	// OrderingKey, when set, runs the item only after the items enqueued
+	// before it with the same key have finished, one at a time, across
+	// instances (store.WorkEnqueueParams.OrderingKey).
+	OrderingKey *string
+	Now         time.Time
 }
 
 // Enqueuer is where Enqueue writes: a store, or the queries of a
@@ -174,6 +178,7 @@ func Enqueue(ctx context.Context, q Enqueuer, args WorkArgs, opts *EnqueueOpts) 
 		Priority:       opts.Priority,
 		MaxAttempts:    opts.MaxAttempts,
 		UniqueKey:      opts.UniqueKey,
+		OrderingKey:    opts.OrderingKey,
 		Now:            opts.Now,
 	})
 }

@@ -176,3 +176,66 @@ func TestWorkerRunsNextItemOfConversationOnItsFirstAttempt(t *testing.T) {
 	}
 	require.Zero(t, obs.count("next"), "nothing was taken over")
 }
+
+// Items of one ordering key have no conversation to hold: the store hands
+// out the key's next item only once the previous one is completed, which
+// the worker does after its handler returned. So the next item, claimed in
+// the moment between that completion and the worker's bookkeeping, runs at
+// once, on its first attempt, after everything the previous handler did.
+func TestWorkerRunsNextItemOfOrderingKeyAfterThePrevious(t *testing.T) {
+	ctx := context.Background()
+	st := &slowCompleteStore{Store: testenv.SQLite(t)}
+	key := "inbound/slack:T1/C1/1700000000.000100"
+
+	var firstDone atomic.Bool
+	type ran struct {
+		item       *store.WorkItem
+		firstDone  bool
+		firstState store.WorkState
+	}
+	nextRan := make(chan ran, 1)
+	var firstID uuid.UUID
+	hs := core.NewHandlers()
+	core.AddHandler(hs, func(ctx context.Context, it *store.WorkItem, _ probeArgs) error {
+		// Queued while this item runs, as a second message of the thread
+		// acknowledged meanwhile.
+		if _, err := core.Enqueue(ctx, st.Store, nextArgs{}, &core.EnqueueOpts{OrderingKey: &key, Now: time.Now()}); err != nil {
+			return err
+		}
+		firstDone.Store(true)
+		return nil
+	})
+	core.AddHandler(hs, func(ctx context.Context, it *store.WorkItem, _ nextArgs) error {
+		first, err := st.Store.WorkGet(ctx, firstID)
+		if err != nil {
+			return err
+		}
+		nextRan <- ran{item: it, firstDone: firstDone.Load(), firstState: first.State}
+		return nil
+	})
+	obs := &takeoverObserver{takenOver: map[string]int{}}
+	w, err := core.NewWorker(core.WorkerOptions{
+		Store: st, WorkerID: "w1", Handlers: hs, LeaseTTL: 3 * time.Second, PollInterval: 20 * time.Millisecond,
+		Lanes:    []core.Lane{{Kinds: []string{"probe"}, Concurrency: 1}, {Kinds: []string{"next"}, Concurrency: 1}},
+		Logger:   testenv.Logger(t),
+		Observer: obs,
+	})
+	require.NoError(t, err)
+	st.wake = w.Wake
+	res, err := core.Enqueue(ctx, st.Store, probeArgs{}, &core.EnqueueOpts{OrderingKey: &key, Now: time.Now()})
+	require.NoError(t, err)
+	firstID = res.Item.ID
+	st.hold.Store(&firstID)
+	require.NoError(t, w.Start(ctx))
+	defer func() { require.NoError(t, w.Stop(ctx)) }()
+
+	select {
+	case r := <-nextRan:
+		require.True(t, r.firstDone, "the key's next item ran before the previous item's handler had finished")
+		require.Equal(t, store.WorkDone, r.firstState, "the key's next item ran while the previous item was not yet completed")
+		require.Equal(t, 1, r.item.Attempts, "the key's next item must run on the claim that found it, not after its lease")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the key's next item never ran")
+	}
+	require.Zero(t, obs.count("next"), "nothing was taken over")
+}

@@ -451,7 +451,10 @@ func (w *Worker) cooldown(ctx context.Context, slots chan struct{}, finished cha
 // still runs here, wait is closed when that handler leaves (see await). The
 // store hands out such an item only in the moment between the other item's
 // completion and its handler's return, since a live running item keeps the
-// rest of its conversation from being claimed.
+// rest of its conversation from being claimed. Items of an ordering key
+// without a conversation need nothing here: the store hands out a key's
+// next item only once the previous one is completed, and run completes an
+// item after its handler returned.
 func (w *Worker) enter(ctx context.Context, it *store.WorkItem) (ok bool, wait <-chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

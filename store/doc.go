@@ -77,6 +77,17 @@
 //	                                          expired ── WorkClaim by anyone
 //	                                                     ──► held (new owner)
 //
+// # Ordering keys
+//
+// Work that has no conversation yet (a Slack event taken by a deferred ack,
+// bound to its conversation only when it runs) is serialised by an ordering
+// key instead (WorkEnqueueParams.OrderingKey, the event's place): WorkClaim
+// hands out an item of a key only while no other item of the key is running
+// and every item of the key inserted before it has finished. There is no
+// lease to take: the running item itself holds the key, so it is free again
+// when the item completes or fails for good, or when its lease expires (the
+// item is then taken over first, before the key's next one).
+//
 // The coarse status (idle, running, paused) beside the lease is the engine's
 // to set with ConversationSetStatus; paused means a turn waits for a person
 // or a client. Named leases (LeaseAcquire) follow the same

@@ -24,6 +24,10 @@ type group struct {
 	// right for a store with one writer; a server database with round trips
 	// to wait on lets a burst spread over a few connections.
 	lanes int
+	// behind makes the batches' transactions group commits that are not
+	// ahead of other writers (GroupAhead false): the group of InTxGroup
+	// calls made under GroupBehind.
+	behind bool
 
 	mu      sync.Mutex
 	pending []*groupCall
@@ -104,7 +108,11 @@ func (g *group) run(batch []*groupCall) {
 		var failedErr error
 		// The transaction is the batch's, not one caller's: a caller that
 		// goes away does not cut the others off.
-		err := g.inTx(context.WithValue(context.WithoutCancel(live[0].ctx), groupCommitKey{}, true), func(q Queries) error {
+		txCtx := context.WithValue(context.WithoutCancel(live[0].ctx), groupCommitKey{}, true)
+		if !g.behind {
+			txCtx = context.WithValue(txCtx, groupAheadKey{}, true)
+		}
+		err := g.inTx(txCtx, func(q Queries) error {
 			failed, failedErr = nil, nil
 			for _, c := range live {
 				if err := c.fn(q); err != nil {
@@ -147,13 +155,39 @@ func (g *group) run(batch []*groupCall) {
 	}
 }
 
-type groupCommitKey struct{}
+type (
+	groupCommitKey struct{}
+	groupAheadKey  struct{}
+	groupBehindKey struct{}
+)
 
 // GroupCommit reports whether ctx is the context of a group commit's
-// transaction (InTxGroup). Acknowledgements of inbound events wait on it, so
-// a driver whose writers queue in the process (SQLite's one writer) lets it
-// ahead of the other writers waiting.
+// transaction (InTxGroup): its members end at their first failed write, so
+// a driver takes no savepoint per write.
 func GroupCommit(ctx context.Context) bool {
 	v, _ := ctx.Value(groupCommitKey{}).(bool)
+	return v
+}
+
+// GroupAhead reports whether ctx is the context of a group commit that
+// acknowledgements of inbound events wait on (InTxGroup, not under
+// GroupBehind): a driver whose writers queue in the process (SQLite's one
+// writer) lets it ahead of the other writers waiting, and Postgres runs it
+// on connections of its own.
+func GroupAhead(ctx context.Context) bool {
+	v, _ := ctx.Value(groupAheadKey{}).(bool)
+	return v
+}
+
+// GroupBehind marks ctx so that its InTxGroup calls are grouped with each
+// other, apart from and behind the acknowledgements: for a worker that
+// finishes events acknowledged earlier (core's inbound items), whose dozen
+// writes per event would otherwise share, and slow, the acks' batches.
+func GroupBehind(ctx context.Context) context.Context {
+	return context.WithValue(ctx, groupBehindKey{}, true)
+}
+
+func groupBehind(ctx context.Context) bool {
+	v, _ := ctx.Value(groupBehindKey{}).(bool)
 	return v
 }

@@ -54,3 +54,42 @@ func TestGroupLanes(t *testing.T) {
 		t.Errorf("after the burst: %d batches running, %d calls pending; want none", g.running, len(g.pending))
 	}
 }
+
+// TestGroupBehind: InTxGroup calls under GroupBehind are grouped apart from
+// the others, in group commits that are not ahead of other writers, while
+// the others' are.
+func TestGroupBehind(t *testing.T) {
+	type seen struct{ group, ahead, behindCall bool }
+	var mu sync.Mutex
+	var got []seen
+	inTx := func(ctx context.Context, fn func(q Queries) error) error {
+		return fn(nil)
+	}
+	r := &ruled{}
+	r.group = &group{max: 128, lanes: 1, inTx: inTx}
+	r.behind = &group{max: 128, lanes: 1, behind: true, inTx: inTx}
+	for _, behind := range []bool{false, true, false, true} {
+		ctx := t.Context()
+		if behind {
+			ctx = GroupBehind(ctx)
+		}
+		r.group.inTx = func(ctx context.Context, fn func(q Queries) error) error {
+			mu.Lock()
+			got = append(got, seen{GroupCommit(ctx), GroupAhead(ctx), behind})
+			mu.Unlock()
+			return fn(nil)
+		}
+		r.behind.inTx = r.group.inTx
+		if err := r.InTxGroup(ctx, func(Queries) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d transactions for 4 calls one after another; want 4", len(got))
+	}
+	for i, s := range got {
+		if !s.group || s.ahead == s.behindCall {
+			t.Errorf("call %d (behind %v): GroupCommit %v, GroupAhead %v; want a group commit, ahead only when not behind", i, s.behindCall, s.group, s.ahead)
+		}
+	}
+}

@@ -58,6 +58,7 @@ func New(d Driver, o Options) Store {
 	r := &ruled{d: d}
 	r.checked = checked{Queries: d, now: o.Now, db: r}
 	r.group = &group{inTx: r.InTx, max: maxGroup, lanes: max(o.GroupLanes, 1)}
+	r.behind = &group{inTx: r.InTx, max: maxGroup, lanes: max(o.GroupLanes, 1), behind: true}
 	return r
 }
 
@@ -66,6 +67,8 @@ type ruled struct {
 	checked
 	d     Driver
 	group *group
+	// behind groups the InTxGroup calls made under GroupBehind.
+	behind *group
 }
 
 // maxGroup bounds the calls one group commit holds, so that one
@@ -73,6 +76,9 @@ type ruled struct {
 const maxGroup = 128
 
 func (r *ruled) InTxGroup(ctx context.Context, fn func(q Queries) error) error {
+	if groupBehind(ctx) {
+		return r.behind.do(ctx, fn)
+	}
 	return r.group.do(ctx, fn)
 }
 

@@ -172,6 +172,10 @@ type WorkItem struct {
 	Attempts       int // claims so far
 	MaxAttempts    int
 	UniqueKey      *string
+	// OrderingKey, when set, runs the item only after every item of the
+	// same key inserted before it has finished, and never beside another
+	// item of that key (see WorkEnqueueParams.OrderingKey).
+	OrderingKey    *string
 	State          WorkState
 	ClaimedBy      string
 	LeaseExpiresAt *time.Time
@@ -372,7 +376,17 @@ type WorkEnqueueParams struct {
 	Priority       int
 	MaxAttempts    int     // 0 means 3
 	UniqueKey      *string // when set, a second enqueue with the same key returns the first item
-	Now            time.Time
+	// OrderingKey serialises the items that share it, across instances, as
+	// a conversation does its own: WorkClaim hands out an item of a key only
+	// while no other item of that key runs and every one inserted before it
+	// has finished (done, failed or cancelled; one waiting for its retry
+	// still holds the rest back). Insertion order is the order of the
+	// inserts on SQLite (one writer) and Now, then the time-ordered id, on
+	// Postgres: an item enqueued after another committed comes after it.
+	// For what has no conversation yet, such as an inbound event of a
+	// thread that is bound only when it runs. nil: no such rule.
+	OrderingKey *string
+	Now         time.Time
 }
 
 // WorkEnqueueResult is the item and whether this call inserted it.
@@ -841,7 +855,8 @@ type Store interface {
 	// committed, and the others' are not affected). fn may run more than
 	// once, as under InTx, and must not wait on another InTxGroup call.
 	// A write that fails inside fn must end fn with its error: the group
-	// takes no savepoint per write for fn to go on after it.
+	// takes no savepoint per write for fn to go on after it. Calls under
+	// GroupBehind(ctx) are grouped apart, behind the others (GroupAhead).
 	InTxGroup(ctx context.Context, fn func(q Queries) error) error
 
 	// Sweep deletes the spine's rows that are no longer needed as of now:

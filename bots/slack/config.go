@@ -20,7 +20,7 @@ import (
 //	  task_updates: true         # tool calls shown as tasks in the streamed reply
 //	  feedback_buttons: true     # 👍/👎 under each reply, recorded in the log
 //	  home_tab: true             # the App Home tab lists agents, schedules, approvals
-//	  ack: inline                # inline (default): the whole message before the ack; deferred: the event alone (see Options.DeferAck)
+//	  ack: deferred              # deferred (default): the ack stores the event alone; inline: the whole message (see Options.InlineAck)
 //	  ack_reaction: eyes         # added to each message taken up ("" for none)
 //	  done_reaction: white_check_mark # replaces it once the reply is delivered ("" for none)
 //	  files:
@@ -199,7 +199,7 @@ func (c *Config) Apply(o *Options) {
 		o.HomeFunc = nil
 	}
 	if c.Ack != "" {
-		o.DeferAck = c.Ack == "deferred"
+		o.InlineAck = c.Ack == "inline"
 	}
 	if c.AckReaction != nil {
 		o.AckReaction = *c.AckReaction

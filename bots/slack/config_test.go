@@ -13,7 +13,7 @@ func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig([]byte(`
 agents: []
 slack:
-  ack: deferred
+  ack: inline
   allow_bots: true
   agent_view: false
   task_updates: false
@@ -38,7 +38,7 @@ slack:
 		HomeFunc:     func(context.Context, string, string, string) (*Home, error) { return &Home{}, nil },
 	}
 	c.Apply(&o)
-	if !o.AllowBots || !o.DeferAck || o.AgentSessions || o.TaskUpdates || o.FeedbackFunc != nil || o.HomeFunc != nil ||
+	if !o.AllowBots || !o.InlineAck || o.AgentSessions || o.TaskUpdates || o.FeedbackFunc != nil || o.HomeFunc != nil ||
 		o.AckReaction != "eyes" || o.DoneReaction != "" || o.FileMaxBytes != 1<<20 || o.FileMaxCount != -1 || o.StreamUpdateInterval != 2*time.Second || o.StreamMaxAge != 3*time.Minute {
 		t.Fatalf("options after the block: %+v", o)
 	}

@@ -138,12 +138,15 @@ type Options struct {
 	// the reply is delivered (MarkDone).
 	AckReaction  string
 	DoneReaction string
-	// DeferAck makes the ack store the event alone, the rest running right
-	// after it (core.Service.Accept): a fast ack under bursts, shared files
-	// read after it, but two messages posted in one thread milliseconds
-	// apart may be handled out of order. Default false: the whole message
-	// is stored before the ack (Submit). slack.ack in switchboard.yaml.
-	DeferAck bool
+	// InlineAck stores all of a message before Slack's ack (Submit): the
+	// ack waits for the binding, the entry and the turn (about a dozen
+	// statements), and shared files are read before it. Default false: the
+	// ack stores the event alone and the rest runs right after it
+	// (core.Service.Accept), the events of one thread or DM one at a time
+	// in the order they were acknowledged, so a burst is acknowledged
+	// fast; a reader of the conversation right after the ack may find it
+	// not yet bound. slack.ack in switchboard.yaml.
+	InlineAck bool
 	// FileMaxBytes is the largest shared file read for the model. Default
 	// DefaultFileMaxBytes (5 MB).
 	FileMaxBytes int64
@@ -332,7 +335,7 @@ func New(opts Options) (*Adapter, error) {
 	if opts.BotToken != "" {
 		a.api = a.newClient(opts.BotToken)
 	}
-	if acc, ok := opts.Submitter.(accepter); ok && opts.DeferAck {
+	if acc, ok := opts.Submitter.(accepter); ok && !opts.InlineAck {
 		acc.SetInboundFinisher(PlatformName, finisher{a})
 	}
 	return a, nil

@@ -63,8 +63,8 @@ func quantileMS(sorted []time.Duration, q float64) float64 {
 // as they would in production. The baseline, in the same run and over the
 // same client, is a handler that only reads the body and answers 200: the
 // ratio is what verifying, storing and queueing cost on top of HTTP.
-// Each store runs with slack.ack: deferred (the event alone stored before
-// the ack) and inline (the default: the whole message).
+// Each store runs with slack.ack: deferred (the default: the event alone
+// stored before the ack) and inline (the whole message).
 func BenchmarkSlackEventsAck(b *testing.B) {
 	for _, mode := range []string{"deferred", "inline"} {
 		b.Run("sqlite/"+mode, func(b *testing.B) { benchEventsAck(b, sqliteDatabase(b), mode) })

@@ -372,14 +372,21 @@ func (e *slackEnv) waitIdleFor(timeout, every time.Duration) {
 	})
 }
 
-// conversation is the conversation bound to a Slack thread.
+// conversation is the conversation bound to a Slack thread, waiting for the
+// binding: with the default deferred ack, an event's message is bound right
+// after the ack, not before it.
 func (e *slackEnv) conversation(channel, thread string) *store.Conversation {
 	e.tb.Helper()
 	ctx := context.Background()
-	b, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, channel, thread)})
-	if err != nil {
-		e.tb.Fatalf("finding the conversation of %s/%s: %v", channel, thread, err)
-	}
+	var b *store.Binding
+	poll(e.tb, fmt.Sprintf("the conversation of %s/%s to be bound", channel, thread), func() (bool, string) {
+		var err error
+		b, err = e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, channel, thread)})
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
 	c, err := e.store.ConversationGet(ctx, b.ConversationID)
 	if err != nil {
 		e.tb.Fatalf("loading conversation %s: %v", b.ConversationID, err)
@@ -641,11 +648,17 @@ func TestSlackRejectsUnsignedEvents(t *testing.T) {
 			e.tb = t
 			ev := newEvent("EvSignedControl", mention("C0SIGNED", "1700000399.000001", "", alice, "let me in"))
 			e.mustPost(ev)
-			// Durable at the ack (slack.ack: inline, the default): the
-			// conversation is bound before the ack returns.
-			if _, err := e.store.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("slack", e2eTeam, "C0SIGNED", "1700000399.000001")}); err != nil {
-				t.Fatalf("a signed event bound no conversation: %v", err)
+			// Durable at the ack (slack.ack: deferred, the default): the
+			// event's work item is stored; it binds the conversation right
+			// after.
+			items, err := e.store.WorkList(ctx, &store.WorkListParams{Kind: core.WorkInbound, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
 			}
+			if !slices.ContainsFunc(items, func(w *store.WorkItem) bool { return strings.Contains(string(w.Payload), `"EvSignedControl"`) }) {
+				t.Fatalf("the acknowledged event is not in the store: %d inbound items", len(items))
+			}
+			e.conversation("C0SIGNED", "1700000399.000001")
 			fresh, err := e.store.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "EvSignedControl", Now: time.Now()})
 			if err != nil {
 				t.Fatal(err)

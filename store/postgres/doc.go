@@ -64,7 +64,11 @@
 // conversation. It locks candidate items with FOR UPDATE SKIP LOCKED, then
 // their conversations with FOR UPDATE SKIP LOCKED; the second lock re-reads
 // each conversation's newest row, so two claimers racing for one
-// conversation cannot both win.
+// conversation cannot both win. An item with an ordering key is left out
+// while an item of its key is running or one inserted before it (created_at,
+// then id) is available; an earlier item locked by another claimer is still
+// available in every snapshot until that claim commits, so two claimers never
+// both take items of one key.
 //
 // # Wake-ups
 //

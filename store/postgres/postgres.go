@@ -121,8 +121,9 @@ type driver struct {
 
 	pool *pgxpool.Pool
 	// groupPool holds the connections of group commits (InTxGroup: the
-	// acknowledgements of inbound events), one a lane, so an ack never
-	// waits for a connection behind the workers' transactions.
+	// acknowledgements of inbound events; not those under
+	// store.GroupBehind), one a lane, so an ack never waits for a
+	// connection behind the workers' transactions.
 	groupPool *pgxpool.Pool
 	// claims runs WorkClaim outside a transaction on claimPool, whose
 	// sessions commit without waiting for the WAL flush (see WorkClaim).

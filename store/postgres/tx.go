@@ -60,7 +60,7 @@ func (d *driver) inTx(ctx context.Context, fn func(q *queries) error) error {
 // have committed) along with the error.
 func (d *driver) tryTx(ctx context.Context, fn func(q *queries) error) (xid int64, pending []note, err error) {
 	pool := d.pool
-	if store.GroupCommit(ctx) {
+	if store.GroupAhead(ctx) {
 		pool = d.groupPool
 	}
 	tx, err := pool.Begin(ctx)

@@ -16,7 +16,7 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 	row, err := call(ctx, q, (*dbsqlc.Queries).WorkEnqueue, &dbsqlc.WorkEnqueueParams{
 		ID: newID(), Kind: p.Kind, Payload: p.Payload, ConversationID: p.ConversationID, AgentID: p.AgentID,
 		RunAt: ts(p.RunAt), Priority: int32(p.Priority), MaxAttempts: int32(p.MaxAttempts),
-		UniqueKey: p.UniqueKey, Now: ts(p.Now),
+		UniqueKey: p.UniqueKey, OrderingKey: p.OrderingKey, Now: ts(p.Now),
 	})
 	switch {
 	case err == nil:
@@ -184,7 +184,8 @@ func (q *queries) leaseErr(ctx context.Context, err error, id uuid.UUID, format 
 }
 
 // released maps the row of a statement that released a conversation's
-// lease, and wakes workers for the item the release made claimable.
+// lease or ended an item of an ordering key, and wakes workers for the item
+// that made claimable.
 func (q *queries) released(r *dbsqlc.WorkCompleteRow) *store.WorkItem {
 	if r.NextKind != "" {
 		q.notify(store.TopicWork, r.NextKind)
@@ -192,7 +193,7 @@ func (q *queries) released(r *dbsqlc.WorkCompleteRow) *store.WorkItem {
 	return workItem(&dbsqlc.WorkItem{
 		ID: r.ID, Kind: r.Kind, Payload: r.Payload, ConversationID: r.ConversationID, AgentID: r.AgentID,
 		RunAt: r.RunAt, Priority: r.Priority, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
-		UniqueKey: r.UniqueKey, State: r.State, ClaimedBy: r.ClaimedBy, LeaseExpiresAt: r.LeaseExpiresAt,
+		UniqueKey: r.UniqueKey, OrderingKey: r.OrderingKey, State: r.State, ClaimedBy: r.ClaimedBy, LeaseExpiresAt: r.LeaseExpiresAt,
 		LastError: r.LastError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
 	})
 }
@@ -209,6 +210,7 @@ func workItem(r *dbsqlc.WorkItem) *store.WorkItem {
 		Attempts:       int(r.Attempts),
 		MaxAttempts:    int(r.MaxAttempts),
 		UniqueKey:      r.UniqueKey,
+		OrderingKey:    r.OrderingKey,
 		State:          store.WorkState(r.State),
 		ClaimedBy:      r.ClaimedBy,
 		LeaseExpiresAt: r.LeaseExpiresAt,

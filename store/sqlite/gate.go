@@ -8,7 +8,8 @@ import (
 
 // writeGate orders the write transactions of this process on the one
 // writer connection: first come, first served, except that a group commit
-// (store.GroupCommit), which platforms' acknowledgements wait on, goes ahead
+// that acknowledgements wait on (store.GroupAhead: not the workers' own
+// group commits under store.GroupBehind) goes ahead
 // of the other writers waiting. Without it they would queue on the
 // connection pool, which hands a freed connection to a random waiter: under
 // a burst, an acknowledgement could wait behind dozens of the workers'

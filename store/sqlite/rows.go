@@ -158,6 +158,9 @@ func work(r dbsqlc.Work) *store.WorkItem {
 	if r.UniqueKey.Valid {
 		w.UniqueKey = &r.UniqueKey.String
 	}
+	if r.OrderingKey.Valid {
+		w.OrderingKey = &r.OrderingKey.String
+	}
 	return w
 }
 

@@ -92,7 +92,7 @@ func transact[T any](ctx context.Context, d *driver, savepoints bool, fn func(q 
 
 func transactOnce[T any](ctx context.Context, d *driver, savepoints bool, fn func(q *queries) (T, error)) (_ T, err error) {
 	var zero T
-	if err := d.gate.acquire(ctx, store.GroupCommit(ctx)); err != nil {
+	if err := d.gate.acquire(ctx, store.GroupAhead(ctx)); err != nil {
 		return zero, fmt.Errorf("waiting for the writer: %w", err)
 	}
 	defer d.gate.release()

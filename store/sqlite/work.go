@@ -20,7 +20,7 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 			ID: newID(), Kind: p.Kind, Payload: string(p.Payload),
 			ConversationID: uuidArg(p.ConversationID), AgentID: uuidArg(p.AgentID),
 			RunAt: micros(p.RunAt), Priority: int64(p.Priority), MaxAttempts: int64(p.MaxAttempts),
-			UniqueKey: textArg(p.UniqueKey), Now: micros(p.Now),
+			UniqueKey: textArg(p.UniqueKey), OrderingKey: textArg(p.OrderingKey), Now: micros(p.Now),
 		})
 		switch {
 		case err == nil:
@@ -127,7 +127,7 @@ func (q *queries) WorkComplete(ctx context.Context, p *store.WorkLeaseParams) (*
 		if err != nil {
 			return nil, err
 		}
-		return item, t.releaseForNext(ctx, item.ConversationID, p.Worker, p.Now)
+		return item, t.releaseForNext(ctx, item, p.Worker, p.Now)
 	})
 	if err != nil {
 		return nil, wrap(err, "completing work %s for %s", p.ID, p.Worker)
@@ -147,7 +147,7 @@ func (q *queries) WorkCompleteMany(ctx context.Context, p *store.WorkCompleteMan
 			return nil, err
 		}
 		for _, it := range items {
-			if err := t.releaseForNext(ctx, it.ConversationID, p.Worker, p.Now); err != nil {
+			if err := t.releaseForNext(ctx, it, p.Worker, p.Now); err != nil {
 				return nil, err
 			}
 		}
@@ -170,7 +170,7 @@ func (q *queries) WorkFail(ctx context.Context, p *store.WorkFailParams) (*store
 		if item.State == store.WorkAvailable {
 			t.notify(store.TopicWork, item.Kind)
 		}
-		return item, t.releaseForNext(ctx, item.ConversationID, p.Worker, p.Now)
+		return item, t.releaseForNext(ctx, item, p.Worker, p.Now)
 	})
 	if err != nil {
 		return nil, wrap(err, "failing work %s for %s", p.ID, p.Worker)
@@ -220,18 +220,29 @@ func (q *queries) WorkReclaim(ctx context.Context, p *store.WorkReclaimParams) (
 	return items, nil
 }
 
-// releaseForNext releases owner's lease on the conversation, if any, and
-// wakes the workers of the conversation's next available item, which the
-// release made claimable.
-func (q *queries) releaseForNext(ctx context.Context, conversationID *uuid.UUID, owner string, now time.Time) error {
-	if conversationID == nil {
+// releaseForNext releases owner's lease on the item's conversation, if any,
+// and wakes the workers of the conversation's next available item, and of
+// the next unfinished item of its ordering key, which the item's end made
+// claimable.
+func (q *queries) releaseForNext(ctx context.Context, item *store.WorkItem, owner string, now time.Time) error {
+	if item.OrderingKey != nil {
+		kind, err := q.tx.WorkNextKindOfKey(ctx, *item.OrderingKey)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("finding the next item of ordering key %q: %w", *item.OrderingKey, err)
+		default:
+			q.notify(store.TopicWork, kind)
+		}
+	}
+	if item.ConversationID == nil {
 		return nil
 	}
-	n, err := q.releaseLease(ctx, *conversationID, owner, now)
+	n, err := q.releaseLease(ctx, *item.ConversationID, owner, now)
 	if err != nil || n == 0 {
 		return err
 	}
-	kind, err := q.tx.WorkNextKind(ctx, uuid.NullUUID{UUID: *conversationID, Valid: true})
+	kind, err := q.tx.WorkNextKind(ctx, uuid.NullUUID{UUID: *item.ConversationID, Valid: true})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil

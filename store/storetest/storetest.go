@@ -93,6 +93,7 @@ func Run(t *testing.T, h Harness) {
 		{"Conversations", s.conversationTests()},
 		{"Entries", s.entryTests()},
 		{"Work", s.workTests()},
+		{"WorkOrdering", s.orderingTests()},
 		{"Recovery", s.recoveryTests()},
 		{"Inbound", s.inboundTests()},
 		{"Notifications", s.notificationTests()},

@@ -1,17 +1,20 @@
 -- The work queue. Every query returning an item returns the whole row
 -- (dbsqlc.WorkItem); those that release a conversation's lease add
--- next_kind, the kind of the conversation's next available item ('' for
--- none), which the release makes claimable: the driver wakes workers of that
--- kind.
+-- next_kind, the kind of the conversation's next available item, else of the
+-- next available item of the item's ordering key ('' for none), which the
+-- release makes claimable: the driver wakes workers of that kind. (The
+-- SELECT reads the statement's snapshot, where the item itself is still
+-- running: hence the key's next item is found as the first available one
+-- other than the item.)
 
 -- name: WorkEnqueue :one
 -- ON CONFLICT DO NOTHING rather than catching the unique violation, so that a
 -- duplicate key inside a caller's transaction does not abort it; no row back
 -- means the key exists (WorkGetByUniqueKey then reads it).
 INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,
-                        max_attempts, unique_key, state, created_at, updated_at)
+                        max_attempts, unique_key, ordering_key, state, created_at, updated_at)
 VALUES (@id, @kind, @payload, @conversation_id, @agent_id, @run_at, @priority,
-        @max_attempts, @unique_key, 'available', @now::timestamptz, @now::timestamptz)
+        @max_attempts, @unique_key, @ordering_key, 'available', @now::timestamptz, @now::timestamptz)
 ON CONFLICT (unique_key) DO NOTHING
 RETURNING *;
 
@@ -39,6 +42,12 @@ SELECT EXISTS (SELECT 1 FROM work_items WHERE id = @id);
 --   alone says whether a turn runs there (every claim takes it, and it is
 --   released only when its item stops running or by its owner). Over-fetched
 --   (2x) because only one item per conversation survives the next step.
+--   An item with an ordering key is left out while an item of its key runs
+--   or one inserted before it (created_at, then id) is unfinished, read from
+--   work_items_ordering_key_idx. A claimer that locked the key's first item
+--   has not committed it as running, but that item is still available in
+--   everyone's snapshot, so the next one stays out: one item of a key at a
+--   time, without a lock of its own.
 -- ranked: one item per conversation; an expired running item goes first (it
 --   was already under way), then claim order.
 -- convs: the conversations of the survivors, locked with SKIP LOCKED and
@@ -69,6 +78,12 @@ WITH exhausted AS (
     FROM work_items w
     WHERE w.state = 'available' AND w.run_at <= @now::timestamptz
       AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
@@ -82,6 +97,12 @@ WITH exhausted AS (
     WHERE w.state = 'running' AND w.lease_expires_at <= @now::timestamptz
       AND w.attempts < w.max_attempts
       AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
@@ -182,6 +203,10 @@ SELECT item.*,
        COALESCE((SELECT n.kind FROM work_items n
                  WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item;
 
@@ -209,6 +234,11 @@ SELECT item.*,
                  WHERE item.conversation_id IS NOT NULL
                    AND n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE item.ordering_key IS NOT NULL
+                   AND n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item;
 
@@ -241,6 +271,10 @@ SELECT item.*,
        COALESCE((SELECT n.kind FROM work_items n
                  WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item;
 

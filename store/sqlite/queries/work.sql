@@ -8,11 +8,11 @@
 -- failing, so a caller's transaction goes on.
 INSERT INTO work (
     id, kind, payload, conversation_id, agent_id, run_at, priority,
-    max_attempts, unique_key, state, created_at, updated_at
+    max_attempts, unique_key, ordering_key, state, created_at, updated_at
 ) VALUES (
     sqlc.arg(id), sqlc.arg(kind), sqlc.arg(payload), sqlc.narg(conversation_id), sqlc.narg(agent_id),
     sqlc.arg(run_at), sqlc.arg(priority), sqlc.arg(max_attempts), sqlc.narg(unique_key),
-    'available', CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER)
+    sqlc.narg(ordering_key), 'available', CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER)
 )
 ON CONFLICT (unique_key) DO NOTHING
 RETURNING *;
@@ -42,12 +42,24 @@ WHERE state = 'running' AND lease_expires_at <= CAST(sqlc.arg(now) AS INTEGER) A
 -- skipping conversations whose live lease someone else holds (or the
 -- claimer holds while an item of theirs runs), and taking only the first runnable
 -- item of each conversation (an expired running one first: it was already
--- under way). Each arm of the UNION ALL reads in index order and the ORDER BY
--- merges them, so a claim reads about limit rows, not the whole queue.
+-- under way). An item with an ordering key waits while an item of its key
+-- runs or one inserted before it (rowid order) is not finished; that check
+-- reads the key's unfinished items from work_ordering_key_idx. Each arm of
+-- the UNION ALL reads in index order and the ORDER BY merges them, so a
+-- claim reads about limit rows, not the whole queue.
 SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
 FROM work AS w
 WHERE w.state = 'available' AND w.run_at <= CAST(sqlc.arg(now) AS INTEGER)
   AND (CAST(sqlc.narg(kinds) AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(sqlc.narg(kinds) AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        -- an item of the key that goes first: a running one, or one
+        -- inserted earlier and not finished (due or not: the key's order
+        -- is strict)
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
             -- a live conversation lease: someone else's, or the claimer's
@@ -78,6 +90,15 @@ SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
 FROM work AS w
 WHERE w.state = 'running' AND w.lease_expires_at <= CAST(sqlc.arg(now) AS INTEGER) AND w.attempts < w.max_attempts
   AND (CAST(sqlc.narg(kinds) AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(sqlc.narg(kinds) AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        -- an item of the key that goes first: a running one, or one
+        -- inserted earlier and not finished (due or not: the key's order
+        -- is strict)
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
             -- a live conversation lease: someone else's, or the claimer's
@@ -204,6 +225,14 @@ LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 SELECT kind FROM work
 WHERE conversation_id = sqlc.arg(conversation_id) AND state = 'available'
 ORDER BY priority DESC, run_at, rowid
+LIMIT 1;
+
+-- name: WorkNextKindOfKey :one
+-- The kind of the next unfinished item of an ordering key: finishing an item
+-- of the key makes it claimable, so workers of that kind are woken.
+SELECT kind FROM work
+WHERE ordering_key = CAST(sqlc.arg(ordering_key) AS TEXT) AND state IN ('available', 'running')
+ORDER BY _rowid_
 LIMIT 1;
 
 -- name: WorkPrune :execrows

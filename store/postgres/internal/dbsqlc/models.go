@@ -574,6 +574,7 @@ type WorkItem struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 }
 
 type Workspace struct {

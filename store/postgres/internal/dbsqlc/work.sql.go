@@ -36,6 +36,12 @@ WITH exhausted AS (
     FROM work_items w
     WHERE w.state = 'available' AND w.run_at <= $3::timestamptz
       AND (COALESCE(cardinality($4::text[]), 0) = 0 OR w.kind = ANY ($4::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
@@ -49,6 +55,12 @@ WITH exhausted AS (
     WHERE w.state = 'running' AND w.lease_expires_at <= $3::timestamptz
       AND w.attempts < w.max_attempts
       AND (COALESCE(cardinality($4::text[]), 0) = 0 OR w.kind = ANY ($4::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
       AND NOT EXISTS (
           SELECT 1 FROM conversations c
           WHERE c.id = w.conversation_id
@@ -99,7 +111,7 @@ SET state = 'running',
     updated_at = $3::timestamptz
 FROM chosen ch
 WHERE w.id = ch.id
-RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority, w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by, w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at
+RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority, w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by, w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at, w.ordering_key
 `
 
 type WorkClaimParams struct {
@@ -127,6 +139,12 @@ type WorkClaimParams struct {
 //	alone says whether a turn runs there (every claim takes it, and it is
 //	released only when its item stops running or by its owner). Over-fetched
 //	(2x) because only one item per conversation survives the next step.
+//	An item with an ordering key is left out while an item of its key runs
+//	or one inserted before it (created_at, then id) is unfinished, read from
+//	work_items_ordering_key_idx. A claimer that locked the key's first item
+//	has not committed it as running, but that item is still available in
+//	everyone's snapshot, so the next one stays out: one item of a key at a
+//	time, without a lock of its own.
 //
 // ranked: one item per conversation; an expired running item goes first (it
 //
@@ -174,6 +192,7 @@ func (q *Queries) WorkClaim(ctx context.Context, arg *WorkClaimParams) ([]WorkIt
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -190,7 +209,7 @@ WITH item AS (
     UPDATE work_items
     SET state = 'done', lease_expires_at = NULL, finished_at = $1::timestamptz, updated_at = $1::timestamptz
     WHERE work_items.id = $2 AND state = 'running' AND claimed_by = $3::text
-    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at, work_items.ordering_key
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -202,10 +221,14 @@ WITH item AS (
     FROM item
     WHERE c.id = item.conversation_id AND c.lease_owner = $3::text
 )
-SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at,
+SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at, item.ordering_key,
        COALESCE((SELECT n.kind FROM work_items n
                  WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item
 `
@@ -234,6 +257,7 @@ type WorkCompleteRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 	NextKind       string
 }
 
@@ -258,6 +282,7 @@ func (q *Queries) WorkComplete(ctx context.Context, arg *WorkCompleteParams) (Wo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 		&i.NextKind,
 	)
 	return i, err
@@ -268,7 +293,7 @@ WITH item AS (
     UPDATE work_items
     SET state = 'done', lease_expires_at = NULL, finished_at = $1::timestamptz, updated_at = $1::timestamptz
     WHERE work_items.id = ANY (CAST($2::text[] AS uuid[])) AND state = 'running' AND claimed_by = $3::text
-    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at, work_items.ordering_key
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -280,11 +305,16 @@ WITH item AS (
     FROM item
     WHERE c.id = item.conversation_id AND c.lease_owner = $3::text
 )
-SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at,
+SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at, item.ordering_key,
        COALESCE((SELECT n.kind FROM work_items n
                  WHERE item.conversation_id IS NOT NULL
                    AND n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE item.ordering_key IS NOT NULL
+                   AND n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item
 `
@@ -313,6 +343,7 @@ type WorkCompleteManyRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 	NextKind       string
 }
 
@@ -345,6 +376,7 @@ func (q *Queries) WorkCompleteMany(ctx context.Context, arg *WorkCompleteManyPar
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 			&i.NextKind,
 		); err != nil {
 			return nil, err
@@ -360,11 +392,11 @@ func (q *Queries) WorkCompleteMany(ctx context.Context, arg *WorkCompleteManyPar
 const workEnqueue = `-- name: WorkEnqueue :one
 
 INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,
-                        max_attempts, unique_key, state, created_at, updated_at)
+                        max_attempts, unique_key, ordering_key, state, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, 'available', $10::timestamptz, $10::timestamptz)
+        $8, $9, $10, 'available', $11::timestamptz, $11::timestamptz)
 ON CONFLICT (unique_key) DO NOTHING
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkEnqueueParams struct {
@@ -377,14 +409,18 @@ type WorkEnqueueParams struct {
 	Priority       int32
 	MaxAttempts    int32
 	UniqueKey      *string
+	OrderingKey    *string
 	Now            time.Time
 }
 
 // The work queue. Every query returning an item returns the whole row
 // (dbsqlc.WorkItem); those that release a conversation's lease add
-// next_kind, the kind of the conversation's next available item (” for
-// none), which the release makes claimable: the driver wakes workers of that
-// kind.
+// next_kind, the kind of the conversation's next available item, else of the
+// next available item of the item's ordering key (” for none), which the
+// release makes claimable: the driver wakes workers of that kind. (The
+// SELECT reads the statement's snapshot, where the item itself is still
+// running: hence the key's next item is found as the first available one
+// other than the item.)
 // ON CONFLICT DO NOTHING rather than catching the unique violation, so that a
 // duplicate key inside a caller's transaction does not abort it; no row back
 // means the key exists (WorkGetByUniqueKey then reads it).
@@ -399,6 +435,7 @@ func (q *Queries) WorkEnqueue(ctx context.Context, arg *WorkEnqueueParams) (Work
 		arg.Priority,
 		arg.MaxAttempts,
 		arg.UniqueKey,
+		arg.OrderingKey,
 		arg.Now,
 	)
 	var i WorkItem
@@ -420,6 +457,7 @@ func (q *Queries) WorkEnqueue(ctx context.Context, arg *WorkEnqueueParams) (Work
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -446,7 +484,7 @@ WITH item AS (
         last_error = $3,
         updated_at = $2::timestamptz
     WHERE work_items.id = $4 AND state = 'running' AND claimed_by = $5::text
-    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at, work_items.ordering_key
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -458,10 +496,14 @@ WITH item AS (
     FROM item
     WHERE c.id = item.conversation_id AND c.lease_owner = $5::text
 )
-SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at,
+SELECT item.id, item.kind, item.payload, item.conversation_id, item.agent_id, item.run_at, item.priority, item.attempts, item.max_attempts, item.unique_key, item.state, item.claimed_by, item.lease_expires_at, item.last_error, item.created_at, item.updated_at, item.finished_at, item.ordering_key,
        COALESCE((SELECT n.kind FROM work_items n
                  WHERE n.conversation_id = item.conversation_id AND n.state = 'available'
                  ORDER BY n.priority DESC, n.run_at, n.created_at
+                 LIMIT 1),
+                (SELECT n.kind FROM work_items n
+                 WHERE n.ordering_key = item.ordering_key AND n.state = 'available' AND n.id <> item.id
+                 ORDER BY n.created_at, n.id
                  LIMIT 1), '')::text AS next_kind
 FROM item
 `
@@ -492,6 +534,7 @@ type WorkFailRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 	NextKind       string
 }
 
@@ -524,13 +567,14 @@ func (q *Queries) WorkFail(ctx context.Context, arg *WorkFailParams) (WorkFailRo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 		&i.NextKind,
 	)
 	return i, err
 }
 
 const workGet = `-- name: WorkGet :one
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work_items WHERE id = $1
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work_items WHERE id = $1
 `
 
 func (q *Queries) WorkGet(ctx context.Context, id uuid.UUID) (WorkItem, error) {
@@ -554,12 +598,13 @@ func (q *Queries) WorkGet(ctx context.Context, id uuid.UUID) (WorkItem, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const workGetByUniqueKey = `-- name: WorkGetByUniqueKey :one
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work_items WHERE unique_key = $1
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work_items WHERE unique_key = $1
 `
 
 func (q *Queries) WorkGetByUniqueKey(ctx context.Context, uniqueKey *string) (WorkItem, error) {
@@ -583,6 +628,7 @@ func (q *Queries) WorkGetByUniqueKey(ctx context.Context, uniqueKey *string) (Wo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -597,7 +643,7 @@ WITH item AS (
           WHERE c.id = w.conversation_id
             AND c.lease_owner <> '' AND c.lease_owner <> $4::text
             AND c.lease_expires_at > $2::timestamptz)
-    RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority, w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by, w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at
+    RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority, w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by, w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at, w.ordering_key
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = $4::text,
@@ -609,7 +655,7 @@ WITH item AS (
     FROM item
     WHERE c.id = item.conversation_id
 )
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM item
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM item
 `
 
 type WorkHeartbeatParams struct {
@@ -637,6 +683,7 @@ type WorkHeartbeatRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 }
 
 // Extends the item's lease and its conversation's. Refused when the item is
@@ -668,12 +715,13 @@ func (q *Queries) WorkHeartbeat(ctx context.Context, arg *WorkHeartbeatParams) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const workList = `-- name: WorkList :many
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work_items
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work_items
 WHERE (COALESCE(cardinality($1::text[]), 0) = 0 OR state = ANY ($1::text[]))
   AND ($2::text = '' OR kind = $2::text)
   AND ($3::uuid IS NULL OR conversation_id = $3::uuid)
@@ -722,6 +770,7 @@ func (q *Queries) WorkList(ctx context.Context, arg *WorkListParams) ([]WorkItem
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -766,7 +815,7 @@ WITH items AS (
         lease_expires_at = NULL,
         updated_at = $1::timestamptz
     WHERE state = 'running' AND claimed_by = $2::text
-    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at, work_items.ordering_key
 ), convs AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -777,7 +826,7 @@ WITH items AS (
         updated_at = $1::timestamptz
     WHERE c.lease_owner = $2::text
 )
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM items
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM items
 `
 
 type WorkReclaimParams struct {
@@ -803,6 +852,7 @@ type WorkReclaimRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 }
 
 // An instance restarting under the same id hands back what its previous run
@@ -836,6 +886,7 @@ func (q *Queries) WorkReclaim(ctx context.Context, arg *WorkReclaimParams) ([]Wo
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -856,7 +907,7 @@ WITH item AS (
         lease_expires_at = NULL,
         updated_at = $1::timestamptz
     WHERE work_items.id = $2 AND state = 'running' AND claimed_by = $3::text
-    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at
+    RETURNING work_items.id, work_items.kind, work_items.payload, work_items.conversation_id, work_items.agent_id, work_items.run_at, work_items.priority, work_items.attempts, work_items.max_attempts, work_items.unique_key, work_items.state, work_items.claimed_by, work_items.lease_expires_at, work_items.last_error, work_items.created_at, work_items.updated_at, work_items.finished_at, work_items.ordering_key
 ), conv AS (
     UPDATE conversations c
     SET lease_owner = '',
@@ -868,7 +919,7 @@ WITH item AS (
     FROM item
     WHERE c.id = item.conversation_id AND c.lease_owner = $3::text
 )
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM item
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM item
 `
 
 type WorkReleaseParams struct {
@@ -895,6 +946,7 @@ type WorkReleaseRow struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
+	OrderingKey    *string
 }
 
 // A graceful stop gives back an item it cut off: available again, the
@@ -921,6 +973,7 @@ func (q *Queries) WorkRelease(ctx context.Context, arg *WorkReleaseParams) (Work
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }

@@ -747,6 +747,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workNextKindStmt, err = db.PrepareContext(ctx, workNextKind); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkNextKind: %w", err)
 	}
+	if q.workNextKindOfKeyStmt, err = db.PrepareContext(ctx, workNextKindOfKey); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkNextKindOfKey: %w", err)
+	}
 	if q.workPruneStmt, err = db.PrepareContext(ctx, workPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkPrune: %w", err)
 	}
@@ -2002,6 +2005,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workNextKindStmt: %w", cerr)
 		}
 	}
+	if q.workNextKindOfKeyStmt != nil {
+		if cerr := q.workNextKindOfKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workNextKindOfKeyStmt: %w", cerr)
+		}
+	}
 	if q.workPruneStmt != nil {
 		if cerr := q.workPruneStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workPruneStmt: %w", cerr)
@@ -2357,6 +2365,7 @@ type Queries struct {
 	workInsertStmt                    *sql.Stmt
 	workListStmt                      *sql.Stmt
 	workNextKindStmt                  *sql.Stmt
+	workNextKindOfKeyStmt             *sql.Stmt
 	workPruneStmt                     *sql.Stmt
 	workReclaimStmt                   *sql.Stmt
 	workReleaseStmt                   *sql.Stmt
@@ -2619,6 +2628,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workInsertStmt:                    q.workInsertStmt,
 		workListStmt:                      q.workListStmt,
 		workNextKindStmt:                  q.workNextKindStmt,
+		workNextKindOfKeyStmt:             q.workNextKindOfKeyStmt,
 		workPruneStmt:                     q.workPruneStmt,
 		workReclaimStmt:                   q.workReclaimStmt,
 		workReleaseStmt:                   q.workReleaseStmt,

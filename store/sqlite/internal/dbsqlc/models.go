@@ -577,6 +577,7 @@ type Work struct {
 	CreatedAt      int64
 	UpdatedAt      int64
 	FinishedAt     sql.NullInt64
+	OrderingKey    sql.NullString
 }
 
 type Workspace struct {

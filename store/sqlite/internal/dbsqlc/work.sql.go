@@ -17,6 +17,15 @@ SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
 FROM work AS w
 WHERE w.state = 'available' AND w.run_at <= CAST(?2 AS INTEGER)
   AND (CAST(?3 AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        -- an item of the key that goes first: a running one, or one
+        -- inserted earlier and not finished (due or not: the key's order
+        -- is strict)
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
             -- a live conversation lease: someone else's, or the claimer's
@@ -47,6 +56,15 @@ SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
 FROM work AS w
 WHERE w.state = 'running' AND w.lease_expires_at <= CAST(?2 AS INTEGER) AND w.attempts < w.max_attempts
   AND (CAST(?3 AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        -- an item of the key that goes first: a running one, or one
+        -- inserted earlier and not finished (due or not: the key's order
+        -- is strict)
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
   AND (w.conversation_id IS NULL OR (
         NOT EXISTS (
             -- a live conversation lease: someone else's, or the claimer's
@@ -91,8 +109,11 @@ type WorkClaimCandidatesRow struct {
 // skipping conversations whose live lease someone else holds (or the
 // claimer holds while an item of theirs runs), and taking only the first runnable
 // item of each conversation (an expired running one first: it was already
-// under way). Each arm of the UNION ALL reads in index order and the ORDER BY
-// merges them, so a claim reads about limit rows, not the whole queue.
+// under way). An item with an ordering key waits while an item of its key
+// runs or one inserted before it (rowid order) is not finished; that check
+// reads the key's unfinished items from work_ordering_key_idx. Each arm of
+// the UNION ALL reads in index order and the ORDER BY merges them, so a
+// claim reads about limit rows, not the whole queue.
 func (q *Queries) WorkClaimCandidates(ctx context.Context, arg WorkClaimCandidatesParams) ([]WorkClaimCandidatesRow, error) {
 	rows, err := q.query(ctx, q.workClaimCandidatesStmt, workClaimCandidates,
 		arg.Limit,
@@ -165,7 +186,7 @@ SET state = 'running',
     lease_expires_at = CAST(?2 AS INTEGER),
     updated_at = CAST(?3 AS INTEGER)
 WHERE id IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkClaimMarkParams struct {
@@ -207,6 +228,7 @@ func (q *Queries) WorkClaimMark(ctx context.Context, arg WorkClaimMarkParams) ([
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -225,7 +247,7 @@ const workComplete = `-- name: WorkComplete :one
 UPDATE work
 SET state = 'done', lease_expires_at = NULL, finished_at = CAST(?1 AS INTEGER), updated_at = CAST(?1 AS INTEGER)
 WHERE id = ?2 AND state = 'running' AND claimed_by = ?3
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkCompleteParams struct {
@@ -255,6 +277,7 @@ func (q *Queries) WorkComplete(ctx context.Context, arg WorkCompleteParams) (Wor
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -264,7 +287,7 @@ UPDATE work
 SET state = 'done', lease_expires_at = NULL, finished_at = CAST(?1 AS INTEGER), updated_at = CAST(?1 AS INTEGER)
 WHERE id IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
   AND state = 'running' AND claimed_by = ?3
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkCompleteManyParams struct {
@@ -302,6 +325,7 @@ func (q *Queries) WorkCompleteMany(ctx context.Context, arg WorkCompleteManyPara
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -326,7 +350,7 @@ SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' EN
     last_error = ?3,
     updated_at = CAST(?2 AS INTEGER)
 WHERE id = ?4 AND state = 'running' AND claimed_by = ?5
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkFailParams struct {
@@ -366,6 +390,7 @@ func (q *Queries) WorkFail(ctx context.Context, arg WorkFailParams) (Work, error
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -396,7 +421,7 @@ func (q *Queries) WorkFailExhausted(ctx context.Context, arg WorkFailExhaustedPa
 }
 
 const workGet = `-- name: WorkGet :one
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work WHERE id = ?1
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work WHERE id = ?1
 `
 
 func (q *Queries) WorkGet(ctx context.Context, id uuid.UUID) (Work, error) {
@@ -420,12 +445,13 @@ func (q *Queries) WorkGet(ctx context.Context, id uuid.UUID) (Work, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const workGetByUniqueKey = `-- name: WorkGetByUniqueKey :one
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work WHERE unique_key = CAST(?1 AS TEXT)
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work WHERE unique_key = CAST(?1 AS TEXT)
 `
 
 func (q *Queries) WorkGetByUniqueKey(ctx context.Context, uniqueKey string) (Work, error) {
@@ -449,6 +475,7 @@ func (q *Queries) WorkGetByUniqueKey(ctx context.Context, uniqueKey string) (Wor
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -457,7 +484,7 @@ const workHeartbeat = `-- name: WorkHeartbeat :one
 UPDATE work
 SET lease_expires_at = CAST(?1 AS INTEGER), updated_at = CAST(?2 AS INTEGER)
 WHERE id = ?3 AND state = 'running' AND claimed_by = ?4
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkHeartbeatParams struct {
@@ -493,6 +520,7 @@ func (q *Queries) WorkHeartbeat(ctx context.Context, arg WorkHeartbeatParams) (W
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -501,14 +529,14 @@ const workInsert = `-- name: WorkInsert :one
 
 INSERT INTO work (
     id, kind, payload, conversation_id, agent_id, run_at, priority,
-    max_attempts, unique_key, state, created_at, updated_at
+    max_attempts, unique_key, ordering_key, state, created_at, updated_at
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5,
     ?6, ?7, ?8, ?9,
-    'available', CAST(?10 AS INTEGER), CAST(?10 AS INTEGER)
+    ?10, 'available', CAST(?11 AS INTEGER), CAST(?11 AS INTEGER)
 )
 ON CONFLICT (unique_key) DO NOTHING
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkInsertParams struct {
@@ -521,6 +549,7 @@ type WorkInsertParams struct {
 	Priority       int64
 	MaxAttempts    int64
 	UniqueKey      sql.NullString
+	OrderingKey    sql.NullString
 	Now            int64
 }
 
@@ -541,6 +570,7 @@ func (q *Queries) WorkInsert(ctx context.Context, arg WorkInsertParams) (Work, e
 		arg.Priority,
 		arg.MaxAttempts,
 		arg.UniqueKey,
+		arg.OrderingKey,
 		arg.Now,
 	)
 	var i Work
@@ -562,12 +592,13 @@ func (q *Queries) WorkInsert(ctx context.Context, arg WorkInsertParams) (Work, e
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const workList = `-- name: WorkList :many
-SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at FROM work
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work
 WHERE (CAST(?1 AS TEXT) IS NULL OR state IN (SELECT value FROM json_each(CAST(?1 AS TEXT))))
   AND (CAST(?2 AS TEXT) = '' OR kind = ?2)
   AND (?3 IS NULL OR conversation_id = ?3)
@@ -615,6 +646,7 @@ func (q *Queries) WorkList(ctx context.Context, arg WorkListParams) ([]Work, err
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -640,6 +672,22 @@ LIMIT 1
 // conversation's lease makes it claimable, so workers of that kind are woken.
 func (q *Queries) WorkNextKind(ctx context.Context, conversationID uuid.NullUUID) (string, error) {
 	row := q.queryRow(ctx, q.workNextKindStmt, workNextKind, conversationID)
+	var kind string
+	err := row.Scan(&kind)
+	return kind, err
+}
+
+const workNextKindOfKey = `-- name: WorkNextKindOfKey :one
+SELECT kind FROM work
+WHERE ordering_key = CAST(?1 AS TEXT) AND state IN ('available', 'running')
+ORDER BY _rowid_
+LIMIT 1
+`
+
+// The kind of the next unfinished item of an ordering key: finishing an item
+// of the key makes it claimable, so workers of that kind are woken.
+func (q *Queries) WorkNextKindOfKey(ctx context.Context, orderingKey string) (string, error) {
+	row := q.queryRow(ctx, q.workNextKindOfKeyStmt, workNextKindOfKey, orderingKey)
 	var kind string
 	err := row.Scan(&kind)
 	return kind, err
@@ -677,7 +725,7 @@ SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'available' EN
     lease_expires_at = NULL,
     updated_at = CAST(?1 AS INTEGER)
 WHERE state = 'running' AND claimed_by = ?2
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkReclaimParams struct {
@@ -716,6 +764,7 @@ func (q *Queries) WorkReclaim(ctx context.Context, arg WorkReclaimParams) ([]Wor
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -738,7 +787,7 @@ SET state = 'available',
     lease_expires_at = NULL,
     updated_at = CAST(?1 AS INTEGER)
 WHERE id = ?2 AND state = 'running' AND claimed_by = ?3
-RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
 `
 
 type WorkReleaseParams struct {
@@ -771,6 +820,7 @@ func (q *Queries) WorkRelease(ctx context.Context, arg WorkReleaseParams) (Work,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.OrderingKey,
 	)
 	return i, err
 }
