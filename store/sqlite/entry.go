@@ -147,21 +147,11 @@ func (q *queries) EntryList(ctx context.Context, p *store.EntryListParams) ([]*s
 }
 
 // withErrors merges into list (the entries with a seq that EntryList read
-// for p) the error entries of the same range, each right after the entry
-// it followed, in the order they were written. The two reads are apart, in
-// index order each, so that a long catch-up is not one sort of the whole
-// log: errors are read only up to the last seq of list (or p.AfterSeq), so
-// one that followed an entry appended after the first read waits for the
-// next read, behind its entry.
+// for p) the error entries of the same range (see store.ErrorsUpTo and
+// store.MergeErrors).
 func (q *queries) withErrors(ctx context.Context, p *store.EntryListParams, list []*store.Entry) ([]*store.Entry, error) {
-	upTo := p.AfterSeq
-	if len(list) > 0 {
-		upTo = max(upTo, *list[len(list)-1].Seq)
-	}
-	if p.UpToSeq > 0 {
-		upTo = min(upTo, p.UpToSeq)
-	}
-	if upTo < p.AfterSeq {
+	upTo, ok := store.ErrorsUpTo(p, list)
+	if !ok {
 		return list, nil
 	}
 	args := entryListArgs(p)
@@ -172,18 +162,7 @@ func (q *queries) withErrors(ctx context.Context, p *store.EntryListParams, list
 	if err != nil || len(errs) == 0 {
 		return list, err
 	}
-	out := make([]*store.Entry, 0, len(list)+len(errs))
-	for _, e := range list {
-		for len(errs) > 0 && errs[0].AfterSeq < *e.Seq {
-			out, errs = append(out, errs[0]), errs[1:]
-		}
-		out = append(out, e)
-	}
-	out = append(out, errs...)
-	if p.Limit > 0 && len(out) > p.Limit {
-		out = out[:p.Limit]
-	}
-	return out, nil
+	return store.MergeErrors(list, errs, p.Limit), nil
 }
 
 func (q *queries) EntryListInChannel(ctx context.Context, p *store.EntryListInChannelParams) ([]*store.Entry, error) {
