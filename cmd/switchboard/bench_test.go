@@ -26,7 +26,9 @@ func TestBench(t *testing.T) {
 		url  func(t *testing.T) string
 	}{
 		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "sb.db") }},
-		{"postgres", func(t *testing.T) string { return testenv.PostgresURL(t) }},
+		// A database of its own, so that the schemas counted below are this
+		// run's alone, not those of another package's bench test beside it.
+		{"postgres", func(t *testing.T) string { return testenv.PostgresDatabaseURL(t, testenv.PostgresDatabase(t)) }},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			db := d.url(t)

@@ -5,8 +5,6 @@ package chaos
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -79,9 +77,9 @@ func TestPostgresFaults(t *testing.T) {
 		t.Log("CHAOS_PG_RESTART is not 1: connections are terminated, the cluster is not restarted")
 	}
 
-	dbname := freshDatabase(t, admin)
+	dbname := testenv.PostgresDatabase(t)
 	if cluster != "" {
-		// Registered after freshDatabase, so it runs before the drop.
+		// Registered after testenv.PostgresDatabase, so it runs before the drop.
 		t.Cleanup(func() { ensurePostgres(t, admin, cluster) })
 	}
 	sl := newSlack(t)
@@ -489,40 +487,6 @@ func withDatabase(t *testing.T, base, dbname, app string) string {
 	q.Set("application_name", app)
 	u.RawQuery = q.Encode()
 	return u.String()
-}
-
-// freshDatabase creates an empty database, dropped when the test ends. A
-// database of its own lets the test terminate every connection to it
-// without touching anyone else's.
-func freshDatabase(t *testing.T, admin string) string {
-	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "sbchaos_" + hex.EncodeToString(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connecting to TEST_DATABASE_URL: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("creating database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Logf("dropping database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("dropping database %s: %v", name, err)
-		}
-	})
-	return name
 }
 
 // localCluster is the pg_ctlcluster name ("15/main") of the cluster

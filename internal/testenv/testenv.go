@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,3 +139,50 @@ func (l *Buffer) Bytes() []byte {
 
 // String is what was written so far.
 func (l *Buffer) String() string { return string(l.Bytes()) }
+
+// PostgresDatabase creates an empty database on the Postgres of
+// TEST_DATABASE_URL, dropped (with its connections) when the test ends, and
+// returns its name. A database of its own lets a test count what is in it,
+// or terminate every connection to it, without touching anyone else's.
+func PostgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	admin := PostgresURL(tb)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "sbtestdb_" + hex.EncodeToString(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		tb.Fatalf("connecting to TEST_DATABASE_URL: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("creating database %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			tb.Logf("dropping database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			tb.Logf("dropping database %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// PostgresDatabaseURL is TEST_DATABASE_URL pointed at database name.
+func PostgresDatabaseURL(tb testing.TB, name string) string {
+	tb.Helper()
+	u, err := url.Parse(PostgresURL(tb))
+	if err != nil {
+		tb.Fatalf("TEST_DATABASE_URL is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
