@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -347,12 +348,18 @@ func eval[T any](p page, expr string) T {
 	return v
 }
 
+// shotRun is this test process's folder of screenshots, so that two runs at
+// once (or one after the other) never mix or overwrite their pictures.
+var shotRun = sync.OnceValue(func() string {
+	return fmt.Sprintf("run-%s-%d", time.Now().Format("20060102-150405"), os.Getpid())
+})
+
 func shotDir(t *testing.T) string {
-	return filepath.Join(os.TempDir(), "switchboard-console", strings.ReplaceAll(t.Name(), "/", "_"))
+	return filepath.Join(os.TempDir(), "switchboard-console", shotRun(), strings.ReplaceAll(t.Name(), "/", "_"))
 }
 
 // shot saves a screenshot of the page as test output under
-// $TMPDIR/switchboard-console (not committed).
+// $TMPDIR/switchboard-console/run-<time>-<pid> (not committed).
 func (p page) shot(name string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
