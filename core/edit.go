@@ -129,10 +129,20 @@ func (s *Service) EditMessage(ctx context.Context, e *MessageEdit) (*EditResult,
 		if e.UserName != "" {
 			edited.UserName = e.UserName
 		}
-		ap, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+		// An edit of a person's first message titles the fork by its new
+		// text, unless the conversation's title is not automatic
+		// (store.Conversation.TitleAuto).
+		edit := &store.EntryAppendParams{
 			ConversationID: b.ConversationID, ExpectSeq: &seq, Kind: store.EntryUser, Author: msg.Author,
 			Content: mustJSON(edited), Now: s.now(),
-		})
+		}
+		if _, isPerson := msg.Author.User(); isPerson {
+			edit.Title = ConversationTitle(e.Text)
+			if edit.Retitle, err = firstMessageEdit(ctx, q, b.ConversationID, seq); err != nil {
+				return err
+			}
+		}
+		ap, err := q.EntryAppend(ctx, edit)
 		if err != nil {
 			return fmt.Errorf("forking at the edited message: %w", err)
 		}

@@ -711,9 +711,14 @@ func (s *Service) Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, t
 		if seq > c.LastSeq+1 {
 			return invalid("seq %d is past the end of the log (%d)", seq, c.LastSeq)
 		}
+		retitle, err := firstMessageEdit(ctx, q, conv, seq)
+		if err != nil {
+			return err
+		}
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv, ExpectSeq: &seq, Kind: store.EntryUser, Author: store.UserAuthor(userID),
-			Content: mustJSON(UserContent{Text: text, UserID: userID}), Title: ConversationTitle(text), Now: s.now(),
+			Content: mustJSON(UserContent{Text: text, UserID: userID}), Title: ConversationTitle(text),
+			Retitle: retitle, Now: s.now(),
 		})
 		if err != nil {
 			return err
@@ -746,6 +751,34 @@ func ConversationTitle(text string) string {
 		}
 	}
 	return strings.TrimRight(string(r[:cut]), " ,.;:-") + "…"
+}
+
+// firstMessageEdit reports whether a person's message at seq of conv's
+// log, which forks it, is the fork's first message: no person's message
+// comes before seq. A fork made by such an edit is titled by it when the
+// conversation's title is automatic (store.EntryAppendParams.Retitle); an
+// edit that keeps the text keeps the title too, since the title is the
+// text's (ConversationTitle).
+func firstMessageEdit(ctx context.Context, q store.Queries, conv uuid.UUID, seq int64) (bool, error) {
+	const page = 64
+	if seq <= 1 {
+		return true, nil // nothing before it (and UpToSeq 0 is no bound)
+	}
+	for after := int64(0); ; {
+		es, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv, AfterSeq: after, UpToSeq: seq - 1, Limit: page})
+		if err != nil {
+			return false, fmt.Errorf("reading the log of %s before %d: %w", conv, seq, err)
+		}
+		for _, e := range es {
+			if _, person := e.Author.User(); person && e.Kind == store.EntryUser {
+				return false, nil
+			}
+		}
+		if len(es) < page {
+			return true, nil
+		}
+		after = es[len(es)-1].SeqValue()
+	}
 }
 
 func title(text string) string {

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,6 +103,71 @@ func TestConversationTitledByFirstMessage(t *testing.T) {
 		}
 		if got := titleOf(res.ConversationID); got != "Where is the budget sheet?" {
 			t.Errorf("a Slack conversation's title after its first message = %q", got)
+		}
+	})
+}
+
+// TestForkTitledByEditedFirstMessage: Fork titles its fork by the edited
+// text when no person's message comes before the edited seq (the agent's
+// own messages do not count, however many), and keeps the parent's title
+// for an edit of a later message; the parent keeps its own.
+func TestForkTitledByEditedFirstMessage(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		ctx := context.Background()
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		in := s.start(t, "turns:\n  - text: One.\n  - text: Two.\n  - text: Three.\n")
+		conv, err := s.st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: s.clock.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(author store.Author, content any, title string) {
+			t.Helper()
+			raw, err := json.Marshal(content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kind := store.EntryUser
+			if _, agent := author.Agent(); agent {
+				kind = store.EntryAssistant
+			}
+			if _, err := s.st.EntryAppend(ctx, &store.EntryAppendParams{
+				ConversationID: conv.ID, Kind: kind, Author: author, Content: raw, Title: title, Now: s.clock.Now(),
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// More of the agent's messages than one page of firstMessageEdit's
+		// read, then alice's first and second messages at 71 and 72.
+		for range 70 {
+			add(store.AgentAuthor("switchboard"), core.AssistantContent{Text: "news"}, "")
+		}
+		add(store.UserAuthor("alice"), core.UserContent{Text: "first question", UserID: "alice"}, "first question")
+		add(store.UserAuthor("alice"), core.UserContent{Text: "second question", UserID: "alice"}, "second question")
+
+		forkTitle := func(seq int64, text string) string {
+			t.Helper()
+			res, err := in.svc.Fork(ctx, conv.ID, seq, "alice", text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(t, s.st, res.ConversationID, store.ConversationIdle)
+			c, err := s.st.ConversationGet(ctx, res.ConversationID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.Title
+		}
+		if got := forkTitle(71, "first question, edited"); got != "first question, edited" {
+			t.Errorf("the fork of alice's edited first message is titled %q", got)
+		}
+		if got := forkTitle(72, "second question, edited"); got != "first question" {
+			t.Errorf("the fork of alice's edited second message is titled %q, want the parent's", got)
+		}
+		if got := forkTitle(5, "an early word"); got != "an early word" {
+			t.Errorf("the fork at seq 5, before any message of a person, is titled %q", got)
+		}
+		if c, err := s.st.ConversationGet(ctx, conv.ID); err != nil || c.Title != "first question" {
+			t.Errorf("the parent after its forks: %+v, %v; want its own title", c, err)
 		}
 	})
 }

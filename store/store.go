@@ -99,10 +99,15 @@ type Conversation struct {
 	ChildCount int
 	AgentID    *uuid.UUID
 	Title      string
-	Provider   string
-	Model      string
-	Thinking   string
-	Status     ConversationStatus
+	// TitleAuto is whether Title was taken automatically, from a person's
+	// first message by an append (EntryAppendParams.Title); false for a
+	// title set by a person (a rename), given at creation, or none. Only an
+	// automatic title gives way to a fork's own (EntryAppendParams.Retitle).
+	TitleAuto bool
+	Provider  string
+	Model     string
+	Thinking  string
+	Status    ConversationStatus
 	// Metadata is free-form JSON owned by the caller (platform binding hints and
 	// the like). Never nil when read back: at least "{}".
 	Metadata json.RawMessage
@@ -324,10 +329,16 @@ type EntryAppendParams struct {
 	LeaseOwner string
 	// Title, when set, becomes the title of the conversation the entry
 	// lands in if that has none yet (a title given at creation or by a
-	// rename stays), in the same write as the append. Ignored for error
-	// entries.
+	// rename stays), in the same write as the append, and is then
+	// automatic (Conversation.TitleAuto). Ignored for error entries.
 	Title string
-	Now   time.Time
+	// Retitle, for an edit of the conversation's first message that changed
+	// its text: when the append forks and the parent's title is automatic,
+	// the fork takes Title (automatic too) in place of the parent's. Without
+	// it, or when the parent's title is a rename's or was given at creation,
+	// the fork keeps the parent's title (and its TitleAuto).
+	Retitle bool
+	Now     time.Time
 }
 
 // EntryAppendResult says where an append landed.

@@ -17,6 +17,7 @@ import (
 type listingOut struct {
 	ID         uuid.UUID  `json:"id"`
 	Title      string     `json:"title"`
+	TitleAuto  bool       `json:"title_auto"`
 	Agent      string     `json:"agent"`
 	Platform   string     `json:"platform"`
 	Archived   bool       `json:"archived"`
@@ -289,5 +290,75 @@ func TestHistoryBulkDeleteLowersChildCount(t *testing.T) {
 		s.as(t, ana, "DELETE", "/api/conversations/"+fork.ConversationID.String(), "", http.StatusNotFound, nil)
 		s.as(t, ana, "DELETE", base, "", http.StatusNoContent, nil)
 		sameIDs(t, s.history(t, ana, "?archived=all"), nil, "the history after deleting the root")
+	})
+}
+
+// A fork made by editing the first message through the API is titled by
+// the edited text in the history, and its parent keeps its own; a fork of
+// a later message keeps the parent's title, and so does every fork of a
+// renamed conversation.
+func TestHistoryForkTitledByEditedFirstMessage(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		s := startWithPeople(t, st)
+		defer s.srv.stop()
+		ana := uuid.New()
+		listed := func() map[uuid.UUID]listingOut {
+			t.Helper()
+			var out historyOut
+			s.as(t, ana, "GET", "/api/conversations", "", http.StatusOK, &out)
+			m := map[uuid.UUID]listingOut{}
+			for _, c := range out.Conversations {
+				m[c.ID] = c
+			}
+			return m
+		}
+		say := func(conv uuid.UUID, text string) {
+			t.Helper()
+			s.as(t, ana, "POST", "/api/conversations/"+conv.String()+"/messages", fmt.Sprintf(`{"text":%q}`, text), http.StatusAccepted, nil)
+			waitStatus(t, st, conv, store.ConversationIdle)
+		}
+		fork := func(conv uuid.UUID, seq int64, text string) uuid.UUID {
+			t.Helper()
+			var f struct {
+				ConversationID uuid.UUID `json:"conversation_id"`
+				Forked         bool      `json:"forked"`
+			}
+			s.as(t, ana, "POST", "/api/conversations/"+conv.String()+"/fork", fmt.Sprintf(`{"seq":%d,"content":%q}`, seq, text), http.StatusCreated, &f)
+			if !f.Forked {
+				t.Fatalf("an edit of seq %d of %s did not fork", seq, conv)
+			}
+			waitStatus(t, st, f.ConversationID, store.ConversationIdle)
+			return f.ConversationID
+		}
+		titleIs := func(l map[uuid.UUID]listingOut, id uuid.UUID, want string, auto bool, what string) {
+			t.Helper()
+			c, ok := l[id]
+			if !ok {
+				t.Fatalf("%s: %s is not in the history", what, id)
+			}
+			if c.Title != want || c.TitleAuto != auto {
+				t.Fatalf("%s: want title %q (automatic %v), got %q (automatic %v)", what, want, auto, c.Title, c.TitleAuto)
+			}
+		}
+
+		root := s.newConv(t, ana, "")
+		say(root, "plan the launch")
+		say(root, "and the budget")
+		edited := fork(root, 1, "plan the party")
+		// The echo agent answers each message: seq 3 is the second message.
+		later := fork(root, 3, "and the staff")
+		l := listed()
+		titleIs(l, root, "plan the launch", true, "the parent after its forks")
+		titleIs(l, edited, "plan the party", true, "the fork of the edited first message")
+		titleIs(l, later, "plan the launch", true, "the fork of an edited later message")
+
+		renamed := s.newConv(t, ana, "")
+		say(renamed, "draft the memo")
+		s.as(t, ana, "PATCH", "/api/conversations/"+renamed.String(), `{"title":"Memo"}`, http.StatusOK, nil)
+		kept := fork(renamed, 1, "draft the letter")
+		l = listed()
+		titleIs(l, renamed, "Memo", false, "the renamed parent after its fork")
+		titleIs(l, kept, "Memo", false, "the fork of a renamed conversation")
 	})
 }

@@ -605,8 +605,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 
 func conversationJSON(c *store.Conversation) map[string]any {
 	out := map[string]any{
-		"id": c.ID, "root_id": c.RootID, "title": c.Title, "status": c.Status, "last_seq": c.LastSeq,
-		"child_count": c.ChildCount, "created_at": c.CreatedAt,
+		"id": c.ID, "root_id": c.RootID, "title": c.Title, "title_auto": c.TitleAuto, "status": c.Status,
+		"last_seq": c.LastSeq, "child_count": c.ChildCount, "created_at": c.CreatedAt,
 	}
 	if c.ParentID != nil {
 		out["parent_id"] = c.ParentID

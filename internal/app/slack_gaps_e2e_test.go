@@ -137,7 +137,8 @@ func lastUserMedia(t *testing.T, r modeltest.Request) (map[string]any, string) {
 // TestSlackEditForksAndDeleteMarks: alice edits the message the agent
 // answered. The conversation forks at that message with the new text, the
 // DM now shows the fork, and the agent answers the new text there; the old
-// branch keeps the old exchange. An edit that changes nothing (Slack sends
+// branch keeps the old exchange; the fork is titled by the new text, the
+// old branch keeps its title. An edit that changes nothing (Slack sends
 // one for a link preview) does nothing. A deleted message is marked in the
 // log, never removed, and the model is told.
 func TestSlackEditForksAndDeleteMarks(t *testing.T) {
@@ -167,6 +168,13 @@ func TestSlackEditForksAndDeleteMarks(t *testing.T) {
 		fork := e.conversation(dm, "")
 		if fork.ID == before.ID || fork.ParentID == nil || *fork.ParentID != before.ID || fork.ForkSeq == nil || *fork.ForkSeq != 1 {
 			t.Fatalf("the DM's conversation after the edit %+v, want a fork of %s at seq 1", fork, before.ID)
+		}
+		// The fork is titled by the edited first message; the old branch keeps its title.
+		if fork.Title != "what is three plus three" || !fork.TitleAuto {
+			t.Fatalf("the fork's title %q (automatic %v), want the edited text", fork.Title, fork.TitleAuto)
+		}
+		if old, err := e.store.ConversationGet(context.Background(), before.ID); err != nil || old.Title != "what is two plus two" {
+			t.Fatalf("the parent's title after the edit: %+v, %v; want the first text", old, err)
 		}
 		e.checkOneReply(fork.ID, "what is three plus three", fallbackReply("what is three plus three"))
 		e.checkOneReply(before.ID, "what is two plus two", fallbackReply("what is two plus two"))

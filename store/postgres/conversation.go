@@ -94,6 +94,7 @@ func conversation(r *dbsqlc.Conversation) *store.Conversation {
 		ChildCount:     int(r.ChildCount),
 		AgentID:        r.AgentID,
 		Title:          r.Title,
+		TitleAuto:      r.TitleAuto,
 		Provider:       r.Provider,
 		Model:          r.Model,
 		Thinking:       r.Thinking,

@@ -69,6 +69,7 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{
 			ID: id, ParentID: p.ConversationID, ForkID: newID(), ForkSeq: *p.ExpectSeq, Kind: string(p.Kind),
 			Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, Title: p.Title,
+			Retitle: p.Retitle,
 		})
 		if err != nil {
 			return wrap(err, "forking at seq %d", *p.ExpectSeq)

@@ -29,7 +29,7 @@ func (q *queries) BindingEnsure(ctx context.Context, p *store.BindingEnsureParam
 		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
-		conv, err := t.conversationInsert(ctx, &p.Conversation, nil, 0)
+		conv, err := t.conversationInsert(ctx, &p.Conversation, nil, 0, false)
 		if err != nil {
 			return nil, fmt.Errorf("creating its conversation: %w", err)
 		}

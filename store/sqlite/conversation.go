@@ -15,7 +15,7 @@ import (
 )
 
 func (q *queries) ConversationCreate(ctx context.Context, p *store.ConversationCreateParams) (*store.Conversation, error) {
-	c, err := write(ctx, q, func(t *queries) (*store.Conversation, error) { return t.conversationInsert(ctx, p, nil, 0) })
+	c, err := write(ctx, q, func(t *queries) (*store.Conversation, error) { return t.conversationInsert(ctx, p, nil, 0, false) })
 	if err != nil {
 		return nil, wrap(err, "creating conversation %s", p.ID)
 	}
@@ -23,11 +23,12 @@ func (q *queries) ConversationCreate(ctx context.Context, p *store.ConversationC
 }
 
 // conversationInsert inserts a root conversation, or a fork of parent at
-// forkSeq (whose log then ends at forkSeq).
-func (q *queries) conversationInsert(ctx context.Context, p *store.ConversationCreateParams, parent *store.Conversation, forkSeq int64) (*store.Conversation, error) {
+// forkSeq (whose log then ends at forkSeq). titleAuto says whether p's
+// Title was taken automatically (store.Conversation.TitleAuto).
+func (q *queries) conversationInsert(ctx context.Context, p *store.ConversationCreateParams, parent *store.Conversation, forkSeq int64, titleAuto bool) (*store.Conversation, error) {
 	arg := dbsqlc.ConversationInsertParams{
 		ID: p.ID, RootID: p.ID, AgentID: uuidArg(p.AgentID),
-		Title: p.Title, Provider: p.Provider, Model: p.Model, Thinking: p.Thinking,
+		Title: p.Title, TitleAuto: boolInt(titleAuto && p.Title != ""), Provider: p.Provider, Model: p.Model, Thinking: p.Thinking,
 		Metadata: string(p.Metadata), Now: micros(p.Now),
 	}
 	if parent != nil {

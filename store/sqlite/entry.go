@@ -42,10 +42,14 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 			if action == store.AppendFork {
 				seq, forked = *p.ExpectSeq, true
 				parent := conversation(row)
-				if parent.Title == "" {
-					parent.Title = p.Title // the fork's own; the parent keeps none
+				// The fork's title: its own when the parent has none, or when
+				// it edits the first message of a parent titled
+				// automatically; a rename's or a given title stays.
+				title, auto := parent.Title, parent.TitleAuto
+				if p.Title != "" && (parent.Title == "" || (p.Retitle && parent.TitleAuto)) {
+					title, auto = p.Title, true
 				}
-				fork, err := t.fork(ctx, parent, seq, p.Now)
+				fork, err := t.fork(ctx, parent, seq, title, auto, p.Now)
 				if err != nil {
 					return nil, err
 				}
@@ -96,13 +100,13 @@ func (t *queries) appendNext(ctx context.Context, p *store.EntryAppendParams) (*
 }
 
 // fork creates a child of parent seeded with parent's entries before seq, so
-// that the caller's entry can land at seq in it. Nothing in parent changes
-// but its child count.
-func (q *queries) fork(ctx context.Context, parent *store.Conversation, seq int64, now time.Time) (*store.Conversation, error) {
+// that the caller's entry can land at seq in it, titled title (automatic
+// when auto). Nothing in parent changes but its child count.
+func (q *queries) fork(ctx context.Context, parent *store.Conversation, seq int64, title string, auto bool, now time.Time) (*store.Conversation, error) {
 	child, err := q.conversationInsert(ctx, &store.ConversationCreateParams{
-		ID: newID(), AgentID: parent.AgentID, Title: parent.Title, Provider: parent.Provider,
+		ID: newID(), AgentID: parent.AgentID, Title: title, Provider: parent.Provider,
 		Model: parent.Model, Thinking: parent.Thinking, Metadata: parent.Metadata, Now: now,
-	}, parent, seq)
+	}, parent, seq, auto)
 	if err != nil {
 		return nil, fmt.Errorf("creating fork at seq %d: %w", seq, err)
 	}

@@ -130,7 +130,7 @@ func conversation(r dbsqlc.Conversation) *store.Conversation {
 	return &store.Conversation{
 		ID: r.ID, ParentID: nullUUID(r.ParentID), RootID: r.RootID, ForkSeq: nullInt(r.ForkSeq),
 		ChildCount: int(r.ChildCount), AgentID: nullUUID(r.AgentID),
-		Title: r.Title, Provider: r.Provider, Model: r.Model, Thinking: r.Thinking,
+		Title: r.Title, TitleAuto: r.TitleAuto != 0, Provider: r.Provider, Model: r.Model, Thinking: r.Thinking,
 		Status: store.ConversationStatus(r.Status), Metadata: json.RawMessage(r.Metadata),
 		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: nullMicros(r.LeaseExpiresAt), HeartbeatAt: nullMicros(r.HeartbeatAt),
 		TurnAttempts: int(r.TurnAttempts), LastSeq: r.LastSeq,

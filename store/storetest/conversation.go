@@ -53,6 +53,7 @@ func (s suite) conversationTests() []namedTest {
 		{"ExpiredLeases", s.testConversationExpiredLeases},
 		{"ListByWorkspace", s.testConversationList},
 		{"TitleFromFirstMessage", s.testConversationTitleFromMessage},
+		{"ForkTitleFromEditedFirstMessage", s.testConversationForkRetitle},
 	}
 }
 

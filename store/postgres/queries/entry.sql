@@ -10,14 +10,16 @@
 -- live lease (checked on the row version the lock gives us, so a takeover
 -- that committed first wins). No row back means the conversation is missing,
 -- expect_seq is not next, or the lease is not lease_owner's ('': unfenced).
--- A title is taken only by a conversation that has none (a rename's stays).
+-- A title is taken only by a conversation that has none (a rename's stays),
+-- and is then automatic (title_auto).
 -- Only the seq comes back: the caller has every other field of the entry,
 -- and the row it would send back costs the server and the client more than
 -- the seq.
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = @now::timestamptz,
-        title = CASE WHEN title = '' THEN @title::text ELSE title END
+        title = CASE WHEN title = '' THEN @title::text ELSE title END,
+        title_auto = CASE WHEN title = '' THEN @title::text <> '' ELSE title_auto END
     WHERE conversations.id = @conversation_id
       AND (sqlc.narg(expect_seq)::bigint IS NULL OR last_seq + 1 = sqlc.narg(expect_seq)::bigint)
       AND (@lease_owner::text = '' OR (lease_owner = @lease_owner::text AND lease_expires_at > @now::timestamptz))
@@ -51,22 +53,30 @@ SELECT last_seq, lease_owner, lease_expires_at FROM conversations WHERE id = @id
 -- Called with the parent locked (EntryLockConversation) and fork_seq <= its
 -- last_seq: creates the fork, seeds it with the parent's entries before
 -- fork_seq (error entries stay with the parent), counts the child and lands
--- the entry at fork_seq in the fork.
+-- the entry at fork_seq in the fork. The fork keeps the parent's title
+-- unless the parent has none, or retitle is set (an edit of the first
+-- message) and the parent's title is automatic: then it takes title, which
+-- is automatic in turn. A renamed title is never replaced.
 WITH at AS (
     SELECT @fork_seq::bigint AS fork_seq
 ), parent AS (
     UPDATE conversations
     SET child_count = child_count + 1, updated_at = @now::timestamptz
     WHERE conversations.id = @parent_id
-    RETURNING conversations.id, root_id, agent_id, title, provider, model, thinking, metadata
+    RETURNING conversations.id, root_id, agent_id, title, title_auto, provider, model, thinking, metadata
+), own AS (
+    -- Whether the fork takes title in place of its parent's.
+    SELECT @title::text <> '' AND (p.title = '' OR (@retitle::boolean AND p.title_auto)) AS takes
+    FROM parent p
 ), fork AS (
-    INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title,
+    INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title, title_auto,
                                provider, model, thinking, metadata, last_seq,
                                created_at, updated_at)
     SELECT @fork_id, p.id, p.root_id, x.fork_seq, p.agent_id,
-           CASE WHEN p.title = '' THEN @title::text ELSE p.title END, p.provider,
+           CASE WHEN o.takes THEN @title::text ELSE p.title END,
+           CASE WHEN o.takes THEN true ELSE p.title_auto END, p.provider,
            p.model, p.thinking, p.metadata, x.fork_seq, @now::timestamptz, @now::timestamptz
-    FROM parent p, at x
+    FROM parent p, at x, own o
     RETURNING conversations.id
 ), seeded AS (
     INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,

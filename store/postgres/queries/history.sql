@@ -56,7 +56,7 @@ ON CONFLICT (conversation_id) DO UPDATE SET
     deleted_at = excluded.deleted_at, updated_at = excluded.updated_at;
 
 -- name: ConversationRename :execrows
-UPDATE conversations SET title = @title WHERE id = @id;
+UPDATE conversations SET title = @title, title_auto = false WHERE id = @id;
 
 -- name: ConversationChildGone :exec
 UPDATE conversations SET child_count = child_count - 1

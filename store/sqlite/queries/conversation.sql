@@ -2,11 +2,11 @@
 
 -- name: ConversationInsert :one
 INSERT INTO conversations (
-    id, parent_id, root_id, fork_seq, agent_id, title, provider, model,
+    id, parent_id, root_id, fork_seq, agent_id, title, title_auto, provider, model,
     thinking, metadata, last_seq, created_at, updated_at
 ) VALUES (
     sqlc.arg(id), sqlc.narg(parent_id), sqlc.arg(root_id), sqlc.narg(fork_seq),
-    sqlc.narg(agent_id), sqlc.arg(title), sqlc.arg(provider), sqlc.arg(model),
+    sqlc.narg(agent_id), sqlc.arg(title), sqlc.arg(title_auto), sqlc.arg(provider), sqlc.arg(model),
     sqlc.arg(thinking), sqlc.arg(metadata), sqlc.arg(last_seq), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER)
 )
 RETURNING *;
@@ -76,10 +76,12 @@ LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
 -- name: ConversationNextSeq :one
 -- Allocates the next seq of the log. No row back means no such conversation.
--- A title is taken only by a conversation that has none (a rename's stays).
+-- A title is taken only by a conversation that has none (a rename's stays),
+-- and is then automatic (title_auto).
 UPDATE conversations
 SET last_seq = last_seq + 1, updated_at = CAST(sqlc.arg(now) AS INTEGER),
-    title = CASE WHEN title = '' THEN CAST(sqlc.arg(title) AS TEXT) ELSE title END
+    title = CASE WHEN title = '' THEN CAST(sqlc.arg(title) AS TEXT) ELSE title END,
+    title_auto = CASE WHEN title = '' THEN CAST(sqlc.arg(title) AS TEXT) <> '' ELSE title_auto END
 WHERE id = sqlc.arg(id)
 RETURNING last_seq;
 

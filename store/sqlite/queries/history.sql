@@ -53,7 +53,7 @@ ON CONFLICT (conversation_id) DO UPDATE SET
     deleted_at = excluded.deleted_at, updated_at = excluded.updated_at;
 
 -- name: ConversationRename :execrows
-UPDATE conversations SET title = sqlc.arg(title) WHERE id = sqlc.arg(id);
+UPDATE conversations SET title = sqlc.arg(title), title_auto = 0 WHERE id = sqlc.arg(id);
 
 -- name: ConversationChildGone :exec
 UPDATE conversations SET child_count = child_count - 1

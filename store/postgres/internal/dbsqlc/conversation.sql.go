@@ -19,7 +19,7 @@ INSERT INTO conversations (id, root_id, agent_id, title, provider, model, thinki
                            metadata, created_at, updated_at)
 VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $8::timestamptz)
 ON CONFLICT (id) DO NOTHING
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
 `
 
 type ConversationCreateParams struct {
@@ -70,6 +70,7 @@ func (q *Queries) ConversationCreate(ctx context.Context, arg *ConversationCreat
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }
@@ -86,7 +87,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (bool, e
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = $1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE parent_id = $1
   AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
 ORDER BY created_at, id
 `
@@ -122,6 +123,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -134,7 +136,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE id = $1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE id = $1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -162,6 +164,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }
@@ -193,7 +196,7 @@ func (q *Queries) ConversationLeaseRelease(ctx context.Context, arg *Conversatio
 }
 
 const conversationList = `-- name: ConversationList :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
 WHERE ($1::boolean OR workspace_id = ANY(CAST($2::text[] AS uuid[])))
   AND ($3::timestamptz IS NULL
        OR (updated_at, id) < ($3::timestamptz, $4::uuid))
@@ -248,6 +251,7 @@ func (q *Queries) ConversationList(ctx context.Context, arg *ConversationListPar
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -260,7 +264,7 @@ func (q *Queries) ConversationList(ctx context.Context, arg *ConversationListPar
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < $1::timestamptz
 ORDER BY lease_expires_at, id
 LIMIT $2
@@ -302,6 +306,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg *Conver
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -319,7 +324,7 @@ SET status = $1,
     turn_attempts = COALESCE($2::integer, turn_attempts),
     updated_at = $3::timestamptz
 WHERE id = $4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
 `
 
 type ConversationSetStatusParams struct {
@@ -360,6 +365,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg *ConversationSe
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }

@@ -67,7 +67,8 @@ const entryAppendNext = `-- name: EntryAppendNext :one
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = $6::timestamptz,
-        title = CASE WHEN title = '' THEN $7::text ELSE title END
+        title = CASE WHEN title = '' THEN $7::text ELSE title END,
+        title_auto = CASE WHEN title = '' THEN $7::text <> '' ELSE title_auto END
     WHERE conversations.id = $8
       AND ($9::bigint IS NULL OR last_seq + 1 = $9::bigint)
       AND ($10::text = '' OR (lease_owner = $10::text AND lease_expires_at > $6::timestamptz))
@@ -103,7 +104,8 @@ type EntryAppendNextParams struct {
 // live lease (checked on the row version the lock gives us, so a takeover
 // that committed first wins). No row back means the conversation is missing,
 // expect_seq is not next, or the lease is not lease_owner's (”: unfenced).
-// A title is taken only by a conversation that has none (a rename's stays).
+// A title is taken only by a conversation that has none (a rename's stays),
+// and is then automatic (title_auto).
 // Only the seq comes back: the caller has every other field of the entry,
 // and the row it would send back costs the server and the client more than
 // the seq.
@@ -189,15 +191,20 @@ WITH at AS (
     UPDATE conversations
     SET child_count = child_count + 1, updated_at = $6::timestamptz
     WHERE conversations.id = $8
-    RETURNING conversations.id, root_id, agent_id, title, provider, model, thinking, metadata
+    RETURNING conversations.id, root_id, agent_id, title, title_auto, provider, model, thinking, metadata
+), own AS (
+    -- Whether the fork takes title in place of its parent's.
+    SELECT $9::text <> '' AND (p.title = '' OR ($10::boolean AND p.title_auto)) AS takes
+    FROM parent p
 ), fork AS (
-    INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title,
+    INSERT INTO conversations (id, parent_id, root_id, fork_seq, agent_id, title, title_auto,
                                provider, model, thinking, metadata, last_seq,
                                created_at, updated_at)
-    SELECT $9, p.id, p.root_id, x.fork_seq, p.agent_id,
-           CASE WHEN p.title = '' THEN $10::text ELSE p.title END, p.provider,
+    SELECT $11, p.id, p.root_id, x.fork_seq, p.agent_id,
+           CASE WHEN o.takes THEN $9::text ELSE p.title END,
+           CASE WHEN o.takes THEN true ELSE p.title_auto END, p.provider,
            p.model, p.thinking, p.metadata, x.fork_seq, $6::timestamptz, $6::timestamptz
-    FROM parent p, at x
+    FROM parent p, at x, own o
     RETURNING conversations.id
 ), seeded AS (
     INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
@@ -229,14 +236,18 @@ type EntryForkParams struct {
 	Now      time.Time
 	ForkSeq  int64
 	ParentID uuid.UUID
-	ForkID   uuid.UUID
 	Title    string
+	Retitle  bool
+	ForkID   uuid.UUID
 }
 
 // Called with the parent locked (EntryLockConversation) and fork_seq <= its
 // last_seq: creates the fork, seeds it with the parent's entries before
 // fork_seq (error entries stay with the parent), counts the child and lands
-// the entry at fork_seq in the fork.
+// the entry at fork_seq in the fork. The fork keeps the parent's title
+// unless the parent has none, or retitle is set (an edit of the first
+// message) and the parent's title is automatic: then it takes title, which
+// is automatic in turn. A renamed title is never replaced.
 func (q *Queries) EntryFork(ctx context.Context, arg *EntryForkParams) (Entry, error) {
 	row := q.db.QueryRow(ctx, entryFork,
 		arg.ID,
@@ -247,8 +258,9 @@ func (q *Queries) EntryFork(ctx context.Context, arg *EntryForkParams) (Entry, e
 		arg.Now,
 		arg.ForkSeq,
 		arg.ParentID,
-		arg.ForkID,
 		arg.Title,
+		arg.Retitle,
+		arg.ForkID,
 	)
 	var i Entry
 	err := row.Scan(

@@ -34,7 +34,7 @@ func (q *Queries) ConversationChildGone(ctx context.Context, id uuid.UUID) error
 }
 
 const conversationListingGet = `-- name: ConversationListingGet :one
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
@@ -74,6 +74,7 @@ func (q *Queries) ConversationListingGet(ctx context.Context, id uuid.UUID) (Con
 		&i.Conversation.CreatedAt,
 		&i.Conversation.UpdatedAt,
 		&i.Conversation.WorkspaceID,
+		&i.Conversation.TitleAuto,
 		&i.FolderID,
 		&i.ArchivedAt,
 		&i.Platform,
@@ -101,7 +102,7 @@ func (q *Queries) ConversationListingLock(ctx context.Context, id uuid.UUID) (Co
 }
 
 const conversationRename = `-- name: ConversationRename :execrows
-UPDATE conversations SET title = $1 WHERE id = $2
+UPDATE conversations SET title = $1, title_auto = false WHERE id = $2
 `
 
 type ConversationRenameParams struct {
@@ -119,7 +120,7 @@ func (q *Queries) ConversationRename(ctx context.Context, arg *ConversationRenam
 
 const conversationSearch = `-- name: ConversationSearch :many
 
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
@@ -216,6 +217,7 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearc
 			&i.Conversation.CreatedAt,
 			&i.Conversation.UpdatedAt,
 			&i.Conversation.WorkspaceID,
+			&i.Conversation.TitleAuto,
 			&i.FolderID,
 			&i.ArchivedAt,
 			&i.Platform,

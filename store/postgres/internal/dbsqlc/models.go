@@ -173,6 +173,7 @@ type Conversation struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	WorkspaceID    *uuid.UUID
+	TitleAuto      bool
 }
 
 type ConversationFiling struct {

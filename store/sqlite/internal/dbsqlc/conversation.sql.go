@@ -40,7 +40,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (int64, 
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE parent_id = ?1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE parent_id = ?1
   AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
 ORDER BY created_at, rowid
 `
@@ -75,6 +75,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -90,7 +91,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations WHERE id = ?1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE id = ?1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -117,6 +118,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }
@@ -124,29 +126,30 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 const conversationInsert = `-- name: ConversationInsert :one
 
 INSERT INTO conversations (
-    id, parent_id, root_id, fork_seq, agent_id, title, provider, model,
+    id, parent_id, root_id, fork_seq, agent_id, title, title_auto, provider, model,
     thinking, metadata, last_seq, created_at, updated_at
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7, ?8,
-    ?9, ?10, ?11, CAST(?12 AS INTEGER), CAST(?12 AS INTEGER)
+    ?5, ?6, ?7, ?8, ?9,
+    ?10, ?11, ?12, CAST(?13 AS INTEGER), CAST(?13 AS INTEGER)
 )
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
 `
 
 type ConversationInsertParams struct {
-	ID       uuid.UUID
-	ParentID uuid.NullUUID
-	RootID   uuid.UUID
-	ForkSeq  sql.NullInt64
-	AgentID  uuid.NullUUID
-	Title    string
-	Provider string
-	Model    string
-	Thinking string
-	Metadata string
-	LastSeq  int64
-	Now      int64
+	ID        uuid.UUID
+	ParentID  uuid.NullUUID
+	RootID    uuid.UUID
+	ForkSeq   sql.NullInt64
+	AgentID   uuid.NullUUID
+	Title     string
+	TitleAuto int64
+	Provider  string
+	Model     string
+	Thinking  string
+	Metadata  string
+	LastSeq   int64
+	Now       int64
 }
 
 // Conversations: the fork tree, the coarse status and the turn lease.
@@ -158,6 +161,7 @@ func (q *Queries) ConversationInsert(ctx context.Context, arg ConversationInsert
 		arg.ForkSeq,
 		arg.AgentID,
 		arg.Title,
+		arg.TitleAuto,
 		arg.Provider,
 		arg.Model,
 		arg.Thinking,
@@ -187,6 +191,7 @@ func (q *Queries) ConversationInsert(ctx context.Context, arg ConversationInsert
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }
@@ -291,7 +296,7 @@ func (q *Queries) ConversationLeaseReleaseOwner(ctx context.Context, arg Convers
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < CAST(?1 AS INTEGER)
 ORDER BY lease_expires_at, rowid
 LIMIT CAST(?2 AS INTEGER)
@@ -332,6 +337,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -347,7 +353,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 }
 
 const conversationListed = `-- name: ConversationListed :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
 WHERE (CAST(?1 AS INTEGER) <> 0
        OR workspace_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
   AND (CAST(?3 AS INTEGER) = 0
@@ -403,6 +409,7 @@ func (q *Queries) ConversationListed(ctx context.Context, arg ConversationListed
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.WorkspaceID,
+			&i.TitleAuto,
 		); err != nil {
 			return nil, err
 		}
@@ -420,7 +427,8 @@ func (q *Queries) ConversationListed(ctx context.Context, arg ConversationListed
 const conversationNextSeq = `-- name: ConversationNextSeq :one
 UPDATE conversations
 SET last_seq = last_seq + 1, updated_at = CAST(?1 AS INTEGER),
-    title = CASE WHEN title = '' THEN CAST(?2 AS TEXT) ELSE title END
+    title = CASE WHEN title = '' THEN CAST(?2 AS TEXT) ELSE title END,
+    title_auto = CASE WHEN title = '' THEN CAST(?2 AS TEXT) <> '' ELSE title_auto END
 WHERE id = ?3
 RETURNING last_seq
 `
@@ -432,7 +440,8 @@ type ConversationNextSeqParams struct {
 }
 
 // Allocates the next seq of the log. No row back means no such conversation.
-// A title is taken only by a conversation that has none (a rename's stays).
+// A title is taken only by a conversation that has none (a rename's stays),
+// and is then automatic (title_auto).
 func (q *Queries) ConversationNextSeq(ctx context.Context, arg ConversationNextSeqParams) (int64, error) {
 	row := q.queryRow(ctx, q.conversationNextSeqStmt, conversationNextSeq, arg.Now, arg.Title, arg.ID)
 	var last_seq int64
@@ -446,7 +455,7 @@ SET status = ?1,
     turn_attempts = COALESCE(?2, turn_attempts),
     updated_at = CAST(?3 AS INTEGER)
 WHERE id = ?4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
 `
 
 type ConversationSetStatusParams struct {
@@ -485,6 +494,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg ConversationSet
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.WorkspaceID,
+		&i.TitleAuto,
 	)
 	return i, err
 }

@@ -171,6 +171,7 @@ type Conversation struct {
 	CreatedAt      int64
 	UpdatedAt      int64
 	WorkspaceID    uuid.NullUUID
+	TitleAuto      int64
 }
 
 type ConversationFiling struct {
