@@ -155,20 +155,7 @@ func (s *Scheduler) runNowReminder(ctx context.Context, sc *store.Schedule) (*Ru
 	}
 	p := fireArgs{ScheduleID: sc.ID, Due: latest, Late: now.Sub(latest) > s.opts.MissedGrace}
 	key := fireKey(sc.ID, latest)
-	var after *store.Schedule
-	fired := false
-	err = s.st.InTx(ctx, func(q store.Queries) error {
-		var err error
-		if after, err = q.ScheduleAdvance(ctx, adv); err != nil {
-			return err
-		}
-		res, err := core.Enqueue(ctx, q, p, &core.EnqueueOpts{RunAt: now, Priority: 1, UniqueKey: &key, Now: now})
-		if err != nil {
-			return fmt.Errorf("enqueueing fire %s: %w", key, err)
-		}
-		fired = res.Inserted
-		return nil
-	})
+	after, fired, err := s.advanceAndFire(ctx, adv, p, key)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return nil, errRunNowRaced
@@ -218,26 +205,11 @@ func (s *Scheduler) runNowLoop(ctx context.Context, sc *store.Schedule) (*RunNow
 	now := s.now().Truncate(time.Microsecond)
 	iteration := sc.Runs + 1
 	key := loopFireKey(sc.ID, iteration)
-	fired := false
-	var after *store.Schedule
-	err = s.st.InTx(ctx, func(q store.Queries) error {
-		var err error
-		// The tick is consumed: next_run_at none, as when the clock fires
-		// it, until the iteration's decision sets it again.
-		if after, err = q.ScheduleAdvance(ctx, &store.ScheduleAdvanceParams{
-			ID: sc.ID, ExpectNextRunAt: *sc.NextRunAt, LastRunAt: now, Now: now,
-		}); err != nil {
-			return err
-		}
-		res, err := core.Enqueue(ctx, q, fireArgs{ScheduleID: sc.ID, Due: now, Iteration: iteration}, &core.EnqueueOpts{
-			RunAt: now, Priority: 1, UniqueKey: &key, Now: now,
-		})
-		if err != nil {
-			return fmt.Errorf("enqueueing fire %s: %w", key, err)
-		}
-		fired = res.Inserted
-		return nil
-	})
+	// The tick is consumed: next_run_at none, as when the clock fires it,
+	// until the iteration's decision sets it again.
+	after, fired, err := s.advanceAndFire(ctx, &store.ScheduleAdvanceParams{
+		ID: sc.ID, ExpectNextRunAt: *sc.NextRunAt, LastRunAt: now, Now: now,
+	}, fireArgs{ScheduleID: sc.ID, Due: now, Iteration: iteration}, key)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return nil, errRunNowRaced
@@ -246,4 +218,25 @@ func (s *Scheduler) runNowLoop(ctx context.Context, sc *store.Schedule) (*RunNow
 	}
 	return &RunNowResult{Due: now, Fired: fired, Schedule: after,
 		Note: fmt.Sprintf("runs iteration %d now; the next comes one interval after it ends, if the server goes on", iteration)}, nil
+}
+
+// advanceAndFire moves a schedule past the occurrence run now consumes
+// (compare-and-set on its next_run_at: store.ErrConflict when it moved
+// meanwhile) and queues that occurrence's fire under the clock's key, in one
+// transaction. fired is false when the clock's fire was queued already.
+func (s *Scheduler) advanceAndFire(ctx context.Context, adv *store.ScheduleAdvanceParams, args fireArgs, key string) (after *store.Schedule, fired bool, err error) {
+	err = s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		if after, err = q.ScheduleAdvance(ctx, adv); err != nil {
+			return err
+		}
+		now := adv.Now
+		res, err := core.Enqueue(ctx, q, args, &core.EnqueueOpts{RunAt: now, Priority: 1, UniqueKey: &key, Now: now})
+		if err != nil {
+			return fmt.Errorf("enqueueing fire %s: %w", key, err)
+		}
+		fired = res.Inserted
+		return nil
+	})
+	return after, fired, err
 }
