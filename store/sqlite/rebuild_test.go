@@ -2,10 +2,11 @@ package sqlite
 
 import (
 	"database/sql"
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
@@ -33,23 +34,41 @@ func TestEntriesRebuildKeepsTheLog(t *testing.T) {
 	}
 
 	now := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
+	// The log before 0017 is written as rows of that schema, not with
+	// today's ConversationCreate and EntryAppend, which touch columns added
+	// since.
+	exec := func(query string, args ...any) error {
+		t.Helper()
+		_, err := s.d.w.ExecContext(ctx, query, args...)
+		return err
+	}
 	var convs []*store.Conversation
 	for range 2 {
-		c, err := s.ConversationCreate(ctx, &store.ConversationCreateParams{Title: "before", Now: now})
-		if err != nil {
-			t.Fatal(err)
+		c := &store.Conversation{ID: uuid.Must(uuid.NewV7())}
+		if err := exec(`INSERT INTO conversations (id, root_id, title, last_seq, created_at, updated_at) VALUES (:id, :id, 'before', 4, :now, :now)`,
+			sql.Named("id", c.ID.String()), sql.Named("now", micros(now))); err != nil {
+			t.Fatalf("creating a conversation before 0017: %v", err)
 		}
 		convs = append(convs, c)
+		seq, after := int64(0), int64(0)
 		for j, k := range []store.EntryKind{store.EntryUser, store.EntryError, store.EntryError, store.EntryAssistant, store.EntryToolCall, store.EntryToolResult} {
-			if _, err := s.EntryAppend(ctx, &store.EntryAppendParams{
-				ConversationID: c.ID, Kind: k, Author: "user:u1", Content: json.RawMessage(`{"j":` + string(rune('0'+j)) + `}`), Now: now,
-			}); err != nil {
+			var seqArg any
+			if k != store.EntryError {
+				seq++
+				seqArg = seq
+			}
+			if err := exec(`INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, created_at) VALUES (:id, :conv, :seq, :after, :kind, 'user:u1', :content, :now)`,
+				sql.Named("id", uuid.Must(uuid.NewV7()).String()), sql.Named("conv", c.ID.String()), sql.Named("seq", seqArg), sql.Named("after", after),
+				sql.Named("kind", string(k)), sql.Named("content", `{"j":`+string(rune('0'+j))+`}`), sql.Named("now", micros(now))); err != nil {
 				t.Fatalf("appending %s: %v", k, err)
+			}
+			if k != store.EntryError {
+				after = seq
 			}
 		}
 	}
-	_, err = s.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: convs[0].ID, Kind: store.EntrySummary, Author: "system", Now: now})
-	if err == nil {
+	if err := exec(`INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, created_at) VALUES (:id, :conv, 5, 4, 'summary', 'system', '{}', :now)`,
+		sql.Named("id", uuid.Must(uuid.NewV7()).String()), sql.Named("conv", convs[0].ID.String()), sql.Named("now", micros(now))); err == nil {
 		t.Fatal("appending a summary before 0017: want the old kind check to refuse it")
 	}
 	before := map[int][]*store.Entry{}
