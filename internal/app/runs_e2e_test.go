@@ -563,7 +563,10 @@ func TestRunDiscordEmbed(t *testing.T) {
 			return false
 		})
 		body := string(progress.Embeds)
-		if strings.Count(body, "✅") != 2 || !strings.Contains(body, "Code part one (coder)") || progress.Edits < 3 {
+		// Each change is shown from the run as it is when its delivery runs,
+		// so changes close together may land in one edit: at least one edit
+		// (never a second message, counted below).
+		if strings.Count(body, "✅") != 2 || !strings.Contains(body, "Code part one (coder)") || progress.Edits < 1 {
 			t.Errorf("the embed shows %s after %d edits; want both steps done, edited in place as they moved", body, progress.Edits)
 		}
 		n := 0
