@@ -43,18 +43,7 @@ func TestMCPOAuthServe(t *testing.T) {
 }
 
 func testMCPOAuthServe(t *testing.T, db string, beside bool) {
-	f := mcptest.NewOAuthServer(t)
-	dir := t.TempDir()
-	servers := filepath.Join(dir, "mcp-servers.json")
-	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"prot": {"url": %q, "oauth": {}, "risk": "low"}}}`, f.MCPURL())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(k))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dir, servers, keys := oauthMCPFixture(t)
 	tokens := filepath.Join(dir, "tokens")
 	env := map[string]string{"SWITCHBOARD_MCP_TOKEN_DIR": tokens}
 	addr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
@@ -163,18 +152,7 @@ func TestMCPOAuthLegacyImport(t *testing.T) {
 }
 
 func testMCPOAuthLegacyImport(t *testing.T, first, second string) {
-	f := mcptest.NewOAuthServer(t)
-	dir := t.TempDir()
-	servers := filepath.Join(dir, "mcp-servers.json")
-	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"prot": {"url": %q, "oauth": {}, "risk": "low"}}}`, f.MCPURL())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(k))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dir, servers, keys := oauthMCPFixture(t)
 	tokens := filepath.Join(dir, "tokens")
 	env := map[string]string{"SWITCHBOARD_MCP_TOKEN_DIR": tokens}
 	open := func(db string, log *testenv.Buffer) *app.App {
@@ -314,18 +292,7 @@ func TestMCPOAuthRotateKey(t *testing.T) {
 // is still refused. On Postgres (instances share it).
 func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
 	db := postgresDatabase(t)
-	f := mcptest.NewOAuthServer(t)
-	dir := t.TempDir()
-	servers := filepath.Join(dir, "mcp-servers.json")
-	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"prot": {"url": %q, "oauth": {}, "risk": "low"}}}`, f.MCPURL())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(k))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, servers, keys := oauthMCPFixture(t)
 	start := func() (*app.App, string) {
 		addr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
 		cfg := app.Config{
@@ -387,4 +354,24 @@ func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "No MCP server is waiting") {
 		t.Fatalf("a redirect nobody waits for: %s %s", resp.Status, page)
 	}
+}
+
+// oauthMCPFixture is an OAuth-protected MCP server (the fake), a folder with
+// an mcp-servers.json naming it "prot" (oauth, risk low), and a fresh
+// sealing key.
+func oauthMCPFixture(t *testing.T) (f *mcptest.OAuthServer, dir, servers string, keys *secret.Keyring) {
+	t.Helper()
+	f = mcptest.NewOAuthServer(t)
+	dir = t.TempDir()
+	servers = filepath.Join(dir, "mcp-servers.json")
+	if err := os.WriteFile(servers, []byte(fmt.Sprintf(`{"mcpServers": {"prot": {"url": %q, "oauth": {}, "risk": "low"}}}`, f.MCPURL())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	keys, err := secret.ParseKeys(base64.StdEncoding.EncodeToString(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, dir, servers, keys
 }
