@@ -188,6 +188,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	ccfg := cfg.Copy()
 	ccfg.MaxConns = claimConns
 	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	// Every scan of the claim is meant to be an index scan in claim order,
+	// stopped at its LIMIT. Without statistics (a new or freshly filled
+	// table, before autovacuum analyzed it) the planner guesses that few rows
+	// match the kinds and picks a bitmap scan of every available item and a
+	// sort: measured, 4ms a claim at 2,500 available items against 0.9ms.
+	// No bitmap scan serves a LIMIT in order, so the claim sessions have none.
+	ccfg.ConnConfig.RuntimeParams["enable_bitmapscan"] = "off"
 	claimPool, err := pgxpool.NewWithConfig(ctx, ccfg)
 	if err != nil {
 		groupPool.Close()
