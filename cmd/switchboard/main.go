@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots/console"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/memtrim"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -199,6 +200,8 @@ func serve(ctx context.Context, cfg app.Config) error {
 		stopApp(life, a, cfg.Logger)
 		return err
 	}
+	// Up: give back what the start touched and idling does not use.
+	go memtrim.AfterStart(ctx, memtrim.Options{Logger: cfg.Logger})
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():

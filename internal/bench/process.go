@@ -155,26 +155,41 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// rssMB is the process's resident set (VmRSS) in MB.
-func rssMB(pid int) (float64, error) {
+// rss is a process's resident set from /proc/PID/status, in MB: VmRSS,
+// and its parts, anonymous memory (heap, stacks, runtime) and pages of files
+// (the executable).
+type rss struct{ total, anon, file float64 }
+
+func readRSS(pid int) (rss, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("reading the resident set size (Linux /proc only): %w", err)
+		return rss{}, fmt.Errorf("reading the resident set size (Linux /proc only): %w", err)
 	}
-	return parseVmRSS(string(b))
+	return parseRSS(string(b))
 }
 
-func parseVmRSS(status string) (float64, error) {
+func parseRSS(status string) (rss, error) {
+	var r rss
+	fields := map[string]*float64{"VmRSS:": &r.total, "RssAnon:": &r.anon, "RssFile:": &r.file}
+	found := false
 	for _, line := range strings.Split(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		for name, dst := range fields {
+			rest, ok := strings.CutPrefix(line, name)
+			if !ok {
+				continue
+			}
 			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			if err != nil {
-				return 0, fmt.Errorf("parsing VmRSS %q: %w", rest, err)
+				return rss{}, fmt.Errorf("parsing %s %q: %w", name, rest, err)
 			}
-			return kb / 1024, nil
+			*dst = kb / 1024
+			found = found || name == "VmRSS:"
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if !found {
+		return rss{}, errors.New("no VmRSS in /proc status")
+	}
+	return r, nil
 }
 
 // runMigrate runs `switchboard migrate` on e's store (migrated already, so

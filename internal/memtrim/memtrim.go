@@ -1,0 +1,53 @@
+// Package memtrim gives back, once a service is up, the memory its start-up
+// touched and its idle life does not need: the garbage of initialisation
+// (returned to the OS) and, on Linux, the pages of its own executable that
+// package initialisation and the first requests mapped in.
+//
+// A Go binary with SDKs for several providers is over 100 MB, and starting
+// one maps tens of MB of it (code, read-only data, and the function tables
+// the runtime reads to walk stacks), each fault mapping its neighbours too.
+// Those pages are clean copies of the file: dropping them from the process
+// costs nothing, and the ones still used come back on their next touch, from
+// the page cache. What stays resident is what the idle service uses.
+package memtrim
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// Options configures Trim.
+type Options struct {
+	// Delay is how long after the start to trim, so that what the start
+	// set going (first polls, connections) has settled (default 1s).
+	Delay  time.Duration
+	Logger *slog.Logger
+}
+
+// AfterStart waits opts.Delay, or until ctx ends, and then trims: it frees
+// the heap's garbage to the OS and drops the executable's clean pages (see
+// the package comment). It logs what it dropped at debug level.
+func AfterStart(ctx context.Context, opts Options) {
+	if opts.Delay == 0 {
+		opts.Delay = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := time.NewTimer(opts.Delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-t.C:
+	}
+	debug.FreeOSMemory()
+	n, err := dropExecutablePages()
+	if err != nil {
+		opts.Logger.DebugContext(ctx, "memtrim: keeping the executable's pages", "error", err.Error())
+		return
+	}
+	opts.Logger.DebugContext(ctx, "memtrim: dropped the executable's clean pages", "mapped_bytes", n)
+}

@@ -1,0 +1,76 @@
+package memtrim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// dropExecutablePages advises MADV_DONTNEED on the executable's read-only
+// mappings (its code and read-only data; never the writable data segment,
+// whose private pages hold the program's globals). It returns how many
+// bytes of mappings it advised.
+func dropExecutablePages() (int64, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("finding the executable: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, fmt.Errorf("reading /proc/self/maps: %w", err)
+	}
+	regions, err := readOnlyRegions(maps, exe)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, r := range regions {
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, unix.MADV_DONTNEED); errno != 0 {
+			return total, fmt.Errorf("madvise %#x-%#x: %w", r.start, r.end, errno)
+		}
+		total += int64(r.end - r.start)
+	}
+	return total, nil
+}
+
+type region struct{ start, end uintptr }
+
+// readOnlyRegions parses /proc/self/maps for path's mappings that are
+// neither writable nor shared: "r-xp" and "r--p".
+func readOnlyRegions(maps []byte, path string) ([]region, error) {
+	var out []region
+	sc := bufio.NewScanner(bytes.NewReader(maps))
+	for sc.Scan() {
+		// address perms offset dev inode pathname
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 || strings.Join(f[5:], " ") != path {
+			continue
+		}
+		if perms := f[1]; perms != "r-xp" && perms != "r--p" {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			return nil, fmt.Errorf("/proc/self/maps: address range %q", f[0])
+		}
+		start, err := strconv.ParseUint(lo, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/proc/self/maps: address %q: %w", lo, err)
+		}
+		end, err := strconv.ParseUint(hi, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/proc/self/maps: address %q: %w", hi, err)
+		}
+		out = append(out, region{uintptr(start), uintptr(end)})
+	}
+	return out, sc.Err()
+}
