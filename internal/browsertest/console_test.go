@@ -96,7 +96,7 @@ func TestConsole(t *testing.T) {
 		p.do("asking for a choice", chromedp.SendKeys(chromedp.CSS("#composer"), "pick a colour for me"), chromedp.KeyEvent(kb.Enter))
 		p.do("the question as a form", chromedp.WaitVisible(chromedp.CSS("form.ask-user")))
 		p.shot("03-ask-user")
-		p.do("answering Green", chromedp.Click(chromedp.CSS(`form.ask-user input[value="Green"]`)), chromedp.Click(chromedp.CSS("form.ask-user button[type=submit]")))
+		p.doOnStillDOM("answering Green", chromedp.Click(chromedp.CSS(`form.ask-user input[value="Green"]`)), chromedp.Click(chromedp.CSS("form.ask-user button[type=submit]")))
 		p.waitJS("the reply after the answer", `[...document.querySelectorAll("#log .msg.assistant .body")].some(b => b.textContent.includes("Noted: you picked") && b.textContent.includes("Green"))`)
 
 		// ---- render_chart drawn in the page ----

@@ -326,6 +326,28 @@ func (p page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// doOnStillDOM is do for steps that find nodes and then act on them (clicks):
+// when the page re-rendered the node between the two ("Could not find node
+// with given id", "Node is detached"), the steps run again from the start,
+// until waitLong.
+func (p page) doOnStillDOM(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, waitLong)
+	defer cancel()
+	for {
+		err := chromedp.Do(ctx, steps...)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil || !(strings.Contains(err.Error(), "Could not find node") || strings.Contains(err.Error(), "Node is detached")) {
+			p.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
+			p.t.Fatalf("%s: %v", what, err)
+		}
+		p.t.Logf("%s: the page re-rendered under the step (%v); again", what, err)
+		time.Sleep(pollEvery)
+	}
+}
+
 // waitJS waits until the expression is truthy.
 func (p page) waitJS(what, expr string) {
 	p.t.Helper()
