@@ -50,6 +50,10 @@ func TestSlackAckModes(t *testing.T) {
 	})
 }
 
+// speakerPrefix is the "[name] " before each message of a turn that quotes
+// several.
+var speakerPrefix = regexp.MustCompile(`^\[[^\]]*\] `)
+
 // TestSlackDeferredAckKeepsThreadOrder: messages of one thread (and of one
 // DM) posted back to back, each acknowledged before the next is sent, are
 // logged in the order they were sent and answered once each, although the
@@ -58,10 +62,6 @@ func TestSlackAckModes(t *testing.T) {
 // scripted model quotes each of them; see core/seen.go), so "once each" is:
 // the replies, read in log order, quote every message once, in the order
 // sent, and each reply is posted once.
-// speakerPrefix is the "[name] " before each message of a turn that quotes
-// several.
-var speakerPrefix = regexp.MustCompile(`^\[[^\]]*\] `)
-
 func TestSlackDeferredAckKeepsThreadOrder(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {

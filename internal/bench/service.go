@@ -361,8 +361,9 @@ func waitReadyOr(ctx context.Context, client *http.Client, url string, exited <-
 // started as a process, ready and then idle for a few seconds: the workers
 // wait, the scheduler ticks. A second after its start the service gave back
 // the pages its start-up touched (internal/memtrim), so this is what idling
-// keeps: Extra has the anonymous and file-backed parts. The baseline is the peak RSS of `switchboard
-// migrate` on the same store: the binary, the runtime and an open store.
+// keeps: Extra has the anonymous and file-backed parts. The baseline is the
+// peak RSS of `switchboard migrate` on the same store: the binary, the
+// runtime and an open store.
 func runRSS(ctx context.Context, e *env) (*Result, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Options configures Trim.
+// Options configures AfterStart.
 type Options struct {
 	// Delay is how long after the start to trim, so that what the start
 	// set going (first polls, connections) has settled (default 1s).
