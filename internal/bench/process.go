@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -80,6 +81,45 @@ func startServe(e *env) (*serveProcess, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startServeAs(e, bin)
+}
+
+// privateBinary copies the switchboard binary into e's folder and syncs
+// it, for a figure that needs the service to be the only process mapping
+// its executable, as in a deployment: this process runs the same file, and
+// the pages it maps are pages the service cannot give back (see
+// internal/memtrim).
+func privateBinary(e *env) (string, error) {
+	bin, err := e.opts.binary()
+	if err != nil {
+		return "", err
+	}
+	src, err := os.Open(bin)
+	if err != nil {
+		return "", fmt.Errorf("copying the binary: %w", err)
+	}
+	defer src.Close()
+	dst := filepath.Join(e.dir, "switchboard-"+randomSuffix())
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("copying the binary: %w", err)
+	}
+	_, err = io.Copy(f, src)
+	if err == nil {
+		// Written back, its pages are clean: the page cache can drop them.
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copying the binary to %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+// startServeAs is startServe with the binary bin.
+func startServeAs(e *env, bin string) (*serveProcess, error) {
 	script, err := WriteScript(e.dir)
 	if err != nil {
 		return nil, err

@@ -361,13 +361,20 @@ func waitReadyOr(ctx context.Context, client *http.Client, url string, exited <-
 // started as a process, ready and then idle for a few seconds: the workers
 // wait, the scheduler ticks. A second after its start the service gave back
 // the pages its start-up touched (internal/memtrim), so this is what idling
-// keeps: Extra has the anonymous and file-backed parts. The baseline is the
+// keeps: Extra has the anonymous and file-backed parts. The service runs
+// from a copy of the binary of its own, as it would deployed (see
+// privateBinary). The baseline is the
 // peak RSS of `switchboard migrate` on the same store: the binary, the
 // runtime and an open store.
 func runRSS(ctx context.Context, e *env) (*Result, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	p, err := startServe(e)
+	bin, err := privateBinary(e)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(bin)
+	p, err := startServeAs(e, bin)
 	if err != nil {
 		return nil, err
 	}

@@ -32,14 +32,49 @@ func dropExecutablePages() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return 0, fmt.Errorf("opening the executable: %w", err)
+	}
+	defer f.Close()
 	var total int64
 	for _, r := range regions {
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, unix.MADV_DONTNEED); errno != 0 {
-			return total, fmt.Errorf("madvise %#x-%#x: %w", r.start, r.end, errno)
-		}
 		total += int64(r.end - r.start)
+		// A page faulted back in later is read on its own, not with a
+		// readahead window that the page cache would keep as one large
+		// folio, mapped whole (up to 2 MB) on the next fault.
+		if err := madvise(r, unix.MADV_RANDOM); err != nil {
+			return total, err
+		}
+	}
+	// The page cache holds the file in the large folios its first read
+	// left there, and a fault maps a folio whole. Unmapping and then
+	// dropping the clean pages no process maps any more turns what idling
+	// touches afterwards into single pages. Each pass leaves the folios
+	// that the running threads touched in between; the next one takes
+	// most of those. Another process running the same binary keeps the
+	// pages it maps.
+	for range trimPasses {
+		for _, r := range regions {
+			if err := madvise(r, unix.MADV_DONTNEED); err != nil {
+				return total, err
+			}
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			return total, fmt.Errorf("fadvise(DONTNEED) on the executable: %w", err)
+		}
 	}
 	return total, nil
+}
+
+// trimPasses is how many times dropExecutablePages unmaps and drops.
+const trimPasses = 3
+
+func madvise(r region, advice uintptr) error {
+	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, advice); errno != 0 {
+		return fmt.Errorf("madvise(%d) %#x-%#x: %w", advice, r.start, r.end, errno)
+	}
+	return nil
 }
 
 type region struct{ start, end uintptr }

@@ -2,6 +2,7 @@ package memtrim
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,25 @@ func TestDropExecutablePagesShrinksTheResidentSetAndKeepsRunning(t *testing.T) {
 	after := rssFileKB(t)
 	if n == 0 || after >= before {
 		t.Fatalf("advised %d bytes; RssFile %d kB -> %d kB, want it to fall", n, before, after)
+	}
+	// The mappings are marked for random access (VmFlags "rr"): a page
+	// faulted back comes alone, not with a readahead window.
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	random, inExe := 0, false
+	exe, _ := os.Executable()
+	for _, line := range strings.Split(string(smaps), "\n") {
+		if f := strings.Fields(line); len(f) >= 6 && strings.Contains(f[0], "-") {
+			inExe = strings.HasSuffix(line, exe) && (f[1] == "r-xp" || f[1] == "r--p")
+		}
+		if rest, ok := strings.CutPrefix(line, "VmFlags:"); ok && inExe && slices.Contains(strings.Fields(rest), "rr") {
+			random++
+		}
+	}
+	if random < 2 {
+		t.Fatalf("%d of the executable's read-only mappings advised random access, want its code and read-only data", random)
 	}
 	// Code and read-only data come back on their next touch.
 	if got := strings.Repeat(strconv.Itoa(42), 3); got != "424242" {
