@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/sqlite"
@@ -30,7 +30,7 @@ var t0 = time.Date(2026, time.March, 2, 12, 0, 0, 0, time.UTC)
 func newHandler(t *testing.T) (*Handler, *scheduler.Scheduler) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "switchboard.db")
+	path := testenv.SQLiteFile(t)
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: path})
 	if err != nil {
 		t.Fatalf("opening sqlite on %s: %v", path, err)

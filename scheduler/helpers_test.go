@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres"
 	"github.com/switchboardhq/switchboard/store/sqlite"
@@ -40,7 +40,7 @@ var t0 = time.Date(2026, time.March, 2, 12, 0, 0, 0, time.UTC)
 
 func newSQLite(t testing.TB) store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "switchboard.db")
+	path := testenv.SQLiteFile(t)
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: path})
 	if err != nil {
 		t.Fatalf("opening sqlite on %s: %v", path, err)

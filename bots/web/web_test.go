@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -81,7 +80,7 @@ type reopener func(t *testing.T) store.Store
 func reopeners(t *testing.T) map[string]func(t *testing.T) reopener {
 	return map[string]func(t *testing.T) reopener{
 		"sqlite": func(t *testing.T) reopener {
-			path := filepath.Join(t.TempDir(), "switchboard.db")
+			path := testenv.SQLiteFile(t)
 			return func(t *testing.T) store.Store {
 				ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 				defer cancel()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ func TestServeAccessLog(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0"}, env(map[string]string{
-			"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "sb.db"), "SWITCHBOARD_LOG_FORMAT": "json",
+			"DATABASE_URL": "sqlite:" + testenv.SQLiteFile(t), "SWITCHBOARD_LOG_FORMAT": "json",
 			"SWITCHBOARD_API_TOKEN": token,
 		}), nil, &out, &logs)
 	}()

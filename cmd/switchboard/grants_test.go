@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,7 +22,7 @@ func TestGrantsListAndRevoke(t *testing.T) {
 		name string
 		db   func(t *testing.T) string
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "sb.db") }},
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + testenv.SQLiteFile(t) }},
 		{"postgres", func(t *testing.T) string {
 			return testenv.PostgresURL(t) + "&switchboard_schema=" + testenv.PostgresSchema(t)
 		}},

@@ -5,20 +5,20 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 )
 
 // The keys and tokens commands work on the store of the service: a key
 // made by `switchboard keys create` is exchanged by the running service,
 // and `keys revoke` ends it.
 func TestKeysCommands(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	getenv := env(map[string]string{"DATABASE_URL": db, "SWITCHBOARD_API_TOKEN": "operator-secret"})
 	sb := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
@@ -90,7 +90,7 @@ func TestKeysCommands(t *testing.T) {
 }
 
 func TestKeysCommandErrors(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	cases := []struct {
 		args []string
 		want string

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/testenv"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -60,7 +62,7 @@ func TestServeStopsCleanly(t *testing.T) {
 	// The deadline stands in for Ctrl-C: serve must start, then return nil.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	var out, errOut bytes.Buffer
 	err := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-log-level", "error"}, env(map[string]string{"DATABASE_URL": db}), nil, &out, &errOut)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 func TestServeJSONLogsAndAdmin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	var out bytes.Buffer
 	var logs testenv.Buffer
 	done := make(chan error, 1)

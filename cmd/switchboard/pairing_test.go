@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -15,7 +15,7 @@ import (
 // `switchboard pairing list` and lets them in with `pairing approve`.
 func TestPairingListAndApprove(t *testing.T) {
 	ctx := context.Background()
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: db})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func rotateTestKey(b byte) string {
 // eachDatabase runs f with a DATABASE_URL of a fresh SQLite file, and of a
 // fresh Postgres schema when TEST_DATABASE_URL is set.
 func eachDatabase(t *testing.T, f func(t *testing.T, db string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db")) })
+	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+testenv.SQLiteFile(t)) })
 	t.Run("postgres", func(t *testing.T) {
 		base := testenv.PostgresURL(t)
 		sep := "?"

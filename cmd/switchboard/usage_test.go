@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func TestUsage(t *testing.T) {
 		name string
 		db   func(t *testing.T) string
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "sb.db") }},
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + testenv.SQLiteFile(t) }},
 		{"postgres", func(t *testing.T) string {
 			return testenv.PostgresURL(t) + "&switchboard_schema=" + testenv.PostgresSchema(t)
 		}},

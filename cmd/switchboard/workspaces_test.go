@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -18,7 +18,7 @@ import (
 // TestWorkspaceAndAgentCommands drives the operator's commands as a shell
 // would, against one SQLite file.
 func TestWorkspaceAndAgentCommands(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	db := "sqlite:" + testenv.SQLiteFile(t)
 	sb := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), append([]string{args[0], "-log-level", "error"}, args[1:]...), env(map[string]string{"DATABASE_URL": db}), nil, &out, &errOut)

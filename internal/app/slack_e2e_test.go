@@ -75,7 +75,7 @@ func eachStore(t *testing.T, f func(t *testing.T, db databaseFunc)) {
 }
 
 func sqliteDatabase(tb testing.TB) string {
-	return "sqlite:" + filepath.Join(tb.TempDir(), "switchboard.db")
+	return "sqlite:" + testenv.SQLiteFile(tb)
 }
 
 // slackEnv is one running service and the fake Slack it talks to.

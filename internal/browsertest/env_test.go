@@ -93,7 +93,7 @@ func chromium(t *testing.T) string {
 // set; testenv decides whether its absence skips or fails).
 func eachStore(t *testing.T, f func(t *testing.T, db string)) {
 	t.Run("sqlite", func(t *testing.T) {
-		f(t, "sqlite:"+filepath.Join(t.TempDir(), "switchboard.db"))
+		f(t, "sqlite:"+testenv.SQLiteFile(t))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		base := testenv.PostgresURL(t)

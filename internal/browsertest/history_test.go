@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/switchboardhq/switchboard/internal/testenv"
 )
 
 // The artifact turns join the harness's script: conditional on their own
@@ -39,7 +41,7 @@ const artifactTurns = `  - after_tool: artifact_create
 func TestHistoryViews(t *testing.T) {
 	chromium(t)
 	t.Run("sqlite", func(t *testing.T) {
-		e := startEnv(t, "sqlite:"+t.TempDir()+"/s.db")
+		e := startEnv(t, "sqlite:"+testenv.SQLiteFile(t))
 		p := page{t: t, ctx: browser(t)}
 		link := e.loginLink("EvLoginH")
 		p.do("sign in", chromedp.Navigate(link))

@@ -117,7 +117,7 @@ func find(rs []doctor.Result, check string) *doctor.Result {
 }
 
 func eachStore(t *testing.T, f func(t *testing.T, db string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db")) })
+	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+testenv.SQLiteFile(t)) })
 	t.Run("postgres", func(t *testing.T) {
 		f(t, testenv.PostgresURL(t)+"&switchboard_schema="+testenv.PostgresSchema(t))
 	})
@@ -181,7 +181,7 @@ func TestDoctorBroken(t *testing.T) {
 // without the Message Content intent, a database not migrated and a
 // config typo are each named.
 func TestDoctorScopesIntentsSchemaConfig(t *testing.T) {
-	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
 	sl := slacktest.NewServer(slacktest.Options{Scopes: []string{"chat:write", "app_mentions:read"}})
 	t.Cleanup(sl.Close)
 	cfg := s.cfg
@@ -213,7 +213,7 @@ func TestDoctorScopesIntentsSchemaConfig(t *testing.T) {
 // TestDoctorReadsARefusedReload: the running service refused a reload;
 // doctor, asking it, says so and why.
 func TestDoctorReadsARefusedReload(t *testing.T) {
-	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
 	cfg := s.cfg
 	cfg.Addr, cfg.APIToken, cfg.ReloadPoll = "127.0.0.1:0", "op-doctor", -1
 	cfg.SlackBotToken, cfg.SlackAppToken, cfg.DiscordBotToken = "", "", ""
@@ -242,7 +242,7 @@ func TestDoctorReadsARefusedReload(t *testing.T) {
 // that is not installed are failures whose fixes say what to do.
 func TestDoctorProbesCLIAgents(t *testing.T) {
 	fake := clitest.Build(t)
-	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
 	for _, tc := range []struct {
 		name, scenario, path string
 		status               doctor.Status
@@ -284,7 +284,7 @@ func TestDoctorProbesCLIAgents(t *testing.T) {
 // address it is skipped with how to see it, and with it the service's
 // state is shown: waiting for a person, with the link to open.
 func TestDoctorAsksTheServiceAboutOAuthServers(t *testing.T) {
-	s := newSetup(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
 	cfg := s.cfg
 	write(t, cfg.MCPConfigPath, `{"mcpServers": {"tracker": {"url": "http://127.0.0.1:1/mcp", "oauth": {}}}}`)
 	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\n")

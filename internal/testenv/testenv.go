@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboardhq/switchboard/internal/dbtemplate"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres"
 	"github.com/switchboardhq/switchboard/store/sqlite"
@@ -40,7 +41,7 @@ func SQLite(tb testing.TB) store.Store {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(tb.TempDir(), "switchboard.db"), Logger: Logger(tb)})
+	s, err := sqlite.Open(ctx, sqlite.Options{Path: SQLiteFile(tb), Logger: Logger(tb)})
 	if err != nil {
 		tb.Fatalf("opening sqlite: %v", err)
 	}
@@ -49,6 +50,34 @@ func SQLite(tb testing.TB) store.Store {
 		tb.Fatalf("migrating sqlite: %v", err)
 	}
 	return s
+}
+
+// SQLiteFile returns the path of a fresh SQLite database in tb's temporary
+// folder, migrated already: a copy of one migrated file (internal/dbtemplate).
+// A service started on it finds nothing to migrate.
+func SQLiteFile(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "switchboard.db")
+	if err := dbtemplate.CopySQLite(path, MigrateSQLite); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// MigrateSQLite creates a migrated SQLite database at path and closes it:
+// the dbtemplate.Migrate of the SQLite driver.
+func MigrateSQLite(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := sqlite.Open(ctx, sqlite.Options{Path: path})
+	if err != nil {
+		return err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		_ = s.Close()
+		return err
+	}
+	return s.Close()
 }
 
 // PostgresURL is TEST_DATABASE_URL. Without it the test skips, unless
