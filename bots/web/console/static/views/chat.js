@@ -195,16 +195,24 @@ export function approvalForm(convId, call, done) {
 
 // ---- the view ----
 
+// newDraft is what was typed into the new-conversation composer and not
+// sent yet: the view keeps it when it is rendered again (a keystroke right
+// after Ctrl+N can land while the page is still drawing it) or opened later.
+let newDraft = "";
+
 function newChat(el) {
   const me = session();
   const agents = me.agents || [];
   const agent = h("select", { "aria-label": "Agent", id: "agent-pick" }, agents.map((a) => h("option", { value: a }, a)));
   const text = h("textarea", { rows: 3, placeholder: "Message… (Enter to send, Shift+Enter for a new line)", "aria-label": "Message", id: "composer" });
+  text.value = newDraft;
+  text.addEventListener("input", () => { newDraft = text.value; });
   const send = async () => {
     if (!text.value.trim()) return;
     try {
       const conv = await api.post("/api/conversations", agents.length ? { agent: agent.value } : {});
       await api.post(`/api/conversations/${conv.id}/messages`, { text: text.value.trim(), context: "The chat view of the web console, starting a new conversation." });
+      newDraft = "";
       refreshList();
       navigate({ c: conv.id });
     } catch (e) { toast("Could not start: " + e.message, "error"); }
