@@ -20,6 +20,7 @@ import (
 // service's keys, and answers one JSON row per model; an unknown provider
 // is a 400 naming it, and only the operator may compare.
 func TestCompareAPI(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		anth := modeltest.NewAnthropic(t)
 		anth.Push(modeltest.Reply{Text: "Claude says 4.", Usage: &modeltest.Usage{InputTokens: 10, OutputTokens: 3}})

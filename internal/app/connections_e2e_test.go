@@ -166,6 +166,7 @@ func (e *connEnv) api(method, path string) (int, string) {
 }
 
 func TestConnectionsGitHubE2E(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		dbURL := db(t)
 		e := startConnections(t, dbURL)

@@ -145,6 +145,7 @@ func TestProfileCachedForTTL(t *testing.T) {
 // real client; a user who writes only in a DM (no guild) is named from
 // their user: the global name, else the username.
 func TestDiscordMemberNames(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		e := discordStart(t, db, 0)
 		nicky := discordgo.User{ID: "3000000000000000001", Username: "nick_user", GlobalName: "Nick Global"}

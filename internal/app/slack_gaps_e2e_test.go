@@ -142,6 +142,7 @@ func lastUserMedia(t *testing.T, r modeltest.Request) (map[string]any, string) {
 // one for a link preview) does nothing. A deleted message is marked in the
 // log, never removed, and the model is told.
 func TestSlackEditForksAndDeleteMarks(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startSlack(t, db(t), envOptions{})
 		const dm, ts = "D0EDIT", "1700000700.000100"
@@ -207,6 +208,7 @@ func TestSlackEditForksAndDeleteMarks(t *testing.T) {
 // answers in the thread under that post without mentioning the bot, and
 // the agent answers her there, in the run's conversation.
 func TestSlackReplyUnderRoutinePost(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		ctx := context.Background()
 		e := startSlack(t, db(t), envOptions{})
@@ -259,6 +261,7 @@ func TestSlackReplyUnderRoutinePost(t *testing.T) {
 // card: the briefing template filled from the reply. The run is finished
 // with a note saying so.
 func TestSlackBriefingAlwaysPostsACard(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		ctx := context.Background()
 		e := startSlack(t, db(t), envOptions{})
