@@ -55,7 +55,7 @@ func AfterStart(ctx context.Context, opts Options) {
 	debug.FreeOSMemory()
 	n, err := dropExecutablePages()
 	if err != nil {
-		opts.Logger.DebugContext(ctx, "memtrim: keeping the executable's pages", "error", err.Error())
+		opts.Logger.DebugContext(ctx, "memtrim: not every page of the executable was dropped", "error", err.Error())
 		return
 	}
 	opts.Logger.DebugContext(ctx, "memtrim: dropped the executable's clean pages", "mapped_bytes", n)

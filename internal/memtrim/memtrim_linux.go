@@ -12,10 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropExecutablePages advises MADV_DONTNEED on the executable's read-only
+// dropExecutablePages unmaps the pages of the executable's read-only
 // mappings (its code and read-only data; never the writable data segment,
-// whose private pages hold the program's globals). It returns how many
-// bytes of mappings it advised.
+// whose private pages hold the program's globals) with MADV_DONTNEED,
+// marks them MADV_RANDOM, and drops the file's unmapped clean pages from the
+// page cache. It returns how many bytes of mappings it advised.
 func dropExecutablePages() (int64, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -32,11 +33,12 @@ func dropExecutablePages() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.Open(exe)
-	if err != nil {
-		return 0, fmt.Errorf("opening the executable: %w", err)
+	// Without the file (replaced by a deploy, say) the mappings are still
+	// dropped; only the page cache keeps its copy.
+	f, openErr := os.Open(exe)
+	if openErr == nil {
+		defer f.Close()
 	}
-	defer f.Close()
 	var total int64
 	for _, r := range regions {
 		total += int64(r.end - r.start)
@@ -60,9 +62,15 @@ func dropExecutablePages() (int64, error) {
 				return total, err
 			}
 		}
+		if openErr != nil {
+			continue
+		}
 		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 			return total, fmt.Errorf("fadvise(DONTNEED) on the executable: %w", err)
 		}
+	}
+	if openErr != nil {
+		return total, fmt.Errorf("opening the executable to drop its cached pages: %w", openErr)
 	}
 	return total, nil
 }
