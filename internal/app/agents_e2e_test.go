@@ -548,11 +548,10 @@ func TestAgentsDoneMarkerSlack(t *testing.T) {
 // the stable block of the prompt; a channel with side_threads.tell false
 // tells them nothing.
 func TestSideThreadsToldPerChannelSlack(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		config := openAccess + "agents:\n  - name: atlas\n    model: anthropic:claude-sonnet-4-5\n    answers: {default: true}\n" +
 			"  - name: nova\n    model: anthropic:claude-sonnet-4-5\n" +
 			"side_threads:\n  prompt: \"Consult privately with a dm tag.\"\nchannels:\n  C0QUIET:\n    side_threads: {tell: false}\n"

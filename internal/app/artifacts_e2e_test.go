@@ -19,12 +19,11 @@ const artifactSource = "package main\n\nfunc main() {}\n"
 // file with a link to its page in the same call, even when sharing it
 // failed first and the delivery was tried again.
 func TestArtifactPostedToSlackAsAFileOnce(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)
 		env["SWITCHBOARD_PUBLIC_URL"] = "https://sb.example.com"
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		e := startSlack(t, db(t), envOptions{env: env})
 		input, _ := json.Marshal(map[string]string{"kind": "code", "title": "main.go", "language": "go", "content": artifactSource})
 		fake.Push(

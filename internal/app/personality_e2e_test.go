@@ -21,12 +21,11 @@ import (
 // replaces the document there and with the binary's personality command
 // without the guard, and each replacement is what the model is sent next.
 func TestPersonalityEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildSwitchboard(t)
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		dbURL := db(t)
 		seed := "You are Atlas, a travel planner. You answer plainly, check the facts twice and say when you do not know."
 		config := fmt.Sprintf("agents:\n  - name: atlas\n    persona: %q\n    personality: {min_chars: 100}\n%s", seed, openAccess)

@@ -94,11 +94,10 @@ func decodeRequest(t *testing.T, r modeltest.Request) (system string, tools []st
 }
 
 func TestSkillsImportedOfferedAndLoaded(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		env := anthropicEnv(fake)
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		config := openAccess + "agents:\n  - name: scout\n    model: anthropic:claude-sonnet-4-5\n    tools: [routine_list]\n"
 		e := startSlack(t, db(t), envOptions{env: env, config: config})
 

@@ -38,12 +38,11 @@ func fileShare(channel, ts, user, text string, files ...map[string]any) map[stri
 // model call built from the log alone) sends it again. The reply is a
 // markdown block, and the 👀 on each message becomes ✅ once answered.
 func TestSlackImageReachesTheModel(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		fake.Push(modeltest.Reply{Text: "A **red** pixel."}, modeltest.Reply{Text: "Still a pixel."})
 		env := anthropicEnv(fake)
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		e := startSlack(t, db(t), envOptions{env: env, config: openAccess + "slack:\n  ack: deferred\n  ack_reaction: eyes\n"})
 		const dm, ts = "D0FILES", "1700000600.000100"
 		img := e.slack.ShareFile("pixel.png", "image/png", pngBytes)

@@ -12,12 +12,11 @@ import (
 // prompt from the provider's cache, and GET /api/usage shows the cache
 // writes, the cache reads, their cost and the hit rate for the agent.
 func TestSlackTurnsReadTheirHistoryFromTheCache(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		fake.Push(modeltest.Reply{Text: "High tide is at noon."}, modeltest.Reply{Text: "Low tide is at six."})
 		env := anthropicEnv(fake)
-		t.Setenv("ANTHROPIC_API_KEY", env["ANTHROPIC_API_KEY"])
-		t.Setenv("ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"])
 		e := startSlack(t, db(t), envOptions{env: env})
 		const ch, ts = "C0TIDES", "1700000500.000100"
 		e.mustPost(newEvent("EvTide1", mention(ch, ts, "", alice, "when is high tide?")))
