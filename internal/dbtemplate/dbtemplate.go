@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -113,17 +114,22 @@ func migrationsKey() (string, error) {
 }
 
 // cacheDir is where templates are kept: the user's cache folder, or the
-// temporary folder when there is none.
+// temporary folder when there is none or it cannot be written.
 func cacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
+	var errs []error
+	bases := []string{os.TempDir()}
+	if base, err := os.UserCacheDir(); err == nil {
+		bases = append([]string{base}, bases...)
 	}
-	dir := filepath.Join(base, "switchboard-test", "templates")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the template folder: %w", err)
+	for _, base := range bases {
+		dir := filepath.Join(base, "switchboard-test", "templates")
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		errs = append(errs, err)
 	}
-	return dir, nil
+	return "", fmt.Errorf("creating the template folder: %w", errors.Join(errs...))
 }
 
 func copyFile(src, dst string) (err error) {
