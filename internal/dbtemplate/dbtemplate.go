@@ -37,10 +37,12 @@ import (
 // yet) and closes it, leaving the whole database in that one file.
 type Migrate func(path string) error
 
-var (
-	mu    sync.Mutex
-	built = map[string]bool{} // template paths this process checked or built
-)
+// mu keeps this process's tests from building the template twice at once.
+var mu sync.Mutex
+
+// migrationsKey names the template: the migrations and the SQLite library
+// are those built into the process, so it is computed once.
+var migrationsKey = sync.OnceValues(hashMigrations)
 
 // CopySQLite writes a migrated SQLite database to dst, which must not exist:
 // a copy of the template, built with migrate when there is none for the
@@ -67,11 +69,7 @@ func sqliteTemplate(migrate Migrate) (string, error) {
 	path := filepath.Join(dir, "sqlite-"+key+".db")
 	mu.Lock()
 	defer mu.Unlock()
-	if built[path] {
-		return path, nil
-	}
 	if _, err := os.Stat(path); err == nil {
-		built[path] = true
 		return path, nil
 	}
 	tmp := filepath.Join(dir, "building-"+randomHex()+".db")
@@ -88,13 +86,12 @@ func sqliteTemplate(migrate Migrate) (string, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("placing the migrated SQLite template: %w", err)
 	}
-	built[path] = true
 	return path, nil
 }
 
-// migrationsKey hashes the SQLite migrations' versions, names and SQL, and
+// hashMigrations hashes the SQLite migrations' versions, names and SQL, and
 // the version of the SQLite library that writes the file.
-func migrationsKey() (string, error) {
+func hashMigrations() (string, error) {
 	ms, err := migrations.Load("sqlite")
 	if err != nil {
 		return "", err

@@ -58,15 +58,15 @@ func SQLite(tb testing.TB) store.Store {
 func SQLiteFile(tb testing.TB) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "switchboard.db")
-	if err := dbtemplate.CopySQLite(path, MigrateSQLite); err != nil {
+	if err := dbtemplate.CopySQLite(path, migrateSQLite); err != nil {
 		tb.Fatal(err)
 	}
 	return path
 }
 
-// MigrateSQLite creates a migrated SQLite database at path and closes it:
+// migrateSQLite creates a migrated SQLite database at path and closes it:
 // the dbtemplate.Migrate of the SQLite driver.
-func MigrateSQLite(path string) error {
+func migrateSQLite(path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := sqlite.Open(ctx, sqlite.Options{Path: path})
