@@ -27,7 +27,7 @@ const DefaultAuthorizeURL = "https://slack.com/oauth/v2/authorize"
 // (slack-app-manifest.yaml, checked by TestManifest).
 var BotScopes = []string{
 	"app_mentions:read", "assistant:write", "channels:history", "chat:write", "chat:write.customize", "commands",
-	"files:read", "files:write", "groups:history", "im:history", "im:read", "im:write", "mpim:history",
+	"files:read", "files:write", "groups:history", "im:history", "im:write", "mpim:history",
 	"reactions:write", "users:read",
 }
 

@@ -47,7 +47,7 @@ func TestManifest(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &m); err != nil {
 		t.Fatalf("manifest is not valid YAML: %v", err)
 	}
-	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:read", "im:write",
+	for _, s := range []string{"app_mentions:read", "chat:write", "chat:write.customize", "im:history", "im:write",
 		"channels:history", "groups:history", "files:read", "files:write", "assistant:write", "users:read",
 		"commands", "mpim:history", "reactions:write"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, s) {
@@ -61,9 +61,17 @@ func TestManifest(t *testing.T) {
 		t.Errorf("manifest redirect_urls %v: want one URL ending in /slack/oauth/callback", m.OAuth.RedirectURLs)
 	}
 	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "message.mpim",
-		"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened", "app_context_changed", "agent_session_stopped"} {
+		"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened", "app_context_changed", "agent_session_stopped",
+		"app_uninstalled", "tokens_revoked"} {
 		if !slices.Contains(m.Settings.Events.Bot, e) {
 			t.Errorf("manifest lacks bot event %s", e)
+		}
+	}
+	// Scopes nothing calls are not asked for: a reviewer of the install
+	// screen sees only what the adapter uses.
+	for _, s := range []string{"im:read"} {
+		if slices.Contains(m.OAuth.Scopes.Bot, s) {
+			t.Errorf("manifest asks for bot scope %s, which no call uses", s)
 		}
 	}
 	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || m.Features.AgentView == nil || !m.Features.AppHome.HomeTab {
