@@ -30,6 +30,7 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  version   the release, commit, build date and schema version of this binary: version [-json]
   rotate-key
             seal every stored secret again under the first key of SWITCHBOARD_SECRET_KEY
   grants    list the standing grants ("Always allow"), or revoke one:
@@ -75,6 +76,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return errors.New("no command given")
 	}
 	cmd, args := args[0], args[1:]
+	// version reads no settings: it answers even where the environment is
+	// incomplete or wrong.
+	if cmd == "version" || cmd == "-version" || cmd == "--version" {
+		return versionCommand(args, stdout, stderr)
+	}
 	cfg, err := app.FromEnv(getenv)
 	if err != nil {
 		return err

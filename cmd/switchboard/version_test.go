@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/migrations"
+)
+
+func TestVersion(t *testing.T) {
+	// version answers even where the settings are wrong: it is what a bug
+	// report asks for first.
+	bad := env(map[string]string{"SWITCHBOARD_CONCURRENCY": "many"})
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"version", "-json"}, bad, nil, &out, &errOut); err != nil {
+		t.Fatalf("version -json: %v\n%s", err, errOut.String())
+	}
+	var b buildInfo
+	if err := json.Unmarshal(out.Bytes(), &b); err != nil {
+		t.Fatalf("version -json printed %q: %v", out.String(), err)
+	}
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		latest, err := migrations.Latest(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Schema != latest || latest == 0 {
+			t.Errorf("version reports schema %d; the %s migrations end at %d", b.Schema, dialect, latest)
+		}
+	}
+	if b.Version == "" || b.Go == "" || b.Platform == "" {
+		t.Errorf("version -json = %+v: want version, go and platform", b)
+	}
+
+	// A release build's stamped values win over the module's.
+	version, commit, date = "v1.4.0", "0123abcd", "2026-12-01T10:00:00Z"
+	t.Cleanup(func() { version, commit, date = "", "", "" })
+	out.Reset()
+	if err := run(context.Background(), []string{"version"}, bad, nil, &out, &errOut); err != nil {
+		t.Fatalf("version: %v", err)
+	}
+	for _, want := range []string{"switchboard v1.4.0", "commit   0123abcd", "built    2026-12-01T10:00:00Z", "schema   "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("version printed:\n%s\nwant a line with %q", out.String(), want)
+		}
+	}
+}
