@@ -30,6 +30,8 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  healthcheck
+            exit 0 when the service on this machine is ready (GET /readyz): healthcheck [-url URL] [-path /healthz]
   version   the release, commit, build date and schema version of this binary: version [-json]
   rotate-key
             seal every stored secret again under the first key of SWITCHBOARD_SECRET_KEY
@@ -108,6 +110,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "runs" {
 		return runsCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "healthcheck" {
+		return healthcheckCommand(ctx, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,5 +50,33 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version printed:\n%s\nwant a line with %q", out.String(), want)
 		}
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	ready := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || !ready {
+			http.Error(w, "not ready: store", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready")
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"healthcheck", "-url", srv.URL}, env(nil), nil, &out, &errOut); err != nil {
+		t.Fatalf("healthcheck of a ready service: %v", err)
+	}
+	ready = false
+	err := run(context.Background(), []string{"healthcheck", "-url", srv.URL}, env(nil), nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "not ready: store") {
+		t.Fatalf("healthcheck of a service that is not ready: %v, want the 503 and its reason", err)
+	}
+	// A closed loopback port: nothing listens.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	if err := run(context.Background(), []string{"healthcheck"}, env(map[string]string{"SWITCHBOARD_ADDR": addr}), nil, &out, &errOut); err == nil {
+		t.Fatal("healthcheck with nothing listening at SWITCHBOARD_ADDR succeeded")
 	}
 }
