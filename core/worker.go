@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,6 +91,10 @@ func (o *WorkerOptions) validate() error {
 	return nil
 }
 
+// DefaultPollInterval is how often an idle worker claims when no wake-up
+// comes (WorkerOptions.PollInterval), plus up to a quarter of it in jitter.
+const DefaultPollInterval = time.Second
+
 // Worker claims work items and runs their handlers. Any number of workers,
 // in any number of processes, may share one store: a claim hands each item
 // to exactly one of them, and a conversation runs one item at a time.
@@ -120,6 +125,40 @@ type Worker struct {
 	freed map[uuid.UUID]chan struct{}
 	// interrupts cut off the running turns of a conversation (Interrupt).
 	interrupts map[uuid.UUID]map[uuid.UUID]context.CancelCauseFunc // conversation -> item -> cancel
+	// claimFault is the error of the latest claim when it failed, nil once
+	// a claim succeeds again (ClaimHealth).
+	claimFault atomic.Pointer[claimFault]
+}
+
+type claimFault struct {
+	err   error
+	since time.Time
+}
+
+// ClaimHealth reports whether this worker can claim work: nil when its
+// latest claim succeeded (or none ran yet), else the error of the latest
+// claim and since when claims have been failing. A store that answers
+// pings but refuses claims (a pooler rejecting the session, a permission
+// missing) leaves the instance unable to work: readiness says so.
+func (w *Worker) ClaimHealth() (since time.Time, err error) {
+	if f := w.claimFault.Load(); f != nil {
+		return f.since, f.err
+	}
+	return time.Time{}, nil
+}
+
+func (w *Worker) noteClaim(err error) {
+	if err == nil {
+		if w.claimFault.Load() != nil {
+			w.claimFault.Store(nil)
+		}
+		return
+	}
+	since := w.opts.Now()
+	if prev := w.claimFault.Load(); prev != nil {
+		since = prev.since
+	}
+	w.claimFault.Store(&claimFault{err: err, since: since})
 }
 
 // ErrInterrupted is the cause of a turn's context ending because whoever
@@ -178,7 +217,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 		opts.LeaseTTL = 15 * time.Second
 	}
 	if opts.PollInterval == 0 {
-		opts.PollInterval = time.Second
+		opts.PollInterval = DefaultPollInterval
 	}
 	if opts.CompleteWindow == 0 {
 		opts.CompleteWindow = 2 * time.Millisecond
@@ -369,6 +408,9 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 			})
 			if err != nil && ctx.Err() == nil {
 				w.log.ErrorContext(ctx, "claiming work", "error", redact.String(err.Error()))
+			}
+			if ctx.Err() == nil {
+				w.noteClaim(err)
 			}
 			claimed = len(items)
 			w.observeTakeovers(ctx, items, false)

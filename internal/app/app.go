@@ -55,9 +55,13 @@ import (
 type Config struct {
 	Addr        string // SWITCHBOARD_ADDR, default :8080
 	DatabaseURL string // DATABASE_URL
-	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
-	APIToken    string // SWITCHBOARD_API_TOKEN
-	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
+	// DatabaseListenURL is a direct connection to the Postgres server for
+	// the one LISTEN connection of the wake-ups, when DATABASE_URL goes
+	// through a transaction pooler (DATABASE_LISTEN_URL).
+	DatabaseListenURL string
+	ConfigPath        string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
+	APIToken          string // SWITCHBOARD_API_TOKEN
+	Concurrency       int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
 	// TurnConcurrency is how many turns run at once on this instance
 	// (SWITCHBOARD_TURN_CONCURRENCY, default 64). Turns have slots of their
 	// own, so a delivery never waits behind long turns, and a turn mostly
@@ -156,6 +160,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Addr:                  getenv("SWITCHBOARD_ADDR"),
 		DatabaseURL:           getenv("DATABASE_URL"),
+		DatabaseListenURL:     strings.TrimSpace(getenv("DATABASE_LISTEN_URL")),
 		ConfigPath:            getenv("SWITCHBOARD_CONFIG"),
 		APIToken:              getenv("SWITCHBOARD_API_TOKEN"),
 		SlackBotToken:         getenv("SLACK_BOT_TOKEN"),
@@ -381,6 +386,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if _, err := dial.Parse(cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
+	if err := dial.CheckListenURL(cfg.DatabaseURL, cfg.DatabaseListenURL); err != nil {
+		return nil, err
+	}
 	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		return nil, err
@@ -390,7 +398,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: log})
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, ListenURL: cfg.DatabaseListenURL, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -680,6 +688,15 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "schema version %d, want %d\n", applied, latest)
 		return
 	}
+	// A store that answers pings but refuses claims (a pooler rejecting the
+	// session, a permission missing) leaves this instance unable to work.
+	if a.Worker != nil {
+		if since, err := a.Worker.ClaimHealth(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "worker cannot claim work since %s: %s\n", since.UTC().Format(time.RFC3339), redact.String(err.Error()))
+			return
+		}
+	}
 	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
 	a.mcpReadyz(w)
 	a.cliProbes.refresh(r.Context())
@@ -719,6 +736,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.onStop(a.Worker.Stop)
+	a.checkWakeups(ctx)
 	a.startWatch(ctx)
 	if err := a.startAdmin(ctx); err != nil {
 		return err

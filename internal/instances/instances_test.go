@@ -157,14 +157,25 @@ type world struct {
 	sent  int
 }
 
-func newWorld(t *testing.T) *world {
-	schema := testenv.PostgresSchema(t)
-	url := testenv.PostgresURL(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
+// newWorld sets up the instances' world: fake Slack, fake model and a
+// store, reached directly (a schema of its own) or, with pooled, through
+// PgBouncer in transaction mode as Debian ships it (a database of its own:
+// a transaction pooler refuses search_path as a startup parameter), with
+// DATABASE_LISTEN_URL pointing the wake-ups' LISTEN at the server.
+func newWorld(t *testing.T, pooled bool) *world {
+	var db, listen string
+	if pooled {
+		name := testenv.PostgresDatabase(t)
+		db = testenv.PgBouncer(t, "transaction", name) + "&switchboard_simple_protocol=1"
+		listen = testenv.PostgresDatabaseURL(t, name)
+	} else {
+		url := testenv.PostgresURL(t)
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		db = url + sep + "switchboard_schema=" + testenv.PostgresSchema(t)
 	}
-	db := url + sep + "switchboard_schema=" + schema
 	slack := slacktest.NewServer(slacktest.Options{BotToken: botToken, AppToken: appToken, BotUserID: botUser, TeamID: team, SpreadEvents: true})
 	t.Cleanup(slack.Close)
 	model := modeltest.NewAnthropic(t)
@@ -186,6 +197,9 @@ func newWorld(t *testing.T) *world {
 		"SLACK_SIGNING_SECRET=" + secret,
 		"SLACK_API_URL=" + slack.APIURL(),
 	}}
+	if listen != "" {
+		w.env = append(w.env, "DATABASE_LISTEN_URL="+listen)
+	}
 	t.Cleanup(w.http.CloseIdleConnections)
 	return w
 }
@@ -328,7 +342,14 @@ func TestTwoInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two service processes")
 	}
-	w := newWorld(t)
+	t.Run("direct", func(t *testing.T) { twoInstances(t, newWorld(t, false)) })
+	// As teams behind a managed pooler run it: every statement through
+	// PgBouncer in transaction mode, nothing configured on the pooler for
+	// Switchboard, the LISTEN of the wake-ups on a direct connection.
+	t.Run("pgbouncer", func(t *testing.T) { twoInstances(t, newWorld(t, true)) })
+}
+
+func twoInstances(t *testing.T, w *world) {
 	w.model.Default(modeltest.Reply{Text: reply})
 	a := start(t, "instance-a", w.env)
 	b := start(t, "instance-b", w.env)

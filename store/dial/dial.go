@@ -88,7 +88,34 @@ func describeURLError(err error) string {
 // Options for Open.
 type Options struct {
 	DatabaseURL string
-	Logger      *slog.Logger
+	// ListenURL (DATABASE_LISTEN_URL) is a direct connection to the same
+	// Postgres server for the LISTEN of the wake-ups, when DatabaseURL goes
+	// through a transaction pooler. Empty: DatabaseURL.
+	ListenURL string
+	Logger    *slog.Logger
+}
+
+// CheckListenURL checks DATABASE_LISTEN_URL against DATABASE_URL: a
+// postgres:// URL, and only beside a Postgres DATABASE_URL.
+func CheckListenURL(databaseURL, listenURL string) error {
+	if listenURL == "" {
+		return nil
+	}
+	t, err := Parse(databaseURL)
+	if err != nil {
+		return err
+	}
+	if t.Driver != "postgres" {
+		return fmt.Errorf("DATABASE_LISTEN_URL is set, but DATABASE_URL is not a Postgres URL: the listen URL is for Postgres behind a transaction pooler")
+	}
+	l, err := Parse(listenURL)
+	if err != nil {
+		return fmt.Errorf("DATABASE_LISTEN_URL: %s", strings.TrimPrefix(err.Error(), "DATABASE_URL: "))
+	}
+	if l.Driver != "postgres" {
+		return fmt.Errorf("DATABASE_LISTEN_URL: want a postgres:// URL of the same server as DATABASE_URL, reached directly")
+	}
+	return nil
 }
 
 // Open parses the URL and opens the store. It does not migrate.
@@ -103,7 +130,15 @@ func Open(ctx context.Context, opts Options) (store.Store, error) {
 	}
 	switch t.Driver {
 	case "postgres":
-		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Schema: t.Schema, Logger: logger})
+		if err := CheckListenURL(opts.DatabaseURL, opts.ListenURL); err != nil {
+			return nil, err
+		}
+		var listen string
+		if opts.ListenURL != "" {
+			l, _ := Parse(opts.ListenURL)
+			listen = l.URL
+		}
+		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Schema: t.Schema, ListenURL: listen, Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("opening postgres store: %w", err)
 		}

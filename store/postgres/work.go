@@ -39,8 +39,8 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 // claim loop (a worker lane) runs one at a time.
 const claimConns = 4
 
-// WorkClaim outside a transaction commits asynchronously (the claim pool's
-// sessions run with synchronous_commit off): a claim waits for no WAL
+// WorkClaim outside a transaction commits asynchronously (its transaction
+// runs with synchronous_commit off, see claimDB): a claim waits for no WAL
 // flush, which halves its time, and the claim loop, one claim at a time,
 // is what bounds a busy worker. Nothing is lost by it. Visibility is at
 // commit as always, so no other claimer can take the items. Only a server

@@ -1,0 +1,136 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/postgres"
+	"github.com/switchboardhq/switchboard/store/storetest"
+)
+
+// openThrough opens a migrated store on a fresh database of its own (a
+// schema would need search_path, a startup parameter a transaction pooler
+// refuses), reached through a PgBouncer of mode.
+func openThrough(tb testing.TB, mode string, mod func(*postgres.Options)) *postgres.Store {
+	tb.Helper()
+	db := testenv.PostgresDatabase(tb)
+	opts := postgres.Options{URL: testenv.PgBouncer(tb, mode, db), Logger: testenv.Logger(tb), SimpleProtocol: mode == "transaction"}
+	if mod != nil {
+		mod(&opts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := postgres.Open(ctx, opts)
+	if err != nil {
+		tb.Fatalf("opening the store through PgBouncer (%s mode): %v", mode, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("migrating through PgBouncer (%s mode): %v", mode, err)
+	}
+	return s
+}
+
+// TestThroughPgBouncer runs a claim, the one statement with settings of its
+// own, through PgBouncer as Debian ships it, in both pool modes, with
+// nothing configured for Switchboard on the pooler's side: the settings
+// travel inside the claim's transaction, never as startup parameters
+// (which PgBouncer refuses: "unsupported startup parameter").
+func TestThroughPgBouncer(t *testing.T) {
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			s := openThrough(t, mode, nil)
+			ctx := context.Background()
+			now := time.Now()
+			for i := range 3 {
+				if _, err := s.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "probe", Priority: i, Now: now}); err != nil {
+					t.Fatalf("enqueueing: %v", err)
+				}
+			}
+			items, err := s.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w1", Kinds: []string{"probe"}, Limit: 10, LeaseTTL: time.Minute, Now: now})
+			if err != nil {
+				t.Fatalf("claiming through PgBouncer (%s mode): %v", mode, err)
+			}
+			if len(items) != 3 {
+				t.Fatalf("claimed %d items, want 3", len(items))
+			}
+			again, err := s.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w2", Kinds: []string{"probe"}, Limit: 10, LeaseTTL: time.Minute, Now: now})
+			if err != nil || len(again) != 0 {
+				t.Fatalf("a second claim got %d items (%v), want none: each item is claimed once", len(again), err)
+			}
+			// The claim's settings last for its own transaction only: a
+			// session setting would reach whichever client gets the server
+			// connection next.
+			var syncCommit, bitmap string
+			if err := s.Pool().QueryRow(ctx, "SELECT current_setting('synchronous_commit'), current_setting('enable_bitmapscan')").Scan(&syncCommit, &bitmap); err != nil {
+				t.Fatal(err)
+			}
+			if syncCommit != "on" || bitmap != "on" {
+				t.Errorf("after a claim the pool's sessions have synchronous_commit=%s enable_bitmapscan=%s, want both on", syncCommit, bitmap)
+			}
+		})
+	}
+}
+
+// TestWakeupsThroughPgBouncer: through a transaction pooler NOTIFY never
+// reaches LISTEN, and the store says so (the service then warns, naming
+// DATABASE_LISTEN_URL); with the listen URL pointed at the server, wake-ups
+// arrive while every other statement still goes through the pooler.
+func TestWakeupsThroughPgBouncer(t *testing.T) {
+	ctx := context.Background()
+	t.Run("transaction mode, no listen URL", func(t *testing.T) {
+		s := openThrough(t, "transaction", nil)
+		if err := s.CheckWakeups(ctx, 2*time.Second); !errors.Is(err, postgres.ErrWakeupsLost) {
+			t.Fatalf("CheckWakeups through a transaction pooler = %v, want ErrWakeupsLost", err)
+		}
+	})
+	t.Run("transaction mode, direct listen URL", func(t *testing.T) {
+		var direct string
+		s := openThrough(t, "transaction", func(o *postgres.Options) {
+			// The same database, reached without the pooler.
+			direct = testenv.PostgresDatabaseURL(t, dbName(t, o.URL))
+			o.ListenURL = direct
+		})
+		if err := s.CheckWakeups(ctx, 5*time.Second); err != nil {
+			t.Fatalf("CheckWakeups with DATABASE_LISTEN_URL %s: %v", direct, err)
+		}
+	})
+	t.Run("session mode", func(t *testing.T) {
+		s := openThrough(t, "session", nil)
+		if err := s.CheckWakeups(ctx, 5*time.Second); err != nil {
+			t.Fatalf("CheckWakeups through a session pooler: %v", err)
+		}
+	})
+}
+
+func dbName(tb testing.TB, u string) string {
+	tb.Helper()
+	i := len(u)
+	for j := len(u) - 1; j >= 0; j-- {
+		if u[j] == '?' {
+			i = j
+		}
+		if u[j] == '/' {
+			return u[j+1 : i]
+		}
+	}
+	tb.Fatalf("no database in %s", u)
+	return ""
+}
+
+// TestConformanceThroughPgBouncer runs the whole store suite through
+// PgBouncer in transaction mode: every query the service makes, as teams
+// behind Supabase's pooler or a managed PgBouncer run it.
+func TestConformanceThroughPgBouncer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the suite already ran directly")
+	}
+	storetest.Run(t, storetest.Harness{
+		Name: "postgres via pgbouncer",
+		New:  func(tb testing.TB) store.Store { return openThrough(tb, "transaction", nil) },
+	})
+}
