@@ -134,3 +134,53 @@ func TestConformanceThroughPgBouncer(t *testing.T) {
 		New:  func(tb testing.TB) store.Store { return openThrough(tb, "transaction", nil) },
 	})
 }
+
+// BenchmarkWakeup is the time from an enqueue's commit to a worker holding
+// the item: the NOTIFY reaching the LISTEN connection, then the claim.
+// "direct" is the baseline; "pgbouncer" runs every statement through
+// PgBouncer in transaction mode with the LISTEN on a direct connection
+// (DATABASE_LISTEN_URL), as a team behind a managed pooler runs it.
+func BenchmarkWakeup(b *testing.B) {
+	for _, via := range []string{"direct", "pgbouncer"} {
+		b.Run(via, func(b *testing.B) {
+			var s *postgres.Store
+			if via == "direct" {
+				db := testenv.PostgresDatabase(b)
+				var err error
+				s, err = postgres.Open(context.Background(), postgres.Options{URL: testenv.PostgresDatabaseURL(b, db), Logger: testenv.Logger(b)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				if _, err := s.Migrate(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				s = openThrough(b, "transaction", func(o *postgres.Options) {
+					o.ListenURL = testenv.PostgresDatabaseURL(b, dbName(b, o.URL))
+				})
+			}
+			ctx := context.Background()
+			ch, err := s.Subscribe(ctx, store.TopicWork)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				now := time.Now()
+				if _, err := s.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "wake", Now: now}); err != nil {
+					b.Fatal(err)
+				}
+				select {
+				case <-ch:
+				case <-time.After(5 * time.Second):
+					b.Fatal("no wake-up within 5s")
+				}
+				items, err := s.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w", Kinds: []string{"wake"}, Limit: 1, LeaseTTL: time.Minute, Now: now})
+				if err != nil || len(items) != 1 {
+					b.Fatalf("claim after the wake-up: %d items, %v", len(items), err)
+				}
+			}
+		})
+	}
+}
