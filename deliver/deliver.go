@@ -12,12 +12,20 @@
 // nonce with enforce_nonce, and Slack messages carry the entry id in their
 // metadata, looked up (bots.Finder) before an intent is posted again.
 //
+// One entry never holds up the rest. An entry the platform refuses for good
+// (bots.ErrRefused: a scope the app lacks, a channel it is not in, a file
+// too large) is recorded as undeliverable with the reason, in its posted
+// row, before one short notice is posted in its place; the cursor then
+// passes it, on every instance and after a restart. Other errors are
+// retried by the deliver item.
+//
 // Live token deltas are never stored. They flow into one in-progress
 // message per binding (bots.Stream); its platform message ids are recorded
 // as they are made (store.LiveStream), so a retried model call resets the
 // same message, and a later attempt, instance or delivery item takes over
 // the message a dead one left and replaces it with the final entry: nothing
-// is left cut or streaming.
+// is left cut or streaming. Only the entries of the turn that opened a live
+// message finish it; a later turn never takes over an earlier turn's reply.
 //
 // A run's progress message is recorded the same way (store.RunMessage:
 // an intent with a unique key before the first post, the message after),
@@ -68,7 +76,8 @@ type Options struct {
 // Observer is told how delivery goes. It is called inline: it must be quick.
 type Observer interface {
 	// DeliveryFailed: posting to a binding on platform failed; gone says
-	// it failed for good (bots.ErrGone), else the deliver item retries.
+	// it failed for good (bots.ErrGone; or bots.ErrRefused, the entry
+	// passed with a notice in its place), else the deliver item retries.
 	DeliveryFailed(ctx context.Context, platform string, gone bool)
 	// DeliveryRetried: a deliver item runs again after a failed attempt.
 	DeliveryRetried(ctx context.Context)

@@ -198,3 +198,72 @@ func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
 	require.Equal(t, []string{"approve", "always", "always_args", "deny"}, values)
 	require.True(t, strings.Contains(m.Text, "delete"))
 }
+
+// refuser is a platform that refuses every file for good, and fails the
+// next failNotices notices for a while (a transient error).
+type refuser struct {
+	recorder
+	failNotices int
+	fileTries   int
+}
+
+func (r *refuser) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	r.mu.Lock()
+	if len(m.Files) > 0 {
+		r.fileTries++
+		r.mu.Unlock()
+		return nil, bots.Refused("the app lacks the files:write scope", errors.New("missing_scope"))
+	}
+	if r.failNotices > 0 && strings.Contains(m.Text, "could not be posted") {
+		r.failNotices--
+		r.mu.Unlock()
+		return nil, errors.New("connection reset before the post")
+	}
+	r.mu.Unlock()
+	return r.recorder.Post(ctx, to, m)
+}
+
+// An entry the platform refuses for good is passed: it is recorded as
+// undeliverable with the reason, one notice stands in its place, and the
+// entries after it go out. When the notice itself fails for a while, a
+// later delivery (another instance: a new Deliverer on the same store)
+// posts only the notice, never the refused entry again.
+func TestRefusedEntryIsPassedWithOneNotice(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	r := &refuser{failNotices: 1}
+	newDeliverer := func() *deliver.Deliverer {
+		d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{r}})
+		require.NoError(t, err)
+		return d
+	}
+	b := bind(t, st, "C1", "1.1")
+	appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "before"})
+	file := appendEntry(t, st, b.ConversationID, store.EntryToolResult, core.ToolResultContent{
+		Attachments: []core.Attachment{{Name: "chart.png", MimeType: "image/png", Data: []byte("png")}},
+	})
+	appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "after"})
+
+	require.Error(t, newDeliverer().Flush(ctx, b.ConversationID), "the notice fails for now: the item retries")
+	p, err := st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: file.ID})
+	require.NoError(t, err, "the refusal is recorded before the notice is posted")
+	require.True(t, p.Pending, "the notice is still to post")
+	require.Equal(t, "the app lacks the files:write scope", p.Undeliverable)
+
+	for range 2 { // another instance, then a redelivery: nothing more
+		require.NoError(t, newDeliverer().Flush(ctx, b.ConversationID))
+	}
+	var texts []string
+	for _, g := range r.all() {
+		texts = append(texts, g.msg.Text)
+	}
+	require.Equal(t, []string{"before", "⚠️ A file could not be posted here: the app lacks the files:write scope.", "after"}, texts)
+	require.Equal(t, 1, r.fileTries, "a refused file is never tried again")
+	p, err = st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: file.ID})
+	require.NoError(t, err)
+	require.False(t, p.Pending)
+	require.Equal(t, []string{"C1/" + r.all()[1].ref.ID}, p.MessageIDs, "the record names the notice")
+	got, err := st.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("chat", "W", "C1", "1.1")})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, got.DeliveredSeq, "the cursor passed the refused entry")
+}
