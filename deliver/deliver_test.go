@@ -267,3 +267,58 @@ func TestRefusedEntryIsPassedWithOneNotice(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 3, got.DeliveredSeq, "the cursor passed the refused entry")
 }
+
+// resumer is a recorder that can take over live streams: a resumed
+// stream's Finish is recorded as an edit of the messages it took over.
+type resumer struct {
+	recorder
+	finished map[string]string // message id → final text
+}
+
+type resumed struct {
+	r    *resumer
+	refs []bots.MessageRef
+}
+
+func (r *resumer) ResumeStream(ctx context.Context, to bots.Target, refs []bots.MessageRef, id *bots.Identity) (bots.Stream, error) {
+	return &resumed{r: r, refs: refs}, nil
+}
+
+func (s *resumed) Append(context.Context, string) error { return nil }
+func (s *resumed) Reset(context.Context) error          { return nil }
+func (s *resumed) Refs() []bots.MessageRef              { return s.refs }
+func (s *resumed) Finish(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	for _, ref := range s.refs {
+		s.r.finished[ref.ID] = final.Text
+	}
+	return s.refs, nil
+}
+
+// A reply of one turn never finishes the live message another turn left
+// open: that message holds the other turn's reply. The reply is posted on
+// its own, and the other turn's message, whose text never became an entry,
+// is closed with the interruption notice.
+func TestEntryNeverFinishesAnotherTurnsLiveMessage(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	r := &resumer{finished: map[string]string{}}
+	d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{r}})
+	require.NoError(t, err)
+	b := bind(t, st, "C1", "1.1")
+	earlier, later := uuid.New(), uuid.New()
+	require.NoError(t, st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.ID, TurnID: &earlier, MessageIDs: []string{"C1/streamed-by-earlier"}, UpdatedAt: time.Now()}))
+	content, _ := json.Marshal(core.AssistantContent{Text: "the later turn's reply"})
+	_, err = st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: "agent:x", Content: content, TurnID: &later, Now: time.Now()})
+	require.NoError(t, err)
+
+	require.NoError(t, d.Flush(ctx, b.ConversationID))
+	got := r.all()
+	require.Len(t, got, 1, "the later reply is posted as a message of its own")
+	require.Equal(t, "the later turn's reply", got[0].msg.Text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, map[string]string{"streamed-by-earlier": "⚠️ This reply was interrupted."}, r.finished,
+		"the earlier turn's message is closed as cut, never overwritten by the later reply")
+}
