@@ -117,12 +117,8 @@ func refusedRun(h *harness, p *slack, run int) refusedCounts {
 	for _, want := range replies {
 		n := 0
 		for _, m := range msgs {
-			s := slackShown(m)
-			if !m.Streaming && s == want {
+			if !m.Streaming && slackShown(m) == want {
 				n++
-			}
-			if s != want && len(s) < len(want) && strings.HasPrefix(want, s) && strings.TrimSpace(s) != "" {
-				c.cut++
 			}
 		}
 		switch {
@@ -138,6 +134,14 @@ func refusedRun(h *harness, p *slack, run int) refusedCounts {
 	for _, m := range msgs {
 		if m.Streaming {
 			c.open++
+		}
+		// A message showing only the start of a reply is cut.
+		s := slackShown(m)
+		for _, want := range replies {
+			if strings.TrimSpace(s) != "" && len(s) < len(want) && strings.HasPrefix(want, s) {
+				c.cut++
+				break
+			}
 		}
 		if strings.Contains(slackShown(m), "could not be posted") {
 			c.notices++
