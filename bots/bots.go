@@ -21,6 +21,38 @@ import (
 // stops instead of being retried.
 var ErrGone = errors.New("the platform can no longer reach this workspace")
 
+// ErrRefused is what a platform answers for a message it will never take
+// as it is: the app lacks a scope or a permission, is not in the channel,
+// the channel is gone or archived, a file is too large or of a refused
+// type. Sending it again cannot help, and waiting for it would hold up
+// every later message of the conversation: delivery records the entry as
+// undeliverable, shows a short notice in its place and goes on. Errors
+// that may pass (rate limits, timeouts, a platform's internal errors) are
+// not refusals: they are retried.
+var ErrRefused = errors.New("the platform refused the message for good")
+
+// RefusedError is an ErrRefused with the reason, in a few words people
+// can act on ("the app lacks the files:write scope"). Platforms wrap their
+// client's error in it (Refused); delivery reads it with errors.As.
+type RefusedError struct {
+	// Reason is shown in the notice that stands in for the message.
+	Reason string
+	Err    error
+}
+
+func (e *RefusedError) Error() string { return e.Reason + ": " + e.Err.Error() }
+
+// Unwrap makes a RefusedError match ErrRefused and the platform's error.
+func (e *RefusedError) Unwrap() []error { return []error{ErrRefused, e.Err} }
+
+// Refused wraps err as a refusal for reason; a nil err stays nil.
+func Refused(reason string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RefusedError{Reason: reason, Err: err}
+}
+
 // Target is where a message goes on a platform.
 type Target struct {
 	Platform  string

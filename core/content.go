@@ -151,6 +151,9 @@ type SystemContent struct {
 	// instance, cuts it off when it reads this entry (see Service.Stop).
 	// The model sees the line, so it knows its reply was cut short.
 	Stop *uuid.UUID `json:"stop,omitempty"`
+	// By is the display name of who stopped it (with Stop), so the
+	// stopped reply can say so.
+	By string `json:"by,omitempty"`
 }
 
 // ErrorContent is shown to people and never sent to a model.

@@ -47,6 +47,15 @@ func (s *Service) Stop(ctx context.Context, r *StopRequest) (int, error) {
 		return 0, fmt.Errorf("finding the conversation to stop: %w", err)
 	}
 	who := strings.TrimSpace(r.UserName)
+	if who == "" && r.UserID != "" && s.opts.People != nil {
+		// Slack's stop event names only the user: the stopped reply says
+		// the person's display name.
+		if p, err := s.opts.People.Resolve(ctx, r.Platform, r.Workspace, r.UserID); err == nil {
+			who = strings.TrimSpace(p.DisplayName)
+		} else {
+			s.log.WarnContext(ctx, "reading who stopped a reply", "platform", r.Platform, "user_id", r.UserID, "error", err)
+		}
+	}
 	if who == "" {
 		who = r.UserID
 	}
@@ -79,7 +88,7 @@ func (s *Service) StopConversation(ctx context.Context, conv uuid.UUID, who stri
 			id := it.ID
 			if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
 				ConversationID: conv, Kind: store.EntrySystem, Author: store.SystemAuthor,
-				Content: mustJSON(SystemContent{Text: who + " stopped the reply.", Stop: &id}), Now: s.now(),
+				Content: mustJSON(SystemContent{Text: who + " stopped the reply.", Stop: &id, By: who}), Now: s.now(),
 			}); err != nil {
 				return err
 			}

@@ -12,12 +12,20 @@
 // nonce with enforce_nonce, and Slack messages carry the entry id in their
 // metadata, looked up (bots.Finder) before an intent is posted again.
 //
+// One entry never holds up the rest. An entry the platform refuses for good
+// (bots.ErrRefused: a scope the app lacks, a channel it is not in, a file
+// too large) is recorded as undeliverable with the reason, in its posted
+// row, before one short notice is posted in its place; the cursor then
+// passes it, on every instance and after a restart. Other errors are
+// retried by the deliver item.
+//
 // Live token deltas are never stored. They flow into one in-progress
 // message per binding (bots.Stream); its platform message ids are recorded
 // as they are made (store.LiveStream), so a retried model call resets the
 // same message, and a later attempt, instance or delivery item takes over
 // the message a dead one left and replaces it with the final entry: nothing
-// is left cut or streaming.
+// is left cut or streaming. Only the entries of the turn that opened a live
+// message finish it; a later turn never takes over an earlier turn's reply.
 //
 // A run's progress message is recorded the same way (store.RunMessage:
 // an intent with a unique key before the first post, the message after),
@@ -34,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +76,8 @@ type Options struct {
 // Observer is told how delivery goes. It is called inline: it must be quick.
 type Observer interface {
 	// DeliveryFailed: posting to a binding on platform failed; gone says
-	// it failed for good (bots.ErrGone), else the deliver item retries.
+	// it failed for good (bots.ErrGone; or bots.ErrRefused, the entry
+	// passed with a notice in its place), else the deliver item retries.
 	DeliveryFailed(ctx context.Context, platform string, gone bool)
 	// DeliveryRetried: a deliver item runs again after a failed attempt.
 	DeliveryRetried(ctx context.Context)
@@ -255,7 +265,7 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 		if err != nil || msg == nil {
 			return err
 		}
-		if err := d.post(ctx, b, e.ID, msg, nil, false); err != nil {
+		if err := d.post(ctx, b, e.ID, msg, nil, nil); err != nil {
 			return err
 		}
 		return d.sideThreadOpened(ctx, b, e)
@@ -269,24 +279,39 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
 		}
 	}
-	replacesStream := e.Kind == store.EntryAssistant || e.Kind == store.EntryError
-	return d.post(ctx, b, e.ID, msg, live, replacesStream)
+	if e.Kind == store.EntryAssistant || e.Kind == store.EntryError {
+		// It replaces its own turn's live message; a live message of
+		// another turn is never taken over (it holds that turn's reply).
+		return d.post(ctx, b, e.ID, msg, live, &replacing{turn: e.TurnID})
+	}
+	return d.post(ctx, b, e.ID, msg, nil, nil)
 }
 
+// replacing says which live stream a post replaces: the one of turn, if
+// that turn's live message is open on the binding. A nil turn replaces
+// none.
+type replacing struct{ turn *uuid.UUID }
+
 // post delivers msg for the entry (or prompt) id exactly once on binding b:
-// intent, platform call, record.
-func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, live *liveStream, replacesStream bool) error {
+// intent, platform call, record. replaces, when set, names the turn whose
+// live message the post replaces. A post the platform refuses for good
+// (bots.ErrRefused) is recorded as undeliverable and a notice is posted
+// in its place: the entry is passed, and the entries after it go out.
+func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, live *liveStream, replaces *replacing) error {
 	msg.Key = id.String()
 	prev, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: id})
 	switch {
 	case err == nil && !prev.Pending:
-		return nil // posted before
+		return nil // posted before (or its notice)
+	case err == nil && prev.Undeliverable != "":
+		// Refused before: only its notice is left to post.
+		return d.postNotice(ctx, b, id, msg, prev.Undeliverable, prev.MessageIDs, &prev.CreatedAt)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("reading delivery of %s: %w", id, err)
 	}
 	var stream bots.Stream
-	if replacesStream {
-		if stream, err = d.streamToFinish(ctx, b, live); err != nil {
+	if replaces != nil {
+		if stream, err = d.streamToFinish(ctx, b, live, replaces.turn); err != nil {
 			return err
 		}
 	}
@@ -312,11 +337,14 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 	var refs []bots.MessageRef
 	if stream != nil {
 		refs, err = stream.Finish(ctx, msg)
-		if live != nil {
+		if live != nil && live.stream == stream {
 			live.stream = nil
 		}
 	} else {
 		refs, err = b.ad.Post(ctx, b.to, msg)
+	}
+	if re := (*bots.RefusedError)(nil); errors.As(err, &re) {
+		return d.refused(ctx, b, id, msg, refs, re)
 	}
 	if err != nil {
 		return fmt.Errorf("posting %s to %s: %w", id, b.b.Place.Platform, err)
@@ -326,6 +354,75 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 	}
 	d.anchorRun(ctx, b, refs)
 	return nil
+}
+
+// refused records that the platform refused the entry (or prompt) id for
+// good, then posts the notice that stands in its place. The record comes
+// first and holds the reason, so every later attempt, on any instance,
+// only posts the notice and never the entry again. shown are messages the
+// post made before it was refused (the first parts of a long text).
+func (d *Deliverer) refused(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, shown []bots.MessageRef, re *bots.RefusedError) error {
+	d.log.WarnContext(ctx, "not delivered: the platform refused it for good; a notice stands in its place",
+		"entry_id", id, "platform", b.b.Place.Platform, "reason", re.Reason, "error", redact.String(re.Err.Error()))
+	d.opts.Observer.DeliveryFailed(ctx, b.b.Place.Platform, true)
+	now := d.opts.Now()
+	partial := encodeRefs(shown)
+	if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: partial, Pending: true, Undeliverable: re.Reason, CreatedAt: now}); err != nil {
+		return fmt.Errorf("recording that %s was refused: %w", id, err)
+	}
+	return d.postNotice(ctx, b, id, msg, re.Reason, partial, nil)
+}
+
+// postNotice posts, once, the short notice in place of an entry the
+// platform refused, and records it. lookSince, for a notice whose intent
+// was recorded by an earlier attempt, is when: a platform with a Finder is
+// asked first whether that attempt posted it. A notice the platform
+// refuses too (the app cannot post here at all) is not retried: the entry
+// is passed all the same, and the log says so.
+func (d *Deliverer) postNotice(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, reason string, partial []string, lookSince *time.Time) error {
+	notice := &bots.Message{Text: noticeText(msg, reason), Key: uuid.NewSHA1(id, []byte("undeliverable")).String()}
+	var refs []bots.MessageRef
+	if f, ok := b.ad.(bots.Finder); ok && lookSince != nil {
+		found, err := f.FindPosted(ctx, b.to, notice.Key, *lookSince)
+		if err != nil {
+			return fmt.Errorf("looking for an earlier notice in place of %s: %w", id, err)
+		}
+		refs = found
+	}
+	if len(refs) == 0 {
+		var err error
+		refs, err = b.ad.Post(ctx, b.to, notice)
+		switch {
+		case errors.Is(err, bots.ErrRefused):
+			d.log.WarnContext(ctx, "the notice in place of a refused entry was refused too; passing the entry", "entry_id", id,
+				"platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+			refs = nil
+		case err != nil:
+			return fmt.Errorf("posting the notice in place of %s to %s: %w", id, b.b.Place.Platform, err)
+		}
+	}
+	ids := append(slices.Clone(partial), encodeRefs(refs)...)
+	if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: ids, Undeliverable: reason, CreatedAt: d.opts.Now()}); err != nil {
+		return fmt.Errorf("recording the notice in place of %s: %w", id, err)
+	}
+	return nil
+}
+
+// noticeText is the one line shown in place of msg, which the platform
+// refused for reason.
+func noticeText(msg *bots.Message, reason string) string {
+	what := "A reply"
+	switch {
+	case len(msg.Files) > 1:
+		what = "Files"
+	case len(msg.Files) == 1:
+		what = "A file"
+	case msg.Card != nil:
+		what = "A card"
+	case len(msg.Buttons) > 0:
+		what = "A question"
+	}
+	return fmt.Sprintf("⚠️ %s could not be posted here: %s.", what, strings.TrimSuffix(reason, "."))
 }
 
 // scheduledRun reports a run key of a scheduled occurrence (the schedule's
@@ -366,23 +463,33 @@ func (d *Deliverer) anchorRun(ctx context.Context, b *bound, refs []bots.Message
 	b.b, b.to = moved, targetOf(moved)
 }
 
-// streamToFinish is the live stream an entry replaces: the running turn's,
-// else one a dead attempt recorded (taken over).
-func (d *Deliverer) streamToFinish(ctx context.Context, b *bound, live *liveStream) (bots.Stream, error) {
-	if live != nil && live.stream != nil {
+// streamToFinish is the live stream an entry of turn replaces: the
+// running turn's, else one a dead attempt of that turn recorded (taken
+// over). The live message of any other turn is left alone: it holds that
+// turn's reply, which must stay whole.
+func (d *Deliverer) streamToFinish(ctx context.Context, b *bound, live *liveStream, turn *uuid.UUID) (bots.Stream, error) {
+	if turn == nil {
+		return nil, nil
+	}
+	if live != nil && live.stream != nil && live.turn == *turn {
 		return live.stream, nil
 	}
-	return d.resume(ctx, b)
+	return d.resume(ctx, b, turn)
 }
 
-// resume takes over the live stream recorded for b, or returns nil.
-func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
+// resume takes over the live stream recorded for b, or returns nil. With
+// owner set, only a stream of that turn is taken over; a stream of another
+// turn stays recorded, for its own entries to finish.
+func (d *Deliverer) resume(ctx context.Context, b *bound, owner *uuid.UUID) (bots.Stream, error) {
 	rec, err := d.st.LiveStreamGet(ctx, b.b.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the live stream of %s: %w", b.b.Place.Platform, err)
+	}
+	if owner != nil && rec.TurnID != nil && *rec.TurnID != *owner {
+		return nil, nil
 	}
 	refs := decodeRefs(rec.MessageIDs)
 	if len(refs) == 0 {
@@ -435,7 +542,7 @@ func (d *Deliverer) resume(ctx context.Context, b *bound) (bots.Stream, error) {
 // died and nothing replaced it): the streamed text is cut, so it is
 // replaced by a short notice rather than left half-written and open.
 func (d *Deliverer) closeOrphan(ctx context.Context, b *bound) error {
-	s, err := d.resume(ctx, b)
+	s, err := d.resume(ctx, b, nil)
 	if err != nil || s == nil {
 		return err
 	}
@@ -486,7 +593,7 @@ func (d *Deliverer) promptPending(ctx context.Context, b *bound) error {
 		}
 		// Keyed by the approval: one prompt per request, however often a
 		// flush runs.
-		if err := d.post(ctx, b, ap.ID, msg, nil, false); err != nil {
+		if err := d.post(ctx, b, ap.ID, msg, nil, nil); err != nil {
 			return fmt.Errorf("posting prompt for %s: %w", ap.Tool, err)
 		}
 	}

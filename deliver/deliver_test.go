@@ -198,3 +198,127 @@ func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
 	require.Equal(t, []string{"approve", "always", "always_args", "deny"}, values)
 	require.True(t, strings.Contains(m.Text, "delete"))
 }
+
+// refuser is a platform that refuses every file for good, and fails the
+// next failNotices notices for a while (a transient error).
+type refuser struct {
+	recorder
+	failNotices int
+	fileTries   int
+}
+
+func (r *refuser) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]bots.MessageRef, error) {
+	r.mu.Lock()
+	if len(m.Files) > 0 {
+		r.fileTries++
+		r.mu.Unlock()
+		return nil, bots.Refused("the app lacks the files:write scope", errors.New("missing_scope"))
+	}
+	if r.failNotices > 0 && strings.Contains(m.Text, "could not be posted") {
+		r.failNotices--
+		r.mu.Unlock()
+		return nil, errors.New("connection reset before the post")
+	}
+	r.mu.Unlock()
+	return r.recorder.Post(ctx, to, m)
+}
+
+// An entry the platform refuses for good is passed: it is recorded as
+// undeliverable with the reason, one notice stands in its place, and the
+// entries after it go out. When the notice itself fails for a while, a
+// later delivery (another instance: a new Deliverer on the same store)
+// posts only the notice, never the refused entry again.
+func TestRefusedEntryIsPassedWithOneNotice(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	r := &refuser{failNotices: 1}
+	newDeliverer := func() *deliver.Deliverer {
+		d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{r}})
+		require.NoError(t, err)
+		return d
+	}
+	b := bind(t, st, "C1", "1.1")
+	appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "before"})
+	file := appendEntry(t, st, b.ConversationID, store.EntryToolResult, core.ToolResultContent{
+		Attachments: []core.Attachment{{Name: "chart.png", MimeType: "image/png", Data: []byte("png")}},
+	})
+	appendEntry(t, st, b.ConversationID, store.EntryAssistant, core.AssistantContent{Text: "after"})
+
+	require.Error(t, newDeliverer().Flush(ctx, b.ConversationID), "the notice fails for now: the item retries")
+	p, err := st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: file.ID})
+	require.NoError(t, err, "the refusal is recorded before the notice is posted")
+	require.True(t, p.Pending, "the notice is still to post")
+	require.Equal(t, "the app lacks the files:write scope", p.Undeliverable)
+
+	for range 2 { // another instance, then a redelivery: nothing more
+		require.NoError(t, newDeliverer().Flush(ctx, b.ConversationID))
+	}
+	var texts []string
+	for _, g := range r.all() {
+		texts = append(texts, g.msg.Text)
+	}
+	require.Equal(t, []string{"before", "⚠️ A file could not be posted here: the app lacks the files:write scope.", "after"}, texts)
+	require.Equal(t, 1, r.fileTries, "a refused file is never tried again")
+	p, err = st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.ID, EntryID: file.ID})
+	require.NoError(t, err)
+	require.False(t, p.Pending)
+	require.Equal(t, []string{"C1/" + r.all()[1].ref.ID}, p.MessageIDs, "the record names the notice")
+	got, err := st.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns("chat", "W", "C1", "1.1")})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, got.DeliveredSeq, "the cursor passed the refused entry")
+}
+
+// resumer is a recorder that can take over live streams: a resumed
+// stream's Finish is recorded as an edit of the messages it took over.
+type resumer struct {
+	recorder
+	finished map[string]string // message id → final text
+}
+
+type resumed struct {
+	r    *resumer
+	refs []bots.MessageRef
+}
+
+func (r *resumer) ResumeStream(ctx context.Context, to bots.Target, refs []bots.MessageRef, id *bots.Identity) (bots.Stream, error) {
+	return &resumed{r: r, refs: refs}, nil
+}
+
+func (s *resumed) Append(context.Context, string) error { return nil }
+func (s *resumed) Reset(context.Context) error          { return nil }
+func (s *resumed) Refs() []bots.MessageRef              { return s.refs }
+func (s *resumed) Finish(ctx context.Context, final *bots.Message) ([]bots.MessageRef, error) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	for _, ref := range s.refs {
+		s.r.finished[ref.ID] = final.Text
+	}
+	return s.refs, nil
+}
+
+// A reply of one turn never finishes the live message another turn left
+// open: that message holds the other turn's reply. The reply is posted on
+// its own, and the other turn's message, whose text never became an entry,
+// is closed with the interruption notice.
+func TestEntryNeverFinishesAnotherTurnsLiveMessage(t *testing.T) {
+	st := testenv.SQLite(t)
+	ctx := context.Background()
+	r := &resumer{finished: map[string]string{}}
+	d, err := deliver.New(deliver.Options{Store: st, Adapters: []bots.Adapter{r}})
+	require.NoError(t, err)
+	b := bind(t, st, "C1", "1.1")
+	earlier, later := uuid.New(), uuid.New()
+	require.NoError(t, st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.ID, TurnID: &earlier, MessageIDs: []string{"C1/streamed-by-earlier"}, UpdatedAt: time.Now()}))
+	content, _ := json.Marshal(core.AssistantContent{Text: "the later turn's reply"})
+	_, err = st.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: b.ConversationID, Kind: store.EntryAssistant, Author: "agent:x", Content: content, TurnID: &later, Now: time.Now()})
+	require.NoError(t, err)
+
+	require.NoError(t, d.Flush(ctx, b.ConversationID))
+	got := r.all()
+	require.Len(t, got, 1, "the later reply is posted as a message of its own")
+	require.Equal(t, "the later turn's reply", got[0].msg.Text)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, map[string]string{"streamed-by-earlier": "⚠️ This reply was interrupted."}, r.finished,
+		"the earlier turn's message is closed as cut, never overwritten by the later reply")
+}

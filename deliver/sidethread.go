@@ -147,7 +147,7 @@ func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *store.Ent
 	if link := d.opts.LinkFunc(th.ChildID); link != "" {
 		text += "\n" + link
 	}
-	if err := d.post(ctx, tb, threadKey(e.ID, string(core.SideThreadOpened)), &bots.Message{Text: text}, nil, false); err != nil {
+	if err := d.post(ctx, tb, threadKey(e.ID, string(core.SideThreadOpened)), &bots.Message{Text: text}, nil, nil); err != nil {
 		return err
 	}
 	return d.mirror(ctx, tb, th)
@@ -182,7 +182,7 @@ func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *store.SideThread)
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		if err := d.post(ctx, tb, e.ID, &bots.Message{Text: fmt.Sprintf("**%s**: %s", who, text)}, nil, false); err != nil {
+		if err := d.post(ctx, tb, e.ID, &bots.Message{Text: fmt.Sprintf("**%s**: %s", who, text)}, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -223,7 +223,7 @@ func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.Sid
 	if th.Status == store.SideThreadAbandoned {
 		text = statusLabel(th.Status) + ": no progress for too long."
 	}
-	return d.post(ctx, tb, threadKey(*th.MarkerEntryID, string(th.Status)), &bots.Message{Text: text}, nil, false)
+	return d.post(ctx, tb, threadKey(*th.MarkerEntryID, string(th.Status)), &bots.Message{Text: text}, nil, nil)
 }
 
 // HandleSideThreadMarker is the handler of core.SideThreadMarkerArgs

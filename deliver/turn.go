@@ -1,12 +1,14 @@
 package deliver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,8 +47,12 @@ type event struct {
 // liveStream is one binding's in-progress reply during a turn.
 type liveStream struct {
 	stream bots.Stream
-	failed bool     // the platform refused to stream: the entry is posted instead
-	saved  []string // the refs last recorded in the store
+	turn   uuid.UUID // the turn whose reply it shows
+	failed bool      // the platform refused to stream: the entry is posted instead
+	saved  []string  // the refs last recorded in the store
+	// text is what the stream has shown since it (re)started, so a turn
+	// a person stopped keeps it.
+	text strings.Builder
 }
 
 // turnDelivery delivers one running turn. Its goroutine handles the turn's
@@ -193,6 +199,7 @@ func (t *turnDelivery) delta(ctx context.Context, text string) {
 		if ls == nil {
 			continue
 		}
+		ls.text.WriteString(text)
 		if err := ls.stream.Append(ctx, text); err != nil {
 			t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
@@ -244,7 +251,9 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 		ls.failed = true
 		return nil
 	}
-	s, err := t.d.resume(ctx, b)
+	t.closeOtherTurn(ctx, b)
+	ls.turn = t.turnID
+	s, err := t.d.resume(ctx, b, &t.turnID)
 	if err == nil && s == nil && t.retry {
 		// An earlier attempt may have made a message it could not record
 		// (the database was down): look for it.
@@ -281,6 +290,32 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	}
 	ls.stream, ls.saved = s, []string{}
 	return ls
+}
+
+// closeOtherTurn finishes a live message another turn left open on b
+// before this turn opens its own (one is recorded per binding): that
+// turn's entries still to deliver replace it, as they would have; one
+// whose text never became an entry (its turn died and was not retried) is
+// closed with the interruption notice. It is never reused for this
+// turn's reply, which would cut the earlier one.
+func (t *turnDelivery) closeOtherTurn(ctx context.Context, b *bound) {
+	other := func() bool {
+		rec, err := t.d.st.LiveStreamGet(ctx, b.b.ID)
+		return err == nil && rec.TurnID != nil && *rec.TurnID != t.turnID
+	}
+	if !other() {
+		return
+	}
+	if err := t.d.flushBinding(ctx, b, nil); err != nil {
+		t.d.log.WarnContext(ctx, "delivering an earlier turn's entries before streaming", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+		return // its entries are still to come: they finish it
+	}
+	if !other() {
+		return
+	}
+	if err := t.d.closeOrphan(ctx, b); err != nil {
+		t.d.log.WarnContext(ctx, "closing a live message an earlier turn left open", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+	}
 }
 
 // streamKeyOf is the idempotency key of the live stream a turn starts on a
@@ -360,6 +395,7 @@ func (t *turnDelivery) reset(ctx context.Context) {
 		if ls == nil || ls.stream == nil {
 			continue
 		}
+		ls.text.Reset()
 		if err := ls.stream.Reset(ctx); err != nil {
 			t.d.log.WarnContext(ctx, "resetting live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
@@ -379,19 +415,27 @@ func (t *turnDelivery) flush(ctx context.Context) error {
 
 // close ends the turn's delivery. A turn that ended (not one cut off by a
 // shutdown or a lost lease) has every entry delivered and no stream left
-// open: one whose text never became an entry is closed with a notice.
+// open. A stream whose text never became an entry is closed: a turn a
+// person stopped keeps what was shown and says who stopped it; one that
+// showed no text (a turn that opened with a question and paused) closes
+// as it is; otherwise its text was cut, and a notice replaces it.
 func (t *turnDelivery) close(ctx context.Context, interrupted bool) error {
 	if interrupted {
 		return nil
 	}
 	err := t.flush(ctx)
 	if err == nil {
+		var stoppedBy *string
 		for _, b := range t.bound {
 			ls := t.live[b.b.ID]
 			if ls == nil || ls.stream == nil {
 				continue
 			}
-			err = errors.Join(err, t.d.closeInterrupted(ctx, b, ls.stream))
+			if stoppedBy == nil {
+				who := t.stoppedBy(ctx)
+				stoppedBy = &who
+			}
+			err = errors.Join(err, t.closeStream(ctx, b, ls, *stoppedBy))
 			ls.stream = nil
 		}
 	}
@@ -401,6 +445,70 @@ func (t *turnDelivery) close(ctx context.Context, interrupted bool) error {
 	}
 	return err
 }
+
+// closeStream closes the turn's live stream on b whose text never became
+// an entry (see close); stoppedBy names who stopped the turn, "" when no
+// one did.
+func (t *turnDelivery) closeStream(ctx context.Context, b *bound, ls *liveStream, stoppedBy string) error {
+	text := ls.text.String()
+	switch {
+	case stoppedBy != "":
+		final := &bots.Message{Text: stoppedText(text, stoppedBy), Markdown: true, Identity: t.d.opts.IdentityFunc(t.agent)}
+		if _, err := ls.stream.Finish(ctx, final); err != nil {
+			return fmt.Errorf("closing a stopped live stream on %s: %w", b.b.Place.Platform, err)
+		}
+		return t.d.st.LiveStreamDelete(ctx, b.b.ID)
+	case strings.TrimSpace(text) == "":
+		// Nothing was cut: the turn showed only its tasks (a question it
+		// asked, then paused), or nothing at all.
+		if len(ls.stream.Refs()) > 0 {
+			if _, err := ls.stream.Finish(ctx, nil); err != nil {
+				return fmt.Errorf("closing a live stream on %s: %w", b.b.Place.Platform, err)
+			}
+		}
+		return t.d.st.LiveStreamDelete(ctx, b.b.ID)
+	}
+	return t.d.closeInterrupted(ctx, b, ls.stream)
+}
+
+// stoppedText is a stopped reply: what was shown, and who stopped it.
+func stoppedText(shown, who string) string {
+	note := "_Stopped by " + who + "._"
+	if strings.TrimSpace(shown) == "" {
+		return note
+	}
+	return strings.TrimRight(shown, "\n") + "\n\n" + note
+}
+
+// stoppedBy is the name of the person who stopped the turn (the stop
+// request in the log, core.SystemContent.Stop), or "" when none did. The
+// request is among the last entries: it was written while the turn ran.
+func (t *turnDelivery) stoppedBy(ctx context.Context) string {
+	conv, err := t.d.st.ConversationGet(ctx, t.conv.ID)
+	if err != nil {
+		t.d.log.WarnContext(ctx, "reading the conversation for a stop request", "error", err)
+		return ""
+	}
+	es, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, AfterSeq: max(0, conv.LastSeq-stopWindow)})
+	if err != nil {
+		t.d.log.WarnContext(ctx, "reading entries for a stop request", "error", err)
+		return ""
+	}
+	for _, e := range slices.Backward(es) {
+		if e.Kind != store.EntrySystem {
+			continue
+		}
+		c, err := core.Decode[core.SystemContent](e)
+		if err != nil || c.Stop == nil || *c.Stop != t.turnID {
+			continue
+		}
+		return cmp.Or(strings.TrimSpace(c.By), "someone")
+	}
+	return ""
+}
+
+// stopWindow is how many of the latest entries stoppedBy reads.
+const stopWindow = 32
 
 // triggerOf is the seq of the message a turn item answers, or 0.
 func triggerOf(item *store.WorkItem) int64 {

@@ -243,8 +243,13 @@ type Posted struct {
 	// later means the post may or may not have reached the platform: the
 	// delivery looks for it (or posts with the same idempotency key) before
 	// posting again.
-	Pending   bool
-	CreatedAt time.Time
+	Pending bool
+	// Undeliverable is the reason the platform refused the entry for good
+	// (bots.RefusedError), "" for an entry delivered as itself. The entry
+	// is then passed: MessageIDs are the notice shown in its place, and a
+	// Pending record is a notice being posted.
+	Undeliverable string
+	CreatedAt     time.Time
 }
 
 // LiveStream is the in-progress reply on a binding: the platform messages a

@@ -194,7 +194,7 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 		p.nonce = nonceFor(m.Key, i)
 		msg, err := a.sendVia(ctx, v, channelID, p)
 		if err != nil {
-			return refs, fmt.Errorf("discord: posting part %d of %d to %s: %w", i+1, len(parts), channelID, err)
+			return refs, fmt.Errorf("discord: posting part %d of %d to %s: %w", i+1, len(parts), channelID, refusal(err))
 		}
 		refs = append(refs, bots.MessageRef{Channel: channelID, ID: msg.ID})
 	}
@@ -286,7 +286,7 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 		p.content = truncateText(full, MaxMessageChars)
 	}
 	if err := a.edit(ctx, ref, p); err != nil {
-		return fmt.Errorf("discord: updating message %s in %s: %w", ref.ID, ref.Channel, err)
+		return fmt.Errorf("discord: updating message %s in %s: %w", ref.ID, ref.Channel, refusal(err))
 	}
 	return nil
 }

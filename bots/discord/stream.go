@@ -268,7 +268,7 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 		st.refs, st.shown = st.refs[:len(parts)], st.shown[:len(parts)]
 	}
 	if err := st.show(ctx, parts); err != nil {
-		return nil, fmt.Errorf("discord: finishing stream: %w", err)
+		return nil, fmt.Errorf("discord: finishing stream: %w", refusal(err))
 	}
 	return append([]bots.MessageRef(nil), st.refs...), nil
 }

@@ -214,7 +214,7 @@ func (a *Adapter) postPart(ctx context.Context, w *workspace, channel, thread st
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("posting to slack channel %s: %w", channel, err)
+		return "", fmt.Errorf("posting to slack channel %s: %w", channel, refusal(err))
 	}
 	return ts, nil
 }
@@ -337,7 +337,7 @@ func (a *Adapter) updateMessage(ctx context.Context, w *workspace, channel, ts, 
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("updating slack message %s in %s: %w", ts, channel, err)
+		return fmt.Errorf("updating slack message %s in %s: %w", ts, channel, refusal(err))
 	}
 	return nil
 }
@@ -407,7 +407,7 @@ func (a *Adapter) channelFor(ctx context.Context, w *workspace, to bots.Target) 
 func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread string, files []bots.File) error {
 	for _, f := range files {
 		if len(f.Data) == 0 {
-			return fmt.Errorf("uploading %q to slack: the file is empty", f.Name)
+			return bots.Refused("the file is empty", fmt.Errorf("uploading %q to slack: the file is empty", f.Name))
 		}
 		name := firstOf(f.Name, "file")
 		var u *slack.GetUploadURLExternalResponse
@@ -419,7 +419,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("getting a slack upload url for %q: %w", name, err)
+			return fmt.Errorf("getting a slack upload url for %q: %w", name, refusal(err))
 		}
 		err = a.retry(ctx, "files upload", func(ctx context.Context) error {
 			return w.api.UploadToURL(ctx, slack.UploadToURLParameters{
@@ -427,7 +427,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("uploading %q to slack: %w", name, err)
+			return fmt.Errorf("uploading %q to slack: %w", name, refusal(err))
 		}
 		if err := a.waitTurn(ctx, channel); err != nil {
 			return err
@@ -442,7 +442,7 @@ func (a *Adapter) uploadFiles(ctx context.Context, w *workspace, channel, thread
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("sharing %q in slack channel %s: %w", name, channel, err)
+			return fmt.Errorf("sharing %q in slack channel %s: %w", name, channel, refusal(err))
 		}
 	}
 	return nil

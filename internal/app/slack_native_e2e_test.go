@@ -65,7 +65,8 @@ func runningTurn(tb testing.TB, st store.Store, channel, thread string) *store.W
 // the stop button's event reaches the instance that is not running the
 // turn, and the turn stops within a second on the one that is. It ends
 // cleanly: the item completes (no retry), the log says who stopped it, no
-// reply entry is written, the streamed message is closed with a notice and
+// reply entry is written, the streamed message is closed keeping what the
+// person was reading and saying who stopped it (their display name), and
 // the session leaves processing. SQLite runs the same with one instance.
 func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
 	// Not parallel: it checks that the stop lands within a second.
@@ -77,6 +78,9 @@ func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
 			second = startNative(t, url, envOptions{instanceID: "second"})
 		}
 		const dm, root = "D0STOP", "1700000100.000001"
+		for _, e := range []*slackEnv{first, second} {
+			e.slack.SetUser(slacktest.User{ID: alice, Name: "alice", RealName: "Alice Liddell", DisplayName: "Ali"})
+		}
 		first.mustPost(newEvent("EvStop1", dmInThread(dm, root, "1700000100.000002", alice, "write an essay")))
 		item := runningTurn(t, first.store, dm, root)
 		runner, other := first, second
@@ -121,20 +125,21 @@ func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
 				stops = append(stops, c)
 			}
 		}
-		if len(stops) != 1 || *stops[0].Stop != item.ID || !strings.Contains(stops[0].Text, "stopped the reply") {
+		if len(stops) != 1 || *stops[0].Stop != item.ID || !strings.Contains(stops[0].Text, "Ali stopped the reply") || stops[0].By != "Ali" {
 			t.Fatalf("stop entries %+v, want one naming turn %s", stops, item.ID)
 		}
 		if n := len(first.entries(conv.ID, store.EntryAssistant)); n != 0 {
 			t.Errorf("%d reply entries after the stop, want none", n)
 		}
 		runner.waitIdle()
-		poll(t, "the streamed message closed with a notice", func() (bool, string) {
-			for _, m := range runner.botMessages(dm) {
-				if !m.Streaming && strings.Contains(m.Text, "interrupted") {
-					return true, ""
-				}
+		poll(t, "the streamed message closed, keeping its text and saying who stopped it", func() (bool, string) {
+			msgs := runner.botMessages(dm)
+			if len(msgs) != 1 {
+				return false, fmt.Sprintf("%d messages: %+v", len(msgs), msgs)
 			}
-			return false, fmt.Sprintf("%+v", runner.botMessages(dm))
+			m := msgs[0]
+			seen := m.Text + "\n" + m.Markdown + "\n" + string(m.Blocks)
+			return !m.Streaming && strings.Contains(seen, "word1") && strings.Contains(seen, "Stopped by Ali") && !strings.Contains(seen, "interrupted"), seen
 		})
 		poll(t, "the session out of processing", func() (bool, string) {
 			got := other.slack.SessionStatus(dm, root)

@@ -11,6 +11,9 @@
 //     throttled edits of one message (Discord).
 //   - TestKillTakeover: kill -9 mid-stream and another instance takes the
 //     turn over once the lease expires (Slack).
+//   - TestRefusedUpload: no kill; Slack refuses a file for good
+//     (missing_scope) in the second of five turns of one thread: every
+//     reply once, whole and closed, and one notice in the file's place.
 //   - TestPostgresFaults: 120 mentions while every Postgres connection of
 //     the service is terminated every 2 s, and (CHAOS_PG_RESTART=1) the
 //     local cluster restarts once.

@@ -75,6 +75,11 @@ type Fault struct {
 	Status     int    // HTTP status; default 200 (an ok:false answer)
 	RetryAfter int    // seconds, sent as Retry-After
 	Error      string // Slack error code; default "ratelimited" for 429
+	// Needed is the scope a missing_scope answer names ("needed").
+	Needed string
+	// Always keeps answering every later call of the method with this
+	// fault (a scope that stays missing), instead of only the next one.
+	Always bool
 }
 
 // RateLimited is a 429 answer asking the client to wait the given seconds.
@@ -456,7 +461,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 	if q := s.faults[req.method]; len(q) > 0 {
 		f := q[0]
-		s.faults[req.method] = q[1:]
+		if !f.Always {
+			s.faults[req.method] = q[1:]
+		}
 		if f.Status == 0 {
 			f.Status = http.StatusOK
 		}
@@ -467,7 +474,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
 		}
 		call.Status, call.Error = f.Status, f.Error
-		writeJSON(w, f.Status, map[string]any{"ok": false, "error": f.Error})
+		answer := map[string]any{"ok": false, "error": f.Error}
+		if f.Needed != "" {
+			answer["needed"] = f.Needed
+		}
+		writeJSON(w, f.Status, answer)
 		return
 	}
 	if req.method == "oauth.v2.access" { // authenticated by the client id and secret

@@ -66,6 +66,7 @@ func (q *queries) BindingAdvance(ctx context.Context, p *store.BindingAdvancePar
 func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 	err := exec(ctx, q, (*dbsqlc.Queries).PostedRecord, &dbsqlc.PostedRecordParams{
 		BindingID: p.BindingID, EntryID: p.EntryID, MessageIDs: p.MessageIDs, Now: ts(p.CreatedAt), Pending: p.Pending,
+		Undeliverable: p.Undeliverable,
 	})
 	return wrap(err, "recording posted messages of entry %s on binding %s", p.EntryID, p.BindingID)
 }
@@ -77,7 +78,7 @@ func (q *queries) PostedGet(ctx context.Context, p *store.PostedGetParams) (*sto
 	}
 	return &store.Posted{
 		BindingID: row.BindingID, EntryID: row.EntryID, MessageIDs: row.MessageIDs,
-		Pending: row.Pending, CreatedAt: row.CreatedAt,
+		Pending: row.Pending, Undeliverable: row.Undeliverable, CreatedAt: row.CreatedAt,
 	}, nil
 }
 

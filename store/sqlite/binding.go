@@ -89,7 +89,7 @@ func (q *queries) PostedRecord(ctx context.Context, p *store.Posted) error {
 	_, err := write(ctx, q, func(t *queries) (struct{}, error) {
 		return struct{}{}, t.tx.PostedUpsert(ctx, dbsqlc.PostedUpsertParams{
 			BindingID: p.BindingID, EntryID: p.EntryID, MessageIds: idsArg(p.MessageIDs),
-			CreatedAt: micros(p.CreatedAt), Pending: pending,
+			CreatedAt: micros(p.CreatedAt), Pending: pending, Undeliverable: p.Undeliverable,
 		})
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func (q *queries) PostedGet(ctx context.Context, p *store.PostedGetParams) (*sto
 	if err != nil {
 		return nil, wrap(err, "getting posted messages of entry %s on binding %s", p.EntryID, p.BindingID)
 	}
-	return &store.Posted{BindingID: r.BindingID, EntryID: r.EntryID, MessageIDs: ids, Pending: r.Pending != 0, CreatedAt: fromMicros(r.CreatedAt)}, nil
+	return &store.Posted{BindingID: r.BindingID, EntryID: r.EntryID, MessageIDs: ids, Pending: r.Pending != 0, Undeliverable: r.Undeliverable, CreatedAt: fromMicros(r.CreatedAt)}, nil
 }
 
 func (q *queries) LiveStreamSave(ctx context.Context, l *store.LiveStream) error {

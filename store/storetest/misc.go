@@ -390,6 +390,23 @@ func (s suite) testPosted(t *testing.T) {
 	noErr(t, err, "getting a completed post intent")
 	isTrue(t, !p.Pending, "a completed post intent must not be pending")
 	deepEq(t, p.MessageIDs, []string{"C1/171.4"}, "message ids of a completed post intent")
+	eq(t, p.Undeliverable, "", "reason of an entry delivered as itself")
+
+	// An entry the platform refused for good: the reason holds while its
+	// notice is posted and after, on every store.
+	es2 := appendN(t, st, clk, r.Binding.ConversationID, 1)
+	const why = "the app lacks the files:write scope"
+	noErr(t, st.PostedRecord(ctx, &store.Posted{BindingID: r.Binding.ID, EntryID: es2[0].ID, Pending: true, Undeliverable: why, CreatedAt: clk.Now()}), "recording an undeliverable entry's notice intent")
+	p, err = st.PostedGet(ctx, &store.PostedGetParams{BindingID: r.Binding.ID, EntryID: es2[0].ID})
+	noErr(t, err, "getting an undeliverable entry's notice intent")
+	isTrue(t, p.Pending, "a notice intent must read back as pending")
+	eq(t, p.Undeliverable, why, "reason of an undeliverable entry (notice pending)")
+	noErr(t, st.PostedRecord(ctx, &store.Posted{BindingID: r.Binding.ID, EntryID: es2[0].ID, MessageIDs: []string{"C1/171.5"}, Undeliverable: why, CreatedAt: clk.Now()}), "recording an undeliverable entry's notice")
+	p, err = st.PostedGet(ctx, &store.PostedGetParams{BindingID: r.Binding.ID, EntryID: es2[0].ID})
+	noErr(t, err, "getting an undeliverable entry")
+	isTrue(t, !p.Pending, "an undeliverable entry whose notice is posted must not be pending")
+	eq(t, p.Undeliverable, why, "reason of an undeliverable entry")
+	deepEq(t, p.MessageIDs, []string{"C1/171.5"}, "message ids of an undeliverable entry (its notice)")
 }
 
 func (s suite) testLiveStream(t *testing.T) {

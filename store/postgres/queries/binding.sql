@@ -39,10 +39,10 @@ WHERE id = @id
 RETURNING *;
 
 -- name: PostedRecord :exec
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
-VALUES (@binding_id, @entry_id, COALESCE(@message_ids::text[], '{}'), @now::timestamptz, @pending)
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending, undeliverable)
+VALUES (@binding_id, @entry_id, COALESCE(@message_ids::text[], '{}'), @now::timestamptz, @pending, @undeliverable)
 ON CONFLICT (binding_id, entry_id) DO UPDATE
-SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending;
+SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending, undeliverable = EXCLUDED.undeliverable;
 
 -- name: PostedGet :one
 SELECT * FROM posted WHERE binding_id = @binding_id AND entry_id = @entry_id;

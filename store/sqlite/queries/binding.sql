@@ -24,10 +24,10 @@ WHERE id = sqlc.arg(id) AND delivered_seq < sqlc.arg(delivered_seq)
 RETURNING *;
 
 -- name: PostedUpsert :exec
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
-VALUES (sqlc.arg(binding_id), sqlc.arg(entry_id), sqlc.arg(message_ids), sqlc.arg(created_at), sqlc.arg(pending))
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending, undeliverable)
+VALUES (sqlc.arg(binding_id), sqlc.arg(entry_id), sqlc.arg(message_ids), sqlc.arg(created_at), sqlc.arg(pending), sqlc.arg(undeliverable))
 ON CONFLICT (binding_id, entry_id) DO UPDATE
-SET message_ids = excluded.message_ids, pending = excluded.pending;
+SET message_ids = excluded.message_ids, pending = excluded.pending, undeliverable = excluded.undeliverable;
 
 -- name: PostedGet :one
 SELECT * FROM posted WHERE binding_id = sqlc.arg(binding_id) AND entry_id = sqlc.arg(entry_id);

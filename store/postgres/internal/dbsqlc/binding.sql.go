@@ -326,7 +326,7 @@ func (q *Queries) LiveStreamSave(ctx context.Context, arg *LiveStreamSaveParams)
 }
 
 const postedGet = `-- name: PostedGet :one
-SELECT binding_id, entry_id, message_ids, created_at, pending FROM posted WHERE binding_id = $1 AND entry_id = $2
+SELECT binding_id, entry_id, message_ids, created_at, pending, undeliverable FROM posted WHERE binding_id = $1 AND entry_id = $2
 `
 
 type PostedGetParams struct {
@@ -343,23 +343,25 @@ func (q *Queries) PostedGet(ctx context.Context, arg *PostedGetParams) (Posted, 
 		&i.MessageIDs,
 		&i.CreatedAt,
 		&i.Pending,
+		&i.Undeliverable,
 	)
 	return i, err
 }
 
 const postedRecord = `-- name: PostedRecord :exec
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
-VALUES ($1, $2, COALESCE($3::text[], '{}'), $4::timestamptz, $5)
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending, undeliverable)
+VALUES ($1, $2, COALESCE($3::text[], '{}'), $4::timestamptz, $5, $6)
 ON CONFLICT (binding_id, entry_id) DO UPDATE
-SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending
+SET message_ids = EXCLUDED.message_ids, pending = EXCLUDED.pending, undeliverable = EXCLUDED.undeliverable
 `
 
 type PostedRecordParams struct {
-	BindingID  uuid.UUID
-	EntryID    uuid.UUID
-	MessageIDs []string
-	Now        time.Time
-	Pending    bool
+	BindingID     uuid.UUID
+	EntryID       uuid.UUID
+	MessageIDs    []string
+	Now           time.Time
+	Pending       bool
+	Undeliverable string
 }
 
 func (q *Queries) PostedRecord(ctx context.Context, arg *PostedRecordParams) error {
@@ -369,6 +371,7 @@ func (q *Queries) PostedRecord(ctx context.Context, arg *PostedRecordParams) err
 		arg.MessageIDs,
 		arg.Now,
 		arg.Pending,
+		arg.Undeliverable,
 	)
 	return err
 }

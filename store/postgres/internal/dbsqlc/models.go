@@ -359,11 +359,12 @@ type PersonLinkCode struct {
 }
 
 type Posted struct {
-	BindingID  uuid.UUID
-	EntryID    uuid.UUID
-	MessageIDs []string
-	CreatedAt  time.Time
-	Pending    bool
+	BindingID     uuid.UUID
+	EntryID       uuid.UUID
+	MessageIDs    []string
+	CreatedAt     time.Time
+	Pending       bool
+	Undeliverable string
 }
 
 type RefusalNotice struct {

@@ -305,7 +305,7 @@ func (q *Queries) LiveStreamSave(ctx context.Context, arg LiveStreamSaveParams) 
 }
 
 const postedGet = `-- name: PostedGet :one
-SELECT binding_id, entry_id, message_ids, created_at, pending FROM posted WHERE binding_id = ?1 AND entry_id = ?2
+SELECT binding_id, entry_id, message_ids, created_at, pending, undeliverable FROM posted WHERE binding_id = ?1 AND entry_id = ?2
 `
 
 type PostedGetParams struct {
@@ -322,23 +322,25 @@ func (q *Queries) PostedGet(ctx context.Context, arg PostedGetParams) (Posted, e
 		&i.MessageIds,
 		&i.CreatedAt,
 		&i.Pending,
+		&i.Undeliverable,
 	)
 	return i, err
 }
 
 const postedUpsert = `-- name: PostedUpsert :exec
-INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO posted (binding_id, entry_id, message_ids, created_at, pending, undeliverable)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (binding_id, entry_id) DO UPDATE
-SET message_ids = excluded.message_ids, pending = excluded.pending
+SET message_ids = excluded.message_ids, pending = excluded.pending, undeliverable = excluded.undeliverable
 `
 
 type PostedUpsertParams struct {
-	BindingID  uuid.UUID
-	EntryID    uuid.UUID
-	MessageIds string
-	CreatedAt  int64
-	Pending    int64
+	BindingID     uuid.UUID
+	EntryID       uuid.UUID
+	MessageIds    string
+	CreatedAt     int64
+	Pending       int64
+	Undeliverable string
 }
 
 func (q *Queries) PostedUpsert(ctx context.Context, arg PostedUpsertParams) error {
@@ -348,6 +350,7 @@ func (q *Queries) PostedUpsert(ctx context.Context, arg PostedUpsertParams) erro
 		arg.MessageIds,
 		arg.CreatedAt,
 		arg.Pending,
+		arg.Undeliverable,
 	)
 	return err
 }

@@ -362,11 +362,12 @@ type PersonLinkCode struct {
 }
 
 type Posted struct {
-	BindingID  uuid.UUID
-	EntryID    uuid.UUID
-	MessageIds string
-	CreatedAt  int64
-	Pending    int64
+	BindingID     uuid.UUID
+	EntryID       uuid.UUID
+	MessageIds    string
+	CreatedAt     int64
+	Pending       int64
+	Undeliverable string
 }
 
 type RefusalNotice struct {
