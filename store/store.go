@@ -845,6 +845,7 @@ type Queries interface {
 	SideThreadQueries
 	RunQueries
 	RunMessageQueries
+	CardChoiceQueries
 	HistoryQueries
 	ArtifactQueries
 	LoginQueries
