@@ -89,7 +89,7 @@ func (a *Adapter) markdownParts(m *bots.Message) []part {
 	for _, p := range pieces {
 		parts = append(parts, part{
 			text:   truncateRunes(mrkdwn.Convert(p), slacklimit.MessageText),
-			blocks: []slack.Block{slack.NewMarkdownBlock("", p)},
+			blocks: []slack.Block{slack.NewMarkdownBlock("", mrkdwn.Defuse(p))},
 		})
 	}
 	last := &parts[len(parts)-1]
