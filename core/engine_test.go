@@ -1151,7 +1151,24 @@ fallback:
 			t.Fatalf("sent = %+v; want one email with what the card shows", got)
 		}
 
-		// A signal button: the agent hears about the click.
+		// The first click settled the card: another button of it, by
+		// anyone, does nothing and says who chose what.
+		late, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", EventID: "c-late", ActionID: cards.ActionID(card.ID, "later"), UserID: "U2", UserName: "bob"})
+		if err != nil || !late.Duplicate || late.Settled == nil || late.Settled.ByUserID != "U1" || late.Settled.Expired {
+			t.Fatalf("a click on a settled card = %+v, %v; want Duplicate, settled by U1", late, err)
+		}
+
+		// A signal button of a new card: the agent hears about the click.
+		res2, err := in.svc.Submit(context.Background(), slackMessage("Ev2", "U1", "draft another"))
+		if err != nil || res2.ConversationID != res.ConversationID {
+			t.Fatalf("second draft = %+v, %v; want it in the same conversation", res2, err)
+		}
+		waitStatus(t, st, res.ConversationID, store.ConversationIdle)
+		for _, e := range entries(t, st, res.ConversationID, false) {
+			if e.Kind == store.EntryCard {
+				card = e
+			}
+		}
 		if _, err := in.svc.Act(context.Background(), &core.Action{Platform: "slack", EventID: "c2", ActionID: cards.ActionID(card.ID, "later"), UserID: "U1", UserName: "alice"}); err != nil {
 			t.Fatal(err)
 		}

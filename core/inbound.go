@@ -93,6 +93,25 @@ type ActionResult struct {
 	Reason  string
 	// Duplicate: already decided (by this click or another).
 	Duplicate bool
+	// Settled, on a Duplicate, is what settled the buttons before this
+	// click (the choice made first, or the request's expiry), for an
+	// ephemeral answer to the clicker. Nil when this very click was seen
+	// before (a platform's retry).
+	Settled *Settled
+}
+
+// Settled is how a message's buttons were settled before a click.
+type Settled struct {
+	// Expired: nobody chose before the request expired at At.
+	Expired bool
+	// By is who chose (a name, else a platform user id); ByUserID their
+	// platform user id on Platform when known.
+	By       string
+	ByUserID string
+	Platform string
+	// Choice is what was chosen, as its button read.
+	Choice string
+	At     time.Time
 }
 
 // Submitter is the inbound half of core that adapters call.

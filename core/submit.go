@@ -391,8 +391,8 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 	} else if !ok {
 		return &ActionResult{Refused: true, Reason: reason}, nil
 	}
-	if ap.Status != store.ApprovalPending {
-		return &ActionResult{Duplicate: true}, nil
+	if ap.Status != store.ApprovalPending || !now.Before(ap.ExpiresAt) {
+		return &ActionResult{Duplicate: true, Settled: approvalSettled(ap, now)}, nil
 	}
 	status := store.ApprovalApproved
 	result := ToolResultContent{CallID: a.CallID, Name: ap.Tool, DecidedBy: who(a)}
@@ -453,13 +453,59 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 		_, err := s.appendAndQueue(ctx, q, a.ConversationID, store.EntryToolResult, store.UserAuthor(a.UserID), result, "resume")
 		return err
 	})
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, errDuplicate) {
+	if errors.Is(err, errDuplicate) {
 		return &ActionResult{Duplicate: true}, nil
+	}
+	if errors.Is(err, store.ErrConflict) {
+		// Another click (or the sweep) got there first: say which.
+		res := &ActionResult{Duplicate: true}
+		if cur, gerr := s.st.ApprovalGet(ctx, ap.ID); gerr == nil {
+			res.Settled = approvalSettled(cur, now)
+		}
+		return res, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("deciding call %s: %w", a.CallID, err)
 	}
 	return &ActionResult{}, nil
+}
+
+// approvalSettled says how an approval that is no longer open was
+// settled: its expiry, or who chose what. Nil while it is open.
+func approvalSettled(ap *store.Approval, now time.Time) *Settled {
+	switch {
+	case ap.Status == store.ApprovalExpired, ap.Status == store.ApprovalPending && !now.Before(ap.ExpiresAt):
+		return &Settled{Expired: true, At: ap.ExpiresAt}
+	case ap.Status == store.ApprovalPending:
+		return nil
+	}
+	var d struct {
+		Value string `json:"value"`
+	}
+	_ = json.Unmarshal(ap.Decision, &d)
+	st := &Settled{By: ap.DecidedBy, Choice: d.Value}
+	if ap.Kind == store.ApprovalConfirm {
+		st.Choice = ChoiceLabel(d.Value)
+	}
+	if ap.DecidedAt != nil {
+		st.At = *ap.DecidedAt
+	}
+	return st
+}
+
+// ChoiceLabel is how an approval prompt's button reads for a choice.
+func ChoiceLabel(choice string) string {
+	switch choice {
+	case ChoiceAllowOnce:
+		return "Allow once"
+	case ChoiceAlwaysAllow:
+		return "Always allow"
+	case ChoiceAlwaysAllowArgs:
+		return "Always allow these arguments"
+	case ChoiceDeny:
+		return "Deny"
+	}
+	return choice
 }
 
 const approvalPrefix = "sb-approval:"
@@ -531,15 +577,36 @@ func (s *Service) signal(ctx context.Context, a *Action) (*ActionResult, error) 
 	}
 	a.ConversationID = entry.ConversationID
 	now := s.now()
+	var first *store.CardChoice
 	err = s.st.InTx(ctx, func(q store.Queries) error {
 		if err := recordEvent(ctx, q, a, now); err != nil {
 			return err
 		}
-		_, err := s.appendAndQueue(ctx, q, entry.ConversationID, store.EntryAction, store.UserAuthor(a.UserID), content, "action")
+		// The card's buttons are settled by the first click that acts, in
+		// the commit that records it: a later click, by anyone, on any
+		// instance, does nothing.
+		res, err := q.CardChoiceSettle(ctx, &store.CardChoiceSettleParams{
+			EntryID: entryID, ConversationID: entry.ConversationID, ActionID: actionID, Value: a.Value, Label: act.Label,
+			Platform: a.Platform, UserID: a.UserID, UserName: a.UserName, Now: now,
+		})
+		if err != nil {
+			return err
+		}
+		if !res.Settled {
+			first = res.Choice
+			return errSettled
+		}
+		_, err = s.appendAndQueue(ctx, q, entry.ConversationID, store.EntryAction, store.UserAuthor(a.UserID), content, "action")
 		return err
 	})
 	if errors.Is(err, errDuplicate) {
 		return &ActionResult{Duplicate: true}, nil
+	}
+	if errors.Is(err, errSettled) {
+		return &ActionResult{Duplicate: true, Settled: &Settled{
+			By: cmp.Or(first.UserName, first.UserID), ByUserID: first.UserID, Platform: first.Platform,
+			Choice: cmp.Or(first.Label, first.Value, first.ActionID), At: first.CreatedAt,
+		}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recording action %s: %w", a.ActionID, err)
@@ -548,6 +615,10 @@ func (s *Service) signal(ctx context.Context, a *Action) (*ActionResult, error) 
 }
 
 var errDuplicate = errors.New("duplicate event")
+
+// errSettled rolls back a click on a card whose buttons another click
+// settled first.
+var errSettled = errors.New("card already settled")
 
 // recordEvent dedupes a click by its platform event id, inside the
 // transaction that acts on it.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -38,36 +41,29 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	res := &SweepResult{}
 	var errs []error
 
-	expired, err := s.st.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: now, Limit: sweepBatch})
+	// Expiring and what follows from it commit together: the audit, the
+	// edit of the prompt's message (no buttons, "expired"), and the resume
+	// of the paused turn. A crash in between leaves the approvals pending
+	// for the next sweep, never expired with nothing to show for it.
+	var expired []*store.Approval
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		expired, err = q.ApprovalExpire(ctx, &store.ApprovalExpireParams{Now: now, Limit: sweepBatch})
+		if err != nil {
+			return fmt.Errorf("expiring approvals: %w", err)
+		}
+		for _, ap := range expired {
+			if err := s.approvalExpired(ctx, q, ap, now); err != nil {
+				return fmt.Errorf("following up approval %s of conversation %s, expired: %w", ap.ID, ap.ConversationID, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		errs = append(errs, fmt.Errorf("expiring approvals: %w", err))
+		errs = append(errs, err)
+		expired = nil
 	}
 	res.ApprovalsExpired = len(expired)
-	for _, ap := range expired {
-		// The paused turn resolves the expired call ("nobody answered in
-		// time") when it runs again. One resume per approval, ever.
-		key := "approval-expired:" + ap.ID.String()
-		conv := ap.ConversationID
-		err := s.st.InTx(ctx, func(q store.Queries) error {
-			// Nobody decided: the audit says so at once, not only when the
-			// conversation runs again.
-			if err := settleAudit(ctx, q, &store.AuditSettleParams{
-				ConversationID: conv, CallID: ap.CallID, Outcome: store.AuditExpired, DecidedBy: store.DecidedBySystem, Now: now,
-			}); err != nil {
-				return err
-			}
-			c, err := q.ConversationGet(ctx, conv)
-			if err != nil || c.Status != store.ConversationPaused {
-				return err // moved on meanwhile: its next turn settles the call
-			}
-			_, err = Enqueue(ctx, q, TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume"},
-				&EnqueueOpts{ConversationID: &conv, UniqueKey: &key, Now: now})
-			return err
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("resuming conversation %s after approval %s expired: %w", conv, ap.ID, err))
-		}
-	}
 
 	stale, err := s.st.ConversationListExpiredLeases(ctx, &store.ConversationListExpiredLeasesParams{Now: now, Limit: sweepBatch})
 	if err != nil {
@@ -109,3 +105,46 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	}
 	return res, errors.Join(errs...)
 }
+
+// approvalExpired is what follows an approval's expiry, in the
+// transaction that expired it. Each has a unique key: one of each per
+// approval, ever, however many instances sweep.
+func (s *Service) approvalExpired(ctx context.Context, q store.Queries, ap *store.Approval, now time.Time) error {
+	conv := ap.ConversationID
+	// Nobody decided: the audit says so at once, not only when the
+	// conversation runs again.
+	if err := settleAudit(ctx, q, &store.AuditSettleParams{
+		ConversationID: conv, CallID: ap.CallID, Outcome: store.AuditExpired, DecidedBy: store.DecidedBySystem, Now: now,
+	}); err != nil {
+		return err
+	}
+	// The prompt's message loses its buttons and says it expired.
+	cardKey := "approval-card:" + ap.ID.String()
+	if _, err := Enqueue(ctx, q, ApprovalCardArgs{ApprovalID: ap.ID}, &EnqueueOpts{ConversationID: &conv, UniqueKey: &cardKey, Now: now}); err != nil {
+		return err
+	}
+	c, err := q.ConversationGet(ctx, conv)
+	if err != nil || c.Status != store.ConversationPaused {
+		return err // moved on meanwhile: its next turn settles the call
+	}
+	// The paused turn resolves the expired call ("nobody answered in
+	// time") when it runs again.
+	key := "approval-expired:" + ap.ID.String()
+	_, err = Enqueue(ctx, q, TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume"},
+		&EnqueueOpts{ConversationID: &conv, UniqueKey: &key, Now: now})
+	return err
+}
+
+// ApprovalCardArgs are the args of an item that edits an approval
+// prompt's messages, on every binding of its conversation, to show how it
+// was settled: today, that it expired (deliver.Deliverer.HandleApprovalCard).
+// The sweep that expires the approval enqueues it in the same commit.
+type ApprovalCardArgs struct {
+	ApprovalID uuid.UUID `json:"approval_id"`
+}
+
+// WorkApprovalCard is the kind of ApprovalCardArgs.
+const WorkApprovalCard = "approval_card"
+
+// Kind is WorkApprovalCard.
+func (ApprovalCardArgs) Kind() string { return WorkApprovalCard }

@@ -153,6 +153,10 @@
 //     ErrConflict once the approval is decided or past ExpiresAt, and
 //     ApprovalExpire marks the late ones expired so the waiting turn can be
 //     resumed with that answer.
+//   - Two people click a card's buttons at once, on one instance or two.
+//     CardChoiceSettle inserts the card's choice with ON CONFLICT DO
+//     NOTHING in the click's transaction: one click settles the card, the
+//     other gets that choice back and acts on nothing.
 //   - A connection is lost, the server restarts or fails over, a
 //     serialization failure or deadlock aborts a transaction, SQLite's lock
 //     stays busy. The driver retries with backoff for its RetryFor (30s by

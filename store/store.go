@@ -850,6 +850,7 @@ type Queries interface {
 	SideThreadQueries
 	RunQueries
 	RunMessageQueries
+	CardChoiceQueries
 	HistoryQueries
 	ArtifactQueries
 	LoginQueries

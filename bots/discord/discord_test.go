@@ -483,6 +483,17 @@ func TestButtonClick(t *testing.T) {
 		{"accepted", core.ActionResult{}, nil, ""},
 		{"refused", core.ActionResult{Refused: true, Reason: "Only the owner can approve."}, nil, "Only the owner can approve."},
 		{"already decided", core.ActionResult{}, core.ErrNotPending, "This was already decided."},
+		// A late click on a settled card or prompt says who chose first,
+		// or when the approval expired.
+		{"already chosen", core.ActionResult{Duplicate: true, Settled: &core.Settled{
+			By: "alice", ByUserID: "1000000000000000001", Platform: Platform, Choice: "Pick A",
+		}}, nil, "Already chosen by <@1000000000000000001>: **Pick A**."},
+		{"chosen on another platform", core.ActionResult{Duplicate: true, Settled: &core.Settled{
+			By: "alice", ByUserID: "U0ALICE", Platform: "slack", Choice: "Pick A",
+		}}, nil, "Already chosen by alice: **Pick A**."},
+		{"expired", core.ActionResult{Duplicate: true, Settled: &core.Settled{
+			Expired: true, At: time.Date(2026, 12, 6, 9, 30, 0, 0, time.UTC),
+		}}, nil, "This approval expired at <t:1796549400:f>; ask again."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -283,6 +283,9 @@ func (a *Adapter) onButton(ctx context.Context, i *discordgo.Interaction) {
 		}
 		a.tellPrivately(ctx, i, reason)
 		return
+	case res.Duplicate && res.Settled != nil:
+		a.tellPrivately(ctx, i, settledText(res.Settled))
+		return
 	case res.Duplicate:
 		a.tellPrivately(ctx, i, "This was already decided.")
 		return
@@ -458,4 +461,26 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	if then != nil {
 		a.goTracked(then)
 	}
+}
+
+// settledText tells a late clicker how the buttons were settled: "This
+// approval expired at …; ask again." (the time in the reader's own zone),
+// or "Already chosen by @who: choice". It is sent with no mentions
+// allowed, so naming the chooser pings nobody.
+func settledText(st *core.Settled) string {
+	if st.Expired {
+		return fmt.Sprintf("This approval expired at <t:%d:f>; ask again.", st.At.Unix())
+	}
+	who := st.By
+	if who == "" {
+		who = "someone else"
+	}
+	if st.Platform == Platform && st.ByUserID != "" && isSnowflake(st.ByUserID) {
+		who = "<@" + st.ByUserID + ">"
+	}
+	text := "Already chosen by " + who
+	if st.Choice != "" {
+		text += ": **" + shorten(st.Choice, 200) + "**"
+	}
+	return text + "."
 }

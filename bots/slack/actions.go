@@ -69,6 +69,7 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 			refused:  res.Refused,
 			reason:   res.Reason,
 			repeated: res.Duplicate,
+			settled:  res.Settled,
 		}
 		a.background(func(ctx context.Context) { a.afterClick(ctx, click) })
 	}
@@ -91,6 +92,7 @@ type clicked struct {
 	blocks                    []slack.Block
 	refused, repeated         bool
 	reason                    string
+	settled                   *core.Settled
 }
 
 // afterClick answers a refused click privately, or replaces the buttons with
@@ -118,6 +120,19 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 		})
 		if err != nil {
 			a.log.WarnContext(ctx, "telling a user their click was refused", "channel", c.channel, "user", c.user, "err", err)
+		}
+	case c.repeated && c.settled != nil:
+		// A late click: only the clicker is told why nothing happened.
+		opts := []slack.MsgOption{slack.MsgOptionText(settledText(c.settled), false)}
+		if c.thread != "" {
+			opts = append(opts, slack.MsgOptionTS(c.thread))
+		}
+		err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+			_, err := w.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
+			return err
+		})
+		if err != nil {
+			a.log.WarnContext(ctx, "telling a user their click came too late", "channel", c.channel, "user", c.user, "err", err)
 		}
 	case c.repeated:
 		a.log.DebugContext(ctx, "click on an already decided message", "channel", c.channel, "ts", c.ts)
@@ -163,4 +178,34 @@ func decidedBlocks(c clicked) []slack.Block {
 		out = append(out[:slacklimit.Blocks-1], out[len(out)-1])
 	}
 	return out
+}
+
+// settledText tells a late clicker, in mrkdwn, how the buttons were
+// settled: "This approval expired at …; ask again." (the time in the
+// reader's own zone), or "Already chosen by @who: choice".
+func settledText(st *core.Settled) string {
+	if st.Expired {
+		fallback := st.At.UTC().Format("2006-01-02 15:04 UTC")
+		return fmt.Sprintf("This approval expired at <!date^%d^{date_short_pretty} {time}|%s>; ask again.", st.At.Unix(), fallback)
+	}
+	who := mrkdwn.Escape(firstOf(st.By, "someone else"))
+	if st.Platform == PlatformName && st.ByUserID != "" && validUserID(st.ByUserID) {
+		who = "<@" + st.ByUserID + ">"
+	}
+	text := "Already chosen by " + who
+	if st.Choice != "" {
+		text += ": *" + mrkdwn.Escape(truncateRunes(st.Choice, 200)) + "*"
+	}
+	return text + "."
+}
+
+// validUserID reports whether id looks like a Slack user id, so that it
+// can go into <@…> without opening any other markup.
+func validUserID(id string) bool {
+	for _, r := range id {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return id != ""
 }

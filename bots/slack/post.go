@@ -81,7 +81,9 @@ func (a *Adapter) render(ctx context.Context, m *bots.Message) []part {
 // message's text, what notifications and old clients show, is the same
 // piece in mrkdwn. Nil when the text shows nothing.
 func (a *Adapter) markdownParts(m *bots.Message) []part {
-	pieces := splitMarkdown(m.Text, slacklimit.MarkdownBlock)
+	// Defused before the split, so that what it adds counts within the
+	// limit.
+	pieces := splitMarkdown(mrkdwn.Defuse(m.Text), slacklimit.MarkdownBlock)
 	if len(pieces) == 0 {
 		return nil
 	}

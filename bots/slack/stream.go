@@ -146,7 +146,7 @@ func (s *stream) openNative(ctx context.Context, chunks []slack.StreamChunk) err
 	first := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
 	opts := []slack.MsgOption{slack.MsgOptionTS(s.to.Thread)}
 	if first != "" {
-		opts = append(opts, slack.MsgOptionMarkdownText(first))
+		opts = append(opts, slack.MsgOptionMarkdownText(mrkdwn.Defuse(first)))
 	}
 	if len(chunks) > 0 {
 		opts = append(opts, slack.MsgOptionChunks(chunks...))
@@ -189,7 +189,7 @@ func (s *stream) sendNative(ctx context.Context, chunks []slack.StreamChunk) err
 	}
 	for s.sent < len(s.text) {
 		c := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
-		opts := []slack.MsgOption{slack.MsgOptionMarkdownText(c)}
+		opts := []slack.MsgOption{slack.MsgOptionMarkdownText(mrkdwn.Defuse(c))}
 		if len(chunks) > 0 && s.sent+len(c) == len(s.text) {
 			opts = append(opts, slack.MsgOptionChunks(chunks...)) // with the last piece of text
 			chunks = nil
@@ -483,7 +483,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 		if err == nil {
 			var opts []slack.MsgOption
 			if last != "" {
-				opts = append(opts, slack.MsgOptionMarkdownText(last))
+				opts = append(opts, slack.MsgOptionMarkdownText(mrkdwn.Defuse(last)))
 				s.sent += len(last)
 			}
 			if len(blocks) > 0 {

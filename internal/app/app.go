@@ -619,6 +619,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	core.AddHandler(handlers, a.Service.RunTurn)
 	core.AddHandler(handlers, a.Deliverer.HandleDeliver)
 	core.AddHandler(handlers, a.Deliverer.HandleSideThreadMarker)
+	core.AddHandler(handlers, a.Deliverer.HandleApprovalCard)
 	core.AddHandler(handlers, a.Service.RunCommand)
 	core.AddHandler(handlers, a.Service.RunInbound)
 	core.AddHandler(handlers, a.Service.RunSummarize)

@@ -121,6 +121,7 @@ func Run(t *testing.T, h Harness) {
 		{"SideThreads", s.sideThreadTests()},
 		{"Runs", s.runTests()},
 		{"RunMessages", s.runMessageTests()},
+		{"CardChoices", s.cardChoiceTests()},
 		{"History", s.historyTests()},
 		{"Logins", s.loginTests()},
 	}

@@ -51,7 +51,7 @@ func Convert(md string) string {
 	if fence != "" {
 		out = append(out, "```") // the model stopped inside a block: close it
 	}
-	return strings.Join(out, "\n")
+	return defuseBroadcasts(strings.Join(out, "\n"))
 }
 
 func convertLine(line string) string {
@@ -152,11 +152,37 @@ func isTableSeparator(s string) bool {
 
 // Escape escapes the three characters Slack reserves for its markup.
 func Escape(s string) string {
-	if !strings.ContainsAny(s, "&<>") {
+	if !strings.ContainsAny(s, "&<>@") {
 		return s
 	}
 	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	return r.Replace(s)
+	return defuseBroadcasts(r.Replace(s))
+}
+
+// defuseBroadcasts puts an invisible word joiner after the "@" of
+// @channel, @here and @everyone where they stand as words (not in
+// name@here.example), so that Slack never reads them as a broadcast.
+func defuseBroadcasts(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	inLink := false // escaped text has "<" only where a link opens
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		switch s[i] {
+		case '<':
+			inLink = true
+		case '>', '|':
+			inLink = false // past the link's target: its label is text
+		case '@':
+			if !inLink && (i == 0 || !isWordByte(s[i-1])) && i+1 < len(s) && broadcastAt(s[i+1:]) {
+				b.WriteString(wordJoiner)
+			}
+		}
+	}
+	return b.String()
 }
 
 // escapeURL makes a URL safe inside <url|text>.
@@ -575,4 +601,62 @@ func cutLine(line string, room, minHead int) (head, tail string) {
 		byteAt -= size
 	}
 	return line[:byteAt], line[byteAt:]
+}
+
+// wordJoiner is an invisible character that keeps Slack from reading
+// what follows it as part of a control sequence or a broadcast.
+const wordJoiner = "\u2060"
+
+// broadcasts are the words Slack may read as a broadcast after an @.
+var broadcasts = []string{"channel", "here", "everyone"}
+
+// Defuse neutralises broadcast and mention markup in standard Markdown
+// that goes to Slack as it is written (the markdown block, a stream's
+// markdown_text), where Convert's escaping does not apply: an invisible
+// word joiner after "<" keeps <!channel>, <!here>, <!everyone>,
+// <!subteam^…>, <@U…> and <#C…> from being read as markup, and one after
+// "@" keeps @channel, @here and @everyone from being a broadcast. What
+// people see is unchanged. It is safe on pieces of a text sent one after
+// another (a stream's appends): a "<" or an "@…" that ends a piece, and
+// that the next piece could complete, is defused too.
+func Defuse(md string) string {
+	if !strings.ContainsAny(md, "<@") {
+		return md
+	}
+	var b strings.Builder
+	b.Grow(len(md) + 8)
+	for i := 0; i < len(md); i++ {
+		c := md[i]
+		b.WriteByte(c)
+		switch c {
+		case '<':
+			if i+1 == len(md) || strings.IndexByte("!@#", md[i+1]) >= 0 {
+				b.WriteString(wordJoiner)
+			}
+		case '@':
+			if broadcastAt(md[i+1:]) {
+				b.WriteString(wordJoiner)
+			}
+		}
+	}
+	return b.String()
+}
+
+// broadcastAt reports whether rest, what follows an "@", starts with a
+// broadcast word (not followed by a letter), or is a start of one cut at
+// the end of the piece.
+func broadcastAt(rest string) bool {
+	for _, w := range broadcasts {
+		n := min(len(rest), len(w))
+		if !strings.EqualFold(rest[:n], w[:n]) {
+			continue
+		}
+		if n < len(w) {
+			return n == len(rest) // cut at the end: the next piece may finish it
+		}
+		if n == len(rest) || !isWordByte(rest[n]) {
+			return true
+		}
+	}
+	return false
 }

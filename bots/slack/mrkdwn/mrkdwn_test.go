@@ -210,3 +210,33 @@ func TestSplitRandom(t *testing.T) {
 		})
 	}
 }
+
+func TestDefuse(t *testing.T) {
+	const j = "\u2060"
+	for _, tc := range []struct{ name, in, want string }{
+		{"broadcasts", "<!channel> <!here|here> <!everyone>", "<" + j + "!channel> <" + j + "!here|here> <" + j + "!everyone>"},
+		{"mentions", "<!subteam^S1|@devs> <@U1> <#C1>", "<" + j + "!subteam^S1|@devs> <" + j + "@U1> <" + j + "#C1>"},
+		{"plain broadcasts", "@here @Channel @everyone!", "@" + j + "here @" + j + "Channel @" + j + "everyone!"},
+		{"not a broadcast", "@hereby a<b x@y.z", "@hereby a<b x@y.z"},
+		{"cut at the end", "see <", "see <" + j},
+		{"broadcast cut at the end", "ping @he", "ping @" + j + "he"},
+		{"formatting kept", "**bold** [x](https://x.test) `<code>`", "**bold** [x](https://x.test) `<code>`"},
+	} {
+		if got := Defuse(tc.in); got != tc.want {
+			t.Errorf("%s: Defuse(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestConvertDefusesPlainBroadcasts(t *testing.T) {
+	const j = "\u2060"
+	for _, tc := range []struct{ in, want string }{
+		{"hi @here and @channel", "hi @" + j + "here and @" + j + "channel"},
+		{"mail ana@here.example", "mail ana@here.example"},
+		{"[@here](https://x.test/@here)", "<https://x.test/@here|@" + j + "here>"},
+	} {
+		if got := Convert(tc.in); got != tc.want {
+			t.Errorf("Convert(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -134,6 +134,18 @@ type Binding struct {
 	UpdatedAt      time.Time
 }
 
+type CardChoice struct {
+	EntryID        uuid.UUID
+	ConversationID uuid.UUID
+	ActionID       string
+	Value          string
+	Label          string
+	Platform       string
+	UserID         string
+	UserName       string
+	CreatedAt      time.Time
+}
+
 type Connection struct {
 	ID           uuid.UUID
 	Provider     string

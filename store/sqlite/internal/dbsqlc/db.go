@@ -147,6 +147,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.bindingRelocateStmt, err = db.PrepareContext(ctx, bindingRelocate); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingRelocate: %w", err)
 	}
+	if q.cardChoiceGetStmt, err = db.PrepareContext(ctx, cardChoiceGet); err != nil {
+		return nil, fmt.Errorf("error preparing query CardChoiceGet: %w", err)
+	}
+	if q.cardChoiceInsertStmt, err = db.PrepareContext(ctx, cardChoiceInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query CardChoiceInsert: %w", err)
+	}
 	if q.connectionDeleteStmt, err = db.PrepareContext(ctx, connectionDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ConnectionDelete: %w", err)
 	}
@@ -1003,6 +1009,16 @@ func (q *Queries) Close() error {
 	if q.bindingRelocateStmt != nil {
 		if cerr := q.bindingRelocateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bindingRelocateStmt: %w", cerr)
+		}
+	}
+	if q.cardChoiceGetStmt != nil {
+		if cerr := q.cardChoiceGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing cardChoiceGetStmt: %w", cerr)
+		}
+	}
+	if q.cardChoiceInsertStmt != nil {
+		if cerr := q.cardChoiceInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing cardChoiceInsertStmt: %w", cerr)
 		}
 	}
 	if q.connectionDeleteStmt != nil {
@@ -2165,6 +2181,8 @@ type Queries struct {
 	bindingListByConversationStmt     *sql.Stmt
 	bindingMoveStmt                   *sql.Stmt
 	bindingRelocateStmt               *sql.Stmt
+	cardChoiceGetStmt                 *sql.Stmt
+	cardChoiceInsertStmt              *sql.Stmt
 	connectionDeleteStmt              *sql.Stmt
 	connectionFindStmt                *sql.Stmt
 	connectionGetStmt                 *sql.Stmt
@@ -2428,6 +2446,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		bindingListByConversationStmt:     q.bindingListByConversationStmt,
 		bindingMoveStmt:                   q.bindingMoveStmt,
 		bindingRelocateStmt:               q.bindingRelocateStmt,
+		cardChoiceGetStmt:                 q.cardChoiceGetStmt,
+		cardChoiceInsertStmt:              q.cardChoiceInsertStmt,
 		connectionDeleteStmt:              q.connectionDeleteStmt,
 		connectionFindStmt:                q.connectionFindStmt,
 		connectionGetStmt:                 q.connectionGetStmt,

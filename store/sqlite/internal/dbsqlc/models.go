@@ -133,6 +133,18 @@ type Binding struct {
 	UpdatedAt      int64
 }
 
+type CardChoice struct {
+	EntryID        uuid.UUID
+	ConversationID uuid.UUID
+	ActionID       string
+	Value          string
+	Label          string
+	Platform       string
+	UserID         string
+	UserName       string
+	CreatedAt      int64
+}
+
 type Connection struct {
 	ID           uuid.UUID
 	Provider     string

@@ -1,0 +1,12 @@
+-- Card choices (migration 0029): the first click that acted on a card's
+-- buttons. The insert does nothing when the card has a choice already;
+-- the caller then reads the earlier one.
+
+-- name: CardChoiceInsert :one
+INSERT INTO card_choices (entry_id, conversation_id, action_id, value, label, platform, user_id, user_name, created_at)
+VALUES (@entry_id, @conversation_id, @action_id, @value, @label, @platform, @user_id, @user_name, @now::timestamptz)
+ON CONFLICT (entry_id) DO NOTHING
+RETURNING *;
+
+-- name: CardChoiceGet :one
+SELECT * FROM card_choices WHERE entry_id = @entry_id;
