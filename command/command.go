@@ -150,16 +150,16 @@ type request struct {
 
 // Answer is the core.CommandFunc of every platform: it runs cmd for the
 // person who sent in and returns the reply. A command that is malformed or
-// refused (scheduler.ErrInvalid, scheduler.ErrTooMany) is answered with
-// "⚠️ " and the reason; the error is only for failures on the server's
-// side.
+// refused (ErrRefused, or the scheduler's ErrInvalid and ErrTooMany) is
+// answered with "⚠️ " and the reason in its own words; the error is only
+// for failures on the server's side.
 func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 	reply, err := h.run(ctx, request{
 		Platform: in.Platform, Workspace: in.Workspace, Channel: in.Channel, UserID: in.UserID, Agent: in.Agent,
 		Text: cmd.Text, Fields: cmd.Fields, TimeZone: in.TimeZone, IsDM: in.IsDM, Private: cmd.Private, ConversationID: cmd.ConversationID,
 	})
-	if errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany) {
-		return "⚠️ " + err.Error(), nil
+	if why, ok := refusalText(err); ok {
+		return "⚠️ " + why, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("running command %q: %w", strings.Join(strings.Fields(cmd.Text), " "), err)
@@ -169,21 +169,55 @@ func (h *Handler) Answer(ctx context.Context, in *core.Inbound, cmd *core.Comman
 
 var _ core.CommandFunc = (*Handler)(nil).Answer
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", scheduler.ErrInvalid, fmt.Sprintf(format, args...))
+// ErrRefused marks a command the handler refuses: unknown, malformed or
+// not allowed. The error's text is the reason, in words fit for the person
+// who typed it, with no prefix.
+var ErrRefused = errors.New("command refused")
+
+// refusal is an ErrRefused with its reason.
+type refusal struct {
+	msg   string
+	cause error
 }
 
-// parseWhen reads a time a person typed; what it cannot read is invalid.
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
+func (r *refusal) Unwrap() error        { return r.cause }
+
+func invalid(format string, args ...any) error {
+	return &refusal{msg: fmt.Sprintf(format, args...)}
+}
+
+// refusalText is what a person is told of a refused command: the reason of
+// a refusal; the scheduler's own message for a schedule it refuses, without
+// its "invalid schedule" label. ok is false for a failure on the server's
+// side.
+func refusalText(err error) (string, bool) {
+	var r *refusal
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &r):
+		return r.msg, true
+	case errors.Is(err, scheduler.ErrInvalid):
+		return strings.TrimPrefix(err.Error(), scheduler.ErrInvalid.Error()+": "), true
+	case errors.Is(err, scheduler.ErrTooMany):
+		return err.Error(), true
+	}
+	return "", false
+}
+
+// parseWhen reads a time a person typed; what it cannot read is refused.
 func (h *Handler) parseWhen(text, tz string) (time.Time, error) {
 	t, err := when.Parse(text, h.now(), tz)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: %w", scheduler.ErrInvalid, err)
+		return time.Time{}, &refusal{msg: err.Error(), cause: err}
 	}
 	return t, nil
 }
 
-// run runs a command; a malformed one returns an error wrapping
-// scheduler.ErrInvalid whose text can be shown as is.
+// run runs a command; a malformed or refused one returns an ErrRefused
+// error (or the scheduler's ErrInvalid) whose text can be shown.
 func (h *Handler) run(ctx context.Context, r request) (string, error) {
 	if r.Platform == "" || r.UserID == "" {
 		return "", invalid("a command needs the platform and the person typing it")

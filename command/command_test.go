@@ -106,8 +106,8 @@ func TestCommands(t *testing.T) {
 	for _, tc := range tests {
 		reply, err := h.run(ctx, req(tc.text))
 		if want, ok := strings.CutPrefix(tc.want, "!"); ok {
-			if !errors.Is(err, scheduler.ErrInvalid) || !strings.Contains(err.Error(), want) {
-				t.Fatalf("%q: want an ErrInvalid error containing %q, got %v (reply %q)", tc.text, want, err, reply)
+			if !refused(err) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%q: want a refusal containing %q, got %v (reply %q)", tc.text, want, err, reply)
 			}
 			continue
 		}
@@ -151,11 +151,15 @@ func TestAnswer(t *testing.T) {
 		{"the /remind form", in("discord", "G1"), &core.Command{Text: "remind", Fields: map[string]string{"when": "in 10 minutes", "what": "tea"}},
 			"OK, I'll remind you Mon 2 Mar 2026 12:10 UTC by DM (tea). Cancel with `reminder cancel reminder-"},
 		{"the /remind form, a time it cannot read", in("discord", "G1"), &core.Command{Text: "remind", Fields: map[string]string{"when": "soonish", "what": "tea"}},
-			"⚠️ invalid schedule: cannot read \"soonish\" as a time"},
+			"⚠️ cannot read \"soonish\" as a time"},
 		{"the /remind form without text", in("discord", "G1"), &core.Command{Text: "remind", Fields: map[string]string{"when": "in 2h", "what": " "}},
-			"⚠️ invalid schedule: a reminder needs text"},
+			"⚠️ a reminder needs text"},
 		{"an unknown command", in("slack", "T1"), &core.Command{Text: "frobnicate"},
-			"⚠️ invalid schedule: unknown command \"frobnicate\""},
+			"⚠️ unknown command \"frobnicate\""},
+		{"login where no console is served", in("slack", "T1"), &core.Command{Text: "login"},
+			"⚠️ the web console is not served here"},
+		{"a routine too often", in("slack", "T1"), &core.Command{Text: "routine add fast every 10s -- x"},
+			"⚠️ a routine"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,6 +169,9 @@ func TestAnswer(t *testing.T) {
 			}
 			if !strings.HasPrefix(reply, tc.want) {
 				t.Fatalf("Answer = %q; want it to start with %q", reply, tc.want)
+			}
+			if strings.Contains(reply, "invalid schedule") {
+				t.Fatalf("Answer = %q: a refusal reads in its own words, not as an invalid schedule", reply)
 			}
 		})
 	}
@@ -180,4 +187,11 @@ func TestAnswer(t *testing.T) {
 	if got := strings.Join(where, ", "); len(list) != 2 || !strings.Contains(got, "slack/T1: tea") || !strings.Contains(got, "discord/G1: tea") {
 		t.Fatalf("reminders = %q; want one from slack/T1 and one from discord/G1", got)
 	}
+}
+
+// refused reports whether err is a command refused in words fit for the
+// person (ErrRefused, or the scheduler's ErrInvalid it passes on).
+func refused(err error) bool {
+	_, ok := refusalText(err)
+	return ok && (errors.Is(err, ErrRefused) || errors.Is(err, scheduler.ErrInvalid) || errors.Is(err, scheduler.ErrTooMany))
 }

@@ -2,12 +2,9 @@ package command
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboardhq/switchboard/scheduler"
 )
 
 type fakeLogins struct{ asked []string }
@@ -36,8 +33,8 @@ func TestLogin(t *testing.T) {
 	} {
 		reply, err := h.run(ctx, request{Platform: "slack", Workspace: "T1", Channel: "C1", UserID: "U1", Text: "login", IsDM: tc.isDM, Private: tc.private})
 		if want, ok := strings.CutPrefix(tc.want, "!"); ok {
-			if !errors.Is(err, scheduler.ErrInvalid) || !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: want an ErrInvalid error containing %q, got %v (reply %q)", tc.name, want, err, reply)
+			if !refused(err) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: want a refusal containing %q, got %v (reply %q)", tc.name, want, err, reply)
 			}
 			continue
 		}

@@ -2,14 +2,12 @@ package command
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/scheduler"
 )
 
 // TestRules: !rules sets the rulebook of the conversation it is typed in
@@ -48,7 +46,7 @@ func TestRules(t *testing.T) {
 	for _, st := range steps {
 		reply, err := run(st.conv, st.text)
 		if st.wantErr != "" {
-			if !errors.Is(err, scheduler.ErrInvalid) || !strings.Contains(err.Error(), st.wantErr) {
+			if !refused(err) || !strings.Contains(err.Error(), st.wantErr) {
 				t.Fatalf("%q: error %v, reply %q; want a refusal saying %q", st.text, err, reply, st.wantErr)
 			}
 			continue

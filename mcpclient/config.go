@@ -85,6 +85,10 @@ type Server struct {
 	Timeout Duration `json:"timeout,omitzero"`
 	// Disabled keeps the entry in the file without connecting.
 	Disabled bool `json:"disabled,omitempty"`
+
+	// rawURL is the url as written when it names a variable, for
+	// messages: the expanded value may hold a secret.
+	rawURL string
 }
 
 // Risk is a server's declared risk: "risk": "low" sets the default, and
@@ -205,10 +209,14 @@ func Parse(b []byte, getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("mcpServers.%s: %w", name, err)
 		}
 		s.Name = name
+		// Expanded first, so that a url read from a variable is checked
+		// as the server will be reached.
+		if err := s.expand(getenv); err != nil {
+			return nil, fmt.Errorf("mcpServers.%s.%w", name, err)
+		}
 		if err := s.validate(); err != nil {
 			return nil, fmt.Errorf("mcpServers.%s.%w", name, err)
 		}
-		s.expand(getenv)
 		c.Servers[name] = &s
 	}
 	return c, nil
@@ -244,8 +252,15 @@ func (s *Server) validate() error {
 		return bad("url", "is required for an http server")
 	case s.Transport() == TransportHTTP:
 		u, err := url.Parse(s.URL)
+		if s.Disabled && s.rawURL != "" {
+			break // its variables were not read: it is not reached
+		}
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("url", "%q must be an http or https URL", s.URL)
+			shown := s.URL
+			if s.rawURL != "" {
+				shown = s.rawURL // never the value of a variable
+			}
+			return bad("url", "%q must be an http or https URL", shown)
 		}
 	}
 	if s.Transport() == TransportStdio && len(s.Headers) > 0 {
@@ -294,25 +309,43 @@ func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-func (s *Server) expand(getenv func(string) string) {
-	if getenv == nil {
-		return
+// expand replaces ${VAR} (and $VAR) in env values, args, the url, the
+// headers and the oauth client with the service's environment. A variable
+// that is not set (or is empty) is an error naming the field and the
+// variable, so a server never starts with a blank token or a broken url. A
+// disabled entry is not reached: its variables are not read.
+func (s *Server) expand(getenv func(string) string) error {
+	if s.URL != "" && strings.Contains(s.URL, "$") {
+		s.rawURL = s.URL
 	}
-	ex := func(v string) string { return os.Expand(v, getenv) }
-	for k, v := range s.Env {
-		s.Env[k] = ex(v)
+	if getenv == nil || s.Disabled {
+		return nil
+	}
+	var err error
+	ex := func(field, v string) string {
+		return os.Expand(v, func(name string) string {
+			val := getenv(name)
+			if val == "" && err == nil {
+				err = &fieldError{field: field, msg: fmt.Sprintf("${%s} is not set (or is empty) in the service's environment", name)}
+			}
+			return val
+		})
+	}
+	for _, k := range sortedKeys(s.Env) {
+		s.Env[k] = ex("env."+k, s.Env[k])
 	}
 	for i, a := range s.Args {
-		s.Args[i] = ex(a)
+		s.Args[i] = ex(fmt.Sprintf("args[%d]", i), a)
 	}
-	for k, v := range s.Headers {
-		s.Headers[k] = ex(v)
+	s.URL = ex("url", s.URL)
+	for _, k := range sortedKeys(s.Headers) {
+		s.Headers[k] = ex("headers."+k, s.Headers[k])
 	}
-	s.URL = ex(s.URL)
 	if s.OAuth != nil {
-		s.OAuth.ClientID = ex(s.OAuth.ClientID)
-		s.OAuth.ClientSecret = ex(s.OAuth.ClientSecret)
+		s.OAuth.ClientID = ex("oauth.client_id", s.OAuth.ClientID)
+		s.OAuth.ClientSecret = ex("oauth.client_secret", s.OAuth.ClientSecret)
 	}
+	return err
 }
 
 // secretName is an env variable name that holds a credential.

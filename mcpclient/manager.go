@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/internal/childenv"
 )
 
 // State is where a server's session stands.
@@ -89,6 +90,11 @@ type Options struct {
 	// OAuth authorizes the servers with an "oauth" entry (required when
 	// one has).
 	OAuth *OAuthOptions
+	// Getenv is the service's environment, from which a stdio server's
+	// base environment (PATH, HOME, the locale, TZ, TMPDIR) is read
+	// (default os.Getenv). A stdio server gets those and its own block's
+	// env entries, nothing else.
+	Getenv func(string) string
 }
 
 func (o *Options) defaults() {
@@ -97,6 +103,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = 30 * time.Second
@@ -425,10 +434,7 @@ func (s *server) transport(ctx context.Context) (mcp.Transport, error) {
 		// Not CommandContext: the process lives as long as the session,
 		// not as long as the attempt to connect; Close ends it.
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = os.Environ()
-		for k, v := range s.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = s.m.childEnv(s.cfg)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			return nil, fmt.Errorf("starting MCP server %s: %w", s.cfg.Name, err)
@@ -436,6 +442,18 @@ func (s *server) transport(ctx context.Context) (mcp.Transport, error) {
 		go s.logStderr(stderr)
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
+}
+
+// childEnv is the environment of a stdio server: the base environment
+// (childenv.Base) read from Options.Getenv, then its own block's env
+// entries, which win. Nothing else of the service's environment (provider
+// keys, DATABASE_URL, platform tokens, SWITCHBOARD_* settings) is passed.
+func (m *Manager) childEnv(cfg *Server) []string {
+	env := childenv.From(m.opts.Getenv, childenv.Base...)
+	for _, k := range sortedKeys(cfg.Env) {
+		env = append(env, k+"="+cfg.Env[k])
+	}
+	return env
 }
 
 // logStderr passes a stdio server's own messages to the log.

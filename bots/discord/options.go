@@ -228,6 +228,25 @@ func isSnowflake(s string) bool {
 	return s != "" && len(s) <= 20 && strings.Trim(s, "0123456789") == ""
 }
 
+// IsID reports whether s is a Discord id (a snowflake: digits), as
+// Options.CommandGuildID and the channel options take.
+func IsID(s string) bool { return isSnowflake(s) }
+
+// CheckAPIURL says what is wrong with s as Options.APIURL, for callers
+// that name the setting it came from.
+func CheckAPIURL(s string) error {
+	_, err := parseAPIURL(s)
+	return err
+}
+
+// CheckPublicKey says what is wrong with s as Options.PublicKey (the
+// application's public key, hex), for callers that name the setting it
+// came from.
+func CheckPublicKey(s string) error {
+	_, err := parsePublicKey(s)
+	return err
+}
+
 // parseAPIURL accepts an origin (http://127.0.0.1:8081) or an API base
 // (http://host/api/v9/) and returns the origin-with-path that replaces
 // https://discord.com.

@@ -365,31 +365,70 @@ func (a *API) authenticate(r *http.Request) (*Principal, *httpError) {
 	if a.opts.Token != "" {
 		return nil, &httpError{status: http.StatusUnauthorized, msg: "a valid Authorization: Bearer token is required"}
 	}
-	if !loopback(r.RemoteAddr) {
-		return nil, &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN the API answers only on loopback"}
-	}
-	// A proxy on this machine makes every caller look local.
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if _, ok := r.Header[h]; ok {
-			return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
-				"without SWITCHBOARD_API_TOKEN the API answers only direct loopback callers; this request came through a proxy (%s header): set the token", h)}
-		}
-	}
-	// A page whose name was rebound to 127.0.0.1 sends its own name as Host
-	// and passes as same-origin; a direct local caller names a loopback host.
-	if !loopbackHost(r.Host) {
-		return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
-			"without SWITCHBOARD_API_TOKEN the API answers only on loopback; Host %q is not a loopback name (use localhost or 127.0.0.1, or set the token)", r.Host)}
+	if herr := directLoopback(r); herr != nil {
+		return nil, herr
 	}
 	return &Principal{Kind: PrincipalLocal}, nil
 }
 
+// directLoopback says why r is not from a process on this machine that
+// reached the listener directly, or nil when it is: the peer is a loopback
+// address, the request carries no header a proxy adds, and its Host is a
+// loopback name. This holds whatever address the listener is bound to: a
+// proxy on this machine (nginx, a tunnel, a Cloudflare or Tailscale agent)
+// connects from loopback too, and it cannot be told apart by the peer.
+func directLoopback(r *http.Request) *httpError {
+	if !loopback(r.RemoteAddr) {
+		return &httpError{status: http.StatusForbidden, msg: "without SWITCHBOARD_API_TOKEN only direct loopback callers are answered; set the token"}
+	}
+	// A proxy on this machine makes every caller look local.
+	if h := proxyHeader(r.Header); h != "" {
+		return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			"without SWITCHBOARD_API_TOKEN only direct loopback callers are answered; this request came through a proxy (%s header): set the token", h)}
+	}
+	// A page whose name was rebound to 127.0.0.1 sends its own name as Host
+	// and passes as same-origin; a direct local caller names a loopback host.
+	if !loopbackHost(r.Host) {
+		return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
+			"without SWITCHBOARD_API_TOKEN only direct loopback callers are answered; Host %q is not a loopback name (use localhost or 127.0.0.1, or set the token)", r.Host)}
+	}
+	return nil
+}
+
+// proxyHeaders are the headers proxies, load balancers and CDNs add
+// (canonical form); every X-Forwarded-* counts as well.
+var proxyHeaders = []string{
+	"Forwarded", "Via", "X-Real-Ip", "Cf-Connecting-Ip", "True-Client-Ip", "X-Client-Ip",
+	"X-Cluster-Client-Ip", "Fastly-Client-Ip", "X-Original-Forwarded-For",
+}
+
+// proxyHeader names the first proxy header h holds, or "".
+func proxyHeader(h http.Header) string {
+	for _, name := range proxyHeaders {
+		if _, ok := h[name]; ok {
+			return name
+		}
+	}
+	for name := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Forwarded-") {
+			return name
+		}
+	}
+	return ""
+}
+
 // RequireToken wraps h so that it answers only requests carrying
-// "Authorization: Bearer <token>"; others get 401. An empty token leaves h
-// open.
+// "Authorization: Bearer <token>"; others get 401. With an empty token it
+// answers only direct loopback callers, as the API does; others get 403.
 func RequireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
-		return h
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if herr := directLoopback(r); herr != nil {
+				writeError(w, herr.status, herr.msg)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !validToken(r, token) {

@@ -416,6 +416,9 @@ func TestWithoutTokenOnlyDirectLoopbackIsServed(t *testing.T) {
 		{"loopback through a proxy (X-Forwarded-For)", "127.0.0.1:5555", "localhost:8080", map[string]string{"X-Forwarded-For": "192.0.2.60"}, http.StatusForbidden, "X-Forwarded-For"},
 		{"loopback through a proxy (X-Real-IP)", "[::1]:5555", "localhost:8080", map[string]string{"X-Real-IP": "192.0.2.60"}, http.StatusForbidden, "proxy"},
 		{"loopback with an empty proxy header", "127.0.0.1:5555", "localhost:8080", map[string]string{"X-Forwarded-For": ""}, http.StatusForbidden, "proxy"},
+		{"loopback through a proxy (Via)", "127.0.0.1:5555", "localhost:8080", map[string]string{"Via": "1.1 nginx"}, http.StatusForbidden, "Via"},
+		{"loopback through a proxy (X-Forwarded-Host)", "127.0.0.1:5555", "localhost:8080", map[string]string{"X-Forwarded-Host": "sb.example.com"}, http.StatusForbidden, "X-Forwarded-Host"},
+		{"loopback through a CDN (CF-Connecting-IP)", "127.0.0.1:5555", "localhost:8080", map[string]string{"CF-Connecting-IP": "192.0.2.60"}, http.StatusForbidden, "proxy"},
 		// A page whose name was rebound to 127.0.0.1 reaches us from
 		// loopback, same-origin, with its own name as Host.
 		{"rebound name", "127.0.0.1:5555", "evil.example:8080", nil, http.StatusForbidden, "not a loopback name"},
@@ -640,24 +643,33 @@ func TestCallerComesFromAuthentication(t *testing.T) {
 func TestRequireToken(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	cases := []struct {
-		name, token, header string
-		want                int
+		name, token, header, remote, proxy string
+		want                               int
 	}{
-		{"token set, none sent", "t0ken", "", http.StatusUnauthorized},
-		{"token set, wrong one", "t0ken", "Bearer nope", http.StatusUnauthorized},
-		{"token set, right one", "t0ken", "Bearer t0ken", http.StatusOK},
-		{"no token set", "", "", http.StatusOK},
+		{"token set, none sent", "t0ken", "", "", "", http.StatusUnauthorized},
+		{"token set, wrong one", "t0ken", "Bearer nope", "", "", http.StatusUnauthorized},
+		{"token set, right one", "t0ken", "Bearer t0ken", "", "", http.StatusOK},
+		{"no token set, another host", "", "", "192.0.2.1:1234", "", http.StatusForbidden},
+		{"no token set, loopback", "", "", "127.0.0.1:5555", "", http.StatusOK},
+		{"no token set, loopback through a proxy", "", "", "127.0.0.1:5555", "Via", http.StatusForbidden},
+		{"no token set, loopback through a forwarder", "", "", "[::1]:5555", "X-Forwarded-Proto", http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if tc.remote != "" {
+				req.RemoteAddr, req.Host = tc.remote, "localhost:8080"
+			}
 			if tc.header != "" {
 				req.Header.Set("Authorization", tc.header)
+			}
+			if tc.proxy != "" {
+				req.Header.Set(tc.proxy, "x")
 			}
 			rec := httptest.NewRecorder()
 			web.RequireToken(tc.token, ok).ServeHTTP(rec, req)
 			if rec.Code != tc.want {
-				t.Fatalf("GET /metrics with Authorization %q = %d; want %d", tc.header, rec.Code, tc.want)
+				t.Fatalf("GET /metrics from %s with Authorization %q and %q = %d; want %d", req.RemoteAddr, tc.header, tc.proxy, rec.Code, tc.want)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/internal/childenv"
 )
 
 // CLISettings configure the agents that run on a coding CLI
@@ -57,16 +59,17 @@ var (
 )
 
 // cliEnvNames are the variables a CLI gets from the service's environment:
-// what a program needs to run, and the CLIs' own settings. Provider keys
-// are not among them (a CLI logged in to a subscription would bill the key
-// instead); name them in SWITCHBOARD_CLI_ENV or an agent's api_key_env.
-var cliEnvNames = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM", "SHELL",
+// the base every started program gets (childenv.Base), what a terminal
+// program expects, and the CLIs' own settings. Provider keys are not among
+// them (a CLI logged in to a subscription would bill the key instead); name
+// them in SWITCHBOARD_CLI_ENV or an agent's api_key_env.
+var cliEnvNames = append(slices.Clone(childenv.Base),
+	"TERM", "SHELL",
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
 	"CLAUDE_CONFIG_DIR", "CODEX_HOME",
-}
+)
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -131,11 +134,7 @@ func (c *Config) cliOptions(a *agent.Agent, spec model.Spec) (*model.CLIOptions,
 	var names []string
 	names = append(names, cliEnvNames...)
 	names = append(names, s.PassEnv...)
-	for _, n := range names {
-		if v := c.Env(n); v != "" {
-			o.Env = append(o.Env, n+"="+v)
-		}
-	}
+	o.Env = childenv.From(c.Env, names...)
 	switch spec.Provider {
 	case model.ProviderClaudeCode:
 		o.Path, o.Args = s.ClaudeCodePath, s.ClaudeCodeArgs

@@ -61,7 +61,7 @@ func TestCommandsFromEveryPlatform(t *testing.T) {
 		bad := e.fake.SlashCommand(channel, "remind", map[string]string{"when": "soonish", "what": "tea"}, discordAlice)
 		e.fake.Wait(t, "the /remind answer to a time it cannot read", func() bool {
 			m := e.fake.Message(e.fake.Interaction(bad.ID).OriginalID)
-			return m != nil && m.Ephemeral() && m.Content == `⚠️ invalid schedule: cannot read "soonish" as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00`
+			return m != nil && m.Ephemeral() && m.Content == `⚠️ cannot read "soonish" as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00`
 		})
 	})
 }

@@ -19,13 +19,14 @@ func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name, token, header string
-		want                int
+		name, token, header, proxy string
+		want                       int
 	}{
-		{"token set, none sent", "s3cret-token", "", http.StatusUnauthorized},
-		{"token set, wrong one", "s3cret-token", "Bearer nope", http.StatusUnauthorized},
-		{"token set, right one", "s3cret-token", "Bearer s3cret-token", http.StatusOK},
-		{"no token set", "", "", http.StatusOK},
+		{"token set, none sent", "s3cret-token", "", "", http.StatusUnauthorized},
+		{"token set, wrong one", "s3cret-token", "Bearer nope", "", http.StatusUnauthorized},
+		{"token set, right one", "s3cret-token", "Bearer s3cret-token", "", http.StatusOK},
+		{"no token set", "", "", "", http.StatusOK},
+		{"no token set, through a proxy", "", "", "Via", http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,9 +42,12 @@ func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = a.Stop(context.Background()) })
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-			req.RemoteAddr = "127.0.0.1:5555" // loopback is no exemption
+			req.RemoteAddr, req.Host = "127.0.0.1:5555", "127.0.0.1:8080" // loopback is no exemption from a token
 			if tc.header != "" {
 				req.Header.Set("Authorization", tc.header)
+			}
+			if tc.proxy != "" {
+				req.Header.Set(tc.proxy, "1.1 nginx")
 			}
 			rec := httptest.NewRecorder()
 			a.Mux.ServeHTTP(rec, req)

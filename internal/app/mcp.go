@@ -259,7 +259,7 @@ func (a *App) mcpOptions(mc *mcpclient.Config) (mcpclient.Options, error) {
 	if names := mc.NeedsOAuth(); len(names) > 0 && a.mcpOAuth == nil {
 		return mcpclient.Options{}, fmt.Errorf("mcp-servers.json: MCP server %s: %w", names[0], mcpclient.ErrNoOAuth)
 	}
-	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth}, nil
+	return mcpclient.Options{Config: mc, Registry: a.Registry, Logger: a.log.With("part", "mcp"), Now: a.cfg.Now, OAuth: a.mcpOAuth, Getenv: a.cfg.Env}, nil
 }
 
 // Topics of the relay of OAuth redirects between instances: behind one

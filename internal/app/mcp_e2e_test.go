@@ -28,11 +28,14 @@ import (
 )
 
 // writeMCPServers writes an mcp-servers.json with server-everything over
-// stdio as "everything", its tools at their default risk (high).
+// stdio as "everything", its tools at their default risk (high). The
+// service's environment in these tests holds no PATH, and a stdio server
+// gets only the base of that environment: its block gives it the PATH to
+// find node.
 func writeMCPServers(tb testing.TB) string {
 	tb.Helper()
 	bin := mcptest.Bin(tb, "mcp-server-everything")
-	body := fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": ["stdio"]}}}`, bin)
+	body := fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": ["stdio"], "env": {"PATH": %q}}}}`, bin, os.Getenv("PATH"))
 	path := filepath.Join(tb.TempDir(), "mcp-servers.json")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		tb.Fatal(err)

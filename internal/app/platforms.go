@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	discordbot "github.com/switchboardhq/switchboard/bots/discord"
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
@@ -22,6 +23,10 @@ func (a *App) buildPlatforms() error {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}
 	if cfg.SlackBotToken != "" || cfg.SlackClientID != "" {
+		on := cfg.slackOn()
+		if err := cfg.checkSlackSettings(); err != nil {
+			return err
+		}
 		installs, oauth, err := a.slackInstallOptions()
 		if err != nil {
 			return err
@@ -52,14 +57,18 @@ func (a *App) buildPlatforms() error {
 		slackCfg.Apply(&sopts)
 		sl, err := slackbot.New(sopts)
 		if err != nil {
-			return fmt.Errorf("slack (SLACK_BOT_TOKEN is set): %w", err)
+			return fmt.Errorf("slack (%s is set): %w", on, err)
 		}
 		sl.Routes(a.Mux)
 		sl.InstallRoutes(a.Mux)
 		a.Adapters = append(a.Adapters, sl)
 		a.People.SetProfile(slackbot.PlatformName, sl.Profile)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
-		return fmt.Errorf("slack: SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is")
+		set := "SLACK_APP_TOKEN"
+		if cfg.SlackAppToken == "" {
+			set = "SLACK_SIGNING_SECRET"
+		}
+		return fmt.Errorf("slack: %s is set but neither SLACK_BOT_TOKEN nor SLACK_CLIENT_ID is", set)
 	}
 
 	// The discord: block is checked whether or not Discord is on, so a
@@ -70,6 +79,9 @@ func (a *App) buildPlatforms() error {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}
 	if cfg.DiscordBotToken != "" {
+		if err := cfg.checkDiscordSettings(); err != nil {
+			return err
+		}
 		var channels []string
 		// Agents post under their own names through webhooks when there is
 		// more than one of them or one has a name or icon of its own; a
@@ -114,6 +126,46 @@ func (a *App) buildPlatforms() error {
 		a.People.SetProfile(discordbot.Platform, dc.Profile)
 	} else if cfg.DiscordPublicKey != "" {
 		return fmt.Errorf("discord: DISCORD_PUBLIC_KEY is set but DISCORD_BOT_TOKEN is not")
+	}
+	return nil
+}
+
+// slackOn names the setting that turned Slack on: the bot token, else the
+// install flow's client id.
+func (c *Config) slackOn() string {
+	if c.SlackBotToken != "" {
+		return "SLACK_BOT_TOKEN"
+	}
+	return "SLACK_CLIENT_ID"
+}
+
+// checkSlackSettings checks the Slack settings the adapter cannot name:
+// its own errors speak of its Go options.
+func (c *Config) checkSlackSettings() error {
+	if c.SlackAppToken == "" && c.SlackSigningSecret == "" {
+		return fmt.Errorf("slack: %s is set, so Slack is on, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP Events API) is: set one", c.slackOn())
+	}
+	if c.SlackAppToken != "" && !strings.HasPrefix(c.SlackAppToken, "xapp-") {
+		return errors.New("SLACK_APP_TOKEN must be an app-level token (xapp-…, under Basic Information → App-Level Tokens), not a bot or user token")
+	}
+	return nil
+}
+
+// checkDiscordSettings checks the Discord settings the adapter cannot
+// name: its own errors speak of its Go options.
+func (c *Config) checkDiscordSettings() error {
+	if c.DiscordAPIURL != "" {
+		if err := discordbot.CheckAPIURL(c.DiscordAPIURL); err != nil {
+			return fmt.Errorf("DISCORD_API_URL: %w", err)
+		}
+	}
+	if c.DiscordPublicKey != "" {
+		if err := discordbot.CheckPublicKey(c.DiscordPublicKey); err != nil {
+			return fmt.Errorf("DISCORD_PUBLIC_KEY: %w (General Information → Public Key)", err)
+		}
+	}
+	if c.DiscordCommandGuildID != "" && !discordbot.IsID(c.DiscordCommandGuildID) {
+		return fmt.Errorf("DISCORD_COMMAND_GUILD_ID: %q is not a guild id (digits)", c.DiscordCommandGuildID)
 	}
 	return nil
 }

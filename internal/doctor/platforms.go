@@ -217,7 +217,7 @@ func (d *doctor) mcp(ctx context.Context) {
 	if len(direct.Servers) == 0 {
 		return
 	}
-	m, err := mcpclient.New(mcpclient.Options{Config: direct, Registry: tool.NewRegistry(), ConnectTimeout: d.o.Timeout})
+	m, err := mcpclient.New(mcpclient.Options{Config: direct, Registry: tool.NewRegistry(), ConnectTimeout: d.o.Timeout, Getenv: d.o.Config.Env})
 	if err != nil {
 		d.add("mcp", StatusFail, err.Error(), "correct mcp-servers.json")
 		return
