@@ -64,8 +64,11 @@ type turnDelivery struct {
 	queuedAt time.Time
 	// trigger is the seq of the entry the turn answers (0 when unknown).
 	trigger int64
-	bound   []*bound
-	live    map[uuid.UUID]*liveStream // by binding
+	// quiet shows nothing live (no status, no stream): a briefing run
+	// before a person wrote in it.
+	quiet bool
+	bound []*bound
+	live  map[uuid.UUID]*liveStream // by binding
 
 	events chan event
 	done   chan struct{}
@@ -78,8 +81,17 @@ func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 	if err != nil || len(bs) == 0 {
 		return nil, err
 	}
+	quiet := false
+	if bs[0].cardOnly {
+		// A briefing run shows nothing live until a person writes in it:
+		// only its entries are delivered, and of those its card.
+		if quiet, err = d.cardOnlyQuiet(ctx, conv.ID, nil); err != nil {
+			return nil, err
+		}
+	}
 	t := &turnDelivery{
-		d: d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
+		quiet: quiet,
+		d:     d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
 		retry: item.Attempts > 1, queuedAt: item.CreatedAt,
 		trigger: triggerOf(item),
 		live:    map[uuid.UUID]*liveStream{},
@@ -143,7 +155,9 @@ func (t *turnDelivery) call(ctx context.Context, ev event) error {
 
 func (t *turnDelivery) loop(ctx context.Context) {
 	defer close(t.done)
-	t.status(ctx, "is thinking…")
+	if !t.quiet {
+		t.status(ctx, "is thinking…")
+	}
 	for {
 		var ev event
 		select {
@@ -158,6 +172,9 @@ func (t *turnDelivery) loop(ctx context.Context) {
 			// The turn is over for this process (shutdown, lost lease): a
 			// live stream stays recorded for whoever continues.
 			return
+		}
+		if t.quiet && ev.kind != evFlush && ev.kind != evClose {
+			continue
 		}
 		switch ev.kind {
 		case evStatus:
