@@ -204,6 +204,16 @@ func TestSpecFirstAndLatest(t *testing.T) {
 	if !latest.Equal(time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)) || !next.Equal(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("Latest of a daily cron across the change: got %s then %s", latest, next)
 	}
+	// A calendar-day interval missed across the change: the latest
+	// occurrence is still 09:00 local.
+	everyDay, err := ParseSpec("every 1d", "America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, next = everyDay.Latest(time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC))
+	if !latest.Equal(time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)) || !next.Equal(time.Date(2026, 3, 11, 13, 0, 0, 0, time.UTC)) {
+		t.Fatalf("Latest of every 1d across the change: want 09:00 EDT on the 10th then the 11th, got %s then %s", latest, next)
+	}
 	latest, next = daily.Latest(due, due)
 	if !latest.Equal(due) || !next.Equal(time.Date(2026, 3, 7, 13, 0, 0, 0, time.UTC)) {
 		t.Fatalf("Latest of an on-time fire must be the fire itself: got %s then %s", latest, next)
