@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -117,6 +118,79 @@ turns:
 			if code != http.StatusBadRequest || !strings.Contains(raw, "at") {
 				t.Fatalf("at=%s = %d %s; want 400 naming at", bad, code, raw)
 			}
+		}
+	})
+}
+
+// TestConversationStateAtWhileACallRuns: an approval decided before entry N
+// was written shows its decision at N, and its call as running on the
+// server: a person's message that arrived while the approved tool ran
+// (seq N) sees the approval approved and the conversation running, while
+// the seq of the call still sees it pending.
+func TestConversationStateAtWhileACallRuns(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		clk := newClock()
+		running, release := make(chan struct{}), make(chan struct{})
+		register := func(r *tool.Registry) {
+			tool.MustRegister(r, tool.Def{Name: "delete_everything", Description: "risky", Risk: tool.RiskHigh},
+				func(ctx context.Context, _ *tool.Request, in struct {
+					Target string `json:"target"`
+				}) (map[string]string, error) {
+					close(running)
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+					return map[string]string{"deleted": in.Target}, nil
+				})
+		}
+		s := startWith(t, st, clk, writeScript(t, `
+turns:
+  - after_tool: delete_everything
+    text: "Done."
+  - when_last_user_contains: "clean up"
+    tool_calls:
+      - {name: delete_everything, input: {target: prod}}
+fallback:
+  text: "Noted."
+`), web.Options{}, register)
+		advance := func() {
+			clk.mu.Lock()
+			clk.t = clk.t.Add(time.Minute)
+			clk.mu.Unlock()
+		}
+		conv := s.create(t)
+		s.post(t, conv, "clean up")
+		waitStatus(t, st, conv, store.ConversationPaused)
+		call := s.get(t, conv).PendingCalls[0]
+		ap, err := st.ApprovalFindByCall(context.Background(), &store.ApprovalFindByCallParams{ConversationID: conv, CallID: call.CallID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		advance()
+		s.mustCall(t, http.MethodPost, "/api/approvals/"+ap.ID.String(), `{"choice": "approve"}`, http.StatusOK, nil)
+		<-running
+		advance()
+		during := s.post(t, conv, "how is it going")
+		close(release)
+		waitFor(t, "the turn to end", func() bool {
+			c, err := st.ConversationGet(context.Background(), conv)
+			return err == nil && c.Status == store.ConversationIdle && c.LastSeq > during+1
+		})
+
+		var atCall, atMessage stateOut
+		s.mustCall(t, http.MethodGet, fmt.Sprintf("/api/conversations/%s?at=%d", conv, call.Seq), "", http.StatusOK, &atCall)
+		if atCall.Status != "paused" || len(atCall.Approvals) != 1 || atCall.Approvals[0].Status != "pending" || atCall.Approvals[0].DecidedBy != "" {
+			t.Fatalf("at the call (#%d): %s, approvals %+v; want paused with the approval pending", call.Seq, atCall.Status, atCall.Approvals)
+		}
+		s.mustCall(t, http.MethodGet, fmt.Sprintf("/api/conversations/%s?at=%d", conv, during), "", http.StatusOK, &atMessage)
+		if atMessage.Status != "running" || len(atMessage.PendingCalls) != 1 || atMessage.PendingCalls[0].WaitingFor != "server" {
+			t.Fatalf("at the message during the run (#%d): %s, %+v; want running, the call running on the server", during, atMessage.Status, atMessage.PendingCalls)
+		}
+		if len(atMessage.Approvals) != 1 || atMessage.Approvals[0].Status != "approved" || atMessage.Approvals[0].DecidedBy == "" {
+			t.Fatalf("at the message during the run (#%d): approvals %+v; want the approval approved, with who decided", during, atMessage.Approvals)
 		}
 	})
 }
