@@ -64,14 +64,15 @@ type turnDelivery struct {
 	queuedAt time.Time
 	// trigger is the seq of the entry the turn answers (0 when unknown).
 	trigger int64
-	// quiet shows nothing live (no status, no stream): a briefing run
-	// before a person wrote in it.
-	quiet bool
-	bound []*bound
-	live  map[uuid.UUID]*liveStream // by binding
+	bound   []*bound
+	live    map[uuid.UUID]*liveStream // by binding
 
 	events chan event
 	done   chan struct{}
+
+	// quiet shows nothing live (no status, no stream): a briefing run
+	// before a person wrote in it.
+	quiet bool
 }
 
 // OpenTurn implements core.Deliverer. It returns nil when the conversation
