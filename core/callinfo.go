@@ -27,6 +27,9 @@ type StartConversationParams struct {
 	// Bind to a fresh place even when one exists: a run of a routine gets a
 	// conversation of its own. The place's Run is then made unique.
 	Fresh bool
+	// CardOnly makes the conversation show only its card (a briefing, see
+	// ConversationMeta.CardOnly).
+	CardOnly bool
 }
 
 // StartConversation opens a conversation, binds it, appends the instruction and queues
@@ -49,7 +52,7 @@ func (s *Service) StartConversation(ctx context.Context, p StartConversationPara
 	now := s.now()
 	create := store.ConversationCreateParams{
 		AgentID: s.agentID(ag.Name), Title: title(p.Text),
-		Metadata: ConversationMeta{Context: p.Context, Starter: p.Starter}.Encode(), Now: now,
+		Metadata: ConversationMeta{Context: p.Context, Starter: p.Starter, CardOnly: p.CardOnly}.Encode(), Now: now,
 	}
 	var conv *store.Conversation
 	err := s.st.InTx(ctx, func(q store.Queries) error {

@@ -327,6 +327,11 @@ type ConversationMeta struct {
 	// Run marks a run step's conversation: its run and step, and what it
 	// may use of its lead's tools and budget.
 	Run *RunScope `json:"run,omitempty"`
+	// CardOnly marks a briefing run: people see its card, at top level,
+	// and none of the agent's text until a person writes in the
+	// conversation (a reply in the thread under the card); the text stays
+	// in the log (a prose answer is what the card is filled from).
+	CardOnly bool `json:"card_only,omitempty"`
 }
 
 // Encode returns m as stored in a conversation's Metadata.

@@ -874,7 +874,13 @@ type PendingCall struct {
 
 // PendingCalls lists the calls of a conversation that wait for a result.
 func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCall, error) {
-	ml, err := loadModelLog(ctx, s.st, conv)
+	return s.PendingCallsAt(ctx, conv, 0)
+}
+
+// PendingCallsAt lists the calls that waited for a result when the log
+// ended at seq at (time travel, StateAt); at 0 is now.
+func (s *Service) PendingCallsAt(ctx context.Context, conv uuid.UUID, at int64) ([]PendingCall, error) {
+	ml, err := loadModelLogAt(ctx, s.st, conv, at)
 	if err != nil {
 		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
 	}

@@ -149,6 +149,9 @@ type bound struct {
 	b  *store.Binding
 	ad bots.Adapter
 	to bots.Target
+	// cardOnly is set in a briefing run's conversation
+	// (core.ConversationMeta.CardOnly).
+	cardOnly bool
 }
 
 // bindings lists conv's bindings that this process can deliver to.
@@ -157,6 +160,7 @@ func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("listing bindings of %s: %w", conv.ID, err)
 	}
+	meta, _ := core.DecodeConversationMeta(conv.Metadata)
 	var out []*bound
 	for _, b := range bs {
 		ad, ok := d.adapters[b.Place.Platform]
@@ -167,7 +171,7 @@ func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*
 		if to.UserID == "" {
 			to.UserID = core.StarterOf(conv) // the person a reply is for
 		}
-		out = append(out, &bound{b: b, ad: ad, to: to})
+		out = append(out, &bound{b: b, ad: ad, to: to, cardOnly: meta.CardOnly})
 	}
 	return out, nil
 }
@@ -274,6 +278,11 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 	if err != nil || msg == nil {
 		return err
 	}
+	if e.Kind == store.EntryAssistant && b.cardOnly {
+		if quiet, err := d.cardOnlyQuiet(ctx, b.b.ConversationID, e.Seq); err != nil || quiet {
+			return err
+		}
+	}
 	if e.Kind == store.EntryAssistant {
 		if c, err := core.Decode[core.AssistantContent](e); err == nil {
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
@@ -291,6 +300,26 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 // that turn's live message is open on the binding. A nil turn replaces
 // none.
 type replacing struct{ turn *uuid.UUID }
+
+// cardOnlyQuiet reports whether the agent's text at seq (0: now) in a
+// card-only conversation (a briefing run) stays in the log unposted: it
+// does until a person has written in the conversation.
+func (d *Deliverer) cardOnlyQuiet(ctx context.Context, conv uuid.UUID, seq *int64) (bool, error) {
+	p := &store.EntryListParams{ConversationID: conv}
+	if seq != nil {
+		p.UpToSeq = *seq
+	}
+	entries, err := d.st.EntryList(ctx, p)
+	if err != nil {
+		return false, fmt.Errorf("reading %s for a person's message: %w", conv, err)
+	}
+	for _, e := range entries {
+		if e.Kind == store.EntryUser {
+			return false, nil
+		}
+	}
+	return true, nil
+}
 
 // post delivers msg for the entry (or prompt) id exactly once on binding b:
 // intent, platform call, record. replaces, when set, names the turn whose

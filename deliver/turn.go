@@ -75,6 +75,10 @@ type turnDelivery struct {
 
 	events chan event
 	done   chan struct{}
+
+	// quiet shows nothing live (no status, no stream): a briefing run
+	// before a person wrote in it.
+	quiet bool
 }
 
 // OpenTurn implements core.Deliverer. It returns nil when the conversation
@@ -84,8 +88,17 @@ func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item
 	if err != nil || len(bs) == 0 {
 		return nil, err
 	}
+	quiet := false
+	if bs[0].cardOnly {
+		// A briefing run shows nothing live until a person writes in it:
+		// only its entries are delivered, and of those its card.
+		if quiet, err = d.cardOnlyQuiet(ctx, conv.ID, nil); err != nil {
+			return nil, err
+		}
+	}
 	t := &turnDelivery{
-		d: d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
+		quiet: quiet,
+		d:     d, conv: conv, turnID: item.ID, agent: agent, bound: bs,
 		retry: item.Attempts > 1, queuedAt: item.CreatedAt,
 		trigger: triggerOf(item),
 		live:    map[uuid.UUID]*liveStream{},
@@ -149,7 +162,9 @@ func (t *turnDelivery) call(ctx context.Context, ev event) error {
 
 func (t *turnDelivery) loop(ctx context.Context) {
 	defer close(t.done)
-	t.status(ctx, "is thinking…")
+	if !t.quiet {
+		t.status(ctx, "is thinking…")
+	}
 	for {
 		var ev event
 		select {
@@ -164,6 +179,9 @@ func (t *turnDelivery) loop(ctx context.Context) {
 			// The turn is over for this process (shutdown, lost lease): a
 			// live stream stays recorded for whoever continues.
 			return
+		}
+		if t.quiet && ev.kind != evFlush && ev.kind != evClose {
+			continue
 		}
 		switch ev.kind {
 		case evStatus:

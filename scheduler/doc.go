@@ -35,8 +35,9 @@
 // caller that saw the old value succeeds) and enqueues a "schedule_fire"
 // work item whose unique key is (schedule, scheduled time). Either guard
 // alone keeps a fire single; together they hold even when two instances
-// briefly both think they lead. Cron lines are evaluated with gocron's cron
-// in the schedule's time zone.
+// briefly both think they lead. Cron lines (gocron's parser) and "every Nd"
+// are read on the wall clock of the schedule's time zone; Spec says what
+// happens at daylight saving changes.
 //
 // # Life of a schedule
 //

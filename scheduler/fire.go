@@ -150,6 +150,9 @@ func (s *Scheduler) runRoutine(ctx context.Context, sc *store.Schedule, p fireAr
 	run, err := s.startRun(ctx, sc, p, key, core.StartConversationParams{
 		Agent: sc.Agent, Context: tool.ContextScheduler,
 		Place: sc.Place, Starter: sc.Owner, Text: routineText(sc, cfg, p),
+		// A briefing posts only its card, whether the model answered with
+		// post_result or in prose (afterCardRoutine fills the card then).
+		CardOnly: cfg.Template == "briefing",
 	}, "")
 	if err != nil || cfg.Template == "" {
 		return err

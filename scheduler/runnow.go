@@ -137,6 +137,7 @@ func (s *Scheduler) runNowReminder(ctx context.Context, sc *store.Schedule) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("%w: reminder %q: %w", ErrInvalid, sc.Name, err)
 	}
+	spec.SetAnchor(anchorOf(sc))
 	now := s.now()
 	due := *sc.NextRunAt
 	// The occurrence is the one pending, as the clock would fire it: for a

@@ -423,6 +423,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		_, uerr := s.st.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: sc.ID, State: &paused, StateReason: &reason, Now: now})
 		return false, uerr
 	}
+	spec.SetAnchor(anchorOf(sc))
 	due := *sc.NextRunAt
 	latest, next := spec.Latest(due, now)
 	late := now.Sub(due) > s.opts.MissedGrace

@@ -9,6 +9,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/switchboardhq/switchboard/command/when"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // Spec is when a schedule fires, parsed from its text form:
@@ -21,20 +22,33 @@ import (
 //	continuous        a goal loop that runs its next iteration as soon as the
 //	                  server decides to go on
 //
-// Cron lines are evaluated by gocron's own cron implementation with the
-// schedule's time zone, so "0 8 * * *" in America/New_York is 08:00 local
-// time on both sides of a daylight saving change (13:00 UTC in winter, 12:00
-// UTC in summer), a wall time that does not exist on the day clocks spring
-// forward is skipped that day, and one that happens twice when they fall
-// back fires once.
+// Schedules keep wall-clock time in the schedule's time zone. A cron line
+// is evaluated on the zone's wall clock with gocron's own cron parser, and
+// "every Nd" counts calendar days, so "0 8 * * *" and a daily routine made
+// at 08:00 in America/New_York both fire at 08:00 local on each side of a
+// daylight saving change (13:00 UTC in winter, 12:00 UTC in summer). At the
+// edges of a change (when.Date):
+//
+//   - a wall time in the hour skipped when clocks spring forward fires at
+//     the first valid instant after the gap (02:30 fires at 03:00 that day;
+//     several occurrences in the gap fire once). gocron's cron, which steps
+//     through absolute hours, would skip that day instead;
+//   - a wall time that happens twice when clocks fall back fires once, at
+//     its first occurrence.
+//
+// "every" in hours, minutes or seconds ("every 24h") is an exact duration.
 type Spec struct {
 	text     string
 	every    time.Duration // interval specs
+	days     int           // interval specs written in days: calendar days
 	at       time.Time     // one-shot specs
-	cron     gocron.Cron   // cron specs
+	cron     gocron.Cron   // cron specs, read on the wall clock (a UTC cron)
 	loc      *time.Location
 	kind     specKind
 	cronText string
+	// anchor is an earlier occurrence of a day interval (SetAnchor): its
+	// time of day is the one meant when a fire had to move past a gap.
+	anchor time.Time
 }
 
 type specKind int
@@ -74,6 +88,9 @@ func ParseSpec(text, tz string) (*Spec, error) {
 			return nil, fmt.Errorf("schedule %q: the interval must be positive", text)
 		}
 		s.kind, s.every = specInterval, d
+		if n, ok := when.Days(fields[1]); ok && loc != time.UTC {
+			s.days = n
+		}
 	case "at":
 		if len(fields) != 2 {
 			return nil, fmt.Errorf("schedule %q: %w", text, errSpec)
@@ -100,9 +117,11 @@ func ParseSpec(text, tz string) (*Spec, error) {
 			return nil, fmt.Errorf("schedule %q: a cron line has five fields (minute hour day month weekday): %w", text, errSpec)
 		}
 		c := gocron.NewDefaultCron(false)
+		// The cron runs on the wall clock: a wall time read as UTC, where no
+		// hour is skipped or repeated; Next maps its answers back to loc.
 		// IsValid only checks that the line has an occurrence after its
 		// reference time; any fixed instant will do.
-		if err := c.IsValid(line, loc, time.Unix(0, 0)); err != nil {
+		if err := c.IsValid(line, time.UTC, time.Unix(0, 0)); err != nil {
 			return nil, fmt.Errorf("schedule %q: %w", text, err)
 		}
 		s.kind, s.cron, s.cronText = specCron, c, line
@@ -143,37 +162,91 @@ func (s *Spec) First(from time.Time) time.Time {
 	return s.Next(from)
 }
 
+// SetAnchor gives a day interval an earlier occurrence of the schedule (its
+// last run, or its creation), whose time of day is the one meant when the
+// occurrence Next starts from was moved past a spring-forward gap: a daily
+// 02:30 fires at 03:00 on that day and at 02:30 again the day after.
+func (s *Spec) SetAnchor(t time.Time) { s.anchor = t }
+
+// anchorOf is the occurrence a schedule's day interval keeps the time of
+// day of: its last run, or its creation before it ever ran.
+func anchorOf(sc *store.Schedule) time.Time {
+	if sc.LastRunAt != nil {
+		return *sc.LastRunAt
+	}
+	return sc.CreatedAt
+}
+
 // Next is the first occurrence strictly after t; the zero time when there is
 // none (a one-shot, a continuous loop: the loop decides its next run).
 func (s *Spec) Next(t time.Time) time.Time {
 	switch s.kind {
 	case specInterval:
+		if s.days > 0 {
+			return s.nextDay(t)
+		}
 		return t.Add(s.every).UTC()
 	case specCron:
-		n := s.cron.Next(t.In(s.loc))
-		// When clocks fall back, a wall time happens twice; it fires once,
-		// at its first occurrence.
-		for i := 0; i < 120 && !n.IsZero() && s.repeatedWall(n); i++ {
-			n = s.cron.Next(n)
+		w := wallClock(t.In(s.loc))
+		// An occurrence maps back to an instant at or before t when t is in
+		// the second pass of a repeated hour, or at the end of a gap whose
+		// occurrences all fired at once: those are passed over.
+		for range maxWallSteps {
+			if w = s.cron.Next(w); w.IsZero() {
+				return time.Time{}
+			}
+			if n := fromWallClock(w, s.loc); n.After(t) {
+				return n.UTC()
+			}
 		}
-		return n.UTC()
 	}
 	return time.Time{}
 }
 
-const wallLayout = "2006-01-02 15:04:05"
+// maxWallSteps bounds the cron occurrences passed over in one Next: at most
+// one per minute of a repeated or skipped hour.
+const maxWallSteps = 4 * 60
 
-// repeatedWall reports whether the wall time of n in the spec's zone
-// already happened earlier (n falls in the hour repeated when clocks fall
-// back).
-func (s *Spec) repeatedWall(n time.Time) bool {
-	_, now := n.In(s.loc).Zone()
-	_, before := n.Add(-3 * time.Hour).In(s.loc).Zone()
-	if before <= now {
+// nextDay is t moved on by the interval's days at the same local time of
+// day; when t is the first instant after a spring-forward gap and the
+// anchor's time of day lies in that gap, the anchor's time of day is kept.
+func (s *Spec) nextDay(t time.Time) time.Time {
+	l := t.In(s.loc)
+	h, m, sec, ns := l.Hour(), l.Minute(), l.Second(), l.Nanosecond()
+	if a := s.anchor; !a.IsZero() && gapEnd(t, s.loc) {
+		_, before := t.Add(-time.Nanosecond).In(s.loc).Zone()
+		from := wallClock(t.In(time.FixedZone("", before))) // the gap's wall start
+		to := wallClock(l)
+		al := a.In(s.loc)
+		aw := time.Date(l.Year(), l.Month(), l.Day(), al.Hour(), al.Minute(), al.Second(), al.Nanosecond(), time.UTC)
+		if !aw.Before(from) && aw.Before(to) {
+			h, m, sec, ns = al.Hour(), al.Minute(), al.Second(), al.Nanosecond()
+		}
+	}
+	return when.Date(l.Year(), l.Month(), l.Day()+s.days, h, m, sec, ns, s.loc).UTC()
+}
+
+// gapEnd reports whether t is the first instant after a spring-forward gap
+// in loc (the zone's offset grows at t).
+func gapEnd(t time.Time, loc *time.Location) bool {
+	l := t.In(loc)
+	start, _ := l.ZoneBounds()
+	if !start.Equal(t) {
 		return false
 	}
-	shift := time.Duration(before-now) * time.Second
-	return n.Add(-shift).In(s.loc).Format(wallLayout) == n.In(s.loc).Format(wallLayout)
+	_, now := l.Zone()
+	_, before := t.Add(-time.Nanosecond).In(loc).Zone()
+	return now > before
+}
+
+// wallClock is t's wall-clock reading as a UTC time.
+func wallClock(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// fromWallClock is the instant of a wall-clock reading in loc (when.Date).
+func fromWallClock(w time.Time, loc *time.Location) time.Time {
+	return when.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
 }
 
 // maxCatchUp bounds the walk over missed cron occurrences; past it the
@@ -189,6 +262,20 @@ func (s *Spec) Latest(due, now time.Time) (latest, next time.Time) {
 	latest = due
 	switch s.kind {
 	case specInterval:
+		if s.days > 0 {
+			// Days are 23 to 25 hours long: jump close, then walk.
+			if k := int(now.Sub(due)/s.every) - 1; k > 0 {
+				latest = when.AddDays(due, k*s.days, s.loc)
+			}
+			for range maxCatchUp {
+				n := s.Next(latest)
+				if n.After(now) {
+					return latest.UTC(), n
+				}
+				latest = n
+			}
+			return latest.UTC(), s.Next(now)
+		}
 		if k := now.Sub(due) / s.every; k > 0 {
 			latest = due.Add(k * s.every)
 		}

@@ -52,6 +52,9 @@ type Conversations interface {
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
 	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
+	// StateAt is the status, pending calls and approvals as they were at a
+	// seq (time travel).
+	StateAt(ctx context.Context, conv uuid.UUID, at int64) (*core.ConversationState, error)
 }
 
 var _ Conversations = (*core.Service)(nil)
@@ -633,13 +636,41 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		ids = append(ids, f.ID.String())
 	}
 	out["forks"] = ids
+	if v := r.URL.Query().Get("at"); v != "" {
+		// Time travel: the derived state as it was at a seq, by replay.
+		at, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || at < 1 || at > conv.LastSeq {
+			return fmt.Errorf("%w: at=%q must be a seq of this conversation, from 1 to %d", core.ErrInvalid, v, conv.LastSeq)
+		}
+		st, err := a.svc.StateAt(r.Context(), id, at)
+		if err != nil {
+			return err
+		}
+		out["at"], out["status"], out["pending_calls"] = st.At, st.Status, st.PendingCalls
+		out["approvals"] = approvalsJSON(st.Approvals)
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
 	pending, err := a.svc.PendingCalls(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	out["pending_calls"] = pending
+	approvals, err := a.st.ApprovalListPending(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out["approvals"] = approvalsJSON(approvals)
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+func approvalsJSON(aps []*store.Approval) []ApprovalJSON {
+	out := make([]ApprovalJSON, 0, len(aps))
+	for _, ap := range aps {
+		out = append(out, approvalJSON(ap))
+	}
+	return out
 }
 
 func conversationJSON(c *store.Conversation) map[string]any {

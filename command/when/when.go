@@ -28,7 +28,11 @@ import (
 //	2026-03-08 09:00                                  that day and time
 //	2026-03-08T09:00:00-05:00                         an instant (RFC 3339)
 //
-// The result is in UTC.
+// Days are calendar days in tz: "in 1d" at 09:00 is 09:00 the next day even
+// across a daylight saving change, while "in 24h" is 24 hours. A time of
+// day is read as Date reads it: one in the hour skipped when clocks spring
+// forward is due at the first instant after the gap, one that happens twice
+// when they fall back at its first occurrence. The result is in UTC.
 func Parse(text string, now time.Time, tz string) (time.Time, error) {
 	loc, err := Location(tz)
 	if err != nil {
@@ -42,9 +46,9 @@ func Parse(text string, now time.Time, tz string) (time.Time, error) {
 		return t.UTC(), nil
 	}
 	if rest, ok := strings.CutPrefix(s, "in "); ok {
-		return after(rest, now)
+		return after(rest, now, loc)
 	}
-	if d, err := after(s, now); err == nil {
+	if d, err := after(s, now, loc); err == nil {
 		return d, nil
 	}
 	s = strings.TrimPrefix(s, "at ")
@@ -54,27 +58,62 @@ func Parse(text string, now time.Time, tz string) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		d := local.AddDate(0, 0, 1)
-		return time.Date(d.Year(), d.Month(), d.Day(), h, m, 0, 0, loc).UTC(), nil
+		return Date(local.Year(), local.Month(), local.Day()+1, h, m, 0, 0, loc).UTC(), nil
 	}
 	if day, clock, ok := strings.Cut(s, " "); ok {
-		if d, err := time.ParseInLocation("2006-01-02", day, loc); err == nil {
+		if d, err := time.Parse("2006-01-02", day); err == nil {
 			h, m, err := clockOf(clock)
 			if err != nil {
 				return time.Time{}, err
 			}
-			return time.Date(d.Year(), d.Month(), d.Day(), h, m, 0, 0, loc).UTC(), nil
+			return Date(d.Year(), d.Month(), d.Day(), h, m, 0, 0, loc).UTC(), nil
 		}
 	}
 	h, m, err := clockOf(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("cannot read %q as a time: say in 2h, at 15:30, tomorrow 9:00 or 2026-03-08 09:00", text)
 	}
-	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
+	t := Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
 	if !t.After(now) {
-		t = t.AddDate(0, 0, 1)
+		t = Date(local.Year(), local.Month(), local.Day()+1, h, m, 0, 0, loc)
 	}
 	return t.UTC(), nil
+}
+
+// Date is time.Date for a wall-clock time in loc, with the daylight saving
+// edges decided rather than left to time.Date (which reads a time in the
+// spring-forward gap with the offset after it, so 02:30 becomes 01:30):
+//
+//   - a wall time that does not exist (the hour skipped when clocks spring
+//     forward) is the first valid instant after the gap: 02:30 on New York's
+//     spring-forward day is 03:00 EDT;
+//   - a wall time that happens twice (the hour repeated when clocks fall
+//     back) is its first occurrence: 01:30 on New York's fall-back day is
+//     01:30 EDT.
+//
+// Out-of-range fields normalise as in time.Date (day 32 is the next month).
+func Date(year int, month time.Month, day, hour, min, sec, nsec int, loc *time.Location) time.Time {
+	// The wall time read as if it were UTC; the instant it names in loc is
+	// naive minus loc's offset at that instant. Offsets span at most -12h to
+	// +14h and zone changes are weeks apart, so the offsets 15 hours before
+	// and 15 hours after cover every candidate.
+	naive := time.Date(year, month, day, hour, min, sec, nsec, time.UTC)
+	_, before := naive.Add(-15 * time.Hour).In(loc).Zone()
+	_, after := naive.Add(15 * time.Hour).In(loc).Zone()
+	var first time.Time
+	for _, off := range []int{before, after} {
+		t := naive.Add(-time.Duration(off) * time.Second)
+		if _, o := t.In(loc).Zone(); o == off && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if !first.IsZero() {
+		return first.In(loc)
+	}
+	// In a gap: read with the earlier offset the instant is already past the
+	// change, whose start is the first valid instant after the gap.
+	start, _ := naive.Add(-time.Duration(before) * time.Second).In(loc).ZoneBounds()
+	return start.In(loc)
 }
 
 // Duration reads Go durations plus a "d" (24h) unit: "4h", "90m", "1d".
@@ -122,8 +161,9 @@ var units = map[string]time.Duration{
 	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
 }
 
-// after reads "2h", "90m", "1d", "2 hours".
-func after(s string, now time.Time) (time.Time, error) {
+// after reads "2h", "90m", "1d", "2 hours". Days are calendar days in loc
+// (AddDays); the other units are exact durations.
+func after(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if n, unit, ok := strings.Cut(s, " "); ok {
 		var k int
@@ -134,13 +174,38 @@ func after(s string, now time.Time) (time.Time, error) {
 		if !ok || k <= 0 {
 			return time.Time{}, fmt.Errorf("cannot read %q as a duration", s)
 		}
+		if u == 24*time.Hour {
+			return AddDays(now, k, loc).UTC(), nil
+		}
 		return now.Add(time.Duration(k) * u).UTC(), nil
 	}
 	d, err := Duration(s)
 	if err != nil || d <= 0 {
 		return time.Time{}, fmt.Errorf("cannot read %q as a duration", s)
 	}
+	if days, ok := Days(s); ok {
+		return AddDays(now, days, loc).UTC(), nil
+	}
 	return now.Add(d).UTC(), nil
+}
+
+// Days reports the number of days of an interval written in days ("1d",
+// "7d"), as Duration reads it; false for any other unit ("24h").
+func Days(s string) (int, bool) {
+	n, ok := strings.CutSuffix(strings.TrimSpace(s), "d")
+	if !ok {
+		return 0, false
+	}
+	days, err := strconv.Atoi(n)
+	return days, err == nil
+}
+
+// AddDays is t moved by days calendar days in loc, at the same wall-clock
+// time of day, read as Date reads it: across a daylight saving change a day
+// is 23 or 25 hours, so 09:00 stays 09:00.
+func AddDays(t time.Time, days int, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return Date(l.Year(), l.Month(), l.Day()+days, l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), loc)
 }
 
 func clockOf(s string) (int, int, error) {

@@ -255,51 +255,89 @@ func TestSlackReplyUnderRoutinePost(t *testing.T) {
 	})
 }
 
-// TestSlackBriefingAlwaysPostsACard: a briefing routine whose model answers
-// in prose (the scripted model never calls post_result) still posts a
-// card: the briefing template filled from the reply. The run is finished
-// with a note saying so.
+// TestSlackBriefingAlwaysPostsACard: a briefing routine posts only its
+// card, at top level in its channel, whether its model answers in prose
+// (the scripted model's fallback never calls post_result: the briefing
+// template is filled from the reply) or with post_result and a line of
+// prose besides. The prose stays in the run's log; nothing else of the run
+// is posted, in the channel or in the thread under the card, until a person
+// replies under the card: the agent answers there.
 func TestSlackBriefingAlwaysPostsACard(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, db databaseFunc) {
-		ctx := context.Background()
-		e := startSlack(t, db(t), envOptions{})
-		const ch = "C0BRIEF"
-		e.mustPost(newEvent("EvBr1", mention(ch, "1700000900.000100", "", alice, "!routine add morning every 1h template briefing -- brief me")))
-		e.waitReply(ch, "morning")
-		e.waitIdle()
-		routines, err := e.app.Scheduler.List(ctx, e.app.Service.Agents().Default().Name, store.ScheduleRoutine)
-		if err != nil || len(routines) != 1 {
-			t.Fatalf("routines after !routine add: %+v, %v; want one", routines, err)
-		}
-		now := time.Now()
-		if _, err := e.store.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: routines[0].ID, NextRunAt: &now}); err != nil {
-			t.Fatal(err)
-		}
-		// The scheduler's own loop may fire it first; either way it fires once.
-		if _, err := e.app.Scheduler.Tick(ctx); err != nil {
-			t.Fatalf("firing the briefing: %v", err)
-		}
-		var card slacktest.Message
-		poll(t, "the briefing card", func() (bool, string) {
-			for _, m := range e.botMessages(ch) {
-				if len(m.Blocks) > 0 && strings.Contains(blockText(t, m.Blocks), "📋 morning") {
-					card = m
-					return true, ""
+	tests := []struct {
+		name, instruction, cardText, note, prose string
+	}{
+		{"prose", "brief me", "Hello from the scripted model", "filled from its reply", "Hello from the scripted model"},
+		{"card tool", "brief with the card tool", "None open.", "posted its card", "Here is your briefing."},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			eachStore(t, func(t *testing.T, db databaseFunc) {
+				ctx := context.Background()
+				e := startSlack(t, db(t), envOptions{})
+				ch := fmt.Sprintf("C0BRIEF%d", i)
+				e.mustPost(newEvent("EvBr1", mention(ch, "1700000900.000100", "", alice, "!routine add morning every 1h template briefing -- "+tc.instruction)))
+				e.waitReply(ch, "morning")
+				e.waitIdle()
+				routines, err := e.app.Scheduler.List(ctx, e.app.Service.Agents().Default().Name, store.ScheduleRoutine)
+				if err != nil || len(routines) != 1 {
+					t.Fatalf("routines after !routine add: %+v, %v; want one", routines, err)
 				}
-			}
-			return false, fmt.Sprintf("%+v", e.botMessages(ch))
+				before := len(e.botMessages(ch))
+				now := time.Now()
+				if _, err := e.store.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{ID: routines[0].ID, NextRunAt: &now}); err != nil {
+					t.Fatal(err)
+				}
+				// The scheduler's own loop may fire it first; either way it fires once.
+				if _, err := e.app.Scheduler.Tick(ctx); err != nil {
+					t.Fatalf("firing the briefing: %v", err)
+				}
+				var runs []*store.ScheduleRun
+				poll(t, "the briefing run to finish", func() (bool, string) {
+					runs, err = e.store.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: routines[0].ID, Limit: 5})
+					return err == nil && len(runs) == 1 && runs[0].Status != store.RunStarted, fmt.Sprintf("%+v %v", runs, err)
+				})
+				poll(t, "the briefing card", func() (bool, string) {
+					for _, m := range e.botMessages(ch)[before:] {
+						if strings.Contains(blockText(t, m.Blocks), "📋") {
+							return true, ""
+						}
+					}
+					return false, fmt.Sprintf("%+v", e.botMessages(ch)[before:])
+				})
+				e.waitIdle()
+				if runs[0].Status != store.RunFinished || !strings.Contains(runs[0].Note, tc.note) {
+					t.Fatalf("run %+v; want finished, noting %q", runs[0], tc.note)
+				}
+				posted := e.botMessages(ch)[before:]
+				if len(posted) != 1 {
+					t.Fatalf("the briefing posted %d messages, want only its card: %+v", len(posted), posted)
+				}
+				card := posted[0]
+				if text := blockText(t, card.Blocks); !strings.Contains(text, "📋") || !strings.Contains(text, tc.cardText) {
+					t.Fatalf("card text %q, want the briefing card showing %q", text, tc.cardText)
+				}
+				if card.ThreadTS != "" || card.Streaming {
+					t.Fatalf("the card is in thread %q (streaming %v), want it at top level, finished", card.ThreadTS, card.Streaming)
+				}
+				if cards := e.entries(*runs[0].ConversationID, store.EntryCard); len(cards) != 1 {
+					t.Fatalf("%d card entries in the run, want 1", len(cards))
+				}
+				found := false
+				for _, en := range e.entries(*runs[0].ConversationID, store.EntryAssistant) {
+					found = found || strings.Contains(decode[core.AssistantContent](t, en).Text, tc.prose)
+				}
+				if !found {
+					t.Fatalf("the run's log lost the model's prose %q", tc.prose)
+				}
+				// Once a person writes under the card, the agent talks there.
+				const reply = "anything else today"
+				e.mustPost(newEvent("EvBr2", map[string]any{"type": "message", "channel_type": "channel", "user": alice, "text": reply,
+					"ts": "1700000901.000100", "thread_ts": card.TS, "channel": ch, "team": e2eTeam, "event_ts": "1700000901.000100"}))
+				if answer := e.waitReply(ch, fallbackReply(reply)); answer.ThreadTS != card.TS {
+					t.Fatalf("the answer to a reply under the card is in thread %q, want %s", answer.ThreadTS, card.TS)
+				}
+			})
 		})
-		e.waitIdle()
-		if text := blockText(t, card.Blocks); !strings.Contains(text, "Hello from the scripted model") {
-			t.Fatalf("card text %q, want the model's prose reply in it", text)
-		}
-		runs, err := e.store.ScheduleRunList(ctx, &store.ScheduleRunListParams{ScheduleID: routines[0].ID, Limit: 5})
-		if err != nil || len(runs) != 1 || runs[0].Status != store.RunFinished || !strings.Contains(runs[0].Note, "filled from its reply") {
-			t.Fatalf("runs %+v, %v; want one finished, noting the card was filled from prose", runs, err)
-		}
-		if cards := e.entries(*runs[0].ConversationID, store.EntryCard); len(cards) != 1 {
-			t.Fatalf("%d card entries in the run, want 1", len(cards))
-		}
-	})
+	}
 }

@@ -151,6 +151,7 @@ func TestConsole(t *testing.T) {
 		p.do("moving the slider to 2", chromedp.SetValue(chromedp.CSS("#seq-slider"), "2"))
 		eval[bool](p, `document.getElementById("seq-slider").dispatchEvent(new Event("input")) || true`)
 		p.waitJS("two entries as of seq 2", `document.getElementById("at-label").textContent.startsWith("as of #2") && [...document.querySelectorAll("#entries .msg")].filter(m => m.dataset.seq).length === 2`)
+		p.waitJS("the state as of seq 2 (GET ?at=2)", `(document.getElementById("state-at")?.textContent || "").includes("Status at #2") && ["idle", "running", "paused"].includes(document.getElementById("state-status").textContent)`)
 		p.shot("06-slider")
 
 		// ---- fork from an earlier message, then navigate the tree ----

@@ -1,9 +1,25 @@
 // The log of a conversation: every entry with its kind, error entries
 // (no seq) marked, discarded attempts on request; the fork tree (parent,
 // children, child counts); a slider that shows the conversation as it was
-// at any seq; and editing an earlier message to fork.
+// at any seq, its entries and its state then (status, pending calls,
+// approvals, rebuilt by the server from the log); and editing an earlier
+// message to fork.
 import { registerView, api, h, navigate } from "../app.js";
 import { entryEl, editInPlace } from "./chat.js";
+
+// stateEl shows a conversation's derived state: GET /api/conversations/{id}
+// now, or with ?at=N as it was at seq N.
+function stateEl(st, past) {
+  const calls = st.pending_calls || [];
+  const approvals = st.approvals || [];
+  return [
+    h("p", {}, past ? `Status at #${st.at}: ` : "Status now: ", h("span", { class: "pill " + st.status, id: "state-status" }, st.status)),
+    h("ul", { id: "state-calls" }, calls.length ? calls.map((c) => h("li", { dataset: { call: c.call_id } },
+      h("code", {}, c.name), ` (#${c.seq}) waiting for the ${c.waiting_for}`)) : h("li", { class: "hint" }, "No pending calls.")),
+    h("ul", { id: "state-approvals" }, approvals.length ? approvals.map((a) => h("li", { dataset: { approval: a.id } },
+      `${a.kind} for `, h("code", {}, a.tool), `: ${a.status}`, a.decided_by ? ` by ${a.decided_by}` : "")) : h("li", { class: "hint" }, "No approvals waiting.")),
+  ];
+}
 
 function treeEl(data, id) {
   const ul = h("ul", { class: "tree", id: "fork-tree" });
@@ -33,6 +49,7 @@ async function render(el, params) {
 
   const entries = h("div", { class: "entries", id: "entries" });
   const label = h("output", { id: "at-label" });
+  const state = h("div", { id: "state-at" });
   const slider = h("input", { type: "range", min: max ? 1 : 0, max, value: at, id: "seq-slider", "aria-label": "Show the conversation as of seq", disabled: max < 2 });
   const errorsBox = h("input", { type: "checkbox", id: "show-errors", checked: showErrors });
 
@@ -40,7 +57,12 @@ async function render(el, params) {
     const q = new URLSearchParams();
     if (at && at < max) q.set("at", at);
     if (!showErrors) q.set("errors", "0");
-    const data = await api.get(`/api/conversations/${id}/entries?${q}`);
+    const past = at && at < max;
+    const [data, st] = await Promise.all([
+      api.get(`/api/conversations/${id}/entries?${q}`),
+      api.get(`/api/conversations/${id}` + (past ? `?at=${at}` : "")),
+    ]);
+    state.replaceChildren(...stateEl(st, past));
     label.textContent = at < max ? `as of #${at} of ${max}` : `latest (#${max})`;
     entries.replaceChildren(...data.entries.map((e) => entryEl(e, { onEdit: (x, y) => editInPlace(id, x, y) })));
     if (!data.entries.length) entries.append(h("div", { class: "empty" }, "No entries."));
@@ -72,6 +94,7 @@ async function render(el, params) {
       treeEl(forks, id)),
     h("section", { class: "panel" }, h("h3", {}, "Time travel"),
       h("div", { class: "slider" }, h("span", { class: "seq" }, "#1"), slider, h("span", { class: "seq" }, "#" + max), label),
+      state,
       h("div", { class: "toggles" }, h("label", {}, errorsBox, " show error entries and discarded attempts"), h("span", { id: "entry-count" }))),
     h("section", { class: "panel" }, h("h3", {}, "Entries"), h("p", { class: "hint" }, "Edit a message of yours to fork the conversation from there."), entries)));
   await load();
