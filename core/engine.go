@@ -221,12 +221,22 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		tr.outcome = TurnOutcomeFailed
-		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td, args)
+		err = s.fail(ctx, conv.ID, item, failureText(err), true, td, args)
 	}
 	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
 		tr.outcome = TurnOutcomePaused
 	}
 	return s.endTurn(ctx, conv.ID, item, outcome, err)
+}
+
+// failureText is what people are told of a failed turn: a model failure
+// classified (model.Describe), anything else one plain sentence. Library
+// and provider text stays in the log, never in the chat.
+func failureText(err error) string {
+	if text, ok := model.Describe(err); ok {
+		return text
+	}
+	return "Sorry, something went wrong while answering; the details are in the service log."
 }
 
 // endTurn sets the conversation's coarse state after a turn.
