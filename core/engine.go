@@ -221,7 +221,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		tr.outcome = TurnOutcomeFailed
-		err = s.fail(ctx, conv.ID, item, failureText(err), true, td, args)
+		err = s.failDetailed(ctx, conv.ID, item, failureText(err), "The turn failed: "+err.Error(), true, td, args)
 	}
 	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
 		tr.outcome = TurnOutcomePaused
@@ -267,6 +267,13 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 // end delivers it. The agents queued after the failed one (args.Then)
 // still answer the message: one agent failing does not silence the others.
 func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery, args TurnArgs) error {
+	return s.failDetailed(ctx, conv, item, msg, msg, retryable, td, args)
+}
+
+// failDetailed is fail where people see msg and the run step or delegation
+// the turn served records detail (a classified model failure and the
+// provider's own words).
+func (s *Service) failDetailed(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg, detail string, retryable bool, td TurnDelivery, args TurnArgs) error {
 	var turnID *uuid.UUID
 	var owner string // fenced: a turn that lost its lease writes nothing
 	if item != nil {
@@ -289,11 +296,11 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 			}
 		}
 		// A failed turn of a run step fails the step.
-		if err := s.runStepFailure(ctx, q, conv, msg); err != nil {
+		if err := s.runStepFailure(ctx, q, conv, redact.String(detail)); err != nil {
 			return err
 		}
 		// A delegate whose task's turn failed has failed the task.
-		if err := s.delegationFailed(ctx, q, conv, msg); err != nil {
+		if err := s.delegationFailed(ctx, q, conv, redact.String(detail)); err != nil {
 			return err
 		}
 		if td == nil {

@@ -199,3 +199,56 @@ func tail(s string, n int) string {
 	}
 	return s[len(s)-n:]
 }
+
+// A failed model call shows people a classified sentence, never the text
+// of a library or of the provider's error body; that goes to the log.
+func TestSlackModelErrorsAreClassified(t *testing.T) {
+	tests := []struct {
+		name    string
+		replies []modeltest.Reply
+		want    string
+	}{
+		{
+			// One SSE line longer than the SDK's 32 MB scanner buffer.
+			name:    "answer too large to read",
+			replies: []modeltest.Reply{{Text: strings.Repeat("x", 33<<20), Repeat: 1}},
+			want:    "answer was too large",
+		},
+		{
+			name:    "key refused",
+			replies: []modeltest.Reply{{Status: 401, ErrorType: "authentication_error", ErrorMessage: "Incorrect API key provided: nope"}},
+			want:    "refused the key",
+		},
+		{
+			name: "provider overloaded",
+			replies: []modeltest.Reply{
+				{Status: 529, ErrorMessage: "Overloaded"}, {Status: 529, ErrorMessage: "Overloaded"}, {Status: 529, ErrorMessage: "Overloaded"},
+			},
+			want: "provider is unavailable",
+		},
+	}
+	library := []string{"bufio", "Scanner", "token too long", "anthropic:", "Incorrect API key", "Overloaded", "overloaded_error", "authentication_error", "calling "}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := modeltest.NewAnthropic(t)
+			fake.Push(tt.replies...)
+			e := startSlack(t, sqliteDatabase(t), envOptions{env: anthropicEnv(fake)})
+			ch := fmt.Sprintf("C0ERR%d", i)
+			e.mustPost(newEvent(fmt.Sprintf("EvErr%d", i), mention(ch, fmt.Sprintf("1700001000.%06d", i), "", alice, "hello")))
+			e.waitIdle()
+			msgs := e.botMessages(ch)
+			if len(msgs) != 1 {
+				t.Fatalf("%d bot messages; want one", len(msgs))
+			}
+			got := shown(msgs[0])
+			if !strings.HasPrefix(got, "⚠️") || !strings.Contains(got, tt.want) {
+				t.Fatalf("the reply shows %q; want a classified error saying %q", got, tt.want)
+			}
+			for _, bad := range library {
+				if strings.Contains(got, bad) {
+					t.Fatalf("the reply shows %q, which carries library or provider text %q", got, bad)
+				}
+			}
+		})
+	}
+}
