@@ -33,7 +33,11 @@ func TestDescribe(t *testing.T) {
 		{"malformed", newError(ProviderOpenAI, 0, false, "malformed JSON in response stream: invalid character", syntax), "could not be read"},
 		{"cli crashed", newError(ProviderClaudeCode, 0, true, "claude-code exited before it finished: panic", ErrStreamIncomplete), "The claude-code CLI stopped before it finished"},
 		{"cli limit", newError(ProviderCodex, 0, false, "codex ran longer than its 30m limit", context.DeadlineExceeded), "The codex CLI ran past its time limit"},
-		{"cli login", func() error { e := newError(ProviderClaudeCode, 401, false, "x", nil); e.Type = ErrorTypeNeedsAuth; return e }(), "not logged in: run `claude auth login`"},
+		{"cli login", func() error {
+			e := newError(ProviderClaudeCode, 401, false, "x", nil)
+			e.Type = ErrorTypeNeedsAuth
+			return e
+		}(), "not logged in: run `claude auth login`"},
 		{"other", newError(ProviderOpenAI, 0, false, "", errors.New("tool \"x\": bad schema")), "failed to answer; the details are in the service log"},
 	}
 	for _, tt := range tests {
