@@ -144,46 +144,26 @@ func (t *turnDelivery) call(ctx context.Context, ev event) error {
 func (t *turnDelivery) loop(ctx context.Context) {
 	defer close(t.done)
 	t.status(ctx, "is thinking…")
-	var next *event // read while batching deltas, handled next
 	for {
 		var ev event
-		if next != nil {
-			ev, next = *next, nil
-		} else {
-			select {
-			case ev = <-t.events:
-			case <-ctx.Done():
-				if errors.Is(context.Cause(ctx), core.ErrInterrupted) {
-					// A person stopped the turn: nobody continues it, so its
-					// end (Close) still comes here and closes the live message.
-					ctx = context.WithoutCancel(ctx)
-					continue
-				}
-				// The turn is over for this process (shutdown, lost lease): a
-				// live stream stays recorded for whoever continues.
-				return
+		select {
+		case ev = <-t.events:
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), core.ErrInterrupted) {
+				// A person stopped the turn: nobody continues it, so its
+				// end (Close) still comes here and closes the live message.
+				ctx = context.WithoutCancel(ctx)
+				continue
 			}
+			// The turn is over for this process (shutdown, lost lease): a
+			// live stream stays recorded for whoever continues.
+			return
 		}
 		switch ev.kind {
 		case evStatus:
 			t.status(ctx, ev.text)
 		case evDelta:
-			// The deltas queued behind this one go with it: the platform
-			// gets one append for all that came while it was busy.
-			text, more := ev.text, true
-			for more {
-				select {
-				case n := <-t.events:
-					if n.kind == evDelta {
-						text += n.text
-					} else {
-						next, more = &n, false
-					}
-				default:
-					more = false
-				}
-			}
-			t.delta(ctx, text)
+			t.delta(ctx, ev.text)
 		case evReset:
 			t.reset(ctx)
 		case evTask:

@@ -102,12 +102,11 @@ type Options struct {
 	TextLimit int
 	// PostInterval paces posts per channel. Default 1s.
 	PostInterval time.Duration
-	// StreamUpdateInterval is the least time between two calls on one
-	// streamed message: chat.appendStream and chat.stopStream on a native
-	// stream (chat.appendStream is Tier 4, 100+ a minute per workspace),
-	// chat.update on a reply streamed without Slack's streaming API. Deltas
-	// that come sooner wait and go together. Default 1s; at least
-	// slacklimit.StreamCallInterval.
+	// StreamUpdateInterval is the least time between two appends to one
+	// streamed message: chat.appendStream on a native stream (Tier 4, 100+
+	// a minute per workspace), chat.update on a reply streamed without
+	// Slack's streaming API. Deltas that come sooner wait and go together.
+	// Default 1s; at least slacklimit.StreamCallInterval.
 	StreamUpdateInterval time.Duration
 	// StreamMaxAge is how long one streaming message takes appends; a reply
 	// streamed for longer goes on in a new message, before Slack ends the

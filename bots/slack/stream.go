@@ -22,10 +22,12 @@ import (
 // the reply falls back to one posted message edited with chat.update at most
 // once per StreamUpdateInterval, split into more messages as it grows.
 //
-// Either way a message gets at most one call per StreamUpdateInterval,
-// however fast the deltas come: deltas in between are buffered and go in
-// the next call, cut to Slack's per-call limit (slacklimit.StreamMarkdown);
-// what is left at the end goes out at the same pace.
+// Either way a message gets at most one append or edit per
+// StreamUpdateInterval, however fast the deltas come: deltas in between are
+// buffered and go in the next call, cut to Slack's per-call limit
+// (slacklimit.StreamMarkdown); what is left at the end goes out at the same
+// pace, its last piece with chat.stopStream (or the final edit), which
+// waits for nothing, so a short reply ends as soon as the model does.
 //
 // The native stream starts at the first Append, not at StartStream, so a turn
 // that fails before writing anything leaves no empty message behind.
@@ -243,9 +245,6 @@ func (s *stream) appendNative(ctx context.Context, opts ...slack.MsgOption) erro
 // rotate stops the current streaming message as it stands; the stream's
 // next call opens a new one below it.
 func (s *stream) rotate(ctx context.Context) error {
-	if err := s.pace(ctx); err != nil {
-		return err
-	}
 	err := s.a.retry(ctx, "chat.stopStream", func(ctx context.Context) error {
 		_, _, err := s.w.api.StopStreamContext(ctx, s.channel, s.ts)
 		return err
@@ -505,9 +504,6 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 		err := s.sendNative(ctx, nil, true)
 		s.text = final.Text
 		if err == nil {
-			err = s.pace(ctx)
-		}
-		if err == nil {
 			var opts []slack.MsgOption
 			if last != "" {
 				opts = append(opts, slack.MsgOptionMarkdownText(last))
@@ -555,21 +551,11 @@ func (s *stream) finishFallback(ctx context.Context, final *bots.Message) ([]bot
 		parts = nil
 	}
 	var refs []bots.MessageRef
-	paced := false
 	for i, p := range parts {
 		if i < len(s.refs) {
 			if p.blocks == nil && s.shown[i] == p.text {
 				refs = append(refs, s.refs[i])
 				continue
-			}
-			if !paced && !s.lastFlush.IsZero() {
-				// The last throttled edit may have been just now.
-				paced = true
-				if d := s.lastFlush.Add(s.a.opts.StreamUpdateInterval).Sub(s.a.opts.Now()); d > 0 {
-					if err := s.a.opts.SleepFunc(ctx, d); err != nil {
-						return refs, fmt.Errorf("pacing slack edits: %w", err)
-					}
-				}
 			}
 			if err := s.a.updateMessage(ctx, s.w, s.channel, s.refs[i].ID, p.text, p.blocks); err != nil {
 				return refs, err

@@ -235,11 +235,13 @@ func TestStreamNativeIsPaced(t *testing.T) {
 	}
 	calls.mu.Lock()
 	defer calls.mu.Unlock()
-	at := append(calls.at["chat.appendStream"], calls.at["chat.stopStream"]...)
-	at = append(calls.at["chat.startStream"], at...)
+	at := append(calls.at["chat.startStream"], calls.at["chat.appendStream"]...)
 	for i := 1; i < len(at); i++ {
 		if gap := at[i].Sub(at[i-1]); gap < time.Second {
 			t.Fatalf("calls %d and %d on one message came %s apart; want at least StreamUpdateInterval (1s)", i, i+1, gap)
 		}
+	}
+	if stops := calls.at["chat.stopStream"]; len(stops) != 1 || stops[0].Before(at[len(at)-1]) {
+		t.Fatalf("chat.stopStream at %v; want once, after the last append", stops)
 	}
 }

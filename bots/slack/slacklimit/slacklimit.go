@@ -44,8 +44,8 @@ const (
 )
 
 // StreamCallInterval is the least time between two streaming calls
-// (chat.appendStream, chat.stopStream, or chat.update of a reply streamed
-// by edits) on one message: chat.appendStream is a Tier 4 method (100+ a
+// (chat.appendStream, or chat.update of a reply streamed by edits) on one
+// message: chat.appendStream is a Tier 4 method (100+ a
 // minute per workspace, https://docs.slack.dev/reference/methods/chat.appendStream),
 // so a stream that called it for every delta would be rate limited.
 const StreamCallInterval = 500 * time.Millisecond
