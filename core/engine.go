@@ -221,12 +221,22 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 		log.ErrorContext(ctx, "turn failed", "error", redact.String(err.Error()))
 		tr.outcome = TurnOutcomeFailed
-		err = s.fail(ctx, conv.ID, item, "The turn failed: "+redact.String(err.Error()), true, td, args)
+		err = s.failDetailed(ctx, conv.ID, item, failureText(err), "The turn failed: "+err.Error(), true, td, args)
 	}
 	if outcome == turnPaused && tr.outcome == TurnOutcomeDone {
 		tr.outcome = TurnOutcomePaused
 	}
 	return s.endTurn(ctx, conv.ID, item, outcome, err)
+}
+
+// failureText is what people are told of a failed turn: a model failure
+// classified (model.Describe), anything else one plain sentence. Library
+// and provider text stays in the log, never in the chat.
+func failureText(err error) string {
+	if text, ok := model.Describe(err); ok {
+		return text
+	}
+	return "Sorry, something went wrong while answering; the details are in the service log."
 }
 
 // endTurn sets the conversation's coarse state after a turn.
@@ -257,6 +267,13 @@ func (s *Service) endTurn(ctx context.Context, conv uuid.UUID, item *store.WorkI
 // end delivers it. The agents queued after the failed one (args.Then)
 // still answer the message: one agent failing does not silence the others.
 func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg string, retryable bool, td TurnDelivery, args TurnArgs) error {
+	return s.failDetailed(ctx, conv, item, msg, msg, retryable, td, args)
+}
+
+// failDetailed is fail where people see msg and the run step or delegation
+// the turn served records detail (a classified model failure and the
+// provider's own words).
+func (s *Service) failDetailed(ctx context.Context, conv uuid.UUID, item *store.WorkItem, msg, detail string, retryable bool, td TurnDelivery, args TurnArgs) error {
 	var turnID *uuid.UUID
 	var owner string // fenced: a turn that lost its lease writes nothing
 	if item != nil {
@@ -279,11 +296,11 @@ func (s *Service) fail(ctx context.Context, conv uuid.UUID, item *store.WorkItem
 			}
 		}
 		// A failed turn of a run step fails the step.
-		if err := s.runStepFailure(ctx, q, conv, msg); err != nil {
+		if err := s.runStepFailure(ctx, q, conv, redact.String(detail)); err != nil {
 			return err
 		}
 		// A delegate whose task's turn failed has failed the task.
-		if err := s.delegationFailed(ctx, q, conv, msg); err != nil {
+		if err := s.delegationFailed(ctx, q, conv, redact.String(detail)); err != nil {
 			return err
 		}
 		if td == nil {

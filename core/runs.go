@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/plan"
+	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/run"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -685,7 +686,8 @@ func (s *Service) judge(ctx context.Context, name string, r *store.Run, steps []
 		MaxTokens: a.MaxTokens,
 	}, nil)
 	if err != nil {
-		return false, "the judge failed: " + err.Error()
+		s.log.WarnContext(ctx, "judging a run", "judge", name, "error", redact.String(err.Error()))
+		return false, "the judge failed: " + failureText(err)
 	}
 	text := strings.TrimSpace(responseText(resp))
 	verdict, why, _ := strings.Cut(text, "\n")

@@ -102,8 +102,11 @@ type Options struct {
 	TextLimit int
 	// PostInterval paces posts per channel. Default 1s.
 	PostInterval time.Duration
-	// StreamUpdateInterval is the least time between chat.update calls of a
-	// reply streamed without Slack's streaming API. Default 1s.
+	// StreamUpdateInterval is the least time between two appends to one
+	// streamed message: chat.appendStream on a native stream (Tier 4, 100+
+	// a minute per workspace), chat.update on a reply streamed without
+	// Slack's streaming API. Deltas that come sooner wait and go together.
+	// Default 1s; at least slacklimit.StreamCallInterval.
 	StreamUpdateInterval time.Duration
 	// StreamMaxAge is how long one streaming message takes appends; a reply
 	// streamed for longer goes on in a new message, before Slack ends the
@@ -191,6 +194,9 @@ func (o *Options) validate() error {
 	}
 	if o.TextLimit != 0 && (o.TextLimit < 100 || o.TextLimit > slacklimit.MessageText) {
 		errs = append(errs, fmt.Errorf("TextLimit %d is outside 100..%d", o.TextLimit, slacklimit.MessageText))
+	}
+	if o.StreamUpdateInterval != 0 && o.StreamUpdateInterval < slacklimit.StreamCallInterval {
+		errs = append(errs, fmt.Errorf("StreamUpdateInterval %s must be at least %s", o.StreamUpdateInterval, slacklimit.StreamCallInterval))
 	}
 	if o.StreamMaxAge < 0 || o.StreamMaxAge > slacklimit.StreamLifetimeSeconds*time.Second {
 		errs = append(errs, fmt.Errorf("StreamMaxAge %s must be above 0 and below Slack's stream lifetime (%ds)", o.StreamMaxAge, slacklimit.StreamLifetimeSeconds))

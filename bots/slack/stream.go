@@ -22,10 +22,15 @@ import (
 // the reply falls back to one posted message edited with chat.update at most
 // once per StreamUpdateInterval, split into more messages as it grows.
 //
+// Either way a message gets at most one append or edit per
+// StreamUpdateInterval, however fast the deltas come: deltas in between are
+// buffered and go in the next call, cut to Slack's per-call limit
+// (slacklimit.StreamMarkdown); what is left at the end goes out at the same
+// pace, its last piece with chat.stopStream (or the final edit), which
+// waits for nothing, so a short reply ends as soon as the model does.
+//
 // The native stream starts at the first Append, not at StartStream, so a turn
 // that fails before writing anything leaves no empty message behind.
-
-const streamMinChunk = 256 // characters buffered before an appendStream call
 
 type streamMode int
 
@@ -82,8 +87,9 @@ func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Iden
 	}, nil
 }
 
-// Append adds a delta. Slack is called at most once per StreamUpdateInterval
-// (or per 256 new characters on the native stream).
+// Append adds a delta. Slack is called at most once per
+// StreamUpdateInterval, with at most one call's worth of text; Append never
+// waits for the pace.
 func (s *stream) Append(ctx context.Context, delta string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,11 +117,10 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 		if s.broken != nil {
 			return nil // Finish repairs the message
 		}
-		pending := s.text[s.sent:]
-		if utf8.RuneCountInString(pending) < streamMinChunk && now.Sub(s.lastSend) < s.a.opts.StreamUpdateInterval {
+		if now.Sub(s.lastSend) < s.a.opts.StreamUpdateInterval {
 			return nil
 		}
-		if err := s.sendNative(ctx, nil); err != nil {
+		if err := s.sendNative(ctx, nil, false); err != nil {
 			s.broken = err
 			return fmt.Errorf("streaming to slack: %w", err)
 		}
@@ -128,16 +133,10 @@ func (s *stream) Append(ctx context.Context, delta string) error {
 	}
 }
 
-// startNative opens the native stream with the text so far and chunks
-// (task updates).
+// startNative opens the native stream with the text so far (one call's
+// worth; the rest follows at the stream's pace) and chunks (task updates).
 func (s *stream) startNative(ctx context.Context, chunks ...slack.StreamChunk) error {
-	if err := s.openNative(ctx, chunks); err != nil {
-		return err
-	}
-	if err := s.sendNative(ctx, nil); err != nil {
-		s.broken = err // started: Finish repairs
-	}
-	return nil
+	return s.openNative(ctx, chunks)
 }
 
 // openNative starts a streaming message carrying the text not sent yet (up
@@ -177,38 +176,62 @@ func (s *stream) openNative(ctx context.Context, chunks []slack.StreamChunk) err
 	return nil
 }
 
-// sendNative hands Slack the text not sent yet and chunks, in that order.
-// A message streamed for StreamMaxAge is stopped as it is and the stream
-// goes on in a new one, before Slack would end it.
-func (s *stream) sendNative(ctx context.Context, chunks []slack.StreamChunk) error {
-	if s.a.opts.Now().Sub(s.opened) >= s.a.opts.StreamMaxAge && (s.sent < len(s.text) || len(chunks) > 0) {
-		if err := s.rotate(ctx); err != nil {
-			return err
-		}
-		return s.openNative(ctx, chunks)
-	}
-	for s.sent < len(s.text) {
-		c := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
-		opts := []slack.MsgOption{slack.MsgOptionMarkdownText(mrkdwn.Defuse(c))}
-		if len(chunks) > 0 && s.sent+len(c) == len(s.text) {
-			opts = append(opts, slack.MsgOptionChunks(chunks...)) // with the last piece of text
+// sendNative hands Slack the text not sent yet and chunks, in that order:
+// one call when all is false, else as many as it takes, each on the
+// message's pace. A message streamed for StreamMaxAge is stopped as it is
+// and the stream goes on in a new one, before Slack would end it.
+func (s *stream) sendNative(ctx context.Context, chunks []slack.StreamChunk, all bool) error {
+	for s.sent < len(s.text) || len(chunks) > 0 {
+		if s.a.opts.Now().Sub(s.opened) >= s.a.opts.StreamMaxAge {
+			if err := s.rotate(ctx); err != nil {
+				return err
+			}
+			if err := s.openNative(ctx, chunks); err != nil {
+				return err
+			}
 			chunks = nil
+		} else {
+			c := chunkRunes(s.text[s.sent:], slacklimit.StreamMarkdown)[0]
+			var opts []slack.MsgOption
+			if c != "" {
+				opts = append(opts, slack.MsgOptionMarkdownText(mrkdwn.Defuse(c)))
+			}
+			if len(chunks) > 0 && s.sent+len(c) == len(s.text) {
+				opts = append(opts, slack.MsgOptionChunks(chunks...)) // with the last piece of text
+				chunks = nil
+			}
+			if err := s.appendNative(ctx, opts...); err != nil {
+				return err
+			}
+			s.sent += len(c)
 		}
-		if err := s.appendNative(ctx, opts...); err != nil {
-			return err
+		if !all {
+			break
 		}
-		s.sent += len(c)
 	}
-	if len(chunks) > 0 {
-		if err := s.appendNative(ctx, slack.MsgOptionChunks(chunks...)); err != nil {
-			return err
-		}
-	}
-	s.lastSend = s.a.opts.Now()
 	return nil
 }
 
+// pace waits until the current message may take its next call: at least
+// StreamUpdateInterval after the last one.
+func (s *stream) pace(ctx context.Context) error {
+	if s.lastSend.IsZero() {
+		return nil
+	}
+	if d := s.lastSend.Add(s.a.opts.StreamUpdateInterval).Sub(s.a.opts.Now()); d > 0 {
+		if err := s.a.opts.SleepFunc(ctx, d); err != nil {
+			return fmt.Errorf("pacing slack stream %s: %w", s.ts, err)
+		}
+	}
+	return nil
+}
+
+// appendNative makes one chat.appendStream call, on the message's pace.
 func (s *stream) appendNative(ctx context.Context, opts ...slack.MsgOption) error {
+	if err := s.pace(ctx); err != nil {
+		return err
+	}
+	defer func() { s.lastSend = s.a.opts.Now() }()
 	err := s.a.retry(ctx, "chat.appendStream", func(ctx context.Context) error {
 		_, _, err := s.w.api.AppendStreamContext(ctx, s.channel, s.ts, opts...)
 		return err
@@ -280,7 +303,7 @@ func (s *stream) Task(ctx context.Context, t bots.Task) error {
 		if s.broken != nil {
 			return nil
 		}
-		if err := s.sendNative(ctx, []slack.StreamChunk{chunk}); err != nil {
+		if err := s.sendNative(ctx, []slack.StreamChunk{chunk}, true); err != nil {
 			s.broken = err
 			return fmt.Errorf("showing a task on slack: %w", err)
 		}
@@ -478,7 +501,7 @@ func (s *stream) finishNative(ctx context.Context, final *bots.Message) ([]bots.
 			last = pieces[len(pieces)-1]
 		}
 		s.text = final.Text[:len(final.Text)-len(last)]
-		err := s.sendNative(ctx, nil)
+		err := s.sendNative(ctx, nil, true)
 		s.text = final.Text
 		if err == nil {
 			var opts []slack.MsgOption

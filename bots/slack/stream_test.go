@@ -2,7 +2,10 @@ package slack
 
 import (
 	"context"
+	"net/http"
+	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,5 +166,82 @@ func TestStreamNothingAppended(t *testing.T) {
 	}
 	if n := len(env.srv.Calls("chat.startStream")); n != 0 {
 		t.Fatalf("startStream called %d times for a reply with no deltas", n)
+	}
+}
+
+// callClock records when, on the adapter's clock, each Slack method was
+// called.
+type callClock struct {
+	clock *clock
+	next  http.RoundTripper
+	mu    sync.Mutex
+	at    map[string][]time.Time
+}
+
+func (c *callClock) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if c.clock != nil { // set once the adapter has started
+		m := path.Base(r.URL.Path)
+		c.at[m] = append(c.at[m], c.clock.Now())
+	}
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+// Deltas that come faster than StreamUpdateInterval go out together, one
+// call per interval at most, each within Slack's per-call limit; Finish
+// sends what is left at the same pace, and nothing is lost.
+func TestStreamNativeIsPaced(t *testing.T) {
+	var env *testEnv
+	calls := &callClock{next: http.DefaultTransport, at: map[string][]time.Time{}}
+	env = newEnv(t, func(o *Options) {
+		o.SleepFunc = func(ctx context.Context, d time.Duration) error {
+			env.clock.Advance(d)
+			return ctx.Err()
+		}
+		o.HTTPClient = &http.Client{Transport: calls}
+	})
+	calls.mu.Lock()
+	calls.clock = env.clock
+	calls.mu.Unlock()
+	ctx := context.Background()
+	to := bots.Target{Channel: "D1", Thread: "1700000000.000001"}
+	st, err := env.a.StartStream(ctx, to, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := strings.Repeat("abcdefg ", 127) + "z\n" // 1 KB
+	var want strings.Builder
+	for range 100 { // 100 KB over 2 seconds
+		want.WriteString(delta)
+		if err := st.Append(ctx, delta); err != nil {
+			t.Fatal(err)
+		}
+		env.clock.Advance(20 * time.Millisecond)
+	}
+	refs, err := st.Finish(ctx, &bots.Message{Text: want.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := env.srv.Message("D1", refs[0].ID)
+	if len(refs) != 1 || msg.Markdown != want.String() || msg.Streaming {
+		t.Fatalf("%d messages, %d of %d bytes shown; want the whole reply in one stopped message", len(refs), len(msg.Markdown), want.Len())
+	}
+	appends := env.srv.Calls("chat.appendStream")
+	// 100 KB needs 9 calls of 12,000 characters; two seconds of streaming
+	// allow two more, one a second.
+	if len(appends) > 10 {
+		t.Fatalf("%d appendStream calls for 100 deltas; want them batched", len(appends))
+	}
+	calls.mu.Lock()
+	defer calls.mu.Unlock()
+	at := append(calls.at["chat.startStream"], calls.at["chat.appendStream"]...)
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < time.Second {
+			t.Fatalf("calls %d and %d on one message came %s apart; want at least StreamUpdateInterval (1s)", i, i+1, gap)
+		}
+	}
+	if stops := calls.at["chat.stopStream"]; len(stops) != 1 || stops[0].Before(at[len(at)-1]) {
+		t.Fatalf("chat.stopStream at %v; want once, after the last append", stops)
 	}
 }

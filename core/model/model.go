@@ -9,7 +9,11 @@
 // 5xx, Anthropic's 529 and dropped connections are retried at most
 // MaxAttempts times in total with bounded, jittered backoff that honours
 // Retry-After; everything else fails at once. A stream that sends nothing
-// for Options.IdleTimeout counts as a dropped connection (ErrStreamStalled). The SDKs' own retries are
+// for Options.IdleTimeout counts as a dropped connection (ErrStreamStalled);
+// every call as a whole, retries included, ends at Options.Timeout
+// (ErrTimeout, not retried), and one that streams more than
+// Options.MaxReplyBytes is cancelled and its reply cut with a note (see
+// bound.go). Describe turns a failure into a sentence for people. The SDKs' own retries are
 // switched off so the two never multiply. When a retry follows partial
 // output, the backend emits EventRestart first so listeners discard what
 // they showed. Every error a backend returns is an *Error whose text has

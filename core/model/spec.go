@@ -93,6 +93,14 @@ type Options struct {
 	// DefaultIdleTimeout). Only the HTTP backends use it; the CLI backends
 	// have CLI.IdleTimeout.
 	IdleTimeout time.Duration
+	// Timeout bounds one call as a whole, its retries included, on every
+	// backend (0: DefaultTimeout). A call stopped at it fails with
+	// ErrTimeout and is not retried.
+	Timeout time.Duration
+	// MaxReplyBytes caps what one call may stream, on every backend (0:
+	// DefaultMaxReplyBytes): past it the call is cancelled and the reply
+	// ends with ReplyCutNote.
+	MaxReplyBytes int
 	// CLI configures the claude-code and codex backends.
 	CLI CLIOptions
 }
@@ -122,6 +130,12 @@ func (o Options) withDefaults() Options {
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxReplyBytes == 0 {
+		o.MaxReplyBytes = DefaultMaxReplyBytes
+	}
 	o.Retry = o.Retry.withDefaults()
 	o.CLI = o.CLI.withDefaults()
 	return o
@@ -133,6 +147,12 @@ func (o Options) validate() error {
 	}
 	if o.IdleTimeout < 0 {
 		return fmt.Errorf("IdleTimeout must not be negative, got %s", o.IdleTimeout)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("Timeout must not be negative, got %s", o.Timeout)
+	}
+	if o.MaxReplyBytes < 0 {
+		return fmt.Errorf("MaxReplyBytes must not be negative, got %d", o.MaxReplyBytes)
 	}
 	if err := o.CLI.validate(); err != nil {
 		return err
@@ -155,7 +175,8 @@ type Credentials struct {
 	CLI *CLIOptions
 }
 
-// New builds the backend a spec names.
+// New builds the backend a spec names, held to Options.Timeout and
+// Options.MaxReplyBytes.
 func New(spec Spec, opts Options) (Backend, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -166,17 +187,29 @@ func New(spec Spec, opts Options) (Backend, error) {
 	}
 	switch spec.Provider {
 	case ProviderAnthropic:
-		return newAnthropic(spec.Model, opts)
+		b, err := newAnthropic(spec.Model, opts)
+		if err != nil {
+			return nil, err
+		}
+		return bound(b, opts), nil
 	case ProviderOpenAI:
-		return newOpenAI(spec.Model, opts)
+		b, err := newOpenAI(spec.Model, opts)
+		if err != nil {
+			return nil, err
+		}
+		return bound(b, opts), nil
 	case ProviderClaudeCode, ProviderCodex:
-		return newCLI(spec, opts)
+		b, err := newCLI(spec, opts)
+		if err != nil {
+			return nil, err
+		}
+		return bound(b, opts), nil
 	case ProviderScripted:
 		script, err := LoadScript(spec.Model)
 		if err != nil {
 			return nil, fmt.Errorf("creating scripted backend: %w", err)
 		}
-		return NewScripted(script, opts), nil
+		return bound(NewScripted(script, opts), opts), nil
 	default:
 		return nil, fmt.Errorf("creating backend: unknown provider %q (want one of %s)", spec.Provider, strings.Join(providers, ", "))
 	}

@@ -84,6 +84,14 @@ type Config struct {
 	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
 	// default 60s).
 	ModelIdleTimeout time.Duration
+	// ModelTimeout bounds one model call as a whole, retries included,
+	// however steadily the model streams (SWITCHBOARD_MODEL_TIMEOUT, default
+	// 10m): at the deadline the turn ends with one clear message.
+	ModelTimeout time.Duration
+	// MaxReplyBytes caps one model reply (SWITCHBOARD_MAX_REPLY_BYTES,
+	// default 262144): past it the call is cancelled and the reply ends
+	// with a note that it was cut.
+	MaxReplyBytes int
 
 	// AllowedOrigins are the browser origins whose pages may call the API
 	// (SWITCHBOARD_ALLOWED_ORIGINS, comma-separated).
@@ -155,6 +163,11 @@ type Config struct {
 	ReloadPoll time.Duration
 }
 
+// modelOptions are the bounds every model call of the service keeps.
+func (c *Config) modelOptions() model.Options {
+	return model.Options{IdleTimeout: c.ModelIdleTimeout, Timeout: c.ModelTimeout, MaxReplyBytes: c.MaxReplyBytes}
+}
+
 // FromEnv reads the configuration from the environment.
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
@@ -198,6 +211,20 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("SWITCHBOARD_MODEL_IDLE_TIMEOUT: %q must be a positive duration such as 60s or 2m", v)
 		}
 		c.ModelIdleTimeout = d
+	}
+	if v := getenv("SWITCHBOARD_MODEL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SWITCHBOARD_MODEL_TIMEOUT: %q must be a positive duration such as 10m or 90s", v)
+		}
+		c.ModelTimeout = d
+	}
+	if v := getenv("SWITCHBOARD_MAX_REPLY_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1024 {
+			return c, fmt.Errorf("SWITCHBOARD_MAX_REPLY_BYTES: %q must be a number of bytes of at least 1024, such as 262144", v)
+		}
+		c.MaxReplyBytes = n
 	}
 	if v := getenv("SWITCHBOARD_ALLOWED_ORIGINS"); v != "" {
 		origins, err := web.ParseOrigins(v)
@@ -512,7 +539,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		Logger:    a.log,
 		Now:       cfg.Now,
 		LeaseTTL:  cfg.LeaseTTL,
-		Model:     model.Options{IdleTimeout: cfg.ModelIdleTimeout},
+		Model:     cfg.modelOptions(),
 		// Keys and endpoints come from the settings, never from core.
 		Credentials: cfg.modelCredentials(),
 		RunProgress: fwd, // runs show their progress where they came from

@@ -21,7 +21,8 @@ const compareTimeout = 2 * time.Minute
 func CompareBackend(cfg Config) func(model.Spec) (model.Backend, error) {
 	cfg.defaults()
 	creds := credentials(cfg.Env)
-	base := model.Options{Logger: cfg.Logger, IdleTimeout: cfg.ModelIdleTimeout}
+	base := cfg.modelOptions()
+	base.Logger = cfg.Logger
 	return func(spec model.Spec) (model.Backend, error) {
 		return core.NewBackend(&agent.Agent{Model: spec.String()}, base, creds)
 	}
@@ -41,7 +42,8 @@ func Compare(ctx context.Context, cfg Config, req *web.CompareRequest) ([]compar
 // (switchboard doctor: a check must say what is wrong, not retry it).
 func AgentBackend(cfg Config, a *agent.Agent) (model.Backend, error) {
 	cfg.defaults()
-	base := model.Options{Logger: cfg.Logger, IdleTimeout: cfg.ModelIdleTimeout, Retry: model.RetryPolicy{MaxAttempts: 1}}
+	base := cfg.modelOptions()
+	base.Logger, base.Retry = cfg.Logger, model.RetryPolicy{MaxAttempts: 1}
 	return core.NewBackend(a, base, credentials(cfg.Env))
 }
 

@@ -60,3 +60,37 @@ func TestFromEnvMemoryBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestFromEnvModelBounds(t *testing.T) {
+	tests := []struct {
+		name, value string
+		wantErr     bool
+		check       func(Config) bool
+	}{
+		{"SWITCHBOARD_MODEL_TIMEOUT", "", false, func(c Config) bool { return c.ModelTimeout == 0 }}, // the model package's 10m
+		{"SWITCHBOARD_MODEL_TIMEOUT", "90s", false, func(c Config) bool { return c.ModelTimeout == 90*time.Second }},
+		{"SWITCHBOARD_MODEL_TIMEOUT", "600", true, nil}, // a bare number has no unit
+		{"SWITCHBOARD_MODEL_TIMEOUT", "forever", true, nil},
+		{"SWITCHBOARD_MODEL_TIMEOUT", "0s", true, nil},
+		{"SWITCHBOARD_MODEL_TIMEOUT", "-1m", true, nil},
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "", false, func(c Config) bool { return c.MaxReplyBytes == 0 }}, // 262144
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "65536", false, func(c Config) bool { return c.MaxReplyBytes == 65536 }},
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "256KB", true, nil},
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "0", true, nil},
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "-5", true, nil},
+		{"SWITCHBOARD_MAX_REPLY_BYTES", "100", true, nil}, // too small to say anything
+	}
+	for _, tt := range tests {
+		env := map[string]string{tt.name: tt.value}
+		cfg, err := FromEnv(func(k string) string { return env[k] })
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("%s=%q: error = %v, want one naming %s", tt.name, tt.value, err, tt.name)
+			}
+			continue
+		}
+		if err != nil || !tt.check(cfg) {
+			t.Errorf("%s=%q: timeout %s, cap %d, error %v", tt.name, tt.value, cfg.ModelTimeout, cfg.MaxReplyBytes, err)
+		}
+	}
+}

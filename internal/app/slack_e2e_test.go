@@ -116,6 +116,9 @@ type envOptions struct {
 	// slack is the fake Slack to talk to (default: a new one); a restarted
 	// service keeps its predecessor's.
 	slack *slacktest.Server
+	// configure, when set, changes the configuration before the service
+	// opens (settings FromEnv would read, such as SWITCHBOARD_MODEL_TIMEOUT).
+	configure func(*app.Config)
 }
 
 // startSlack opens and starts the service on the database db with both the
@@ -165,6 +168,9 @@ func startSlack(tb testing.TB, db string, opts envOptions) *slackEnv {
 	}
 	if opts.discord != nil {
 		cfg.DiscordBotToken, cfg.DiscordAPIURL = opts.discord.Token, opts.discord.URL
+	}
+	if opts.configure != nil {
+		opts.configure(&cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

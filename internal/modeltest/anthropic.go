@@ -270,7 +270,7 @@ func anthropicStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[s
 		model = asString(body["model"])
 	}
 	u := f.cache.usage(body, estimate(len(f.Requests()[n-1].Body)))
-	u.OutputTokens = estimate(len(reply.Text) + len(reply.Thinking))
+	u.OutputTokens = estimate(reply.textLen() + len(reply.Thinking))
 	for _, c := range reply.ToolCalls {
 		u.OutputTokens += estimate(len(c.input()))
 	}
@@ -366,11 +366,12 @@ func anthropicStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[s
 		if !s.send("event: ping\ndata: {\"type\": \"ping\"}\n\n") {
 			return
 		}
-		for _, d := range splitWords(reply.Text) {
+		for d := range reply.textDeltas {
 			if !content(ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 				"delta": map[string]any{"type": "text_delta", "text": d}})) {
 				return
 			}
+			f.textSent.Add(int64(len(d)))
 		}
 		if !s.send(ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})) {
 			return

@@ -20,7 +20,7 @@
 // (CutAfter), malformed JSON in the stream (Malformed), an error event inside
 // the stream (StreamError), a stream held open until the test says so
 // (Block), or one that goes silent mid-answer for good (Stall). A reply
-// can stream slowly (Delay), Default sets a reply for every request that
+// can stream slowly (Delay) or be huge (Repeat), Default sets a reply for every request that
 // finds the queue empty, and OnStreamEnd tells the test when a reply's last
 // event went out.
 //
@@ -39,6 +39,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -93,7 +94,32 @@ type Reply struct {
 	// first, so a reply takes a while to stream and a test can act while it
 	// is half shown (a client that goes away ends the stream).
 	Delay time.Duration
+	// Repeat, when positive, streams Text as one whole delta Repeat times
+	// (a 1 KB Text repeated 51,200 times is a 50 MB answer in 1 KB deltas),
+	// without the fake ever holding the whole answer.
+	Repeat int
 }
+
+// textDeltas are the text deltas of a reply, in order: a word or so each,
+// or Text whole Repeat times.
+func (r Reply) textDeltas(yield func(string) bool) {
+	if r.Repeat > 0 {
+		for range r.Repeat {
+			if !yield(r.Text) {
+				return
+			}
+		}
+		return
+	}
+	for _, d := range splitWords(r.Text) {
+		if !yield(d) {
+			return
+		}
+	}
+}
+
+// textLen is the size of the reply's whole text.
+func (r Reply) textLen() int { return len(r.Text) * max(r.Repeat, 1) }
 
 // ToolCall is a tool call in a Reply.
 type ToolCall struct {
@@ -149,6 +175,9 @@ type Fake struct {
 	check  func(f *Fake, r *http.Request, body map[string]any) *apiError
 	errorf func(w http.ResponseWriter, e *apiError, retryAfter string)
 	cache  *promptCache // Anthropic's prompt cache
+
+	// textSent counts the bytes of reply text written to clients.
+	textSent atomic.Int64
 
 	mu        sync.Mutex
 	queue     []Reply
@@ -216,6 +245,11 @@ func (f *Fake) Requests() []Request {
 	defer f.mu.Unlock()
 	return append([]Request(nil), f.reqs...)
 }
+
+// TextSent is how many bytes of reply text the fake has written to its
+// clients so far, over every request: a client that goes away mid-answer
+// stops it growing.
+func (f *Fake) TextSent() int64 { return f.textSent.Load() }
 
 // Pending is the number of queued replies not yet used.
 func (f *Fake) Pending() int {

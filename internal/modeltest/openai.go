@@ -152,7 +152,7 @@ func openaiStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[stri
 		model = asString(body["model"])
 	}
 	includeUsage := asMap(body["stream_options"])["include_usage"] == true
-	u := Usage{InputTokens: estimate(len(f.Requests()[n-1].Body)), OutputTokens: estimate(len(reply.Text))}
+	u := Usage{InputTokens: estimate(len(f.Requests()[n-1].Body)), OutputTokens: estimate(reply.textLen())}
 	for _, c := range reply.ToolCalls {
 		u.OutputTokens += estimate(len(c.input()))
 	}
@@ -216,10 +216,11 @@ func openaiStream(f *Fake, w http.ResponseWriter, r *http.Request, body map[stri
 	if !s.send(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil})) {
 		return
 	}
-	for _, d := range splitWords(reply.Text) {
+	for d := range reply.textDeltas {
 		if !content(delta(map[string]any{"content": d})) {
 			return
 		}
+		f.textSent.Add(int64(len(d)))
 	}
 	for i, c := range reply.ToolCalls {
 		callID := c.ID

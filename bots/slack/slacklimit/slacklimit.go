@@ -13,6 +13,8 @@
 // https://api.slack.com/reference/block-kit/composition-objects).
 package slacklimit
 
+import "time"
+
 // A message.
 const (
 	// MessageText is the most of chat.postMessage's and chat.update's text
@@ -40,6 +42,13 @@ const (
 	// (feedback buttons) holds.
 	ContextActionsElements = 5
 )
+
+// StreamCallInterval is the least time between two streaming calls
+// (chat.appendStream, or chat.update of a reply streamed by edits) on one
+// message: chat.appendStream is a Tier 4 method (100+ a
+// minute per workspace, https://docs.slack.dev/reference/methods/chat.appendStream),
+// so a stream that called it for every delta would be rate limited.
+const StreamCallInterval = 500 * time.Millisecond
 
 // Blocks.
 const (
