@@ -370,7 +370,7 @@ type App struct {
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
-	cliProbes *cliProbes // the CLI agents' capability probes, for /readyz
+	cliProbes *cliProbes    // the CLI agents' capability probes, for /readyz
 	instance  *instanceHold // this process's hold on its instance id
 	admin     *http.Server
 	adminLn   net.Listener

@@ -76,4 +76,3 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		return nil, fmt.Errorf("DATABASE_URL: opening the store (%s): %w", desc, err)
 	}
 }
-
