@@ -56,8 +56,13 @@ type Config struct {
 	Addr        string // SWITCHBOARD_ADDR, default :8080
 	DatabaseURL string // DATABASE_URL
 	ConfigPath  string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
-	APIToken    string // SWITCHBOARD_API_TOKEN
-	Concurrency int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
+	// DefaultConfigPath is the file read when ConfigPath is empty, if it is
+	// there: ./switchboard.yaml when SWITCHBOARD_CONFIG is not set. It is
+	// watched from the start, so one created later is loaded by the next
+	// reload (the file watcher or SIGHUP).
+	DefaultConfigPath string
+	APIToken          string // SWITCHBOARD_API_TOKEN
+	Concurrency       int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
 	// TurnConcurrency is how many turns run at once on this instance
 	// (SWITCHBOARD_TURN_CONCURRENCY, default 64). Turns have slots of their
 	// own, so a delivery never waits behind long turns, and a turn mostly
@@ -255,8 +260,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.ConfigPath == "" {
-		if _, err := os.Stat("switchboard.yaml"); err == nil {
-			c.ConfigPath = "switchboard.yaml"
+		c.DefaultConfigPath = "switchboard.yaml"
+		if _, err := os.Stat(c.DefaultConfigPath); err == nil {
+			c.ConfigPath = c.DefaultConfigPath
 		}
 	}
 	return c, nil
