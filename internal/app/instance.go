@@ -120,6 +120,16 @@ func (h *instanceHold) acquire(ctx context.Context, opts instanceOptions) error 
 		waitUntil time.Time
 	)
 	poll := min(max(h.ttl/10, 50*time.Millisecond), time.Second)
+	pause := func() error {
+		t := time.NewTimer(poll)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for instance id %q (SWITCHBOARD_INSTANCE_ID) to be free: %w", h.p.InstanceID, ctx.Err())
+		case <-t.C:
+			return nil
+		}
+	}
 	for {
 		l, err := h.try(ctx, "")
 		if err == nil {
@@ -150,6 +160,10 @@ func (h *instanceHold) acquire(ctx context.Context, opts instanceOptions) error 
 			} else if !errors.Is(err, store.ErrConflict) {
 				return fmt.Errorf("taking instance id %q (SWITCHBOARD_INSTANCE_ID): %w", h.p.InstanceID, err)
 			}
+			// Another process took it first: look again.
+			if err := pause(); err != nil {
+				return err
+			}
 			continue
 		case opts.Fallback:
 			own := h.p.InstanceID + "-chat-" + randomSuffix()
@@ -175,12 +189,8 @@ func (h *instanceHold) acquire(ctx context.Context, opts instanceOptions) error 
 			// far off): treat it as alive rather than wait for ever.
 			return heldError(h.p.InstanceID, holder, h.now())
 		}
-		t := time.NewTimer(poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("waiting for instance id %q (SWITCHBOARD_INSTANCE_ID) to be free: %w", h.p.InstanceID, ctx.Err())
-		case <-t.C:
+		if err := pause(); err != nil {
+			return err
 		}
 	}
 }
