@@ -203,9 +203,15 @@ func (h *instanceHold) try(ctx context.Context, takeOver string) (*store.Instanc
 }
 
 func heldError(id string, l *store.InstanceLease, now time.Time) error {
-	return fmt.Errorf("%w: instance id %q (SWITCHBOARD_INSTANCE_ID) is held by another process: pid %d on host %s, started %s, last heartbeat %s ago; stop that process, or give this one its own SWITCHBOARD_INSTANCE_ID",
-		ErrInstanceHeld, id, l.PID, l.Host, l.StartedAt.Local().Format(time.RFC3339), now.Sub(l.HeartbeatAt).Round(time.Millisecond))
+	return &instanceHeldError{msg: fmt.Sprintf("instance id %q (SWITCHBOARD_INSTANCE_ID) is held by another process: pid %d on host %s, started %s, last heartbeat %s ago; stop that process, or give this one its own SWITCHBOARD_INSTANCE_ID",
+		id, l.PID, l.Host, l.StartedAt.Local().Format(time.RFC3339), now.Sub(l.HeartbeatAt).Round(time.Millisecond))}
 }
+
+// instanceHeldError is ErrInstanceHeld with the holder described.
+type instanceHeldError struct{ msg string }
+
+func (e *instanceHeldError) Error() string { return e.msg }
+func (e *instanceHeldError) Unwrap() error { return ErrInstanceHeld }
 
 func randomSuffix() string {
 	b := make([]byte, 3)
