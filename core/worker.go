@@ -102,7 +102,9 @@ const DefaultPollInterval = time.Second
 // WorkerID is the instance's stable name in leases: a worker that starts
 // under an id first takes back whatever a previous run under that id still
 // holds (it crashed), so a restarted instance does not wait out its own
-// leases. Two live processes must never share an id.
+// leases. Two live processes must never share an id: internal/app holds
+// the id (a store instance lease) before it starts the worker, so the take
+// back only ever takes from a process that is gone.
 type Worker struct {
 	opts      WorkerOptions
 	log       *slog.Logger

@@ -25,8 +25,8 @@ const (
 	// WorkRetention: finished work items are kept a month for inspection.
 	// Their unique keys are spent by then (see WorkPruneParams).
 	WorkRetention = 30 * 24 * time.Hour
-	// LeaseRetention: a named lease expired for this long has no holder
-	// coming back for it.
+	// LeaseRetention: a named or instance lease expired for this long has
+	// no holder coming back for it.
 	LeaseRetention = time.Hour
 )
 
@@ -108,6 +108,13 @@ func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) 
 	res.Leases, err = r.d.LeasePrune(ctx, &PruneParams{Before: now.Add(-LeaseRetention), Limit: DefaultPruneLimit})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pruning named leases: %w", err))
+	}
+	// An instance lease expired that long ago belongs to a process that
+	// died without a graceful stop (a chat's own id is never used again).
+	n, err := r.d.InstanceLeasePrune(ctx, &PruneParams{Before: now.Add(-LeaseRetention), Limit: DefaultPruneLimit})
+	res.Leases += n
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pruning instance leases: %w", err))
 	}
 	// A link code is worthless once expired: no retention.
 	res.LinkCodes, err = r.d.PersonLinkCodePrune(ctx, &PruneParams{Before: now, Limit: DefaultPruneLimit})

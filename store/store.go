@@ -472,7 +472,7 @@ type PruneParams struct {
 type SweepResult struct {
 	Inbound int // platform event ids past InboundRetention
 	Work    int // finished work items past WorkRetention
-	Leases  int // named leases expired for longer than LeaseRetention
+	Leases  int // named and instance leases expired for longer than LeaseRetention
 	// LinkCodes are !link codes past their expiry (used or not).
 	LinkCodes int
 }
@@ -847,6 +847,7 @@ type Queries interface {
 	RulebookQueries
 	ConnectionQueries
 	MCPGrantQueries
+	InstanceLeaseQueries
 	SideThreadQueries
 	RunQueries
 	RunMessageQueries

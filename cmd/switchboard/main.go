@@ -213,9 +213,15 @@ func serve(ctx context.Context, cfg app.Config) error {
 	}
 	// Up: give back what the start touched and idling does not use.
 	go memtrim.AfterStart(ctx, memtrim.Options{Logger: cfg.Logger})
+	var lost error
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
+			done = true
+		case <-a.Lost():
+			// Another process took the instance id, presuming this one
+			// dead: its work is being taken over, so this one stops.
+			lost = fmt.Errorf("instance id %q (SWITCHBOARD_INSTANCE_ID) was taken by another process: stopped", a.InstanceID())
 			done = true
 		case <-hup:
 			cfg.Logger.Info("SIGHUP: reloading the configuration")
@@ -224,7 +230,7 @@ func serve(ctx context.Context, cfg app.Config) error {
 	}
 	cfg.Logger.Info("shutting down", "grace", a.ShutdownTimeout().String())
 	stopApp(life, a, cfg.Logger)
-	return nil
+	return lost
 }
 
 // stopApp stops the service; what could not stop cleanly (turns cut off at
@@ -288,6 +294,10 @@ func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader
 	cfg.Addr = "-"
 	cfg.SlackBotToken, cfg.SlackAppToken, cfg.SlackSigningSecret = "", "", ""
 	cfg.DiscordBotToken, cfg.DiscordPublicKey = "", ""
+	// Beside a running serve on the same database (the same default
+	// instance id), chat runs under an id of its own: it never takes that
+	// process's running turns as its own.
+	cfg.InstanceIDFallback = true
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err

@@ -60,6 +60,11 @@ type Config struct {
 	// through a transaction pooler (DATABASE_LISTEN_URL).
 	DatabaseListenURL string
 	ConfigPath        string // SWITCHBOARD_CONFIG, default ./switchboard.yaml when present
+	// DefaultConfigPath is the file read when ConfigPath is empty, if it is
+	// there: ./switchboard.yaml when SWITCHBOARD_CONFIG is not set. It is
+	// watched from the start, so one created later is loaded by the next
+	// reload (the file watcher or SIGHUP).
+	DefaultConfigPath string
 	APIToken          string // SWITCHBOARD_API_TOKEN
 	Concurrency       int    // SWITCHBOARD_CONCURRENCY, default 8: work other than turns (deliveries, commands, scheduled fires) at once
 	// TurnConcurrency is how many turns run at once on this instance
@@ -79,7 +84,18 @@ type Config struct {
 	// must be stable across restarts of one instance, so a restart takes its
 	// own leases back at once, and unique among running instances. Default:
 	// the host name plus a hash of the database (see DefaultInstanceID).
+	// The process holds it while it runs (instance.go): a second process
+	// under a live id refuses to start, unless InstanceIDFallback.
 	InstanceID string
+	// InstanceIDFallback: when InstanceID is held by another live process,
+	// run under an id of its own (InstanceID-chat-XXXXXX) instead of
+	// refusing to start, and so never take over that process's turns
+	// (switchboard chat beside switchboard serve).
+	InstanceIDFallback bool
+	// StoreTimeout bounds how long the start waits for the store to answer
+	// (default 15s): a database that accepts connections and never answers
+	// stops the start with an error naming DATABASE_URL.
+	StoreTimeout time.Duration
 	// ModelIdleTimeout fails a model stream that sends nothing for this
 	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
 	// default 60s).
@@ -276,8 +292,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.ConfigPath == "" {
-		if _, err := os.Stat("switchboard.yaml"); err == nil {
-			c.ConfigPath = "switchboard.yaml"
+		c.DefaultConfigPath = "switchboard.yaml"
+		if _, err := os.Stat(c.DefaultConfigPath); err == nil {
+			c.ConfigPath = c.DefaultConfigPath
 		}
 	}
 	return c, nil
@@ -301,6 +318,9 @@ func (c *Config) defaults() {
 	}
 	if c.InstanceID == "" {
 		c.InstanceID = DefaultInstanceID(c.DatabaseURL)
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = DefaultStoreTimeout
 	}
 	if c.Env == nil {
 		c.Env = os.Getenv
@@ -339,8 +359,11 @@ func (c *Config) secrets(agents *agent.Config) []string {
 // DefaultInstanceID is the instance id when SWITCHBOARD_INSTANCE_ID is not
 // set: the host name plus a short hash of the database it serves (the
 // absolute file for SQLite), so that the same host restarting against the
-// same database is the same instance. Two processes on one host sharing one
-// database must each set SWITCHBOARD_INSTANCE_ID.
+// same database is the same instance. A second process on the host and
+// database (switchboard chat beside serve, or a second serve) finds the id
+// held (see instance.go): serve refuses to start, chat takes an id of its
+// own. Two serve processes on one host sharing one database must each set
+// SWITCHBOARD_INSTANCE_ID.
 func DefaultInstanceID(databaseURL string) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -385,7 +408,8 @@ type App struct {
 	srv       *http.Server
 	listener  net.Listener
 	mcpServer *mcpserver.Server
-	cliProbes *cliProbes // the CLI agents' capability probes, for /readyz
+	cliProbes *cliProbes    // the CLI agents' capability probes, for /readyz
+	instance  *instanceHold // this process's hold on its instance id
 	admin     *http.Server
 	adminLn   net.Listener
 	tracing   *telemetry.Tracing // built here from the environment, or nil
@@ -425,16 +449,38 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, ListenURL: cfg.DatabaseListenURL, Logger: log})
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux()}
+	version, err := st.Migrate(ctx)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("migrating: %w", err)
+	}
+	log.InfoContext(ctx, "store ready", "dialect", st.Dialect(), "schema_version", version)
+	// The instance id is held before anything leases under it: the worker
+	// takes back at start what the id holds, which is right only when the
+	// process before it under the id is gone.
+	hold, err := acquireInstance(ctx, instanceOptions{
+		Store: st, ID: cfg.InstanceID, Fallback: cfg.InstanceIDFallback, TTL: cfg.LeaseTTL,
+		Logger: log.With("part", "instance"), Now: cfg.Now,
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	cfg.InstanceID = hold.ID()
+	a := &App{cfg: cfg, log: log, Store: st, Mux: http.NewServeMux(), instance: hold}
+	fail := func(err error) (*App, error) {
+		_ = hold.release(ctx)
+		_ = st.Close()
+		return nil, err
+	}
 	if a.cfg.TracerProvider == nil {
 		a.tracing, err = telemetry.NewTracing(ctx, telemetry.TracingOptions{Getenv: cfg.Env, InstanceID: cfg.InstanceID})
 		if err != nil {
-			_ = st.Close()
-			return nil, err
+			return fail(err)
 		}
 		a.cfg.TracerProvider = a.tracing.Provider
 		if a.tracing.Enabled {
@@ -442,9 +488,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	if err := a.build(ctx, agents, mcpServers); err != nil {
-		_ = st.Close()
 		_ = a.tracing.Shutdown(ctx)
-		return nil, err
+		return fail(err)
 	}
 	return a, nil
 }
@@ -452,11 +497,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
 	a.agents.Store(agents)
-	version, err := a.Store.Migrate(ctx)
-	if err != nil {
-		return fmt.Errorf("migrating: %w", err)
-	}
-	a.log.InfoContext(ctx, "store ready", "dialect", a.Store.Dialect(), "schema_version", version)
+	var err error
 
 	a.Registry = tool.NewRegistry()
 	if err := headless.RegisterBuiltins(a.Registry); err != nil {
@@ -716,6 +757,13 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "schema version %d, want %d\n", applied, latest)
 		return
 	}
+	// A store that answers reads may still refuse every write (a full
+	// disk): the instance lease heartbeat is the write probe.
+	if err := a.instance.writable(ctx, time.Second); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "store cannot write: %s\n", redact.String(err.Error()))
+		return
+	}
 	// A store that answers pings but refuses claims (a pooler rejecting the
 	// session, a permission missing) leaves this instance unable to work.
 	if a.Worker != nil {
@@ -785,15 +833,38 @@ func (a *App) Start(ctx context.Context) error {
 			a.log.ErrorContext(ctx, "http server", "error", err)
 		}
 	}()
-	a.log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
+	a.log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "console", consoleURL(a.cfg.Env("SWITCHBOARD_PUBLIC_URL"), ln.Addr()))
 	return nil
+}
+
+// consoleURL is where the web console answers: under SWITCHBOARD_PUBLIC_URL
+// when set, else on the listener (a wildcard address as loopback, where a
+// browser on this host reaches it).
+func consoleURL(publicURL string, addr net.Addr) string {
+	if base := strings.TrimRight(strings.TrimSpace(publicURL), "/"); base != "" {
+		return base + "/"
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // ShutdownTimeout is how long Stop lets running turns finish.
 func (a *App) ShutdownTimeout() time.Duration { return a.cfg.ShutdownTimeout }
 
-// InstanceID is this instance's name in leases.
+// InstanceID is this instance's name in leases: the configured one, or,
+// with InstanceIDFallback, one of its own when that was held.
 func (a *App) InstanceID() string { return a.cfg.InstanceID }
+
+// Lost is closed when another process took this instance id, having
+// presumed this one dead (its heartbeats failed for longer than the lease
+// TTL): the process should stop, as its work is being taken over.
+func (a *App) Lost() <-chan struct{} { return a.instance.Lost() }
 
 // Addr is the address the HTTP server listens on, once started.
 func (a *App) Addr() string {
@@ -844,6 +915,11 @@ func (a *App) Stop(ctx context.Context) error {
 		if err := stops[i](ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// Everything leased under the id is released by now: the id goes last,
+	// so a restart takes it at once.
+	if err := a.instance.release(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := a.Store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the store: %w", err))

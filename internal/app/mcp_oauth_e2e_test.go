@@ -113,6 +113,9 @@ func testMCPOAuthServe(t *testing.T, db string, beside bool) {
 		}
 	}
 	bcfg := cfg
+	if beside {
+		bcfg.InstanceID = "beside" // two live processes never share an id
+	}
 	baddr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
 	bcfg.Addr, bcfg.PublicURL = baddr, "http://"+baddr
 	b, err := app.Open(context.Background(), bcfg)
@@ -293,10 +296,10 @@ func TestMCPOAuthRotateKey(t *testing.T) {
 func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
 	db := postgresDatabase(t)
 	f, _, servers, keys := oauthMCPFixture(t)
-	start := func() (*app.App, string) {
+	start := func(id string) (*app.App, string) {
 		addr := fmt.Sprintf("127.0.0.1:%d", mcptest.FreePort(t))
 		cfg := app.Config{
-			Addr: addr, DatabaseURL: db, ConfigPath: writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n"),
+			Addr: addr, DatabaseURL: db, InstanceID: id, ConfigPath: writeConfig(t, "agents:\n  - name: ana\n    model: scripted:demo\n"),
 			MCPConfigPath: servers, ReloadPoll: -1, Env: func(string) string { return "" }, Logger: testenv.Logger(t),
 		}
 		cfg.PublicURL, cfg.Keys = "http://"+addr, keys
@@ -310,8 +313,8 @@ func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
 		t.Cleanup(func() { _ = a.Stop(context.Background()) })
 		return a, addr
 	}
-	a, aAddr := start()
-	b, bAddr := start()
+	a, aAddr := start("instance-a")
+	b, bAddr := start("instance-b")
 	var authURL string
 	waitFor(t, "A to wait for an authorization", func() bool {
 		authURL = a.MCP.Status()[0].AuthorizeURL

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -93,8 +94,21 @@ func (a *App) ReloadStatus() ReloadStatus {
 	return st
 }
 
+// configPath is the agents file a reload reads: ConfigPath, or the default
+// file once it exists ("" while it does not).
+func (a *App) configPath() string {
+	if a.cfg.ConfigPath != "" || a.cfg.DefaultConfigPath == "" {
+		return a.cfg.ConfigPath
+	}
+	if _, err := os.Stat(a.cfg.DefaultConfigPath); err == nil {
+		return a.cfg.DefaultConfigPath
+	}
+	return ""
+}
+
 func (a *App) apply(ctx context.Context) error {
-	agents, err := agent.Load(a.cfg.ConfigPath, a.cfg.Env)
+	path := a.configPath()
+	agents, err := agent.Load(path, a.cfg.Env)
 	if err != nil {
 		return err
 	}
@@ -104,13 +118,13 @@ func (a *App) apply(ctx context.Context) error {
 	}
 	schedCfg, err := scheduler.ParseConfig(agents.Raw)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := checkAgentTools(agents, a.Registry, mcpServers); err != nil {
-		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := checkScheduleAgents(agents, schedCfg); err != nil {
-		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	redact.AddSecrets(a.cfg.secrets(agents)...)
 	// Core checks every agent's backend before it swaps anything.
@@ -123,7 +137,7 @@ func (a *App) apply(ctx context.Context) error {
 	a.agents.Store(agents)
 	a.Access.SetAccess(&agents.Access)
 	if err := a.Scheduler.ApplyConfig(ctx, schedCfg); err != nil {
-		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", path, err)
 	}
 	if a.started.Load() {
 		return a.reloadMCP(ctx, mcpServers)
@@ -134,8 +148,10 @@ func (a *App) apply(ctx context.Context) error {
 // watchedFiles are the configuration files a change of which reloads.
 func (a *App) watchedFiles() []string {
 	var files []string
-	if a.cfg.ConfigPath != "" {
-		files = append(files, a.cfg.ConfigPath)
+	// The default file is watched before it exists: one created after the
+	// start is loaded.
+	if f := cmp.Or(a.cfg.ConfigPath, a.cfg.DefaultConfigPath); f != "" {
+		files = append(files, f)
 	}
 	mcp := a.cfg.MCPConfigPath
 	if mcp == "" {

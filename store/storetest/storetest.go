@@ -102,6 +102,7 @@ func Run(t *testing.T, h Harness) {
 		{"Grants", s.grantTests()},
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
+		{"InstanceLeases", s.instanceLeaseTests()},
 		{"TransientFaults", s.faultTests()},
 		{"SlackInstallations", s.slackInstallationTests()},
 		{"Keys", s.keyTests()},

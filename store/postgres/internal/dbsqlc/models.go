@@ -277,6 +277,17 @@ type InboundEvent struct {
 	SeenAt   time.Time
 }
 
+type InstanceLease struct {
+	InstanceID  string
+	Holder      string
+	Host        string
+	Pid         int64
+	Process     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	ExpiresAt   time.Time
+}
+
 type LiveStream struct {
 	BindingID  uuid.UUID
 	TurnID     *uuid.UUID

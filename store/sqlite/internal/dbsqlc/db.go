@@ -339,6 +339,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.inboundRecordStmt, err = db.PrepareContext(ctx, inboundRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query InboundRecord: %w", err)
 	}
+	if q.instanceLeaseAcquireStmt, err = db.PrepareContext(ctx, instanceLeaseAcquire); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeaseAcquire: %w", err)
+	}
+	if q.instanceLeaseGetStmt, err = db.PrepareContext(ctx, instanceLeaseGet); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeaseGet: %w", err)
+	}
+	if q.instanceLeaseHeartbeatStmt, err = db.PrepareContext(ctx, instanceLeaseHeartbeat); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeaseHeartbeat: %w", err)
+	}
+	if q.instanceLeasePruneStmt, err = db.PrepareContext(ctx, instanceLeasePrune); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeasePrune: %w", err)
+	}
+	if q.instanceLeaseReleaseStmt, err = db.PrepareContext(ctx, instanceLeaseRelease); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeaseRelease: %w", err)
+	}
+	if q.instanceLeaseTakeOverStmt, err = db.PrepareContext(ctx, instanceLeaseTakeOver); err != nil {
+		return nil, fmt.Errorf("error preparing query InstanceLeaseTakeOver: %w", err)
+	}
 	if q.keyByIDStmt, err = db.PrepareContext(ctx, keyByID); err != nil {
 		return nil, fmt.Errorf("error preparing query KeyByID: %w", err)
 	}
@@ -1331,6 +1349,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing inboundRecordStmt: %w", cerr)
 		}
 	}
+	if q.instanceLeaseAcquireStmt != nil {
+		if cerr := q.instanceLeaseAcquireStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeaseAcquireStmt: %w", cerr)
+		}
+	}
+	if q.instanceLeaseGetStmt != nil {
+		if cerr := q.instanceLeaseGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeaseGetStmt: %w", cerr)
+		}
+	}
+	if q.instanceLeaseHeartbeatStmt != nil {
+		if cerr := q.instanceLeaseHeartbeatStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeaseHeartbeatStmt: %w", cerr)
+		}
+	}
+	if q.instanceLeasePruneStmt != nil {
+		if cerr := q.instanceLeasePruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeasePruneStmt: %w", cerr)
+		}
+	}
+	if q.instanceLeaseReleaseStmt != nil {
+		if cerr := q.instanceLeaseReleaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeaseReleaseStmt: %w", cerr)
+		}
+	}
+	if q.instanceLeaseTakeOverStmt != nil {
+		if cerr := q.instanceLeaseTakeOverStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing instanceLeaseTakeOverStmt: %w", cerr)
+		}
+	}
 	if q.keyByIDStmt != nil {
 		if cerr := q.keyByIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing keyByIDStmt: %w", cerr)
@@ -2245,6 +2293,12 @@ type Queries struct {
 	identityRefreshedStmt             *sql.Stmt
 	inboundPruneStmt                  *sql.Stmt
 	inboundRecordStmt                 *sql.Stmt
+	instanceLeaseAcquireStmt          *sql.Stmt
+	instanceLeaseGetStmt              *sql.Stmt
+	instanceLeaseHeartbeatStmt        *sql.Stmt
+	instanceLeasePruneStmt            *sql.Stmt
+	instanceLeaseReleaseStmt          *sql.Stmt
+	instanceLeaseTakeOverStmt         *sql.Stmt
 	keyByIDStmt                       *sql.Stmt
 	keyByLookupStmt                   *sql.Stmt
 	keyInsertStmt                     *sql.Stmt
@@ -2510,6 +2564,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		identityRefreshedStmt:             q.identityRefreshedStmt,
 		inboundPruneStmt:                  q.inboundPruneStmt,
 		inboundRecordStmt:                 q.inboundRecordStmt,
+		instanceLeaseAcquireStmt:          q.instanceLeaseAcquireStmt,
+		instanceLeaseGetStmt:              q.instanceLeaseGetStmt,
+		instanceLeaseHeartbeatStmt:        q.instanceLeaseHeartbeatStmt,
+		instanceLeasePruneStmt:            q.instanceLeasePruneStmt,
+		instanceLeaseReleaseStmt:          q.instanceLeaseReleaseStmt,
+		instanceLeaseTakeOverStmt:         q.instanceLeaseTakeOverStmt,
 		keyByIDStmt:                       q.keyByIDStmt,
 		keyByLookupStmt:                   q.keyByLookupStmt,
 		keyInsertStmt:                     q.keyInsertStmt,

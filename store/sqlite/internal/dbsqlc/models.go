@@ -275,6 +275,17 @@ type InboundEvent struct {
 	ReceivedAt int64
 }
 
+type InstanceLease struct {
+	InstanceID  string
+	Holder      string
+	Host        string
+	Pid         int64
+	Process     string
+	StartedAt   int64
+	HeartbeatAt int64
+	ExpiresAt   int64
+}
+
 type LiveStream struct {
 	BindingID  uuid.UUID
 	TurnID     uuid.NullUUID
