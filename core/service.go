@@ -111,6 +111,9 @@ type Options struct {
 	// RunProgress shows runs' progress on the platforms (nil: runs show
 	// only their result message and the API's events).
 	RunProgress RunProgress
+	// WorkRetention is how long Sweep keeps finished work items
+	// (SWITCHBOARD_WORK_RETENTION); zero is store.DefaultWorkRetention.
+	WorkRetention time.Duration
 }
 
 func (o *Options) validate() error {
@@ -131,6 +134,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("core: Options.Deciders %q must be starter or admins", o.Deciders)
 	case o.MaxTurnAttempts < 1:
 		return fmt.Errorf("core: Options.MaxTurnAttempts %d must be at least 1", o.MaxTurnAttempts)
+	case o.WorkRetention != 0 && o.WorkRetention < store.MinWorkRetention:
+		return fmt.Errorf("core: Options.WorkRetention %s must be at least %s", o.WorkRetention, store.MinWorkRetention)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		errs = append(errs, err)
 	}
 
-	swept, err := s.st.Sweep(ctx, now)
+	swept, err := s.st.Sweep(ctx, &store.SweepParams{Now: now, WorkRetention: s.opts.WorkRetention})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("sweeping the store: %w", err))
 	}

@@ -417,7 +417,7 @@ func TestSweepPrunesFinishedWork(t *testing.T) {
 		}
 		must(e.st.WorkComplete(ctx, &store.WorkLeaseParams{ID: res.Item.ID, Worker: "w", Now: e.clock.Now()}))(t)
 
-		e.clock.Advance(store.WorkRetention - time.Minute)
+		e.clock.Advance(store.DefaultWorkRetention - time.Minute)
 		must(e.sched.Sweep(ctx))(t)
 		if _, err := e.st.WorkGet(ctx, res.Item.ID); err != nil {
 			t.Fatalf("a finished item within WorkRetention must stay: %v", err)

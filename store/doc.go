@@ -58,7 +58,7 @@
 //	                 └─ WorkComplete ──────────────► done
 //
 // done and failed are final: nothing claims those items again. Sweep
-// deletes them WorkRetention after they finished.
+// deletes them the work retention (SweepParams.WorkRetention) after they finished.
 //
 // # The conversation lease
 //
@@ -168,7 +168,7 @@
 //     wrapped with ErrTransient (IsTransient); no state lives only in memory,
 //     so a restart loses nothing that was committed.
 //   - Rows pile up. Sweep deletes event ids past InboundRetention, finished
-//     work items past WorkRetention and named leases expired for longer
+//     work items past the work retention (SweepParams.WorkRetention) and named leases expired for longer
 //     than LeaseRetention, a bounded batch of each per call; core's sweep
 //     (run by the scheduler's leader) calls it.
 package store

@@ -22,9 +22,14 @@ const (
 	// InboundRetention: platforms redeliver an event within minutes (Slack
 	// retries for about an hour), so a week of event ids is ample dedupe.
 	InboundRetention = 7 * 24 * time.Hour
-	// WorkRetention: finished work items are kept a month for inspection.
-	// Their unique keys are spent by then (see WorkPruneParams).
-	WorkRetention = 30 * 24 * time.Hour
+	// DefaultWorkRetention: finished work items are kept a week for
+	// inspection unless SweepParams.WorkRetention says otherwise. Their
+	// unique keys are spent by then (see WorkPruneParams).
+	DefaultWorkRetention = 7 * 24 * time.Hour
+	// MinWorkRetention is the shortest WorkRetention: a finished item must
+	// outlive the redeliveries and retries that could enqueue its unique
+	// key again.
+	MinWorkRetention = time.Hour
 	// LeaseRetention: a named or instance lease expired for this long has
 	// no holder coming back for it.
 	LeaseRetention = time.Hour
@@ -35,6 +40,9 @@ const (
 	DefaultMaxAttempts = 3    // WorkEnqueueParams.MaxAttempts
 	DefaultListLimit   = 100  // the bounded lists (due schedules, expired approvals and leases)
 	DefaultPruneLimit  = 1000 // PruneParams.Limit, WorkPruneParams.Limit
+	// SweepBudget bounds one Sweep's deleting: batches run one after the
+	// other until a batch comes back short or this much time has passed.
+	SweepBudget = 10 * time.Second
 )
 
 // Options configures New.
@@ -88,20 +96,34 @@ func (r *ruled) InTx(ctx context.Context, fn func(q Queries) error) error {
 	})
 }
 
-func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) {
+func (r *ruled) Sweep(ctx context.Context, p *SweepParams) (*SweepResult, error) {
+	now, retention := p.Now, p.WorkRetention
 	if now.IsZero() {
 		now = r.now()
+	}
+	if retention == 0 {
+		retention = DefaultWorkRetention
+	}
+	if retention < MinWorkRetention {
+		return nil, fmt.Errorf("sweeping: %w: WorkRetention %s is under the minimum %s", ErrInvalid, retention, MinWorkRetention)
 	}
 	var (
 		res  SweepResult
 		errs []error
 		err  error
 	)
-	res.Inbound, err = r.d.InboundPrune(ctx, &PruneParams{Before: now.Add(-InboundRetention), Limit: DefaultPruneLimit})
+	// Deleting runs against the clock of the process, not the sweep's now:
+	// a test's frozen clock must not make the budget endless.
+	deadline := time.Now().Add(SweepBudget)
+	res.Inbound, err = pruneAll(ctx, deadline, func() (int, error) {
+		return r.d.InboundPrune(ctx, &PruneParams{Before: now.Add(-InboundRetention), Limit: DefaultPruneLimit})
+	})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pruning inbound event ids: %w", err))
 	}
-	res.Work, err = r.d.WorkPrune(ctx, &WorkPruneParams{FinishedBefore: now.Add(-WorkRetention), Limit: DefaultPruneLimit})
+	res.Work, err = pruneAll(ctx, deadline, func() (int, error) {
+		return r.d.WorkPrune(ctx, &WorkPruneParams{FinishedBefore: now.Add(-retention), Limit: DefaultPruneLimit})
+	})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pruning finished work: %w", err))
 	}
@@ -122,6 +144,22 @@ func (r *ruled) Sweep(ctx context.Context, now time.Time) (*SweepResult, error) 
 		errs = append(errs, fmt.Errorf("pruning link codes: %w", err))
 	}
 	return &res, errors.Join(errs...)
+}
+
+// pruneAll runs one batch of a prune after another until a batch comes back
+// short of DefaultPruneLimit (nothing left), the deadline passes or ctx
+// ends. At 1,000 rows a batch, a store keeps up with tens of thousands of
+// finished rows a second; a fixed batch a sweep (once a minute) kept up
+// with 17.
+func pruneAll(ctx context.Context, deadline time.Time, batch func() (int, error)) (int, error) {
+	total := 0
+	for {
+		n, err := batch()
+		total += n
+		if err != nil || n < DefaultPruneLimit || time.Now().After(deadline) || ctx.Err() != nil {
+			return total, err
+		}
+	}
 }
 
 func (r *ruled) Publish(ctx context.Context, topic, payload string) error {

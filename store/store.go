@@ -468,6 +468,14 @@ type PruneParams struct {
 	Limit  int       // 0 means 1000
 }
 
+// SweepParams says what Sweep deletes.
+type SweepParams struct {
+	Now time.Time
+	// WorkRetention is how long finished work items are kept; zero means
+	// DefaultWorkRetention.
+	WorkRetention time.Duration
+}
+
 // SweepResult counts what Sweep deleted.
 type SweepResult struct {
 	Inbound int // platform event ids past InboundRetention
@@ -877,12 +885,14 @@ type Store interface {
 	// GroupBehind(ctx) are grouped apart, behind the others (GroupAhead).
 	InTxGroup(ctx context.Context, fn func(q Queries) error) error
 
-	// Sweep deletes the spine's rows that are no longer needed as of now:
-	// platform event ids past InboundRetention, finished work items past
-	// WorkRetention, named leases expired for longer than LeaseRetention. It
-	// deletes a bounded batch of each; a later sweep takes the rest. Like
-	// Dex's GarbageCollect, it is safe to run on every instance at once.
-	Sweep(ctx context.Context, now time.Time) (*SweepResult, error)
+	// Sweep deletes the spine's rows that are no longer needed as of
+	// p.Now: platform event ids past InboundRetention, finished work items
+	// past p.WorkRetention, named leases expired for longer than
+	// LeaseRetention. It deletes in batches until none is left or
+	// SweepBudget has passed, so it keeps up with any rate a store can
+	// write at; a later sweep takes what the budget left. Like Dex's
+	// GarbageCollect, it is safe to run on every instance at once.
+	Sweep(ctx context.Context, p *SweepParams) (*SweepResult, error)
 }
 
 // Driver is what a database driver implements: it runs the queries and maps

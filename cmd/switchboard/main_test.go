@@ -41,6 +41,8 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LEASE_TTL": "15"}, "SWITCHBOARD_LEASE_TTL"},
 		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LEASE_TTL": "500ms"}, "SWITCHBOARD_LEASE_TTL"},
 		{[]string{"serve"}, map[string]string{"SWITCHBOARD_SHUTDOWN_TIMEOUT": "soon"}, "SWITCHBOARD_SHUTDOWN_TIMEOUT"},
+		{[]string{"serve"}, map[string]string{"SWITCHBOARD_WORK_RETENTION": "10m"}, "SWITCHBOARD_WORK_RETENTION"},
+		{[]string{"serve"}, map[string]string{"SWITCHBOARD_WORK_RETENTION": "a week"}, "SWITCHBOARD_WORK_RETENTION"},
 		{[]string{"serve"}, map[string]string{"SWITCHBOARD_LOG_FORMAT": "xml"}, "SWITCHBOARD_LOG_FORMAT"},
 		{[]string{"serve"}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 		{[]string{"bench", "-short", "fastest"}, nil, `unknown figure "fastest"`},

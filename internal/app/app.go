@@ -96,6 +96,9 @@ type Config struct {
 	// (default 15s): a database that accepts connections and never answers
 	// stops the start with an error naming DATABASE_URL.
 	StoreTimeout time.Duration
+	// WorkRetention is how long finished work items are kept before the
+	// sweep deletes them (SWITCHBOARD_WORK_RETENTION, default 7 days).
+	WorkRetention time.Duration
 	// ModelIdleTimeout fails a model stream that sends nothing for this
 	// long, as a dropped connection (SWITCHBOARD_MODEL_IDLE_TIMEOUT,
 	// default 60s).
@@ -262,6 +265,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s: %q must be a duration of at least 1s, such as 15s or 1m", d.name, v)
 		}
 		*d.into = n
+	}
+	if v := getenv("SWITCHBOARD_WORK_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < store.MinWorkRetention {
+			return c, fmt.Errorf("SWITCHBOARD_WORK_RETENTION: %q must be a duration of at least %s, such as 24h or 168h", v, store.MinWorkRetention)
+		}
+		c.WorkRetention = d
 	}
 	if v := getenv("SWITCHBOARD_MEMORY_BUDGET"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -568,19 +578,20 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 		}
 	}
 	a.Service, err = core.New(core.Options{
-		Hub:       hub,
-		People:    a.People,
-		Deliverer: fwd,
-		Store:     a.Store,
-		Agents:    agents,
-		Registry:  reg,
-		Tools:     a.ToolsFor,
-		Skills:    a.Skills,
-		Memory:    a.Memory,
-		Logger:    a.log,
-		Now:       cfg.Now,
-		LeaseTTL:  cfg.LeaseTTL,
-		Model:     cfg.modelOptions(),
+		WorkRetention: cfg.WorkRetention,
+		Hub:           hub,
+		People:        a.People,
+		Deliverer:     fwd,
+		Store:         a.Store,
+		Agents:        agents,
+		Registry:      reg,
+		Tools:         a.ToolsFor,
+		Skills:        a.Skills,
+		Memory:        a.Memory,
+		Logger:        a.log,
+		Now:           cfg.Now,
+		LeaseTTL:      cfg.LeaseTTL,
+		Model:         cfg.modelOptions(),
 		// Keys and endpoints come from the settings, never from core.
 		Credentials: cfg.modelCredentials(),
 		RunProgress: fwd, // runs show their progress where they came from

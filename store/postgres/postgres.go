@@ -56,6 +56,10 @@ type Options struct {
 	// Now supplies the time when a call's Now is zero (store.Options.Now).
 	// Default time.Now.
 	Now func() time.Time
+
+	// tracer sees every query of the main pool: the plan tests read the
+	// SQL and arguments of a call from it.
+	tracer pgx.QueryTracer
 }
 
 const maxSchemaLen = 40
@@ -219,6 +223,9 @@ func poolConfig(opts Options) (*pgxpool.Config, error) {
 	}
 	if opts.SimpleProtocol {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	if opts.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.tracer
 	}
 	if opts.Schema != "" {
 		// validSchema admits only names that need no quoting.

@@ -123,7 +123,7 @@ func (s suite) testInstanceLeaseReleasePrune(t *testing.T) {
 
 	_, err = st.InstanceLeaseAcquire(ctx, instanceParams("old", "c", 3, ttl, t0.Add(-2*time.Hour)))
 	noErr(t, err, "acquiring an id long ago")
-	res, err := st.Sweep(ctx, t0.Add(2*time.Second))
+	res, err := st.Sweep(ctx, &store.SweepParams{Now: t0.Add(2 * time.Second)})
 	noErr(t, err, "sweeping")
 	isTrue(t, res.Leases >= 1, "sweep counted %d leases, want the long-expired instance lease", res.Leases)
 	_, err = st.InstanceLeaseGet(ctx, "old")

@@ -167,14 +167,14 @@ func (s suite) testPersonLinkCodeSweep(t *testing.T) {
 	_, err := st.PersonLinkCodeUse(ctx, &store.PersonLinkCodeUseParams{CodeHash: "used", Now: clk.Now()})
 	noErr(t, err, "using a code")
 
-	res, err := st.Sweep(ctx, clk.Now())
+	res, err := st.Sweep(ctx, &store.SweepParams{Now: clk.Now()})
 	noErr(t, err, "sweeping before any code expired")
 	eq(t, res.LinkCodes, 0, "link codes swept before their expiry")
 
-	res, err = st.Sweep(ctx, clk.Advance(10*time.Minute))
+	res, err = st.Sweep(ctx, &store.SweepParams{Now: clk.Advance(10 * time.Minute)})
 	noErr(t, err, "sweeping")
 	eq(t, res.LinkCodes, 2, "link codes swept (the used and the unused one past their expiry)")
-	again, err := st.Sweep(ctx, clk.Now())
+	again, err := st.Sweep(ctx, &store.SweepParams{Now: clk.Now()})
 	noErr(t, err, "sweeping again")
 	eq(t, again.LinkCodes, 0, "link codes swept by a second sweep")
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ func RunSchedule(t *testing.T, h Harness) {
 		{"Runs", s.testScheduleRuns},
 		{"UsageTotal", s.testScheduleUsage},
 		{"Sweep", s.testSweep},
+		{"SweepKeepsUp", s.testSweepKeepsUp},
+		{"SweepRetention", s.testSweepRetention},
 		{"Prune", s.testSchedulePrune},
 	}
 	for _, tc := range tests {
@@ -460,6 +463,63 @@ func (s suite) testScheduleUsage(t *testing.T) {
 	eq(t, got.Tokens(), int64(342), "the loop's budgeted tokens count cache reads and writes")
 }
 
+// testSweepKeepsUp: one sweep deletes every finished item past retention,
+// batch after batch, not one batch: at one batch of 1,000 a minute a store
+// finishing more than 17 items a second grew without bound.
+func (s suite) testSweepKeepsUp(t *testing.T) {
+	st := s.newStore(t)
+	ctx, clk := ctxFor(t), newClock()
+	const n = store.DefaultPruneLimit*2 + 150
+	for range n {
+		_, err := st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "sweep_bulk", Now: clk.Now()})
+		noErr(t, err, "enqueueing")
+	}
+	finished := 0
+	for finished < n {
+		items, err := st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w", Kinds: []string{"sweep_bulk"}, Limit: 500, LeaseTTL: time.Minute, Now: clk.Now()})
+		noErr(t, err, "claiming")
+		ids := make([]uuid.UUID, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
+		_, err = st.WorkCompleteMany(ctx, &store.WorkCompleteManyParams{IDs: ids, Worker: "w", Now: clk.Now()})
+		noErr(t, err, "completing")
+		finished += len(items)
+	}
+	res, err := st.Sweep(ctx, &store.SweepParams{Now: clk.Advance(store.DefaultWorkRetention + time.Minute)})
+	noErr(t, err, "sweeping")
+	eq(t, res.Work, n, "finished items one sweep deleted")
+	left, err := st.WorkList(ctx, &store.WorkListParams{Kind: "sweep_bulk"})
+	noErr(t, err, "listing")
+	eq(t, len(left), 0, "items left after the sweep")
+}
+
+// testSweepRetention: SweepParams.WorkRetention replaces the default, and
+// one under the minimum is refused, naming it.
+func (s suite) testSweepRetention(t *testing.T) {
+	st := s.newStore(t)
+	ctx, clk := ctxFor(t), newClock()
+	res, err := st.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "sweep_ret", Now: clk.Now()})
+	noErr(t, err, "enqueueing")
+	_, err = st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w", Kinds: []string{"sweep_ret"}, Limit: 1, LeaseTTL: time.Minute, Now: clk.Now()})
+	noErr(t, err, "claiming")
+	_, err = st.WorkComplete(ctx, &store.WorkLeaseParams{ID: res.Item.ID, Worker: "w", Now: clk.Now()})
+	noErr(t, err, "completing")
+
+	swept, err := st.Sweep(ctx, &store.SweepParams{Now: clk.Advance(90 * time.Minute), WorkRetention: 2 * time.Hour})
+	noErr(t, err, "sweeping within the retention")
+	eq(t, swept.Work, 0, "items swept within a 2h retention")
+	swept, err = st.Sweep(ctx, &store.SweepParams{Now: clk.Advance(time.Hour), WorkRetention: 2 * time.Hour})
+	noErr(t, err, "sweeping past the retention")
+	eq(t, swept.Work, 1, "items swept past a 2h retention")
+
+	_, err = st.Sweep(ctx, &store.SweepParams{Now: clk.Now(), WorkRetention: time.Minute})
+	errIs(t, err, store.ErrInvalid, "a retention under the minimum")
+	if err == nil || !strings.Contains(err.Error(), "WorkRetention") {
+		t.Errorf("the error %v should name WorkRetention", err)
+	}
+}
+
 // testSweep: the spine's Sweep deletes event ids, finished work (keyed and
 // failed items too) and expired named leases past their retention, and
 // keeps what is recent or live.
@@ -492,7 +552,7 @@ func (s suite) testSweep(t *testing.T) {
 	isTrue(t, ok, "the lease was free")
 
 	// Past every retention window for the old rows, within it for the new.
-	cut := clk.Advance(store.WorkRetention + time.Hour)
+	cut := clk.Advance(store.DefaultWorkRetention + time.Hour)
 	_, err = st.InboundRecord(ctx, &store.InboundRecordParams{Platform: "slack", EventID: "new", Now: cut})
 	noErr(t, err, "recording a new event")
 	doneNew := finish(nil, false)
@@ -500,10 +560,10 @@ func (s suite) testSweep(t *testing.T) {
 	noErr(t, err, "taking a live lease")
 	isTrue(t, ok, "the live lease was free")
 
-	res, err := st.Sweep(ctx, cut)
+	res, err := st.Sweep(ctx, &store.SweepParams{Now: cut})
 	noErr(t, err, "sweeping")
 	eq(t, *res, store.SweepResult{Inbound: 1, Work: 3, Leases: 1}, "rows swept")
-	again, err := st.Sweep(ctx, cut)
+	again, err := st.Sweep(ctx, &store.SweepParams{Now: cut})
 	noErr(t, err, "sweeping again")
 	eq(t, *again, store.SweepResult{}, "rows swept by a second sweep")
 
