@@ -855,8 +855,9 @@ func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCa
 // waits for, from its execution state:
 //
 //   - its handler runs (marker executing): the server;
-//   - a pending approval or question: a person; an approved one that has
-//     not run yet: the server, which runs it next;
+//   - a pending approval or question: a person; a decided one whose call
+//     has not run yet (approved, or expired): the server, which runs it
+//     or records that nobody answered;
 //   - a frontend tool of the context (the turn handed it to the client, or
 //     left it for the client): the client;
 //   - anything else (a server tool's call not started yet, a tool the
@@ -864,19 +865,22 @@ func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCa
 func (s *Service) waitingFor(ctx context.Context, q store.Queries, conv uuid.UUID, ctxName tool.ContextName, c ToolCallContent) (string, error) {
 	x, err := q.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: conv, CallID: c.CallID})
 	switch {
-	case err == nil && x.State == store.ToolExecuting:
-		return WaitingForServer, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
+		x = nil
+	case err != nil:
 		return "", fmt.Errorf("reading the state of call %q: %w", c.CallID, err)
+	case x.State == store.ToolExecuting:
+		return WaitingForServer, nil
 	}
 	ap, err := q.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: c.CallID})
 	switch {
-	case err == nil && ap.Status == store.ApprovalPending:
-		return WaitingForPerson, nil
-	case err == nil:
-		return WaitingForServer, nil
-	case !errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
 		return "", fmt.Errorf("finding approval for call %q: %w", c.CallID, err)
+	case ap.Status == store.ApprovalPending:
+		return WaitingForPerson, nil
+	case x == nil:
+		return WaitingForServer, nil
 	}
 	if s.frontendIn(ctxName, c.Name) {
 		return WaitingForClient, nil
