@@ -1143,9 +1143,13 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 			}
 		case ap.Status == store.ApprovalApproved && ap.Kind == store.ApprovalConfirm:
 			// The person who approved it stays on the row as who decided.
-			if _, err := t.execute(ctx, c, tl, verdict{Decision: string(tool.DecisionConfirm)}); err != nil {
+			// A frontend tool's call is handed to the client: the turn
+			// waits for it.
+			w, err := t.execute(ctx, c, tl, verdict{Decision: string(tool.DecisionConfirm)})
+			if err != nil {
 				return false, err
 			}
+			waiting = waiting || w
 		default:
 			// Answered or denied: the decision appended the result already.
 		}

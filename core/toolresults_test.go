@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -239,5 +240,53 @@ func TestReplyStartingWithOwnNameIsStoredOnce(t *testing.T) {
 		if got := kinds(entries(t, s.st, conv.ID, false)); got != "user,assistant" || copies != 1 {
 			t.Fatalf("log = %s with %d copies of the reply; want the reply stored once", got, copies)
 		}
+	})
+}
+
+// TestApprovedFrontendCallIsTheClients: a frontend tool that needs a
+// confirmation waits for the person first; once approved, the server hands
+// it to the client, whose result is then taken.
+func TestApprovedFrontendCallIsTheClients(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
+		in := s.startWith(t, `
+turns:
+  - after_tool: pick_file
+    text: "Got {{last_user}}"
+  - tool_calls:
+      - {name: pick_file, input: {folder: docs}}
+`, func(r *tool.Registry) {
+			tool.MustRegister(r, tool.Def{Name: "pick_file", Description: "the client picks a file", Risk: tool.RiskHigh, Tier: tool.TierFrontend},
+				func(context.Context, *tool.Request, struct {
+					Folder string `json:"folder"`
+				}) (lookupOut, error) {
+					return lookupOut{}, tool.PauseWith(tool.Pause{Kind: tool.PauseFrontend, Prompt: "Pick a file"})
+				})
+		})
+		ctx := context.Background()
+		conv, err := in.svc.CreateConversation(ctx, "", "api", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.svc.PostMessage(ctx, conv.ID, "alice", "pick one"); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, s.st, conv.ID, store.ConversationPaused)
+		pending, err := in.svc.PendingCalls(ctx, conv.ID)
+		if err != nil || len(pending) != 1 || pending[0].WaitingFor != core.WaitingForPerson {
+			t.Fatalf("pending = %+v, %v; want the call waiting for the person's confirmation", pending, err)
+		}
+		if _, err := in.svc.Act(ctx, &core.Action{ConversationID: conv.ID, CallID: pending[0].CallID, Value: "approve", UserID: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the approved call to be handed to the client", func() bool {
+			p, err := in.svc.PendingCalls(ctx, conv.ID)
+			return err == nil && len(p) == 1 && p[0].WaitingFor == core.WaitingForClient
+		})
+		waitStatus(t, s.st, conv.ID, store.ConversationPaused)
+		if _, err := in.svc.PostToolResults(ctx, conv.ID, "alice", []core.ToolResultInput{{CallID: pending[0].CallID, Output: json.RawMessage(`"notes.txt"`)}}); err != nil {
+			t.Fatalf("the client's result for the approved frontend call: %v; want it taken", err)
+		}
+		waitStatus(t, s.st, conv.ID, store.ConversationIdle)
 	})
 }
