@@ -66,6 +66,15 @@
 //	resumed turn, call without a result:
 //	  no marker          → run it (it never started)
 //	  marker present     → append an interrupted is_error result; never re-run
+//	                       (a marker still executing ends "interrupted" in
+//	                       the same commit)
+//
+// A pending call waits for the server (its marker is executing, or it is a
+// server tool's call not run yet, or an approved one), for a person (a
+// pending approval or question) or for a client (a frontend tool of the
+// conversation's context). PostToolResults takes a result only for the
+// last (ErrNotForClient, ErrNeedsPerson, ErrNotPending otherwise), so a
+// client never answers for a tool the server runs.
 //
 // The call id (tool.Request.CallID) is the call's idempotency key for tools.
 //

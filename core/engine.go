@@ -76,6 +76,9 @@ type turn struct {
 	// concurrently.
 	fmu      sync.Mutex
 	failures map[string]int
+	// stopped is the line that ends the turn once the guard stopped a call
+	// for failing again and again ("" while none was); fmu guards it.
+	stopped string
 	// memory is the turn's memory text (see loadMemory), read once.
 	memory       string
 	memoryLoaded bool
@@ -515,6 +518,17 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		if err != nil {
 			return turnDone, err
 		}
+		if line := t.stoppedLine(); line != "" {
+			// The guard stopped a call that kept failing: the turn ends
+			// here, with one line saying why, and no more model calls.
+			if err := t.s.fail(ctx, t.conv.ID, t.item, line, false, t.td, t.args); err != nil {
+				return turnDone, err
+			}
+			if waiting {
+				return turnPaused, nil
+			}
+			return turnDone, nil
+		}
 		if waiting {
 			return turnPaused, nil
 		}
@@ -664,6 +678,12 @@ func shorten(s string, n int) string {
 // reply, on the turn's last step, is its final text: what it causes (the
 // agents it wakes, the loop guard's count) commits with it (see replied).
 func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry, reply *string) ([]*store.Entry, error) {
+	return t.commitWith(ctx, u, step, reply, nil)
+}
+
+// commitWith is commit with also, when set, run in the same transaction
+// after the entries are appended.
+func (t *turn) commitWith(ctx context.Context, u *store.Usage, step []pendingEntry, reply *string, also func(q store.Queries) error) ([]*store.Entry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var appended []*store.Entry
@@ -691,6 +711,11 @@ func (t *turn) commit(ctx context.Context, u *store.Usage, step []pendingEntry, 
 					appended = append(appended, e)
 					visible = visible || Visible(e)
 				}
+			}
+		}
+		if also != nil {
+			if err := also(q); err != nil {
+				return err
 			}
 		}
 		if reply != nil {
@@ -785,6 +810,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCallContent) (bool, error) {
 		return false, t.record(ctx, c, tool.UnknownTool(c.Name), policyDenied)
 	}
 	if n := t.failedBefore(c); n >= maxSameFailures {
+		t.stop(c, n)
 		return false, t.record(ctx, c, repeatedFailure(c, n), verdict{DecidedBy: store.DecidedBySystem, Outcome: store.AuditCancelled})
 	}
 	decision := t.s.settings().policies.For(t.agent.Name, t.workspace).Decide(c.Name, tl.Risk(), t.meta.Context)
@@ -814,6 +840,9 @@ type verdict struct {
 	Decision  string // "" keeps the row's
 	DecidedBy string // "" keeps the row's
 	Outcome   store.AuditOutcome
+	// interrupted: an earlier run started the call and was cut off; its
+	// marker ends as interrupted in the commit that records the result.
+	interrupted bool
 }
 
 var policyDenied = verdict{Decision: string(tool.DecisionDeny), DecidedBy: store.DecidedByPolicy, Outcome: store.AuditDenied}
@@ -833,7 +862,9 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 	}
 	if !started.Started {
 		// Whether it ran is unknown: audited as failed, and no notify line.
+		// A marker still executing ends as interrupted with the result.
 		v.Outcome = store.AuditFailed
+		v.interrupted = started.Execution.State == store.ToolExecuting
 		return false, t.record(ctx, c, interrupted(started.Execution), v)
 	}
 	t.status("is running " + c.Name + "…")
@@ -940,7 +971,18 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 		// (interrupted, cancelled) ran, if at all, in an earlier run: no line.
 		step = append(step, pendingEntry{store.EntrySystem, notice(c)})
 	}
-	if _, err := t.commit(ctx, nil, step, nil); err != nil {
+	var also func(q store.Queries) error
+	if v.interrupted {
+		also = func(q store.Queries) error {
+			if _, err := q.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{
+				ConversationID: t.conv.ID, CallID: c.CallID, State: store.ToolInterrupted, Now: t.s.now(),
+			}); err != nil {
+				return fmt.Errorf("marking call %s interrupted: %w", c.CallID, err)
+			}
+			return nil
+		}
+	}
+	if _, err := t.commitWith(ctx, nil, step, nil, also); err != nil {
 		return err
 	}
 	var detail json.RawMessage
@@ -1091,7 +1133,13 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			if tl.Tier() == tool.TierFrontend {
-				waiting = true // the client posts the result
+				// The client posts the result. A hand-over cut off before
+				// its marker ended (the handler only hands the call over)
+				// is ended now, so the call shows as the client's.
+				if x, err := t.s.st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: t.conv.ID, CallID: c.CallID}); err == nil && x.State == store.ToolExecuting {
+					t.finished(ctx, c)
+				}
+				waiting = true
 				continue
 			}
 			// A server call with no result and no request yet (a card's tool
@@ -1112,9 +1160,13 @@ func (t *turn) resolvePending(ctx context.Context, pending map[string]pendingCal
 			}
 		case ap.Status == store.ApprovalApproved && ap.Kind == store.ApprovalConfirm:
 			// The person who approved it stays on the row as who decided.
-			if _, err := t.execute(ctx, c, tl, verdict{Decision: string(tool.DecisionConfirm)}); err != nil {
+			// A frontend tool's call is handed to the client: the turn
+			// waits for it.
+			w, err := t.execute(ctx, c, tl, verdict{Decision: string(tool.DecisionConfirm)})
+			if err != nil {
 				return false, err
 			}
+			waiting = waiting || w
 		default:
 			// Answered or denied: the decision appended the result already.
 		}

@@ -33,6 +33,12 @@ var ErrNotPending = errors.New("tool call is not pending")
 // would stand in for the decision and skip the tool.
 var ErrNeedsPerson = errors.New("tool call waits for a person's decision")
 
+// ErrNotForClient is returned for a result posted to a call that no client
+// is asked to answer: a server tool's call (running, or about to run on the
+// server), or a call of a tool that is not a frontend tool in the
+// conversation's context. Only the server records such a call's result.
+var ErrNotForClient = errors.New("tool call is not waiting for a client")
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
@@ -723,6 +729,11 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 			return err
 		}
 		pending := pendingCalls(ml.entries)
+		c, err := q.ConversationGet(ctx, conv)
+		if err != nil {
+			return fmt.Errorf("reading conversation %s: %w", conv, err)
+		}
+		ctxName := metaOf(c).Context
 		seen := map[string]bool{}
 		for _, r := range results {
 			call, ok := pending[r.CallID]
@@ -730,10 +741,13 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNotPending)
 			}
 			seen[r.CallID] = true
-			if _, err := q.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: r.CallID}); err == nil {
+			switch w, err := s.waitingFor(ctx, q, conv, ctxName, call.ToolCallContent); {
+			case err != nil:
+				return err
+			case w == WaitingForPerson:
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNeedsPerson)
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("finding approval for call %q: %w", r.CallID, err)
+			case w != WaitingForClient:
+				return fmt.Errorf("call %q (%s): %w: %s runs on the server, which records its result", r.CallID, call.Name, ErrNotForClient, call.Name)
 			}
 			out := r.Output
 			if len(out) == 0 || !json.Valid(out) {
@@ -860,15 +874,28 @@ func title(text string) string {
 	return text
 }
 
+// What a pending call waits for (PendingCall.WaitingFor).
+const (
+	// WaitingForClient: a frontend tool's call, handed to the live client,
+	// which posts its result (PostToolResults).
+	WaitingForClient = "client"
+	// WaitingForPerson: a confirmation or a question; only the person's
+	// answer settles it (Act).
+	WaitingForPerson = "person"
+	// WaitingForServer: a server tool's call, running or about to run on
+	// the server, which records its result; nobody else may.
+	WaitingForServer = "server"
+)
+
 // PendingCall is a tool call waiting for a result, as clients see it.
 type PendingCall struct {
 	CallID string          `json:"call_id"`
 	Name   string          `json:"name"`
 	Input  json.RawMessage `json:"input"`
 	Seq    int64           `json:"seq"`
-	// WaitingFor is "client" (a frontend tool: post the result) or "person"
+	// WaitingFor is "client" (a frontend tool: post the result), "person"
 	// (a question or approval: only the person's answer on the platform
-	// settles it).
+	// settles it) or "server" (the server runs it and records its result).
 	WaitingFor string `json:"waiting_for"`
 }
 
@@ -884,18 +911,69 @@ func (s *Service) PendingCallsAt(ctx context.Context, conv uuid.UUID, at int64) 
 	if err != nil {
 		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
 	}
+	c, err := s.st.ConversationGet(ctx, conv)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation %s: %w", conv, err)
+	}
+	ctxName := metaOf(c).Context
 	out := []PendingCall{}
 	for _, p := range pendingCalls(ml.entries) {
-		pc := PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: "client"}
-		if _, err := s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: p.CallID}); err == nil {
-			pc.WaitingFor = "person"
-		} else if !errors.Is(err, store.ErrNotFound) {
+		w, err := s.waitingFor(ctx, s.st, conv, ctxName, p.ToolCallContent)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, pc)
+		out = append(out, PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: w})
 	}
 	slices.SortFunc(out, func(a, b PendingCall) int { return int(a.Seq - b.Seq) })
 	return out, nil
+}
+
+// waitingFor says what a pending call of conv, which runs in ctxName,
+// waits for, from its execution state:
+//
+//   - its handler runs (marker executing): the server;
+//   - a pending approval or question: a person; a decided one whose call
+//     has not run yet (approved, or expired): the server, which runs it
+//     or records that nobody answered;
+//   - a frontend tool of the context (the turn handed it to the client, or
+//     left it for the client): the client;
+//   - anything else (a server tool's call not started yet, a tool the
+//     context does not offer as a frontend tool): the server.
+func (s *Service) waitingFor(ctx context.Context, q store.Queries, conv uuid.UUID, ctxName tool.ContextName, c ToolCallContent) (string, error) {
+	x, err := q.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: conv, CallID: c.CallID})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		x = nil
+	case err != nil:
+		return "", fmt.Errorf("reading the state of call %q: %w", c.CallID, err)
+	case x.State == store.ToolExecuting:
+		return WaitingForServer, nil
+	}
+	ap, err := q.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: c.CallID})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return "", fmt.Errorf("finding approval for call %q: %w", c.CallID, err)
+	case ap.Status == store.ApprovalPending:
+		return WaitingForPerson, nil
+	case x == nil:
+		return WaitingForServer, nil
+	}
+	if s.frontendIn(ctxName, c.Name) {
+		return WaitingForClient, nil
+	}
+	return WaitingForServer, nil
+}
+
+// frontendIn reports whether the tool name is offered as a frontend tool
+// in ctxName: only such a call's result may come from a client.
+func (s *Service) frontendIn(ctxName tool.ContextName, name string) bool {
+	for _, tl := range s.opts.Tools(ctxName) {
+		if tl.Name() == name {
+			return tl.Tier() == tool.TierFrontend
+		}
+	}
+	return false
 }
 
 // settleAudit records a call's outcome on its audit row. A call without one

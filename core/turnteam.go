@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/route"
@@ -167,7 +168,9 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 	if err := t.queueNext(ctx, q); err != nil {
 		return nil, err
 	}
-	if len(route.Addressed(text, s.agentNames())) == 0 {
+	// A reply that opens with the agent's own name ("atlas: …") names
+	// nobody else: it is the reply, stored once, not a message to itself.
+	if !slices.ContainsFunc(route.Addressed(text, s.agentNames()), func(n string) bool { return n != t.agent.Name }) {
 		return nil, nil
 	}
 	// A reply that names agents is a message to them, admitted as a
@@ -278,6 +281,23 @@ func (t *turn) ran(c ToolCallContent, res tool.Result) {
 	if c.Name == DoneToolName {
 		t.done = true
 	}
+}
+
+// stop notes that the guard stopped c after n failures: the turn ends
+// after this step (see stoppedLine). The first stop's line is kept.
+func (t *turn) stop(c ToolCallContent, n int) {
+	t.fmu.Lock()
+	defer t.fmu.Unlock()
+	if t.stopped == "" {
+		t.stopped = fmt.Sprintf("Stopped: the tool %s failed %d times in a row with the same input, so this turn ends here. Send a message to go on.", c.Name, n)
+	}
+}
+
+// stoppedLine is the line that ends the turn after a stop ("" for none).
+func (t *turn) stoppedLine() string {
+	t.fmu.Lock()
+	defer t.fmu.Unlock()
+	return t.stopped
 }
 
 // repeatedFailure is the result of a call stopped for failing too often.

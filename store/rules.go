@@ -679,8 +679,22 @@ func (q checked) ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinish
 		return nil, invalidf("finishing a tool call: empty CallID")
 	}
 	c := *p
+	switch c.State {
+	case "":
+		c.State = ToolFinished
+	case ToolFinished, ToolInterrupted:
+	default:
+		return nil, invalidf("finishing tool call %s: State %q must be %q or %q", p.CallID, p.State, ToolFinished, ToolInterrupted)
+	}
 	c.Now = q.at(c.Now)
 	return q.Queries.ToolExecutionFinish(ctx, &c)
+}
+
+func (q checked) ToolExecutionGet(ctx context.Context, p *ToolExecutionGetParams) (*ToolExecution, error) {
+	if p == nil || p.CallID == "" {
+		return nil, invalidf("reading a tool call's marker: empty CallID")
+	}
+	return q.Queries.ToolExecutionGet(ctx, p)
 }
 
 func (q checked) LeaseAcquire(ctx context.Context, p *NamedLeaseParams) (bool, error) {

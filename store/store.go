@@ -507,8 +507,12 @@ const (
 	// turn was cut off) while the tool ran: it may or may not have finished.
 	ToolExecuting ToolExecutionState = "executing"
 	// ToolFinished: the handler returned (its result follows in the log, or
-	// it paused for a person).
+	// it paused for a person or a client).
 	ToolFinished ToolExecutionState = "finished"
+	// ToolInterrupted: the run was cut off (a crash, a stop) before its
+	// result was recorded; a later attempt recorded it as interrupted and
+	// never ran it again.
+	ToolInterrupted ToolExecutionState = "interrupted"
 )
 
 // ToolExecution is the durable marker of one tool call's run: written before
@@ -538,11 +542,20 @@ type ToolExecutionStartResult struct {
 	Started   bool
 }
 
-// ToolExecutionFinishParams marks a started call as finished.
+// ToolExecutionFinishParams ends a started call's run.
 type ToolExecutionFinishParams struct {
 	ConversationID uuid.UUID
 	CallID         string
-	Now            time.Time
+	// State is how the run ended: ToolFinished (the default when empty) or
+	// ToolInterrupted.
+	State ToolExecutionState
+	Now   time.Time
+}
+
+// ToolExecutionGetParams names one call's marker.
+type ToolExecutionGetParams struct {
+	ConversationID uuid.UUID
+	CallID         string
 }
 
 // ConversationLeaseParams acts on a conversation's lease outside the queue.
@@ -823,9 +836,13 @@ type Queries interface {
 	// was started before: then it returns the existing marker with Started
 	// false and changes nothing.
 	ToolExecutionStart(ctx context.Context, p *ToolExecutionStartParams) (*ToolExecutionStartResult, error)
-	// ToolExecutionFinish marks a started call finished; ErrNotFound when it
-	// was never started. Finishing twice is a no-op.
+	// ToolExecutionFinish ends a started call's run as finished or
+	// interrupted (Params.State); ErrNotFound when it was never started. The
+	// first end is kept: ending twice changes neither the state nor the time.
 	ToolExecutionFinish(ctx context.Context, p *ToolExecutionFinishParams) (*ToolExecution, error)
+	// ToolExecutionGet reads a call's marker; ErrNotFound when the call was
+	// never started.
+	ToolExecutionGet(ctx context.Context, p *ToolExecutionGetParams) (*ToolExecution, error)
 
 	// LeaseAcquire takes or renews a named lease; false when someone else
 	// holds a live one.

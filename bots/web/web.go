@@ -517,6 +517,8 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, core.ErrNotForClient):
+		writeError(w, http.StatusConflict, err.Error()+"; only calls listed with waiting_for \"client\" take a posted result")
 	case errors.Is(err, core.ErrNeedsPerson):
 		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform or with POST /api/approvals/{id}")
 	case errors.Is(err, store.ErrConflict):

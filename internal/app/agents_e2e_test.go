@@ -300,7 +300,8 @@ func TestAgentsDoneSlack(t *testing.T) {
 
 // TestAgentsRepeatedFailureStoppedSlack: a call failing three times with
 // the same arguments in one turn is stopped the fourth time with a tool
-// error, without running.
+// error, without running, and the turn ends there: one line in the thread
+// says so, and the model is not called again.
 func TestAgentsRepeatedFailureStoppedSlack(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
@@ -310,19 +311,35 @@ func TestAgentsRepeatedFailureStoppedSlack(t *testing.T) {
 		e := startSlack(t, db(t), envOptions{config: agentsConfig(t, scripts, agents, "")})
 		const ts = "1700000400.000100"
 		e.mustPost(newEvent("EvFail1", mention(loopChannel, ts, "", alice, "try it")))
-		e.waitReply(loopChannel, "I give up.")
+		e.waitReply(loopChannel, "Stopped: the tool done failed 3 times")
 		e.waitIdle()
 		conv := e.conversation(loopChannel, ts).ID
 		results := logEntries(t, e.store, conv, store.EntryToolResult)
-		if len(results) != 5 {
-			t.Fatalf("%d tool results, want 5", len(results))
+		if len(results) != 4 {
+			t.Fatalf("%d tool results, want 4", len(results))
 		}
 		for i, r := range results {
 			c := decode[core.ToolResultContent](t, r)
 			stopped := strings.Contains(string(c.Output), "Stopped: done failed 3 times")
-			if !c.IsError || stopped != (i >= 3) {
-				t.Errorf("result %d: error %v, stopped %v (%s); want an error, stopped from the 4th on", i+1, c.IsError, stopped, c.Output)
+			if !c.IsError || stopped != (i == 3) {
+				t.Errorf("result %d: error %v, stopped %v (%s); want an error, stopped the 4th", i+1, c.IsError, stopped, c.Output)
 			}
+		}
+		usage, err := e.store.UsageList(context.Background(), conv)
+		if err != nil || len(usage) != 4 {
+			t.Fatalf("%d model calls (%v); want 4: none after the stop", len(usage), err)
+		}
+		if replies := logEntries(t, e.store, conv, store.EntryAssistant); len(replies) != 0 {
+			t.Fatalf("%d replies after the stop; want none", len(replies))
+		}
+		var lines int
+		for _, m := range e.botMessages(loopChannel) {
+			if strings.Contains(shown(m), "Stopped: the tool done failed 3 times") {
+				lines++
+			}
+		}
+		if lines != 1 {
+			t.Fatalf("%d lines about the stop in the thread; want one", lines)
 		}
 	})
 }

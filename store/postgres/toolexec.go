@@ -32,10 +32,20 @@ func (q *queries) ToolExecutionStart(ctx context.Context, p *store.ToolExecution
 
 func (q *queries) ToolExecutionFinish(ctx context.Context, p *store.ToolExecutionFinishParams) (*store.ToolExecution, error) {
 	row, err := call(ctx, q, (*dbsqlc.Queries).ToolExecutionFinish, &dbsqlc.ToolExecutionFinishParams{
-		ConversationID: p.ConversationID, CallID: p.CallID, Now: ts(p.Now),
+		ConversationID: p.ConversationID, CallID: p.CallID, State: string(p.State), Now: ts(p.Now),
 	})
 	if err != nil {
 		return nil, wrap(err, "finishing tool call %s in %s", p.CallID, p.ConversationID)
+	}
+	return toolExecution(&row), nil
+}
+
+func (q *queries) ToolExecutionGet(ctx context.Context, p *store.ToolExecutionGetParams) (*store.ToolExecution, error) {
+	row, err := call(ctx, q, (*dbsqlc.Queries).ToolExecutionGet, &dbsqlc.ToolExecutionGetParams{
+		ConversationID: p.ConversationID, CallID: p.CallID,
+	})
+	if err != nil {
+		return nil, wrap(err, "reading the marker of tool call %s in %s", p.CallID, p.ConversationID)
 	}
 	return toolExecution(&row), nil
 }

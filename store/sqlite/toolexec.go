@@ -36,10 +36,18 @@ func (q *queries) ToolExecutionStart(ctx context.Context, p *store.ToolExecution
 
 func (q *queries) ToolExecutionFinish(ctx context.Context, p *store.ToolExecutionFinishParams) (*store.ToolExecution, error) {
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.ToolExecution, error) {
-		return t.tx.ToolExecutionFinish(ctx, dbsqlc.ToolExecutionFinishParams{ConversationID: p.ConversationID, CallID: p.CallID, Now: micros(p.Now)})
+		return t.tx.ToolExecutionFinish(ctx, dbsqlc.ToolExecutionFinishParams{ConversationID: p.ConversationID, CallID: p.CallID, State: string(p.State), Now: micros(p.Now)})
 	})
 	if err != nil {
 		return nil, wrap(err, "finishing tool call %s in %s", p.CallID, p.ConversationID)
+	}
+	return toolExecution(r), nil
+}
+
+func (q *queries) ToolExecutionGet(ctx context.Context, p *store.ToolExecutionGetParams) (*store.ToolExecution, error) {
+	r, err := q.read().ToolExecutionGet(ctx, dbsqlc.ToolExecutionGetParams{ConversationID: p.ConversationID, CallID: p.CallID})
+	if err != nil {
+		return nil, wrap(err, "reading the marker of tool call %s in %s", p.CallID, p.ConversationID)
 	}
 	return toolExecution(r), nil
 }

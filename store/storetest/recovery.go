@@ -200,6 +200,37 @@ func (s suite) testToolExecutions(t *testing.T) {
 	noErr(t, err, "starting a finished call")
 	isTrue(t, !after.Started, "a finished call must not start again")
 
+	got, err := st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: c.ID, CallID: "call_1"})
+	noErr(t, err, "reading call_1's marker")
+	eq(t, got.State, store.ToolFinished, "state read back")
+	timePtrEq(t, got.FinishedAt, done, "finished at read back")
+	_, err = st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: c.ID, CallID: "never"})
+	errIs(t, err, store.ErrNotFound, "reading the marker of a call never started")
+	_, err = st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: c.ID})
+	errIs(t, err, store.ErrInvalid, "reading a marker without a call id")
+
+	// A call cut off while it ran ends as interrupted when a later attempt
+	// records it so; that end is kept like any first end.
+	_, err = st.ToolExecutionStart(ctx, &store.ToolExecutionStartParams{ConversationID: c.ID, CallID: "call_2", Now: clk.Now()})
+	noErr(t, err, "starting call_2")
+	got, err = st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: c.ID, CallID: "call_2"})
+	noErr(t, err, "reading call_2's marker while it runs")
+	eq(t, got.State, store.ToolExecuting, "state of a running call read back")
+	cut := clk.Advance(time.Second)
+	intr, err := st.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{ConversationID: c.ID, CallID: "call_2", State: store.ToolInterrupted, Now: cut})
+	noErr(t, err, "ending call_2 as interrupted")
+	eq(t, intr.State, store.ToolInterrupted, "state of an interrupted call")
+	timePtrEq(t, intr.FinishedAt, cut, "end time of an interrupted call")
+	intr, err = st.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{ConversationID: c.ID, CallID: "call_2", Now: clk.Advance(time.Second)})
+	noErr(t, err, "finishing an interrupted call")
+	eq(t, intr.State, store.ToolInterrupted, "state after a finish of an interrupted call (the first end is kept)")
+	timePtrEq(t, intr.FinishedAt, cut, "end time after a second end")
+	got, err = st.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: c.ID, CallID: "call_2"})
+	noErr(t, err, "reading call_2's marker")
+	eq(t, got.State, store.ToolInterrupted, "state of an interrupted call read back")
+	_, err = st.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{ConversationID: c.ID, CallID: "call_2", State: store.ToolExecuting, Now: clk.Now()})
+	errIs(t, err, store.ErrInvalid, "ending a call as executing")
+
 	// Call ids are per conversation.
 	other := newConversation(t, st, clk)
 	res, err = st.ToolExecutionStart(ctx, &store.ToolExecutionStartParams{ConversationID: other.ID, CallID: "call_1", Now: clk.Now()})

@@ -17,9 +17,11 @@ ON CONFLICT (conversation_id, call_id) DO NOTHING
 RETURNING *;
 
 -- name: ToolExecutionFinish :one
--- A second finish keeps the first time.
+-- Ends the run as finished or interrupted; a second end keeps the first
+-- state and time.
 UPDATE tool_executions
-SET state = 'finished', finished_at = COALESCE(finished_at, @now::timestamptz)
+SET state = CASE WHEN finished_at IS NULL THEN @state::text ELSE state END,
+    finished_at = COALESCE(finished_at, @now::timestamptz)
 WHERE conversation_id = @conversation_id AND call_id = @call_id
 RETURNING *;
 

@@ -9,9 +9,11 @@ ON CONFLICT (conversation_id, call_id) DO NOTHING
 RETURNING *;
 
 -- name: ToolExecutionFinish :one
--- A second finish keeps the first time.
+-- Ends the run as finished or interrupted; a second end keeps the first
+-- state and time.
 UPDATE tool_executions
-SET state = 'finished', finished_at = COALESCE(finished_at, CAST(sqlc.arg(now) AS INTEGER))
+SET state = CASE WHEN finished_at IS NULL THEN CAST(sqlc.arg(state) AS TEXT) ELSE state END,
+    finished_at = COALESCE(finished_at, CAST(sqlc.arg(now) AS INTEGER))
 WHERE conversation_id = sqlc.arg(conversation_id) AND call_id = sqlc.arg(call_id)
 RETURNING *;
 

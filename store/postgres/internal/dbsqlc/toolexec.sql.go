@@ -14,20 +14,28 @@ import (
 
 const toolExecutionFinish = `-- name: ToolExecutionFinish :one
 UPDATE tool_executions
-SET state = 'finished', finished_at = COALESCE(finished_at, $1::timestamptz)
-WHERE conversation_id = $2 AND call_id = $3
+SET state = CASE WHEN finished_at IS NULL THEN $1::text ELSE state END,
+    finished_at = COALESCE(finished_at, $2::timestamptz)
+WHERE conversation_id = $3 AND call_id = $4
 RETURNING conversation_id, call_id, state, started_at, finished_at
 `
 
 type ToolExecutionFinishParams struct {
+	State          string
 	Now            time.Time
 	ConversationID uuid.UUID
 	CallID         string
 }
 
-// A second finish keeps the first time.
+// Ends the run as finished or interrupted; a second end keeps the first
+// state and time.
 func (q *Queries) ToolExecutionFinish(ctx context.Context, arg *ToolExecutionFinishParams) (ToolExecution, error) {
-	row := q.db.QueryRow(ctx, toolExecutionFinish, arg.Now, arg.ConversationID, arg.CallID)
+	row := q.db.QueryRow(ctx, toolExecutionFinish,
+		arg.State,
+		arg.Now,
+		arg.ConversationID,
+		arg.CallID,
+	)
 	var i ToolExecution
 	err := row.Scan(
 		&i.ConversationID,
