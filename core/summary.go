@@ -264,7 +264,7 @@ func cutPoint(entries []*store.Entry, tokens []int, keepRecent, maxChunk int) in
 
 // summaryLimit is how far past the budget a request's history may grow
 // while the queued summary has not run: a fifth. Past it the turn
-// summarises before its model call (turn.keepUp).
+// summarises before its model call (turn.request).
 func summaryLimit(summarizeAt int) int { return summarizeAt + summarizeAt/5 }
 
 // askSummary queues a summary when the turn's context ended over the
