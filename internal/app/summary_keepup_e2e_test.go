@@ -65,7 +65,7 @@ func TestSummariesKeepUpWithSteadyMessages(t *testing.T) {
 	t.Parallel()
 	const (
 		budget, keep = 1500, 300
-		messages     = 1500
+		messages     = keepUpMessages // 1,500; fewer under the race detector
 		every        = 30 * time.Millisecond
 	)
 	eachStore(t, func(t *testing.T, db databaseFunc) {
