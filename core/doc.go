@@ -34,10 +34,12 @@
 //
 // Summarise: a turn reads the latest summary entry and the log after the
 // seq it covers, never the whole log. A turn that ends with that context
-// over the agent's context.summarize_at enqueues a "summarize" item; it
-// runs under the conversation's lease like a turn, asks the model to fold
-// the older entries into a new summary (cut before a person's message,
-// never between a call and its result) and appends it (summary.go).
+// over the agent's context.summarize_at enqueues a "summarize" item (unless
+// one is queued); it runs under the conversation's lease like a turn, asks
+// the model to fold the older entries into a new summary (cut before a
+// person's message, never between a call and its result) and appends it
+// (summary.go). A turn that finds the context past the budget and a fifth
+// before a model call writes the summary itself first, under its lease.
 //
 // # Conversation states
 //

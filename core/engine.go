@@ -54,9 +54,10 @@ type turn struct {
 	// entries is the log after what summary covers (all of it when there
 	// is no summary yet), as the model sees it; the turn's own appends
 	// join it.
-	entries []*store.Entry
-	summary *SummaryContent           // the latest summary; nil: none
-	names   map[store.Identity]string // the speakers' display names
+	entries    []*store.Entry
+	summary    *SummaryContent           // the latest summary; nil: none
+	summarySeq int64                     // the seq of that summary's entry
+	names      map[store.Identity]string // the speakers' display names
 	// seen is the seq through which the turn has read the whole log (see
 	// advanceSeen).
 	seen int64
@@ -198,7 +199,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, seen: lastSeq(entries)}
+		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, seen: lastSeq(entries)}
 	t.countFailures()
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
@@ -549,12 +550,10 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		t.stable = append([]string{}, parts...)
 	}
 	t.loadMemory(ctx)
-	req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.summary, t.entries, t.names, t.s.now())
+	req, err := t.request(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building prompt: %w", err)
+		return nil, nil, err
 	}
-	withSkillIndex(req, t.skillIndex)
-	req.Turn = withMemory(req.Turn, t.memory)
 	conv := t.conv.ID
 	t.status("is thinking…")
 	ctx, mt := t.traceModel(ctx, req)

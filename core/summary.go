@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -26,7 +27,8 @@ import (
 //
 // When a turn ends with its context (that summary and those entries, in
 // estimated tokens) over the agent's context.summarize_at, it queues a
-// WorkSummarize item for the conversation. The item runs under the
+// WorkSummarize item for the conversation, unless one is queued already:
+// at most one waits per conversation. The item runs under the
 // conversation's lease like a turn (never beside one), asks the agent's
 // model (or context.summary_model) to fold the previous summary and the
 // entries before a cut into a new summary, and appends it. The cut keeps
@@ -34,13 +36,21 @@ import (
 // person's message and never separates a tool call from its result (nor
 // passes a call still waiting for one).
 //
+// The item is upkeep and runs behind turns, so under a steady stream of
+// messages it may not run before the next turn does. A turn therefore
+// checks the context before each model call: past summaryLimit (the budget
+// and a fifth) it writes the summary itself, under the lease it holds, and
+// only then calls the model. Should that fail, or find no place to cut,
+// the call is sent the newest entries that fit the limit (tailWindow):
+// a request's history never grows past the budget by more than a fifth.
+//
 // What happens on failure: a model or store error fails the item, which
 // is retried with backoff; the conversation meanwhile goes on with the
-// context it had, just longer. Nothing is written until the summary is
-// whole (one entry and its usage rows in one commit), so a crash costs the
-// rounds of the item it cut off, never a half summary. A turn that ends
-// over the budget again queues another item; one that finds the context
-// back under the budget does nothing.
+// context it had, just longer, up to the limit. Nothing is written until
+// the summary is whole (one entry and its usage rows in one commit), so a
+// crash costs the rounds of the item it cut off, never a half summary. A
+// turn that ends over the budget with no item queued queues another; one
+// that finds the context back under the budget does nothing.
 
 // WorkSummarize summarises a conversation's context (Service.RunSummarize).
 const WorkSummarize = "summarize"
@@ -133,6 +143,14 @@ const (
 )
 
 func estimate(chars int) int { return chars / charsPerToken }
+
+// EstimateTokens is the service's estimate of what text costs in a
+// prompt, the one context.summarize_at is measured in; each message or
+// block adds TokensPerEntry for its framing.
+func EstimateTokens(text string) int { return estimate(len(text)) }
+
+// TokensPerEntry is the framing EstimateTokens adds per message.
+const TokensPerEntry = tokensPerEntry
 
 func summaryTokens(s *SummaryContent) int {
 	if s == nil {
@@ -244,26 +262,52 @@ func cutPoint(entries []*store.Entry, tokens []int, keepRecent, maxChunk int) in
 	return best
 }
 
+// summaryLimit is how far past the budget a request's history may grow
+// while the queued summary has not run: a fifth. Past it the turn
+// summarises before its model call (turn.request).
+func summaryLimit(summarizeAt int) int { return summarizeAt + summarizeAt/5 }
+
 // askSummary queues a summary when the turn's context ended over the
 // agent's budget. A failure to queue costs nothing but a longer context:
-// the next turn asks again.
+// the next turn asks again, and summarises itself past the limit.
 func (t *turn) askSummary(ctx context.Context) {
 	at, _, ok := t.agent.Context.Budget()
 	if !ok {
 		return
 	}
+	t.mu.Lock()
 	ml := &modelLog{summary: t.summary, entries: t.entries}
-	if ml.tokens() <= at {
+	over, last := ml.tokens() > at, lastSeq(t.entries) // the view is not in seq order after a gap (seen.go)
+	t.mu.Unlock()
+	if !over {
 		return
 	}
-	last := lastSeq(t.entries) // the view is not in seq order after a gap (seen.go)
-	conv := t.conv.ID
-	key := fmt.Sprintf("%s:%s:%d", WorkSummarize, conv, last)
-	if _, err := Enqueue(ctx, t.s.st, SummarizeArgs{AtSeq: last}, &EnqueueOpts{
-		ConversationID: &conv, AgentID: t.conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: t.s.now(),
-	}); err != nil && ctx.Err() == nil {
-		t.s.log.WarnContext(ctx, "queueing a summary; the next turn asks again", "conversation_id", conv, "error", redact.String(err.Error()))
+	key := fmt.Sprintf("%s:%s:%d", WorkSummarize, t.conv.ID, last)
+	if err := t.s.queueSummary(ctx, t.conv, last, key); err != nil && ctx.Err() == nil {
+		t.s.log.WarnContext(ctx, "queueing a summary; the next turn asks again", "conversation_id", t.conv.ID, "error", redact.String(err.Error()))
 	}
+}
+
+// queueSummary queues a summary of conv unless one is queued already: one
+// item catches up with whatever the log holds when it runs, so a second
+// would only wait behind it and find nothing to do. Every caller holds the
+// conversation's lease (a turn, or the summary item itself), which orders
+// the check before the insert; key makes a repeated request (a retried
+// attempt) return the first item.
+func (s *Service) queueSummary(ctx context.Context, conv *store.Conversation, atSeq int64, key string) error {
+	queued, err := s.st.WorkList(ctx, &store.WorkListParams{
+		States: []store.WorkState{store.WorkAvailable}, Kind: WorkSummarize, ConversationID: &conv.ID, Limit: 1,
+	})
+	if err != nil {
+		return fmt.Errorf("finding the queued summary of %s: %w", conv.ID, err)
+	}
+	if len(queued) > 0 {
+		return nil
+	}
+	_, err = Enqueue(ctx, s.st, SummarizeArgs{AtSeq: atSeq}, &EnqueueOpts{
+		ConversationID: &conv.ID, AgentID: conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: s.now(),
+	})
+	return err
 }
 
 // RunSummarize summarises a conversation whose context passed its agent's
@@ -281,13 +325,49 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 		return fmt.Errorf("loading conversation for summary %s: %w", item.ID, err)
 	}
 	ag := s.agentOf(conv)
-	at, keep, ok := ag.Context.Budget()
-	if !ok {
+	if _, _, ok := ag.Context.Budget(); !ok {
 		return nil
 	}
 	ml, err := loadModelLog(ctx, s.st, conv.ID)
 	if err != nil {
 		return err
+	}
+	_, e, more, err := s.summarize(ctx, &summaryJob{conv: conv, agent: ag, turnID: item.ID, owner: item.ClaimedBy}, ml)
+	if err != nil || !more {
+		return err
+	}
+	// Still over after the rounds one item may take: a follow-up item goes
+	// on from the summary just written (after this one lets the lease go).
+	key := fmt.Sprintf("%s:%s:after:%d", WorkSummarize, conv.ID, e.SeqValue())
+	if err := s.queueSummary(ctx, conv, e.SeqValue(), key); err != nil {
+		return fmt.Errorf("queueing the rest of the summary of %s: %w", conv.ID, err)
+	}
+	return nil
+}
+
+// summaryJob is who summarises: the conversation and agent, the work item
+// (a summary item or the turn summarising before its model call) whose id
+// the entry and the usage carry, and the lease that fences the append.
+type summaryJob struct {
+	conv   *store.Conversation
+	agent  *agent.Agent
+	turnID uuid.UUID
+	owner  string
+	// extra are the tokens of the context outside ml that stay verbatim
+	// whatever the cut (a turn's own entries after one it has not read).
+	extra int
+}
+
+// summarize folds ml in rounds while it is over the agent's budget and
+// appends the summary, in one commit with the usage of every round. It
+// returns the model's view after it (ml itself when nothing was written),
+// the summary entry (nil: none), and whether the context is still over
+// the budget after the rounds one call may take.
+func (s *Service) summarize(ctx context.Context, job *summaryJob, ml *modelLog) (*modelLog, *store.Entry, bool, error) {
+	conv, ag := job.conv, job.agent
+	at, keep, ok := ag.Context.Budget()
+	if !ok {
+		return ml, nil, false, nil
 	}
 	before, previous := ml.tokens(), ml.summarySeq
 	var (
@@ -295,10 +375,11 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 		from   int64
 		rounds int
 	)
-	for ; rounds < maxSummaryRounds && ml.tokens() > at; rounds++ {
-		next, u, err := s.summarizeRound(ctx, item, conv, ag, ml, keep, at)
+	cur := ml
+	for ; rounds < maxSummaryRounds && cur.tokens()+job.extra > at; rounds++ {
+		next, u, err := s.summarizeRound(ctx, job.turnID, conv, ag, cur, max(0, keep-job.extra), at)
 		if err != nil {
-			return err
+			return ml, nil, false, err
 		}
 		if next == nil {
 			break
@@ -306,52 +387,45 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 		if from == 0 {
 			from = next.summary.FromSeq
 		}
-		usage, ml = append(usage, u), next
+		usage, cur = append(usage, u), next
 	}
 	if len(usage) == 0 {
-		return nil
+		return ml, nil, false, nil
 	}
-	sc := *ml.summary
+	sc := *cur.summary
 	sc.FromSeq, sc.Previous = from, previous
-	sc.Tokens = before - (ml.tokens() - summaryTokens(ml.summary))
+	sc.Tokens = before - (cur.tokens() - summaryTokens(cur.summary))
 	var res *store.EntryAppendResult
-	err = s.st.InTx(ctx, func(q store.Queries) error {
+	turnID := job.turnID
+	err := s.st.InTx(ctx, func(q store.Queries) error {
 		for _, u := range usage {
 			if err := q.UsageRecord(ctx, u); err != nil {
 				return fmt.Errorf("recording the summary's usage: %w", err)
 			}
 		}
+		var err error
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
 			ConversationID: conv.ID, Kind: store.EntrySummary, Author: store.SystemAuthor, Content: mustJSON(sc),
-			TurnID: &item.ID, LeaseOwner: item.ClaimedBy, Now: s.now(),
+			TurnID: &turnID, LeaseOwner: job.owner, Now: s.now(),
 		})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("appending the summary of %s through seq %d: %w", conv.ID, sc.ThroughSeq, err)
+		return ml, nil, false, fmt.Errorf("appending the summary of %s through seq %d: %w", conv.ID, sc.ThroughSeq, err)
 	}
 	s.log.InfoContext(ctx, "summarised", "conversation_id", conv.ID, "from_seq", sc.FromSeq, "through_seq", sc.ThroughSeq,
 		"rounds", len(usage), "replaced_tokens", sc.Tokens, "summary_tokens", summaryTokens(&sc))
 	s.hub.Publish(Event{ConversationID: conv.ID, Kind: EventEntry, Entry: res.Entry, Agent: ag.Name})
-	if rounds < maxSummaryRounds || ml.tokens() <= at {
-		return nil
-	}
-	// Still over after the rounds one item may take: a follow-up item goes
-	// on from the summary just written (after this one lets the lease go).
-	key := fmt.Sprintf("%s:%s:after:%d", WorkSummarize, conv.ID, res.Entry.SeqValue())
-	if _, err := Enqueue(ctx, s.st, SummarizeArgs{AtSeq: res.Entry.SeqValue()}, &EnqueueOpts{
-		ConversationID: &conv.ID, AgentID: conv.AgentID, Priority: summarizePriority, UniqueKey: &key, Now: s.now(),
-	}); err != nil {
-		return fmt.Errorf("queueing the rest of the summary of %s: %w", conv.ID, err)
-	}
-	return nil
+	cur.summary, cur.summarySeq = &sc, res.Entry.SeqValue()
+	more := rounds >= maxSummaryRounds && cur.tokens()+job.extra > at
+	return cur, res.Entry, more, nil
 }
 
 // summarizeRound asks the model to fold ml's summary and its entries up to
 // a cut into a new summary, and returns the model's view after it (the new
 // summary, in memory, and the entries from the cut on) with the call's
 // usage; nil when there is no place to cut.
-func (s *Service) summarizeRound(ctx context.Context, item *store.WorkItem, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
+func (s *Service) summarizeRound(ctx context.Context, turnID uuid.UUID, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
 	weights := ml.weigh()
 	cut := cutPoint(ml.entries, weights, keep, maxChunk)
 	if cut == 0 {
@@ -384,7 +458,7 @@ func (s *Service) summarizeRound(ctx context.Context, item *store.WorkItem, conv
 		Text: strings.TrimSpace(text.String()), FromSeq: part[0].SeqValue(), ThroughSeq: part[len(part)-1].SeqValue(), Model: spec.String(),
 	}
 	next := &modelLog{summary: sc, summarySeq: ml.summarySeq, entries: ml.entries[cut:], weights: weights[cut:]}
-	return next, usageOf(conv, &item.ID, spec, resp, s.now()), nil
+	return next, usageOf(conv, &turnID, spec, resp, s.now()), nil
 }
 
 // summaryBackend is the backend that writes an agent's summaries: its
@@ -489,4 +563,181 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d more characters)", len(s)-cut)
+}
+
+// request builds the turn's next model request. Past summaryLimit (the
+// history, the summary and the per-turn block, which the request carries
+// besides the log) the summary the queue has not written yet is written
+// here, under the turn's lease, before the call; should that fail or find
+// no place to cut, the call gets the newest entries that fit the limit
+// (tailWindow), and the turn's view stays whole for the next try. Only a
+// lost lease or the turn's end stop the turn.
+func (t *turn) request(ctx context.Context) (*model.Request, error) {
+	build := func(history []*store.Entry) (*model.Request, error) {
+		req, err := buildRequest(t.agent, t.meta.Context, t.stable, t.list, t.summary, history, t.names, t.s.now())
+		if err != nil {
+			return nil, fmt.Errorf("building prompt: %w", err)
+		}
+		withSkillIndex(req, t.skillIndex)
+		req.Turn = withMemory(req.Turn, t.memory)
+		return req, nil
+	}
+	t.mu.Lock()
+	entries := t.entries
+	t.mu.Unlock()
+	req, err := build(entries)
+	at, _, ok := t.agent.Context.Budget()
+	if err != nil || !ok {
+		return req, err
+	}
+	limit := summaryLimit(at)
+	if promptTokens(req, t.summary) <= limit {
+		return req, nil
+	}
+	perTurn := estimate(len(req.Turn))
+	if err := t.summarize(ctx, perTurn); err != nil {
+		if ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost) {
+			return nil, err
+		}
+		t.s.log.WarnContext(ctx, "summarising before the model call; this call sends the newest entries only",
+			"conversation_id", t.conv.ID, "error", redact.String(err.Error()))
+	}
+	t.mu.Lock()
+	entries = t.entries
+	t.mu.Unlock()
+	if req, err = build(entries); err != nil {
+		return nil, err
+	}
+	n := promptTokens(req, t.summary)
+	if n <= limit {
+		return req, nil
+	}
+	// No summary brought it under: the newest entries that fit, the room
+	// narrowed by what the estimate of the entries missed.
+	room, window := limit-perTurn-summaryTokens(t.summary), entries
+	for tries := 0; n > limit && tries < 4; tries++ {
+		window = tailWindow(entries, room)
+		if req, err = build(window); err != nil {
+			return nil, err
+		}
+		over := promptTokens(req, t.summary) - limit
+		n, room = limit+over, room-max(over, 1)
+	}
+	t.s.log.WarnContext(ctx, "the context is over its limit without a summary; this call sends the newest entries only",
+		"conversation_id", t.conv.ID, "tokens", n, "limit", limit, "entries", len(window), "of", len(entries))
+	return req, nil
+}
+
+// promptTokens estimates the context a request carries besides the
+// stable block and the tools: the summary, the history and the per-turn
+// block, as sent. It is what summaryLimit bounds.
+func promptTokens(req *model.Request, summary *SummaryContent) int {
+	n := estimate(len(req.Turn))
+	if summary != nil {
+		n += estimate(len(summaryBlock(summary))) + tokensPerEntry
+	}
+	for _, m := range req.Messages {
+		n += tokensPerEntry
+		for _, p := range m.Parts {
+			n += estimate(len(p.Text)) + estimate(len(p.Input)) + estimate(len(p.Output))
+		}
+	}
+	return n
+}
+
+// summarize writes the conversation's summary from the turn's own view,
+// as a summary item would from the log: only the entries through t.seen
+// may be covered (one that landed meanwhile is not in the view, and a
+// summary past it would hide it from the model); the turn's appends after
+// a gap stay verbatim, and perTurn tokens of the request are not the log's.
+// The view then holds the summary and what follows it.
+func (t *turn) summarize(ctx context.Context, perTurn int) error {
+	t.mu.Lock()
+	var read []*store.Entry
+	extra := perTurn
+	for _, e := range t.entries {
+		if e.Seq != nil && *e.Seq <= t.seen {
+			read = append(read, e)
+		} else {
+			extra += entryTokens(e)
+		}
+	}
+	slices.SortStableFunc(read, func(a, b *store.Entry) int { return cmp.Compare(a.SeqValue(), b.SeqValue()) })
+	ml := &modelLog{summary: t.summary, summarySeq: t.summarySeq, entries: read}
+	t.mu.Unlock()
+
+	next, e, _, err := t.s.summarize(ctx, &summaryJob{conv: t.conv, agent: t.agent, turnID: t.item.ID, owner: t.item.ClaimedBy, extra: extra}, ml)
+	if err != nil || e == nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	through := next.summary.ThroughSeq
+	kept := make([]*store.Entry, 0, len(t.entries)-len(read)+len(next.entries)+1)
+	for _, e := range t.entries {
+		if e.Seq == nil || *e.Seq > through {
+			kept = append(kept, e)
+		}
+	}
+	t.entries = append(kept, e)
+	t.summary, t.summarySeq = next.summary, next.summarySeq
+	t.advanceSeen(e)
+	return nil
+}
+
+// tailWindow is the newest part of entries that fits in limit tokens,
+// starting where a summary could cut (before a person's message, no call
+// parted from its result), else at any entry that parts no call from its
+// result; the smallest such part when none fits. It is what a model call
+// is sent when the context is over its limit and no summary could be
+// written: the older entries are left out of this call, not of the log.
+func tailWindow(entries []*store.Entry, limit int) []*store.Entry {
+	n := len(entries)
+	weights := make([]int, n)
+	suffix := make([]int, n+1)
+	for i, e := range entries {
+		weights[i] = entryTokens(e)
+	}
+	for i := n - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + weights[i]
+	}
+	// closed[c]: no call before c has its result at or after c.
+	closed := make([]bool, n)
+	open := map[string]bool{}
+	for c := range n {
+		closed[c] = len(open) == 0
+		switch e := entries[c]; e.Kind {
+		case store.EntryToolCall:
+			if tc, err := Decode[ToolCallContent](e); err == nil {
+				open[tc.CallID] = true
+			}
+		case store.EntryToolResult:
+			if tr, err := Decode[ToolResultContent](e); err == nil {
+				delete(open, tr.CallID)
+			}
+		}
+	}
+	// pick is the first cut ok allows that fits, and the last it allows.
+	pick := func(ok func(c int) bool) (fit, last int) {
+		fit, last = -1, -1
+		for c := range n {
+			if !closed[c] || !ok(c) {
+				continue
+			}
+			if fit < 0 && suffix[c] <= limit {
+				fit = c
+			}
+			last = c
+		}
+		return fit, last
+	}
+	c, _ := pick(func(c int) bool { k := entries[c].Kind; return k == store.EntryUser || k == store.EntryAction })
+	if c < 0 {
+		fit, last := pick(func(int) bool { return true })
+		c = max(fit, 0)
+		if fit < 0 {
+			c = max(last, 0)
+		}
+	}
+	return entries[c:]
 }

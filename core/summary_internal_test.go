@@ -60,3 +60,41 @@ func TestCutPoint(t *testing.T) {
 		})
 	}
 }
+
+// TestTailWindow: what a model call is sent when the context is over its
+// limit and no summary could be written. The limit is the weight of the
+// newest fit entries.
+func TestTailWindow(t *testing.T) {
+	tests := []struct {
+		name  string
+		log   []string
+		fit   int // entries of the real weight that fit in the limit
+		first int // the index of the first entry sent
+	}{
+		{name: "the newest exchanges that fit, from a message", log: []string{"u", "a", "u", "a", "u", "a"}, fit: 3, first: 4},
+		{name: "everything when it fits", log: []string{"u", "a", "u", "a"}, fit: 4, first: 0},
+		{name: "never a result without its call", log: []string{"u", "a", "u", "c1", "r1", "a"}, fit: 2, first: 5},
+		{name: "from a call when no message fits", log: []string{"u", "a", "u", "c1", "r1", "a"}, fit: 3, first: 3},
+		{name: "the smallest part a cut allows when none fits", log: []string{"u", "c1", "r1", "c2", "r2"}, fit: 1, first: 3},
+		{name: "a cut after a call without a message after it", log: []string{"u", "c1", "r1", "c2", "r2", "a"}, fit: 3, first: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			entries := logOf(t, tc.log...)
+			limit := 0
+			for _, e := range entries[len(entries)-tc.fit:] {
+				limit += entryTokens(e)
+			}
+			got := tailWindow(entries, limit)
+			if first := len(entries) - len(got); first != tc.first {
+				t.Fatalf("tailWindow(%v, %d tokens) starts at %d; want %d", tc.log, limit, first, tc.first)
+			}
+		})
+	}
+}
+
+func TestSummaryLimit(t *testing.T) {
+	if got := summaryLimit(40000); got != 48000 {
+		t.Fatalf("summaryLimit(40000) = %d; want the budget and a fifth, 48000", got)
+	}
+}

@@ -27,19 +27,23 @@ func isSummaryRequest(r modeltest.Request) bool {
 
 // TestSlackLongConversationIsSummarised: a Slack thread whose log holds
 // 2,000 entries more than the agent's context budget. The turn that finds
-// it so long answers from the whole log, then a summary is made in rounds,
-// each summary request under the budget itself, and written as one entry
-// covering the log from seq 1; the next turn's
-// request to the (fake) Anthropic model is the summary and the newest
-// entries, under the budget, while the log still holds every entry.
+// it so long summarises it before its model call (the summary item queued
+// behind turns could come too late): in rounds, each summary request (to
+// the context.summary_model, another fake) under the budget itself,
+// written as one entry covering the log from seq 1. That turn's request and
+// the next one's to the (fake) Anthropic model are the summary and the
+// newest entries, under the budget, while the log still holds every entry.
 func TestSlackLongConversationIsSummarised(t *testing.T) {
 	t.Parallel()
 	const budget, keep = 20000, 2000
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		fake.Push(modeltest.Reply{Text: "Noted, I keep the harbour log."})
+		summarizer := modeltest.NewOpenAI(t)
+		summarizer.Default(modeltest.Reply{Text: "## Harbour log\n- Alice logs tide gauge readings (3.0 to 3.9 m) and south-west winds; the agent acknowledges each."})
 		env := anthropicEnv(fake)
-		cfg := openAccess + fmt.Sprintf("context:\n  summarize_at: %d\n  keep_recent: %d\n", budget, keep)
+		env["OPENAI_API_KEY"], env["OPENAI_BASE_URL"] = "sk-test-summaries", summarizer.URL
+		cfg := openAccess + fmt.Sprintf("context:\n  summarize_at: %d\n  keep_recent: %d\n  summary_model: openai:gpt-4.1-mini\n", budget, keep)
 		e := startSlack(t, db(t), envOptions{env: env, config: cfg})
 		const ch, ts = "C0HARBOUR", "1700000700.000100"
 		e.mustPost(newEvent("EvLong1", mention(ch, ts, "", alice, "keep the harbour log for me")))
@@ -76,24 +80,18 @@ func TestSlackLongConversationIsSummarised(t *testing.T) {
 		}
 
 		fake.Push(modeltest.Reply{Text: "The highest reading was 3.9 m."})
-		fake.Default(modeltest.Reply{Text: "## Harbour log\n- Alice logs tide gauge readings (3.0 to 3.9 m) and south-west winds; the agent acknowledges each."})
 		e.mustPost(newEvent("EvLong2", mention(ch, "1700000701.000100", ts, alice, "what was the highest reading?")))
 		e.waitReply(ch, "The highest reading was 3.9 m.")
 		e.waitIdle()
-		long := fake.Requests()[1]
-		if isSummaryRequest(long) || requestTokens(long) <= budget {
-			t.Fatalf("the turn before any summary sent %d tokens; want the whole log, over the %d budget", requestTokens(long), budget)
-		}
 		summaries := e.entries(conv.ID, store.EntrySummary)
 		if len(summaries) == 0 {
 			t.Fatal("no summary entry after a turn over the budget")
 		}
-		rounds := 0
-		for _, r := range fake.Requests()[2:] {
+		rounds := len(summarizer.Requests())
+		for _, r := range summarizer.Requests() {
 			if !isSummaryRequest(r) {
-				t.Fatalf("request after the long turn is not a summary request: %.300s", r.Body)
+				t.Fatalf("a request to the summary model is not a summary request: %.300s", r.Body)
 			}
-			rounds++
 			if requestTokens(r) > budget+keep {
 				t.Errorf("a summary request sent %d tokens; want each round within the budget (%d)", requestTokens(r), budget)
 			}
@@ -104,6 +102,9 @@ func TestSlackLongConversationIsSummarised(t *testing.T) {
 		last := decode[core.SummaryContent](t, summaries[len(summaries)-1])
 		if last.FromSeq != 1 || last.ThroughSeq < 1900 || !strings.Contains(last.Text, "Harbour log") {
 			t.Errorf("the latest summary = %+v; want it to cover the log from seq 1 to all but its newest entries", last)
+		}
+		if reqs := fake.Requests(); len(reqs) != 2 || requestTokens(reqs[1]) > budget {
+			t.Fatalf("the turn over the budget made %d requests, its last of %d tokens; want one, summarised under the %d budget", len(reqs)-1, requestTokens(reqs[len(reqs)-1]), budget)
 		}
 
 		fake.Push(modeltest.Reply{Text: "The wind was south-west throughout."})
