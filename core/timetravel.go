@@ -72,6 +72,9 @@ func (s *Service) StateAt(ctx context.Context, conv uuid.UUID, at int64) (*Conve
 			// Decided by then: the call ran on the server.
 			pending[i].WaitingFor = "server"
 		} else {
+			// Undecided by then: the call waited for a person, whatever
+			// its execution state says now.
+			pending[i].WaitingFor = "person"
 			was := *ap
 			was.Status, was.Decision, was.DecidedBy, was.DecidedAt = store.ApprovalPending, nil, "", nil
 			ap = &was

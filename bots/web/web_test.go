@@ -775,7 +775,7 @@ fallback:
 			}
 		}
 		if got[0].Event != "entry" || got[0].ID != "1" || got[1].Event != "error" || got[1].ID != "" ||
-			!strings.Contains(got[1].Data, "the request was malformed") || !strings.Contains(got[1].Data, `"after_seq":1`) {
+			!strings.Contains(got[1].Data, "The model provider rejected the request (400)") || strings.Contains(got[1].Data, "malformed") || !strings.Contains(got[1].Data, `"after_seq":1`) {
 			t.Fatalf("stream = %+v; want entry 1, then the model error as an error event with no id and after_seq 1", got)
 		}
 		s.post(t, conv, "again")

@@ -24,6 +24,14 @@ import (
 // SWITCHBOARD_REQUIRE_POSTGRES makes that a failure.
 func PgBouncer(tb testing.TB, mode, database string) string {
 	tb.Helper()
+	return PgBouncerServer(tb, mode)(database)
+}
+
+// PgBouncerServer starts one PgBouncer as PgBouncer does and returns a
+// func giving the URL of a database through it: for a test that opens many
+// stores, each on a database of its own, behind one pooler.
+func PgBouncerServer(tb testing.TB, mode string) func(database string) string {
+	tb.Helper()
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
 		for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"} {
@@ -119,8 +127,13 @@ logfile = %s
 		}
 	})
 
-	through := url.URL{Scheme: "postgres", User: url.User(user), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(listenPort)),
-		Path: "/" + database, RawQuery: "sslmode=disable"}
+	urlOf := func(database string) string {
+		u := url.URL{Scheme: "postgres", User: url.User(user), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(listenPort)),
+			Path: "/" + database, RawQuery: "sslmode=disable"}
+		return u.String()
+	}
+	// Any database name passes through (the "*" entry); postgres is there.
+	through := urlOf("postgres")
 	// Ready when a query passes through it.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -131,7 +144,7 @@ logfile = %s
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		cfg, _ := pgx.ParseConfig(through.String())
+		cfg, _ := pgx.ParseConfig(through)
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err == nil {
@@ -140,7 +153,7 @@ logfile = %s
 		}
 		cancel()
 		if err == nil {
-			return through.String()
+			return urlOf
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("pgbouncer did not answer on port %d in 15s: %v\n%s", listenPort, err, out.String())

@@ -17,8 +17,15 @@ import (
 // refuses), reached through a PgBouncer of mode.
 func openThrough(tb testing.TB, mode string, mod func(*postgres.Options)) *postgres.Store {
 	tb.Helper()
+	return openVia(tb, testenv.PgBouncerServer(tb, mode), mode, mod)
+}
+
+// openVia is openThrough on a PgBouncer already running (through gives a
+// database's URL through it).
+func openVia(tb testing.TB, through func(string) string, mode string, mod func(*postgres.Options)) *postgres.Store {
+	tb.Helper()
 	db := testenv.PostgresDatabase(tb)
-	opts := postgres.Options{URL: testenv.PgBouncer(tb, mode, db), Logger: testenv.Logger(tb), SimpleProtocol: mode == "transaction"}
+	opts := postgres.Options{URL: through(db), Logger: testenv.Logger(tb), SimpleProtocol: mode == "transaction"}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -123,15 +130,22 @@ func dbName(tb testing.TB, u string) string {
 }
 
 // TestConformanceThroughPgBouncer runs the whole store suite through
-// PgBouncer in transaction mode: every query the service makes, as teams
-// behind Supabase's pooler or a managed PgBouncer run it.
+// PgBouncer in transaction mode with the simple protocol, as teams behind
+// Supabase's pooler or a managed PgBouncer run it: every query but the
+// wake-ups' LISTEN, which goes to the server directly (DATABASE_LISTEN_URL).
+// It is also the suite's simple-protocol run.
 func TestConformanceThroughPgBouncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the suite already ran directly")
 	}
+	through := testenv.PgBouncerServer(t, "transaction")
 	storetest.Run(t, storetest.Harness{
-		Name: "postgres via pgbouncer",
-		New:  func(tb testing.TB) store.Store { return openThrough(tb, "transaction", nil) },
+		Name: "postgres",
+		New: func(tb testing.TB) store.Store {
+			return openVia(tb, through, "transaction", func(o *postgres.Options) {
+				o.ListenURL = testenv.PostgresDatabaseURL(tb, dbName(tb, o.URL))
+			})
+		},
 	})
 }
 

@@ -203,17 +203,6 @@ func TestScheduleConformance(t *testing.T) {
 	storetest.RunSchedule(t, harness(nil))
 }
 
-// TestConformanceSimpleProtocol runs the suite again without prepared
-// statements, as behind PgBouncer in transaction mode: every argument type
-// must encode in the simple protocol too.
-func TestConformanceSimpleProtocol(t *testing.T) {
-	testURL(t)
-	if testing.Short() {
-		t.Skip("-short: the suite already ran with the extended protocol")
-	}
-	storetest.Run(t, harness(func(o *Options) { o.SimpleProtocol = true }))
-}
-
 func BenchmarkStore(b *testing.B) {
 	testURL(b)
 	storetest.Bench(b, harness(nil))
