@@ -85,7 +85,9 @@ fallback:
     delay: 300ms
     text: "coded"
   - when_last_user_contains: 'Slow part'
-    delay: 1s
+    # Longer than the stream's pace (one call a second): a step that ends
+    # within it shows only its end.
+    delay: 2500ms
     text: "part done"
 fallback:
   text: "Fixed the parser for empty input."
