@@ -95,6 +95,22 @@ type clicked struct {
 	settled                   *core.Settled
 }
 
+// tellClicker answers the person who clicked, and only them, in the
+// click's thread; what names the answer in a warning when Slack refuses it.
+func (a *Adapter) tellClicker(ctx context.Context, w *workspace, c clicked, text, what string) {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if c.thread != "" {
+		opts = append(opts, slack.MsgOptionTS(c.thread))
+	}
+	err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+		_, err := w.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
+		return err
+	})
+	if err != nil {
+		a.log.WarnContext(ctx, what, "channel", c.channel, "user", c.user, "err", err)
+	}
+}
+
 // afterClick answers a refused click privately, or replaces the buttons with
 // a line saying what was chosen and by whom.
 func (a *Adapter) afterClick(ctx context.Context, c clicked) {
@@ -110,30 +126,10 @@ func (a *Adapter) afterClick(ctx context.Context, c clicked) {
 		if text == "" {
 			text = "This is not yours to answer."
 		}
-		opts := []slack.MsgOption{slack.MsgOptionText(mrkdwn.Escape(text), false)}
-		if c.thread != "" {
-			opts = append(opts, slack.MsgOptionTS(c.thread))
-		}
-		err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-			_, err := w.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
-			return err
-		})
-		if err != nil {
-			a.log.WarnContext(ctx, "telling a user their click was refused", "channel", c.channel, "user", c.user, "err", err)
-		}
+		a.tellClicker(ctx, w, c, mrkdwn.Escape(text), "telling a user their click was refused")
 	case c.repeated && c.settled != nil:
 		// A late click: only the clicker is told why nothing happened.
-		opts := []slack.MsgOption{slack.MsgOptionText(settledText(c.settled), false)}
-		if c.thread != "" {
-			opts = append(opts, slack.MsgOptionTS(c.thread))
-		}
-		err := a.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-			_, err := w.api.PostEphemeralContext(ctx, c.channel, c.user, opts...)
-			return err
-		})
-		if err != nil {
-			a.log.WarnContext(ctx, "telling a user their click came too late", "channel", c.channel, "user", c.user, "err", err)
-		}
+		a.tellClicker(ctx, w, c, settledText(c.settled), "telling a user their click came too late")
 	case c.repeated:
 		a.log.DebugContext(ctx, "click on an already decided message", "channel", c.channel, "ts", c.ts)
 	default:
