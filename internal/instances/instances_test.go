@@ -176,29 +176,45 @@ func newWorld(t *testing.T, pooled bool) *world {
 		}
 		db = url + sep + "switchboard_schema=" + testenv.PostgresSchema(t)
 	}
-	slack := slacktest.NewServer(slacktest.Options{BotToken: botToken, AppToken: appToken, BotUserID: botUser, TeamID: team, SpreadEvents: true})
+	return newWorldOn(t, worldOptions{db: db, listen: listen, leaseTTL: leaseTTL, socketMode: true})
+}
+
+// worldOptions are what differs between the instances' worlds.
+type worldOptions struct {
+	db, listen string // DATABASE_URL, DATABASE_LISTEN_URL (optional)
+	leaseTTL   time.Duration
+	// socketMode gives each instance a Socket Mode connection too
+	// (SLACK_APP_TOKEN), with the fake Slack spreading events over them.
+	socketMode bool
+}
+
+// newWorldOn sets up the fake Slack, the fake model and the instances'
+// environment on the store o.db.
+func newWorldOn(t *testing.T, o worldOptions) *world {
+	slack := slacktest.NewServer(slacktest.Options{BotToken: botToken, AppToken: appToken, BotUserID: botUser, TeamID: team, SpreadEvents: o.socketMode})
 	t.Cleanup(slack.Close)
 	model := modeltest.NewAnthropic(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "switchboard.yaml")
+	config := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w := &world{t: t, slack: slack, model: model, http: &http.Client{Timeout: 10 * time.Second}, env: []string{
 		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + db,
+		"DATABASE_URL=" + o.db, // openStore reads it here
 		"SWITCHBOARD_CONFIG=" + config,
-		"SWITCHBOARD_LEASE_TTL=" + leaseTTL.String(),
+		"SWITCHBOARD_LEASE_TTL=" + o.leaseTTL.String(),
 		"SWITCHBOARD_MODEL=anthropic:claude-sonnet-4-5",
 		"ANTHROPIC_API_KEY=sk-ant-test",
 		"ANTHROPIC_BASE_URL=" + model.URL,
 		"SLACK_BOT_TOKEN=" + botToken,
-		"SLACK_APP_TOKEN=" + appToken,
 		"SLACK_SIGNING_SECRET=" + secret,
 		"SLACK_API_URL=" + slack.APIURL(),
 	}}
-	if listen != "" {
-		w.env = append(w.env, "DATABASE_LISTEN_URL="+listen)
+	if o.socketMode {
+		w.env = append(w.env, "SLACK_APP_TOKEN="+appToken)
+	}
+	if o.listen != "" {
+		w.env = append(w.env, "DATABASE_LISTEN_URL="+o.listen)
 	}
 	t.Cleanup(w.http.CloseIdleConnections)
 	return w

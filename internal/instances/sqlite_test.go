@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/modeltest"
-	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -144,28 +142,8 @@ type sqliteWorld struct {
 }
 
 func newSQLiteWorld(t *testing.T, leaseTTL time.Duration) *sqliteWorld {
-	dir := t.TempDir()
-	db := "sqlite:" + filepath.Join(dir, "switchboard.db")
-	slack := slacktest.NewServer(slacktest.Options{BotToken: botToken, AppToken: appToken, BotUserID: botUser, TeamID: team})
-	t.Cleanup(slack.Close)
-	model := modeltest.NewAnthropic(t)
-	config := filepath.Join(dir, "switchboard.yaml")
-	if err := os.WriteFile(config, []byte("access:\n  dm_policy: open\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w := &world{t: t, slack: slack, model: model, http: &http.Client{Timeout: 10 * time.Second}, env: []string{
-		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + db,
-		"SWITCHBOARD_CONFIG=" + config,
-		"SWITCHBOARD_LEASE_TTL=" + leaseTTL.String(),
-		"SWITCHBOARD_MODEL=anthropic:claude-sonnet-4-5",
-		"ANTHROPIC_API_KEY=sk-ant-test",
-		"ANTHROPIC_BASE_URL=" + model.URL,
-		"SLACK_BOT_TOKEN=" + botToken,
-		"SLACK_SIGNING_SECRET=" + secret,
-		"SLACK_API_URL=" + slack.APIURL(),
-	}}
-	t.Cleanup(w.http.CloseIdleConnections)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "switchboard.db")
+	w := newWorldOn(t, worldOptions{db: db, leaseTTL: leaseTTL})
 	return &sqliteWorld{world: w, db: db}
 }
 
