@@ -65,9 +65,6 @@ type Summary struct {
 	SchemaVersion int
 	// Conversations counts the conversations, forks included.
 	Conversations int64
-	// Leases are the instance leases in the file, live or expired
-	// (store.InstanceLease.Live tells).
-	Leases []*store.InstanceLease
 }
 
 // ErrCorrupt: PRAGMA quick_check found the file damaged.
@@ -121,12 +118,25 @@ func (s *Store) Inspect(ctx context.Context) (*Summary, error) {
 	if sum.Conversations, err = s.d.rq.BackupConversationCount(ctx); err != nil {
 		return nil, wrap(err, "counting conversations")
 	}
-	leases, err := s.d.rq.BackupInstanceLeases(ctx)
+	return sum, nil
+}
+
+// InstanceLeases are the instance leases in the file, live or expired
+// (store.InstanceLease.Live tells); none in a file that holds no store.
+// A restore reads them before it replaces the file: a process that holds
+// one may still have the file open.
+func (s *Store) InstanceLeases(ctx context.Context) ([]*store.InstanceLease, error) {
+	applied, _, err := s.d.SchemaVersion(ctx)
+	if err != nil || applied == 0 {
+		return nil, err
+	}
+	rows, err := s.d.rq.BackupInstanceLeases(ctx)
 	if err != nil {
 		return nil, wrap(err, "reading instance leases")
 	}
-	for _, l := range leases {
-		sum.Leases = append(sum.Leases, instanceLease(l))
+	out := make([]*store.InstanceLease, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, instanceLease(r))
 	}
-	return sum, nil
+	return out, nil
 }

@@ -113,7 +113,10 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.SchemaVersion != 0 || sum.Conversations != 0 || len(sum.Leases) != 0 {
+	if leases, err := s.InstanceLeases(t.Context()); err != nil || len(leases) != 0 {
+		t.Fatalf("InstanceLeases of an empty file = %v, %v; want none", leases, err)
+	}
+	if sum.SchemaVersion != 0 || sum.Conversations != 0 {
 		t.Fatalf("Inspect of an empty file = %+v, want schema 0 and nothing in it", sum)
 	}
 	version, err := s.Migrate(t.Context())
@@ -135,10 +138,14 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.SchemaVersion != version || sum.Conversations != 3 || len(sum.Leases) != 1 {
-		t.Fatalf("Inspect = %+v, want schema %d, 3 conversations and one lease", sum, version)
+	if sum.SchemaVersion != version || sum.Conversations != 3 {
+		t.Fatalf("Inspect = %+v, want schema %d and 3 conversations", sum, version)
 	}
-	if l := sum.Leases[0]; l.InstanceID != "host-1" || l.PID != 42 || !l.Live(now) {
+	leases, err := s.InstanceLeases(t.Context())
+	if err != nil || len(leases) != 1 {
+		t.Fatalf("InstanceLeases = %v, %v; want one", leases, err)
+	}
+	if l := leases[0]; l.InstanceID != "host-1" || l.PID != 42 || !l.Live(now) {
 		t.Fatalf("lease = %+v, want host-1's, pid 42, live", l)
 	}
 }
