@@ -40,9 +40,10 @@ func backupPostgres(ctx context.Context, opts BackupOptions, t dial.Target) (*Ba
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
-	pgRestore, err := findProgram(siblingProgram(pgDump, "pg_restore"), "pg_restore", "SWITCHBOARD_PG_DUMP_PATH", "-pg-dump")
+	// The dump is checked with the pg_restore of the same installation.
+	pgRestore, err := exec.LookPath(siblingProgram(pgDump, "pg_restore"))
 	if err != nil {
-		return nil, fmt.Errorf("backup: checking the dump needs pg_restore beside pg_dump: %w", err)
+		return nil, fmt.Errorf("backup: no pg_restore beside %s (SWITCHBOARD_PG_DUMP_PATH, -pg-dump): backup checks the dump with it; install the PostgreSQL client programs together: %w", pgDump, err)
 	}
 	conn, err := libpqConn(opts.DatabaseURL, opts.ListenURL)
 	if err != nil {

@@ -192,3 +192,17 @@ func TestRestoreForceAndInstanceLeases(t *testing.T) {
 		t.Fatalf("the restored target's leases = %v, %v; want the backup's (none), not the old file's", leases, err)
 	}
 }
+
+// The dump is checked with the pg_restore of pg_dump's installation; one
+// without it is named before anything runs.
+func TestBackupNeedsPgRestoreBesidePgDump(t *testing.T) {
+	dir := t.TempDir()
+	pgDump := filepath.Join(dir, "pg_dump")
+	if err := os.WriteFile(pgDump, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Backup(t.Context(), BackupOptions{DatabaseURL: "postgres://sb@127.0.0.1:5432/app", Path: filepath.Join(dir, "out"), PgDump: pgDump})
+	if err == nil || !strings.Contains(err.Error(), "no pg_restore beside "+pgDump) || !strings.Contains(err.Error(), "SWITCHBOARD_PG_DUMP_PATH") {
+		t.Fatalf("Backup with a lone pg_dump: %v; want an error naming the missing pg_restore and the setting", err)
+	}
+}
