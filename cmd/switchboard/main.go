@@ -1,7 +1,7 @@
 // Command switchboard runs Switchboard: `serve` (the service), `chat` (talk
-// to an agent in the terminal through the same engine and store) and
-// `migrate` (apply the schema and print its version) and `audit` (list the
-// guarded tool calls).
+// to an agent in the terminal through the same engine and store),
+// `migrate` (apply the schema and print its version), `backup` and
+// `restore`, `audit` (list the guarded tool calls) and more (see usage).
 package main
 
 import (
@@ -30,6 +30,9 @@ commands:
   serve     run the service (HTTP, workers, Slack and Discord when configured)
   chat      talk to an agent in this terminal
   migrate   apply database migrations and print the schema version
+  backup    a consistent copy of the store while it runs, written to PATH: backup [-force] [-pg-dump P] PATH
+  restore   put a backup into the store DATABASE_URL names (an empty one, or -force for a SQLite file
+            no process holds), then migrate: restore [-force] [-pg-restore P] PATH
   healthcheck
             exit 0 when the service on this machine is ready (GET /readyz): healthcheck [-url URL] [-path /healthz]
   version   the release, commit, build date and schema version of this binary: version [-json]
@@ -113,6 +116,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if cmd == "healthcheck" {
 		return healthcheckCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "backup" || cmd == "restore" {
+		return backupCommand(ctx, cmd, args, cfg, getenv, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -47,6 +47,11 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve"}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 		{[]string{"bench", "-short", "fastest"}, nil, `unknown figure "fastest"`},
 		{[]string{"bench", "-workers", "0"}, nil, "-workers"},
+		{[]string{"backup"}, nil, "switchboard backup PATH"},
+		{[]string{"restore", "a.backup", "b.backup"}, nil, "one PATH only"},
+		{[]string{"backup", "x.backup"}, map[string]string{"DATABASE_URL": "mysql://u:secret@h/db"}, "DATABASE_URL"},
+		{[]string{"backup", "-log-level", "loud", "x.backup"}, nil, "SWITCHBOARD_LOG_LEVEL"},
+		{[]string{"restore", "-force", "x.backup"}, map[string]string{"DATABASE_URL": "postgres://u:secret@127.0.0.1/db"}, "x.backup"},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer

@@ -126,6 +126,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditSettleStmt, err = db.PrepareContext(ctx, auditSettle); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditSettle: %w", err)
 	}
+	if q.backupConversationCountStmt, err = db.PrepareContext(ctx, backupConversationCount); err != nil {
+		return nil, fmt.Errorf("error preparing query BackupConversationCount: %w", err)
+	}
+	if q.backupInstanceLeasesStmt, err = db.PrepareContext(ctx, backupInstanceLeases); err != nil {
+		return nil, fmt.Errorf("error preparing query BackupInstanceLeases: %w", err)
+	}
 	if q.bindingAdvanceStmt, err = db.PrepareContext(ctx, bindingAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingAdvance: %w", err)
 	}
@@ -992,6 +998,16 @@ func (q *Queries) Close() error {
 	if q.auditSettleStmt != nil {
 		if cerr := q.auditSettleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditSettleStmt: %w", cerr)
+		}
+	}
+	if q.backupConversationCountStmt != nil {
+		if cerr := q.backupConversationCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing backupConversationCountStmt: %w", cerr)
+		}
+	}
+	if q.backupInstanceLeasesStmt != nil {
+		if cerr := q.backupInstanceLeasesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing backupInstanceLeasesStmt: %w", cerr)
 		}
 	}
 	if q.bindingAdvanceStmt != nil {
@@ -2222,6 +2238,8 @@ type Queries struct {
 	auditInsertStmt                   *sql.Stmt
 	auditListStmt                     *sql.Stmt
 	auditSettleStmt                   *sql.Stmt
+	backupConversationCountStmt       *sql.Stmt
+	backupInstanceLeasesStmt          *sql.Stmt
 	bindingAdvanceStmt                *sql.Stmt
 	bindingFindStmt                   *sql.Stmt
 	bindingGetStmt                    *sql.Stmt
@@ -2493,6 +2511,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		auditInsertStmt:                   q.auditInsertStmt,
 		auditListStmt:                     q.auditListStmt,
 		auditSettleStmt:                   q.auditSettleStmt,
+		backupConversationCountStmt:       q.backupConversationCountStmt,
+		backupInstanceLeasesStmt:          q.backupInstanceLeasesStmt,
 		bindingAdvanceStmt:                q.bindingAdvanceStmt,
 		bindingFindStmt:                   q.bindingFindStmt,
 		bindingGetStmt:                    q.bindingGetStmt,
