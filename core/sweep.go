@@ -24,6 +24,8 @@ type SweepResult struct {
 	// SideThreadsAbandoned are side threads in progress with no message
 	// for side_threads.abandon_after, now abandoned (their markers edited).
 	SideThreadsAbandoned int
+	// Retention is what the workspaces' retention deleted (see retain).
+	Retention RetentionResult
 	// Store is what the store's own Sweep deleted.
 	Store store.SweepResult
 }
@@ -33,7 +35,8 @@ const sweepBatch = 500
 
 // Sweep is the spine's housekeeping: it expires approvals nobody answered
 // and resumes their turns, frees conversation leases nothing runs under,
-// and runs the store's Sweep. Running it on several instances at once is
+// deletes the conversations past their workspace's retention, and runs the
+// store's Sweep. Running it on several instances at once is
 // safe: each expired approval is returned to one caller, its resume has a
 // unique key, and the deletes are idempotent.
 func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
@@ -88,6 +91,12 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 
 	// Side threads with no progress for side_threads.abandon_after.
 	res.SideThreadsAbandoned, err = s.abandonStale(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	// Conversations past their workspace's retention.
+	res.Retention, err = s.retain(ctx, now)
 	if err != nil {
 		errs = append(errs, err)
 	}
