@@ -108,9 +108,9 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	if swept != nil {
 		res.Store = *swept
 	}
-	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
+	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Retention.Conversations + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
 		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased, "side_threads_abandoned", res.SideThreadsAbandoned,
-			"inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
+			"retention_conversations", res.Retention.Conversations, "inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
 	}
 	return res, errors.Join(errs...)
 }
