@@ -24,6 +24,8 @@ type SweepResult struct {
 	// SideThreadsAbandoned are side threads in progress with no message
 	// for side_threads.abandon_after, now abandoned (their markers edited).
 	SideThreadsAbandoned int
+	// Retention is what the workspaces' retention deleted (see retain).
+	Retention RetentionResult
 	// Store is what the store's own Sweep deleted.
 	Store store.SweepResult
 }
@@ -33,7 +35,8 @@ const sweepBatch = 500
 
 // Sweep is the spine's housekeeping: it expires approvals nobody answered
 // and resumes their turns, frees conversation leases nothing runs under,
-// and runs the store's Sweep. Running it on several instances at once is
+// deletes the conversations past their workspace's retention, and runs the
+// store's Sweep. Running it on several instances at once is
 // safe: each expired approval is returned to one caller, its resume has a
 // unique key, and the deletes are idempotent.
 func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
@@ -92,6 +95,12 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		errs = append(errs, err)
 	}
 
+	// Conversations past their workspace's retention.
+	res.Retention, err = s.retain(ctx, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+
 	swept, err := s.st.Sweep(ctx, &store.SweepParams{Now: now, WorkRetention: s.opts.WorkRetention})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("sweeping the store: %w", err))
@@ -99,9 +108,9 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	if swept != nil {
 		res.Store = *swept
 	}
-	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
+	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Retention.Conversations + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
 		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased, "side_threads_abandoned", res.SideThreadsAbandoned,
-			"inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
+			"retention_conversations", res.Retention.Conversations, "inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
 	}
 	return res, errors.Join(errs...)
 }

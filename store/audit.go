@@ -146,6 +146,30 @@ func ParseAuditCursor(s string) (*AuditCursor, error) {
 	return &AuditCursor{CreatedAt: time.UnixMicro(us).UTC(), ID: u}, nil
 }
 
+// Actions of the audit rows that record what the operator or the system
+// did, not a tool call (AuditLog).
+const (
+	// AuditRetention: a retention sweep of one workspace deleted (or
+	// failed to export) conversations; the detail holds the counts.
+	AuditRetention = "retention"
+	// AuditForgetPerson: a person's data was deleted on request; the
+	// detail holds the person's id and the counts, nothing else of theirs.
+	AuditForgetPerson = "forget_person"
+)
+
+// AuditLogParams writes an audit row that names no tool call: an action
+// of the operator or the system (AuditRetention, AuditForgetPerson).
+type AuditLogParams struct {
+	Action      string // required
+	Actor       string // who did it: "system", "operator", a principal's name; required
+	Outcome     AuditOutcome
+	WorkspaceID *uuid.UUID
+	Detail      json.RawMessage // optional; "{}" when nil
+	Now         time.Time
+
+	ID uuid.UUID // filled in by the rules (UUIDv7); callers leave it zero
+}
+
 // AuditQueries are the audit's reads and writes.
 type AuditQueries interface {
 	// AuditRecord writes a call's row: inserted the first time, and on a
@@ -159,4 +183,7 @@ type AuditQueries interface {
 	AuditSettle(ctx context.Context, p *AuditSettleParams) (*AuditRecord, error)
 	// AuditList lists rows newest first (CreatedAt, then ID, descending).
 	AuditList(ctx context.Context, p *AuditListParams) ([]*AuditRecord, error)
+	// AuditLog writes a row of its own for an action that is no tool call
+	// (no conversation, no call id); DecidedBy is the actor.
+	AuditLog(ctx context.Context, p *AuditLogParams) (*AuditRecord, error)
 }

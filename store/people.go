@@ -106,6 +106,72 @@ type PersonLinkCodeUseParams struct {
 	Now      time.Time
 }
 
+// DeletedUser is the author that entries written by a forgotten person
+// carry in place of theirs (see PersonForget); DeletedUserID the user id
+// in their content.
+const (
+	DeletedUser   Author = userPrefix + DeletedUserID
+	DeletedUserID        = "deleted"
+	// DeletedUserName replaces their name in an entry's content.
+	DeletedUserName = "deleted user"
+	// RedactedText replaces the text of what they wrote, when the forget
+	// deletes their messages.
+	RedactedText = "[deleted]"
+)
+
+// PersonForgetParams forgets a person: the person named and every record
+// of the same human (the one it was merged into, and the ones merged into
+// that), on a request to delete their data.
+type PersonForgetParams struct {
+	PersonID uuid.UUID
+	// DeleteMessages also redacts what they wrote: a message's content
+	// becomes {"text": RedactedText, "redacted": true}, and the text,
+	// files, page context and tool output of their other entries go.
+	// Without it the content stays, with their user id and name replaced.
+	DeleteMessages bool
+	// By is who asked (the operator, a principal's name), for the audit.
+	By  string
+	Now time.Time
+}
+
+// PersonForgetResult counts what a forget changed. People is 0 when the
+// person was unknown or forgotten before.
+type PersonForgetResult struct {
+	People      int `json:"people"`      // person records deleted (the person and those merged into it)
+	Identities  int `json:"identities"`  // platform identities unlinked
+	Entries     int `json:"entries"`     // entries (and discarded entries) now authored by DeletedUser
+	APIKeys     int `json:"api_keys"`    // personal access tokens (their sessions go with them)
+	Logins      int `json:"logins"`      // web console login links and sessions
+	Connections int `json:"connections"` // GitHub and Google connections of the person
+	Pairings    int `json:"pairings"`    // DM pairings of their platform identities
+	Grants      int `json:"grants"`      // standing grants they made
+	Notes       int `json:"notes"`       // notes of their personal workspace
+	Memberships int `json:"memberships"` // workspace memberships other than ownership
+}
+
+// ForgetAuthors returns the authors a person's entries carry and the user
+// ids their content and other rows name: each identity's platform user id,
+// and for each person record the name the API and the console act under
+// ("person:<id>").
+func ForgetAuthors(personIDs []uuid.UUID, identities []Identity) (authors, userIDs []string) {
+	seen := map[string]bool{}
+	add := func(uid string) {
+		if uid == "" || seen[uid] {
+			return
+		}
+		seen[uid] = true
+		userIDs = append(userIDs, uid)
+		authors = append(authors, string(UserAuthor(uid)))
+	}
+	for _, id := range personIDs {
+		add("person:" + id.String())
+	}
+	for _, i := range identities {
+		add(i.UserID)
+	}
+	return authors, userIDs
+}
+
 // PeopleQueries are the people, their platform identities and link codes.
 type PeopleQueries interface {
 	// PersonCreate creates a person and links their first identity in one
@@ -132,4 +198,18 @@ type PeopleQueries interface {
 	// PersonLinkCodePrune deletes codes that expired before p.Before, used
 	// or not, and returns how many (Sweep calls it).
 	PersonLinkCodePrune(ctx context.Context, p *PruneParams) (int, error)
+	// PersonForget deletes a person's records (the one named, the one it
+	// was merged into and every record merged into that), their platform
+	// identities, link codes, personal access tokens, login links and
+	// sessions, connections, the DM pairings and refusal notices of their
+	// identities, the standing grants they made, the notes of their
+	// personal workspace and their memberships other than ownership; it
+	// removes them from conversations' participants, re-authors the
+	// entries they wrote to DeletedUser (content kept, their user id and
+	// name in it replaced, unless DeleteMessages redacts it) and replaces
+	// them as the decider of approvals and audit rows. One transaction,
+	// with an audit row (action AuditForgetPerson) that holds the counts.
+	// Idempotent: forgetting again, or an unknown person, changes nothing
+	// and counts zero.
+	PersonForget(ctx context.Context, p *PersonForgetParams) (*PersonForgetResult, error)
 }

@@ -882,6 +882,7 @@ type Queries interface {
 	LoginQueries
 	ConversationListQueries
 	ApprovalInboxQueries
+	RetentionQueries
 }
 
 // Store is a database: a driver's queries behind the rules every driver

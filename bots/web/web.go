@@ -248,6 +248,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	a.skillRoutes(mux)
 	a.keyRoutes(mux)
 	a.workspaceRoutes(mux)
+	a.retentionRoutes(mux)
 	mux.Handle("GET /api/audit", a.handle(a.audit))
 	mux.Handle("GET /api/usage", a.handle(a.usage))
 	a.pairingRoutes(mux)

@@ -44,6 +44,7 @@ commands:
   tokens    personal access tokens: create, list, revoke
   workspaces  create, list and manage workspaces, members and team bindings
   agents      publish, pin and give agents to people
+  people    delete a person's data on request: people forget PERSON [-delete-messages]
   audit     list guarded tool calls with their outcome and who decided
   usage     tokens, cached and cache-write tokens, cost and cache hit rate
             per agent, conversation and day: usage [-days N] [-json]
@@ -124,6 +125,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
 	var grantsCmd grantsArgs
+	var peopleCmdArgs peopleArgs // people forget PERSON [-delete-messages]
 	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
 	logFormat := fs.String("log-format", envOr(getenv("SWITCHBOARD_LOG_FORMAT"), "text"), "text or json (SWITCHBOARD_LOG_FORMAT)")
 	switch cmd {
@@ -142,6 +144,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.StringVar(&grantsCmd.workspace, "workspace", "", "list only this workspace's grants (a workspace id, or a Slack team or Discord guild id)")
 		fs.BoolVar(&grantsCmd.revoked, "revoked", false, "list revoked grants too")
 	case "workspaces", "agents":
+	case "people":
+		// Flags may follow the person: people forget PERSON -delete-messages.
+		fs.BoolVar(&peopleCmdArgs.deleteMessages, "delete-messages", false, "also delete the text of what the person wrote (their entries show \"[deleted]\")")
 	case "audit", "usage":
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -162,7 +167,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if cmd == "usage" {
 		usageOpts = newUsageFlags(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	var positional []string
+	if cmd == "people" {
+		positional, err = parseInterspersed(fs, args)
+	} else {
+		err = fs.Parse(args)
+		positional = fs.Args()
+	}
+	if err != nil {
 		return err
 	}
 	level, err := parseLevel(*logLevel)
@@ -185,6 +197,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return workspacesCmd(ctx, cfg, fs.Args(), stdout)
 	case "agents":
 		return agentsCmd(ctx, cfg, fs.Args(), stdout)
+	case "people":
+		return peopleCmd(ctx, cfg, peopleCmdArgs, positional, stdout)
 	case "pairing":
 		return pairing(ctx, cfg, fs.Args(), stdout)
 	case "chat":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/google/uuid"
@@ -28,6 +29,10 @@ const workspacesUsage = `usage: switchboard workspaces <command>
   remove WS PERSON              remove a member (never the owner)
   delete WS                     delete a team workspace
   bind WS PLATFORM TEAM         bind a Slack team id or Discord guild id to WS
+  retention WS                  how long WS keeps its conversations
+  retention WS DAYS [DIR]       keep them DAYS days after their last activity, then delete them
+                                (exported first to the server's directory DIR, when given)
+  retention WS forever          keep them forever (the default)
 `
 
 const agentsUsage = `usage: switchboard agents <command>
@@ -72,6 +77,7 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 	want := map[string][2]int{ // min and max arguments after the command
 		"create": {2, 2}, "list": {1, 1}, "show": {1, 1}, "add": {2, 3},
 		"role": {3, 3}, "remove": {2, 2}, "delete": {1, 1}, "bind": {3, 3},
+		"retention": {1, 3},
 	}
 	n, ok := want[args[0]]
 	if !ok || len(args)-1 < n[0] || len(args)-1 > n[1] {
@@ -158,8 +164,50 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 			return err
 		}
 		fmt.Fprintf(stdout, "%s %s is bound to workspace %s\n", b.Platform, b.ExternalID, b.WorkspaceID)
+	case "retention":
+		return retentionCmd(ctx, st, first[0], a[1:], stdout)
 	}
 	return nil
+}
+
+// retentionCmd shows or sets a workspace's retention: args are empty
+// (show), "forever", or DAYS with an optional export directory.
+func retentionCmd(ctx context.Context, st store.Store, ws uuid.UUID, args []string, stdout io.Writer) error {
+	var r *store.WorkspaceRetention
+	var err error
+	if len(args) == 0 {
+		r, err = st.WorkspaceRetentionGet(ctx, ws)
+	} else {
+		p := &store.WorkspaceRetentionSetParams{WorkspaceID: ws}
+		if args[0] != "forever" {
+			p.KeepDays, err = strconv.Atoi(args[0])
+			if err != nil || p.KeepDays < 1 || p.KeepDays > store.MaxKeepDays {
+				return fmt.Errorf("workspaces retention: DAYS %q must be a whole number of days from 1 to %d, or forever", args[0], store.MaxKeepDays)
+			}
+			if len(args) == 2 {
+				p.ExportDir = args[1]
+			}
+		} else if len(args) > 1 {
+			return fmt.Errorf("workspaces retention: forever takes no export directory (nothing is deleted), got %q", args[1])
+		}
+		r, err = st.WorkspaceRetentionSet(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, describeRetention(r))
+	return nil
+}
+
+func describeRetention(r *store.WorkspaceRetention) string {
+	if r.KeepDays == 0 {
+		return fmt.Sprintf("workspace %s keeps its conversations forever", r.WorkspaceID)
+	}
+	s := fmt.Sprintf("workspace %s keeps its conversations %d days after their last activity, then deletes them", r.WorkspaceID, r.KeepDays)
+	if r.ExportDir != "" {
+		s += ", exported first to " + r.ExportDir
+	}
+	return s
 }
 
 func agentsCmd(ctx context.Context, cfg app.Config, args []string, stdout io.Writer) error {

@@ -79,3 +79,14 @@ func auditRecord(r *dbsqlc.AuditRecord) *store.AuditRecord {
 		WorkspaceID:    r.WorkspaceID,
 	}
 }
+
+func (q *queries) AuditLog(ctx context.Context, p *store.AuditLogParams) (*store.AuditRecord, error) {
+	row, err := call(ctx, q, (*dbsqlc.Queries).AuditLog, &dbsqlc.AuditLogParams{
+		ID: p.ID, Actor: p.Actor, Action: p.Action, Outcome: string(p.Outcome), Detail: p.Detail,
+		Now: ts(p.Now), WorkspaceID: p.WorkspaceID,
+	})
+	if err != nil {
+		return nil, wrap(err, "logging audit of %s", p.Action)
+	}
+	return auditRecord(&row), nil
+}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -156,4 +158,126 @@ func (q *queries) PersonLinkCodeUse(ctx context.Context, p *store.PersonLinkCode
 func (q *queries) PersonLinkCodePrune(ctx context.Context, p *store.PruneParams) (int, error) {
 	n, err := call(ctx, q, (*dbsqlc.Queries).PersonLinkCodePrune, &dbsqlc.PersonLinkCodePruneParams{Before: ts(p.Before), MaxRows: int32(p.Limit)})
 	return int(n), wrap(err, "pruning link codes expired before %s", p.Before)
+}
+
+func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams) (*store.PersonForgetResult, error) {
+	res := &store.PersonForgetResult{}
+	err := q.atomic(ctx, func(t *queries) error {
+		*res = store.PersonForgetResult{} // again from zero when the transaction is retried
+		// The records of the human: the one named, the one it was merged
+		// into (up the chain), and every record merged into that one.
+		top := p.PersonID
+		for range 100 {
+			row, err := call(ctx, t, (*dbsqlc.Queries).PersonByID, top)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && row.MergedInto == nil) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			top = *row.MergedInto
+		}
+		ids := []uuid.UUID{top}
+		for i := 0; i < len(ids); i++ {
+			id := ids[i]
+			more, err := call(ctx, t, (*dbsqlc.Queries).PersonMergedInto, &id)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
+		}
+		if top != p.PersonID && !slices.Contains(ids, p.PersonID) {
+			ids = append(ids, p.PersonID)
+		}
+		var idents []store.Identity
+		for _, id := range ids {
+			rows, err := call(ctx, t, (*dbsqlc.Queries).PersonIdentityList, id)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				idents = append(idents, store.Identity{Platform: r.Platform, Workspace: r.Workspace, UserID: r.UserID})
+			}
+		}
+		authors, userIDs := store.ForgetAuthors(ids, idents)
+
+		n, err := call(ctx, t, (*dbsqlc.Queries).ForgetEntries, &dbsqlc.ForgetEntriesParams{
+			DeletedAuthor: string(store.DeletedUser), Redact: p.DeleteMessages, RedactedText: store.RedactedText,
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,
+		})
+		if err != nil {
+			return err
+		}
+		m, err := call(ctx, t, (*dbsqlc.Queries).ForgetDiscardedEntries, &dbsqlc.ForgetDiscardedEntriesParams{
+			DeletedAuthor: string(store.DeletedUser), Redact: p.DeleteMessages, RedactedText: store.RedactedText,
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,
+		})
+		if err != nil {
+			return err
+		}
+		res.Entries = int(n + m)
+		if err := exec(ctx, t, (*dbsqlc.Queries).ForgetParticipants, authors); err != nil {
+			return err
+		}
+		if err := exec(ctx, t, (*dbsqlc.Queries).ForgetCardChoices, &dbsqlc.ForgetCardChoicesParams{
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, UserIds: userIDs,
+		}); err != nil {
+			return err
+		}
+		if err := exec(ctx, t, (*dbsqlc.Queries).ForgetApprovalDeciders, &dbsqlc.ForgetApprovalDecidersParams{
+			DeletedAuthor: string(store.DeletedUser), Authors: authors, UserIds: userIDs,
+		}); err != nil {
+			return err
+		}
+		if err := exec(ctx, t, (*dbsqlc.Queries).ForgetAuditDeciders, &dbsqlc.ForgetAuditDecidersParams{
+			DeletedAuthor: string(store.DeletedUser), Authors: authors, UserIds: userIDs,
+		}); err != nil {
+			return err
+		}
+		g, err := call(ctx, t, (*dbsqlc.Queries).ForgetGrants, &dbsqlc.ForgetGrantsParams{UserIds: userIDs, Authors: authors})
+		if err != nil {
+			return err
+		}
+		res.Grants = int(g)
+		for _, i := range idents {
+			n, err := call(ctx, t, (*dbsqlc.Queries).ForgetPairings, &dbsqlc.ForgetPairingsParams{Platform: i.Platform, UserID: i.UserID})
+			if err != nil {
+				return err
+			}
+			res.Pairings += int(n)
+			if err := exec(ctx, t, (*dbsqlc.Queries).ForgetRefusalNotices, &dbsqlc.ForgetRefusalNoticesParams{Platform: i.Platform, UserID: i.UserID}); err != nil {
+				return err
+			}
+		}
+		// Merged records last-first: a record merged into another is
+		// deleted before the one it points at.
+		for _, id := range slices.Backward(ids) {
+			for _, f := range []struct {
+				count *int
+				run   func() (int64, error)
+			}{
+				{&res.APIKeys, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetAPIKeys, &id) }},
+				{&res.Logins, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetLogins, &id) }},
+				{&res.Connections, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetConnections, id) }},
+				{&res.Notes, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetPersonalNotes, id) }},
+				{&res.Memberships, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetMemberships, id) }},
+				{nil, func() (int64, error) { return 0, exec(ctx, t, (*dbsqlc.Queries).ForgetLinkCodes, id) }},
+				{&res.Identities, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetIdentities, id) }},
+				{&res.People, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetPerson, id) }},
+			} {
+				n, err := f.run()
+				if err != nil {
+					return err
+				}
+				if f.count != nil {
+					*f.count += int(n)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "forgetting person %s", p.PersonID)
+	}
+	return res, nil
 }

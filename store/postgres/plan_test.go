@@ -126,6 +126,12 @@ func TestReadsUseIndexes(t *testing.T) {
 			Before: &store.ConversationCursor{UpdatedAt: now.Add(-time.Hour), ID: uuid.New()}})
 		return err
 	})
+	// The retention's sweep walks a workspace's conversations from the
+	// oldest, probing each tree (by root) for activity and busy work.
+	explain("the retention's expired trees", func() error {
+		_, err := s.ConversationExpiredList(ctx, &store.ConversationExpiredListParams{WorkspaceID: ws, Before: now.Add(-60 * 24 * time.Hour), Now: now, Limit: 100})
+		return err
+	})
 	explain("the queue counts of /metrics", func() error {
 		_, err := s.WorkCount(ctx)
 		return err

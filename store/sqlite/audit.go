@@ -111,3 +111,16 @@ func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*s
 	}
 	return out, nil
 }
+
+func (q *queries) AuditLog(ctx context.Context, p *store.AuditLogParams) (*store.AuditRecord, error) {
+	r, err := write(ctx, q, func(t *queries) (dbsqlc.Audit, error) {
+		return t.tx.AuditLog(ctx, dbsqlc.AuditLogParams{
+			ID: p.ID, Actor: p.Actor, Action: p.Action, Outcome: string(p.Outcome), Detail: string(p.Detail),
+			Now: micros(p.Now), WorkspaceID: uuidArg(p.WorkspaceID),
+		})
+	})
+	if err != nil {
+		return nil, wrap(err, "logging audit of %s", p.Action)
+	}
+	return fromAudit(r), nil
+}

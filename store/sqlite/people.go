@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -166,4 +168,129 @@ func (q *queries) PersonLinkCodePrune(ctx context.Context, p *store.PruneParams)
 		return 0, wrap(err, "pruning link codes expired before %s", p.Before)
 	}
 	return int(n), nil
+}
+
+func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams) (*store.PersonForgetResult, error) {
+	out, err := write(ctx, q, func(t *queries) (*store.PersonForgetResult, error) {
+		res := &store.PersonForgetResult{}
+		// The records of the human: the one named, the one it was merged
+		// into (up the chain), and every record merged into that one.
+		top := p.PersonID
+		for range 100 {
+			r, err := t.tx.PeopleGet(ctx, top)
+			if errors.Is(mapErr(err), store.ErrNotFound) || (err == nil && !r.MergedInto.Valid) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			top = r.MergedInto.UUID
+		}
+		ids := []uuid.UUID{top}
+		for i := 0; i < len(ids); i++ {
+			more, err := t.tx.PeopleMergedInto(ctx, uuidArg(&ids[i]))
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, more...)
+		}
+		if !slices.Contains(ids, p.PersonID) {
+			ids = append(ids, p.PersonID)
+		}
+		var idents []store.Identity
+		for _, id := range ids {
+			rows, err := t.tx.IdentitiesOf(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				idents = append(idents, store.Identity{Platform: r.Platform, Workspace: r.Workspace, UserID: r.UserID})
+			}
+		}
+		authorList, userIDList := store.ForgetAuthors(ids, idents)
+		authors, userIDs := idsArg(authorList), idsArg(userIDList)
+		redact := int64(0)
+		if p.DeleteMessages {
+			redact = 1
+		}
+
+		n, err := t.tx.ForgetEntries(ctx, dbsqlc.ForgetEntriesParams{
+			DeletedAuthor: string(store.DeletedUser), Redact: redact, RedactedText: store.RedactedText,
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,
+		})
+		if err != nil {
+			return nil, err
+		}
+		m, err := t.tx.ForgetDiscardedEntries(ctx, dbsqlc.ForgetDiscardedEntriesParams{
+			DeletedAuthor: string(store.DeletedUser), Redact: redact, RedactedText: store.RedactedText,
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Entries = int(n + m)
+		if err := t.tx.ForgetParticipants(ctx, authors); err != nil {
+			return nil, err
+		}
+		if err := t.tx.ForgetCardChoices(ctx, dbsqlc.ForgetCardChoicesParams{
+			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, UserIds: userIDs,
+		}); err != nil {
+			return nil, err
+		}
+		if err := t.tx.ForgetApprovalDeciders(ctx, dbsqlc.ForgetApprovalDecidersParams{
+			DeletedAuthor: string(store.DeletedUser), Authors: authors, UserIds: userIDs,
+		}); err != nil {
+			return nil, err
+		}
+		if err := t.tx.ForgetAuditDeciders(ctx, dbsqlc.ForgetAuditDecidersParams{
+			DeletedAuthor: string(store.DeletedUser), Authors: authors, UserIds: userIDs,
+		}); err != nil {
+			return nil, err
+		}
+		g, err := t.tx.ForgetGrants(ctx, dbsqlc.ForgetGrantsParams{UserIds: userIDs, Authors: authors})
+		if err != nil {
+			return nil, err
+		}
+		res.Grants = int(g)
+		for _, i := range idents {
+			n, err := t.tx.ForgetPairings(ctx, dbsqlc.ForgetPairingsParams{Platform: i.Platform, UserID: i.UserID})
+			if err != nil {
+				return nil, err
+			}
+			res.Pairings += int(n)
+			if err := t.tx.ForgetRefusalNotices(ctx, dbsqlc.ForgetRefusalNoticesParams{Platform: i.Platform, UserID: i.UserID}); err != nil {
+				return nil, err
+			}
+		}
+		// Merged records last-first: a record merged into another is
+		// deleted before the one it points at.
+		for _, id := range slices.Backward(ids) {
+			for _, f := range []struct {
+				count *int
+				run   func() (int64, error)
+			}{
+				{&res.APIKeys, func() (int64, error) { return t.tx.ForgetAPIKeys(ctx, uuidArg(&id)) }},
+				{&res.Logins, func() (int64, error) { return t.tx.ForgetLogins(ctx, uuidArg(&id)) }},
+				{&res.Connections, func() (int64, error) { return t.tx.ForgetConnections(ctx, id) }},
+				{&res.Notes, func() (int64, error) { return t.tx.ForgetPersonalNotes(ctx, id) }},
+				{&res.Memberships, func() (int64, error) { return t.tx.ForgetMemberships(ctx, id) }},
+				{nil, func() (int64, error) { return 0, t.tx.ForgetLinkCodes(ctx, id) }},
+				{&res.Identities, func() (int64, error) { return t.tx.ForgetIdentities(ctx, id) }},
+				{&res.People, func() (int64, error) { return t.tx.ForgetPerson(ctx, id) }},
+			} {
+				n, err := f.run()
+				if err != nil {
+					return nil, err
+				}
+				if f.count != nil {
+					*f.count += int(n)
+				}
+			}
+		}
+		return res, nil
+	})
+	if err != nil {
+		return nil, wrap(err, "forgetting person %s", p.PersonID)
+	}
+	return out, nil
 }

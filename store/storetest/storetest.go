@@ -125,6 +125,7 @@ func Run(t *testing.T, h Harness) {
 		{"CardChoices", s.cardChoiceTests()},
 		{"History", s.historyTests()},
 		{"Logins", s.loginTests()},
+		{"Retention", s.retentionTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

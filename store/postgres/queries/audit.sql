@@ -42,3 +42,12 @@ WHERE (sqlc.narg(conversation_id)::uuid IS NULL OR a.conversation_id = sqlc.narg
        OR (a.created_at, a.id) < (sqlc.narg(before_at)::timestamptz, sqlc.narg(before_id)::uuid))
 ORDER BY a.created_at DESC, a.id DESC
 LIMIT @max_rows;
+
+-- name: AuditLog :one
+-- A row of its own for an action that is no tool call: no conversation,
+-- no call id, the workspace given.
+INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,
+                           outcome, decided_by, detail, created_at, updated_at, workspace_id)
+VALUES (@id, NULL, '', '', @actor, @action, '', '', @outcome, @actor, @detail,
+        @now::timestamptz, @now::timestamptz, sqlc.narg(workspace_id)::uuid)
+RETURNING *;

@@ -53,3 +53,13 @@ INSERT INTO usage (
 
 -- name: UsageList :many
 SELECT * FROM usage WHERE conversation_id = sqlc.arg(conversation_id) ORDER BY created_at, rowid;
+
+-- name: AuditLog :one
+-- A row of its own for an action that is no tool call: no conversation,
+-- no call id, the workspace given.
+INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
+                   decided_by, detail, created_at, updated_at, workspace_id)
+VALUES (sqlc.arg(id), NULL, '', '', sqlc.arg(actor), sqlc.arg(action), '', '', sqlc.arg(outcome),
+        sqlc.arg(actor), sqlc.arg(detail), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER),
+        sqlc.narg(workspace_id))
+RETURNING *;

@@ -62,3 +62,96 @@ WHERE code_hash IN (
     SELECT c.code_hash FROM person_link_codes AS c
     WHERE c.expires_at < CAST(sqlc.arg(before) AS INTEGER)
     LIMIT CAST(sqlc.arg(limit) AS INTEGER));
+
+-- Forgetting a person (see the Postgres twin). authors and user_ids are
+-- JSON arrays of every name the person wrote under (store.ForgetAuthors).
+
+-- name: PeopleMergedInto :many
+SELECT id FROM people WHERE merged_into = sqlc.arg(id) ORDER BY id;
+
+-- name: ForgetEntries :execrows
+-- json_replace replaces only the keys there are.
+UPDATE entries SET author = CAST(sqlc.arg(deleted_author) AS TEXT),
+    content = CASE
+        WHEN json_type(content) <> 'object' THEN content
+        WHEN CAST(sqlc.arg(redact) AS INTEGER) <> 0 AND kind = 'user'
+            THEN json_object('text', CAST(sqlc.arg(redacted_text) AS TEXT), 'redacted', json('true'))
+        WHEN CAST(sqlc.arg(redact) AS INTEGER) <> 0
+            THEN json_set(json_replace(json_remove(content, '$.files', '$.page_context'),
+                    '$.text', CAST(sqlc.arg(redacted_text) AS TEXT),
+                    '$.output', CAST(sqlc.arg(redacted_text) AS TEXT),
+                    '$.user_id', CAST(sqlc.arg(deleted_user_id) AS TEXT),
+                    '$.user_name', CAST(sqlc.arg(deleted_user_name) AS TEXT),
+                    '$.decided_by', CAST(sqlc.arg(deleted_author) AS TEXT)),
+                 '$.redacted', json('true'))
+        ELSE json_replace(content,
+                '$.user_id', CAST(sqlc.arg(deleted_user_id) AS TEXT),
+                '$.user_name', CAST(sqlc.arg(deleted_user_name) AS TEXT),
+                '$.decided_by', CAST(sqlc.arg(deleted_author) AS TEXT))
+    END
+WHERE author IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)));
+
+-- name: ForgetDiscardedEntries :execrows
+UPDATE discarded_entries SET author = CAST(sqlc.arg(deleted_author) AS TEXT),
+    content = CASE
+        WHEN json_type(content) <> 'object' THEN content
+        WHEN CAST(sqlc.arg(redact) AS INTEGER) <> 0
+            THEN json_object('text', CAST(sqlc.arg(redacted_text) AS TEXT), 'redacted', json('true'))
+        ELSE json_replace(content,
+                '$.user_id', CAST(sqlc.arg(deleted_user_id) AS TEXT),
+                '$.user_name', CAST(sqlc.arg(deleted_user_name) AS TEXT))
+    END
+WHERE author IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)));
+
+-- name: ForgetParticipants :exec
+DELETE FROM participants WHERE author IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)));
+
+-- name: ForgetCardChoices :exec
+UPDATE card_choices SET user_id = CAST(sqlc.arg(deleted_user_id) AS TEXT), user_name = CAST(sqlc.arg(deleted_user_name) AS TEXT)
+WHERE user_id IN (SELECT value FROM json_each(CAST(sqlc.arg(user_ids) AS TEXT)));
+
+-- name: ForgetApprovalDeciders :exec
+UPDATE approvals SET decided_by = CAST(sqlc.arg(deleted_author) AS TEXT)
+WHERE decided_by IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)))
+   OR decided_by IN (SELECT value FROM json_each(CAST(sqlc.arg(user_ids) AS TEXT)));
+
+-- name: ForgetAuditDeciders :exec
+UPDATE audit SET decided_by = CAST(sqlc.arg(deleted_author) AS TEXT)
+WHERE decided_by IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)))
+   OR decided_by IN (SELECT value FROM json_each(CAST(sqlc.arg(user_ids) AS TEXT)));
+
+-- name: ForgetGrants :execrows
+DELETE FROM grants
+WHERE granted_by IN (SELECT value FROM json_each(CAST(sqlc.arg(user_ids) AS TEXT)))
+   OR granted_by IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT)));
+
+-- name: ForgetPairings :execrows
+DELETE FROM pairings WHERE platform = sqlc.arg(platform) AND user_id = sqlc.arg(user_id);
+
+-- name: ForgetRefusalNotices :exec
+DELETE FROM refusal_notices WHERE platform = sqlc.arg(platform) AND user_id = sqlc.arg(user_id);
+
+-- name: ForgetAPIKeys :execrows
+DELETE FROM api_keys WHERE person_id = sqlc.arg(person_id);
+
+-- name: ForgetLogins :execrows
+DELETE FROM web_logins WHERE person_id = sqlc.arg(person_id);
+
+-- name: ForgetConnections :execrows
+DELETE FROM connections WHERE owner_kind = 'person' AND owner_id = sqlc.arg(person_id);
+
+-- name: ForgetPersonalNotes :execrows
+DELETE FROM notes WHERE workspace_id IN (
+    SELECT id FROM workspaces WHERE kind = 'personal' AND owner_person_id = sqlc.arg(person_id));
+
+-- name: ForgetMemberships :execrows
+DELETE FROM workspace_members WHERE person_id = sqlc.arg(person_id) AND role <> 'owner';
+
+-- name: ForgetLinkCodes :exec
+DELETE FROM person_link_codes WHERE person_id = sqlc.arg(person_id);
+
+-- name: ForgetIdentities :execrows
+DELETE FROM person_identities WHERE person_id = sqlc.arg(person_id);
+
+-- name: ForgetPerson :execrows
+DELETE FROM people WHERE id = sqlc.arg(id);

@@ -97,6 +97,56 @@ func (q *Queries) AuditList(ctx context.Context, arg *AuditListParams) ([]AuditR
 	return items, nil
 }
 
+const auditLog = `-- name: AuditLog :one
+INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,
+                           outcome, decided_by, detail, created_at, updated_at, workspace_id)
+VALUES ($1, NULL, '', '', $2, $3, '', '', $4, $2, $5,
+        $6::timestamptz, $6::timestamptz, $7::uuid)
+RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+`
+
+type AuditLogParams struct {
+	ID          uuid.UUID
+	Actor       string
+	Action      string
+	Outcome     string
+	Detail      json.RawMessage
+	Now         time.Time
+	WorkspaceID *uuid.UUID
+}
+
+// A row of its own for an action that is no tool call: no conversation,
+// no call id, the workspace given.
+func (q *Queries) AuditLog(ctx context.Context, arg *AuditLogParams) (AuditRecord, error) {
+	row := q.db.QueryRow(ctx, auditLog,
+		arg.ID,
+		arg.Actor,
+		arg.Action,
+		arg.Outcome,
+		arg.Detail,
+		arg.Now,
+		arg.WorkspaceID,
+	)
+	var i AuditRecord
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const auditRecord = `-- name: AuditRecord :exec
 
 INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,

@@ -623,3 +623,10 @@ type WorkspaceMember struct {
 	Role        string
 	CreatedAt   time.Time
 }
+
+type WorkspaceRetention struct {
+	WorkspaceID uuid.UUID
+	KeepDays    int32
+	ExportDir   string
+	UpdatedAt   time.Time
+}

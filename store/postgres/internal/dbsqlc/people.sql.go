@@ -12,6 +12,290 @@ import (
 	"github.com/google/uuid"
 )
 
+const forgetAPIKeys = `-- name: ForgetAPIKeys :execrows
+DELETE FROM api_keys WHERE person_id = $1
+`
+
+func (q *Queries) ForgetAPIKeys(ctx context.Context, personID *uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetAPIKeys, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetApprovalDeciders = `-- name: ForgetApprovalDeciders :exec
+UPDATE approvals SET decided_by = $1::text
+WHERE decided_by = ANY($2::text[]) OR decided_by = ANY($3::text[])
+`
+
+type ForgetApprovalDecidersParams struct {
+	DeletedAuthor string
+	Authors       []string
+	UserIds       []string
+}
+
+func (q *Queries) ForgetApprovalDeciders(ctx context.Context, arg *ForgetApprovalDecidersParams) error {
+	_, err := q.db.Exec(ctx, forgetApprovalDeciders, arg.DeletedAuthor, arg.Authors, arg.UserIds)
+	return err
+}
+
+const forgetAuditDeciders = `-- name: ForgetAuditDeciders :exec
+UPDATE audit_records SET decided_by = $1::text
+WHERE decided_by = ANY($2::text[]) OR decided_by = ANY($3::text[])
+`
+
+type ForgetAuditDecidersParams struct {
+	DeletedAuthor string
+	Authors       []string
+	UserIds       []string
+}
+
+func (q *Queries) ForgetAuditDeciders(ctx context.Context, arg *ForgetAuditDecidersParams) error {
+	_, err := q.db.Exec(ctx, forgetAuditDeciders, arg.DeletedAuthor, arg.Authors, arg.UserIds)
+	return err
+}
+
+const forgetCardChoices = `-- name: ForgetCardChoices :exec
+UPDATE card_choices SET user_id = $1::text, user_name = $2::text
+WHERE user_id = ANY($3::text[])
+`
+
+type ForgetCardChoicesParams struct {
+	DeletedUserID   string
+	DeletedUserName string
+	UserIds         []string
+}
+
+func (q *Queries) ForgetCardChoices(ctx context.Context, arg *ForgetCardChoicesParams) error {
+	_, err := q.db.Exec(ctx, forgetCardChoices, arg.DeletedUserID, arg.DeletedUserName, arg.UserIds)
+	return err
+}
+
+const forgetConnections = `-- name: ForgetConnections :execrows
+DELETE FROM connections WHERE owner_kind = 'person' AND owner_id = $1
+`
+
+func (q *Queries) ForgetConnections(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetConnections, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetDiscardedEntries = `-- name: ForgetDiscardedEntries :execrows
+UPDATE discarded_entries SET author = $1::text,
+    content = CASE
+        WHEN json_typeof(content) <> 'object' THEN content
+        WHEN $2::boolean THEN json_build_object('text', $3::text, 'redacted', true)
+        ELSE jsonb_set(jsonb_set(content::jsonb,
+                '{user_id}', to_jsonb($4::text), false),
+                '{user_name}', to_jsonb($5::text), false)::json
+    END
+WHERE author = ANY($6::text[])
+`
+
+type ForgetDiscardedEntriesParams struct {
+	DeletedAuthor   string
+	Redact          bool
+	RedactedText    string
+	DeletedUserID   string
+	DeletedUserName string
+	Authors         []string
+}
+
+func (q *Queries) ForgetDiscardedEntries(ctx context.Context, arg *ForgetDiscardedEntriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetDiscardedEntries,
+		arg.DeletedAuthor,
+		arg.Redact,
+		arg.RedactedText,
+		arg.DeletedUserID,
+		arg.DeletedUserName,
+		arg.Authors,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetEntries = `-- name: ForgetEntries :execrows
+UPDATE entries SET author = $1::text,
+    content = CASE
+        WHEN json_typeof(content) <> 'object' THEN content
+        WHEN $2::boolean AND kind = 'user' THEN json_build_object('text', $3::text, 'redacted', true)
+        WHEN $2::boolean THEN (jsonb_set(jsonb_set(jsonb_set(jsonb_set(jsonb_set(
+                (content::jsonb - 'files' - 'page_context'),
+                '{text}', to_jsonb($3::text), false),
+                '{output}', to_jsonb($3::text), false),
+                '{user_id}', to_jsonb($4::text), false),
+                '{user_name}', to_jsonb($5::text), false),
+                '{decided_by}', to_jsonb($1::text), false)
+            || '{"redacted": true}'::jsonb)::json
+        ELSE jsonb_set(jsonb_set(jsonb_set(content::jsonb,
+                '{user_id}', to_jsonb($4::text), false),
+                '{user_name}', to_jsonb($5::text), false),
+                '{decided_by}', to_jsonb($1::text), false)::json
+    END
+WHERE author = ANY($6::text[])
+`
+
+type ForgetEntriesParams struct {
+	DeletedAuthor   string
+	Redact          bool
+	RedactedText    string
+	DeletedUserID   string
+	DeletedUserName string
+	Authors         []string
+}
+
+// Their entries name the deleted user; with redact their text goes too.
+// jsonb_set with create_missing false replaces only the keys there are.
+func (q *Queries) ForgetEntries(ctx context.Context, arg *ForgetEntriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetEntries,
+		arg.DeletedAuthor,
+		arg.Redact,
+		arg.RedactedText,
+		arg.DeletedUserID,
+		arg.DeletedUserName,
+		arg.Authors,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetGrants = `-- name: ForgetGrants :execrows
+DELETE FROM grants WHERE granted_by = ANY($1::text[]) OR granted_by = ANY($2::text[])
+`
+
+type ForgetGrantsParams struct {
+	UserIds []string
+	Authors []string
+}
+
+func (q *Queries) ForgetGrants(ctx context.Context, arg *ForgetGrantsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetGrants, arg.UserIds, arg.Authors)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetIdentities = `-- name: ForgetIdentities :execrows
+DELETE FROM person_identities WHERE person_id = $1
+`
+
+func (q *Queries) ForgetIdentities(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetIdentities, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetLinkCodes = `-- name: ForgetLinkCodes :exec
+DELETE FROM person_link_codes WHERE person_id = $1
+`
+
+func (q *Queries) ForgetLinkCodes(ctx context.Context, personID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, forgetLinkCodes, personID)
+	return err
+}
+
+const forgetLogins = `-- name: ForgetLogins :execrows
+DELETE FROM web_logins WHERE person_id = $1
+`
+
+func (q *Queries) ForgetLogins(ctx context.Context, personID *uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetLogins, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetMemberships = `-- name: ForgetMemberships :execrows
+DELETE FROM workspace_members WHERE person_id = $1 AND role <> 'owner'
+`
+
+// The owner's membership stays with the workspace (it is never removed).
+func (q *Queries) ForgetMemberships(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetMemberships, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetPairings = `-- name: ForgetPairings :execrows
+DELETE FROM pairings WHERE platform = $1 AND user_id = $2
+`
+
+type ForgetPairingsParams struct {
+	Platform string
+	UserID   string
+}
+
+func (q *Queries) ForgetPairings(ctx context.Context, arg *ForgetPairingsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetPairings, arg.Platform, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetParticipants = `-- name: ForgetParticipants :exec
+DELETE FROM participants WHERE author = ANY($1::text[])
+`
+
+func (q *Queries) ForgetParticipants(ctx context.Context, authors []string) error {
+	_, err := q.db.Exec(ctx, forgetParticipants, authors)
+	return err
+}
+
+const forgetPerson = `-- name: ForgetPerson :execrows
+DELETE FROM people WHERE id = $1
+`
+
+func (q *Queries) ForgetPerson(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetPerson, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetPersonalNotes = `-- name: ForgetPersonalNotes :execrows
+DELETE FROM notes WHERE workspace_id IN (
+    SELECT id FROM workspaces WHERE kind = 'personal' AND owner_person_id = $1)
+`
+
+// Their personal memory: the notes of their personal workspace.
+func (q *Queries) ForgetPersonalNotes(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetPersonalNotes, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const forgetRefusalNotices = `-- name: ForgetRefusalNotices :exec
+DELETE FROM refusal_notices WHERE platform = $1 AND user_id = $2
+`
+
+type ForgetRefusalNoticesParams struct {
+	Platform string
+	UserID   string
+}
+
+func (q *Queries) ForgetRefusalNotices(ctx context.Context, arg *ForgetRefusalNoticesParams) error {
+	_, err := q.db.Exec(ctx, forgetRefusalNotices, arg.Platform, arg.UserID)
+	return err
+}
+
 const personByID = `-- name: PersonByID :one
 SELECT id, display_name, time_zone, merged_into, created_at, updated_at FROM people WHERE id = $1
 `
@@ -301,6 +585,34 @@ func (q *Queries) PersonMergeMark(ctx context.Context, arg *PersonMergeMarkParam
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const personMergedInto = `-- name: PersonMergedInto :many
+
+SELECT id FROM people WHERE merged_into = $1 ORDER BY id
+`
+
+// Forgetting a person (PersonForget): their records go, and what names
+// them elsewhere is replaced. authors and user_ids are every name the
+// person wrote under (store.ForgetAuthors).
+func (q *Queries) PersonMergedInto(ctx context.Context, id *uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, personMergedInto, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const personProfileUpdate = `-- name: PersonProfileUpdate :one

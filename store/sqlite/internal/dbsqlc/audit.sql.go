@@ -149,6 +149,57 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]Audit, 
 	return items, nil
 }
 
+const auditLog = `-- name: AuditLog :one
+INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
+                   decided_by, detail, created_at, updated_at, workspace_id)
+VALUES (?1, NULL, '', '', ?2, ?3, '', '', ?4,
+        ?2, ?5, CAST(?6 AS INTEGER), CAST(?6 AS INTEGER),
+        ?7)
+RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+`
+
+type AuditLogParams struct {
+	ID          uuid.UUID
+	Actor       string
+	Action      string
+	Outcome     string
+	Detail      string
+	Now         int64
+	WorkspaceID uuid.NullUUID
+}
+
+// A row of its own for an action that is no tool call: no conversation,
+// no call id, the workspace given.
+func (q *Queries) AuditLog(ctx context.Context, arg AuditLogParams) (Audit, error) {
+	row := q.queryRow(ctx, q.auditLogStmt, auditLog,
+		arg.ID,
+		arg.Actor,
+		arg.Action,
+		arg.Outcome,
+		arg.Detail,
+		arg.Now,
+		arg.WorkspaceID,
+	)
+	var i Audit
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const auditSettle = `-- name: AuditSettle :one
 UPDATE audit
 SET outcome = ?1,

@@ -123,6 +123,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.auditListStmt, err = db.PrepareContext(ctx, auditList); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditList: %w", err)
 	}
+	if q.auditLogStmt, err = db.PrepareContext(ctx, auditLog); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditLog: %w", err)
+	}
 	if q.auditSettleStmt, err = db.PrepareContext(ctx, auditSettle); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditSettle: %w", err)
 	}
@@ -308,6 +311,57 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.folderUpdateStmt, err = db.PrepareContext(ctx, folderUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query FolderUpdate: %w", err)
+	}
+	if q.forgetAPIKeysStmt, err = db.PrepareContext(ctx, forgetAPIKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetAPIKeys: %w", err)
+	}
+	if q.forgetApprovalDecidersStmt, err = db.PrepareContext(ctx, forgetApprovalDeciders); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetApprovalDeciders: %w", err)
+	}
+	if q.forgetAuditDecidersStmt, err = db.PrepareContext(ctx, forgetAuditDeciders); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetAuditDeciders: %w", err)
+	}
+	if q.forgetCardChoicesStmt, err = db.PrepareContext(ctx, forgetCardChoices); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetCardChoices: %w", err)
+	}
+	if q.forgetConnectionsStmt, err = db.PrepareContext(ctx, forgetConnections); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetConnections: %w", err)
+	}
+	if q.forgetDiscardedEntriesStmt, err = db.PrepareContext(ctx, forgetDiscardedEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetDiscardedEntries: %w", err)
+	}
+	if q.forgetEntriesStmt, err = db.PrepareContext(ctx, forgetEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetEntries: %w", err)
+	}
+	if q.forgetGrantsStmt, err = db.PrepareContext(ctx, forgetGrants); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetGrants: %w", err)
+	}
+	if q.forgetIdentitiesStmt, err = db.PrepareContext(ctx, forgetIdentities); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetIdentities: %w", err)
+	}
+	if q.forgetLinkCodesStmt, err = db.PrepareContext(ctx, forgetLinkCodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetLinkCodes: %w", err)
+	}
+	if q.forgetLoginsStmt, err = db.PrepareContext(ctx, forgetLogins); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetLogins: %w", err)
+	}
+	if q.forgetMembershipsStmt, err = db.PrepareContext(ctx, forgetMemberships); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetMemberships: %w", err)
+	}
+	if q.forgetPairingsStmt, err = db.PrepareContext(ctx, forgetPairings); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetPairings: %w", err)
+	}
+	if q.forgetParticipantsStmt, err = db.PrepareContext(ctx, forgetParticipants); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetParticipants: %w", err)
+	}
+	if q.forgetPersonStmt, err = db.PrepareContext(ctx, forgetPerson); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetPerson: %w", err)
+	}
+	if q.forgetPersonalNotesStmt, err = db.PrepareContext(ctx, forgetPersonalNotes); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetPersonalNotes: %w", err)
+	}
+	if q.forgetRefusalNoticesStmt, err = db.PrepareContext(ctx, forgetRefusalNotices); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetRefusalNotices: %w", err)
 	}
 	if q.grantFindStmt, err = db.PrepareContext(ctx, grantFind); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantFind: %w", err)
@@ -504,6 +558,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.peopleMarkMergedStmt, err = db.PrepareContext(ctx, peopleMarkMerged); err != nil {
 		return nil, fmt.Errorf("error preparing query PeopleMarkMerged: %w", err)
 	}
+	if q.peopleMergedIntoStmt, err = db.PrepareContext(ctx, peopleMergedInto); err != nil {
+		return nil, fmt.Errorf("error preparing query PeopleMergedInto: %w", err)
+	}
 	if q.peopleSetProfileStmt, err = db.PrepareContext(ctx, peopleSetProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query PeopleSetProfile: %w", err)
 	}
@@ -522,8 +579,80 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.postedUpsertStmt, err = db.PrepareContext(ctx, postedUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PostedUpsert: %w", err)
 	}
+	if q.purgeApprovalsStmt, err = db.PrepareContext(ctx, purgeApprovals); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeApprovals: %w", err)
+	}
+	if q.purgeArtifactsStmt, err = db.PrepareContext(ctx, purgeArtifacts); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeArtifacts: %w", err)
+	}
+	if q.purgeAuditStmt, err = db.PrepareContext(ctx, purgeAudit); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeAudit: %w", err)
+	}
+	if q.purgeBindingsStmt, err = db.PrepareContext(ctx, purgeBindings); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeBindings: %w", err)
+	}
+	if q.purgeConversationsStmt, err = db.PrepareContext(ctx, purgeConversations); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeConversations: %w", err)
+	}
+	if q.purgeDiscardedEntriesStmt, err = db.PrepareContext(ctx, purgeDiscardedEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeDiscardedEntries: %w", err)
+	}
+	if q.purgeEntriesStmt, err = db.PrepareContext(ctx, purgeEntries); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeEntries: %w", err)
+	}
+	if q.purgeFilingStmt, err = db.PrepareContext(ctx, purgeFiling); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeFiling: %w", err)
+	}
+	if q.purgeLiveStreamsStmt, err = db.PrepareContext(ctx, purgeLiveStreams); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeLiveStreams: %w", err)
+	}
+	if q.purgeNotesStmt, err = db.PrepareContext(ctx, purgeNotes); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeNotes: %w", err)
+	}
+	if q.purgePostedStmt, err = db.PrepareContext(ctx, purgePosted); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgePosted: %w", err)
+	}
+	if q.purgeRulebooksStmt, err = db.PrepareContext(ctx, purgeRulebooks); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeRulebooks: %w", err)
+	}
+	if q.purgeScheduleRunsStmt, err = db.PrepareContext(ctx, purgeScheduleRuns); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeScheduleRuns: %w", err)
+	}
+	if q.purgeToolExecutionsStmt, err = db.PrepareContext(ctx, purgeToolExecutions); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeToolExecutions: %w", err)
+	}
+	if q.purgeUsageStmt, err = db.PrepareContext(ctx, purgeUsage); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeUsage: %w", err)
+	}
+	if q.purgeWorkStmt, err = db.PrepareContext(ctx, purgeWork); err != nil {
+		return nil, fmt.Errorf("error preparing query PurgeWork: %w", err)
+	}
 	if q.refusalNoticeInsertStmt, err = db.PrepareContext(ctx, refusalNoticeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RefusalNoticeInsert: %w", err)
+	}
+	if q.retentionClearStmt, err = db.PrepareContext(ctx, retentionClear); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionClear: %w", err)
+	}
+	if q.retentionExpiredRootsStmt, err = db.PrepareContext(ctx, retentionExpiredRoots); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionExpiredRoots: %w", err)
+	}
+	if q.retentionGetStmt, err = db.PrepareContext(ctx, retentionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionGet: %w", err)
+	}
+	if q.retentionListStmt, err = db.PrepareContext(ctx, retentionList); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionList: %w", err)
+	}
+	if q.retentionLockTreeStmt, err = db.PrepareContext(ctx, retentionLockTree); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionLockTree: %w", err)
+	}
+	if q.retentionSetStmt, err = db.PrepareContext(ctx, retentionSet); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionSet: %w", err)
+	}
+	if q.retentionTreeStmt, err = db.PrepareContext(ctx, retentionTree); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionTree: %w", err)
+	}
+	if q.retentionTreeBusyStmt, err = db.PrepareContext(ctx, retentionTreeBusy); err != nil {
+		return nil, fmt.Errorf("error preparing query RetentionTreeBusy: %w", err)
 	}
 	if q.rulebookCopyStmt, err = db.PrepareContext(ctx, rulebookCopy); err != nil {
 		return nil, fmt.Errorf("error preparing query RulebookCopy: %w", err)
@@ -995,6 +1124,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing auditListStmt: %w", cerr)
 		}
 	}
+	if q.auditLogStmt != nil {
+		if cerr := q.auditLogStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditLogStmt: %w", cerr)
+		}
+	}
 	if q.auditSettleStmt != nil {
 		if cerr := q.auditSettleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditSettleStmt: %w", cerr)
@@ -1303,6 +1437,91 @@ func (q *Queries) Close() error {
 	if q.folderUpdateStmt != nil {
 		if cerr := q.folderUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing folderUpdateStmt: %w", cerr)
+		}
+	}
+	if q.forgetAPIKeysStmt != nil {
+		if cerr := q.forgetAPIKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetAPIKeysStmt: %w", cerr)
+		}
+	}
+	if q.forgetApprovalDecidersStmt != nil {
+		if cerr := q.forgetApprovalDecidersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetApprovalDecidersStmt: %w", cerr)
+		}
+	}
+	if q.forgetAuditDecidersStmt != nil {
+		if cerr := q.forgetAuditDecidersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetAuditDecidersStmt: %w", cerr)
+		}
+	}
+	if q.forgetCardChoicesStmt != nil {
+		if cerr := q.forgetCardChoicesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetCardChoicesStmt: %w", cerr)
+		}
+	}
+	if q.forgetConnectionsStmt != nil {
+		if cerr := q.forgetConnectionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetConnectionsStmt: %w", cerr)
+		}
+	}
+	if q.forgetDiscardedEntriesStmt != nil {
+		if cerr := q.forgetDiscardedEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetDiscardedEntriesStmt: %w", cerr)
+		}
+	}
+	if q.forgetEntriesStmt != nil {
+		if cerr := q.forgetEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetEntriesStmt: %w", cerr)
+		}
+	}
+	if q.forgetGrantsStmt != nil {
+		if cerr := q.forgetGrantsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetGrantsStmt: %w", cerr)
+		}
+	}
+	if q.forgetIdentitiesStmt != nil {
+		if cerr := q.forgetIdentitiesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetIdentitiesStmt: %w", cerr)
+		}
+	}
+	if q.forgetLinkCodesStmt != nil {
+		if cerr := q.forgetLinkCodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetLinkCodesStmt: %w", cerr)
+		}
+	}
+	if q.forgetLoginsStmt != nil {
+		if cerr := q.forgetLoginsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetLoginsStmt: %w", cerr)
+		}
+	}
+	if q.forgetMembershipsStmt != nil {
+		if cerr := q.forgetMembershipsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetMembershipsStmt: %w", cerr)
+		}
+	}
+	if q.forgetPairingsStmt != nil {
+		if cerr := q.forgetPairingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetPairingsStmt: %w", cerr)
+		}
+	}
+	if q.forgetParticipantsStmt != nil {
+		if cerr := q.forgetParticipantsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetParticipantsStmt: %w", cerr)
+		}
+	}
+	if q.forgetPersonStmt != nil {
+		if cerr := q.forgetPersonStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetPersonStmt: %w", cerr)
+		}
+	}
+	if q.forgetPersonalNotesStmt != nil {
+		if cerr := q.forgetPersonalNotesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetPersonalNotesStmt: %w", cerr)
+		}
+	}
+	if q.forgetRefusalNoticesStmt != nil {
+		if cerr := q.forgetRefusalNoticesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetRefusalNoticesStmt: %w", cerr)
 		}
 	}
 	if q.grantFindStmt != nil {
@@ -1630,6 +1849,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing peopleMarkMergedStmt: %w", cerr)
 		}
 	}
+	if q.peopleMergedIntoStmt != nil {
+		if cerr := q.peopleMergedIntoStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing peopleMergedIntoStmt: %w", cerr)
+		}
+	}
 	if q.peopleSetProfileStmt != nil {
 		if cerr := q.peopleSetProfileStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing peopleSetProfileStmt: %w", cerr)
@@ -1660,9 +1884,129 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing postedUpsertStmt: %w", cerr)
 		}
 	}
+	if q.purgeApprovalsStmt != nil {
+		if cerr := q.purgeApprovalsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeApprovalsStmt: %w", cerr)
+		}
+	}
+	if q.purgeArtifactsStmt != nil {
+		if cerr := q.purgeArtifactsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeArtifactsStmt: %w", cerr)
+		}
+	}
+	if q.purgeAuditStmt != nil {
+		if cerr := q.purgeAuditStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeAuditStmt: %w", cerr)
+		}
+	}
+	if q.purgeBindingsStmt != nil {
+		if cerr := q.purgeBindingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeBindingsStmt: %w", cerr)
+		}
+	}
+	if q.purgeConversationsStmt != nil {
+		if cerr := q.purgeConversationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeConversationsStmt: %w", cerr)
+		}
+	}
+	if q.purgeDiscardedEntriesStmt != nil {
+		if cerr := q.purgeDiscardedEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeDiscardedEntriesStmt: %w", cerr)
+		}
+	}
+	if q.purgeEntriesStmt != nil {
+		if cerr := q.purgeEntriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeEntriesStmt: %w", cerr)
+		}
+	}
+	if q.purgeFilingStmt != nil {
+		if cerr := q.purgeFilingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeFilingStmt: %w", cerr)
+		}
+	}
+	if q.purgeLiveStreamsStmt != nil {
+		if cerr := q.purgeLiveStreamsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeLiveStreamsStmt: %w", cerr)
+		}
+	}
+	if q.purgeNotesStmt != nil {
+		if cerr := q.purgeNotesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeNotesStmt: %w", cerr)
+		}
+	}
+	if q.purgePostedStmt != nil {
+		if cerr := q.purgePostedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgePostedStmt: %w", cerr)
+		}
+	}
+	if q.purgeRulebooksStmt != nil {
+		if cerr := q.purgeRulebooksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeRulebooksStmt: %w", cerr)
+		}
+	}
+	if q.purgeScheduleRunsStmt != nil {
+		if cerr := q.purgeScheduleRunsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeScheduleRunsStmt: %w", cerr)
+		}
+	}
+	if q.purgeToolExecutionsStmt != nil {
+		if cerr := q.purgeToolExecutionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeToolExecutionsStmt: %w", cerr)
+		}
+	}
+	if q.purgeUsageStmt != nil {
+		if cerr := q.purgeUsageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeUsageStmt: %w", cerr)
+		}
+	}
+	if q.purgeWorkStmt != nil {
+		if cerr := q.purgeWorkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing purgeWorkStmt: %w", cerr)
+		}
+	}
 	if q.refusalNoticeInsertStmt != nil {
 		if cerr := q.refusalNoticeInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing refusalNoticeInsertStmt: %w", cerr)
+		}
+	}
+	if q.retentionClearStmt != nil {
+		if cerr := q.retentionClearStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionClearStmt: %w", cerr)
+		}
+	}
+	if q.retentionExpiredRootsStmt != nil {
+		if cerr := q.retentionExpiredRootsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionExpiredRootsStmt: %w", cerr)
+		}
+	}
+	if q.retentionGetStmt != nil {
+		if cerr := q.retentionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionGetStmt: %w", cerr)
+		}
+	}
+	if q.retentionListStmt != nil {
+		if cerr := q.retentionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionListStmt: %w", cerr)
+		}
+	}
+	if q.retentionLockTreeStmt != nil {
+		if cerr := q.retentionLockTreeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionLockTreeStmt: %w", cerr)
+		}
+	}
+	if q.retentionSetStmt != nil {
+		if cerr := q.retentionSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionSetStmt: %w", cerr)
+		}
+	}
+	if q.retentionTreeStmt != nil {
+		if cerr := q.retentionTreeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionTreeStmt: %w", cerr)
+		}
+	}
+	if q.retentionTreeBusyStmt != nil {
+		if cerr := q.retentionTreeBusyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retentionTreeBusyStmt: %w", cerr)
 		}
 	}
 	if q.rulebookCopyStmt != nil {
@@ -2237,6 +2581,7 @@ type Queries struct {
 	artifactVersionListStmt           *sql.Stmt
 	auditInsertStmt                   *sql.Stmt
 	auditListStmt                     *sql.Stmt
+	auditLogStmt                      *sql.Stmt
 	auditSettleStmt                   *sql.Stmt
 	backupConversationCountStmt       *sql.Stmt
 	backupInstanceLeasesStmt          *sql.Stmt
@@ -2299,6 +2644,23 @@ type Queries struct {
 	folderListStmt                    *sql.Stmt
 	folderUnfileAllStmt               *sql.Stmt
 	folderUpdateStmt                  *sql.Stmt
+	forgetAPIKeysStmt                 *sql.Stmt
+	forgetApprovalDecidersStmt        *sql.Stmt
+	forgetAuditDecidersStmt           *sql.Stmt
+	forgetCardChoicesStmt             *sql.Stmt
+	forgetConnectionsStmt             *sql.Stmt
+	forgetDiscardedEntriesStmt        *sql.Stmt
+	forgetEntriesStmt                 *sql.Stmt
+	forgetGrantsStmt                  *sql.Stmt
+	forgetIdentitiesStmt              *sql.Stmt
+	forgetLinkCodesStmt               *sql.Stmt
+	forgetLoginsStmt                  *sql.Stmt
+	forgetMembershipsStmt             *sql.Stmt
+	forgetPairingsStmt                *sql.Stmt
+	forgetParticipantsStmt            *sql.Stmt
+	forgetPersonStmt                  *sql.Stmt
+	forgetPersonalNotesStmt           *sql.Stmt
+	forgetRefusalNoticesStmt          *sql.Stmt
 	grantFindStmt                     *sql.Stmt
 	grantGetStmt                      *sql.Stmt
 	grantInsertStmt                   *sql.Stmt
@@ -2364,13 +2726,38 @@ type Queries struct {
 	peopleGetStmt                     *sql.Stmt
 	peopleInsertStmt                  *sql.Stmt
 	peopleMarkMergedStmt              *sql.Stmt
+	peopleMergedIntoStmt              *sql.Stmt
 	peopleSetProfileStmt              *sql.Stmt
 	personalityGetStmt                *sql.Stmt
 	personalityInsertStmt             *sql.Stmt
 	personalityListStmt               *sql.Stmt
 	postedGetStmt                     *sql.Stmt
 	postedUpsertStmt                  *sql.Stmt
+	purgeApprovalsStmt                *sql.Stmt
+	purgeArtifactsStmt                *sql.Stmt
+	purgeAuditStmt                    *sql.Stmt
+	purgeBindingsStmt                 *sql.Stmt
+	purgeConversationsStmt            *sql.Stmt
+	purgeDiscardedEntriesStmt         *sql.Stmt
+	purgeEntriesStmt                  *sql.Stmt
+	purgeFilingStmt                   *sql.Stmt
+	purgeLiveStreamsStmt              *sql.Stmt
+	purgeNotesStmt                    *sql.Stmt
+	purgePostedStmt                   *sql.Stmt
+	purgeRulebooksStmt                *sql.Stmt
+	purgeScheduleRunsStmt             *sql.Stmt
+	purgeToolExecutionsStmt           *sql.Stmt
+	purgeUsageStmt                    *sql.Stmt
+	purgeWorkStmt                     *sql.Stmt
 	refusalNoticeInsertStmt           *sql.Stmt
+	retentionClearStmt                *sql.Stmt
+	retentionExpiredRootsStmt         *sql.Stmt
+	retentionGetStmt                  *sql.Stmt
+	retentionListStmt                 *sql.Stmt
+	retentionLockTreeStmt             *sql.Stmt
+	retentionSetStmt                  *sql.Stmt
+	retentionTreeStmt                 *sql.Stmt
+	retentionTreeBusyStmt             *sql.Stmt
 	rulebookCopyStmt                  *sql.Stmt
 	rulebookDeleteStmt                *sql.Stmt
 	rulebookGetStmt                   *sql.Stmt
@@ -2510,6 +2897,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		artifactVersionListStmt:           q.artifactVersionListStmt,
 		auditInsertStmt:                   q.auditInsertStmt,
 		auditListStmt:                     q.auditListStmt,
+		auditLogStmt:                      q.auditLogStmt,
 		auditSettleStmt:                   q.auditSettleStmt,
 		backupConversationCountStmt:       q.backupConversationCountStmt,
 		backupInstanceLeasesStmt:          q.backupInstanceLeasesStmt,
@@ -2572,6 +2960,23 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		folderListStmt:                    q.folderListStmt,
 		folderUnfileAllStmt:               q.folderUnfileAllStmt,
 		folderUpdateStmt:                  q.folderUpdateStmt,
+		forgetAPIKeysStmt:                 q.forgetAPIKeysStmt,
+		forgetApprovalDecidersStmt:        q.forgetApprovalDecidersStmt,
+		forgetAuditDecidersStmt:           q.forgetAuditDecidersStmt,
+		forgetCardChoicesStmt:             q.forgetCardChoicesStmt,
+		forgetConnectionsStmt:             q.forgetConnectionsStmt,
+		forgetDiscardedEntriesStmt:        q.forgetDiscardedEntriesStmt,
+		forgetEntriesStmt:                 q.forgetEntriesStmt,
+		forgetGrantsStmt:                  q.forgetGrantsStmt,
+		forgetIdentitiesStmt:              q.forgetIdentitiesStmt,
+		forgetLinkCodesStmt:               q.forgetLinkCodesStmt,
+		forgetLoginsStmt:                  q.forgetLoginsStmt,
+		forgetMembershipsStmt:             q.forgetMembershipsStmt,
+		forgetPairingsStmt:                q.forgetPairingsStmt,
+		forgetParticipantsStmt:            q.forgetParticipantsStmt,
+		forgetPersonStmt:                  q.forgetPersonStmt,
+		forgetPersonalNotesStmt:           q.forgetPersonalNotesStmt,
+		forgetRefusalNoticesStmt:          q.forgetRefusalNoticesStmt,
 		grantFindStmt:                     q.grantFindStmt,
 		grantGetStmt:                      q.grantGetStmt,
 		grantInsertStmt:                   q.grantInsertStmt,
@@ -2637,13 +3042,38 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		peopleGetStmt:                     q.peopleGetStmt,
 		peopleInsertStmt:                  q.peopleInsertStmt,
 		peopleMarkMergedStmt:              q.peopleMarkMergedStmt,
+		peopleMergedIntoStmt:              q.peopleMergedIntoStmt,
 		peopleSetProfileStmt:              q.peopleSetProfileStmt,
 		personalityGetStmt:                q.personalityGetStmt,
 		personalityInsertStmt:             q.personalityInsertStmt,
 		personalityListStmt:               q.personalityListStmt,
 		postedGetStmt:                     q.postedGetStmt,
 		postedUpsertStmt:                  q.postedUpsertStmt,
+		purgeApprovalsStmt:                q.purgeApprovalsStmt,
+		purgeArtifactsStmt:                q.purgeArtifactsStmt,
+		purgeAuditStmt:                    q.purgeAuditStmt,
+		purgeBindingsStmt:                 q.purgeBindingsStmt,
+		purgeConversationsStmt:            q.purgeConversationsStmt,
+		purgeDiscardedEntriesStmt:         q.purgeDiscardedEntriesStmt,
+		purgeEntriesStmt:                  q.purgeEntriesStmt,
+		purgeFilingStmt:                   q.purgeFilingStmt,
+		purgeLiveStreamsStmt:              q.purgeLiveStreamsStmt,
+		purgeNotesStmt:                    q.purgeNotesStmt,
+		purgePostedStmt:                   q.purgePostedStmt,
+		purgeRulebooksStmt:                q.purgeRulebooksStmt,
+		purgeScheduleRunsStmt:             q.purgeScheduleRunsStmt,
+		purgeToolExecutionsStmt:           q.purgeToolExecutionsStmt,
+		purgeUsageStmt:                    q.purgeUsageStmt,
+		purgeWorkStmt:                     q.purgeWorkStmt,
 		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,
+		retentionClearStmt:                q.retentionClearStmt,
+		retentionExpiredRootsStmt:         q.retentionExpiredRootsStmt,
+		retentionGetStmt:                  q.retentionGetStmt,
+		retentionListStmt:                 q.retentionListStmt,
+		retentionLockTreeStmt:             q.retentionLockTreeStmt,
+		retentionSetStmt:                  q.retentionSetStmt,
+		retentionTreeStmt:                 q.retentionTreeStmt,
+		retentionTreeBusyStmt:             q.retentionTreeBusyStmt,
 		rulebookCopyStmt:                  q.rulebookCopyStmt,
 		rulebookDeleteStmt:                q.rulebookDeleteStmt,
 		rulebookGetStmt:                   q.rulebookGetStmt,

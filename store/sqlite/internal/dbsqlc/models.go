@@ -626,3 +626,10 @@ type WorkspaceMember struct {
 	Role        string
 	CreatedAt   int64
 }
+
+type WorkspaceRetention struct {
+	WorkspaceID uuid.UUID
+	KeepDays    int64
+	ExportDir   string
+	UpdatedAt   int64
+}

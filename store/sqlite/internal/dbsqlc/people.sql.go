@@ -11,6 +11,293 @@ import (
 	"github.com/google/uuid"
 )
 
+const forgetAPIKeys = `-- name: ForgetAPIKeys :execrows
+DELETE FROM api_keys WHERE person_id = ?1
+`
+
+func (q *Queries) ForgetAPIKeys(ctx context.Context, personID uuid.NullUUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetAPIKeysStmt, forgetAPIKeys, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetApprovalDeciders = `-- name: ForgetApprovalDeciders :exec
+UPDATE approvals SET decided_by = CAST(?1 AS TEXT)
+WHERE decided_by IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+   OR decided_by IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
+`
+
+type ForgetApprovalDecidersParams struct {
+	DeletedAuthor string
+	Authors       string
+	UserIds       string
+}
+
+func (q *Queries) ForgetApprovalDeciders(ctx context.Context, arg ForgetApprovalDecidersParams) error {
+	_, err := q.exec(ctx, q.forgetApprovalDecidersStmt, forgetApprovalDeciders, arg.DeletedAuthor, arg.Authors, arg.UserIds)
+	return err
+}
+
+const forgetAuditDeciders = `-- name: ForgetAuditDeciders :exec
+UPDATE audit SET decided_by = CAST(?1 AS TEXT)
+WHERE decided_by IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+   OR decided_by IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
+`
+
+type ForgetAuditDecidersParams struct {
+	DeletedAuthor string
+	Authors       string
+	UserIds       string
+}
+
+func (q *Queries) ForgetAuditDeciders(ctx context.Context, arg ForgetAuditDecidersParams) error {
+	_, err := q.exec(ctx, q.forgetAuditDecidersStmt, forgetAuditDeciders, arg.DeletedAuthor, arg.Authors, arg.UserIds)
+	return err
+}
+
+const forgetCardChoices = `-- name: ForgetCardChoices :exec
+UPDATE card_choices SET user_id = CAST(?1 AS TEXT), user_name = CAST(?2 AS TEXT)
+WHERE user_id IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
+`
+
+type ForgetCardChoicesParams struct {
+	DeletedUserID   string
+	DeletedUserName string
+	UserIds         string
+}
+
+func (q *Queries) ForgetCardChoices(ctx context.Context, arg ForgetCardChoicesParams) error {
+	_, err := q.exec(ctx, q.forgetCardChoicesStmt, forgetCardChoices, arg.DeletedUserID, arg.DeletedUserName, arg.UserIds)
+	return err
+}
+
+const forgetConnections = `-- name: ForgetConnections :execrows
+DELETE FROM connections WHERE owner_kind = 'person' AND owner_id = ?1
+`
+
+func (q *Queries) ForgetConnections(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetConnectionsStmt, forgetConnections, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetDiscardedEntries = `-- name: ForgetDiscardedEntries :execrows
+UPDATE discarded_entries SET author = CAST(?1 AS TEXT),
+    content = CASE
+        WHEN json_type(content) <> 'object' THEN content
+        WHEN CAST(?2 AS INTEGER) <> 0
+            THEN json_object('text', CAST(?3 AS TEXT), 'redacted', json('true'))
+        ELSE json_replace(content,
+                '$.user_id', CAST(?4 AS TEXT),
+                '$.user_name', CAST(?5 AS TEXT))
+    END
+WHERE author IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+`
+
+type ForgetDiscardedEntriesParams struct {
+	DeletedAuthor   string
+	Redact          int64
+	RedactedText    string
+	DeletedUserID   string
+	DeletedUserName string
+	Authors         string
+}
+
+func (q *Queries) ForgetDiscardedEntries(ctx context.Context, arg ForgetDiscardedEntriesParams) (int64, error) {
+	result, err := q.exec(ctx, q.forgetDiscardedEntriesStmt, forgetDiscardedEntries,
+		arg.DeletedAuthor,
+		arg.Redact,
+		arg.RedactedText,
+		arg.DeletedUserID,
+		arg.DeletedUserName,
+		arg.Authors,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetEntries = `-- name: ForgetEntries :execrows
+UPDATE entries SET author = CAST(?1 AS TEXT),
+    content = CASE
+        WHEN json_type(content) <> 'object' THEN content
+        WHEN CAST(?2 AS INTEGER) <> 0 AND kind = 'user'
+            THEN json_object('text', CAST(?3 AS TEXT), 'redacted', json('true'))
+        WHEN CAST(?2 AS INTEGER) <> 0
+            THEN json_set(json_replace(json_remove(content, '$.files', '$.page_context'),
+                    '$.text', CAST(?3 AS TEXT),
+                    '$.output', CAST(?3 AS TEXT),
+                    '$.user_id', CAST(?4 AS TEXT),
+                    '$.user_name', CAST(?5 AS TEXT),
+                    '$.decided_by', CAST(?1 AS TEXT)),
+                 '$.redacted', json('true'))
+        ELSE json_replace(content,
+                '$.user_id', CAST(?4 AS TEXT),
+                '$.user_name', CAST(?5 AS TEXT),
+                '$.decided_by', CAST(?1 AS TEXT))
+    END
+WHERE author IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+`
+
+type ForgetEntriesParams struct {
+	DeletedAuthor   string
+	Redact          int64
+	RedactedText    string
+	DeletedUserID   string
+	DeletedUserName string
+	Authors         string
+}
+
+// json_replace replaces only the keys there are.
+func (q *Queries) ForgetEntries(ctx context.Context, arg ForgetEntriesParams) (int64, error) {
+	result, err := q.exec(ctx, q.forgetEntriesStmt, forgetEntries,
+		arg.DeletedAuthor,
+		arg.Redact,
+		arg.RedactedText,
+		arg.DeletedUserID,
+		arg.DeletedUserName,
+		arg.Authors,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetGrants = `-- name: ForgetGrants :execrows
+DELETE FROM grants
+WHERE granted_by IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
+   OR granted_by IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+`
+
+type ForgetGrantsParams struct {
+	UserIds string
+	Authors string
+}
+
+func (q *Queries) ForgetGrants(ctx context.Context, arg ForgetGrantsParams) (int64, error) {
+	result, err := q.exec(ctx, q.forgetGrantsStmt, forgetGrants, arg.UserIds, arg.Authors)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetIdentities = `-- name: ForgetIdentities :execrows
+DELETE FROM person_identities WHERE person_id = ?1
+`
+
+func (q *Queries) ForgetIdentities(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetIdentitiesStmt, forgetIdentities, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetLinkCodes = `-- name: ForgetLinkCodes :exec
+DELETE FROM person_link_codes WHERE person_id = ?1
+`
+
+func (q *Queries) ForgetLinkCodes(ctx context.Context, personID uuid.UUID) error {
+	_, err := q.exec(ctx, q.forgetLinkCodesStmt, forgetLinkCodes, personID)
+	return err
+}
+
+const forgetLogins = `-- name: ForgetLogins :execrows
+DELETE FROM web_logins WHERE person_id = ?1
+`
+
+func (q *Queries) ForgetLogins(ctx context.Context, personID uuid.NullUUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetLoginsStmt, forgetLogins, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetMemberships = `-- name: ForgetMemberships :execrows
+DELETE FROM workspace_members WHERE person_id = ?1 AND role <> 'owner'
+`
+
+func (q *Queries) ForgetMemberships(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetMembershipsStmt, forgetMemberships, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetPairings = `-- name: ForgetPairings :execrows
+DELETE FROM pairings WHERE platform = ?1 AND user_id = ?2
+`
+
+type ForgetPairingsParams struct {
+	Platform string
+	UserID   string
+}
+
+func (q *Queries) ForgetPairings(ctx context.Context, arg ForgetPairingsParams) (int64, error) {
+	result, err := q.exec(ctx, q.forgetPairingsStmt, forgetPairings, arg.Platform, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetParticipants = `-- name: ForgetParticipants :exec
+DELETE FROM participants WHERE author IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
+`
+
+func (q *Queries) ForgetParticipants(ctx context.Context, authors string) error {
+	_, err := q.exec(ctx, q.forgetParticipantsStmt, forgetParticipants, authors)
+	return err
+}
+
+const forgetPerson = `-- name: ForgetPerson :execrows
+DELETE FROM people WHERE id = ?1
+`
+
+func (q *Queries) ForgetPerson(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetPersonStmt, forgetPerson, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetPersonalNotes = `-- name: ForgetPersonalNotes :execrows
+DELETE FROM notes WHERE workspace_id IN (
+    SELECT id FROM workspaces WHERE kind = 'personal' AND owner_person_id = ?1)
+`
+
+func (q *Queries) ForgetPersonalNotes(ctx context.Context, personID uuid.UUID) (int64, error) {
+	result, err := q.exec(ctx, q.forgetPersonalNotesStmt, forgetPersonalNotes, personID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const forgetRefusalNotices = `-- name: ForgetRefusalNotices :exec
+DELETE FROM refusal_notices WHERE platform = ?1 AND user_id = ?2
+`
+
+type ForgetRefusalNoticesParams struct {
+	Platform string
+	UserID   string
+}
+
+func (q *Queries) ForgetRefusalNotices(ctx context.Context, arg ForgetRefusalNoticesParams) error {
+	_, err := q.exec(ctx, q.forgetRefusalNoticesStmt, forgetRefusalNotices, arg.Platform, arg.UserID)
+	return err
+}
+
 const identitiesMove = `-- name: IdentitiesMove :execrows
 UPDATE person_identities SET person_id = ?1 WHERE person_id = ?2
 `
@@ -302,6 +589,36 @@ func (q *Queries) PeopleMarkMerged(ctx context.Context, arg PeopleMarkMergedPara
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const peopleMergedInto = `-- name: PeopleMergedInto :many
+
+SELECT id FROM people WHERE merged_into = ?1 ORDER BY id
+`
+
+// Forgetting a person (see the Postgres twin). authors and user_ids are
+// JSON arrays of every name the person wrote under (store.ForgetAuthors).
+func (q *Queries) PeopleMergedInto(ctx context.Context, id uuid.NullUUID) ([]uuid.UUID, error) {
+	rows, err := q.query(ctx, q.peopleMergedIntoStmt, peopleMergedInto, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const peopleSetProfile = `-- name: PeopleSetProfile :one

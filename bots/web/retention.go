@@ -1,0 +1,138 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/workspace"
+)
+
+// A workspace's retention, and forgetting a person: the admin API of the
+// data a workspace keeps (see docs/production.md, "Retention and deleting
+// a person's data").
+
+func (a *API) retentionRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /api/workspaces/{ws}/retention", a.handle(a.retentionGet))
+	mux.Handle("PUT /api/workspaces/{ws}/retention", a.handle(a.retentionPut))
+	mux.Handle("POST /api/people/{person}/forget", a.handle(a.personForget))
+}
+
+// retentionRequest is PUT /api/workspaces/{ws}/retention's body.
+type retentionRequest struct {
+	// KeepDays is how many days after its last activity a conversation is
+	// kept; null or 0 keeps conversations forever.
+	KeepDays *int `json:"keep_days"`
+	// ExportDir is a directory on the server each conversation is exported
+	// to before it is deleted ("" for none); the operator only. Absent, the
+	// directory set before stays.
+	ExportDir *string `json:"export_dir,omitempty"`
+}
+
+// retentionResponse is a workspace's retention.
+type retentionResponse struct {
+	Workspace string     `json:"workspace"`
+	KeepDays  *int       `json:"keep_days"` // null: kept forever
+	ExportDir string     `json:"export_dir,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+func toRetentionResponse(r *store.WorkspaceRetention) retentionResponse {
+	out := retentionResponse{Workspace: r.WorkspaceID.String(), ExportDir: r.ExportDir}
+	if r.KeepDays > 0 {
+		days := r.KeepDays
+		out.KeepDays = &days
+	}
+	if !r.UpdatedAt.IsZero() {
+		at := r.UpdatedAt
+		out.UpdatedAt = &at
+	}
+	return out
+}
+
+// retentionGet is GET /api/workspaces/{ws}/retention: a member reads it.
+func (a *API) retentionGet(w http.ResponseWriter, r *http.Request) error {
+	ws, err := a.allowedWorkspace(r, workspace.Use)
+	if err != nil {
+		return err
+	}
+	ret, err := a.st.WorkspaceRetentionGet(r.Context(), ws.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRetentionResponse(ret))
+	return nil
+}
+
+// retentionPut is PUT /api/workspaces/{ws}/retention: deleting a
+// workspace's conversations is the owner's decision (as deleting the
+// workspace is), and writing files on the server is the operator's.
+func (a *API) retentionPut(w http.ResponseWriter, r *http.Request) error {
+	var body retentionRequest
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	ws, err := a.allowedWorkspace(r, workspace.Delete)
+	if err != nil {
+		return err
+	}
+	p := &store.WorkspaceRetentionSetParams{WorkspaceID: ws.ID}
+	if body.KeepDays != nil {
+		p.KeepDays = *body.KeepDays
+	}
+	switch {
+	case body.ExportDir != nil:
+		if err := operatorOnly(principal(r), "set or remove the export directory (a place on the server's disk)"); err != nil {
+			return err
+		}
+		p.ExportDir = *body.ExportDir
+	case p.KeepDays > 0:
+		cur, err := a.st.WorkspaceRetentionGet(r.Context(), ws.ID)
+		if err != nil {
+			return err
+		}
+		p.ExportDir = cur.ExportDir
+	}
+	ret, err := a.st.WorkspaceRetentionSet(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toRetentionResponse(ret))
+	return nil
+}
+
+// forgetRequest is POST /api/people/{person}/forget's body (optional).
+type forgetRequest struct {
+	// DeleteMessages also deletes the text of what the person wrote.
+	DeleteMessages bool `json:"delete_messages"`
+}
+
+// forgetResponse says what a forget changed.
+type forgetResponse struct {
+	Person         string `json:"person"`
+	DeleteMessages bool   `json:"delete_messages"`
+	store.PersonForgetResult
+}
+
+// personForget is POST /api/people/{person}/forget: the operator deletes a
+// person's data on request. Forgetting again answers zero counts.
+func (a *API) personForget(w http.ResponseWriter, r *http.Request) error {
+	var body forgetRequest
+	if err := decode(w, r, &body, true); err != nil {
+		return err
+	}
+	p := principal(r)
+	if err := operatorOnly(p, "forget a person"); err != nil {
+		return err
+	}
+	person, err := parseID("person", r.PathValue("person"))
+	if err != nil {
+		return err
+	}
+	res, err := a.st.PersonForget(r.Context(), &store.PersonForgetParams{PersonID: person, DeleteMessages: body.DeleteMessages, By: p.Name()})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, forgetResponse{Person: person.String(), DeleteMessages: body.DeleteMessages, PersonForgetResult: *res})
+	return nil
+}
