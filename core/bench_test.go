@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -16,7 +16,7 @@ import (
 
 // benchService is the zero-latency turn service `switchboard bench turn`
 // measures (internal/bench); configure, when given, adjusts the agent.
-func benchService(b *testing.B, st store.Store, configure ...func(*agent.Agent)) *core.Service {
+func benchService(b *testing.B, st store.Store, configure ...func(*config.Agent)) *core.Service {
 	b.Helper()
 	script, err := bench.WriteScript(b.TempDir())
 	if err != nil {

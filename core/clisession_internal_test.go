@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -26,7 +26,7 @@ func TestBuildRequestResumesTheLastCLISession(t *testing.T) {
 		entry(store.EntryAssistant, me, AssistantContent{Text: "second", Session: &CLISession{Provider: "claude-code", ID: "s-new", Totals: totals}}),
 		entry(store.EntryUser, store.UserAuthor("U1"), UserContent{Text: "three"}),
 	}
-	a := &agent.Agent{Name: "coder", Model: "claude-code:sonnet"}
+	a := &config.Agent{Name: "coder", Model: "claude-code:sonnet"}
 	req, err := buildRequest(a, tool.ContextAPI, nil, nil, nil, entries, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)

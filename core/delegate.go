@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -95,14 +95,14 @@ type Candidate struct {
 // DelegationChoice is what a delegations row keeps as its factors: who was
 // chosen and how, the weights, and every candidate, best first.
 type DelegationChoice struct {
-	Chosen     string                  `json:"chosen"`
-	ChosenBy   string                  `json:"chosen_by"` // "name" or "score"
-	Tools      []string                `json:"tools,omitempty"`
-	Weights    agent.DelegationWeights `json:"weights"`
-	Candidates []Candidate             `json:"candidates"`
+	Chosen     string                   `json:"chosen"`
+	ChosenBy   string                   `json:"chosen_by"` // "name" or "score"
+	Tools      []string                 `json:"tools,omitempty"`
+	Weights    config.DelegationWeights `json:"weights"`
+	Candidates []Candidate              `json:"candidates"`
 }
 
-func (w Factors) score(k agent.DelegationWeights) float64 {
+func (w Factors) score(k config.DelegationWeights) float64 {
 	s := k.Capability*w.Capability + k.Role*w.Role + k.Available*w.Available + k.Load*w.Load +
 		k.TrackRecord*w.TrackRecord + k.Cost*w.Cost + k.Latency*w.Latency + k.Tools*w.Tools
 	return math.Round(s*1000) / 1000
@@ -224,7 +224,7 @@ const (
 
 // typicalLatency is how long agent a typically takes to answer: measured
 // from its recent turns (lats), else its setting (0: unknown).
-func (s *Service) typicalLatency(a *agent.Agent, lats []*store.AgentLatency) time.Duration {
+func (s *Service) typicalLatency(a *config.Agent, lats []*store.AgentLatency) time.Duration {
 	if id := s.agentID(a.Name); id != nil {
 		for _, l := range lats {
 			if l.AgentID == *id && l.Turns >= latencyMinTurns && l.Mean > 0 {
@@ -237,10 +237,10 @@ func (s *Service) typicalLatency(a *agent.Agent, lats []*store.AgentLatency) tim
 
 // roleFit is how well an agent's role fits a task whose domains are
 // scores (one: a question of one domain).
-func roleFit(a *agent.Agent, scores []route.Score, one bool) float64 {
+func roleFit(a *config.Agent, scores []route.Score, one bool) float64 {
 	generalist := a.Role != string(route.Specialist)
 	declares := func(domain string) bool {
-		return slices.ContainsFunc(a.Domains, func(d agent.Domain) bool { return d.Name == domain })
+		return slices.ContainsFunc(a.Domains, func(d config.Domain) bool { return d.Name == domain })
 	}
 	switch {
 	case one && declares(scores[0].Domain) && !generalist:
@@ -262,7 +262,7 @@ func roleFit(a *agent.Agent, scores []route.Score, one bool) float64 {
 
 // mayUse reports whether agent a may use the tool named name: it is
 // registered, and the agent's tool list (when it has one) names it.
-func (s *Service) mayUse(a *agent.Agent, name string) bool {
+func (s *Service) mayUse(a *config.Agent, name string) bool {
 	if _, ok := s.opts.Registry.Get(name); !ok {
 		return false
 	}

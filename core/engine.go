@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -32,7 +32,7 @@ type turn struct {
 	s     *Service
 	item  *store.WorkItem
 	conv  *store.Conversation
-	agent *agent.Agent
+	agent *config.Agent
 	meta  ConversationMeta
 	model model.Backend
 	tools map[string]*tool.Tool

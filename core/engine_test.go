@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -238,9 +238,9 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	if budget == 0 {
 		budget = 25
 	}
-	agents := &agent.Config{Agents: []agent.Agent{{
+	agents := &config.Config{Agents: []config.Agent{{
 		Name: "atlas", Persona: "You test things.", Model: "scripted:" + writeScript(t, script),
-		MaxTokens: 1000, StepBudget: budget, Answers: agent.Answers{Default: true},
+		MaxTokens: 1000, StepBudget: budget, Answers: config.Answers{Default: true},
 	}}}
 	reg := registry(t, s.tools)
 	if extra != nil {

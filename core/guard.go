@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Deciders says who may decide an approval.

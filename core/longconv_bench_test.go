@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -79,8 +79,8 @@ func BenchmarkLongConversationTurn(b *testing.B) {
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			st := d.open(b)
-			svc := benchService(b, st, func(a *agent.Agent) {
-				a.Context = agent.ContextSettings{SummarizeAt: 2000, KeepRecent: 200}
+			svc := benchService(b, st, func(a *config.Agent) {
+				a.Context = config.ContextSettings{SummarizeAt: 2000, KeepRecent: 200}
 			})
 			hs := core.NewHandlers()
 			core.AddHandler(hs, svc.RunTurn)

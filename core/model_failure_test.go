@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
@@ -42,7 +42,7 @@ func fakeAgent(fake *modeltest.Fake, key string) func(*core.Options) {
 	return func(o *core.Options) {
 		a := &o.Agents.Agents[0]
 		a.Model = "openai:gpt-4.1-mini"
-		o.Credentials = func(*agent.Agent) (model.Credentials, error) {
+		o.Credentials = func(*config.Agent) (model.Credentials, error) {
 			return model.Credentials{APIKey: key, BaseURL: fake.URL}, nil
 		}
 	}

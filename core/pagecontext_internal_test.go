@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -15,7 +15,7 @@ import (
 // message, never the history or the stable block; a later message
 // without it clears it.
 func TestPageContextInTurnBlock(t *testing.T) {
-	a := &agent.Agent{Name: "atlas", Persona: "You help.", Model: "scripted:x"}
+	a := &config.Agent{Name: "atlas", Persona: "You help.", Model: "scripted:x"}
 	user := func(seq int64, text, page string) *store.Entry {
 		return &store.Entry{Seq: &seq, Kind: store.EntryUser, Author: store.UserAuthor("person:1"), Content: mustJSON(UserContent{Text: text, PageContext: page})}
 	}

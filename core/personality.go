@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -39,14 +39,14 @@ var ErrPersonalityRefused = errors.New("personality replacement refused")
 // CLI makes one over a bare store; the service has one over its own.
 type Personalities struct {
 	st     store.Queries
-	agents *agent.Config // the guard's settings; nil: the defaults
+	agents *config.Config // the guard's settings; nil: the defaults
 	now    func() time.Time
 }
 
 // NewPersonalities reads and writes personality documents in st. agents
 // (may be nil) holds each agent's guard settings; now (nil: time.Now) dates
 // the versions.
-func NewPersonalities(st store.Queries, agents *agent.Config, now func() time.Time) *Personalities {
+func NewPersonalities(st store.Queries, agents *config.Config, now func() time.Time) *Personalities {
 	if now == nil {
 		now = time.Now
 	}
@@ -143,18 +143,18 @@ func (p *Personalities) Replace(ctx context.Context, r *PersonalityReplaceParams
 	return doc, nil
 }
 
-func (p *Personalities) guardOf(name string) agent.PersonalityGuard {
+func (p *Personalities) guardOf(name string) config.PersonalityGuard {
 	if p.agents != nil {
 		if a, ok := p.agents.Find(name); ok {
 			return a.Personality
 		}
 	}
-	return agent.PersonalityGuard{}
+	return config.PersonalityGuard{}
 }
 
 // seedPersonality writes an agent's first document from its persona, once:
 // an agent that has one (seeded earlier, or replaced since) keeps it.
-func (s *Service) seedPersonality(ctx context.Context, a *agent.Agent, row *store.Agent) error {
+func (s *Service) seedPersonality(ctx context.Context, a *config.Agent, row *store.Agent) error {
 	_, err := s.st.PersonalityAppend(ctx, &store.PersonalityAppendParams{
 		AgentID: row.ID, Text: strings.TrimSpace(a.Persona), Author: PersonalitySeedAuthor, Now: s.now(),
 	})
@@ -168,7 +168,7 @@ func (s *Service) seedPersonality(ctx context.Context, a *agent.Agent, row *stor
 // as the persona the prompt is built from. The document is read once per
 // turn, so a replacement made during a turn shows from the next one and the
 // prompt stays the same across the turn's steps.
-func (s *Service) withPersonality(ctx context.Context, a *agent.Agent) (*agent.Agent, error) {
+func (s *Service) withPersonality(ctx context.Context, a *config.Agent) (*config.Agent, error) {
 	id := s.agentID(a.Name)
 	if id == nil {
 		return a, nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -28,7 +28,7 @@ func TestPersonalitySeededOnce(t *testing.T) {
 			t.Helper()
 			svc, err := core.New(core.Options{
 				Store: st, Registry: tool.NewRegistry(), Tools: func(tool.ContextName) []*tool.Tool { return nil }, Logger: testenv.Logger(t), Now: newClock().Now,
-				Agents: &agent.Config{Agents: []agent.Agent{{Name: "atlas", Persona: persona, Model: "scripted:" + writeScript(t, "turns:\n  - text: hi\n"), MaxTokens: 100, StepBudget: 5, Answers: agent.Answers{Default: true}}}},
+				Agents: &config.Config{Agents: []config.Agent{{Name: "atlas", Persona: persona, Model: "scripted:" + writeScript(t, "turns:\n  - text: hi\n"), MaxTokens: 100, StepBudget: 5, Answers: config.Answers{Default: true}}}},
 			})
 			if err != nil {
 				t.Fatal(err)

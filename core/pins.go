@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // pinnedAway reports whether the agent that would answer an inbound

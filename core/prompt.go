@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -18,11 +18,11 @@ import (
 // Options.StableParts lists them; an empty string adds nothing. What it
 // returns must stay byte-identical from turn to turn until what it describes
 // changes, or the prompt cache misses from there on.
-type StablePartFunc func(ctx context.Context, conv *store.Conversation, a *agent.Agent) (string, error)
+type StablePartFunc func(ctx context.Context, conv *store.Conversation, a *config.Agent) (string, error)
 
 // stableParts is the conversation's rulebook, then the StableParts, for
 // one turn.
-func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *agent.Agent) ([]string, error) {
+func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *config.Agent) ([]string, error) {
 	var out []string
 	rules, err := s.rulebookPart(ctx, conv)
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *
 // its end (withSkillIndex). The tool schemas,
 // sent before it in a stable order, belong to the same cached prefix.
 // Nothing here may depend on time, the speaker or the log.
-func stableBlock(a *agent.Agent, contextName tool.ContextName, parts []string) string {
+func stableBlock(a *config.Agent, contextName tool.ContextName, parts []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your name is %s.\n\n%s\n\n", a.Name, strings.TrimSpace(a.Persona))
 	b.WriteString("How you work:\n")
@@ -99,7 +99,7 @@ func turnBlock(now time.Time, speaker string) string {
 // names holds the display names of the people speaking (see
 // Directory.speakerNames): a person's message is shown under their name,
 // never their platform id.
-func buildRequest(a *agent.Agent, contextName tool.ContextName, stable []string, tools []*tool.Tool, summary *SummaryContent, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
+func buildRequest(a *config.Agent, contextName tool.ContextName, stable []string, tools []*tool.Tool, summary *SummaryContent, entries []*store.Entry, names map[store.Identity]string, now time.Time) (*model.Request, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, err

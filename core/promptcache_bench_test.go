@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
@@ -28,23 +28,23 @@ import (
 func BenchmarkPromptCache(b *testing.B) {
 	for _, v := range []struct {
 		name    string
-		context agent.ContextSettings
+		context config.ContextSettings
 	}{
-		{"whole_log", agent.ContextSettings{SummarizeAt: -1}},
-		{"summarised", agent.ContextSettings{SummarizeAt: 1500, KeepRecent: 300}},
+		{"whole_log", config.ContextSettings{SummarizeAt: -1}},
+		{"summarised", config.ContextSettings{SummarizeAt: 1500, KeepRecent: 300}},
 	} {
 		b.Run(v.name, func(b *testing.B) { benchPromptCache(b, v.context) })
 	}
 }
 
-func benchPromptCache(b *testing.B, cs agent.ContextSettings) {
+func benchPromptCache(b *testing.B, cs config.ContextSettings) {
 	const turns = 50
 	st := testenv.SQLite(b)
 	fake := modeltest.NewAnthropic(b)
 	fake.Default(modeltest.Reply{Text: "Here is a considered answer of a sentence or two, as an agent in a chat would write, with a detail or two to go on."})
-	agents := &agent.Config{Agents: []agent.Agent{{
+	agents := &config.Config{Agents: []config.Agent{{
 		Name: "bench", Persona: "You answer questions about the tides, briefly and with care.", Model: "anthropic:claude-sonnet-4-5",
-		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true}, Context: cs,
+		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: true}, Context: cs,
 	}}}
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {
@@ -53,7 +53,7 @@ func benchPromptCache(b *testing.B, cs agent.ContextSettings) {
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
 		Tools: func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
-		Credentials: func(*agent.Agent) (model.Credentials, error) {
+		Credentials: func(*config.Agent) (model.Credentials, error) {
 			return model.Credentials{APIKey: "bench-key", BaseURL: fake.URL}, nil
 		},
 	})

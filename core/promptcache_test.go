@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/internal/modeltest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -21,7 +21,7 @@ import (
 func anthropicAgent(fake *modeltest.Fake) func(*core.Options) {
 	return func(o *core.Options) {
 		o.Agents.Agents[0].Model = "anthropic:claude-sonnet-4-5"
-		o.Credentials = func(*agent.Agent) (model.Credentials, error) {
+		o.Credentials = func(*config.Agent) (model.Credentials, error) {
 			return model.Credentials{APIKey: "cache-test-key", BaseURL: fake.URL}, nil
 		}
 	}
@@ -43,7 +43,7 @@ func TestPromptPrefixIsCached(t *testing.T) {
 		)
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
 			anthropicAgent(fake)(o)
-			o.StableParts = []core.StablePartFunc{func(context.Context, *store.Conversation, *agent.Agent) (string, error) {
+			o.StableParts = []core.StablePartFunc{func(context.Context, *store.Conversation, *config.Agent) (string, error) {
 				return "Rulebook: cite the tide tables.", nil
 			}}
 		}}
@@ -158,7 +158,7 @@ func TestPromptOrderWithRulebookAndSummary(t *testing.T) {
 		)
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
 			anthropicAgent(fake)(o)
-			o.Agents.Agents[0].Context = agent.ContextSettings{SummarizeAt: 1000, KeepRecent: 300}
+			o.Agents.Agents[0].Context = config.ContextSettings{SummarizeAt: 1000, KeepRecent: 300}
 		}}
 		in := s.start(t, "turns: []\n")
 		ctx := context.Background()

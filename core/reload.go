@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
@@ -16,7 +16,7 @@ import (
 // replaces as one: a reader sees the old set or the new one, never half of
 // each.
 type settings struct {
-	agents      *agent.Config
+	agents      *config.Config
 	router      *route.Router
 	policies    tool.Policies
 	deciders    Deciders
@@ -27,11 +27,11 @@ type settings struct {
 func (s *Service) settings() *settings { return s.current.Load() }
 
 // agents is the declared agents, as last loaded.
-func (s *Service) agents() *agent.Config { return s.current.Load().agents }
+func (s *Service) agents() *config.Config { return s.current.Load().agents }
 
 // ReloadParams are what Reload replaces, as in Options.
 type ReloadParams struct {
-	Agents      *agent.Config
+	Agents      *config.Config
 	Policies    tool.Policies
 	Deciders    Deciders
 	Admins      Admins

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -31,7 +31,7 @@ func TestSweepRetention(t *testing.T) {
 		clk := newClock()
 		svc, err := core.New(core.Options{
 			Store: st, Registry: tool.NewRegistry(), Tools: func(tool.ContextName) []*tool.Tool { return nil }, Logger: testenv.Logger(t), Now: clk.Now,
-			Agents: &agent.Config{Agents: []agent.Agent{{Name: "atlas", Persona: "p", Model: "scripted:" + writeScript(t, "turns:\n  - text: hi\n"), MaxTokens: 100, StepBudget: 5, Answers: agent.Answers{Default: true}}}},
+			Agents: &config.Config{Agents: []config.Agent{{Name: "atlas", Persona: "p", Model: "scripted:" + writeScript(t, "turns:\n  - text: hi\n"), MaxTokens: 100, StepBudget: 5, Answers: config.Answers{Default: true}}}},
 		})
 		if err != nil {
 			t.Fatal(err)

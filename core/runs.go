@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
-	"github.com/switchboardhq/switchboard/core/plan"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/run"
+	"github.com/switchboardhq/switchboard/core/run/plan"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -776,14 +776,14 @@ func (s *Service) planRun(ctx context.Context, req *tool.Request, in planRunInpu
 // isPlan reports whether a reply is a lead's plan that will become a run:
 // an agent with plans: true, outside a run step's conversation, answering
 // with what looks like a plan.
-func (s *Service) isPlan(meta ConversationMeta, a *agent.Agent, text string) bool {
+func (s *Service) isPlan(meta ConversationMeta, a *config.Agent, text string) bool {
 	return meta.Run == nil && a != nil && a.Plans && plan.Looks(text)
 }
 
 // runPlanReply, in the transaction of a lead's reply, queues reading a
 // plan out of it when the lead plans (plans: true) and the reply looks
 // like it holds one.
-func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *agent.Agent, text string) error {
+func (s *Service) runPlanReply(ctx context.Context, q store.Queries, conv uuid.UUID, a *config.Agent, text string) error {
 	if !s.isPlan(ConversationMeta{}, a, text) { // the caller asks outside step conversations only
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -80,7 +80,7 @@ func BenchmarkSeenOrderCost(b *testing.B) {
 			&store.Entry{Seq: &u, Kind: store.EntryUser, Author: store.UserAuthor("alice"), Content: mustJSON(UserContent{Text: strings.Repeat("a question ", 20)})},
 			&store.Entry{Seq: &r, Kind: store.EntryAssistant, Author: store.AgentAuthor("atlas"), TurnID: &turn, Content: mustJSON(AssistantContent{Text: strings.Repeat("an answer ", 60), Agent: "atlas", SeenThrough: u})})
 	}
-	ag := &agent.Agent{Name: "atlas", Model: "scripted:x", MaxTokens: 100}
+	ag := &config.Agent{Name: "atlas", Model: "scripted:x", MaxTokens: 100}
 	b.Run("buildRequest", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := buildRequest(ag, "api", nil, nil, nil, es, nil, time.Time{}); err != nil {

@@ -15,21 +15,21 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // BackendFunc builds the model backend of an agent.
-type BackendFunc func(a *agent.Agent) (model.Backend, error)
+type BackendFunc func(a *config.Agent) (model.Backend, error)
 
 // CredentialsFunc returns the key and endpoint of an agent's model. The app
 // resolves them from its settings (the variable the agent names for its
 // key, its base_url, the provider's base URL); core never reads the
 // environment. Its error is returned as it is, wrapped with the agent's
 // name, so a missing key stops Start naming the agent and the setting.
-type CredentialsFunc func(a *agent.Agent) (model.Credentials, error)
+type CredentialsFunc func(a *config.Agent) (model.Credentials, error)
 
 // ToolsFunc returns the tools offered in a context: the registry with
 // frontend tools swapped for their headless equivalents (see package
@@ -39,7 +39,7 @@ type ToolsFunc func(contextName tool.ContextName) []*tool.Tool
 // Options configures a Service.
 type Options struct {
 	Store  store.Store
-	Agents *agent.Config
+	Agents *config.Config
 	// Backend builds each agent's model backend; default NewBackend with
 	// Model as its base options and Credentials.
 	Backend BackendFunc
@@ -149,7 +149,7 @@ func (o *Options) defaults() {
 	}
 	if o.Backend == nil {
 		base, creds := o.Model, o.Credentials
-		o.Backend = func(a *agent.Agent) (model.Backend, error) { return NewBackend(a, base, creds) }
+		o.Backend = func(a *config.Agent) (model.Backend, error) { return NewBackend(a, base, creds) }
 	}
 	if o.Hub == nil {
 		o.Hub = NewHub()
@@ -239,7 +239,7 @@ func (s *Service) Start(ctx context.Context) error {
 
 // registerAgents upserts the declared agents into the store and seeds their
 // personality documents.
-func (s *Service) registerAgents(ctx context.Context, agents *agent.Config) error {
+func (s *Service) registerAgents(ctx context.Context, agents *config.Config) error {
 	for i := range agents.Agents {
 		a := &agents.Agents[i]
 		cfg, err := json.Marshal(a)
@@ -267,14 +267,14 @@ func (s *Service) Hub() *Hub { return s.hub }
 func (s *Service) Store() store.Store { return s.st }
 
 // Agents is the declared agents.
-func (s *Service) Agents() *agent.Config { return s.agents() }
+func (s *Service) Agents() *config.Config { return s.agents() }
 
 // WorkerID is this process's name in leases.
 func (s *Service) WorkerID() string { return s.opts.WorkerID }
 
 func (s *Service) now() time.Time { return s.opts.Now().UTC() }
 
-func (s *Service) backendFor(a *agent.Agent) (model.Backend, error) {
+func (s *Service) backendFor(a *config.Agent) (model.Backend, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.backends[a.Name]; ok {
@@ -290,7 +290,7 @@ func (s *Service) backendFor(a *agent.Agent) (model.Backend, error) {
 
 // agentOf finds the agent a conversation belongs to, falling back to the
 // default agent when the conversation names none or one no longer declared.
-func (s *Service) agentOf(conv *store.Conversation) *agent.Agent {
+func (s *Service) agentOf(conv *store.Conversation) *config.Agent {
 	if conv.AgentID != nil {
 		s.mu.Lock()
 		var name string
@@ -377,7 +377,7 @@ func StarterOf(conv *store.Conversation) string { return metaOf(conv).Starter }
 // missing key, naming the setting to set) is returned as it is. base gives
 // the other options (logger, idle timeout, retry policy); its APIKey and
 // BaseURL are replaced by the agent's.
-func NewBackend(a *agent.Agent, base model.Options, creds CredentialsFunc) (model.Backend, error) {
+func NewBackend(a *config.Agent, base model.Options, creds CredentialsFunc) (model.Backend, error) {
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", a.Model, err)
@@ -401,4 +401,4 @@ func NewBackend(a *agent.Agent, base model.Options, creds CredentialsFunc) (mode
 }
 
 // IsDemo reports whether the agent runs on the scripted demo model.
-func IsDemo(a *agent.Agent) bool { return strings.HasPrefix(a.Model, "scripted:") }
+func IsDemo(a *config.Agent) bool { return strings.HasPrefix(a.Model, "scripted:") }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -175,7 +175,7 @@ func (s *Service) admitInbound(ctx context.Context, in *Inbound) (*Inbound, *Sub
 // message is not for the bot or was seen before: then nothing is stored,
 // not even the dedupe row for a message that is not for the bot. created
 // says the conversation is new.
-func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *agent.Agent, inChannel bool, res *SubmitResult) (*store.Binding, bool, error) {
+func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound, ag *config.Agent, inChannel bool, res *SubmitResult) (*store.Binding, bool, error) {
 	now := s.now()
 	b, err := q.BindingFind(ctx, &store.BindingFindParams{Place: store.PlaceFromColumns(in.Platform, in.Workspace, in.Channel, in.Thread)})
 	engaged := err == nil

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/store"
@@ -350,7 +350,7 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 // the entry and the usage carry, and the lease that fences the append.
 type summaryJob struct {
 	conv   *store.Conversation
-	agent  *agent.Agent
+	agent  *config.Agent
 	turnID uuid.UUID
 	owner  string
 	// extra are the tokens of the context outside ml that stay verbatim
@@ -425,7 +425,7 @@ func (s *Service) summarize(ctx context.Context, job *summaryJob, ml *modelLog) 
 // a cut into a new summary, and returns the model's view after it (the new
 // summary, in memory, and the entries from the cut on) with the call's
 // usage; nil when there is no place to cut.
-func (s *Service) summarizeRound(ctx context.Context, turnID uuid.UUID, conv *store.Conversation, ag *agent.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
+func (s *Service) summarizeRound(ctx context.Context, turnID uuid.UUID, conv *store.Conversation, ag *config.Agent, ml *modelLog, keep, maxChunk int) (*modelLog, *store.Usage, error) {
 	weights := ml.weigh()
 	cut := cutPoint(ml.entries, weights, keep, maxChunk)
 	if cut == 0 {
@@ -463,7 +463,7 @@ func (s *Service) summarizeRound(ctx context.Context, turnID uuid.UUID, conv *st
 
 // summaryBackend is the backend that writes an agent's summaries: its
 // context.summary_model, else its own model.
-func (s *Service) summaryBackend(a *agent.Agent) (model.Spec, model.Backend, error) {
+func (s *Service) summaryBackend(a *config.Agent) (model.Spec, model.Backend, error) {
 	if a.Context.SummaryModel == "" || a.Context.SummaryModel == a.Model {
 		spec, err := model.ParseSpec(a.Model)
 		if err != nil {
@@ -496,7 +496,7 @@ Write in the conversation's language, in the third person, as short Markdown bul
 // summaryRequest asks the model for a new summary: the previous one folded
 // together with the entries after it, as a plain transcript (no tool blocks,
 // so the request needs no tool schemas).
-func summaryRequest(a *agent.Agent, spec model.Spec, prev *SummaryContent, part []*store.Entry, names map[store.Identity]string) *model.Request {
+func summaryRequest(a *config.Agent, spec model.Spec, prev *SummaryContent, part []*store.Entry, names map[store.Identity]string) *model.Request {
 	var b strings.Builder
 	if prev != nil {
 		fmt.Fprintf(&b, "The summary so far (through message %d):\n\n%s\n\n", prev.ThroughSeq, prev.Text)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -27,8 +27,8 @@ func TestSummaryKeepsUpWhenItsItemCannotRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := bench.TurnService(ctx, st, script, func(a *agent.Agent) {
-			a.Context = agent.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
+		svc, err := bench.TurnService(ctx, st, script, func(a *config.Agent) {
+			a.Context = config.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -224,8 +224,8 @@ func (s *Service) agentNames() []string {
 // direct limit when its only participants are two agents, else the group's.
 func (s *Service) loopLimit(parts []*store.Participant) int {
 	loop := s.agents().Loop
-	group := cmpOr(loop.MaxAgentMessagesGroup, agent.DefaultMaxAgentMessagesGroup)
-	direct := cmpOr(loop.MaxAgentMessagesDirect, agent.DefaultMaxAgentMessagesDirect)
+	group := cmpOr(loop.MaxAgentMessagesGroup, config.DefaultMaxAgentMessagesGroup)
+	direct := cmpOr(loop.MaxAgentMessagesDirect, config.DefaultMaxAgentMessagesDirect)
 	var active, agents int
 	for _, p := range parts {
 		if p.Active() {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/route"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
@@ -23,7 +23,7 @@ import (
 // one whose result triggered it: a denied approval, a client's result),
 // else the conversation's. A resumed turn takes back the queue of agents
 // after it (TurnArgs.Then) from that call, so a pause loses nobody's turn.
-func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) (*agent.Agent, TurnArgs) {
+func (s *Service) turnAgent(conv *store.Conversation, entries []*store.Entry, args TurnArgs) (*config.Agent, TurnArgs) {
 	if a, ok := s.agents().Find(args.Agent); ok {
 		return a, args
 	}

@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -105,7 +105,7 @@ func ParseConfig(raw []byte) (*Config, error) {
 	dec.KnownFields(true)
 	var c Config
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, agent.YAMLSectionError("", raw, "schedules", section, err)
+		return nil, config.YAMLSectionError("", raw, "schedules", section, err)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

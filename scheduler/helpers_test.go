@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -225,8 +225,8 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 		clock = clockwork.NewFakeClockAt(t0)
 	}
 	e := &env{t: t, st: st, clock: clock, backend: &fakeBackend{}, reg: tool.NewRegistry(), delivered: map[uuid.UUID]int{}}
-	agents := &agent.Config{Agents: []agent.Agent{
-		{Name: "ops", Persona: "You run ops.", Model: "scripted:ops", StepBudget: 5, MaxTokens: 1000, Answers: agent.Answers{Default: true}},
+	agents := &config.Config{Agents: []config.Agent{
+		{Name: "ops", Persona: "You run ops.", Model: "scripted:ops", StepBudget: 5, MaxTokens: 1000, Answers: config.Answers{Default: true}},
 		{Name: "lite", Persona: "You run ops, cheaply.", Model: "scripted:lite", StepBudget: 5, MaxTokens: 1000},
 	}}
 	reg := e.reg
@@ -235,7 +235,7 @@ func newEnv(t testing.TB, st store.Store, clock *clockwork.FakeClock, opts ...en
 	}
 	svc, err := core.New(core.Options{
 		Store: st, Agents: agents, Registry: reg,
-		Backend: func(*agent.Agent) (model.Backend, error) { return e.backend, nil },
+		Backend: func(*config.Agent) (model.Backend, error) { return e.backend, nil },
 		Tools:   func(tool.ContextName) []*tool.Tool { return reg.List() },
 		Logger:  testLogger(t), Now: clock.Now, WorkerID: "test-" + uuid.NewString()[:6],
 	})

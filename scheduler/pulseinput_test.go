@@ -11,9 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -46,7 +46,7 @@ const MinInterval = time.Minute
 // leadership lease. *core.Service implements it; the scheduler posts only
 // through it, never through a platform.
 type Conversations interface {
-	Agents() *agent.Config
+	Agents() *config.Config
 	StartConversation(ctx context.Context, p core.StartConversationParams) (*store.Conversation, error)
 	WorkerID() string
 	// Sweep is the spine's housekeeping, which the leader runs with its own

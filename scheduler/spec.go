@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
-	"github.com/switchboardhq/switchboard/command/when"
+	"github.com/switchboardhq/switchboard/core/command/when"
 	"github.com/switchboardhq/switchboard/store"
 )
 

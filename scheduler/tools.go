@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/command/when"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/command/when"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )

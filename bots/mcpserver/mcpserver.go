@@ -32,7 +32,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -42,7 +42,7 @@ import (
 type Conversations interface {
 	Store() store.Store
 	Hub() *core.Hub
-	Agents() *agent.Config
+	Agents() *config.Config
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
@@ -251,7 +251,7 @@ type callInput struct {
 	Workspace string `json:"workspace,omitempty"`
 }
 
-func describe(a *agent.Agent) string {
+func describe(a *config.Agent) string {
 	persona := strings.Join(strings.Fields(a.Persona), " ")
 	if r := []rune(persona); len(r) > 400 {
 		persona = string(r[:399]) + "…"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/switchboardhq/switchboard/oauthstate"
+	"github.com/switchboardhq/switchboard/core/auth/oauthstate"
 )
 
 // The OAuth v2 install flow: GET /slack/install sends the person to Slack's

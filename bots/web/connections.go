@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/connection"
+	"github.com/switchboardhq/switchboard/core/connection"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -21,7 +21,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/internal/testenv"
@@ -98,9 +98,9 @@ func start(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web
 // startWith is start with extra tools registered.
 func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options, extra func(*tool.Registry)) *server {
 	t.Helper()
-	agents := &agent.Config{Agents: []agent.Agent{{
+	agents := &config.Config{Agents: []config.Agent{{
 		Name: "atlas", Persona: "You test the API.", Model: "scripted:" + scriptPath,
-		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
+		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: true},
 	}}}
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/transcript"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // The history: list and search the conversations a principal may see,

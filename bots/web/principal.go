@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/apikey"
+	"github.com/switchboardhq/switchboard/core/auth/apikey"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // PrincipalKind says how a request authenticated.

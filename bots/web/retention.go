@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // A workspace's retention, and forgetting a person: the admin API of the

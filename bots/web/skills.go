@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboardhq/switchboard/skill"
+	"github.com/switchboardhq/switchboard/core/skill"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -33,11 +33,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/cors"
 
-	"github.com/switchboardhq/switchboard/apikey"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/auth/apikey"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Conversations is what the API needs of core: open a conversation, post

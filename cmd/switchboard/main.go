@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/switchboardhq/switchboard/bots/console"
+	"github.com/switchboardhq/switchboard/bots/terminal"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/memtrim"
@@ -327,6 +327,6 @@ func chat(ctx context.Context, cfg app.Config, agentName string, stdin io.Reader
 	if err := a.Start(life); err != nil {
 		return err
 	}
-	return console.Run(ctx, console.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout,
+	return terminal.Run(ctx, terminal.Options{Service: a.Service, Agent: agentName, User: envOr(os.Getenv("USER"), "you"), In: stdin, Out: stdout,
 		CommandFunc: a.Commands.Answer})
 }

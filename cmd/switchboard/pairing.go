@@ -7,7 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/switchboardhq/switchboard/access"
+	"github.com/switchboardhq/switchboard/core/access"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/store"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/internal/testenv"
-	"github.com/switchboardhq/switchboard/secret"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )

@@ -20,7 +20,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, to count rows
 
-	"github.com/switchboardhq/switchboard/access"
+	"github.com/switchboardhq/switchboard/core/access"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )

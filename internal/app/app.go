@@ -24,31 +24,31 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/deliver"
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/bots/web/console"
-	"github.com/switchboardhq/switchboard/command"
-	"github.com/switchboardhq/switchboard/connection"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/access"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/compare"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/connection"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
+	"github.com/switchboardhq/switchboard/core/memory"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/skill"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/deliver"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
-	"github.com/switchboardhq/switchboard/mcpclient"
-	"github.com/switchboardhq/switchboard/memory"
 	"github.com/switchboardhq/switchboard/scheduler"
-	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Config is everything the service reads from flags and the environment.
@@ -144,7 +144,7 @@ type Config struct {
 	// discord.command_guild_id).
 	DiscordCommandGuildID string
 
-	Env    agent.Env
+	Env    config.Env
 	Logger *slog.Logger
 	Now    func() time.Time
 
@@ -347,7 +347,7 @@ func (c *Config) defaults() {
 // redact.AddSecrets: provider keys (the agents' own key variables included),
 // platform tokens, the API token and the database password. Whatever shape
 // they have, they are then kept out of logs, errors and chat messages.
-func (c *Config) secrets(agents *agent.Config) []string {
+func (c *Config) secrets(agents *config.Config) []string {
 	out := []string{
 		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.SlackClientSecret,
 		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"), c.CLI.MCPToken,
@@ -428,7 +428,7 @@ type App struct {
 	reload    reloader // see reload.go
 	// agents are the declared agents as last loaded (the start, then each
 	// reload), for the parts built before core.
-	agents atomic.Pointer[agent.Config]
+	agents atomic.Pointer[config.Config]
 	// mcpMu guards MCP and mcpConfig, which a reload replaces.
 	mcpMu        sync.Mutex
 	mcpConfig    *mcpclient.Config
@@ -450,7 +450,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := dial.CheckListenURL(cfg.DatabaseURL, cfg.DatabaseListenURL); err != nil {
 		return nil, err
 	}
-	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
+	agents, err := config.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -504,7 +504,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpclient.Config) error {
+func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpclient.Config) error {
 	cfg := a.cfg
 	a.agents.Store(agents)
 	var err error
@@ -660,7 +660,7 @@ func (a *App) build(ctx context.Context, agents *agent.Config, mcpServers *mcpcl
 	}
 	for _, ag := range agents.Agents {
 		switch {
-		case ag.Model == agent.DemoModel:
+		case ag.Model == config.DemoModel:
 			a.log.WarnContext(ctx, "agent runs on the offline demo model, not a real one: set ANTHROPIC_API_KEY, OPENAI_API_KEY or SWITCHBOARD_MODEL", "agent", ag.Name)
 		case core.IsDemo(&ag):
 			a.log.WarnContext(ctx, "agent runs on a scripted model that replays a file, not a real one", "agent", ag.Name, "model", ag.Model)

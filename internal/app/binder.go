@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // teamBinder makes the team workspace of a platform team (a Slack team on

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/childenv"
@@ -117,7 +117,7 @@ func cliArgs(v string) []string {
 
 // cliOptions are an agent's CLI settings; the working directory is made
 // when missing.
-func (c *Config) cliOptions(a *agent.Agent, spec model.Spec) (*model.CLIOptions, error) {
+func (c *Config) cliOptions(a *config.Agent, spec model.Spec) (*model.CLIOptions, error) {
 	s := c.CLI
 	dataDir := s.DataDir
 	if dataDir == "" {
@@ -205,7 +205,7 @@ type cliAgent struct {
 const cliProbeEvery = time.Minute
 
 // buildCLIProbes finds the agents that run on a CLI.
-func (a *App) buildCLIProbes(agents *agent.Config) error {
+func (a *App) buildCLIProbes(agents *config.Config) error {
 	p := &cliProbes{results: map[string]model.ProbeResult{}, now: a.cfg.Now}
 	for _, ag := range agents.Agents {
 		spec, err := model.ParseSpec(ag.Model)
@@ -272,7 +272,7 @@ func (p *cliProbes) readyz(w io.Writer) {
 // agent name (for `switchboard doctor`). Agents on HTTP APIs are left out.
 func ProbeCLIs(ctx context.Context, cfg Config) (map[string]model.ProbeResult, error) {
 	cfg.defaults()
-	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
+	agents, err := config.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +294,7 @@ func ProbeCLIs(ctx context.Context, cfg Config) (map[string]model.ProbeResult, e
 // ProbeAgent runs the capability probe of one agent's model with the
 // settings serve would give it (for `switchboard doctor`): a CLI backend's
 // program, version and login; an HTTP backend reports ready.
-func ProbeAgent(ctx context.Context, cfg Config, a *agent.Agent) (model.ProbeResult, error) {
+func ProbeAgent(ctx context.Context, cfg Config, a *config.Agent) (model.ProbeResult, error) {
 	cfg.defaults()
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
@@ -312,9 +312,9 @@ func ProbeAgent(ctx context.Context, cfg Config, a *agent.Agent) (model.ProbeRes
 
 // modelCredentials resolves an agent's model settings: the CLI settings for
 // the CLI backends, the key and endpoint (credentials) for the others.
-func (c *Config) modelCredentials() func(a *agent.Agent) (model.Credentials, error) {
+func (c *Config) modelCredentials() func(a *config.Agent) (model.Credentials, error) {
 	keys := credentials(c.Env)
-	return func(a *agent.Agent) (model.Credentials, error) {
+	return func(a *config.Agent) (model.Credentials, error) {
 		spec, err := model.ParseSpec(a.Model)
 		if err != nil || !model.IsCLI(spec.Provider) {
 			return keys(a)

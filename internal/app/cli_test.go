@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 )
 
@@ -69,7 +69,7 @@ func TestCLIOptions(t *testing.T) {
 	cfg := Config{Addr: ":8080", APIToken: "operator-token", Env: func(k string) string { return env[k] },
 		CLI: CLISettings{DataDir: data, PassEnv: []string{"GITHUB_TOKEN"}}}
 
-	a := &agent.Agent{Name: "coder", Model: "claude-code:sonnet"}
+	a := &config.Agent{Name: "coder", Model: "claude-code:sonnet"}
 	o, err := cfg.cliOptions(a, model.Spec{Provider: model.ProviderClaudeCode, Model: "sonnet"})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestCLIOptions(t *testing.T) {
 	// No fixed port, or the setting off: native tools only.
 	for _, c := range []Config{{Addr: "127.0.0.1:0"}, {Addr: "-"}, {Addr: ":8080", CLI: CLISettings{MCPURL: "off"}}} {
 		c.Env, c.CLI.DataDir = cfg.Env, data
-		o, err := c.cliOptions(&agent.Agent{Name: "x", Model: "codex:default"}, model.Spec{Provider: model.ProviderCodex, Model: "default"})
+		o, err := c.cliOptions(&config.Agent{Name: "x", Model: "codex:default"}, model.Spec{Provider: model.ProviderCodex, Model: "default"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,10 +6,10 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/compare"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/model"
-	"github.com/switchboardhq/switchboard/mcpclient"
 )
 
 // compareTimeout bounds each model of a comparison.
@@ -24,7 +24,7 @@ func CompareBackend(cfg Config) func(model.Spec) (model.Backend, error) {
 	base := cfg.modelOptions()
 	base.Logger = cfg.Logger
 	return func(spec model.Spec) (model.Backend, error) {
-		return core.NewBackend(&agent.Agent{Model: spec.String()}, base, creds)
+		return core.NewBackend(&config.Agent{Model: spec.String()}, base, creds)
 	}
 }
 
@@ -40,7 +40,7 @@ func Compare(ctx context.Context, cfg Config, req *web.CompareRequest) ([]compar
 // AgentBackend builds an agent's model backend as the service would, with
 // the agent's own key variable and endpoint, making one attempt per call
 // (switchboard doctor: a check must say what is wrong, not retry it).
-func AgentBackend(cfg Config, a *agent.Agent) (model.Backend, error) {
+func AgentBackend(cfg Config, a *config.Agent) (model.Backend, error) {
 	cfg.defaults()
 	base := cfg.modelOptions()
 	base.Logger, base.Retry = cfg.Logger, model.RetryPolicy{MaxAttempts: 1}

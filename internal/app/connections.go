@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
-	"github.com/switchboardhq/switchboard/command"
-	"github.com/switchboardhq/switchboard/connection"
-	"github.com/switchboardhq/switchboard/connection/github"
-	"github.com/switchboardhq/switchboard/connection/google"
+	"github.com/switchboardhq/switchboard/core/command"
+	"github.com/switchboardhq/switchboard/core/connection"
+	"github.com/switchboardhq/switchboard/core/connection/github"
+	"github.com/switchboardhq/switchboard/core/connection/google"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // Connections is the configuration of the GitHub and Google connections:

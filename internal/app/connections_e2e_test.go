@@ -24,9 +24,9 @@ import (
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/githubtest"
 	"github.com/switchboardhq/switchboard/internal/oauthtest"
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
-	"github.com/switchboardhq/switchboard/secret"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
-	"github.com/switchboardhq/switchboard/command"
+	"github.com/switchboardhq/switchboard/core/command"
 )
 
 // buildSignIn makes the web console's sign-in: links are built under

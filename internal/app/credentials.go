@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 )
 
@@ -15,8 +15,8 @@ import (
 // the one place keys enter: core reads no environment. core.Service.Start
 // builds every agent's backend, so a missing key stops the start with an
 // error naming the agent and the variable to set.
-func credentials(env agent.Env) core.CredentialsFunc {
-	return func(a *agent.Agent) (model.Credentials, error) {
+func credentials(env config.Env) core.CredentialsFunc {
+	return func(a *config.Agent) (model.Credentials, error) {
 		spec, err := model.ParseSpec(a.Model)
 		if err != nil {
 			return model.Credentials{}, fmt.Errorf("model %q: %w", a.Model, err)

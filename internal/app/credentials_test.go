@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 )
 
@@ -24,18 +24,18 @@ func TestCredentials(t *testing.T) {
 	empty := func(string) string { return "" }
 	tests := []struct {
 		name    string
-		env     agent.Env
-		agent   agent.Agent
+		env     config.Env
+		agent   config.Agent
 		want    model.Credentials
 		wantErr string
 	}{
-		{"anthropic from its variables", full, agent.Agent{Model: "anthropic:claude-sonnet-4-5"}, model.Credentials{APIKey: "ak", BaseURL: "http://a"}, ""},
-		{"openai from its variables", full, agent.Agent{Model: "openai:gpt-4.1"}, model.Credentials{APIKey: "ok", BaseURL: "http://o/v1"}, ""},
-		{"the agent's key variable and base_url", full, agent.Agent{Model: "openai:gpt-4.1", APIKeyEnv: "TEAM_KEY", BaseURL: "http://team/v1"}, model.Credentials{APIKey: "team", BaseURL: "http://team/v1"}, ""},
-		{"a compatible server needs no key", empty, agent.Agent{Model: "openai:llama3", BaseURL: "http://localhost:11434/v1"}, model.Credentials{BaseURL: "http://localhost:11434/v1"}, ""},
-		{"scripted needs nothing", empty, agent.Agent{Model: "scripted:demo"}, model.Credentials{}, ""},
-		{"anthropic without a key", empty, agent.Agent{Model: "anthropic:claude-sonnet-4-5"}, model.Credentials{}, "model anthropic:claude-sonnet-4-5 needs a key: set ANTHROPIC_API_KEY"},
-		{"openai without a key", empty, agent.Agent{Model: "openai:gpt-4.1", APIKeyEnv: "TEAM_KEY"}, model.Credentials{}, "model openai:gpt-4.1 needs a key: set TEAM_KEY (or OPENAI_BASE_URL for a compatible server)"},
+		{"anthropic from its variables", full, config.Agent{Model: "anthropic:claude-sonnet-4-5"}, model.Credentials{APIKey: "ak", BaseURL: "http://a"}, ""},
+		{"openai from its variables", full, config.Agent{Model: "openai:gpt-4.1"}, model.Credentials{APIKey: "ok", BaseURL: "http://o/v1"}, ""},
+		{"the agent's key variable and base_url", full, config.Agent{Model: "openai:gpt-4.1", APIKeyEnv: "TEAM_KEY", BaseURL: "http://team/v1"}, model.Credentials{APIKey: "team", BaseURL: "http://team/v1"}, ""},
+		{"a compatible server needs no key", empty, config.Agent{Model: "openai:llama3", BaseURL: "http://localhost:11434/v1"}, model.Credentials{BaseURL: "http://localhost:11434/v1"}, ""},
+		{"scripted needs nothing", empty, config.Agent{Model: "scripted:demo"}, model.Credentials{}, ""},
+		{"anthropic without a key", empty, config.Agent{Model: "anthropic:claude-sonnet-4-5"}, model.Credentials{}, "model anthropic:claude-sonnet-4-5 needs a key: set ANTHROPIC_API_KEY"},
+		{"openai without a key", empty, config.Agent{Model: "openai:gpt-4.1", APIKeyEnv: "TEAM_KEY"}, model.Credentials{}, "model openai:gpt-4.1 needs a key: set TEAM_KEY (or OPENAI_BASE_URL for a compatible server)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,11 +4,11 @@ import (
 	"context"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 )
 
 // deciders is who decides approvals, from switchboard.yaml.
-func deciders(a agent.Approvals) core.Deciders {
+func deciders(a config.Approvals) core.Deciders {
 	if a.ByAdmins() {
 		return core.DecidersAdmins
 	}
@@ -17,7 +17,7 @@ func deciders(a agent.Approvals) core.Deciders {
 
 // yamlAdmins answers core's admin check from approvals.admins until
 // workspace roles take it over.
-func yamlAdmins(a agent.Approvals) core.Admins {
+func yamlAdmins(a config.Approvals) core.Admins {
 	return core.AdminsFunc(func(_ context.Context, workspace, userID string) (bool, error) {
 		return a.IsAdmin(workspace, userID), nil
 	})

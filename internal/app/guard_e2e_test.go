@@ -21,9 +21,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 const boss = "U0BOSS"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboardhq/switchboard/apikey"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/auth/apikey"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -27,7 +27,7 @@ func sessionTTLFromEnv(getenv func(string) string) (time.Duration, error) {
 
 // newKeys builds the credentials of the API over st; agent keys may name
 // only agents the configuration declares.
-func newKeys(st store.Store, agents func() *agent.Config, cfg Config) (*apikey.Keys, error) {
+func newKeys(st store.Store, agents func() *config.Config, cfg Config) (*apikey.Keys, error) {
 	return apikey.New(apikey.Options{
 		Store:      st,
 		SessionTTL: cfg.SessionTTL,
@@ -44,7 +44,7 @@ func newKeys(st store.Store, agents func() *agent.Config, cfg Config) (*apikey.K
 // the store.
 func OpenKeys(ctx context.Context, cfg Config) (keys *apikey.Keys, close func() error, err error) {
 	cfg.defaults()
-	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
+	agents, err := config.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,7 +56,7 @@ func OpenKeys(ctx context.Context, cfg Config) (keys *apikey.Keys, close func() 
 		_ = st.Close()
 		return nil, nil, fmt.Errorf("migrating: %w", err)
 	}
-	keys, err = newKeys(st, func() *agent.Config { return agents }, cfg)
+	keys, err = newKeys(st, func() *config.Config { return agents }, cfg)
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, err

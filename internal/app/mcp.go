@@ -17,8 +17,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots/mcpserver"
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/redact"
-	"github.com/switchboardhq/switchboard/mcpclient"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -19,12 +19,12 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/app"
 	"github.com/switchboardhq/switchboard/internal/mcptest"
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/internal/testenv"
-	"github.com/switchboardhq/switchboard/mcpclient"
-	"github.com/switchboardhq/switchboard/secret"
 	"github.com/switchboardhq/switchboard/store"
 )
 

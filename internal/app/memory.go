@@ -3,15 +3,15 @@ package app
 import (
 	"fmt"
 
-	"github.com/switchboardhq/switchboard/core/agent"
-	"github.com/switchboardhq/switchboard/memory"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/memory"
 	"github.com/switchboardhq/switchboard/scheduler"
 )
 
 // buildMemory makes the agents' memory from the memory section of
 // switchboard.yaml (SWITCHBOARD_MEMORY_BUDGET over its budget) and
 // registers remember and recall.
-func (a *App) buildMemory(agents *agent.Config) error {
+func (a *App) buildMemory(agents *config.Config) error {
 	cfg, err := memory.ParseConfig(agents.Raw)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/scheduler"
 )
@@ -108,7 +108,7 @@ func (a *App) configPath() string {
 
 func (a *App) apply(ctx context.Context) error {
 	path := a.configPath()
-	agents, err := agent.Load(path, a.cfg.Env)
+	agents, err := config.Load(path, a.cfg.Env)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func reloadPollFromEnv(getenv func(string) string) (time.Duration, error) {
 // checkScheduleAgents refuses schedules naming an agent the file does not
 // declare, before anything is swapped (the scheduler checks it only when
 // it declares them, after the agents are replaced).
-func checkScheduleAgents(agents *agent.Config, c *scheduler.Config) error {
+func checkScheduleAgents(agents *config.Config, c *scheduler.Config) error {
 	var all []scheduler.Common
 	for _, r := range c.Routines {
 		all = append(all, r.Common)

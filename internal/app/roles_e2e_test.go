@@ -18,11 +18,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/access"
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core/access"
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/workspace"
 )
 
 // rolesTeams are workspaces A (bound to e2eTeam) and B (bound to

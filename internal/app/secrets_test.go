@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/redact"
 )
 
@@ -27,7 +27,7 @@ func TestConfigSecrets(t *testing.T) {
 		DiscordPublicKey:   "discord-public-key",
 		Env:                func(k string) string { return env[k] },
 	}
-	agents := &agent.Config{Agents: []agent.Agent{
+	agents := &config.Config{Agents: []config.Agent{
 		{Name: "a", Model: "openai:gpt-4.1", APIKeyEnv: "TEAM_KEY"},
 		{Name: "b", Model: "scripted:demo"},
 	}}

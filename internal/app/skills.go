@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/skill"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/skill"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
 
 // newSkills builds the skill library over st. toolsFor lists a context's
 // tools (nil for the commands, which run no turns).
-func newSkills(st store.Store, agents func() *agent.Config, cfg Config, toolsFor func(tool.ContextName) []*tool.Tool) *skill.Library {
+func newSkills(st store.Store, agents func() *config.Config, cfg Config, toolsFor func(tool.ContextName) []*tool.Tool) *skill.Library {
 	return &skill.Library{
 		Store: st, Logger: cfg.Logger.With("part", "skills"), Now: cfg.Now,
 		// What requires-tools is checked against: the tools a turn of the
@@ -38,7 +38,7 @@ func newSkills(st store.Store, agents func() *agent.Config, cfg Config, toolsFor
 // buildSkills registers load_skill and read_skill_file and makes the
 // platform layer the skills the binary ships plus those of
 // SWITCHBOARD_SKILLS_DIR.
-func (a *App) buildSkills(ctx context.Context, agents *agent.Config) error {
+func (a *App) buildSkills(ctx context.Context, agents *config.Config) error {
 	a.Skills = newSkills(a.Store, a.agents.Load, a.cfg, a.ToolsFor)
 	tools, err := skill.Tools(a.Skills.Source)
 	if err != nil {
@@ -75,9 +75,9 @@ func (a *App) buildSkills(ctx context.Context, agents *agent.Config) error {
 // over it, for the skills commands, which run no service. It also returns
 // the agents, so a command can check an agent's name. close closes the
 // store.
-func OpenSkills(ctx context.Context, cfg Config) (lib *skill.Library, agents *agent.Config, close func() error, err error) {
+func OpenSkills(ctx context.Context, cfg Config) (lib *skill.Library, agents *config.Config, close func() error, err error) {
 	cfg.defaults()
-	agents, err = agent.Load(cfg.ConfigPath, cfg.Env)
+	agents, err = config.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -89,5 +89,5 @@ func OpenSkills(ctx context.Context, cfg Config) (lib *skill.Library, agents *ag
 		_ = st.Close()
 		return nil, nil, nil, fmt.Errorf("migrating: %w", err)
 	}
-	return newSkills(st, func() *agent.Config { return agents }, cfg, nil), agents, st.Close, nil
+	return newSkills(st, func() *config.Config { return agents }, cfg, nil), agents, st.Close, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/core/redact"
-	"github.com/switchboardhq/switchboard/secret"
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/store"
 )
 

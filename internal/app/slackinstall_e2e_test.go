@@ -22,9 +22,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/app"
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
-	"github.com/switchboardhq/switchboard/secret"
 	"github.com/switchboardhq/switchboard/store"
 )
 

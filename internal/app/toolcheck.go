@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/mcpclient"
 )
 
 // checkAgentTools refuses a tool named in an agent's tools that nothing
@@ -15,7 +15,7 @@ import (
 // nobody told. The tools of an outside MCP server (server__tool) join the
 // registry only once it connects, so for those the server must be declared
 // in mcp-servers.json.
-func checkAgentTools(agents *agent.Config, reg *tool.Registry, mcp *mcpclient.Config) error {
+func checkAgentTools(agents *config.Config, reg *tool.Registry, mcp *mcpclient.Config) error {
 	for _, a := range agents.Agents {
 		for _, name := range a.Tools {
 			if _, ok := reg.Get(name); ok {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless"
 	"github.com/switchboardhq/switchboard/store"
@@ -30,10 +30,10 @@ func WriteScript(dir string) (string, error) {
 // TurnService is a started core.Service on st with one agent, "bench", on
 // the zero-latency scripted model at scriptPath, and the built-in tools;
 // configure, when given, adjusts the agent.
-func TurnService(ctx context.Context, st store.Store, scriptPath string, configure ...func(*agent.Agent)) (*core.Service, error) {
-	agents := &agent.Config{Agents: []agent.Agent{{
+func TurnService(ctx context.Context, st store.Store, scriptPath string, configure ...func(*config.Agent)) (*core.Service, error) {
+	agents := &config.Config{Agents: []config.Agent{{
 		Name: "bench", Persona: "You answer.", Model: "scripted:" + scriptPath,
-		MaxTokens: 1000, StepBudget: 25, Answers: agent.Answers{Default: true},
+		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: true},
 	}}}
 	for _, f := range configure {
 		f(&agents.Agents[0])

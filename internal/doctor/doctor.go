@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/internal/app"
 )
@@ -41,7 +41,7 @@ type Result struct {
 }
 
 // ProbeFunc probes an agent's CLI backend (claude-code:, codex:).
-type ProbeFunc func(ctx context.Context, a *agent.Agent) (model.ProbeResult, error)
+type ProbeFunc func(ctx context.Context, a *config.Agent) (model.ProbeResult, error)
 
 // Options configure a run.
 type Options struct {
@@ -128,13 +128,13 @@ func (d *doctor) ctx(ctx context.Context) (context.Context, context.CancelFunc) 
 }
 
 // config loads switchboard.yaml and mcp-servers.json as the service does.
-func (d *doctor) config(_ context.Context) *agent.Config {
+func (d *doctor) config(_ context.Context) *config.Config {
 	cfg := d.o.Config
 	where := cfg.ConfigPath
 	if where == "" {
 		where = "no switchboard.yaml (one default agent)"
 	}
-	agents, err := agent.Load(cfg.ConfigPath, cfg.Env)
+	agents, err := config.Load(cfg.ConfigPath, cfg.Env)
 	if err != nil {
 		d.add("config", StatusFail, err.Error(), "correct the setting named (SWITCHBOARD_CONFIG is the file); a running service keeps its configuration until the file is right")
 		return nil
@@ -216,7 +216,7 @@ func (d *doctor) database(ctx context.Context) {
 // models sends each distinct model the agents use one small request:
 // it proves the endpoint answers, the key is accepted and the model
 // exists.
-func (d *doctor) models(ctx context.Context, agents *agent.Config) {
+func (d *doctor) models(ctx context.Context, agents *config.Config) {
 	if agents == nil {
 		d.add("models", StatusSkip, "not checked: the configuration does not load", "")
 		return
@@ -233,7 +233,7 @@ func (d *doctor) models(ctx context.Context, agents *agent.Config) {
 	}
 }
 
-func (d *doctor) model(ctx context.Context, a *agent.Agent) {
+func (d *doctor) model(ctx context.Context, a *config.Agent) {
 	check := "model " + a.Name
 	spec, err := model.ParseSpec(a.Model)
 	if err != nil {
@@ -245,7 +245,7 @@ func (d *doctor) model(ctx context.Context, a *agent.Agent) {
 		// asked a question: a call would run the CLI's whole agent loop.
 		probe := d.o.ProbeFunc
 		if probe == nil {
-			probe = func(ctx context.Context, a *agent.Agent) (model.ProbeResult, error) {
+			probe = func(ctx context.Context, a *config.Agent) (model.ProbeResult, error) {
 				return app.ProbeAgent(ctx, d.o.Config, a)
 			}
 		}

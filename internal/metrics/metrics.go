@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/switchboardhq/switchboard/bots/deliver"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/deliver"
 	"github.com/switchboardhq/switchboard/store"
 )
 

@@ -31,9 +31,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/mcpclient"
-	"github.com/switchboardhq/switchboard/secret"
+	"github.com/switchboardhq/switchboard/internal/secret"
 	"github.com/switchboardhq/switchboard/store/sqlite"
 )
 

@@ -1,0 +1,341 @@
+// Package config declares agents: who they are (name, persona), which model
+// they run on with which credentials, which tools they may use and where they
+// answer. Declarations come from switchboard.yaml and are upserted into the
+// store at start; with no file there is one default agent.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/switchboardhq/switchboard/core/tool"
+)
+
+// DefaultName is the agent that answers when no file declares one.
+const DefaultName = "switchboard"
+
+// DefaultPersona is the default agent's persona.
+const DefaultPersona = "You are Switchboard, a helpful assistant working inside a team chat. " +
+	"Answer concisely, use Markdown, and ask before doing anything risky."
+
+// Agent is one declared agent.
+type Agent struct {
+	Name    string `yaml:"name" json:"name"`
+	Persona string `yaml:"persona" json:"persona"`
+	// Model is "provider:model", e.g. anthropic:claude-sonnet-4-5,
+	// openai:gpt-4.1-mini, scripted:path/to/script.yaml.
+	Model string `yaml:"model" json:"model"`
+	// APIKeyEnv names the environment variable holding the key (the
+	// credentials reference; the key itself is never stored). Defaults to the
+	// provider's own (ANTHROPIC_API_KEY, OPENAI_API_KEY).
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// BaseURL overrides the provider endpoint (an OpenAI-compatible server).
+	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	Thinking    string   `yaml:"thinking,omitempty" json:"thinking,omitempty"`
+	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// Tools lists the tools the agent may use; empty means every registered tool.
+	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// StepBudget caps model calls per turn (default 25).
+	StepBudget int `yaml:"step_budget,omitempty" json:"step_budget,omitempty"`
+	// Answers says where the agent answers.
+	Answers Answers `yaml:"answers,omitempty" json:"answers,omitempty"`
+	// Identity is the display name and icon on platforms that allow it.
+	DisplayName string `yaml:"display_name,omitempty" json:"display_name,omitempty"`
+	IconURL     string `yaml:"icon_url,omitempty" json:"icon_url,omitempty"`
+
+	// Policy is the guard's policy for this agent's calls, over the
+	// workspace's and the platform's (see tool.Layer).
+	Policy *tool.Policy `yaml:"policy,omitempty" json:"policy,omitempty"`
+
+	// Personality bounds how sharply the agent may shrink its own
+	// personality document (see PersonalityGuard).
+	Personality PersonalityGuard `yaml:"personality,omitempty" json:"personality,omitempty"`
+
+	// Context bounds what the agent's conversations send the model (see
+	// ContextSettings); unset fields come from the file's context block.
+	Context ContextSettings `yaml:"context,omitempty" json:"context,omitempty"`
+	// Role is specialist or generalist ("" reads as generalist) and
+	// Domains what it knows: they decide who speaks first where several
+	// agents answer (see package route).
+	Role    string   `yaml:"role,omitempty" json:"role,omitempty"`
+	Domains []Domain `yaml:"domains,omitempty" json:"domains,omitempty"`
+	// DoneMarker, when set, is text that signals the agent is done, as the
+	// done tool does; it is removed from what people see.
+	DoneMarker string `yaml:"done_marker,omitempty" json:"done_marker,omitempty"`
+	// Family names the agents of one owner that share family-scoped memory
+	// notes; empty means DefaultFamily (see FamilyName).
+	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+	// MaxConcurrent caps the turns the agent's conversations run at once,
+	// as delegation reads it: an agent at its cap cannot take a task now
+	// (0: no cap).
+	MaxConcurrent int `yaml:"max_concurrent,omitempty" json:"max_concurrent,omitempty"`
+	// Latency is how long the agent typically takes to answer, as
+	// delegation weighs it (0: unknown, scored as middling).
+	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+	// Class is the slot class of the agent's run steps (see Runs); ""
+	// picks it from the model (RunClass).
+	Class string `yaml:"class,omitempty" json:"class,omitempty"`
+	// Plans makes the agent a lead whose answer may be a plan: a JSON
+	// plan in its reply becomes a run (see package plan).
+	Plans bool `yaml:"plans,omitempty" json:"plans,omitempty"`
+	// RunCheck is the completion check of the runs it leads.
+	RunCheck RunCheck `yaml:"run_check,omitempty" json:"run_check,omitempty"`
+}
+
+// DefaultFamily is the family of every agent that declares none: by
+// default all the agents of one install share their family notes.
+const DefaultFamily = "default"
+
+// FamilyName is the agent's family: its own, or DefaultFamily.
+func (a *Agent) FamilyName() string {
+	if a.Family == "" {
+		return DefaultFamily
+	}
+	return a.Family
+}
+
+// Answers is where an agent answers.
+type Answers struct {
+	// Default makes the agent answer wherever no other agent is configured.
+	Default bool `yaml:"default,omitempty" json:"default,omitempty"`
+	// Channels (Slack or Discord channel ids) where it answers every message,
+	// not only mentions.
+	Channels []string `yaml:"channels,omitempty" json:"channels,omitempty"`
+}
+
+// Config is the file.
+type Config struct {
+	Agents []Agent `yaml:"agents"`
+	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
+	// here so the agents file and the schedules live in one place.
+	Schedules yaml.Node `yaml:"schedules,omitempty"`
+	// Discord is read by the Discord adapter (discord.ParseConfig).
+	Discord yaml.Node `yaml:"discord,omitempty"`
+	// Slack is read by the Slack adapter (slack.ParseConfig).
+	Slack yaml.Node `yaml:"slack,omitempty"`
+
+	// The guard: the platform's policy, each workspace's (by Slack team or
+	// Discord guild id) and who decides approvals (see guard.go).
+	Policy     tool.Policy          `yaml:"policy,omitempty"`
+	Workspaces map[string]Workspace `yaml:"workspaces,omitempty"`
+	Approvals  Approvals            `yaml:"approvals,omitempty"`
+	// Access says who may talk to agents (see Access).
+	Access Access `yaml:"access,omitempty"`
+	// Context is every agent's default ContextSettings.
+	Context ContextSettings `yaml:"context,omitempty"`
+	// Channels are per-channel settings by channel id (the fallback order).
+	Channels map[string]Channel `yaml:"channels,omitempty"`
+	// Loop bounds agents talking among themselves.
+	Loop Loop `yaml:"loop,omitempty"`
+	// Routing tunes the domain classifier.
+	Routing Routing `yaml:"routing,omitempty"`
+	// SideThreads: whether agents are told about <dm> side threads, and
+	// when one is abandoned.
+	SideThreads SideThreads `yaml:"side_threads,omitempty"`
+	// Delegation weighs the delegate tool's choice.
+	Delegation Delegation `yaml:"delegation,omitempty"`
+	// Runs bounds the steps of runs working at once (see Runs).
+	Runs Runs `yaml:"runs,omitempty"`
+	// Memory is read by package memory (memory.ParseConfig); kept raw here
+	// as Schedules is.
+	Memory yaml.Node `yaml:"memory,omitempty"`
+	// Raw is the file as read, for the parts other packages parse.
+	Raw []byte `yaml:"-"`
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+var thinkingLevels = map[string]bool{"": true, "off": true, "low": true, "medium": true, "high": true}
+
+// Env is the slice of the environment the config reads; tests pass their own.
+type Env func(key string) string
+
+// Load reads the file at path. An empty path reads nothing and returns the
+// default agent. env is the environment as the app read it (nil: an empty
+// one; this package reads none itself): SWITCHBOARD_MODEL is the model of
+// every agent that declares none (and of the default agent).
+func Load(path string, env Env) (*Config, error) {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	cfg := &Config{}
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading config %s: %w", path, err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+		dec.KnownFields(true)
+		cfg.Raw = raw
+		// An empty file decodes as io.EOF: it declares nothing.
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, YAMLError(path, raw, err)
+		}
+	}
+	if len(cfg.Agents) == 0 {
+		cfg.Agents = []Agent{{Name: DefaultName, Persona: DefaultPersona, Answers: Answers{Default: true}}}
+	}
+	for i := range cfg.Agents {
+		a := &cfg.Agents[i]
+		if a.Model == "" {
+			a.Model = DefaultModel(env)
+		}
+		if a.Persona == "" {
+			a.Persona = DefaultPersona
+		}
+		if a.StepBudget == 0 {
+			a.StepBudget = 25
+		}
+		if a.MaxTokens == 0 {
+			a.MaxTokens = 4096
+		}
+		a.Context = a.Context.Over(cfg.Context)
+	}
+	if len(cfg.Agents) == 1 {
+		cfg.Agents[0].Answers.Default = true
+	}
+	cfg.Loop.defaults()
+	if err := cfg.validate(); err != nil {
+		if path != "" {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// DefaultModel picks the model for agents that declare none: SWITCHBOARD_MODEL,
+// else a provider whose key is set, else the offline demo.
+func DefaultModel(env Env) string {
+	switch {
+	case env("SWITCHBOARD_MODEL") != "":
+		return env("SWITCHBOARD_MODEL")
+	case env("ANTHROPIC_API_KEY") != "":
+		return "anthropic:claude-sonnet-4-5"
+	case env("OPENAI_API_KEY") != "":
+		return "openai:gpt-4.1-mini"
+	default:
+		return DemoModel
+	}
+}
+
+// DemoModel is the scripted offline demo: never presented as a real model.
+const DemoModel = "scripted:demo"
+
+func (c *Config) validate() error {
+	seen := map[string]bool{}
+	defaults := 0
+	for i, a := range c.Agents {
+		where := fmt.Sprintf("agents[%d]", i)
+		if !nameRE.MatchString(a.Name) {
+			return fmt.Errorf("%s.name: %q must be 1-64 lowercase letters, digits, - or _", where, a.Name)
+		}
+		where = fmt.Sprintf("agent %q", a.Name)
+		if seen[a.Name] {
+			return fmt.Errorf("%s: declared twice", where)
+		}
+		seen[a.Name] = true
+		provider, model, ok := strings.Cut(a.Model, ":")
+		if !ok || provider == "" || model == "" {
+			return fmt.Errorf("%s: model %q must be provider:model, as in anthropic:claude-sonnet-4-5", where, a.Model)
+		}
+		switch provider {
+		case "anthropic", "openai", "scripted", "claude-code", "codex":
+		default:
+			return fmt.Errorf("%s: unknown model backend %q (use anthropic, openai, claude-code, codex or scripted)", where, provider)
+		}
+		if !thinkingLevels[a.Thinking] {
+			return fmt.Errorf("%s: thinking %q must be off, low, medium or high", where, a.Thinking)
+		}
+		if a.MaxTokens < 0 || a.MaxTokens > 200000 {
+			return fmt.Errorf("%s: max_tokens %d out of range", where, a.MaxTokens)
+		}
+		if a.Temperature != nil && (*a.Temperature < 0 || *a.Temperature > 2) {
+			return fmt.Errorf("%s: temperature %v must be between 0 and 2", where, *a.Temperature)
+		}
+		if a.StepBudget < 1 || a.StepBudget > 200 {
+			return fmt.Errorf("%s: step_budget %d must be between 1 and 200", where, a.StepBudget)
+		}
+		if err := a.Personality.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if a.Family != "" && !nameRE.MatchString(a.Family) {
+			return fmt.Errorf("%s: family %q must be 1-64 lowercase letters, digits, - or _", where, a.Family)
+		}
+		if err := a.Context.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if a.Answers.Default {
+			defaults++
+		}
+	}
+	if defaults > 1 {
+		return fmt.Errorf("agents: %d agents have answers.default; at most one may", defaults)
+	}
+	if err := c.validateGuard(); err != nil {
+		return err
+	}
+	if err := c.validateTeam(); err != nil {
+		return err
+	}
+	if err := c.validateRuns(); err != nil {
+		return err
+	}
+	return c.Access.validate()
+}
+
+// Find returns the named agent.
+func (c *Config) Find(name string) (*Agent, bool) {
+	for i := range c.Agents {
+		if c.Agents[i].Name == name {
+			return &c.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// Default returns the agent that answers where none is configured: the one
+// marked default, else the first.
+func (c *Config) Default() *Agent {
+	for i := range c.Agents {
+		if c.Agents[i].Answers.Default {
+			return &c.Agents[i]
+		}
+	}
+	return &c.Agents[0]
+}
+
+// ForChannel returns the agent configured to answer every message in channel.
+func (c *Config) ForChannel(channel string) (*Agent, bool) {
+	for i := range c.Agents {
+		for _, ch := range c.Agents[i].Answers.Channels {
+			if ch == channel {
+				return &c.Agents[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// KeyEnv is the environment variable holding the agent's key.
+func (a *Agent) KeyEnv() string {
+	if a.APIKeyEnv != "" {
+		return a.APIKeyEnv
+	}
+	provider, _, _ := strings.Cut(a.Model, ":")
+	switch provider {
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	case "openai":
+		return "OPENAI_API_KEY"
+	}
+	return ""
+}
