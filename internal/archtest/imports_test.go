@@ -4,6 +4,7 @@ package archtest
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,11 +32,11 @@ func TestImportRules(t *testing.T) {
 		}},
 		{"core", "core imports no platform SDK and none of the parts built on it", func(d string) bool {
 			return strings.HasPrefix(d, "github.com/slack-go/") || strings.HasPrefix(d, "github.com/bwmarrin/") ||
-				hasAnyPrefix(d, module+"/bots", module+"/deliver", module+"/scheduler", module+"/command", module+"/headless", module+"/internal/app")
+				hasAnyPrefix(d, module+"/bots", module+"/scheduler", module+"/core/command", module+"/headless", module+"/internal/app")
 		}},
 		{"scheduler", "the scheduler imports no platform and no delivery package", func(d string) bool {
 			return strings.HasPrefix(d, "github.com/slack-go/") || strings.HasPrefix(d, "github.com/bwmarrin/") ||
-				hasAnyPrefix(d, module+"/bots", module+"/deliver", module+"/internal/app") || d == module+"/command"
+				hasAnyPrefix(d, module+"/bots", module+"/internal/app") || d == module+"/core/command"
 		}},
 	} {
 		for _, d := range deps(t, rule.pkg) {
@@ -54,3 +55,22 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 	}
 	return false
 }
+
+// rooms are the top level the design card names; every Go package lives in
+// one of them.
+var rooms = []string{"cmd", "bots", "core", "headless", "scheduler", "store", "migrations", "internal"}
+
+func TestEveryPackageIsInARoom(t *testing.T) {
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(p, module+"/")
+		top, _, _ := strings.Cut(rel, "/")
+		if !slices.Contains(rooms, top) {
+			t.Errorf("package %s is outside the rooms %v (ARCHITECTURE.md)", p, rooms)
+		}
+	}
+}
+
