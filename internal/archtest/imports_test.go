@@ -73,4 +73,3 @@ func TestEveryPackageIsInARoom(t *testing.T) {
 		}
 	}
 }
-
