@@ -19,7 +19,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots/terminal"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/internal/app"
-	"github.com/switchboardhq/switchboard/internal/memtrim"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
@@ -231,8 +230,6 @@ func serve(ctx context.Context, cfg app.Config) error {
 		stopApp(life, a, cfg.Logger)
 		return err
 	}
-	// Up: give back what the start touched and idling does not use.
-	go memtrim.AfterStart(ctx, memtrim.Options{Logger: cfg.Logger})
 	var lost error
 	for done := false; !done; {
 		select {

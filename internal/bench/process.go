@@ -87,8 +87,7 @@ func startServe(e *env) (*serveProcess, error) {
 // privateBinary copies the switchboard binary into e's folder and syncs
 // it, for a figure that needs the service to be the only process mapping
 // its executable, as in a deployment: this process runs the same file, and
-// the pages it maps are pages the service cannot give back (see
-// internal/memtrim).
+// pages both map would blur whose they are.
 func privateBinary(e *env) (string, error) {
 	bin, err := e.opts.binary()
 	if err != nil {

@@ -359,9 +359,9 @@ func waitReadyOr(ctx context.Context, client *http.Client, url string, exited <-
 
 // runRSS measures the resident memory (VmRSS) of `switchboard serve`
 // started as a process, ready and then idle for a few seconds: the workers
-// wait, the scheduler ticks. A second after its start the service gave back
-// the pages its start-up touched (internal/memtrim), so this is what idling
-// keeps: Extra has the anonymous and file-backed parts. The service runs
+// wait, the scheduler ticks. Nothing is trimmed: this is what the process
+// holds, and Extra has its anonymous (heap, stacks, runtime) and
+// file-backed (the executable's pages) parts. The service runs
 // from a copy of the binary of its own, as it would deployed (see
 // privateBinary). The baseline is the
 // peak RSS of `switchboard migrate` on the same store: the binary, the
