@@ -26,7 +26,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kljensen/snowball/english"
+	snowball "github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // Role is what an agent is for.
@@ -205,13 +206,36 @@ func stems(text string, dropStop bool) []string {
 	})
 	out := make([]string, 0, len(words))
 	for _, w := range words {
-		if dropStop && (len([]rune(w)) < 4 || english.IsStopWord(w)) {
+		if dropStop && (len([]rune(w)) < 4 || stopWords[w]) {
 			continue
 		}
-		out = append(out, english.Stem(w, true))
+		out = append(out, stem(w))
 	}
 	return out
 }
+
+// stem is the Snowball English (Porter2) stem of a lowercase word.
+func stem(w string) string {
+	env := snowball.NewEnv(w)
+	english.Stem(env)
+	return env.Current()
+}
+
+// stopWords is Snowball's English stop word list: words that say nothing
+// about a domain.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because
+		been before being below between both but by can did do does doing don down during each few for from
+		further had has have having he her here hers herself him himself his how i if in into is it its itself
+		just me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+		s same she should so some such t than that the their theirs them themselves then there these they this
+		those through to too under until up very was we were what when where which while who whom why will with
+		you your yours yourself yourselves`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // score counts the terms of d found in the message's stems: each term once,
 // however often it occurs.
