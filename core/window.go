@@ -36,7 +36,7 @@ import (
 //	                                                      person's message)
 //
 // So the first turn of a conversation of 50,000 entries reads what a turn
-// of a few hundred does. The first page is a sixteenth of the tokens to
+// of one at its budget does, whatever the log's length. The first page is a sixteenth of the tokens to
 // read, in seqs (64 to 1,024); each further one is sized from what the
 // entries read so far weigh, up to 1,024.
 //
