@@ -48,6 +48,32 @@ func (c *Cursor) Fetch(ctx context.Context, upTo int64) ([]*store.Entry, error) 
 	return list, nil
 }
 
+// CursorPage is the most seqs one FetchPage reads: a catch-up of a long log
+// (a stream from cursor 0, a viewer back after a long absence) holds one
+// page of it at a time, and each read is a short range of the
+// (conversation_id, seq) index.
+const CursorPage = 1000
+
+// FetchPage is Fetch of at most the next CursorPage seqs past the cursor
+// (with the error entries among them), up to the seq upTo (0: to the end).
+// last reports that the page reached upTo or the end of the log; until
+// then a reader Advances past the page and fetches the next one.
+func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry, last bool, err error) {
+	hi := c.seq + CursorPage
+	if upTo > 0 {
+		hi = min(hi, upTo)
+	}
+	if list, err = c.Fetch(ctx, hi); err != nil {
+		return nil, false, err
+	}
+	top := c.seq
+	for _, e := range list {
+		top = max(top, e.SeqValue())
+	}
+	// Seqs have no gaps: a page that stops short of hi is the log's end.
+	return list, hi == upTo || top < hi, nil
+}
+
 // Advance moves past fetched entries and returns those not returned
 // before (an error entry is listed again until the cursor passes the seq it
 // follows).

@@ -33,7 +33,10 @@
 // what the dead one committed and takes over the live message it left.
 //
 // Summarise: a turn reads the latest summary entry and the log after the
-// seq it covers, never the whole log. A turn that ends with that context
+// seq it covers, never the whole log; when that part is long (a log
+// imported, forked or filled by channel history before its first summary)
+// it reads a window of its newest entries and leaves the backlog to the
+// summary item (window.go). A turn that ends with that context
 // over the agent's context.summarize_at enqueues a "summarize" item (unless
 // one is queued); it runs under the conversation's lease like a turn, asks
 // the model to fold the older entries into a new summary (cut before a

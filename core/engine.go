@@ -52,12 +52,15 @@ type turn struct {
 
 	mu sync.Mutex // guards entries and appends from concurrent tools
 	// entries is the log after what summary covers (all of it when there
-	// is no summary yet), as the model sees it; the turn's own appends
-	// join it.
+	// is no summary yet, or its newest part; see partial), as the model
+	// sees it; the turn's own appends join it.
 	entries    []*store.Entry
 	summary    *SummaryContent           // the latest summary; nil: none
 	summarySeq int64                     // the seq of that summary's entry
 	names      map[store.Identity]string // the speakers' display names
+	// partial: entries are the newest of a longer backlog after the
+	// summary (window.go); the turn asks for the summary, never writes it.
+	partial bool
 	// seen is the seq through which the turn has read the whole log (see
 	// advanceSeen).
 	seen int64
@@ -114,8 +117,10 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if stop, err := s.runStepGone(ctx, conv); err != nil || stop {
 		return err
 	}
-	// The model's view of the log: the latest summary and what follows it.
-	ml, err := loadModelLog(ctx, s.st, conv.ID)
+	// The model's view of the log: the latest summary and what follows it,
+	// the newest of it when that is long (window.go).
+	window := s.turnWindow(conv, args)
+	ml, err := loadModelLog(ctx, s.st, conv, window)
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
@@ -159,7 +164,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 			return err
 		}
 		// Recovery writes to the log: the turn starts from what it left.
-		if ml, err = loadModelLog(ctx, s.st, conv.ID); err != nil {
+		if ml, err = loadModelLog(ctx, s.st, conv, window); err != nil {
 			return fmt.Errorf("loading log: %w", err)
 		}
 		entries = inSeenOrder(ml.entries)
@@ -199,7 +204,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, seen: lastSeq(entries)}
+		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, partial: ml.partial, seen: lastSeq(entries)}
 	t.countFailures()
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile

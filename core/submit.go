@@ -454,7 +454,7 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 			if err != nil {
 				return err
 			}
-			return s.enqueueTurn(ctx, q, a.ConversationID, conv.LastSeq, "resume")
+			return s.enqueueTurnArgs(ctx, q, a.ConversationID, TurnArgs{TriggerSeq: conv.LastSeq, Reason: "resume", ResumeCall: a.CallID})
 		}
 		_, err := s.appendAndQueue(ctx, q, a.ConversationID, store.EntryToolResult, store.UserAuthor(a.UserID), result, "resume")
 		return err
@@ -722,17 +722,22 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 	}
 	var last int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
-		// A summary never covers a call without its result: the pending
-		// calls are all after it.
-		ml, err := loadModelLog(ctx, q, conv)
-		if err != nil {
-			return err
-		}
-		pending := pendingCalls(ml.entries)
 		c, err := q.ConversationGet(ctx, conv)
 		if err != nil {
 			return fmt.Errorf("reading conversation %s: %w", conv, err)
 		}
+		// A summary never covers a call without its result: the pending
+		// calls are all after it, and the read goes back to the calls
+		// answered here however long the log is.
+		ids := make([]string, len(results))
+		for i, r := range results {
+			ids[i] = r.CallID
+		}
+		ml, err := loadModelLog(ctx, q, c, windowOf(s.agentOf(c), ids...))
+		if err != nil {
+			return err
+		}
+		pending := pendingCalls(ml.entries)
 		ctxName := metaOf(c).Context
 		seen := map[string]bool{}
 		for _, r := range results {
@@ -907,13 +912,13 @@ func (s *Service) PendingCalls(ctx context.Context, conv uuid.UUID) ([]PendingCa
 // PendingCallsAt lists the calls that waited for a result when the log
 // ended at seq at (time travel, StateAt); at 0 is now.
 func (s *Service) PendingCallsAt(ctx context.Context, conv uuid.UUID, at int64) ([]PendingCall, error) {
-	ml, err := loadModelLogAt(ctx, s.st, conv, at)
-	if err != nil {
-		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
-	}
 	c, err := s.st.ConversationGet(ctx, conv)
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation %s: %w", conv, err)
+	}
+	ml, err := s.loadModelLogAt(ctx, s.st, c, at)
+	if err != nil {
+		return nil, fmt.Errorf("loading log of %s: %w", conv, err)
 	}
 	ctxName := metaOf(c).Context
 	out := []PendingCall{}

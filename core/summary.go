@@ -20,7 +20,8 @@ import (
 // Long conversations. The log is never cut; what the model is sent is. A
 // turn sends the latest summary entry and the entries after the seq it
 // covers, so a conversation of 10,000 entries reads one summary and a tail,
-// not 10,000 rows:
+// not 10,000 rows (and before its first summary, a window of its newest
+// entries: window.go):
 //
 //	log:    1 … 480 │ 481 … 530 │ 531 summary(through 480) │ 532 … 560
 //	sent:           summary ───► 481 … 530, 532 … 560 (the summary entry itself is not history)
@@ -79,23 +80,29 @@ const maxSummaryRounds = 32
 const summaryMaxTokens = 2048
 
 // modelLog is what a turn sends the model of the log: the latest summary
-// (nil: none yet) and the entries after the seq it covers.
+// (nil: none yet) and the entries after the seq it covers, or the newest
+// of them (partial; see window.go).
 type modelLog struct {
 	summary    *SummaryContent
 	summarySeq int64
 	entries    []*store.Entry
 	weights    []int // entryTokens of each entry, once weighed
+	// partial: entries start after entries of the log past the summary
+	// that were not read (a window of a long backlog). A summary written
+	// from it would cover them unread.
+	partial bool
 }
 
 // loadModelLog reads the model's view of a conversation's log: one index
-// probe for the latest summary, then the entries after what it covers.
-func loadModelLog(ctx context.Context, q store.Queries, conv uuid.UUID) (*modelLog, error) {
+// probe for the latest summary, then the entries after what it covers, w's
+// worth of the newest of them (all of them for a zero w).
+func loadModelLog(ctx context.Context, q store.Queries, conv *store.Conversation, w logWindow) (*modelLog, error) {
 	ml := &modelLog{}
-	e, err := q.EntryLatestSummary(ctx, conv)
+	e, err := q.EntryLatestSummary(ctx, conv.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("finding the latest summary of %s: %w", conv, err)
+		return nil, fmt.Errorf("finding the latest summary of %s: %w", conv.ID, err)
 	default:
 		c, err := Decode[SummaryContent](e)
 		if err != nil {
@@ -107,9 +114,12 @@ func loadModelLog(ctx context.Context, q store.Queries, conv uuid.UUID) (*modelL
 	if ml.summary != nil {
 		after = ml.summary.ThroughSeq
 	}
-	ml.entries, err = q.EntryList(ctx, &store.EntryListParams{ConversationID: conv, AfterSeq: after})
+	if w.read > 0 {
+		return ml, ml.readWindow(ctx, q, conv, after, w)
+	}
+	ml.entries, err = q.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID, AfterSeq: after})
 	if err != nil {
-		return nil, fmt.Errorf("loading the log of %s after seq %d: %w", conv, after, err)
+		return nil, fmt.Errorf("loading the log of %s after seq %d: %w", conv.ID, after, err)
 	}
 	return ml, nil
 }
@@ -277,7 +287,8 @@ func (t *turn) askSummary(ctx context.Context) {
 	}
 	t.mu.Lock()
 	ml := &modelLog{summary: t.summary, entries: t.entries}
-	over, last := ml.tokens() > at, lastSeq(t.entries) // the view is not in seq order after a gap (seen.go)
+	// A partial view left a backlog unread: only a summary brings it in.
+	over, last := ml.tokens() > at || t.partial, lastSeq(t.entries) // the view is not in seq order after a gap (seen.go)
 	t.mu.Unlock()
 	if !over {
 		return
@@ -328,7 +339,8 @@ func (s *Service) RunSummarize(ctx context.Context, item *store.WorkItem, _ Summ
 	if _, _, ok := ag.Context.Budget(); !ok {
 		return nil
 	}
-	ml, err := loadModelLog(ctx, s.st, conv.ID)
+	// The whole backlog: the rounds fold it from its oldest entry.
+	ml, err := loadModelLog(ctx, s.st, conv, logWindow{})
 	if err != nil {
 		return err
 	}
@@ -595,7 +607,12 @@ func (t *turn) request(ctx context.Context) (*model.Request, error) {
 		return req, nil
 	}
 	perTurn := estimate(len(req.Turn))
-	if err := t.summarize(ctx, perTurn); err != nil {
+	// A partial view is not summarised here: the summary would cover the
+	// entries before it unread. The item askSummary queues reads them.
+	if t.partial {
+		t.s.log.InfoContext(ctx, "the newest entries of a long log are over the limit; this call sends those that fit",
+			"conversation_id", t.conv.ID)
+	} else if err := t.summarize(ctx, perTurn); err != nil {
 		if ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost) {
 			return nil, err
 		}
@@ -690,32 +707,46 @@ func (t *turn) summarize(ctx context.Context, perTurn int) error {
 // parted from its result), else at any entry that parts no call from its
 // result; the smallest such part when none fits. It is what a model call
 // is sent when the context is over its limit and no summary could be
-// written: the older entries are left out of this call, not of the log.
+// written, and what a turn keeps of a long log before its first summary
+// (window.go): the older entries are left out of the view, not of the log.
+// A call without a result keeps everything from it on, and a part never
+// starts before a result whose call is not in entries (a read that began
+// between the two).
 func tailWindow(entries []*store.Entry, limit int) []*store.Entry {
 	n := len(entries)
-	weights := make([]int, n)
-	suffix := make([]int, n+1)
-	for i, e := range entries {
-		weights[i] = entryTokens(e)
-	}
+	// over: every part from an index at or before it weighs more than
+	// limit. The entries are weighed from the newest back only that far:
+	// a long read of which little fits decodes little.
+	over, weight := -1, 0
 	for i := n - 1; i >= 0; i-- {
-		suffix[i] = suffix[i+1] + weights[i]
+		if weight += entryTokens(entries[i]); weight > limit {
+			over = i
+			break
+		}
 	}
-	// closed[c]: no call before c has its result at or after c.
+	// closed[c]: no call before c has its result at or after c (or none),
+	// and no result at or after c lacks its call.
 	closed := make([]bool, n)
-	open := map[string]bool{}
+	open, called := map[string]bool{}, map[string]bool{}
+	orphan := -1 // the last result whose call is not in entries
 	for c := range n {
 		closed[c] = len(open) == 0
 		switch e := entries[c]; e.Kind {
 		case store.EntryToolCall:
 			if tc, err := Decode[ToolCallContent](e); err == nil {
-				open[tc.CallID] = true
+				open[tc.CallID], called[tc.CallID] = true, true
 			}
 		case store.EntryToolResult:
 			if tr, err := Decode[ToolResultContent](e); err == nil {
+				if !called[tr.CallID] {
+					orphan = c
+				}
 				delete(open, tr.CallID)
 			}
 		}
+	}
+	for c := 0; c <= orphan; c++ {
+		closed[c] = false
 	}
 	// pick is the first cut ok allows that fits, and the last it allows.
 	pick := func(ok func(c int) bool) (fit, last int) {
@@ -724,7 +755,7 @@ func tailWindow(entries []*store.Entry, limit int) []*store.Entry {
 			if !closed[c] || !ok(c) {
 				continue
 			}
-			if fit < 0 && suffix[c] <= limit {
+			if fit < 0 && c > over {
 				fit = c
 			}
 			last = c

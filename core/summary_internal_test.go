@@ -77,6 +77,8 @@ func TestTailWindow(t *testing.T) {
 		{name: "from a call when no message fits", log: []string{"u", "a", "u", "c1", "r1", "a"}, fit: 3, first: 3},
 		{name: "the smallest part a cut allows when none fits", log: []string{"u", "c1", "r1", "c2", "r2"}, fit: 1, first: 3},
 		{name: "a cut after a call without a message after it", log: []string{"u", "c1", "r1", "c2", "r2", "a"}, fit: 3, first: 3},
+		{name: "never after a result whose call is not in the entries", log: []string{"r0", "u", "a", "u", "a"}, fit: 5, first: 1},
+		{name: "nor before one", log: []string{"u", "r0", "a", "u", "a"}, fit: 5, first: 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ func (s *Service) approvalExpired(ctx context.Context, q store.Queries, ap *stor
 	// The paused turn resolves the expired call ("nobody answered in
 	// time") when it runs again.
 	key := "approval-expired:" + ap.ID.String()
-	_, err = Enqueue(ctx, q, TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume"},
+	_, err = Enqueue(ctx, q, TurnArgs{TriggerSeq: c.LastSeq, Reason: "resume", ResumeCall: ap.CallID},
 		&EnqueueOpts{ConversationID: &conv, UniqueKey: &key, Now: now})
 	return err
 }

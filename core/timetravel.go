@@ -102,16 +102,16 @@ func waitsOutside(pending []PendingCall) bool {
 	return false
 }
 
-// loadModelLogAt is loadModelLog, or for time travel (at > 0) the whole log
-// up to seq at: a summary written later covers entries the state at at
-// still needs.
-func loadModelLogAt(ctx context.Context, q store.Queries, conv uuid.UUID, at int64) (*modelLog, error) {
+// loadModelLogAt is the view a turn of conv would read now (loadModelLog),
+// or for time travel (at > 0) the whole log up to seq at: a summary written
+// later covers entries the state at at still needs.
+func (s *Service) loadModelLogAt(ctx context.Context, q store.Queries, conv *store.Conversation, at int64) (*modelLog, error) {
 	if at <= 0 {
-		return loadModelLog(ctx, q, conv)
+		return loadModelLog(ctx, q, conv, windowOf(s.agentOf(conv)))
 	}
-	entries, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv, UpToSeq: at})
+	entries, err := q.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID, UpToSeq: at})
 	if err != nil {
-		return nil, fmt.Errorf("loading the log of %s up to seq %d: %w", conv, at, err)
+		return nil, fmt.Errorf("loading the log of %s up to seq %d: %w", conv.ID, at, err)
 	}
 	return &modelLog{entries: entries}, nil
 }

@@ -45,6 +45,11 @@ type TurnArgs struct {
 	// Then are the agents that answer the same message after Agent, in
 	// order: the turn that ends with Agent's reply queues the next.
 	Then []string `json:"then,omitempty"`
+	// ResumeCall is the call the turn resumes when a decision settled it
+	// (an approved confirmation, an approval that expired while the
+	// conversation waited): the turn reads the log back to it however long
+	// the log grew meanwhile (window.go).
+	ResumeCall string `json:"resume_call,omitempty"`
 }
 
 // Kind is WorkTurn.

@@ -313,23 +313,29 @@ func (s *session) live(ctx context.Context, ev core.Event) (bool, error) {
 // reports whether it did.
 //
 // upTo 0 reads the whole log, for a signal other than this process's live
-// events. If live events were queued while it read, it prints nothing and
-// reports false: a turn of this process may have written entries whose
-// deltas are among them, and those events bring the entries, in order.
+// events. If live events were queued while it read, it prints nothing more
+// and reports false: a turn of this process may have written entries whose
+// deltas are among them, and those events bring the entries, in order. The
+// log is read a page at a time (core.CursorPage), each printed before the
+// next is read.
 func (s *session) catchUp(ctx context.Context, upTo int64) (bool, error) {
-	list, err := s.cur.Fetch(ctx, upTo)
-	if err != nil {
-		return false, fmt.Errorf("reading the conversation: %w", err)
-	}
-	if upTo == 0 && len(s.events) > 0 {
-		return false, nil
-	}
-	for _, e := range s.cur.Advance(list) {
-		if err := s.show(e); err != nil {
-			return false, err
+	for {
+		list, last, err := s.cur.FetchPage(ctx, upTo)
+		if err != nil {
+			return false, fmt.Errorf("reading the conversation: %w", err)
+		}
+		if upTo == 0 && len(s.events) > 0 {
+			return false, nil
+		}
+		for _, e := range s.cur.Advance(list) {
+			if err := s.show(e); err != nil {
+				return false, err
+			}
+		}
+		if last {
+			return true, nil
 		}
 	}
-	return true, nil
 }
 
 // turnOver reports whether no turn runs or waits to run in the

@@ -15,10 +15,6 @@ import (
 // writes to the connection.
 const streamChunk = 64 << 10
 
-// catchUpPage is how many seqs a stream's catch-up reads from the log at a
-// time.
-const catchUpPage = 1000
-
 // appendEntryEvent appends an entry's SSE event to buf: "entry" with the
 // seq as its id, or "error" without an id for an error entry. The data is
 // the JSON of EntryJSON(e), byte for byte, written without building the

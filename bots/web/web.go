@@ -802,26 +802,47 @@ func EntryJSON(e *store.Entry) map[string]any {
 	return out
 }
 
+// MaxStreamTail is the most entries a stream's ?tail= asks for; a client
+// that wants more reads from a cursor.
+const MaxStreamTail = 10000
+
 // stream follows a conversation. The SSE id of each entry is its seq; a
 // client that reconnects with Last-Event-ID (or ?cursor=) gets exactly the
-// entries it missed, then live ones. Token deltas are a separate event type
-// with no id: they are ephemeral and never replayed.
+// entries it missed, then live ones. ?tail=N starts with the newest N
+// entries instead of the whole log (past ?cursor= when both are given); a
+// reconnect's Last-Event-ID overrides both, so it resumes exactly where it
+// was. Token deltas are a separate event type with no id: they are
+// ephemeral and never replayed.
 func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
-	cursor := int64(0)
+	q := r.URL.Query()
+	cursor, resumed := int64(0), false
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		cursor, err = strconv.ParseInt(v, 10, 64)
-	} else if v := r.URL.Query().Get("cursor"); v != "" {
+		resumed = true
+	} else if v := q.Get("cursor"); v != "" {
 		cursor, err = strconv.ParseInt(v, 10, 64)
 	}
 	if err != nil || cursor < 0 {
 		return fmt.Errorf("%w: cursor must be a seq of 0 or more", core.ErrInvalid)
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	tail := int64(-1) // none
+	if q.Has("tail") {
+		v := q.Get("tail")
+		if tail, err = strconv.ParseInt(v, 10, 64); err != nil || tail < 0 || tail > MaxStreamTail {
+			return fmt.Errorf("%w: tail=%q must be a number of entries from 0 to %d", core.ErrInvalid, v, MaxStreamTail)
+		}
+	}
+	conv, err := a.st.ConversationGet(r.Context(), id)
+	if err != nil {
 		return err
+	}
+	if tail >= 0 && !resumed {
+		// Seqs have no gaps: the newest tail entries are those past this.
+		cursor = max(cursor, conv.LastSeq-tail)
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -851,16 +872,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	// whose deltas are among them, and those events bring the entries, in
 	// order.
 	catchUp := func(upTo int64, guard bool) error {
-		// The log is read a page of seqs at a time: a reconnect after a
-		// long absence holds one page in memory, not the whole backlog,
-		// and each read is a short range of the (conversation_id, seq)
-		// index, which no planner turns into a sort of the table.
+		// The log is read a page of seqs at a time (core.CursorPage) and
+		// each page written before the next is read: a catch-up from
+		// cursor 0 or a reconnect after a long absence holds one page in
+		// memory, not the whole backlog.
 		for {
-			hi := cur.Seq() + catchUpPage
-			if upTo > 0 {
-				hi = min(hi, upTo)
-			}
-			list, err := cur.Fetch(ctx, hi)
+			list, last, err := cur.FetchPage(ctx, upTo)
 			if err != nil {
 				return err
 			}
@@ -888,13 +905,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 					return err
 				}
 			}
-			// A page that did not reach hi was the end of the log.
-			if cur.Seq() < hi || hi == upTo {
-				break
+			// Each page reaches the client before the next is read.
+			flusher.Flush()
+			if last {
+				return nil
 			}
 		}
-		flusher.Flush()
-		return nil
 	}
 	if err := catchUp(0, false); err != nil {
 		return nil // the client went away or the store failed mid-stream; nothing more to say

@@ -60,7 +60,7 @@ commands:
   compare   one prompt on several models side by side: answer, latency, tokens, cost:
             compare -models anthropic:…,openai:…,scripted:… [-json] "prompt"
   bench     measure the main figures on the configured store, each against a baseline in the same run:
-            bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|start]
+            bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|tail|first|start]
 
 Configuration comes from the environment (see README); flags override it.
 Run 'switchboard <command> -h' for a command's flags.

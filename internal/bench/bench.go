@@ -108,6 +108,8 @@ var figures = []figure{
 	{"turn", "turn overhead with a zero-latency model vs the writes a turn cannot avoid (p50)", runTurn},
 	{"ack", "Slack ack latency under a burst of signed mentions vs a bare handler (p99)", runAck},
 	{"catchup", "SSE stream catch-up of 10,000 entries vs one store read of them", runCatchup},
+	{"tail", "SSE stream ?tail=100 of a conversation of 50,000 entries vs of one of 100 (median)", runTail},
+	{"first", "first turn of a conversation of 50,000 entries with no summary yet vs a turn of one of 10 (p50)", runFirstTurn},
 	{"start", "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", runStart},
 }
 

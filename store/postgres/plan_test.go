@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -67,6 +70,27 @@ func planNodes(tb testing.TB, raw []byte) []string {
 	return out
 }
 
+// indexed runs call and fails t when the plan of the last query it ran
+// reads every row of a growing table: a sequential scan, a sort or a bitmap
+// heap scan.
+func indexed(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call func() error) {
+	t.Helper()
+	if err := call(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sql, args := rec.last()
+	var raw []byte
+	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		t.Fatalf("explaining %s: %v\n%s", name, err, sql)
+	}
+	nodes := planNodes(t, raw)
+	for _, n := range nodes {
+		if strings.HasPrefix(n, "Seq Scan") || n == "Sort" || strings.HasPrefix(n, "Bitmap Heap Scan") {
+			t.Errorf("%s is planned with %q, which reads every row of a growing table; plan: %v", name, n, nodes)
+		}
+	}
+}
+
 // TestReadsUseIndexes: the reads behind the conversation list and the
 // /metrics scrape are planned as index scans that stop at their page or
 // read only the queue, on tables holding months of data (50,000
@@ -97,20 +121,7 @@ func TestReadsUseIndexes(t *testing.T) {
 	}
 	explain := func(name string, call func() error) {
 		t.Helper()
-		if err := call(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		sql, args := rec.last()
-		var raw []byte
-		if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
-			t.Fatalf("explaining %s: %v\n%s", name, err, sql)
-		}
-		nodes := planNodes(t, raw)
-		for _, n := range nodes {
-			if strings.HasPrefix(n, "Seq Scan") || n == "Sort" || strings.HasPrefix(n, "Bitmap Heap Scan") {
-				t.Errorf("%s is planned with %q, which reads every row of a growing table; plan: %v", name, n, nodes)
-			}
-		}
+		indexed(t, rec, pool, name, call)
 	}
 	now := time.Now()
 	explain("the conversation list (operator)", func() error {
@@ -135,5 +146,121 @@ func TestReadsUseIndexes(t *testing.T) {
 	explain("the queue counts of /metrics", func() error {
 		_, err := s.WorkCount(ctx)
 		return err
+	})
+}
+
+// rangeScan runs call and fails t unless the plan of the last query it ran
+// reads entries only through a range of an index on (conversation_id,
+// seq) or (conversation_id, after_seq), and expects at most most rows: an
+// index or bitmap scan whose condition bounds the seq, never a scan of the
+// conversation's whole log. (A planner may sort the rows of a bitmap scan:
+// those of the range, not of the table.)
+func rangeScan(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, most float64, call func() error) {
+	t.Helper()
+	if err := call(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sql, args := rec.last()
+	var raw []byte
+	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		t.Fatalf("explaining %s: %v\n%s", name, err, sql)
+	}
+	var plans []struct{ Plan json.RawMessage }
+	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("reading the plan of %s: %v\n%s", name, err, raw)
+	}
+	type node struct {
+		Type     string            `json:"Node Type"`
+		Relation string            `json:"Relation Name"`
+		Index    string            `json:"Index Name"`
+		Cond     string            `json:"Index Cond"`
+		Rows     float64           `json:"Plan Rows"`
+		Plans    []json.RawMessage `json:"Plans"`
+	}
+	var scans int
+	var walk func(m json.RawMessage, top bool)
+	walk = func(m json.RawMessage, top bool) {
+		var n node
+		if err := json.Unmarshal(m, &n); err != nil {
+			t.Fatal(err)
+		}
+		if top && n.Rows > most {
+			t.Errorf("%s is planned to return %.0f rows; want at most %.0f (a page)\n%s", name, n.Rows, most, raw)
+		}
+		switch n.Type {
+		case "Seq Scan":
+			t.Errorf("%s is planned with a sequential scan of %s\n%s", name, n.Relation, raw)
+		case "Index Scan", "Index Only Scan", "Bitmap Index Scan":
+			scans++
+			if !strings.Contains(n.Cond, "seq") {
+				t.Errorf("%s scans %s with condition %q, which does not bound the seq\n%s", name, n.Index, n.Cond, raw)
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c, false)
+		}
+	}
+	walk(plans[0].Plan, true)
+	if scans == 0 {
+		t.Errorf("%s is planned with no index scan\n%s", name, raw)
+	}
+}
+
+// TestLogReadsUseIndexes: the reads of a long log are each a bounded range
+// of an index, on a table of 150,000 entries (one conversation of 50,000,
+// with 1,000 error entries, analyzed as autovacuum would): the window a
+// turn reads before a conversation's first summary (its newest page, a
+// page further back), a stream's catch-up page and its error entries, a
+// stream's ?tail, and the latest summary's probe.
+func TestLogReadsUseIndexes(t *testing.T) {
+	rec := &recorder{}
+	s := openTestStore(t, func(o *Options) { o.tracer = rec })
+	ctx := context.Background()
+	pool := s.Pool()
+	conv := uuid.New()
+	for _, q := range []string{
+		`INSERT INTO conversations (id, root_id, last_seq, created_at, updated_at)
+		 SELECT g, g, CASE WHEN g = '` + conv.String() + `'::uuid THEN 50000 ELSE 10000 END, now(), now()
+		 FROM (SELECT '` + conv.String() + `'::uuid AS g UNION ALL SELECT gen_random_uuid() FROM generate_series(1, 10)) x`,
+		`INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, created_at)
+		 SELECT gen_random_uuid(), c.id, n, n - 1, CASE WHEN n % 2 = 0 THEN 'assistant' ELSE 'user' END, 'user:u',
+		        '{"text": "the harbour gauge read 3.4 m"}', now()
+		 FROM conversations c, generate_series(1, c.last_seq) n`,
+		`INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, created_at)
+		 SELECT gen_random_uuid(), '` + conv.String() + `', NULL, n * 50, 'error', 'system', '{"error": "x"}', now()
+		 FROM generate_series(1, 1000) n`,
+		`ANALYZE conversations`, `ANALYZE entries`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("filling the tables: %v\n%s", err, q)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		p    store.EntryListParams
+		most float64
+	}{
+		{"the window's newest page", store.EntryListParams{AfterSeq: 50000 - 87}, 200},
+		{"a page of the window further back", store.EntryListParams{AfterSeq: 49000, UpToSeq: 49913}, 2000},
+		{"a catch-up page's entries", store.EntryListParams{AfterSeq: 20000, UpToSeq: 21000}, 2000},
+		// With errors the last query is the error entries'.
+		{"a catch-up page's error entries", store.EntryListParams{AfterSeq: 20000, UpToSeq: 21000, WithErrors: true}, 2000},
+		{"a stream's ?tail=100", store.EntryListParams{AfterSeq: 49900, UpToSeq: 50900, WithErrors: true}, 200},
+	} {
+		p := c.p
+		p.ConversationID = conv
+		rangeScan(t, rec, pool, c.name, c.most, func() error {
+			es, err := s.EntryList(ctx, &p)
+			if err == nil && len(es) == 0 {
+				err = errors.New("read nothing")
+			}
+			return err
+		})
+	}
+	indexed(t, rec, pool, "the latest summary's probe", func() error {
+		if _, err := s.EntryLatestSummary(ctx, conv); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("EntryLatestSummary = %v; want ErrNotFound", err)
+		}
+		return nil
 	})
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -168,14 +169,15 @@ func TestInspectFindsDamage(t *testing.T) {
 	if err := s.BackupInto(t.Context(), clean); err != nil {
 		t.Fatal(err)
 	}
-	// Scribble over two pages in the middle of the copy: the conversations
-	// table and its indexes fill most of it, and the schema on page 1 stays.
+	// Scribble over the conversations table's root page: the schema on
+	// page 1 and the tables opening the store reads stay intact, so the
+	// damage is for quick_check to find, wherever migrations put things.
+	root, pageSize := tablePage(t, clean, "conversations")
 	b, err := os.ReadFile(clean)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := len(b) / 4096
-	for i := pages / 2 * 4096; i < (pages/2+2)*4096; i++ {
+	for i := (root - 1) * pageSize; i < root*pageSize; i++ {
 		b[i] = 0xA5
 	}
 	if err := os.WriteFile(clean, b, 0o600); err != nil {
@@ -189,4 +191,22 @@ func TestInspectFindsDamage(t *testing.T) {
 	if _, err := damaged.Inspect(t.Context()); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Inspect of a damaged file: %v, want ErrCorrupt", err)
 	}
+}
+
+// tablePage returns the root page number of table in the SQLite file at
+// path, and the file's page size.
+func tablePage(t *testing.T, path, table string) (root, pageSize int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&root); err != nil {
+		t.Fatalf("finding %s's root page: %v", table, err)
+	}
+	if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	return root, pageSize
 }
