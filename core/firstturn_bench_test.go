@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -36,7 +36,7 @@ func BenchmarkLongFirstTurn(b *testing.B) {
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			st := d.open(b)
-			svc := benchService(b, st, func(a *agent.Agent) { a.Context = bench.LongLogContext })
+			svc := benchService(b, st, func(a *config.Agent) { a.Context = bench.LongLogContext })
 			ctx := context.Background()
 			conv, err := svc.CreateConversation(ctx, "", "api", "u")
 			if err != nil {

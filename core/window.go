@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -77,7 +77,7 @@ type logWindow struct {
 
 // windowOf is what a reader of a's conversations takes of the log (see the
 // comment at the top of this file).
-func windowOf(a *agent.Agent, calls ...string) logWindow {
+func windowOf(a *config.Agent, calls ...string) logWindow {
 	at, keep, ok := a.Context.Budget()
 	if !ok {
 		return logWindow{read: maxUnbudgetedTokens, keep: maxUnbudgetedTokens, calls: calls}

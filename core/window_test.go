@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/internal/bench"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -105,8 +105,8 @@ func TestFirstTurnOfALongLogReadsItsNewestEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := bench.TurnService(ctx, st, script, func(a *agent.Agent) {
-			a.Context = agent.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
+		svc, err := bench.TurnService(ctx, st, script, func(a *config.Agent) {
+			a.Context = config.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +186,7 @@ func TestFirstTurnOfALongLogReadsItsNewestEntries(t *testing.T) {
 func TestApprovalBeforeTheWindowIsStillFound(t *testing.T) {
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
-			o.Agents.Agents[0].Context = agent.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
+			o.Agents.Agents[0].Context = config.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}
 		}}
 		in := s.start(t, `
 turns:

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -49,7 +49,7 @@ func LongLog(ctx context.Context, st store.Store, conv uuid.UUID, n int) error {
 // LongLogContext is the agent context of the first-turn figure: the
 // smallest budget the settings allow, so that a window of the log is a few
 // dozen entries.
-var LongLogContext = agent.ContextSettings{SummarizeAt: agent.MinSummarizeAt, KeepRecent: 200}
+var LongLogContext = config.ContextSettings{SummarizeAt: config.MinSummarizeAt, KeepRecent: 200}
 
 // TurnIn posts a message to conv and runs the turn it queues as a worker
 // would (claim, the handler, complete), returning the handler's time.
@@ -119,7 +119,7 @@ func runFirstTurn(ctx context.Context, e *env) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := TurnService(ctx, e.st, script, func(a *agent.Agent) { a.Context = LongLogContext })
+	svc, err := TurnService(ctx, e.st, script, func(a *config.Agent) { a.Context = LongLogContext })
 	if err != nil {
 		return nil, err
 	}
