@@ -62,7 +62,7 @@ commands:
   bench     measure the main figures on the configured store, each against a baseline in the same run:
             bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|tail|first|start]
 
-Configuration comes from the environment (see README); flags override it.
+Configuration comes from the environment (see docs/reference/settings.md); flags override it.
 Run 'switchboard <command> -h' for a command's flags.
 `
 

@@ -252,7 +252,7 @@ func (d *doctor) model(ctx context.Context, a *config.Agent) {
 		p, err := probe(ctx, a)
 		switch {
 		case err != nil:
-			d.add(check, StatusFail, err.Error(), "fix the CLI settings the error names (see README, CLI backends)")
+			d.add(check, StatusFail, err.Error(), "fix the CLI settings the error names (see docs/agents.md, CLI backends)")
 		case p.State == model.ProbeReady:
 			d.add(check, StatusOK, strings.TrimSpace(a.Model+": ready "+p.Version), "")
 		case p.State == model.ProbeNeedsAuth:
