@@ -182,6 +182,10 @@ func (r *ruled) SchemaVersion(ctx context.Context) (applied, latest int, err err
 	return r.d.SchemaVersion(ctx)
 }
 
+func (r *ruled) SchemaState(ctx context.Context) (*SchemaState, error) {
+	return r.d.SchemaState(ctx)
+}
+
 func (r *ruled) Ping(ctx context.Context) error { return r.d.Ping(ctx) }
 func (r *ruled) Dialect() string                { return r.d.Dialect() }
 func (r *ruled) Close() error                   { return r.d.Close() }

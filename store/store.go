@@ -933,11 +933,20 @@ type Driver interface {
 	// wake-ups; payloads are small (under MaxPublishPayload bytes).
 	Publish(ctx context.Context, topic, payload string) error
 
-	// Migrate applies pending migrations and returns the schema version.
+	// Migrate applies pending migrations and returns the schema version,
+	// recording with each the binary that applied it and its floor. It
+	// returns an ErrSchemaTooNew, and applies nothing, when the schema is
+	// past this binary's by a migration that leaves it behind; when it is
+	// past but compatible, it logs a warning and returns the version.
 	Migrate(ctx context.Context) (int, error)
 	// SchemaVersion returns the applied version and the version this binary
 	// ships.
 	SchemaVersion(ctx context.Context) (applied, latest int, err error)
+	// SchemaState reads what the applied migrations say about the binaries
+	// that may run on the schema (see SchemaState.Err). Migrate refuses a
+	// schema whose Err is not nil; a running service reads it again for
+	// its readiness, as a newer binary may migrate under it.
+	SchemaState(ctx context.Context) (*SchemaState, error)
 	Ping(ctx context.Context) error
 	// Dialect is "postgres" or "sqlite".
 	Dialect() string

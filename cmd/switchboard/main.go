@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
+	cfg.BinaryVersion = readBuildInfo().Binary()
 	if cmd == "keys" || cmd == "tokens" {
 		return keysCommand(ctx, cmd, args, cfg, stdout, stderr)
 	}

@@ -41,7 +41,22 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // dialStore opens the store that the commands which read or change the
-// database directly work on: DATABASE_URL (or -database-url).
+// database directly work on: DATABASE_URL (or -database-url). It refuses
+// a schema too new for this binary, as serve does, before the command
+// reads or writes anything; the commands that migrate are refused by
+// Migrate too.
 func dialStore(ctx context.Context, cfg app.Config) (store.Store, error) {
-	return dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger, BinaryVersion: cfg.BinaryVersion})
+	if err != nil {
+		return nil, err
+	}
+	s, err := st.SchemaState(ctx)
+	if err == nil {
+		err = s.Err()
+	}
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
 }

@@ -5,9 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
 
+	"github.com/switchboardhq/switchboard/internal/buildinfo"
 	"github.com/switchboardhq/switchboard/migrations"
 )
 
@@ -23,43 +22,23 @@ var (
 // buildInfo is what `switchboard version` prints: enough to tell which
 // release runs and which schema it writes, for a bug report or an upgrade.
 type buildInfo struct {
-	Version string `json:"version"`
-	Commit  string `json:"commit,omitempty"`
-	Date    string `json:"date,omitempty"`
-	// Modified is true for a build from a work tree with uncommitted changes.
-	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
+	buildinfo.Info
 	// Schema is the newest migration this binary ships (the same number for
 	// both dialects): the schema version `migrate` brings a store to.
 	Schema int `json:"schema"`
+	// SchemaFloor is the lowest schema version a binary may ship and still
+	// run on a store this binary migrated (see docs/production.md#upgrades):
+	// older binaries refuse it. The higher of the two dialects' floors.
+	SchemaFloor int `json:"schema_floor"`
 }
 
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Commit: commit, Date: date, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if b.Version == "" {
-			b.Version = bi.Main.Version // "(devel)" for a build from a clone
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				if b.Commit == "" {
-					b.Commit = s.Value
-				}
-			case "vcs.time":
-				if b.Date == "" {
-					b.Date = s.Value
-				}
-			case "vcs.modified":
-				b.Modified = s.Value == "true"
-			}
+	b := buildInfo{Info: buildinfo.Read(buildinfo.Info{Version: version, Commit: commit, Date: date})}
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		if ms, err := migrations.Load(dialect); err == nil && len(ms) > 0 {
+			b.Schema, b.SchemaFloor = ms[len(ms)-1].Version, max(b.SchemaFloor, ms[len(ms)-1].Floor)
 		}
 	}
-	if b.Version == "" {
-		b.Version = "(devel)"
-	}
-	b.Schema, _ = migrations.Latest("sqlite")
 	return b
 }
 
@@ -87,7 +66,7 @@ func versionCommand(args []string, stdout, stderr io.Writer) error {
 	if b.Date != "" {
 		fmt.Fprintf(stdout, "built    %s\n", b.Date)
 	}
-	fmt.Fprintf(stdout, "schema   %d\n", b.Schema)
+	fmt.Fprintf(stdout, "schema   %d (binaries of schema %d or later run on it)\n", b.Schema, b.SchemaFloor)
 	fmt.Fprintf(stdout, "go       %s %s\n", b.Go, b.Platform)
 	return nil
 }

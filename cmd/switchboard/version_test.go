@@ -34,6 +34,13 @@ func TestVersion(t *testing.T) {
 		if b.Schema != latest || latest == 0 {
 			t.Errorf("version reports schema %d; the %s migrations end at %d", b.Schema, dialect, latest)
 		}
+		ms, err := migrations.Load(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := ms[len(ms)-1].Floor; b.SchemaFloor < f || f == 0 {
+			t.Errorf("version reports schema floor %d; the %s migrations' floor is %d", b.SchemaFloor, dialect, f)
+		}
 	}
 	if b.Version == "" || b.Go == "" || b.Platform == "" {
 		t.Errorf("version -json = %+v: want version, go and platform", b)
@@ -46,7 +53,7 @@ func TestVersion(t *testing.T) {
 	if err := run(context.Background(), []string{"version"}, bad, nil, &out, &errOut); err != nil {
 		t.Fatalf("version: %v", err)
 	}
-	for _, want := range []string{"switchboard v1.4.0", "commit   0123abcd", "built    2026-12-01T10:00:00Z", "schema   "} {
+	for _, want := range []string{"switchboard v1.4.0", "commit   0123abcd", "built    2026-12-01T10:00:00Z", "schema   ", "or later run on it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version printed:\n%s\nwant a line with %q", out.String(), want)
 		}

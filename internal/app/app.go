@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -44,6 +45,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/headless"
+	"github.com/switchboardhq/switchboard/internal/buildinfo"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/scheduler"
@@ -92,6 +94,11 @@ type Config struct {
 	// refusing to start, and so never take over that process's turns
 	// (switchboard chat beside switchboard serve).
 	InstanceIDFallback bool
+	// BinaryVersion is this binary's release and commit (see
+	// buildinfo.Info.Binary), recorded with each migration the store
+	// applies and named when a schema is too new for it. Default: what the
+	// Go toolchain recorded in the binary.
+	BinaryVersion string
 	// StoreTimeout bounds how long the start waits for the store to answer
 	// (default 15s): a database that accepts connections and never answers
 	// stops the start with an error naming DATABASE_URL.
@@ -310,6 +317,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
+// binaryVersion is BinaryVersion, or the build's own when it is empty.
+func (c Config) binaryVersion() string {
+	if c.BinaryVersion != "" {
+		return c.BinaryVersion
+	}
+	return buildinfo.Read(buildinfo.Info{}).Binary()
+}
+
 func (c *Config) defaults() {
 	if c.Addr == "" {
 		c.Addr = ":8080"
@@ -329,6 +344,7 @@ func (c *Config) defaults() {
 	if c.InstanceID == "" {
 		c.InstanceID = DefaultInstanceID(c.DatabaseURL)
 	}
+	c.BinaryVersion = c.binaryVersion()
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = DefaultStoreTimeout
 	}
@@ -464,6 +480,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	version, err := st.Migrate(ctx)
+	if errors.Is(err, store.ErrSchemaTooNew) {
+		_ = st.Close()
+		return nil, err // says it all: the schema, who moved it on, what to run
+	}
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("migrating: %w", err)
@@ -751,8 +771,10 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 	return nil
 }
 
-// readyz answers 200 when the database answers and its schema is the one
-// this binary ships.
+// readyz answers 200 when the database answers and this binary may run on
+// its schema: the one it ships, or a newer one that keeps it working (a
+// rolling upgrade's newer release migrated it). An older schema, or one a
+// newer release contracted past this binary, answers 503.
 func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -762,10 +784,19 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("database unreachable\n"))
 		return
 	}
-	applied, latest, err := a.Store.SchemaVersion(ctx)
-	if err != nil || applied != latest {
+	schema, err := a.Store.SchemaState(ctx)
+	switch {
+	case err != nil:
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = fmt.Fprintf(w, "schema version %d, want %d\n", applied, latest)
+		_, _ = fmt.Fprintf(w, "reading the schema version: %s\n", redact.String(err.Error()))
+		return
+	case schema.Applied < schema.Latest:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "schema version %d, want %d\n", schema.Applied, schema.Latest)
+		return
+	case schema.Err() != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "%s\n", schema.Err())
 		return
 	}
 	// A store that answers reads may still refuse every write (a full
@@ -784,7 +815,12 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), applied)
+	if schema.Newer() {
+		_, _ = fmt.Fprintf(w, "ready: %s schema %d, newer than this binary's %d (applied by %s) and compatible with it\n",
+			a.Store.Dialect(), schema.Applied, schema.Latest, cmp.Or(schema.AppliedBy, "an unknown version"))
+	} else {
+		_, _ = fmt.Fprintf(w, "ready: %s schema %d\n", a.Store.Dialect(), schema.Applied)
+	}
 	a.mcpReadyz(w)
 	a.cliProbes.refresh(r.Context())
 	a.cliProbes.readyz(w)

@@ -48,7 +48,7 @@ func OpenKeys(ctx context.Context, cfg Config) (keys *apikey.Keys, close func() 
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger, BinaryVersion: cfg.binaryVersion()})
 	if err != nil {
 		return nil, nil, err
 	}

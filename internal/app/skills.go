@@ -81,7 +81,7 @@ func OpenSkills(ctx context.Context, cfg Config) (lib *skill.Library, agents *co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger})
+	st, err := dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, Logger: cfg.Logger, BinaryVersion: cfg.binaryVersion()})
 	if err != nil {
 		return nil, nil, nil, err
 	}

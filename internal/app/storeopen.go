@@ -61,7 +61,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	cfg.Logger.InfoContext(ctx, "opening the store", attrs...)
 	octx, cancel := context.WithTimeout(ctx, cfg.StoreTimeout)
 	defer cancel()
-	st, err := dial.Open(octx, dial.Options{DatabaseURL: cfg.DatabaseURL, ListenURL: cfg.DatabaseListenURL, Logger: cfg.Logger})
+	st, err := dial.Open(octx, dial.Options{DatabaseURL: cfg.DatabaseURL, ListenURL: cfg.DatabaseListenURL, Logger: cfg.Logger, BinaryVersion: cfg.BinaryVersion})
 	if err == nil {
 		if err = st.Ping(octx); err != nil {
 			_ = st.Close()

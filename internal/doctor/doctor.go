@@ -200,16 +200,26 @@ func (d *doctor) database(ctx context.Context) {
 		d.add("database", StatusFail, fmt.Sprintf("%s: %v", st.Dialect(), err), "check DATABASE_URL and that the database server is up")
 		return
 	}
-	applied, latest, err := st.SchemaVersion(ctx)
-	switch {
-	case err != nil:
+	s, err := st.SchemaState(ctx)
+	if err != nil {
 		d.add("database", StatusFail, fmt.Sprintf("reading the schema version: %v", err), "run switchboard migrate")
-	case applied < latest:
-		d.add("database", StatusFail, fmt.Sprintf("%s schema at version %d, this binary needs %d", st.Dialect(), applied, latest), "run switchboard migrate (serve also migrates at start)")
-	case applied > latest:
-		d.add("database", StatusFail, fmt.Sprintf("%s schema at version %d, newer than this binary's %d", st.Dialect(), applied, latest), "run the newer switchboard binary that migrated this database")
+		return
+	}
+	by := ""
+	if s.AppliedBy != "" {
+		by = ", applied by switchboard " + s.AppliedBy
+	}
+	floor := fmt.Sprintf("binaries of schema %d or later run on it", s.Floor)
+	switch {
+	case s.Applied < s.Latest:
+		d.add("database", StatusFail, fmt.Sprintf("%s schema at version %d, this binary needs %d", st.Dialect(), s.Applied, s.Latest), "run switchboard migrate (serve also migrates at start)")
+	case s.Err() != nil:
+		d.add("database", StatusFail, fmt.Sprintf("%s: %v", st.Dialect(), s.Err()), "run the release the message names (or a later one) in place of this binary")
+	case s.Newer():
+		d.add("database", StatusWarn, fmt.Sprintf("%s schema at version %d%s: newer than this binary's %d and compatible with it (%s)", st.Dialect(), s.Applied, by, s.Latest, floor),
+			"upgrade this binary to the release that migrated the database")
 	default:
-		d.add("database", StatusOK, fmt.Sprintf("%s schema at version %d", st.Dialect(), applied), "")
+		d.add("database", StatusOK, fmt.Sprintf("%s schema at version %d%s; %s", st.Dialect(), s.Applied, by, floor), "")
 	}
 }
 

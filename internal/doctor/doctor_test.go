@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/modeltest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/internal/testenv"
+	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store/dial"
 )
 
@@ -208,6 +209,33 @@ func TestDoctorScopesIntentsSchemaConfig(t *testing.T) {
 			t.Fatalf("check %q = %+v, want a failure saying %q:\n%s", check, r, detail, out)
 		}
 	}
+}
+
+// TestDoctorSchemaOfANewerRelease: the database check names the schema's
+// version, the binary that applied it and the floor; a newer schema that
+// keeps this binary working is a warning, one a newer release contracted
+// past this binary a failure naming the release to run.
+func TestDoctorSchemaOfANewerRelease(t *testing.T) {
+	eachStore(t, func(t *testing.T, db string) {
+		s := newSetup(t, db)
+		latest, err := migrations.Latest("sqlite")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testenv.RecordSchemaVersion(t, db, latest+1, latest, "v9.1.0 (commit 9191aaaa9191)")
+		rs, out := run(t, s.cfg, "")
+		want := fmt.Sprintf("schema at version %d, applied by switchboard v9.1.0 (commit 9191aaaa9191): newer than this binary's %d and compatible with it (binaries of schema %d or later run on it)", latest+1, latest, latest)
+		if r := find(rs, "database"); r == nil || r.Status != doctor.StatusWarn || !strings.Contains(r.Detail, want) {
+			t.Fatalf("database check on a newer, compatible schema = %+v; want a warning saying %q:\n%s", r, want, out)
+		}
+
+		testenv.RecordSchemaVersion(t, db, latest+2, latest+2, "v9.2.0 (commit 9292bbbb9292)")
+		rs, out = run(t, s.cfg, "")
+		want = "run switchboard v9.2.0 (commit 9292bbbb9292) or later"
+		if r := find(rs, "database"); r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Detail, want) {
+			t.Fatalf("database check on a schema contracted past this binary = %+v; want a failure saying %q:\n%s", r, want, out)
+		}
+	})
 }
 
 // TestDoctorReadsARefusedReload: the running service refused a reload;

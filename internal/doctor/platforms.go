@@ -35,7 +35,7 @@ func openStore(ctx context.Context, cfg app.Config) (store.Store, error) {
 			return nil, fmt.Errorf("no SQLite database at %s: %w", t.Path, err)
 		}
 	}
-	return dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL})
+	return dial.Open(ctx, dial.Options{DatabaseURL: cfg.DatabaseURL, BinaryVersion: cfg.BinaryVersion})
 }
 
 func decodeJSON(r io.Reader, v any) error {

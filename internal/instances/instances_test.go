@@ -69,6 +69,13 @@ type instance struct {
 
 func start(t *testing.T, name string, env []string) *instance {
 	t.Helper()
+	return startBinary(t, binary, name, env)
+}
+
+// startBinary is start with another build of switchboard (the upgrade
+// test's previous release).
+func startBinary(t *testing.T, binary, name string, env []string) *instance {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -116,9 +116,12 @@ func (p *proc) exited() bool {
 }
 
 // readyz is the status and body of GET /readyz.
-func (p *proc) readyz() (int, string) {
+func (p *proc) readyz() (int, string) { return readyzAt(p.addr) }
+
+// readyzAt is the status and body of GET /readyz at addr.
+func readyzAt(addr string) (int, string) {
 	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + p.addr + "/readyz")
+	resp, err := client.Get("http://" + addr + "/readyz")
 	if err != nil {
 		return 0, err.Error()
 	}

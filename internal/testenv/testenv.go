@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/dbtemplate"
 	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/store/dial"
 	"github.com/switchboardhq/switchboard/store/postgres"
 	"github.com/switchboardhq/switchboard/store/sqlite"
 )
@@ -214,4 +217,54 @@ func PostgresDatabaseURL(tb testing.TB, name string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// recordVersion is what a newer binary's migration runner leaves in the
+// version table: a version, the binary that applied it and its floor.
+const (
+	recordVersion = `INSERT INTO switchboard_schema_migrations (version, name, applied_at, binary_version, compat_floor)
+VALUES ($1, $2, $3, $4, $5)`
+	recordVersionSQLite = `INSERT INTO switchboard_schema_migrations (version, name, applied_at, binary_version, compat_floor)
+VALUES (?, ?, ?, ?, ?)`
+)
+
+// RecordSchemaVersion writes into the version table of the migrated store
+// at databaseURL (a DATABASE_URL) what a newer binary, named binary, leaves
+// there after applying version with floor: as if a release this binary does
+// not know had migrated the store.
+func RecordSchemaVersion(tb testing.TB, databaseURL string, version, floor int, binary string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t, err := dial.Parse(databaseURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := fmt.Sprintf("postgres/%04d_from_a_newer_release.sql", version)
+	if t.Driver == "sqlite" {
+		db, err := sql.Open("sqlite", t.Path+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			tb.Fatalf("opening %s: %v", t.Path, err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, recordVersionSQLite, version, strings.Replace(name, "postgres", "sqlite", 1), time.Now().UnixMicro(), binary, floor); err != nil {
+			tb.Fatalf("recording schema version %d in %s: %v", version, t.Path, err)
+		}
+		return
+	}
+	cfg, err := pgx.ParseConfig(t.URL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if t.Schema != "" {
+		cfg.RuntimeParams["search_path"] = t.Schema
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("connecting to record schema version %d: %v", version, err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, recordVersion, version, name, time.Now(), binary, floor); err != nil {
+		tb.Fatalf("recording schema version %d: %v", version, err)
+	}
 }

@@ -8,6 +8,9 @@
 -- decided alone, "grant" for a standing grant, "system" when nobody did (an
 -- expiry, a person who moved on). Rows written before this migration keep
 -- their own shape: one per event, with no call id.
+--
+-- contract: binaries before schema 10 stop working (they read result,
+-- renamed outcome here; long shipped, so the floor is this migration)
 
 ALTER TABLE audit_records RENAME COLUMN result TO outcome;
 UPDATE audit_records SET outcome = 'failed' WHERE outcome = 'error';

@@ -3,6 +3,9 @@
 -- expired, cancelled) and who decided it kept up to date, listed newest
 -- first with filters. Rows written before keep one row per event and no
 -- call id.
+--
+-- contract: binaries before schema 10 stop working (they read result,
+-- renamed outcome here; long shipped, so the floor is this migration)
 
 ALTER TABLE audit RENAME COLUMN result TO outcome;
 UPDATE audit SET outcome = 'failed' WHERE outcome = 'error';

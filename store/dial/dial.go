@@ -93,6 +93,9 @@ type Options struct {
 	// through a transaction pooler. Empty: DatabaseURL.
 	ListenURL string
 	Logger    *slog.Logger
+	// BinaryVersion is this binary's release and commit, recorded with
+	// each migration the store applies (the drivers' BinaryVersion).
+	BinaryVersion string
 }
 
 // CheckListenURL checks DATABASE_LISTEN_URL against DATABASE_URL: a
@@ -138,13 +141,13 @@ func Open(ctx context.Context, opts Options) (store.Store, error) {
 			l, _ := Parse(opts.ListenURL)
 			listen = l.URL
 		}
-		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Schema: t.Schema, ListenURL: listen, Logger: logger})
+		s, err := postgres.Open(ctx, postgres.Options{URL: t.URL, SimpleProtocol: t.SimpleProtocol, Schema: t.Schema, ListenURL: listen, Logger: logger, BinaryVersion: opts.BinaryVersion})
 		if err != nil {
 			return nil, fmt.Errorf("opening postgres store: %w", err)
 		}
 		return s, nil
 	default:
-		s, err := sqlite.Open(ctx, sqlite.Options{Path: t.Path, Logger: logger})
+		s, err := sqlite.Open(ctx, sqlite.Options{Path: t.Path, Logger: logger, BinaryVersion: opts.BinaryVersion})
 		if err != nil {
 			return nil, fmt.Errorf("opening sqlite store at %s: %w", t.Path, err)
 		}

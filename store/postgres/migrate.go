@@ -6,20 +6,25 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/migrations"
+	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
 )
 
-// migrationTable creates the version table; sqlc reads it as schema too.
+// migrationTable makes the version table ready; sqlc reads it as schema too.
 //
 //go:embed migration_table.sql
 var migrationTable string
 
 // Migrate applies the pending migrations shipped in migrations/postgres and
-// returns the applied version. Safe to run from several instances at once.
+// returns the applied version. Safe to run from several instances at once,
+// and beside instances of the release before (see store.Driver.Migrate).
 func (d *driver) Migrate(ctx context.Context) (int, error) {
-	ms, err := migrations.Load("postgres")
-	if err != nil {
-		return 0, fmt.Errorf("migrating: %w", err)
+	ms := d.opts.migrations
+	if ms == nil {
+		var err error
+		if ms, err = migrations.Load("postgres"); err != nil {
+			return 0, fmt.Errorf("migrating: %w", err)
+		}
 	}
 	return d.migrate(ctx, ms)
 }
@@ -29,7 +34,24 @@ func (d *driver) Migrate(ctx context.Context) (int, error) {
 // (see MigrationLock), and re-checks under that lock whether a concurrent
 // migrator applied it first. A failed migration rolls back whole: the
 // recorded version stays at the last one that succeeded.
+//
+// Nothing is applied to a schema too new for this binary. The schema is
+// read again at the end: a newer binary may have migrated it meanwhile.
 func (d *driver) migrate(ctx context.Context, ms []migrations.Migration) (int, error) {
+	latest := 0
+	if len(ms) > 0 {
+		latest = ms[len(ms)-1].Version
+	}
+	if err := d.prepareMigrationTable(ctx); err != nil {
+		return 0, err
+	}
+	before, err := d.schemaState(ctx, latest)
+	if err != nil {
+		return 0, err
+	}
+	if err := before.Err(); err != nil {
+		return 0, err
+	}
 	for _, m := range ms {
 		applied, err := d.applyMigration(ctx, m)
 		if err != nil {
@@ -39,11 +61,52 @@ func (d *driver) migrate(ctx context.Context, ms []migrations.Migration) (int, e
 			d.logger.InfoContext(ctx, "applied migration", "version", m.Version, "name", m.Name)
 		}
 	}
-	v, err := dbsqlc.New(d.pool).MigrationVersion(ctx)
+	after, err := d.schemaState(ctx, latest)
 	if err != nil {
-		return 0, fmt.Errorf("reading schema version: %w", err)
+		return 0, err
 	}
-	return int(v), nil
+	if err := after.Err(); err != nil {
+		return 0, err
+	}
+	if after.Newer() {
+		d.logger.WarnContext(ctx, "the schema is newer than this binary, and compatible with it: running on it",
+			"schema_version", after.Applied, "applied_by", after.AppliedBy, "binary_schema", after.Latest,
+			"schema_floor", after.Floor, "binary_version", d.opts.BinaryVersion)
+	}
+	return after.Applied, nil
+}
+
+// prepareMigrationTable creates the version table, or gives one made by an
+// earlier binary the columns this one records, in a short transaction of its
+// own under the migration lock: the ALTER locks the table, which the other
+// instances read for their readiness, only for that moment, and only once.
+func (d *driver) prepareMigrationTable(ctx context.Context) (err error) {
+	ready, err := dbsqlc.New(d.pool).MigrationTableReady(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the version table's columns: %w", err)
+	}
+	if ready {
+		return nil
+	}
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("preparing the version table: beginning transaction: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := dbsqlc.New(tx).MigrationLock(ctx); err != nil {
+		return fmt.Errorf("preparing the version table: taking the migration lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, migrationTable); err != nil {
+		return fmt.Errorf("preparing the version table: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("preparing the version table: committing: %w", err)
+	}
+	return nil
 }
 
 func (d *driver) applyMigration(ctx context.Context, m migrations.Migration) (applied bool, err error) {
@@ -60,9 +123,6 @@ func (d *driver) applyMigration(ctx context.Context, m migrations.Migration) (ap
 	if err := db.MigrationLock(ctx); err != nil {
 		return false, fmt.Errorf("migration %s: taking the migration lock: %w", m.Name, err)
 	}
-	if _, err := tx.Exec(ctx, migrationTable); err != nil {
-		return false, fmt.Errorf("migration %s: creating the version table: %w", m.Name, err)
-	}
 	done, err := db.MigrationApplied(ctx, int32(m.Version))
 	if err != nil {
 		return false, fmt.Errorf("migration %s: reading the version table: %w", m.Name, err)
@@ -73,7 +133,11 @@ func (d *driver) applyMigration(ctx context.Context, m migrations.Migration) (ap
 	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return false, fmt.Errorf("applying migration %s: %w", m.Name, err)
 	}
-	err = db.MigrationRecord(ctx, &dbsqlc.MigrationRecordParams{Version: int32(m.Version), Name: m.Name, AppliedAt: ts(d.opts.Now())})
+	floor := int32(m.Floor)
+	err = db.MigrationRecord(ctx, &dbsqlc.MigrationRecordParams{
+		Version: int32(m.Version), Name: m.Name, AppliedAt: ts(d.opts.Now()),
+		BinaryVersion: nonEmpty(d.opts.BinaryVersion), CompatFloor: &floor,
+	})
 	if err != nil {
 		return false, fmt.Errorf("migration %s: recording version %d: %w", m.Name, m.Version, err)
 	}
@@ -83,12 +147,19 @@ func (d *driver) applyMigration(ctx context.Context, m migrations.Migration) (ap
 	return true, nil
 }
 
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // SchemaVersion returns the applied version (0 on an empty database) and the
 // latest version this binary ships.
 func (d *driver) SchemaVersion(ctx context.Context) (applied, latest int, err error) {
-	latest, err = migrations.Latest("postgres")
+	latest, err = d.latest()
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading shipped schema version: %w", err)
+		return 0, 0, err
 	}
 	db := dbsqlc.New(d.pool)
 	var v int32
@@ -100,4 +171,44 @@ func (d *driver) SchemaVersion(ctx context.Context) (applied, latest int, err er
 		return 0, 0, fmt.Errorf("reading schema version: %w", err)
 	}
 	return int(v), latest, nil
+}
+
+// SchemaState reads the version table: see store.Driver.SchemaState.
+func (d *driver) SchemaState(ctx context.Context) (*store.SchemaState, error) {
+	latest, err := d.latest()
+	if err != nil {
+		return nil, err
+	}
+	return d.schemaState(ctx, latest)
+}
+
+func (d *driver) latest() (int, error) {
+	if ms := d.opts.migrations; ms != nil {
+		if len(ms) == 0 {
+			return 0, nil
+		}
+		return ms[len(ms)-1].Version, nil
+	}
+	latest, err := migrations.Latest("postgres")
+	if err != nil {
+		return 0, fmt.Errorf("reading shipped schema version: %w", err)
+	}
+	return latest, nil
+}
+
+func (d *driver) schemaState(ctx context.Context, latest int) (*store.SchemaState, error) {
+	db := dbsqlc.New(d.pool)
+	exists, err := db.MigrationTableExists(ctx)
+	var rows []dbsqlc.MigrationRowsRow
+	if err == nil && exists {
+		rows, err = db.MigrationRows(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema's version table: %w", err)
+	}
+	out := make([]store.SchemaMigration, len(rows))
+	for i, r := range rows {
+		out[i] = store.SchemaMigration{Version: int(r.Version), Floor: int(r.CompatFloor), AppliedBy: r.BinaryVersion}
+	}
+	return store.NewSchemaState(out, latest, d.opts.BinaryVersion), nil
 }

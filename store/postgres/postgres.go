@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/internal/retry"
 	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
@@ -57,6 +58,14 @@ type Options struct {
 	// Default time.Now.
 	Now func() time.Time
 
+	// BinaryVersion is this binary's version (its release and commit, as
+	// `switchboard version` shows them): recorded with each migration this
+	// store applies, and named when the schema is too new for it. Empty:
+	// recorded as unknown.
+	BinaryVersion string
+
+	// migrations, when set, replaces the shipped migrations (tests).
+	migrations []migrations.Migration
 	// tracer sees every query of the main pool: the plan tests read the
 	// SQL and arguments of a call from it.
 	tracer pgx.QueryTracer

@@ -144,7 +144,19 @@ func TestConformance(t *testing.T) {
 	testURL(t)
 	h := harness(nil)
 	h.TransientFault = transientFault
+	h.SchemaDatabase = schemaDatabase
 	storetest.Run(t, h)
+}
+
+// schemaDatabase is a fresh schema; each store opened on it ships ms and
+// records binary.
+func schemaDatabase(tb testing.TB) func(ms []migrations.Migration, binary string) store.Store {
+	schema := freshSchema(tb)
+	return func(ms []migrations.Migration, binary string) store.Store {
+		return openUnmigrated(tb, schema, func(o *Options) {
+			o.migrations, o.BinaryVersion, o.MaxConns = ms, binary, 4
+		})
+	}
 }
 
 // transientFault opens a store of one connection under an application name
@@ -660,5 +672,43 @@ func TestNotifyCommitsAsynchronouslyAndAlone(t *testing.T) {
 	}
 	if after != server {
 		t.Errorf("synchronous_commit after the notifier's batch = %q; want the server's %q", after, server)
+	}
+}
+
+// TestVersionTableFromEarlierBinary: a version table made by a binary from
+// before the record of who applied a migration and its floor reads as
+// unknown (the doctor reads it without migrating), is given the columns by
+// the next Migrate, and still takes an earlier binary's rows afterwards.
+func TestVersionTableFromEarlierBinary(t *testing.T) {
+	t.Parallel()
+	ms := []migrations.Migration{
+		{Version: 1, Name: "test/0001_probe.sql", SQL: "CREATE TABLE schema_probe_1 (id integer)"},
+		{Version: 2, Name: "test/0002_probe.sql", SQL: "CREATE TABLE schema_probe_2 (id integer)", Contract: 2},
+	}
+	migrations.WithFloors(ms)
+	s := openUnmigrated(t, freshSchema(t), func(o *Options) { o.migrations, o.BinaryVersion = ms, "v2.0.0 (commit 2222bbbb2222)" })
+	ctx := t.Context()
+	if _, err := s.Pool().Exec(ctx, earlierVersionTable); err != nil {
+		t.Fatalf("making the earlier version table: %v", err)
+	}
+	got, err := s.SchemaState(ctx)
+	if err != nil {
+		t.Fatalf("reading the schema state of an earlier version table: %v", err)
+	}
+	if want := (store.SchemaState{Applied: 1, Latest: 2, Binary: "v2.0.0 (commit 2222bbbb2222)"}); *got != want {
+		t.Fatalf("schema state of an earlier version table: %+v, want %+v", *got, want)
+	}
+	if v, err := s.Migrate(ctx); err != nil || v != 2 {
+		t.Fatalf("migrating over an earlier version table: %d, %v; want 2", v, err)
+	}
+	if _, err := s.Pool().Exec(ctx, earlierRecord, 3, "test/0003_by_an_earlier_binary.sql"); err != nil {
+		t.Fatalf("an earlier binary recording a version in the table this one extended: %v", err)
+	}
+	got, err = s.SchemaState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.SchemaState{Applied: 3, Latest: 2, Floor: 2, FloorBy: "v2.0.0 (commit 2222bbbb2222)", Binary: "v2.0.0 (commit 2222bbbb2222)"}); *got != want {
+		t.Fatalf("schema state after the upgrade and an earlier binary's row: %+v, want %+v", *got, want)
 	}
 }

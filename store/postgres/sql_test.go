@@ -43,6 +43,19 @@ RETURNING seq`
 
 	terminateBackend = `SELECT pg_terminate_backend($1::integer)`
 
+	// earlierVersionTable is the version table as binaries made it before
+	// they recorded who applied a migration and its floor, with version 1
+	// applied; earlierRecord is how such a binary records a version.
+	earlierVersionTable = `
+CREATE TABLE switchboard_schema_migrations (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE schema_probe_1 (id integer);
+INSERT INTO switchboard_schema_migrations (version, name) VALUES (1, 'test/0001_probe.sql')`
+	earlierRecord = `INSERT INTO switchboard_schema_migrations (version, name, applied_at) VALUES ($1, $2, now())`
+
 	// terminateApp ends every session of one application name but the
 	// caller's; with a timeout, waits until each has exited.
 	terminateApp = `

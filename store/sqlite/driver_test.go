@@ -167,6 +167,55 @@ func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
 	}
 }
 
+// TestVersionTableFromEarlierBinary: a version table made by a binary from
+// before the record of who applied a migration and its floor is given the
+// columns when the store opens (its rows read as unknown), and still takes
+// an earlier binary's rows afterwards.
+func TestVersionTableFromEarlierBinary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "earlier.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(t.Context(), earlierVersionTableSQL); err != nil {
+		t.Fatalf("making the earlier version table: %v", err)
+	}
+	raw.Close()
+	const binary = "v2.0.0 (commit 2222bbbb2222)"
+	s, err := Open(t.Context(), Options{Path: path, BinaryVersion: binary})
+	if err != nil {
+		t.Fatalf("opening a file with an earlier version table: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ms := []migrations.Migration{
+		{Version: 1, Name: "test/0001_probe.sql", SQL: "CREATE TABLE schema_probe_1 (id INTEGER)"},
+		{Version: 2, Name: "test/0002_probe.sql", SQL: "CREATE TABLE schema_probe_2 (id INTEGER)", Contract: 2},
+	}
+	migrations.WithFloors(ms)
+	s.d.migrations = ms
+	ctx := t.Context()
+	got, err := s.SchemaState(ctx)
+	if err != nil {
+		t.Fatalf("reading the schema state: %v", err)
+	}
+	if want := (store.SchemaState{Applied: 1, Latest: 2, Binary: binary}); *got != want {
+		t.Fatalf("schema state of an earlier version table: %+v, want %+v", *got, want)
+	}
+	if v, err := s.Migrate(ctx); err != nil || v != 2 {
+		t.Fatalf("migrating over an earlier version table: %d, %v; want 2", v, err)
+	}
+	if _, err := s.d.w.ExecContext(ctx, earlierRecordSQL, sql.Named("version", 3), sql.Named("name", "test/0003_by_an_earlier_binary.sql")); err != nil {
+		t.Fatalf("an earlier binary recording a version in the table this one extended: %v", err)
+	}
+	got, err = s.SchemaState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.SchemaState{Applied: 3, Latest: 2, Floor: 2, FloorBy: binary, Binary: binary}); *got != want {
+		t.Fatalf("schema state after the upgrade and an earlier binary's row: %+v, want %+v", *got, want)
+	}
+}
+
 func TestSchemaVersionOfEmptyDatabase(t *testing.T) {
 	s := openAt(t, filepath.Join(t.TempDir(), "empty.db"))
 	applied, latest, err := s.SchemaVersion(t.Context())

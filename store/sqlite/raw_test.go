@@ -24,6 +24,17 @@ const (
 )`
 	rawInsertSQL = `INSERT INTO bench_raw_entries (id, conversation_id, seq, after_seq, kind, author, content, created_at)
 VALUES (:id, :conversation_id, :seq, :seq - 1, 'user', 'user:bench', :content, 0)`
+	// earlierVersionTableSQL is the version table as binaries made it
+	// before they recorded who applied a migration and its floor, with
+	// version 1 applied; earlierRecordSQL is how such a binary records one.
+	earlierVersionTableSQL = `CREATE TABLE switchboard_schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+);
+CREATE TABLE schema_probe_1 (id INTEGER);
+INSERT INTO switchboard_schema_migrations (version, name, applied_at) VALUES (1, 'test/0001_probe.sql', 0)`
+	earlierRecordSQL = `INSERT INTO switchboard_schema_migrations (version, name, applied_at) VALUES (:version, :name, 0)`
 	tableExistsSQL   = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = :name`
 	countTestGoodSQL = `SELECT COUNT(*) FROM test_good`
 	// takeLeaseSQL hands a conversation's lease to another owner, as a

@@ -44,6 +44,13 @@ const (
 	savepointSQL         = "SAVEPOINT switchboard_call"
 	savepointReleaseSQL  = "RELEASE switchboard_call"
 	savepointRollbackSQL = "ROLLBACK TO switchboard_call" // then release
+
+	// bookkeepingColumnsSQL lists the version table's columns, and the
+	// ALTERs give a table made by an earlier binary the columns this one
+	// records (SQLite has no ADD COLUMN IF NOT EXISTS). See bookkeeping.sql.
+	bookkeepingColumnsSQL     = "SELECT name FROM pragma_table_info('switchboard_schema_migrations')"
+	addBinaryVersionColumnSQL = "ALTER TABLE switchboard_schema_migrations ADD COLUMN binary_version TEXT"
+	addCompatFloorColumnSQL   = "ALTER TABLE switchboard_schema_migrations ADD COLUMN compat_floor INTEGER"
 )
 
 // Options configures Open.
@@ -66,6 +73,11 @@ type Options struct {
 	// Now is the clock used when a parameter struct leaves Now zero.
 	// Default time.Now.
 	Now func() time.Time
+	// BinaryVersion is this binary's version (its release and commit, as
+	// `switchboard version` shows them): recorded with each migration this
+	// store applies, and named when the schema is too new for it. Empty:
+	// recorded as unknown.
+	BinaryVersion string
 }
 
 func (o *Options) validate() error {
@@ -131,6 +143,7 @@ type driver struct {
 	hub            *hub
 	// migrations is the list Migrate applies; tests replace it.
 	migrations []migrations.Migration
+	binary     string // Options.BinaryVersion
 
 	closeOnce sync.Once
 	closeErr  error
@@ -193,6 +206,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		retry:      retry.Policy{For: opts.RetryFor, Logger: opts.Logger},
 		hub:        newHub(opts.Logger),
 		migrations: ms,
+		binary:     opts.BinaryVersion,
 	}
 	d.queries = queries{d: d}
 	d.wstmts, d.rstmts = newStmtCache(w), newStmtCache(r)
@@ -231,7 +245,53 @@ func checkWriter(ctx context.Context, w *sql.DB) error {
 	if _, err := w.ExecContext(ctx, bookkeeping); err != nil {
 		return fmt.Errorf("creating the schema migrations table: %w", mapErr(err))
 	}
+	if err := bookkeepingColumns(ctx, w); err != nil {
+		return fmt.Errorf("adding columns to the schema migrations table: %w", mapErr(err))
+	}
 	return nil
+}
+
+// bookkeepingColumns adds the columns a version table made by an earlier
+// binary lacks, under the write lock (w begins IMMEDIATE), so that two
+// processes opening the file at once do not both add them.
+func bookkeepingColumns(ctx context.Context, w *sql.DB) (err error) {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	rows, err := tx.QueryContext(ctx, bookkeepingColumnsSQL)
+	if err != nil {
+		return err
+	}
+	has := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		has[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range []struct{ name, add string }{
+		{"binary_version", addBinaryVersionColumnSQL},
+		{"compat_floor", addCompatFloorColumnSQL},
+	} {
+		if !has[c.name] {
+			if _, err := tx.ExecContext(ctx, c.add); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
 }
 
 func (d *driver) Dialect() string { return Dialect }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/dbtemplate"
+	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/storetest"
 )
@@ -62,7 +63,27 @@ var harness = storetest.Harness{
 func TestConformance(t *testing.T) {
 	h := harness
 	h.TransientFault = transientFault
+	h.SchemaDatabase = schemaDatabase
 	storetest.Run(t, h)
+}
+
+// schemaDatabase is a fresh file; each store opened on it ships ms and
+// records binary.
+func schemaDatabase(tb testing.TB) func(ms []migrations.Migration, binary string) store.Store {
+	path := filepath.Join(tb.TempDir(), "schema.db")
+	return func(ms []migrations.Migration, binary string) store.Store {
+		s, err := Open(context.Background(), Options{Path: path, BinaryVersion: binary})
+		if err != nil {
+			tb.Fatalf("opening a store on %s: %v", path, err)
+		}
+		tb.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				tb.Errorf("closing the store: %v", err)
+			}
+		})
+		s.d.migrations = ms
+		return s
+	}
 }
 
 // transientFault opens a store that gives up waiting for a lock after 1ms;

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -45,6 +46,12 @@ type Harness struct {
 	// terminated; SQLite: another connection holds the write lock) until the
 	// end func it returns is called. Optional.
 	TransientFault func(tb testing.TB, retry bool) (s store.Store, inject func() (end func()))
+	// SchemaDatabase, when set, runs the schema compatibility tests. It
+	// makes a fresh, empty database and returns open, which opens a store
+	// on that database that ships ms in place of the shipped migrations
+	// and records binary as its version (the driver's BinaryVersion);
+	// tb's cleanup closes the stores. Optional.
+	SchemaDatabase func(tb testing.TB) (open func(ms []migrations.Migration, binary string) store.Store)
 }
 
 func (h Harness) validate() error {
@@ -90,6 +97,7 @@ func Run(t *testing.T, h Harness) {
 		tests []namedTest
 	}{
 		{"Migrations", s.migrationTests()},
+		{"SchemaCompatibility", s.schemaTests()},
 		{"Conversations", s.conversationTests()},
 		{"Entries", s.entryTests()},
 		{"Work", s.workTests()},

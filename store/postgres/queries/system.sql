@@ -20,8 +20,27 @@ SELECT pg_advisory_xact_lock(1937007972, hashtext(COALESCE(current_schema(), '')
 SELECT EXISTS (SELECT 1 FROM switchboard_schema_migrations WHERE version = @version);
 
 -- name: MigrationRecord :exec
-INSERT INTO switchboard_schema_migrations (version, name, applied_at)
-VALUES (@version, @name, @applied_at);
+INSERT INTO switchboard_schema_migrations (version, name, applied_at, binary_version, compat_floor)
+VALUES (@version, @name, @applied_at, sqlc.narg(binary_version), @compat_floor);
+
+-- name: MigrationRows :many
+-- Every applied version with its floor and the binary that applied it. The
+-- two are read through to_jsonb so that a table made by an earlier binary,
+-- which has not been given those columns yet (see migration_table.sql),
+-- reads as unknown (0, '') rather than failing: the doctor and the store
+-- commands read this without migrating.
+SELECT m.version,
+       COALESCE((to_jsonb(m) ->> 'compat_floor')::integer, 0)::integer AS compat_floor,
+       COALESCE(to_jsonb(m) ->> 'binary_version', '')::text AS binary_version
+FROM switchboard_schema_migrations m
+ORDER BY m.version;
+
+-- name: MigrationTableReady :one
+-- Whether the version table exists with every column this binary records,
+-- so that starting instances need not lock it to add them.
+SELECT (count(*) = 2)::boolean FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'switchboard_schema_migrations'
+  AND column_name IN ('binary_version', 'compat_floor');
 
 -- name: MigrationTableExists :one
 SELECT (to_regclass('switchboard_schema_migrations') IS NOT NULL)::boolean;

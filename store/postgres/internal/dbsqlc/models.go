@@ -541,9 +541,11 @@ type SlackInstallation struct {
 }
 
 type SwitchboardSchemaMigration struct {
-	Version   int32
-	Name      string
-	AppliedAt time.Time
+	Version       int32
+	Name          string
+	AppliedAt     time.Time
+	BinaryVersion *string
+	CompatFloor   *int32
 }
 
 type ToolExecution struct {

@@ -47,19 +47,66 @@ func (q *Queries) MigrationLock(ctx context.Context) error {
 }
 
 const migrationRecord = `-- name: MigrationRecord :exec
-INSERT INTO switchboard_schema_migrations (version, name, applied_at)
-VALUES ($1, $2, $3)
+INSERT INTO switchboard_schema_migrations (version, name, applied_at, binary_version, compat_floor)
+VALUES ($1, $2, $3, $4, $5)
 `
 
 type MigrationRecordParams struct {
-	Version   int32
-	Name      string
-	AppliedAt time.Time
+	Version       int32
+	Name          string
+	AppliedAt     time.Time
+	BinaryVersion *string
+	CompatFloor   *int32
 }
 
 func (q *Queries) MigrationRecord(ctx context.Context, arg *MigrationRecordParams) error {
-	_, err := q.db.Exec(ctx, migrationRecord, arg.Version, arg.Name, arg.AppliedAt)
+	_, err := q.db.Exec(ctx, migrationRecord,
+		arg.Version,
+		arg.Name,
+		arg.AppliedAt,
+		arg.BinaryVersion,
+		arg.CompatFloor,
+	)
 	return err
+}
+
+const migrationRows = `-- name: MigrationRows :many
+SELECT m.version,
+       COALESCE((to_jsonb(m) ->> 'compat_floor')::integer, 0)::integer AS compat_floor,
+       COALESCE(to_jsonb(m) ->> 'binary_version', '')::text AS binary_version
+FROM switchboard_schema_migrations m
+ORDER BY m.version
+`
+
+type MigrationRowsRow struct {
+	Version       int32
+	CompatFloor   int32
+	BinaryVersion string
+}
+
+// Every applied version with its floor and the binary that applied it. The
+// two are read through to_jsonb so that a table made by an earlier binary,
+// which has not been given those columns yet (see migration_table.sql),
+// reads as unknown (0, ”) rather than failing: the doctor and the store
+// commands read this without migrating.
+func (q *Queries) MigrationRows(ctx context.Context) ([]MigrationRowsRow, error) {
+	rows, err := q.db.Query(ctx, migrationRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MigrationRowsRow
+	for rows.Next() {
+		var i MigrationRowsRow
+		if err := rows.Scan(&i.Version, &i.CompatFloor, &i.BinaryVersion); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const migrationTableExists = `-- name: MigrationTableExists :one
@@ -68,6 +115,21 @@ SELECT (to_regclass('switchboard_schema_migrations') IS NOT NULL)::boolean
 
 func (q *Queries) MigrationTableExists(ctx context.Context) (bool, error) {
 	row := q.db.QueryRow(ctx, migrationTableExists)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const migrationTableReady = `-- name: MigrationTableReady :one
+SELECT (count(*) = 2)::boolean FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'switchboard_schema_migrations'
+  AND column_name IN ('binary_version', 'compat_floor')
+`
+
+// Whether the version table exists with every column this binary records,
+// so that starting instances need not lock it to add them.
+func (q *Queries) MigrationTableReady(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, migrationTableReady)
 	var column_1 bool
 	err := row.Scan(&column_1)
 	return column_1, err

@@ -786,6 +786,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.schemaMigrationsMaxStmt, err = db.PrepareContext(ctx, schemaMigrationsMax); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsMax: %w", err)
 	}
+	if q.schemaMigrationsRowsStmt, err = db.PrepareContext(ctx, schemaMigrationsRows); err != nil {
+		return nil, fmt.Errorf("error preparing query SchemaMigrationsRows: %w", err)
+	}
 	if q.schemaMigrationsVersionsStmt, err = db.PrepareContext(ctx, schemaMigrationsVersions); err != nil {
 		return nil, fmt.Errorf("error preparing query SchemaMigrationsVersions: %w", err)
 	}
@@ -2229,6 +2232,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing schemaMigrationsMaxStmt: %w", cerr)
 		}
 	}
+	if q.schemaMigrationsRowsStmt != nil {
+		if cerr := q.schemaMigrationsRowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing schemaMigrationsRowsStmt: %w", cerr)
+		}
+	}
 	if q.schemaMigrationsVersionsStmt != nil {
 		if cerr := q.schemaMigrationsVersionsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing schemaMigrationsVersionsStmt: %w", cerr)
@@ -2802,6 +2810,7 @@ type Queries struct {
 	schemaMigrationsHasStmt           *sql.Stmt
 	schemaMigrationsInsertStmt        *sql.Stmt
 	schemaMigrationsMaxStmt           *sql.Stmt
+	schemaMigrationsRowsStmt          *sql.Stmt
 	schemaMigrationsVersionsStmt      *sql.Stmt
 	sideThreadByChildStmt             *sql.Stmt
 	sideThreadFindOpenStmt            *sql.Stmt
@@ -3118,6 +3127,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		schemaMigrationsHasStmt:           q.schemaMigrationsHasStmt,
 		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
 		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
+		schemaMigrationsRowsStmt:          q.schemaMigrationsRowsStmt,
 		schemaMigrationsVersionsStmt:      q.schemaMigrationsVersionsStmt,
 		sideThreadByChildStmt:             q.sideThreadByChildStmt,
 		sideThreadFindOpenStmt:            q.sideThreadFindOpenStmt,

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 )
 
 const schemaMigrationsHas = `-- name: SchemaMigrationsHas :one
@@ -21,18 +22,26 @@ func (q *Queries) SchemaMigrationsHas(ctx context.Context, version int64) (int64
 }
 
 const schemaMigrationsInsert = `-- name: SchemaMigrationsInsert :exec
-INSERT INTO switchboard_schema_migrations (version, name, applied_at)
-VALUES (?1, ?2, CAST(?3 AS INTEGER))
+INSERT INTO switchboard_schema_migrations (version, name, applied_at, binary_version, compat_floor)
+VALUES (?1, ?2, CAST(?3 AS INTEGER), ?4, ?5)
 `
 
 type SchemaMigrationsInsertParams struct {
-	Version int64
-	Name    string
-	Now     int64
+	Version       int64
+	Name          string
+	Now           int64
+	BinaryVersion sql.NullString
+	CompatFloor   sql.NullInt64
 }
 
 func (q *Queries) SchemaMigrationsInsert(ctx context.Context, arg SchemaMigrationsInsertParams) error {
-	_, err := q.exec(ctx, q.schemaMigrationsInsertStmt, schemaMigrationsInsert, arg.Version, arg.Name, arg.Now)
+	_, err := q.exec(ctx, q.schemaMigrationsInsertStmt, schemaMigrationsInsert,
+		arg.Version,
+		arg.Name,
+		arg.Now,
+		arg.BinaryVersion,
+		arg.CompatFloor,
+	)
 	return err
 }
 
@@ -45,6 +54,45 @@ func (q *Queries) SchemaMigrationsMax(ctx context.Context) (int64, error) {
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const schemaMigrationsRows = `-- name: SchemaMigrationsRows :many
+SELECT version,
+       CAST(COALESCE(compat_floor, 0) AS INTEGER) AS compat_floor,
+       CAST(COALESCE(binary_version, '') AS TEXT) AS binary_version
+FROM switchboard_schema_migrations
+ORDER BY version
+`
+
+type SchemaMigrationsRowsRow struct {
+	Version       int64
+	CompatFloor   int64
+	BinaryVersion string
+}
+
+// Every applied version with its floor and the binary that applied it
+// (0 and ” where unknown).
+func (q *Queries) SchemaMigrationsRows(ctx context.Context) ([]SchemaMigrationsRowsRow, error) {
+	rows, err := q.query(ctx, q.schemaMigrationsRowsStmt, schemaMigrationsRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SchemaMigrationsRowsRow
+	for rows.Next() {
+		var i SchemaMigrationsRowsRow
+		if err := rows.Scan(&i.Version, &i.CompatFloor, &i.BinaryVersion); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const schemaMigrationsVersions = `-- name: SchemaMigrationsVersions :many

@@ -544,9 +544,11 @@ type SlackInstallation struct {
 }
 
 type SwitchboardSchemaMigration struct {
-	Version   int64
-	Name      string
-	AppliedAt int64
+	Version       int64
+	Name          string
+	AppliedAt     int64
+	BinaryVersion sql.NullString
+	CompatFloor   sql.NullInt64
 }
 
 type ToolExecution struct {
