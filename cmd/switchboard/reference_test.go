@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// update rewrites the generated reference pages instead of comparing them:
+// go test ./cmd/switchboard -run TestReference -update
+var update = flag.Bool("update", false, "rewrite docs/reference/cli.md from the binary's usage")
+
+// referenceInvocations are the commands and subcommands whose -h text the
+// CLI reference shows, in the order of the page.
+var referenceInvocations = [][]string{
+	{"serve"}, {"chat"}, {"migrate"}, {"version"},
+	{"backup"}, {"restore"}, {"healthcheck"}, {"rotate-key"},
+	{"grants", "list"}, {"grants", "revoke"},
+	{"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
+	{"tokens", "create"}, {"tokens", "list"}, {"tokens", "revoke"},
+	{"workspaces"}, {"agents"}, {"people"},
+	{"audit"}, {"usage"}, {"pairing"},
+	{"personality", "show"}, {"personality", "set"}, {"personality", "history"},
+	{"skills", "import"}, {"skills", "list"}, {"skills", "remove"},
+	{"mcp", "status"},
+	{"runs", "list"}, {"runs", "show", "ID"}, {"runs", "cancel", "ID"}, {"runs", "retry", "ID"},
+	{"doctor"}, {"compare"}, {"bench"},
+}
+
+// cliReference renders docs/reference/cli.md: the top-level usage and what
+// `switchboard CMD -h` prints for each command, run with an empty
+// environment so that the defaults shown are the built-in ones.
+func cliReference(t *testing.T) string {
+	t.Helper()
+	t.Chdir(t.TempDir()) // no switchboard.yaml or mcp-servers.json nearby
+	noEnv := func(string) string { return "" }
+	var b strings.Builder
+	b.WriteString("# Commands\n\n")
+	b.WriteString("<!-- Generated from the binary's usage by `go test ./cmd/switchboard -run TestReference -update`; do not edit. -->\n\n")
+	b.WriteString("What `switchboard -h` and `switchboard COMMAND -h` print. Settings come\nfrom the environment (see [Settings](settings.md)); flags override them.\n\n")
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"-h"}, noEnv, nil, &out, &errOut); err != nil {
+		t.Fatalf("switchboard -h: %v", err)
+	}
+	b.WriteString("## switchboard\n\n```text\n" + out.String() + "```\n")
+	type section struct {
+		names []string
+		help  string
+	}
+	var sections []section
+	for _, inv := range referenceInvocations {
+		out.Reset()
+		errOut.Reset()
+		args := append(append([]string{}, inv...), "-h")
+		err := run(context.Background(), args, noEnv, strings.NewReader(""), &out, &errOut)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("switchboard %s: got error %v, want flag.ErrHelp\nstderr: %s", strings.Join(args, " "), err, errOut.String())
+		}
+		if out.Len() > 0 {
+			t.Fatalf("switchboard %s printed to stdout: %q", strings.Join(args, " "), out.String())
+		}
+		// Subcommands that share one flag set (grants list and revoke,
+		// runs show, cancel and retry) share one section.
+		name := "switchboard " + strings.Join(inv, " ")
+		if n := len(sections); n > 0 && sections[n-1].help == errOut.String() {
+			sections[n-1].names = append(sections[n-1].names, name)
+			continue
+		}
+		sections = append(sections, section{[]string{name}, errOut.String()})
+	}
+	for _, s := range sections {
+		b.WriteString("\n## " + strings.Join(s.names, ", ") + "\n\n```text\n" + s.help + "```\n")
+	}
+	return b.String()
+}
+
+func TestReferenceCLI(t *testing.T) {
+	page, err := filepath.Abs(filepath.Join("..", "..", "docs", "reference", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGenerated(t, page, cliReference(t))
+}
+
+// checkGenerated compares a committed generated page with what the code
+// generates now, or rewrites it under -update.
+func checkGenerated(t *testing.T, path, got string) {
+	t.Helper()
+	abs := path
+	if *update {
+		if err := os.WriteFile(abs, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("%s is stale: regenerate it with\n\tgo test ./cmd/switchboard -run TestReference -update\n%s", path, firstDiff(string(want), got))
+	}
+}
+
+// firstDiff names the first line where the committed page and the
+// generated one differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "first difference at line " + strconv.Itoa(i+1) + ":\n\tcommitted: " + wl + "\n\tgenerated: " + gl
+		}
+	}
+	return ""
+}
