@@ -118,15 +118,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return healthcheckCommand(ctx, args, cfg, stdout, stderr)
 	}
 	if cmd == "backup" || cmd == "restore" {
-		return backupCommand(ctx, cmd, args, cfg, getenv, stdout, stderr)
+		return backupCommand(ctx, cmd, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
 	var grantsCmd grantsArgs
 	var peopleCmdArgs peopleArgs // people forget PERSON [-delete-messages]
-	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
-	logFormat := fs.String("log-format", envOr(getenv("SWITCHBOARD_LOG_FORMAT"), "text"), "text or json (SWITCHBOARD_LOG_FORMAT)")
+	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
+	logFormat := fs.String("log-format", cfg.LogFormat, "text or json (SWITCHBOARD_LOG_FORMAT)")
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address, default :8080 (SWITCHBOARD_ADDR)")

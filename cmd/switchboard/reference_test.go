@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/app"
 )
 
 // update rewrites the generated reference pages instead of comparing them:
@@ -125,4 +128,76 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// settingsNotes follow the settings table.
+const settingsNotes = `A malformed ` + "`" + `DATABASE_URL` + "`" + ` stops the start with an error naming the variable;
+an agent whose backend is unknown or whose key is missing stops it with an
+error naming the agent and the setting.
+
+Secrets never reach people or logs: the values of the provider keys
+(including each agent's ` + "`" + `api_key_env` + "`" + `), the Slack and Discord tokens, the
+Slack signing secret, ` + "`" + `SWITCHBOARD_API_TOKEN` + "`" + ` and the password in
+` + "`" + `DATABASE_URL` + "`" + ` are replaced by ` + "`" + `REDACTED` + "`" + ` wherever they would appear (error
+messages shown in chat, the conversation log, the service log), whatever
+their shape; so are strings shaped like keys and tokens (` + "`" + `sk-…` + "`" + `, ` + "`" + `sk-ant-…` + "`" + `,
+` + "`" + `xoxb-…` + "`" + `, ` + "`" + `xapp-…` + "`" + `, ` + "`" + `Bearer …` + "`" + `, passwords in URLs). Values shorter than 5
+characters are not redacted, so choose real secrets.`
+
+// settingsReference renders docs/reference/settings.md from app.Settings.
+func settingsReference() string {
+	var b strings.Builder
+	b.WriteString("# Settings\n\n")
+	b.WriteString("<!-- Generated from app.Settings (internal/app/settings.go) by `go test ./cmd/switchboard -run TestReference -update`; do not edit. -->\n\n")
+	b.WriteString("## Configuration\n\n| variable | default | what |\n| --- | --- | --- |\n")
+	for _, s := range app.Settings {
+		names := make([]string, len(s.Names))
+		for i, n := range s.Names {
+			names[i] = "`" + n + "`"
+		}
+		first := strings.Join(names, ", ")
+		if s.Qualifier != "" {
+			first += " " + s.Qualifier
+		}
+		cell := func(v string) string {
+			if v == "" {
+				return "| "
+			}
+			return "| " + v + " "
+		}
+		b.WriteString("| " + first + " " + cell(s.Default) + cell(s.Text) + "|\n")
+	}
+	b.WriteString("\n" + settingsNotes + "\n")
+	return b.String()
+}
+
+func TestReferenceSettings(t *testing.T) {
+	page, err := filepath.Abs(filepath.Join("..", "..", "docs", "reference", "settings.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGenerated(t, page, settingsReference())
+}
+
+// TestCommandsReadOnlyDocumentedSettings: what the commands read from the
+// environment (through app.FromEnv or beside it) is in app.Settings.
+func TestCommandsReadOnlyDocumentedSettings(t *testing.T) {
+	t.Chdir(t.TempDir())
+	read := map[string]bool{}
+	rec := func(name string) string {
+		read[name] = true
+		return ""
+	}
+	for _, inv := range referenceInvocations {
+		args := append(append([]string{}, inv...), "-h")
+		_ = run(context.Background(), args, rec, strings.NewReader(""), io.Discard, io.Discard)
+	}
+	if len(read) == 0 {
+		t.Fatal("the commands read no setting: the recording environment is not used")
+	}
+	for name := range read {
+		if !app.Documented(name) {
+			t.Errorf("switchboard reads %s, which app.Settings does not document", name)
+		}
+	}
 }
