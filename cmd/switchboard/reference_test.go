@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,13 +52,16 @@ func cliReference(t *testing.T) string {
 	if err := run(context.Background(), []string{"-h"}, noEnv, nil, &out, &errOut); err != nil {
 		t.Fatalf("switchboard -h: %v", err)
 	}
-	b.WriteString("## switchboard\n\n```text\n" + out.String() + "```\n")
+	top := out.String()
 	type section struct {
 		names []string
 		help  string
 	}
 	var sections []section
 	for _, inv := range referenceInvocations {
+		if !slices.ContainsFunc(commands, func(c command) bool { return c.name == inv[0] }) {
+			t.Fatalf("%s is not in the commands table (commands.go)", inv[0])
+		}
 		out.Reset()
 		errOut.Reset()
 		args := append(append([]string{}, inv...), "-h")
@@ -77,6 +81,27 @@ func cliReference(t *testing.T) string {
 		}
 		sections = append(sections, section{[]string{name}, errOut.String()})
 	}
+	// The commands table, each command linked to its first section.
+	b.WriteString("| command | what it does | see |\n| --- | --- | --- |\n")
+	for _, c := range commands {
+		anchor := ""
+		for _, s := range sections {
+			if s.names[0] == "switchboard "+c.name || strings.HasPrefix(s.names[0], "switchboard "+c.name+" ") {
+				anchor = slug(strings.Join(s.names, ", "))
+				break
+			}
+		}
+		if anchor == "" {
+			t.Fatalf("command %s has no section: add it to referenceInvocations", c.name)
+		}
+		see := ""
+		if c.doc != "" {
+			see = "[docs](" + c.doc + ")"
+		}
+		what := strings.ReplaceAll(strings.Join(c.what, " "), "|", `\|`)
+		b.WriteString("| [`" + c.name + "`](#" + anchor + ") | " + what + " | " + see + " |\n")
+	}
+	b.WriteString("\n## switchboard\n\n```text\n" + top + "```\n")
 	for _, s := range sections {
 		b.WriteString("\n## " + strings.Join(s.names, ", ") + "\n\n```text\n" + s.help + "```\n")
 	}
@@ -200,4 +225,18 @@ func TestCommandsReadOnlyDocumentedSettings(t *testing.T) {
 			t.Errorf("switchboard reads %s, which app.Settings does not document", name)
 		}
 	}
+}
+
+// slug is the anchor GitHub gives a heading.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
