@@ -13,7 +13,7 @@ import (
 
 // backupCommand is `switchboard backup PATH` and `switchboard restore PATH`
 // (see app.Backup and app.Restore for what each does per store).
-func backupCommand(ctx context.Context, cmd string, args []string, cfg app.Config, getenv func(string) string, stdout, stderr io.Writer) error {
+func backupCommand(ctx context.Context, cmd string, args []string, cfg app.Config, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
@@ -23,12 +23,12 @@ func backupCommand(ctx context.Context, cmd string, args []string, cfg app.Confi
 	}[cmd])
 	var pgDump, pgRestore *string
 	if cmd == "backup" {
-		pgDump = fs.String("pg-dump", envOr(getenv("SWITCHBOARD_PG_DUMP_PATH"), "pg_dump"), "the pg_dump program, for a Postgres store (SWITCHBOARD_PG_DUMP_PATH)")
+		pgDump = fs.String("pg-dump", cfg.PgDumpPath, "the pg_dump program, for a Postgres store (SWITCHBOARD_PG_DUMP_PATH)")
 	} else {
-		pgRestore = fs.String("pg-restore", envOr(getenv("SWITCHBOARD_PG_RESTORE_PATH"), "pg_restore"), "the pg_restore program, for a Postgres store (SWITCHBOARD_PG_RESTORE_PATH)")
+		pgRestore = fs.String("pg-restore", cfg.PgRestorePath, "the pg_restore program, for a Postgres store (SWITCHBOARD_PG_RESTORE_PATH)")
 	}
-	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
-	logFormat := fs.String("log-format", envOr(getenv("SWITCHBOARD_LOG_FORMAT"), "text"), "text or json (SWITCHBOARD_LOG_FORMAT)")
+	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
+	logFormat := fs.String("log-format", cfg.LogFormat, "text or json (SWITCHBOARD_LOG_FORMAT)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: switchboard %s [flags] PATH\n", cmd)
 		fs.PrintDefaults()

@@ -23,48 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/store/dial"
 )
 
-const usage = `usage: switchboard <command> [flags]
-
-commands:
-  serve     run the service (HTTP, workers, Slack and Discord when configured)
-  chat      talk to an agent in this terminal
-  migrate   apply database migrations and print the schema version
-  backup    a consistent copy of the store while it runs, written to PATH: backup [-force] [-pg-dump P] PATH
-  restore   put a backup into the store DATABASE_URL names (an empty one, or -force for a SQLite file
-            no process holds), then migrate: restore [-force] [-pg-restore P] PATH
-  healthcheck
-            exit 0 when the service on this machine is ready (GET /readyz): healthcheck [-url URL] [-path /healthz]
-  version   the release, commit, build date and schema version of this binary: version [-json]
-  rotate-key
-            seal every stored secret again under the first key of SWITCHBOARD_SECRET_KEY
-  grants    list the standing grants ("Always allow"), or revoke one:
-            grants list [-workspace ID] [-revoked] | grants revoke ID
-  keys      agent keys and host tokens for the API: create, list, revoke
-  tokens    personal access tokens: create, list, revoke
-  workspaces  create, list and manage workspaces, members and team bindings
-  agents      publish, pin and give agents to people
-  people    delete a person's data on request: people forget PERSON [-delete-messages]
-  audit     list guarded tool calls with their outcome and who decided
-  usage     tokens, cached and cache-write tokens, cost and cache hit rate
-            per agent, conversation and day: usage [-days N] [-json]
-  pairing   list pairing codes strangers were given, or approve one:
-            pairing list | pairing approve CODE
-  personality  an agent's personality document: show, set or history:
-            personality show AGENT [-version N] | personality set AGENT -file F | personality history AGENT
-  skills    import skills (a folder, .zip, .tar.gz or https:// URL), list or remove them:
-            skills import PATH|URL [--agent NAME] | skills list | skills remove NAME [--agent NAME]
-  mcp       the outside MCP servers of the running service: mcp status [-url URL] [-json]
-  runs      plans being carried out: runs [list|show ID|cancel ID|retry ID] [-url URL] [-json]
-  doctor    check the setup: config, database, tokens, scopes and intents, models, MCP servers,
-            public URL; each problem with its fix: doctor [-url URL] [-json]
-  compare   one prompt on several models side by side: answer, latency, tokens, cost:
-            compare -models anthropic:…,openai:…,scripted:… [-json] "prompt"
-  bench     measure the main figures on the configured store, each against a baseline in the same run:
-            bench [-short] [-json] [-workers N] [rss|append|queue|turn|ack|catchup|tail|first|start]
-
-Configuration comes from the environment (see docs/reference/settings.md); flags override it.
-Run 'switchboard <command> -h' for a command's flags.
-`
+// usage (commands.go) is the top-level usage, built from the commands table.
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -119,15 +78,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return healthcheckCommand(ctx, args, cfg, stdout, stderr)
 	}
 	if cmd == "backup" || cmd == "restore" {
-		return backupCommand(ctx, cmd, args, cfg, getenv, stdout, stderr)
+		return backupCommand(ctx, cmd, args, cfg, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store: postgres://..., sqlite:PATH, or empty for "+dial.DefaultSQLitePath+" (DATABASE_URL)")
 	var grantsCmd grantsArgs
 	var peopleCmdArgs peopleArgs // people forget PERSON [-delete-messages]
-	logLevel := fs.String("log-level", envOr(getenv("SWITCHBOARD_LOG_LEVEL"), "info"), "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
-	logFormat := fs.String("log-format", envOr(getenv("SWITCHBOARD_LOG_FORMAT"), "text"), "text or json (SWITCHBOARD_LOG_FORMAT)")
+	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn or error (SWITCHBOARD_LOG_LEVEL)")
+	logFormat := fs.String("log-format", cfg.LogFormat, "text or json (SWITCHBOARD_LOG_FORMAT)")
 	switch cmd {
 	case "serve":
 		fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address, default :8080 (SWITCHBOARD_ADDR)")

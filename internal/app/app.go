@@ -55,6 +55,15 @@ import (
 
 // Config is everything the service reads from flags and the environment.
 type Config struct {
+	// LogLevel and LogFormat are the service log's level and format
+	// (SWITCHBOARD_LOG_LEVEL, default info; SWITCHBOARD_LOG_FORMAT, default
+	// text); the commands' -log-level and -log-format flags override them.
+	LogLevel, LogFormat string
+	// PgDumpPath and PgRestorePath are the programs backup and restore run
+	// for a Postgres store (SWITCHBOARD_PG_DUMP_PATH, default pg_dump;
+	// SWITCHBOARD_PG_RESTORE_PATH, default pg_restore).
+	PgDumpPath, PgRestorePath string
+
 	Addr        string // SWITCHBOARD_ADDR, default :8080
 	DatabaseURL string // DATABASE_URL
 	// DatabaseListenURL is a direct connection to the Postgres server for
@@ -216,6 +225,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		MCPConfigPath:         mcpConfigPath(getenv),
 		AdminAddr:             strings.TrimSpace(getenv("SWITCHBOARD_ADMIN_ADDR")),
 	}
+	envOr := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	c.LogLevel, c.LogFormat = envOr("SWITCHBOARD_LOG_LEVEL", "info"), envOr("SWITCHBOARD_LOG_FORMAT", "text")
+	c.PgDumpPath, c.PgRestorePath = envOr("SWITCHBOARD_PG_DUMP_PATH", "pg_dump"), envOr("SWITCHBOARD_PG_RESTORE_PATH", "pg_restore")
 	var err error
 	if v := getenv("SWITCHBOARD_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -4,7 +4,8 @@
 // of the platforms' HTTP endpoints, and the gauges read from the store at
 // each scrape (queue depth, pending approvals) by one collector.
 //
-// Every series is named switchboard_*; README's "Observability" lists them.
+// Every series is named switchboard_*; docs/reference/metrics.md, generated
+// from this registry, lists them.
 package metrics
 
 import (
@@ -66,6 +67,10 @@ type Metrics struct {
 	leaseLost     *prometheus.CounterVec
 	deliveryFail  *prometheus.CounterVec
 	deliveryRetry prometheus.Counter
+
+	// own are the switchboard_* collectors in reg (the Go runtime and
+	// process collectors aside): docs/reference/metrics.md lists them.
+	own []prometheus.Collector
 }
 
 var (
@@ -136,10 +141,13 @@ func New(opts Options) (*Metrics, error) {
 			Name: "switchboard_delivery_retries_total", Help: "Deliver work items run again after a failed attempt.",
 		}),
 	}
-	m.reg.MustRegister(
+	m.own = []prometheus.Collector{
 		m.turnDuration, m.modelDuration, m.firstToken, m.tokens, m.cost, m.toolDuration, m.ack,
 		m.takeovers, m.leaseLost, m.deliveryFail, m.deliveryRetry,
 		newStoreCollector(opts),
+	}
+	m.reg.MustRegister(m.own...)
+	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
