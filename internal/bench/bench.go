@@ -40,14 +40,35 @@ type Options struct {
 	// Workers is the queue burn-down's worker concurrency (default 8).
 	Workers int
 	Logger  *slog.Logger
-	// Binary is the switchboard binary the rss and start figures start as
-	// `serve` and `migrate` (default: this process's own executable).
+	// Binary is the switchboard binary the rss, start and soak figures
+	// start as `serve` and `migrate` (default: this process's own
+	// executable).
 	Binary string
+	// Duration is how long the prune figure finishes work (default 10m;
+	// 5s when Short).
+	Duration time.Duration
+	// SoakEntries and SoakConversations are the soak's fill (default
+	// 1,000,000 entries over 100,000 conversations; 4,000 over 400 when
+	// Short), SoakDuration its traffic (default 5m; 3s when Short).
+	SoakEntries, SoakConversations int
+	SoakDuration                   time.Duration
 }
 
 func (o *Options) defaults() {
 	if o.Workers == 0 {
 		o.Workers = 8
+	}
+	if o.Duration == 0 {
+		o.Duration = time.Duration(o.size(int(10*time.Minute), int(5*time.Second)))
+	}
+	if o.SoakEntries == 0 {
+		o.SoakEntries = o.size(1_000_000, 4_000)
+	}
+	if o.SoakConversations == 0 {
+		o.SoakConversations = o.size(100_000, 400)
+	}
+	if o.SoakDuration == 0 {
+		o.SoakDuration = time.Duration(o.size(int(5*time.Minute), int(3*time.Second)))
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -55,8 +76,17 @@ func (o *Options) defaults() {
 }
 
 func (o *Options) validate() error {
-	if o.Workers < 1 || o.Workers > 256 {
+	switch {
+	case o.Workers < 1 || o.Workers > 256:
 		return fmt.Errorf("bench: -workers %d must be from 1 to 256", o.Workers)
+	case o.Duration < time.Second:
+		return fmt.Errorf("bench: -duration %s must be at least 1s", o.Duration)
+	case o.SoakDuration < time.Second:
+		return fmt.Errorf("bench: -soak-duration %s must be at least 1s", o.SoakDuration)
+	case o.SoakConversations < 10:
+		return fmt.Errorf("bench: -soak-conversations %d must be at least 10", o.SoakConversations)
+	case o.SoakEntries < o.SoakConversations:
+		return fmt.Errorf("bench: -soak-entries %d must be at least -soak-conversations (%d)", o.SoakEntries, o.SoakConversations)
 	}
 	_, err := dial.Parse(o.DatabaseURL)
 	return err
@@ -84,33 +114,53 @@ type Result struct {
 	Ratio float64 `json:"ratio"`
 	// Extra holds further figures of the same run (p99s, the drain rate).
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// Skipped says why the figure measured nothing on this store (the
+	// soak on SQLite, or without pgbouncer).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 func (r *Result) ratio() {
-	if r.BaselineValue > 0 {
+	if r.BaselineValue > 0 && r.Skipped == "" {
 		r.Ratio = r.Value / r.BaselineValue
 	}
 }
 
-// figure measures one thing on a fresh store.
+// figure measures one thing on a fresh store, in one result or several.
 type figure struct {
 	name string
 	what string
-	run  func(ctx context.Context, env *env) (*Result, error)
+	run  func(ctx context.Context, env *env) ([]*Result, error)
+	// long figures take minutes at full size: they run only when named,
+	// -short or not.
+	long bool
+}
+
+// one adapts a figure of one result.
+func one(f func(ctx context.Context, env *env) (*Result, error)) func(ctx context.Context, env *env) ([]*Result, error) {
+	return func(ctx context.Context, e *env) ([]*Result, error) {
+		r, err := f(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return []*Result{r}, nil
+	}
 }
 
 // Figures are the figures in the order a full run takes them. Idle RSS goes
 // first, before the others grow the heap.
 var figures = []figure{
-	{"rss", "idle RSS of `switchboard serve` as its own process vs the peak RSS of `switchboard migrate`", runRSS},
-	{"append", "entry append vs a raw single-row INSERT (p50)", runAppend},
-	{"queue", "queue burn-down in items/s (no-op handler) vs raw single-row INSERTs/s at the same concurrency", runQueue},
-	{"turn", "turn overhead with a zero-latency model vs the writes a turn cannot avoid (p50)", runTurn},
-	{"ack", "Slack ack latency under a burst of signed mentions vs a bare handler (p99)", runAck},
-	{"catchup", "SSE stream catch-up of 10,000 entries vs one store read of them", runCatchup},
-	{"tail", "SSE stream ?tail=100 of a conversation of 50,000 entries vs of one of 100 (median)", runTail},
-	{"first", "first turn of a conversation of 50,000 entries with no summary yet vs a turn of one of 10 (p50)", runFirstTurn},
-	{"start", "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", runStart},
+	{name: "rss", what: "idle RSS of `switchboard serve` as its own process vs the peak RSS of `switchboard migrate`", run: one(runRSS)},
+	{name: "append", what: "entry append vs a raw single-row INSERT (p50)", run: one(runAppend)},
+	{name: "queue", what: "queue burn-down in items/s (no-op handler) vs raw single-row INSERTs/s at the same concurrency", run: one(runQueue)},
+	{name: "turn", what: "turn overhead with a zero-latency model vs the writes a turn cannot avoid (p50)", run: one(runTurn)},
+	{name: "ack", what: "Slack ack latency under a burst of signed mentions vs a bare handler (p99)", run: one(runAck)},
+	{name: "catchup", what: "SSE stream catch-up of 10,000 entries vs one store read of them", run: one(runCatchup)},
+	{name: "tail", what: "SSE stream ?tail=100 of a conversation of 50,000 entries vs of one of 100 (median)", run: one(runTail)},
+	{name: "first", what: "first turn of a conversation of 50,000 entries with no summary yet vs a turn of one of 10 (p50)", run: one(runFirstTurn)},
+	{name: "start", what: "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", run: one(runStart)},
+	{name: "growth", what: "the conversation list (limit=50) and a /metrics scrape at 50,000 conversations and 200,000 finished work items vs at 100 (p50)", run: runGrowth},
+	{name: "prune", what: "work table rows under 500 finished items/s for -duration, the sweep pruning, vs rate x (retention + sweep period) (long)", run: one(runPrune), long: true},
+	{name: "soak", what: "two `serve` processes behind PgBouncer on -soak-entries entries, -soak-duration of traffic: end vs start (long; Postgres)", run: runSoak, long: true},
 }
 
 // Names lists the figures, for usage text.
@@ -122,6 +172,18 @@ func Names() []string {
 	return out
 }
 
+// DefaultNames lists the figures a run with none named measures: all but
+// the long ones (prune, soak).
+func DefaultNames() []string {
+	var out []string
+	for _, f := range figures {
+		if !f.long {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 // Describe writes one line per figure.
 func Describe(w io.Writer) {
 	for _, f := range figures {
@@ -129,8 +191,9 @@ func Describe(w io.Writer) {
 	}
 }
 
-// Run measures the named figures (all when names is empty), in the order
-// of Figures, and returns their results.
+// Run measures the named figures, in the order of Figures, and returns
+// their results. With no name it runs DefaultNames: the long figures
+// (prune, soak) run only when named.
 func Run(ctx context.Context, opts Options, names []string) ([]*Result, error) {
 	opts.defaults()
 	if err := opts.validate(); err != nil {
@@ -146,20 +209,25 @@ func Run(ctx context.Context, opts Options, names []string) ([]*Result, error) {
 		if len(names) > 0 && !slices.Contains(names, f.name) {
 			continue
 		}
+		if len(names) == 0 && f.long {
+			continue
+		}
 		e, err := newEnv(ctx, &opts)
 		if err != nil {
 			return out, fmt.Errorf("bench %s: %w", f.name, err)
 		}
-		r, err := f.run(ctx, e)
+		rs, err := f.run(ctx, e)
 		if cerr := e.close(); err == nil && cerr != nil {
 			err = cerr
 		}
 		if err != nil {
 			return out, fmt.Errorf("bench %s: %w", f.name, err)
 		}
-		r.Figure, r.Dialect = f.name, e.dialect
-		r.ratio()
-		out = append(out, r)
+		for _, r := range rs {
+			r.Figure, r.Dialect = f.name, e.dialect
+			r.ratio()
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
@@ -168,6 +236,10 @@ func Run(ctx context.Context, opts Options, names []string) ([]*Result, error) {
 func Print(w io.Writer, results []*Result) {
 	fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %s\n", "figure", "store", "value", "baseline (same run)", "ratio")
 	for _, r := range results {
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "%-8s %-8s skipped: %s\n", r.Figure, r.Dialect, r.Skipped)
+			continue
+		}
 		fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", r.Figure, r.Dialect,
 			fmt.Sprintf("%s %s %s", r.Metric, num(r.Value), r.Unit),
 			fmt.Sprintf("%s %s %s", r.Baseline, num(r.BaselineValue), r.Unit), r.Ratio)

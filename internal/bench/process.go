@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -47,7 +48,10 @@ func childEnv(e *env, extra map[string]string) []string {
 		}
 		out = append(out, kv)
 	}
-	out = append(out, "DATABASE_URL="+e.url, "SWITCHBOARD_LOG_LEVEL=error")
+	if _, ok := extra["DATABASE_URL"]; !ok {
+		out = append(out, "DATABASE_URL="+e.url)
+	}
+	out = append(out, "SWITCHBOARD_LOG_LEVEL=error")
 	for k, v := range extra {
 		out = append(out, k+"="+v)
 	}
@@ -119,6 +123,12 @@ func privateBinary(e *env) (string, error) {
 
 // startServeAs is startServe with the binary bin.
 func startServeAs(e *env, bin string) (*serveProcess, error) {
+	return startServeWith(e, bin, nil)
+}
+
+// startServeWith is startServeAs with settings of its own (a DATABASE_URL
+// other than e's) over the defaults.
+func startServeWith(e *env, bin string, settings map[string]string) (*serveProcess, error) {
 	script, err := WriteScript(e.dir)
 	if err != nil {
 		return nil, err
@@ -133,10 +143,12 @@ func startServeAs(e *env, bin string) (*serveProcess, error) {
 	}
 	p := &serveProcess{url: "http://" + addr, output: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
-	p.cmd.Env = childEnv(e, map[string]string{
+	env := map[string]string{
 		"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_CONFIG": cfgPath, "SWITCHBOARD_MODEL": "scripted:" + script,
 		"SWITCHBOARD_INSTANCE_ID": "bench-" + randomSuffix(),
-	})
+	}
+	maps.Copy(env, settings)
+	p.cmd.Env = childEnv(e, env)
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {

@@ -37,7 +37,25 @@ func listing(c *dbsqlc.Conversation, folder *uuid.UUID, archived *time.Time, pla
 }
 
 func (q *queries) ConversationSearch(ctx context.Context, p *store.ConversationSearchParams) ([]*store.ConversationListing, error) {
-	rows, err := call(ctx, q, (*dbsqlc.Queries).ConversationSearch, &dbsqlc.ConversationSearchParams{
+	if p.Sort == store.SortActivity {
+		// The list's default order has a query of its own: one that walks
+		// the index of that order and stops at the page's end.
+		rows, err := call(ctx, q, (*dbsqlc.Queries).ConversationSearch, &dbsqlc.ConversationSearchParams{
+			AllWorkspaces: p.Visibility.All, Workspaces: idStrings(p.Visibility.Workspaces), AgentID: p.AgentID, Platform: p.Platform,
+			FolderID: p.FolderID, Unfiled: p.Unfiled, ArchivedMode: archivedMode(p), Needle: p.Needle,
+			Skip: int32(p.Offset), MaxRows: int32(p.Limit),
+		})
+		if err != nil {
+			return nil, wrap(err, "searching conversations")
+		}
+		out := make([]*store.ConversationListing, len(rows))
+		for i := range rows {
+			r := &rows[i]
+			out[i] = listing(&r.Conversation, r.FolderID, r.ArchivedAt, r.Platform)
+		}
+		return out, nil
+	}
+	rows, err := call(ctx, q, (*dbsqlc.Queries).ConversationSearchSorted, &dbsqlc.ConversationSearchSortedParams{
 		AllWorkspaces: p.Visibility.All, Workspaces: idStrings(p.Visibility.Workspaces), AgentID: p.AgentID, Platform: p.Platform,
 		FolderID: p.FolderID, Unfiled: p.Unfiled, ArchivedMode: archivedMode(p), Needle: p.Needle, Sort: string(p.Sort),
 		Skip: int32(p.Offset), MaxRows: int32(p.Limit),

@@ -72,12 +72,12 @@ func TestThroughPgBouncer(t *testing.T) {
 			// The claim's settings last for its own transaction only: a
 			// session setting would reach whichever client gets the server
 			// connection next.
-			var syncCommit, bitmap string
-			if err := s.Pool().QueryRow(ctx, "SELECT current_setting('synchronous_commit'), current_setting('enable_bitmapscan')").Scan(&syncCommit, &bitmap); err != nil {
+			var syncCommit, bitmap, sort string
+			if err := s.Pool().QueryRow(ctx, "SELECT current_setting('synchronous_commit'), current_setting('enable_bitmapscan'), current_setting('enable_sort')").Scan(&syncCommit, &bitmap, &sort); err != nil {
 				t.Fatal(err)
 			}
-			if syncCommit != "on" || bitmap != "on" {
-				t.Errorf("after a claim the pool's sessions have synchronous_commit=%s enable_bitmapscan=%s, want both on", syncCommit, bitmap)
+			if syncCommit != "on" || bitmap != "on" || sort != "on" {
+				t.Errorf("after a claim the pool's sessions have synchronous_commit=%s enable_bitmapscan=%s enable_sort=%s, want all on", syncCommit, bitmap, sort)
 			}
 		})
 	}

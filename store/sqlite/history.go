@@ -55,7 +55,24 @@ func listing(c dbsqlc.Conversation, folder uuid.NullUUID, archived sql.NullInt64
 
 func (q *queries) ConversationSearch(ctx context.Context, p *store.ConversationSearchParams) ([]*store.ConversationListing, error) {
 	all, ws := visibilityArgs(p.Visibility)
-	rows, err := q.read().ConversationSearch(ctx, dbsqlc.ConversationSearchParams{
+	if p.Sort == store.SortActivity {
+		// The list's default order has a query of its own: one that walks
+		// the index of that order and stops at the page's end.
+		rows, err := q.read().ConversationSearch(ctx, dbsqlc.ConversationSearchParams{
+			AllWorkspaces: all, Workspaces: ws, AgentID: uuidArg(p.AgentID), Platform: p.Platform,
+			FolderID: uuidArg(p.FolderID), Unfiled: boolInt(p.Unfiled), ArchivedMode: archivedMode(p),
+			Needle: p.Needle, Skip: int64(p.Offset), MaxRows: limitArg(p.Limit),
+		})
+		if err != nil {
+			return nil, wrap(err, "searching conversations")
+		}
+		out := make([]*store.ConversationListing, len(rows))
+		for i, r := range rows {
+			out[i] = listing(r.Conversation, r.FolderID, r.ArchivedAt, r.Platform)
+		}
+		return out, nil
+	}
+	rows, err := q.read().ConversationSearchSorted(ctx, dbsqlc.ConversationSearchSortedParams{
 		AllWorkspaces: all, Workspaces: ws, AgentID: uuidArg(p.AgentID), Platform: p.Platform,
 		FolderID: uuidArg(p.FolderID), Unfiled: boolInt(p.Unfiled), ArchivedMode: archivedMode(p),
 		Needle: p.Needle, Sort: string(p.Sort), Skip: int64(p.Offset), MaxRows: limitArg(p.Limit),

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -229,6 +230,19 @@ func (s suite) testHistoryDelete(t *testing.T) {
 	noErr(t, err, "reading a deleted conversation's filing")
 	isTrue(t, f.DeletedAt != nil, "the deletion is recorded")
 	idsEq(t, search(t, st, store.ConversationSearchParams{Visibility: store.Visibility{All: true}, WithArchived: true}), []uuid.UUID{root.ID}, "a deleted conversation is not listed")
+	// Archived, then deleted: in no listing, whichever the archive filter.
+	gone := newConversation(t, st, clk)
+	_, err = st.ConversationFile(ctx, &store.ConversationFileParams{ID: gone.ID, Archived: ptr(true), Now: clk.Now()})
+	noErr(t, err, "archiving")
+	noErr(t, st.ConversationDelete(ctx, &store.ConversationDeleteParams{ID: gone.ID, Now: clk.Now()}), "deleting an archived conversation")
+	for _, p := range []store.ConversationSearchParams{{}, {Archived: ptr(true)}, {WithArchived: true}, {Sort: store.SortCreated}, {Archived: ptr(true), Sort: store.SortTitle}} {
+		p.Visibility = store.Visibility{All: true}
+		want := []uuid.UUID{root.ID}
+		if p.Archived != nil {
+			want = nil
+		}
+		idsEq(t, search(t, st, p), want, fmt.Sprintf("a deleted archived conversation, listing %+v", p))
+	}
 	_, err = st.ConversationFile(ctx, &store.ConversationFileParams{ID: fork, Archived: ptr(true)})
 	errIs(t, err, store.ErrNotFound, "filing a deleted conversation")
 	errIs(t, st.ConversationDelete(ctx, &store.ConversationDeleteParams{ID: uuid.New()}), store.ErrNotFound, "deleting no conversation")

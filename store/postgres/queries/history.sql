@@ -7,6 +7,41 @@
 -- the reader sees rather than by the size of the whole log.
 
 -- name: ConversationSearch :many
+-- Last activity first (SortActivity, the list's default): the order of
+-- conversations_updated_idx, so the scan walks the index from the newest
+-- and stops once the page is full, and the platform is looked up for the
+-- page's rows only. Its time is the page's, not the table's. What the
+-- filing hides (deleted, and archived unless asked for) is an anti-join,
+-- not a filter on the outer join's columns: the planner estimates
+-- "f.archived_at IS NULL" from the filing rows alone (mostly archived ones)
+-- as if nearly no conversation passed, and then sorts them all.
+SELECT sqlc.embed(c),
+       f.folder_id AS folder_id, f.archived_at AS archived_at,
+       COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
+FROM conversations c
+LEFT JOIN conversation_filing f ON f.conversation_id = c.id
+WHERE NOT EXISTS (SELECT 1 FROM conversation_filing h
+                  WHERE h.conversation_id = c.id
+                    AND (h.deleted_at IS NOT NULL OR (h.archived_at IS NOT NULL AND @archived_mode::int = 0)))
+  AND (@archived_mode::int <> 1 OR f.archived_at IS NOT NULL)
+  AND (@all_workspaces::bool OR c.workspace_id = ANY (CAST(@workspaces::text[] AS uuid[])))
+  AND (sqlc.narg(agent_id)::uuid IS NULL OR c.agent_id = sqlc.narg(agent_id)::uuid)
+  AND (@platform::text = ''
+       OR (@platform::text = 'api' AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id))
+       OR EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id AND b.platform = @platform::text))
+  AND (sqlc.narg(folder_id)::uuid IS NULL OR f.folder_id = sqlc.narg(folder_id)::uuid)
+  AND (NOT @unfiled::bool OR f.folder_id IS NULL)
+  AND (@needle::text = ''
+       OR strpos(lower(c.title), @needle::text) > 0
+       OR EXISTS (SELECT 1 FROM entries e
+                  WHERE e.conversation_id = c.id AND e.seq IS NOT NULL AND e.kind IN ('user', 'assistant')
+                    AND strpos(lower(e.content::text), @needle::text) > 0))
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT @max_rows::int OFFSET @skip::int;
+
+-- name: ConversationSearchSorted :many
+-- By title or newest first (SortTitle, SortCreated): no index has these
+-- orders, so every conversation the reader sees is sorted.
 SELECT sqlc.embed(c),
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform

@@ -7,6 +7,37 @@
 -- reader sees rather than by the size of the whole log.
 
 -- name: ConversationSearch :many
+-- Last activity first (SortActivity, the list's default): the order of
+-- conversations_updated_idx, so the scan walks the index from the newest
+-- and stops once the page is full, and the platform is looked up for the
+-- page's rows only. Its time is the page's, not the table's.
+SELECT sqlc.embed(c),
+       f.folder_id AS folder_id, f.archived_at AS archived_at,
+       CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform
+FROM conversations c
+LEFT JOIN conversation_filing f ON f.conversation_id = c.id
+WHERE f.deleted_at IS NULL
+  AND (CAST(sqlc.arg(all_workspaces) AS INTEGER) = 1
+       OR c.workspace_id IN (SELECT value FROM json_each(CAST(sqlc.arg(workspaces) AS TEXT))))
+  AND (sqlc.narg(agent_id) IS NULL OR c.agent_id = sqlc.narg(agent_id))
+  AND (CAST(sqlc.arg(platform) AS TEXT) = ''
+       OR (CAST(sqlc.arg(platform) AS TEXT) = 'api' AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id))
+       OR EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id AND b.platform = CAST(sqlc.arg(platform) AS TEXT)))
+  AND (sqlc.narg(folder_id) IS NULL OR f.folder_id = sqlc.narg(folder_id))
+  AND (CAST(sqlc.arg(unfiled) AS INTEGER) = 0 OR f.folder_id IS NULL)
+  AND (CAST(sqlc.arg(archived_mode) AS INTEGER) = 2
+       OR (f.archived_at IS NOT NULL) = (CAST(sqlc.arg(archived_mode) AS INTEGER) = 1))
+  AND (CAST(sqlc.arg(needle) AS TEXT) = ''
+       OR instr(lower(c.title), CAST(sqlc.arg(needle) AS TEXT)) > 0
+       OR EXISTS (SELECT 1 FROM entries e
+                  WHERE e.conversation_id = c.id AND e.seq IS NOT NULL AND e.kind IN ('user', 'assistant')
+                    AND instr(lower(e.content), CAST(sqlc.arg(needle) AS TEXT)) > 0))
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT sqlc.arg(max_rows) OFFSET sqlc.arg(skip);
+
+-- name: ConversationSearchSorted :many
+-- By title or newest first (SortTitle, SortCreated): no index has these
+-- orders, so every conversation the reader sees is sorted.
 SELECT sqlc.embed(c),
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform,

@@ -125,6 +125,124 @@ SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.ti
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
 LEFT JOIN conversation_filing f ON f.conversation_id = c.id
+WHERE NOT EXISTS (SELECT 1 FROM conversation_filing h
+                  WHERE h.conversation_id = c.id
+                    AND (h.deleted_at IS NOT NULL OR (h.archived_at IS NOT NULL AND $1::int = 0)))
+  AND ($1::int <> 1 OR f.archived_at IS NOT NULL)
+  AND ($2::bool OR c.workspace_id = ANY (CAST($3::text[] AS uuid[])))
+  AND ($4::uuid IS NULL OR c.agent_id = $4::uuid)
+  AND ($5::text = ''
+       OR ($5::text = 'api' AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id))
+       OR EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id AND b.platform = $5::text))
+  AND ($6::uuid IS NULL OR f.folder_id = $6::uuid)
+  AND (NOT $7::bool OR f.folder_id IS NULL)
+  AND ($8::text = ''
+       OR strpos(lower(c.title), $8::text) > 0
+       OR EXISTS (SELECT 1 FROM entries e
+                  WHERE e.conversation_id = c.id AND e.seq IS NOT NULL AND e.kind IN ('user', 'assistant')
+                    AND strpos(lower(e.content::text), $8::text) > 0))
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT $10::int OFFSET $9::int
+`
+
+type ConversationSearchParams struct {
+	ArchivedMode  int32
+	AllWorkspaces bool
+	Workspaces    []string
+	AgentID       *uuid.UUID
+	Platform      string
+	FolderID      *uuid.UUID
+	Unfiled       bool
+	Needle        string
+	Skip          int32
+	MaxRows       int32
+}
+
+type ConversationSearchRow struct {
+	Conversation Conversation
+	FolderID     *uuid.UUID
+	ArchivedAt   *time.Time
+	Platform     string
+}
+
+// History: conversations filed in folders, archived, deleted (hidden).
+//
+// The search walks the reader's conversations (conversations_workspace_idx
+// for a person's workspaces) and, for a query, probes each one's entries
+// through the (conversation_id, seq) key with strpos() on the user and
+// assistant entries' text: a substring match, bounded by the conversations
+// the reader sees rather than by the size of the whole log.
+// Last activity first (SortActivity, the list's default): the order of
+// conversations_updated_idx, so the scan walks the index from the newest
+// and stops once the page is full, and the platform is looked up for the
+// page's rows only. Its time is the page's, not the table's. What the
+// filing hides (deleted, and archived unless asked for) is an anti-join,
+// not a filter on the outer join's columns: the planner estimates
+// "f.archived_at IS NULL" from the filing rows alone (mostly archived ones)
+// as if nearly no conversation passed, and then sorts them all.
+func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearchParams) ([]ConversationSearchRow, error) {
+	rows, err := q.db.Query(ctx, conversationSearch,
+		arg.ArchivedMode,
+		arg.AllWorkspaces,
+		arg.Workspaces,
+		arg.AgentID,
+		arg.Platform,
+		arg.FolderID,
+		arg.Unfiled,
+		arg.Needle,
+		arg.Skip,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConversationSearchRow
+	for rows.Next() {
+		var i ConversationSearchRow
+		if err := rows.Scan(
+			&i.Conversation.ID,
+			&i.Conversation.ParentID,
+			&i.Conversation.RootID,
+			&i.Conversation.ForkSeq,
+			&i.Conversation.ChildCount,
+			&i.Conversation.AgentID,
+			&i.Conversation.Title,
+			&i.Conversation.Provider,
+			&i.Conversation.Model,
+			&i.Conversation.Thinking,
+			&i.Conversation.Status,
+			&i.Conversation.Metadata,
+			&i.Conversation.LeaseOwner,
+			&i.Conversation.LeaseExpiresAt,
+			&i.Conversation.HeartbeatAt,
+			&i.Conversation.LeaseWorkID,
+			&i.Conversation.TurnAttempts,
+			&i.Conversation.LastSeq,
+			&i.Conversation.CreatedAt,
+			&i.Conversation.UpdatedAt,
+			&i.Conversation.WorkspaceID,
+			&i.Conversation.TitleAuto,
+			&i.FolderID,
+			&i.ArchivedAt,
+			&i.Platform,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const conversationSearchSorted = `-- name: ConversationSearchSorted :many
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+       f.folder_id AS folder_id, f.archived_at AS archived_at,
+       COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
+FROM conversations c
+LEFT JOIN conversation_filing f ON f.conversation_id = c.id
 WHERE f.deleted_at IS NULL
   AND ($1::bool OR c.workspace_id = ANY (CAST($2::text[] AS uuid[])))
   AND ($3::uuid IS NULL OR c.agent_id = $3::uuid)
@@ -146,7 +264,7 @@ ORDER BY
 LIMIT $11::int OFFSET $10::int
 `
 
-type ConversationSearchParams struct {
+type ConversationSearchSortedParams struct {
 	AllWorkspaces bool
 	Workspaces    []string
 	AgentID       *uuid.UUID
@@ -160,22 +278,17 @@ type ConversationSearchParams struct {
 	MaxRows       int32
 }
 
-type ConversationSearchRow struct {
+type ConversationSearchSortedRow struct {
 	Conversation Conversation
 	FolderID     *uuid.UUID
 	ArchivedAt   *time.Time
 	Platform     string
 }
 
-// History: conversations filed in folders, archived, deleted (hidden).
-//
-// The search walks the reader's conversations (conversations_workspace_idx
-// for a person's workspaces) and, for a query, probes each one's entries
-// through the (conversation_id, seq) key with strpos() on the user and
-// assistant entries' text: a substring match, bounded by the conversations
-// the reader sees rather than by the size of the whole log.
-func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearchParams) ([]ConversationSearchRow, error) {
-	rows, err := q.db.Query(ctx, conversationSearch,
+// By title or newest first (SortTitle, SortCreated): no index has these
+// orders, so every conversation the reader sees is sorted.
+func (q *Queries) ConversationSearchSorted(ctx context.Context, arg *ConversationSearchSortedParams) ([]ConversationSearchSortedRow, error) {
+	rows, err := q.db.Query(ctx, conversationSearchSorted,
 		arg.AllWorkspaces,
 		arg.Workspaces,
 		arg.AgentID,
@@ -192,9 +305,9 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearc
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ConversationSearchRow
+	var items []ConversationSearchSortedRow
 	for rows.Next() {
-		var i ConversationSearchRow
+		var i ConversationSearchSortedRow
 		if err := rows.Scan(
 			&i.Conversation.ID,
 			&i.Conversation.ParentID,

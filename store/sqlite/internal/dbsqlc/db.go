@@ -228,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.conversationSearchStmt, err = db.PrepareContext(ctx, conversationSearch); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationSearch: %w", err)
 	}
+	if q.conversationSearchSortedStmt, err = db.PrepareContext(ctx, conversationSearchSorted); err != nil {
+		return nil, fmt.Errorf("error preparing query ConversationSearchSorted: %w", err)
+	}
 	if q.conversationSetStatusStmt, err = db.PrepareContext(ctx, conversationSetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query ConversationSetStatus: %w", err)
 	}
@@ -1300,6 +1303,11 @@ func (q *Queries) Close() error {
 	if q.conversationSearchStmt != nil {
 		if cerr := q.conversationSearchStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing conversationSearchStmt: %w", cerr)
+		}
+	}
+	if q.conversationSearchSortedStmt != nil {
+		if cerr := q.conversationSearchSortedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing conversationSearchSortedStmt: %w", cerr)
 		}
 	}
 	if q.conversationSetStatusStmt != nil {
@@ -2624,6 +2632,7 @@ type Queries struct {
 	conversationNextSeqStmt           *sql.Stmt
 	conversationRenameStmt            *sql.Stmt
 	conversationSearchStmt            *sql.Stmt
+	conversationSearchSortedStmt      *sql.Stmt
 	conversationSetStatusStmt         *sql.Stmt
 	conversationWorkspaceStmt         *sql.Stmt
 	conversationWorkspaceSetStmt      *sql.Stmt
@@ -2941,6 +2950,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		conversationNextSeqStmt:           q.conversationNextSeqStmt,
 		conversationRenameStmt:            q.conversationRenameStmt,
 		conversationSearchStmt:            q.conversationSearchStmt,
+		conversationSearchSortedStmt:      q.conversationSearchSortedStmt,
 		conversationSetStatusStmt:         q.conversationSetStatusStmt,
 		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
 		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,

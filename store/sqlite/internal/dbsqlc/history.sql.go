@@ -102,6 +102,122 @@ const conversationSearch = `-- name: ConversationSearch :many
 
 SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
+       CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform
+FROM conversations c
+LEFT JOIN conversation_filing f ON f.conversation_id = c.id
+WHERE f.deleted_at IS NULL
+  AND (CAST(?1 AS INTEGER) = 1
+       OR c.workspace_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
+  AND (?3 IS NULL OR c.agent_id = ?3)
+  AND (CAST(?4 AS TEXT) = ''
+       OR (CAST(?4 AS TEXT) = 'api' AND NOT EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id))
+       OR EXISTS (SELECT 1 FROM bindings b WHERE b.conversation_id = c.id AND b.platform = CAST(?4 AS TEXT)))
+  AND (?5 IS NULL OR f.folder_id = ?5)
+  AND (CAST(?6 AS INTEGER) = 0 OR f.folder_id IS NULL)
+  AND (CAST(?7 AS INTEGER) = 2
+       OR (f.archived_at IS NOT NULL) = (CAST(?7 AS INTEGER) = 1))
+  AND (CAST(?8 AS TEXT) = ''
+       OR instr(lower(c.title), CAST(?8 AS TEXT)) > 0
+       OR EXISTS (SELECT 1 FROM entries e
+                  WHERE e.conversation_id = c.id AND e.seq IS NOT NULL AND e.kind IN ('user', 'assistant')
+                    AND instr(lower(e.content), CAST(?8 AS TEXT)) > 0))
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT ?10 OFFSET ?9
+`
+
+type ConversationSearchParams struct {
+	AllWorkspaces int64
+	Workspaces    string
+	AgentID       interface{}
+	Platform      string
+	FolderID      interface{}
+	Unfiled       int64
+	ArchivedMode  int64
+	Needle        string
+	Skip          int64
+	MaxRows       int64
+}
+
+type ConversationSearchRow struct {
+	Conversation Conversation
+	FolderID     uuid.NullUUID
+	ArchivedAt   sql.NullInt64
+	Platform     string
+}
+
+// History: conversations filed in folders, archived, deleted (hidden).
+//
+// The search walks the reader's conversations (conversations_workspace_idx
+// for a person's workspaces) and, for a query, probes each one's entries
+// through the (conversation_id, seq) key with instr() on the user
+// and assistant entries' text: a substring match, bounded by the conversations the
+// reader sees rather than by the size of the whole log.
+// Last activity first (SortActivity, the list's default): the order of
+// conversations_updated_idx, so the scan walks the index from the newest
+// and stops once the page is full, and the platform is looked up for the
+// page's rows only. Its time is the page's, not the table's.
+func (q *Queries) ConversationSearch(ctx context.Context, arg ConversationSearchParams) ([]ConversationSearchRow, error) {
+	rows, err := q.query(ctx, q.conversationSearchStmt, conversationSearch,
+		arg.AllWorkspaces,
+		arg.Workspaces,
+		arg.AgentID,
+		arg.Platform,
+		arg.FolderID,
+		arg.Unfiled,
+		arg.ArchivedMode,
+		arg.Needle,
+		arg.Skip,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConversationSearchRow
+	for rows.Next() {
+		var i ConversationSearchRow
+		if err := rows.Scan(
+			&i.Conversation.ID,
+			&i.Conversation.ParentID,
+			&i.Conversation.RootID,
+			&i.Conversation.ForkSeq,
+			&i.Conversation.ChildCount,
+			&i.Conversation.AgentID,
+			&i.Conversation.Title,
+			&i.Conversation.Provider,
+			&i.Conversation.Model,
+			&i.Conversation.Thinking,
+			&i.Conversation.Status,
+			&i.Conversation.Metadata,
+			&i.Conversation.LeaseOwner,
+			&i.Conversation.LeaseExpiresAt,
+			&i.Conversation.HeartbeatAt,
+			&i.Conversation.TurnAttempts,
+			&i.Conversation.LastSeq,
+			&i.Conversation.CreatedAt,
+			&i.Conversation.UpdatedAt,
+			&i.Conversation.WorkspaceID,
+			&i.Conversation.TitleAuto,
+			&i.FolderID,
+			&i.ArchivedAt,
+			&i.Platform,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const conversationSearchSorted = `-- name: ConversationSearchSorted :many
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+       f.folder_id AS folder_id, f.archived_at AS archived_at,
        CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform,
        -- The sort keys are columns: sqlc leaves parameters in ORDER BY unbound.
        CAST(CASE WHEN CAST(?1 AS TEXT) = 'title' THEN lower(c.title) ELSE '' END AS TEXT) AS title_key,
@@ -128,7 +244,7 @@ ORDER BY title_key, created_key DESC, c.updated_at DESC, c.id DESC
 LIMIT ?11 OFFSET ?10
 `
 
-type ConversationSearchParams struct {
+type ConversationSearchSortedParams struct {
 	Sort          string
 	AllWorkspaces int64
 	Workspaces    string
@@ -142,7 +258,7 @@ type ConversationSearchParams struct {
 	MaxRows       int64
 }
 
-type ConversationSearchRow struct {
+type ConversationSearchSortedRow struct {
 	Conversation Conversation
 	FolderID     uuid.NullUUID
 	ArchivedAt   sql.NullInt64
@@ -151,15 +267,10 @@ type ConversationSearchRow struct {
 	CreatedKey   int64
 }
 
-// History: conversations filed in folders, archived, deleted (hidden).
-//
-// The search walks the reader's conversations (conversations_workspace_idx
-// for a person's workspaces) and, for a query, probes each one's entries
-// through the (conversation_id, seq) key with instr() on the user
-// and assistant entries' text: a substring match, bounded by the conversations the
-// reader sees rather than by the size of the whole log.
-func (q *Queries) ConversationSearch(ctx context.Context, arg ConversationSearchParams) ([]ConversationSearchRow, error) {
-	rows, err := q.query(ctx, q.conversationSearchStmt, conversationSearch,
+// By title or newest first (SortTitle, SortCreated): no index has these
+// orders, so every conversation the reader sees is sorted.
+func (q *Queries) ConversationSearchSorted(ctx context.Context, arg ConversationSearchSortedParams) ([]ConversationSearchSortedRow, error) {
+	rows, err := q.query(ctx, q.conversationSearchSortedStmt, conversationSearchSorted,
 		arg.Sort,
 		arg.AllWorkspaces,
 		arg.Workspaces,
@@ -176,9 +287,9 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg ConversationSearch
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ConversationSearchRow
+	var items []ConversationSearchSortedRow
 	for rows.Next() {
-		var i ConversationSearchRow
+		var i ConversationSearchSortedRow
 		if err := rows.Scan(
 			&i.Conversation.ID,
 			&i.Conversation.ParentID,
