@@ -62,24 +62,7 @@ const reply = "Here is a careful answer in several parts. First, the delivery " 
 
 var binary string // the switchboard binary TestMain builds
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "switchboard-chaos-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "switchboard")
-	build := exec.Command("go", "build", "-o", binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building switchboard: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.MainWithBinary(m, "chaos", &binary) }
 
 // TestKill: kill -9 mid-stream, restart, and the thread ends up with the
 // whole reply exactly once.

@@ -38,24 +38,7 @@ const reply = "Here is the answer, in a few words, streamed one at a time to the
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "switchboard-instances-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "switchboard")
-	build := exec.Command("go", "build", "-o", binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building switchboard: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.MainWithBinary(m, "instances", &binary) }
 
 // instance is one `switchboard serve` process.
 type instance struct {

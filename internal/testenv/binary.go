@@ -1,0 +1,32 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// MainWithBinary is a TestMain for packages that run the switchboard binary
+// as users do: it builds cmd/switchboard into a new temporary folder, sets
+// *binary to its path, runs the tests, removes the folder and exits with
+// the tests' code. name tells the folder apart ("switchboard-<name>-").
+func MainWithBinary(m *testing.M, name string, binary *string) {
+	dir, err := os.MkdirTemp("", "switchboard-"+name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*binary = filepath.Join(dir, "switchboard")
+	build := exec.Command("go", "build", "-o", *binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building switchboard: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
