@@ -802,28 +802,7 @@ func TestStreamCatchUpOfALongLog(t *testing.T) {
 		conv := s.create(t)
 		const n = 2500
 		errorsAfter := map[int64]int{1000: 2, 2000: 1, n: 1}
-		var want []string // "seq" for an entry, "!seq" for an error after it
-		ctx := context.Background()
-		err := st.InTx(ctx, func(q store.Queries) error {
-			for seq := int64(1); seq <= n; seq++ {
-				if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv, Kind: store.EntryAssistant,
-					Author: "agent:test", Content: json.RawMessage(fmt.Sprintf(`{"text": "entry %d"}`, seq))}); err != nil {
-					return err
-				}
-				want = append(want, fmt.Sprint(seq))
-				for i := range errorsAfter[seq] {
-					if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{ConversationID: conv, Kind: store.EntryError,
-						Author: store.SystemAuthor, Content: json.RawMessage(fmt.Sprintf(`{"error": "after %d, #%d"}`, seq, i))}); err != nil {
-						return err
-					}
-					want = append(want, fmt.Sprintf("!%d", seq))
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("appending the log: %v", err)
-		}
+		want := fillLog(t, st, conv, n, errorsAfter) // "seq" for an entry, "!seq" for an error after it
 		read := func(stream *sseStream, count int) []string {
 			t.Helper()
 			var got []string
