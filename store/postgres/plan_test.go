@@ -78,10 +78,8 @@ func planNodes(tb testing.TB, raw []byte) []string {
 	return out
 }
 
-// indexed runs call and fails t when the plan of the last query it ran
-// reads every row of a growing table: a sequential scan, a sort or a bitmap
-// heap scan.
-func indexed(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call func() error) {
+// explainLast runs call and returns the JSON plan of the last query it ran.
+func explainLast(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call func() error) []byte {
 	t.Helper()
 	if err := call(); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -91,6 +89,15 @@ func indexed(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call 
 	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
 		t.Fatalf("explaining %s: %v\n%s", name, err, sql)
 	}
+	return raw
+}
+
+// indexed runs call and fails t when the plan of the last query it ran
+// reads every row of a growing table: a sequential scan, a sort or a bitmap
+// heap scan.
+func indexed(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call func() error) {
+	t.Helper()
+	raw := explainLast(t, rec, pool, name, call)
 	nodes := planNodes(t, raw)
 	for _, n := range nodes {
 		if b := strings.TrimPrefix(n, "subplan "); strings.HasPrefix(b, "Seq Scan") || n == "Sort" || strings.HasPrefix(b, "Bitmap Heap Scan") {
@@ -188,14 +195,7 @@ func TestReadsUseIndexes(t *testing.T) {
 // those of the range, not of the table.)
 func rangeScan(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, most float64, call func() error) {
 	t.Helper()
-	if err := call(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	sql, args := rec.last()
-	var raw []byte
-	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
-		t.Fatalf("explaining %s: %v\n%s", name, err, sql)
-	}
+	raw := explainLast(t, rec, pool, name, call)
 	var plans []struct{ Plan json.RawMessage }
 	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
 		t.Fatalf("reading the plan of %s: %v\n%s", name, err, raw)
