@@ -1,119 +1,33 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// Config is the schedules section of switchboard.yaml:
-//
-//	schedules:
-//	  routines: [...]
-//	  pulses: [...]
-//	  loops: [...]
-//
-// Declared schedules are created at start, and updated when the file
-// changes; their state (paused, data, history) is kept. A schedule removed
-// from the file is left alone: delete it with a command.
-type Config struct {
-	// Defaults apply to every declared schedule that leaves them out.
-	Defaults ConfigDefaults  `yaml:"defaults,omitempty"`
-	Routines []RoutineConfig `yaml:"routines,omitempty"`
-	Pulses   []PulseDecl     `yaml:"pulses,omitempty"`
-	Loops    []LoopDecl      `yaml:"loops,omitempty"`
-}
+// Config is the schedules: section of switchboard.yaml, as config.Load
+// decoded it (see config.SchedulesSection). Declared schedules are created
+// at start, and updated when the file changes; their state (paused, data,
+// history) is kept. A schedule removed from the file is left alone: delete
+// it with a command.
+type Config = config.SchedulesSection
 
-// ConfigDefaults are the platform, workspace, owner and time zone a
-// declaration may leave out.
-type ConfigDefaults struct {
-	Platform  string `yaml:"platform,omitempty"`
-	Workspace string `yaml:"workspace,omitempty"`
-	Owner     string `yaml:"owner,omitempty"`
-	TimeZone  string `yaml:"time_zone,omitempty"`
-}
+// The declarations' parts, as the file has them.
+type (
+	// Common is what every declaration has.
+	Common = config.ScheduleCommon
+	// ChecklistItem is one thing a pulse looks at.
+	ChecklistItem = config.ChecklistItem
+	// ActiveHours limits when a pulse runs, in the schedule's time zone.
+	ActiveHours = config.ActiveHours
+)
 
-// Common is what every declaration has.
-type Common struct {
-	Agent     string `yaml:"agent"`
-	Name      string `yaml:"name"`
-	Platform  string `yaml:"platform,omitempty"`
-	Workspace string `yaml:"workspace,omitempty"`
-	// Channel delivers to a channel; empty delivers to the owner's DM.
-	Channel  string `yaml:"channel,omitempty"`
-	Owner    string `yaml:"owner,omitempty"`
-	Every    string `yaml:"every,omitempty"`
-	Cron     string `yaml:"cron,omitempty"`
-	TimeZone string `yaml:"time_zone,omitempty"`
-	// Missed: run_once (default) or skip.
-	Missed string `yaml:"missed,omitempty"`
-}
-
-// RoutineConfig declares a routine (a briefing with template: briefing).
-type RoutineConfig struct {
-	Common      `yaml:",inline"`
-	Instruction string `yaml:"instruction"`
-	Template    string `yaml:"template,omitempty"`
-}
-
-// PulseDecl declares a pulse.
-type PulseDecl struct {
-	Common      `yaml:",inline"`
-	Instruction string          `yaml:"instruction,omitempty"`
-	Checklist   []ChecklistItem `yaml:"checklist"`
-	ActiveHours *ActiveHours    `yaml:"active_hours,omitempty"`
-	RunAs       string          `yaml:"run_as,omitempty"`
-}
-
-// LoopDecl declares a goal loop. Without every it is continuous.
-type LoopDecl struct {
-	Common        `yaml:",inline"`
-	Goal          string `yaml:"goal"`
-	MaxIterations int    `yaml:"max_iterations,omitempty"`
-	TokenBudget   int64  `yaml:"token_budget,omitempty"`
-	Deadline      string `yaml:"deadline,omitempty"`
-}
-
-// ParseConfig reads the schedules section out of a whole switchboard.yaml,
-// strictly: an unknown key under schedules is an error naming it. Other
-// top-level sections are not this package's and are ignored.
-func ParseConfig(raw []byte) (*Config, error) {
-	var doc map[string]yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("parsing config: %w", err)
-	}
-	node, ok := doc["schedules"]
-	if !ok {
-		return &Config{}, nil
-	}
-	// Node.Decode cannot refuse unknown fields: encode the section again
-	// and decode it strictly.
-	section, err := yaml.Marshal(&node)
-	if err != nil {
-		return nil, fmt.Errorf("reading schedules: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(section))
-	dec.KnownFields(true)
-	var c Config
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, config.YAMLSectionError("", raw, "schedules", section, err)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-func (c *Config) needsBriefings() bool {
+func needsBriefings(c *Config) bool {
 	for _, r := range c.Routines {
 		if r.Template != "" {
 			return true
@@ -122,8 +36,11 @@ func (c *Config) needsBriefings() bool {
 	return false
 }
 
-// Validate checks what can be checked without the agents and the clock.
-func (c *Config) Validate() error {
+// ValidateConfig checks what can be checked without the agents and the
+// clock: names, the every or cron line and its time zone, where each
+// schedule delivers. Errors name the setting as written in the file
+// (schedules.routines[0].name).
+func ValidateConfig(c *Config) error {
 	seen := map[string]bool{}
 	check := func(kind string, i int, cm *Common, needSpec bool) error {
 		where := fmt.Sprintf("schedules.%s[%d]", kind, i)
@@ -160,7 +77,7 @@ func (c *Config) Validate() error {
 	}
 	for i := range c.Routines {
 		r := &c.Routines[i]
-		if err := check("routines", i, &r.Common, true); err != nil {
+		if err := check("routines", i, &r.ScheduleCommon, true); err != nil {
 			return err
 		}
 		if strings.TrimSpace(r.Instruction) == "" {
@@ -168,7 +85,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i := range c.Pulses {
-		if err := check("pulses", i, &c.Pulses[i].Common, true); err != nil {
+		if err := check("pulses", i, &c.Pulses[i].ScheduleCommon, true); err != nil {
 			return err
 		}
 		if len(c.Pulses[i].Checklist) == 0 {
@@ -177,7 +94,7 @@ func (c *Config) Validate() error {
 	}
 	for i := range c.Loops {
 		l := &c.Loops[i]
-		if err := check("loops", i, &l.Common, false); err != nil {
+		if err := check("loops", i, &l.ScheduleCommon, false); err != nil {
 			return err
 		}
 		if l.Cron != "" {
@@ -214,7 +131,7 @@ func specText(cm *Common, fallback string) string {
 	return fallback
 }
 
-func (c *Config) params(cm *Common, kind store.ScheduleKind) ScheduleParams {
+func params(c *Config, cm *Common, kind store.ScheduleKind) ScheduleParams {
 	return ScheduleParams{
 		Kind: kind, Agent: cm.Agent, Name: cm.Name, Owner: first(cm.Owner, c.Defaults.Owner),
 		Target: Target{
@@ -230,23 +147,23 @@ func (c *Config) params(cm *Common, kind store.ScheduleKind) ScheduleParams {
 // ApplyConfig creates or updates the declared schedules. Start calls it
 // with Options.Config.
 func (s *Scheduler) ApplyConfig(ctx context.Context, c *Config) error {
-	if err := c.Validate(); err != nil {
+	if err := ValidateConfig(c); err != nil {
 		return err
 	}
 	var all []ScheduleParams
 	for _, r := range c.Routines {
-		p := c.params(&r.Common, store.ScheduleRoutine)
+		p := params(c, &r.ScheduleCommon, store.ScheduleRoutine)
 		p.Instruction, p.Template = r.Instruction, r.Template
 		all = append(all, p)
 	}
 	for _, d := range c.Pulses {
-		p := c.params(&d.Common, store.SchedulePulse)
+		p := params(c, &d.ScheduleCommon, store.SchedulePulse)
 		p.Instruction = d.Instruction
 		p.Pulse = &PulseConfig{Checklist: d.Checklist, ActiveHours: d.ActiveHours, RunAs: d.RunAs}
 		all = append(all, p)
 	}
 	for _, l := range c.Loops {
-		p := c.params(&l.Common, store.ScheduleLoop)
+		p := params(c, &l.ScheduleCommon, store.ScheduleLoop)
 		p.Instruction = l.Goal
 		p.Loop = &LoopConfig{MaxIterations: l.MaxIterations, TokenBudget: l.TokenBudget}
 		if l.Deadline != "" {

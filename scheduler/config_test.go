@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -53,8 +54,21 @@ schedules:
       deadline: "2026-03-06T17:00:00-05:00"
 `
 
+// parseConfig reads the schedules of a whole switchboard.yaml as the app
+// does: config.Parse decodes the file, ValidateConfig checks the section.
+func parseConfig(raw string) (*Config, error) {
+	file, err := config.Parse("switchboard.yaml", []byte(raw), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateConfig(&file.Schedules); err != nil {
+		return nil, err
+	}
+	return &file.Schedules, nil
+}
+
 func TestParseConfigAndApply(t *testing.T) {
-	cfg, err := ParseConfig([]byte(exampleConfig))
+	cfg, err := parseConfig(exampleConfig)
 	if err != nil {
 		t.Fatalf("parsing the README example: %v", err)
 	}
@@ -118,12 +132,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"schedules:\n  pulses:\n    - agent: ops\n      name: x\n      every: 1h\n      platform: slack\n      owner: U1\n", "checklist"},
 	}
 	for _, tc := range tests {
-		_, err := ParseConfig([]byte(tc.yaml))
+		_, err := parseConfig(tc.yaml)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseConfig:\n%s\nwant an error mentioning %q, got %v", tc.yaml, tc.want, err)
+			t.Errorf("parseConfig:\n%s\nwant an error mentioning %q, got %v", tc.yaml, tc.want, err)
 		}
 	}
-	if cfg, err := ParseConfig([]byte("agents:\n  - name: ops\n")); err != nil || len(cfg.Routines) != 0 {
+	if cfg, err := parseConfig("agents:\n  - name: ops\n"); err != nil || len(cfg.Routines) != 0 {
 		t.Fatalf("a file without schedules declares none: %v", err)
 	}
 }

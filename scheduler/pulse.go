@@ -45,24 +45,6 @@ type PulseConfig struct {
 	RunAs string `json:"run_as,omitempty" yaml:"run_as,omitempty"`
 }
 
-// ChecklistItem is one thing a pulse looks at.
-type ChecklistItem struct {
-	Item   string `json:"item" yaml:"item"`
-	Source string `json:"source,omitempty" yaml:"source,omitempty"`
-	Arg    string `json:"arg,omitempty" yaml:"arg,omitempty"`
-	// Tool, instead of Source, names a low-risk tool whose output is the
-	// input (see toolInput), called with Args.
-	Tool string         `json:"tool,omitempty" yaml:"tool,omitempty"`
-	Args map[string]any `json:"args,omitempty" yaml:"args,omitempty"`
-}
-
-// ActiveHours limits when a pulse runs, in the schedule's time zone.
-type ActiveHours struct {
-	Start string   `json:"start" yaml:"start"` // "09:00"
-	End   string   `json:"end" yaml:"end"`     // "18:00"; before Start wraps past midnight
-	Days  []string `json:"days,omitempty" yaml:"days,omitempty"`
-}
-
 // InputRequest is what an InputFunc is asked for.
 type InputRequest struct {
 	Schedule *store.Schedule
@@ -109,8 +91,8 @@ func parseClock(s string) (int, error) {
 	return t.Hour()*60 + t.Minute(), nil
 }
 
-// Validate checks the hours.
-func (h *ActiveHours) Validate() error {
+// validateHours checks the hours.
+func validateHours(h *ActiveHours) error {
 	if _, err := parseClock(h.Start); err != nil {
 		return fmt.Errorf("active_hours.start: %w", err)
 	}
@@ -125,8 +107,8 @@ func (h *ActiveHours) Validate() error {
 	return nil
 }
 
-// contains reports whether t (in loc) falls within the hours.
-func (h *ActiveHours) contains(t time.Time, loc *time.Location) bool {
+// withinHours reports whether t (in loc) falls within the hours.
+func withinHours(h *ActiveHours, t time.Time, loc *time.Location) bool {
 	t = t.In(loc)
 	if len(h.Days) > 0 && !slices.ContainsFunc(h.Days, func(d string) bool { return weekdays[strings.ToLower(d)] == t.Weekday() }) {
 		return false
@@ -162,7 +144,7 @@ func (c *PulseConfig) validate(inputs map[string]InputFunc) error {
 		}
 	}
 	if c.ActiveHours != nil {
-		if err := c.ActiveHours.Validate(); err != nil {
+		if err := validateHours(c.ActiveHours); err != nil {
 			return err
 		}
 	}
@@ -252,7 +234,7 @@ func (s *Scheduler) runPulse(ctx context.Context, sc *store.Schedule, p fireArgs
 		if err != nil {
 			return err
 		}
-		if !cfg.ActiveHours.contains(p.Due, loc) {
+		if !withinHours(cfg.ActiveHours, p.Due, loc) {
 			return skip("", "outside active hours")
 		}
 	}

@@ -169,13 +169,13 @@ func (o *Options) validate() error {
 	case o.RecheckInterval < time.Second:
 		return fmt.Errorf("scheduler: Options.RecheckInterval %s must be at least 1s", o.RecheckInterval)
 	}
-	if o.Registry != nil && o.Config != nil && o.Config.needsBriefings() {
+	if o.Registry != nil && o.Config != nil && needsBriefings(o.Config) {
 		if _, ok := o.Registry.Get(cards.PostResultName); !ok {
 			return fmt.Errorf("scheduler: Options.Config declares briefing routines but Options.Registry has no %s tool", cards.PostResultName)
 		}
 	}
 	if o.Config != nil {
-		if err := o.Config.Validate(); err != nil {
+		if err := ValidateConfig(o.Config); err != nil {
 			return fmt.Errorf("scheduler: Options.Config: %w", err)
 		}
 	}

@@ -4,11 +4,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/core/config"
 )
 
-func TestParseConfig(t *testing.T) {
+// discordConfig reads the discord: section of a whole switchboard.yaml as
+// the app does: config.Parse decodes the file, ConfigFrom checks the
+// section.
+func discordConfig(raw string) (*Config, error) {
+	file, err := config.Parse("switchboard.yaml", []byte(raw), nil)
+	if err != nil {
+		return nil, err
+	}
+	return ConfigFrom(&file.Discord)
+}
+
+func TestConfigFrom(t *testing.T) {
 	t.Parallel()
-	c, err := ParseConfig([]byte(`
+	c, err := discordConfig(`
 agents: []
 discord:
   allow_bots: true
@@ -25,7 +38,7 @@ discord:
     ignore: [555]
   mentions:
     replies: false
-`))
+`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +51,11 @@ discord:
 		t.Errorf("options after Apply = %+v; want every setting of the block", o)
 	}
 
-	all, err := ParseConfig([]byte("discord:\n  thread_on_mention: true\n"))
+	all, err := discordConfig("discord:\n  thread_on_mention: true\n")
 	if err != nil || !all.ThreadOnEveryMention {
 		t.Errorf("thread_on_mention: true = %+v, %v; want every channel", all, err)
 	}
-	none, err := ParseConfig([]byte("agents: []\n"))
+	none, err := discordConfig("agents: []\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,26 +67,30 @@ discord:
 }
 
 // Errors name the field as written in the file, never a Go type.
-func TestParseConfigErrorsNameTheField(t *testing.T) {
+func TestConfigFromErrorsNameTheField(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ yaml, want string }{
-		{"discord:\n  alow_bots: true\n", "discord.alow_bots: unknown field"},
-		{"discord:\n  allow_bots: yes please\n", "discord.allow_bots: must be true or false"},
+		{"discord:\n  alow_bots: true\n", `switchboard.yaml line 2: unknown field "alow_bots" in discord`},
+		{"discord:\n  allow_bots: yes please\n", `line 2: discord.allow_bots: "yes please" must be true or false`},
 		{"discord:\n  thread_on_mention: [general]\n", "discord.thread_on_mention[0]: must be a Discord id"},
 		{"discord:\n  command_guild_id: my-guild\n", "discord.command_guild_id: must be a Discord id"},
 		{"discord:\n  streaming:\n    edit_interval: 200ms\n", "discord.streaming.edit_interval: \"200ms\" must be a duration of at least 1s"},
-		{"discord:\n  streaming:\n    interval: 2s\n", "discord.streaming.interval: unknown field"},
+		{"discord:\n  streaming:\n    interval: 2s\n", `line 3: unknown field "interval" in discord.streaming`},
+		{"discord:\n  streaming:\n    edit_interval: fast\n", `line 3: discord.streaming.edit_interval: "fast" must be a duration`},
+		{"discord:\n  thread_on_mention: general\n", `line 2: discord.thread_on_mention: "general" must be a list`},
+		{"discord:\n  channels:\n    ignore: [1, x]\n", "discord.channels.ignore[1]: must be a Discord id"},
+		{"discord:\n  ack_reaction: \" 👀\"\n", "discord.ack_reaction: \" 👀\" must be one emoji"},
 		{"discord:\n  cards: fancy\n", "discord.cards: \"fancy\" must be components_v2 or embeds"},
-		{"discord:\n  channels:\n    answer: [1]\n", "discord.channels.answer: unknown field"},
-		{"discord:\n  mentions:\n    replies: 3\n", "discord.mentions.replies: must be true or false"},
-		{"discord: [1]\n", "discord: must be a mapping"},
+		{"discord:\n  channels:\n    answer: [1]\n", `unknown field "answer" in discord.channels`},
+		{"discord:\n  mentions:\n    replies: 3\n", `discord.mentions.replies: "3" must be true or false`},
+		{"discord: [1]\n", "discord: a list must be a mapping"},
 	}
 	for _, tc := range tests {
-		_, err := ParseConfig([]byte(tc.yaml))
+		_, err := discordConfig(tc.yaml)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want one containing %q", tc.yaml, err, tc.want)
 		}
-		if err != nil && strings.Contains(err.Error(), "discord.Config") {
+		if err != nil && (strings.Contains(err.Error(), "discord.Config") || strings.Contains(err.Error(), "config.")) {
 			t.Errorf("%q: error %v names a Go type", tc.yaml, err)
 		}
 	}

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -111,22 +112,32 @@ type Answers struct {
 	Channels []string `yaml:"channels,omitempty" json:"channels,omitempty"`
 }
 
-// Config is the file.
+// Config is the file, switchboard.yaml, read once by Load: every section
+// is typed and decoded strictly, so an unknown field anywhere is an error
+// naming its line and path. The parts that belong to other packages (the
+// schedules, the Slack and Discord adapters' settings, memory) are handed
+// to them as they are here; they fill their defaults and check their
+// values.
 type Config struct {
+	// Agents are the declared agents; with none, one default agent
+	// (DefaultName) answers everywhere.
 	Agents []Agent `yaml:"agents"`
-	// Schedules is read by the scheduler (scheduler.ParseConfig); kept raw
-	// here so the agents file and the schedules live in one place.
-	Schedules yaml.Node `yaml:"schedules,omitempty"`
-	// Discord is read by the Discord adapter (discord.ParseConfig).
-	Discord yaml.Node `yaml:"discord,omitempty"`
-	// Slack is read by the Slack adapter (slack.ParseConfig).
-	Slack yaml.Node `yaml:"slack,omitempty"`
+	// Schedules are the routines, pulses and goal loops the file declares.
+	Schedules SchedulesSection `yaml:"schedules,omitempty"`
+	// Discord is the Discord adapter's settings.
+	Discord DiscordSection `yaml:"discord,omitempty"`
+	// Slack is the Slack adapter's settings.
+	Slack SlackSection `yaml:"slack,omitempty"`
 
-	// The guard: the platform's policy, each workspace's (by Slack team or
-	// Discord guild id) and who decides approvals (see guard.go).
-	Policy     tool.Policy          `yaml:"policy,omitempty"`
+	// Policy is the guard's policy for the whole platform: the widest of
+	// its three levels (platform, workspace, agent).
+	Policy tool.Policy `yaml:"policy,omitempty"`
+	// Workspaces are what the file says about each workspace, by Slack
+	// team or Discord guild id.
 	Workspaces map[string]Workspace `yaml:"workspaces,omitempty"`
-	Approvals  Approvals            `yaml:"approvals,omitempty"`
+	// Approvals say who decides the calls the guard holds for a person,
+	// and how long a request waits.
+	Approvals Approvals `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
 	// Context is every agent's default ContextSettings.
@@ -144,11 +155,9 @@ type Config struct {
 	Delegation Delegation `yaml:"delegation,omitempty"`
 	// Runs bounds the steps of runs working at once (see Runs).
 	Runs Runs `yaml:"runs,omitempty"`
-	// Memory is read by package memory (memory.ParseConfig); kept raw here
-	// as Schedules is.
-	Memory yaml.Node `yaml:"memory,omitempty"`
-	// Raw is the file as read, for the parts other packages parse.
-	Raw []byte `yaml:"-"`
+	// Memory tunes the agents' memory notes: recall budget, decay and
+	// consolidation.
+	Memory MemorySection `yaml:"memory,omitempty"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -163,22 +172,29 @@ type Env func(key string) string
 // one; this package reads none itself): SWITCHBOARD_MODEL is the model of
 // every agent that declares none (and of the default agent).
 func Load(path string, env Env) (*Config, error) {
+	if path == "" {
+		return Parse("", nil, env)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config %s: %w", path, err)
+	}
+	return Parse(path, raw, env)
+}
+
+// Parse reads a switchboard.yaml held in raw; file names it in errors (""
+// leaves it out). Empty raw declares nothing: the default agent. env is
+// as for Load.
+func Parse(file string, raw []byte, env Env) (*Config, error) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
 	cfg := &Config{}
-	if path != "" {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading config %s: %w", path, err)
-		}
-		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
-		dec.KnownFields(true)
-		cfg.Raw = raw
-		// An empty file decodes as io.EOF: it declares nothing.
-		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-			return nil, YAMLError(path, raw, err)
-		}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	// An empty file decodes as io.EOF: it declares nothing.
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, YAMLError(file, raw, err)
 	}
 	if len(cfg.Agents) == 0 {
 		cfg.Agents = []Agent{{Name: DefaultName, Persona: DefaultPersona, Answers: Answers{Default: true}}}
@@ -192,10 +208,10 @@ func Load(path string, env Env) (*Config, error) {
 			a.Persona = DefaultPersona
 		}
 		if a.StepBudget == 0 {
-			a.StepBudget = 25
+			a.StepBudget = DefaultStepBudget
 		}
 		if a.MaxTokens == 0 {
-			a.MaxTokens = 4096
+			a.MaxTokens = DefaultMaxTokens
 		}
 		a.Context = a.Context.Over(cfg.Context)
 	}
@@ -204,13 +220,19 @@ func Load(path string, env Env) (*Config, error) {
 	}
 	cfg.Loop.defaults()
 	if err := cfg.validate(); err != nil {
-		if path != "" {
-			return nil, fmt.Errorf("config %s: %w", path, err)
+		if file != "" {
+			return nil, fmt.Errorf("config %s: %w", file, err)
 		}
 		return nil, err
 	}
 	return cfg, nil
 }
+
+// Defaults of Agent.
+const (
+	DefaultStepBudget = 25
+	DefaultMaxTokens  = 4096
+)
 
 // DefaultModel picks the model for agents that declare none: SWITCHBOARD_MODEL,
 // else a provider whose key is set, else the offline demo.

@@ -18,9 +18,10 @@ import (
 
 var (
 	unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
-	setTwiceRE     = regexp.MustCompile(`^line (\d+): field (.+) already set in type \S+$`)
-	cannotRE       = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
-	lineRE         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	// A key given twice: in one struct's fields, or in any mapping.
+	setTwiceRE = regexp.MustCompile(`^line (\d+): (?:field (.+) already set in type \S+|mapping key "(.+)" already defined at line \d+)$`)
+	cannotRE   = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+	lineRE     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 )
 
 // YAMLError rewrites err, from decoding raw (the file at file, e.g.
@@ -31,53 +32,39 @@ func YAMLError(file string, raw []byte, err error) error {
 	if yaml.Unmarshal(raw, &root) != nil {
 		return prefixLines(file, err)
 	}
-	return explain(file, &root, &root, nil, err)
+	return explain(file, &root, err)
 }
 
-// YAMLSectionError is YAMLError for a section of the file (such as
-// "schedules") that was encoded again on its own (sectionRaw) and decoded
-// from that: paths start at the section, and lines are found again in the
-// whole file.
-func YAMLSectionError(file string, raw []byte, section string, sectionRaw []byte, err error) error {
-	var root, sec yaml.Node
-	if yaml.Unmarshal(raw, &root) != nil || yaml.Unmarshal(sectionRaw, &sec) != nil {
-		return prefixLines(file, err)
-	}
-	return explain(file, &root, &sec, []string{section}, err)
-}
-
-func explain(file string, root, sec *yaml.Node, prefix []string, err error) error {
+func explain(file string, root *yaml.Node, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return prefixLines(file, err)
 	}
 	msgs := make([]string, 0, len(te.Errors))
 	for _, e := range te.Errors {
-		msgs = append(msgs, explainOne(file, root, sec, prefix, e))
+		msgs = append(msgs, explainOne(file, root, e))
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-func explainOne(file string, root, sec *yaml.Node, prefix []string, e string) string {
+func explainOne(file string, root *yaml.Node, e string) string {
 	if m := unknownFieldRE.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if path, ok := keyPath(sec, line, m[2], nil); ok {
-			full := append(append([]string{}, prefix...), path...)
-			return fmt.Sprintf("%sline %d: unknown field %q in %s", at(file), lineOf(root, append(full, m[2]), line, sec == root), m[2], where(full))
+		if path, ok := keyPath(root, line, m[2], nil); ok {
+			return fmt.Sprintf("%sline %d: unknown field %q in %s", at(file), line, m[2], where(path))
 		}
 		return fmt.Sprintf("%sline %d: unknown field %q", at(file), line, m[2])
 	}
 	if m := setTwiceRE.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if path, ok := keyPath(sec, line, m[2], nil); ok {
-			full := append(append([]string{}, prefix...), path...)
-			return fmt.Sprintf("%sline %d: %q is set twice in %s", at(file), lineOf(root, append(full, m[2]), line, sec == root), m[2], where(full))
+		key := m[2] + m[3]
+		if path, ok := keyPath(root, line, key, nil); ok {
+			return fmt.Sprintf("%sline %d: %q is set twice in %s", at(file), line, key, where(path))
 		}
 	}
 	if m := cannotRE.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		path, _ := valuePath(sec, line, m[3], nil)
-		full := append(append([]string{}, prefix...), path...)
+		full, _ := valuePath(root, line, m[3], nil)
 		what := "this value"
 		if m[3] != "" {
 			what = strconv.Quote(m[3])
@@ -86,7 +73,7 @@ func explainOne(file string, root, sec *yaml.Node, prefix []string, e string) st
 		} else if m[2] == "seq" {
 			what = "a list"
 		}
-		return fmt.Sprintf("%sline %d: %s: %s must be %s", at(file), lineOf(root, full, line, sec == root), where(full), what, goTypeWords(m[4]))
+		return fmt.Sprintf("%sline %d: %s: %s must be %s", at(file), line, where(full), what, goTypeWords(m[4]))
 	}
 	if m := lineRE.FindStringSubmatch(e); m != nil {
 		return fmt.Sprintf("%sline %s: %s", at(file), m[1], m[2])
@@ -209,47 +196,17 @@ func valuePath(n *yaml.Node, line int, value string, path []string) ([]string, b
 			}
 		}
 	}
-	if n.Kind != yaml.DocumentNode && n.Line == line && (value == "" && n.Kind != yaml.ScalarNode || value != "" && n.Value == value) {
+	if n.Kind != yaml.DocumentNode && n.Line == line && (value == "" && n.Kind != yaml.ScalarNode || value != "" && sameValue(n.Value, value)) {
 		return path, true
 	}
 	return nil, false
 }
 
-// lineOf is the line of path in the whole file: line itself when the error
-// came from decoding the whole file, else where the path is found in it.
-func lineOf(root *yaml.Node, path []string, line int, same bool) int {
-	if same {
-		return line
+// sameValue reports whether text is the value the YAML library quoted in
+// an error: it cuts values longer than 10 bytes to their first 7 and "...".
+func sameValue(text, quoted string) bool {
+	if cut, ok := strings.CutSuffix(quoted, "..."); ok && len(text) > 10 {
+		return strings.HasPrefix(text, cut)
 	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	found := line
-	for _, p := range path {
-		switch {
-		case n.Kind == yaml.MappingNode:
-			var next *yaml.Node
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == p {
-					found, next = n.Content[i].Line, n.Content[i+1]
-					break
-				}
-			}
-			if next == nil {
-				return found
-			}
-			n = next
-		case n.Kind == yaml.SequenceNode && strings.HasPrefix(p, "["):
-			i, err := strconv.Atoi(strings.Trim(p, "[]"))
-			if err != nil || i >= len(n.Content) {
-				return found
-			}
-			n = n.Content[i]
-			found = n.Line
-		default:
-			return found
-		}
-	}
-	return found
+	return text == quoted
 }

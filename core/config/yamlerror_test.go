@@ -22,6 +22,18 @@ func TestConfigErrorsSpeakYAML(t *testing.T) {
 			[]string{`line 5: unknown field "defualt" in agents[1].answers`}},
 		{"unknown top-level field", "agnets: []\n",
 			[]string{`line 1: unknown field "agnets" in the top level`}},
+		{"unknown field in a schedule", "agents: []\nschedules:\n  routines:\n    - name: daily\n      cron: \"0 9 * * *\"\n      promtp: hi\n",
+			[]string{`line 6: unknown field "promtp" in schedules.routines[0]`}},
+		{"unknown field in the slack section", "slack:\n  streaming:\n    edit_interval: 1s\n",
+			[]string{`line 3: unknown field "edit_interval" in slack.streaming`}},
+		{"a key given twice", "slack:\n  home_tab: true\n  home_tab: false\n",
+			[]string{`line 3: "home_tab" is set twice in slack`}},
+		{"a section that is not a mapping", "discord: [1]\n",
+			[]string{`line 1: discord: a list must be a mapping`}},
+		{"a wrong duration", "memory:\n  budget: soon\n",
+			[]string{`line 2: memory.budget: "soon" must be a duration such as 30s or 5m`}},
+		{"a long wrong value", "memory:\n  decay:\n    every: once-in-a-while\n",
+			[]string{`line 3: memory.decay.every: "once-in..." must be a duration`}},
 		{"wrong type", "agents:\n  - name: ana\n    max_tokens: lots\n",
 			[]string{`line 3: agents[0].max_tokens: "lots" must be a whole number`}},
 		{"a list where text goes", "agents:\n  - name: ana\n    persona: [a, b]\n",
@@ -44,7 +56,7 @@ func TestConfigErrorsSpeakYAML(t *testing.T) {
 					t.Fatalf("error %q, want it to contain %q", err, w)
 				}
 			}
-			for _, goWords := range []string{"agent.Agent", "not found in type", "unmarshal", "!!"} {
+			for _, goWords := range []string{"agent.Agent", "config.", "not found in type", "already defined", "unmarshal", "!!"} {
 				if strings.Contains(err.Error(), goWords) {
 					t.Fatalf("error %q speaks Go (%q)", err, goWords)
 				}

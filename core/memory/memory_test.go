@@ -371,22 +371,38 @@ func TestUpkeepJobs(t *testing.T) {
 	}
 }
 
-func TestParseConfig(t *testing.T) {
-	c, err := memory.ParseConfig([]byte("agents: []\nmemory:\n  budget: 50ms\n  decay: {every: 1h, half_life: 48h, archive_below: 0.2}\n  consolidate: {every: 12h}\n"))
+// memoryConfig reads the memory section of a whole switchboard.yaml as
+// the app does: config.Parse decodes the file, ConfigFrom checks the
+// section.
+func memoryConfig(raw string) (memory.Config, error) {
+	file, err := config.Parse("switchboard.yaml", []byte(raw), nil)
+	if err != nil {
+		return memory.Config{}, err
+	}
+	return memory.ConfigFrom(file.Memory)
+}
+
+func TestConfigFrom(t *testing.T) {
+	c, err := memoryConfig("agents: []\nmemory:\n  budget: 50ms\n  decay: {every: 1h, half_life: 48h, archive_below: 0.2}\n  consolidate: {every: 12h}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Budget != 50*time.Millisecond || c.Decay.Every != time.Hour || c.Decay.HalfLife != 48*time.Hour || c.Decay.ArchiveBelow != 0.2 || c.Consolidate.Every != 12*time.Hour {
 		t.Fatalf("config = %+v", c)
 	}
+	if c, err := memoryConfig("agents: []\n"); err != nil || c != (memory.Config{}) {
+		t.Fatalf("no memory section = %+v, %v; want the zero Config, which New fills with the defaults", c, err)
+	}
 	for _, tc := range []struct{ yaml, want string }{
-		{"memory:\n  budget: soon\n", "memory.budget"},
-		{"memory:\n  budget: 1m\n", "memory.budget"},
-		{"memory:\n  budjet: 1s\n", "budjet"},
-		{"memory:\n  decay: {archive_below: 2}\n", "memory.decay.archive_below"},
+		{"memory:\n  budget: soon\n", `line 2: memory.budget: "soon" must be a duration`},
+		{"memory:\n  budget: 1m\n", "memory.budget 1m must be between 1ms and 10s"},
+		{"memory:\n  budget: -1s\n", "memory.budget -1s must be between 1ms and 10s"},
+		{"memory:\n  budjet: 1s\n", `line 2: unknown field "budjet" in memory`},
+		{"memory:\n  decay: {archive_below: 2}\n", "memory.decay.archive_below 2 must be between 0 and 1"},
+		{"memory:\n  decay: {half_life: 30m}\n", "memory.decay.half_life 30m must be at least 1h"},
 	} {
-		if _, err := memory.ParseConfig([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseConfig(%q) = %v; want an error naming %s", tc.yaml, err, tc.want)
+		if _, err := memoryConfig(tc.yaml); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want one saying %q", tc.yaml, err, tc.want)
 		}
 	}
 }

@@ -665,13 +665,12 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 	if err := a.Service.RegisterRunTools(reg); err != nil {
 		return fmt.Errorf("registering the run tools: %w", err)
 	}
-	schedCfg, err := scheduler.ParseConfig(agents.Raw)
-	if err != nil {
+	if err := scheduler.ValidateConfig(&agents.Schedules); err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}
 	a.Scheduler, err = scheduler.New(scheduler.Options{
 		Store: a.Store, Service: a.Service, Registry: reg, Logger: a.log.With("part", "scheduler"),
-		InstanceID: a.Service.WorkerID(), Config: schedCfg, Jobs: a.memoryJobs(),
+		InstanceID: a.Service.WorkerID(), Config: &agents.Schedules, Jobs: a.memoryJobs(),
 	})
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)

@@ -18,7 +18,8 @@ import (
 func (a *App) buildPlatforms() error {
 	cfg := a.cfg
 	// The slack: block is checked whether or not Slack is on.
-	slackCfg, err := slackbot.ParseConfig(a.Service.Agents().Raw)
+	agents := a.Service.Agents()
+	slackCfg, err := slackbot.ConfigFrom(&agents.Slack)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}
@@ -73,8 +74,7 @@ func (a *App) buildPlatforms() error {
 
 	// The discord: block is checked whether or not Discord is on, so a
 	// mistake in it shows at once.
-	agents := a.Service.Agents()
-	discordCfg, err := discordbot.ParseConfig(agents.Raw)
+	discordCfg, err := discordbot.ConfigFrom(&agents.Discord)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}

@@ -14,8 +14,11 @@ import (
 	"sync"
 	"time"
 
+	discordbot "github.com/switchboardhq/switchboard/bots/discord"
+	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/memory"
 	"github.com/switchboardhq/switchboard/core/redact"
 	"github.com/switchboardhq/switchboard/scheduler"
 )
@@ -116,8 +119,11 @@ func (a *App) apply(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	schedCfg, err := scheduler.ParseConfig(agents.Raw)
-	if err != nil {
+	schedCfg := &agents.Schedules
+	if err := scheduler.ValidateConfig(schedCfg); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := checkRestartSections(agents); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := checkAgentTools(agents, a.Registry, mcpServers); err != nil {
@@ -245,19 +251,29 @@ func reloadPollFromEnv(getenv func(string) string) (time.Duration, error) {
 	return d, nil
 }
 
+// checkRestartSections checks the sections a reload does not apply
+// (slack:, discord:, memory:) as the start does, so that a file the next
+// start would refuse is refused now.
+func checkRestartSections(agents *config.Config) error {
+	_, slackErr := slackbot.ConfigFrom(&agents.Slack)
+	_, discordErr := discordbot.ConfigFrom(&agents.Discord)
+	_, memoryErr := memory.ConfigFrom(agents.Memory)
+	return errors.Join(slackErr, discordErr, memoryErr)
+}
+
 // checkScheduleAgents refuses schedules naming an agent the file does not
 // declare, before anything is swapped (the scheduler checks it only when
 // it declares them, after the agents are replaced).
 func checkScheduleAgents(agents *config.Config, c *scheduler.Config) error {
 	var all []scheduler.Common
 	for _, r := range c.Routines {
-		all = append(all, r.Common)
+		all = append(all, r.ScheduleCommon)
 	}
 	for _, p := range c.Pulses {
-		all = append(all, p.Common)
+		all = append(all, p.ScheduleCommon)
 	}
 	for _, l := range c.Loops {
-		all = append(all, l.Common)
+		all = append(all, l.ScheduleCommon)
 	}
 	for _, cm := range all {
 		if _, ok := agents.Find(cm.Agent); !ok {
