@@ -34,7 +34,8 @@ import (
 //
 // What a reload does not change, and needs a restart for: the platforms'
 // tokens and their slack: and discord: sections, memory:, and the HTTP
-// settings from the environment. A changed mcp-servers.json replaces the
+// settings from the environment. Those sections are checked all the same,
+// so a file the next start would refuse is refused now. A changed mcp-servers.json replaces the
 // MCP clients: the old sessions end and the new servers connect.
 
 // DefaultReloadPoll is how often the configuration files are checked for a

@@ -207,6 +207,15 @@ func TestReload(t *testing.T) {
 		if _, ok := a.Service.Agents().Find("bo"); ok {
 			t.Fatal("a refused reload added bo anyway")
 		}
+		// A section a reload does not apply (it needs a restart) is still
+		// checked: a value the next start would refuse is refused now.
+		write(agentsYAML("  - name: bo\n    model: scripted:"+bo+"\n") + "slack:\n  streaming:\n    max_age: 10m\n")
+		if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), `slack.streaming.max_age: "10m" must be a duration from 30s to 4m50s`) {
+			t.Fatalf("Reload with slack.streaming.max_age out of range: %v, want it refused naming the field", err)
+		}
+		if _, ok := a.Service.Agents().Find("bo"); ok {
+			t.Fatal("a reload refused for its slack: section added bo anyway")
+		}
 	})
 }
 
