@@ -61,7 +61,7 @@ func ValidateConfig(c *Config) error {
 		if needSpec && cm.Every == "" && cm.Cron == "" {
 			return fmt.Errorf("%s: give every (such as 4h) or cron (such as \"0 8 * * 1-5\")", where)
 		}
-		if cm.Missed != "" && !store.MissedPolicy(cm.Missed).Valid() {
+		if cm.Missed != "" && !cm.Missed.Valid() {
 			return fmt.Errorf("%s.missed %q must be run_once or skip", where, cm.Missed)
 		}
 		if _, err := ParseSpec(specText(cm, "continuous"), first(cm.TimeZone, c.Defaults.TimeZone)); err != nil {
@@ -140,7 +140,7 @@ func params(c *Config, cm *Common, kind store.ScheduleKind) ScheduleParams {
 			Channel:   cm.Channel,
 		},
 		Spec: specText(cm, "continuous"), TimeZone: first(cm.TimeZone, c.Defaults.TimeZone),
-		Missed: store.MissedPolicy(cm.Missed), Source: "config", Upsert: true,
+		Missed: cm.Missed, Source: "config", Upsert: true,
 	}
 }
 

@@ -47,18 +47,19 @@ type Access struct {
 
 // AccessRule is the policy at one level.
 type AccessRule struct {
-	// DMPolicy is pairing (the default), allowlist, open or disabled.
-	DMPolicy DMPolicy `yaml:"dm_policy,omitempty"`
+	// DMPolicy says who may reach an agent in a direct message: pairing
+	// (a stranger gets a one-time code an admin approves), allowlist,
+	// open or disabled.
+	DMPolicy DMPolicy `yaml:"dm_policy,omitempty" default:"pairing"`
 	// Allowlist lists the platform user ids that may DM agents under the
 	// allowlist and pairing policies without further ado.
 	Allowlist []string `yaml:"allowlist,omitempty"`
 	// AnswerIn lists the channels where agents answer; empty: every channel
 	// the bot is a member of. Not allowed on a channel's own rule.
 	AnswerIn []string `yaml:"answer_in,omitempty"`
-	// RequireMention: a channel message must mention the bot (default
-	// true). False answers every message in the channels where agents
-	// answer.
-	RequireMention *bool `yaml:"require_mention,omitempty"`
+	// RequireMention: a channel message must mention the bot. False
+	// answers every message in the channels where agents answer.
+	RequireMention *bool `yaml:"require_mention,omitempty" default:"true"`
 }
 
 // ResolvedAccess is the rule that applies in one place, every field set.

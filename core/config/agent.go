@@ -28,29 +28,42 @@ const DefaultPersona = "You are Switchboard, a helpful assistant working inside 
 
 // Agent is one declared agent.
 type Agent struct {
-	Name    string `yaml:"name" json:"name"`
+	// Name is how people and other agents address the agent, unique in
+	// the file: 1-64 lowercase letters, digits, - or _.
+	Name string `yaml:"name" json:"name"`
+	// Persona is who the agent is and how it answers, the start of its
+	// system prompt; empty: a short helpful-assistant persona.
 	Persona string `yaml:"persona" json:"persona"`
 	// Model is "provider:model", e.g. anthropic:claude-sonnet-4-5,
-	// openai:gpt-4.1-mini, scripted:path/to/script.yaml.
+	// openai:gpt-4.1-mini, claude-code:sonnet, codex:default,
+	// scripted:path/to/script.yaml. Empty: SWITCHBOARD_MODEL, else a
+	// provider whose key is set, else the offline demo (scripted:demo).
 	Model string `yaml:"model" json:"model"`
 	// APIKeyEnv names the environment variable holding the key (the
-	// credentials reference; the key itself is never stored). Defaults to the
-	// provider's own (ANTHROPIC_API_KEY, OPENAI_API_KEY).
+	// credentials reference; the key itself is never stored). Defaults to
+	// the provider's own (ANTHROPIC_API_KEY, OPENAI_API_KEY).
 	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
 	// BaseURL overrides the provider endpoint (an OpenAI-compatible server).
-	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url,omitempty"`
-	Thinking    string   `yaml:"thinking,omitempty" json:"thinking,omitempty"`
-	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	// Thinking is how much the model reasons before it answers: off, low,
+	// medium or high; empty leaves it to the provider.
+	Thinking string `yaml:"thinking,omitempty" json:"thinking,omitempty"`
+	// MaxTokens caps the tokens of one model answer, up to 200000.
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" default:"4096"`
+	// Temperature is the model's sampling temperature, from 0 to 2; unset
+	// leaves it to the provider.
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	// Tools lists the tools the agent may use; empty means every registered tool.
 	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
-	// StepBudget caps model calls per turn (default 25).
-	StepBudget int `yaml:"step_budget,omitempty" json:"step_budget,omitempty"`
+	// StepBudget caps model calls per turn, from 1 to 200.
+	StepBudget int `yaml:"step_budget,omitempty" json:"step_budget,omitempty" default:"25"`
 	// Answers says where the agent answers.
 	Answers Answers `yaml:"answers,omitempty" json:"answers,omitempty"`
-	// Identity is the display name and icon on platforms that allow it.
+	// DisplayName is the name the agent posts under on platforms that
+	// allow it (Slack's chat:write.customize, Discord webhooks).
 	DisplayName string `yaml:"display_name,omitempty" json:"display_name,omitempty"`
-	IconURL     string `yaml:"icon_url,omitempty" json:"icon_url,omitempty"`
+	// IconURL is the image the agent posts with there.
+	IconURL string `yaml:"icon_url,omitempty" json:"icon_url,omitempty"`
 
 	// Policy is the guard's policy for this agent's calls, over the
 	// workspace's and the platform's (see tool.Layer).
@@ -63,17 +76,20 @@ type Agent struct {
 	// Context bounds what the agent's conversations send the model (see
 	// ContextSettings); unset fields come from the file's context block.
 	Context ContextSettings `yaml:"context,omitempty" json:"context,omitempty"`
-	// Role is specialist or generalist ("" reads as generalist) and
-	// Domains what it knows: they decide who speaks first where several
-	// agents answer (see package route).
-	Role    string   `yaml:"role,omitempty" json:"role,omitempty"`
+	// Role is specialist or generalist (empty reads as generalist): with
+	// the domains, it decides who speaks first where several agents
+	// answer (see package route).
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
+	// Domains are the areas the agent knows; a specialist needs at least
+	// one.
 	Domains []Domain `yaml:"domains,omitempty" json:"domains,omitempty"`
 	// DoneMarker, when set, is text that signals the agent is done, as the
 	// done tool does; it is removed from what people see.
 	DoneMarker string `yaml:"done_marker,omitempty" json:"done_marker,omitempty"`
 	// Family names the agents of one owner that share family-scoped memory
-	// notes; empty means DefaultFamily (see FamilyName).
-	Family string `yaml:"family,omitempty" json:"family,omitempty"`
+	// notes; every agent that declares none is in the default family (see
+	// FamilyName).
+	Family string `yaml:"family,omitempty" json:"family,omitempty" default:"default"`
 	// MaxConcurrent caps the turns the agent's conversations run at once,
 	// as delegation reads it: an agent at its cap cannot take a task now
 	// (0: no cap).
@@ -81,8 +97,9 @@ type Agent struct {
 	// Latency is how long the agent typically takes to answer, as
 	// delegation weighs it (0: unknown, scored as middling).
 	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
-	// Class is the slot class of the agent's run steps (see Runs); ""
-	// picks it from the model (RunClass).
+	// Class is the slot class of the agent's run steps, as runs.slots
+	// bounds them; empty: coding for a coding-CLI model (claude-code,
+	// codex), else default (see RunClass).
 	Class string `yaml:"class,omitempty" json:"class,omitempty"`
 	// Plans makes the agent a lead whose answer may be a plan: a JSON
 	// plan in its reply becomes a run (see package plan).
@@ -120,14 +137,16 @@ type Answers struct {
 // values.
 type Config struct {
 	// Agents are the declared agents; with none, one default agent
-	// (DefaultName) answers everywhere.
+	// (switchboard) answers everywhere.
 	Agents []Agent `yaml:"agents"`
+	// Context is every agent's default context block; an agent's own
+	// overrides it field by field.
+	Context ContextSettings `yaml:"context,omitempty"`
 	// Schedules are the routines, pulses and goal loops the file declares.
 	Schedules SchedulesSection `yaml:"schedules,omitempty"`
-	// Discord is the Discord adapter's settings.
-	Discord DiscordSection `yaml:"discord,omitempty"`
-	// Slack is the Slack adapter's settings.
-	Slack SlackSection `yaml:"slack,omitempty"`
+	// Memory tunes the agents' memory notes: recall budget, decay and
+	// consolidation.
+	Memory MemorySection `yaml:"memory,omitempty"`
 
 	// Policy is the guard's policy for the whole platform: the widest of
 	// its three levels (platform, workspace, agent).
@@ -140,8 +159,7 @@ type Config struct {
 	Approvals Approvals `yaml:"approvals,omitempty"`
 	// Access says who may talk to agents (see Access).
 	Access Access `yaml:"access,omitempty"`
-	// Context is every agent's default ContextSettings.
-	Context ContextSettings `yaml:"context,omitempty"`
+
 	// Channels are per-channel settings by channel id (the fallback order).
 	Channels map[string]Channel `yaml:"channels,omitempty"`
 	// Loop bounds agents talking among themselves.
@@ -155,9 +173,11 @@ type Config struct {
 	Delegation Delegation `yaml:"delegation,omitempty"`
 	// Runs bounds the steps of runs working at once (see Runs).
 	Runs Runs `yaml:"runs,omitempty"`
-	// Memory tunes the agents' memory notes: recall budget, decay and
-	// consolidation.
-	Memory MemorySection `yaml:"memory,omitempty"`
+
+	// Slack is the Slack adapter's settings.
+	Slack SlackSection `yaml:"slack,omitempty"`
+	// Discord is the Discord adapter's settings.
+	Discord DiscordSection `yaml:"discord,omitempty"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)

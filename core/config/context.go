@@ -27,11 +27,12 @@ const (
 // At the top of switchboard.yaml it is every agent's default; an agent's
 // own context block overrides it field by field.
 type ContextSettings struct {
-	// SummarizeAt is the budget in estimated tokens; 0 means the default
-	// (DefaultSummarizeAt), -1 never summarises.
-	SummarizeAt int `yaml:"summarize_at,omitempty" json:"summarize_at,omitempty"`
+	// SummarizeAt is the budget in estimated tokens, at least 1000; 0
+	// means the default, -1 never summarises.
+	SummarizeAt int `yaml:"summarize_at,omitempty" json:"summarize_at,omitempty" default:"40000"`
 	// KeepRecent is how many estimated tokens of the newest entries stay
-	// verbatim after a summary; 0 means a quarter of SummarizeAt.
+	// verbatim after a summary, under half of SummarizeAt; 0 means a
+	// quarter of it.
 	KeepRecent int `yaml:"keep_recent,omitempty" json:"keep_recent,omitempty"`
 	// SummaryModel ("provider:model") writes the summaries; "" means the
 	// agent's own model. A cheaper model of the same provider is the usual

@@ -12,6 +12,7 @@ import (
 // Workspace is what switchboard.yaml says about one platform workspace (a
 // Slack team, a Discord guild), keyed by its id.
 type Workspace struct {
+	// Policy is the guard's policy in the workspace, over the platform's.
 	Policy tool.Policy `yaml:"policy,omitempty"`
 }
 
@@ -28,23 +29,24 @@ const DefaultApprovalExpiry = 24 * time.Hour
 // Approvals is switchboard.yaml's approvals: who decides, and how long a
 // request waits.
 type Approvals struct {
-	// Deciders is starter (default) or admins.
-	Deciders string `yaml:"deciders,omitempty"`
+	// Deciders is who decides: starter, the person whose message started
+	// the turn, or admins, the workspace's owners and admins and those
+	// listed in admins.
+	Deciders string `yaml:"deciders,omitempty" default:"starter"`
 	// Admins are platform user ids (Slack U…, Discord snowflakes) who count
 	// as admins of every workspace besides the owners and admins each
 	// workspace has: the operator's override.
 	Admins []string `yaml:"admins,omitempty"`
-	// Expiry is a Go duration (24h, 90m); default 24h.
-	Expiry string `yaml:"expiry,omitempty"`
+	// Expiry is how long a request waits for a decision, at least 1m.
+	Expiry time.Duration `yaml:"expiry,omitempty" default:"24h"`
 }
 
-// ExpiryDuration is Expiry read, or the default. Load has validated it.
+// ExpiryDuration is Expiry, or the default.
 func (a Approvals) ExpiryDuration() time.Duration {
-	d, err := time.ParseDuration(a.Expiry)
-	if a.Expiry == "" || err != nil {
+	if a.Expiry == 0 {
 		return DefaultApprovalExpiry
 	}
-	return d
+	return a.Expiry
 }
 
 // ByAdmins reports whether admins decide approvals.
@@ -94,10 +96,8 @@ func (c *Config) validateGuard() error {
 			errs = append(errs, fmt.Errorf("approvals.admins[%d]: empty user id", i))
 		}
 	}
-	if ap.Expiry != "" {
-		if d, err := time.ParseDuration(ap.Expiry); err != nil || d < time.Minute {
-			errs = append(errs, fmt.Errorf("approvals.expiry: %q must be a duration of at least 1m, such as 24h or 90m", ap.Expiry))
-		}
+	if ap.Expiry != 0 && ap.Expiry < time.Minute {
+		errs = append(errs, fmt.Errorf("approvals.expiry: %q must be a duration of at least 1m, such as 24h or 90m", ShortDuration(ap.Expiry)))
 	}
 	return errors.Join(errs...)
 }

@@ -19,11 +19,11 @@ const (
 //	personality: {min_ratio: 0.5, min_chars: 200}
 type PersonalityGuard struct {
 	// MinRatio is the smallest share of the current document's length a
-	// replacement may have; 0 means DefaultPersonalityMinRatio.
-	MinRatio float64 `yaml:"min_ratio,omitempty" json:"min_ratio,omitempty"`
+	// replacement may have, from 0 to 1; 0 means the default.
+	MinRatio float64 `yaml:"min_ratio,omitempty" json:"min_ratio,omitempty" default:"0.5"`
 	// MinChars is the fewest characters a replacement may have; 0 means
-	// DefaultPersonalityMinChars.
-	MinChars int `yaml:"min_chars,omitempty" json:"min_chars,omitempty"`
+	// the default.
+	MinChars int `yaml:"min_chars,omitempty" json:"min_chars,omitempty" default:"200"`
 }
 
 func (g PersonalityGuard) ratio() float64 {

@@ -16,7 +16,9 @@ import (
 // across every run; a step past the limit waits. An agent's class is its
 // own (class:), else coding for a coding-CLI backend, else default.
 type Runs struct {
-	Slots map[string]int `yaml:"slots,omitempty" json:"slots,omitempty"`
+	// Slots are how many run steps of each class (by its name) work at
+	// once, across every run; a class left out takes default's limit.
+	Slots map[string]int `yaml:"slots,omitempty" json:"slots,omitempty" default:"{coding: 2, default: 8}"`
 }
 
 // Default slot limits, for classes the file leaves out.
@@ -60,10 +62,16 @@ func (r Runs) validate() error {
 // or a judge agent (its answer, PASS or FAIL with a reason) says whether
 // the run passed.
 type RunCheck struct {
-	Command string        `yaml:"command,omitempty" json:"command,omitempty"`
-	Dir     string        `yaml:"dir,omitempty" json:"dir,omitempty"`
-	Judge   string        `yaml:"judge,omitempty" json:"judge,omitempty"`
-	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Command is a shell command (sh -c) whose exit status says whether
+	// the run passed. Give command or judge, not both.
+	Command string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Dir is the command's working directory; empty: the service's.
+	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
+	// Judge names a declared agent that reads the run and answers PASS or
+	// FAIL, with why.
+	Judge string `yaml:"judge,omitempty" json:"judge,omitempty"`
+	// Timeout bounds the check; one that runs out fails the run.
+	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" default:"10m"`
 }
 
 // Empty reports whether no check is set.

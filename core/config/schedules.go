@@ -1,5 +1,7 @@
 package config
 
+import "github.com/switchboardhq/switchboard/store"
+
 // SchedulesSection is the schedules: section of switchboard.yaml: the
 // routines, pulses and goal loops the file declares. Load decodes it;
 // the scheduler checks what needs its clock and parser (cron lines, time
@@ -64,7 +66,7 @@ type ScheduleCommon struct {
 	TimeZone string `yaml:"time_zone,omitempty"`
 	// Missed is what a fire that fell due while no instance ran does:
 	// run_once (one run at start, however many were missed) or skip.
-	Missed string `yaml:"missed,omitempty" default:"run_once"`
+	Missed store.MissedPolicy `yaml:"missed,omitempty" default:"run_once"`
 }
 
 // RoutineDecl declares a routine.
@@ -103,8 +105,8 @@ type ChecklistItem struct {
 	Source string `json:"source,omitempty" yaml:"source,omitempty"`
 	// Arg is the source's argument (the text of a text source).
 	Arg string `json:"arg,omitempty" yaml:"arg,omitempty"`
-	// Tool, instead of Source, names a low-risk tool whose output is the
-	// input, called with Args.
+	// Tool, instead of a source, names a low-risk tool whose output is
+	// the input, called with args.
 	Tool string `json:"tool,omitempty" yaml:"tool,omitempty"`
 	// Args are the tool's arguments.
 	Args map[string]any `json:"args,omitempty" yaml:"args,omitempty"`
@@ -114,8 +116,8 @@ type ChecklistItem struct {
 type ActiveHours struct {
 	// Start is the time of day the hours begin, HH:MM.
 	Start string `json:"start" yaml:"start"`
-	// End is the time of day they end, HH:MM; before Start wraps past
-	// midnight.
+	// End is the time of day they end, HH:MM; one before start wraps
+	// past midnight.
 	End string `json:"end" yaml:"end"`
 	// Days are the weekdays (mon … sun) the hours hold; empty: every day.
 	Days []string `json:"days,omitempty" yaml:"days,omitempty"`

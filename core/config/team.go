@@ -13,9 +13,15 @@ import (
 
 // Domain is an area an agent declares (domains: in switchboard.yaml).
 type Domain struct {
-	Name        string   `yaml:"name" json:"name"`
-	Keywords    []string `yaml:"keywords,omitempty" json:"keywords,omitempty"`
-	Description string   `yaml:"description,omitempty" json:"description,omitempty"`
+	// Name names the domain, as routing and delegation report it.
+	Name string `yaml:"name" json:"name"`
+	// Keywords are words that put a message in the domain; each found
+	// counts 1 towards its score.
+	Keywords []string `yaml:"keywords,omitempty" json:"keywords,omitempty"`
+	// Description says what the domain covers; each of its words found in
+	// a message counts routing.description_weight. A domain needs keywords
+	// or a description.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
 
 // Channel is a channel's own settings (channels.<id> in switchboard.yaml).
@@ -33,13 +39,14 @@ type Channel struct {
 // long one may go without progress (side_threads: in switchboard.yaml).
 type SideThreads struct {
 	// Tell, when false, leaves side threads out of the agents' prompt
-	// (the tag still works for an agent that writes it). Default true.
-	Tell *bool `yaml:"tell,omitempty"`
-	// Prompt is what agents are told; default DefaultSideThreadPrompt.
+	// (the tag still works for an agent that writes it).
+	Tell *bool `yaml:"tell,omitempty" default:"true"`
+	// Prompt is what agents are told about side threads; empty: a
+	// paragraph on the <dm target="NAME"> tag and resolve_side_thread.
 	Prompt string `yaml:"prompt,omitempty"`
 	// AbandonAfter is how long a side thread may go with no message
-	// before the sweep marks it abandoned (default 30m).
-	AbandonAfter time.Duration `yaml:"abandon_after,omitempty"`
+	// before the sweep marks it abandoned.
+	AbandonAfter time.Duration `yaml:"abandon_after,omitempty" default:"30m"`
 }
 
 // DefaultSideThreadPrompt tells agents how to open a side thread.
@@ -84,6 +91,7 @@ func (c *Config) AbandonAfter() time.Duration {
 // Delegation tunes how the delegate tool picks an agent (delegation: in
 // switchboard.yaml).
 type Delegation struct {
+	// Weights weigh the factors of each candidate's score.
 	Weights DelegationWeights `yaml:"weights,omitempty"`
 }
 
@@ -92,14 +100,25 @@ type Delegation struct {
 // (or 0) takes its default, so a factor is switched off with a tiny
 // weight such as 0.0001.
 type DelegationWeights struct {
-	Capability  float64 `yaml:"capability,omitempty" json:"capability"`
-	Role        float64 `yaml:"role,omitempty" json:"role"`
-	Available   float64 `yaml:"available,omitempty" json:"available"`
-	Load        float64 `yaml:"load,omitempty" json:"load"`
-	TrackRecord float64 `yaml:"track_record,omitempty" json:"track_record"`
-	Cost        float64 `yaml:"cost,omitempty" json:"cost"`
-	Latency     float64 `yaml:"latency,omitempty" json:"latency"`
-	Tools       float64 `yaml:"tools,omitempty" json:"tools"`
+	// Capability weighs how well the agent's domains match the task,
+	// against the best match.
+	Capability float64 `yaml:"capability,omitempty" json:"capability" default:"4"`
+	// Role weighs how well its role fits: a specialist for a task of one
+	// domain, a generalist for a broad one.
+	Role float64 `yaml:"role,omitempty" json:"role" default:"1"`
+	// Available weighs whether it can take a task now (under its
+	// max_concurrent).
+	Available float64 `yaml:"available,omitempty" json:"available" default:"3"`
+	// Load weighs how little open work it has.
+	Load float64 `yaml:"load,omitempty" json:"load" default:"1"`
+	// TrackRecord weighs the share of its delegated tasks it completed.
+	TrackRecord float64 `yaml:"track_record,omitempty" json:"track_record" default:"1"`
+	// Cost weighs how cheap its model is, against the dearest candidate.
+	Cost float64 `yaml:"cost,omitempty" json:"cost" default:"0.5"`
+	// Latency weighs how fast it typically answers, against the slowest.
+	Latency float64 `yaml:"latency,omitempty" json:"latency" default:"0.5"`
+	// Tools weighs the share of the tools the task needs that it may use.
+	Tools float64 `yaml:"tools,omitempty" json:"tools" default:"3"`
 }
 
 // DefaultDelegationWeights are the weights a file leaves out.
@@ -139,18 +158,24 @@ func (w DelegationWeights) validate() error {
 type Loop struct {
 	// MaxAgentMessagesGroup is how many agent messages in a row, with no
 	// person in between, a group conversation takes before agents stop
-	// being woken there (default 6).
-	MaxAgentMessagesGroup int `yaml:"max_agent_messages_group,omitempty"`
+	// being woken there.
+	MaxAgentMessagesGroup int `yaml:"max_agent_messages_group,omitempty" default:"6"`
 	// MaxAgentMessagesDirect is the same for a one-to-one conversation
-	// between two agents (default 3).
-	MaxAgentMessagesDirect int `yaml:"max_agent_messages_direct,omitempty"`
+	// between two agents.
+	MaxAgentMessagesDirect int `yaml:"max_agent_messages_direct,omitempty" default:"3"`
 }
 
 // Routing tunes the domain classifier (routing: in switchboard.yaml).
 type Routing struct {
-	MinScore          float64 `yaml:"min_score,omitempty"`
-	Margin            float64 `yaml:"margin,omitempty"`
-	DescriptionWeight float64 `yaml:"description_weight,omitempty"`
+	// MinScore is the score a domain needs to count as matched (1: one
+	// keyword).
+	MinScore float64 `yaml:"min_score,omitempty" default:"1"`
+	// Margin: with several matched domains, the best counts as the one
+	// domain when its score is at least this many times the runner-up's.
+	Margin float64 `yaml:"margin,omitempty" default:"2"`
+	// DescriptionWeight is what one word of a domain's description
+	// counts, against 1 for a keyword.
+	DescriptionWeight float64 `yaml:"description_weight,omitempty" default:"0.5"`
 }
 
 // Defaults of Loop.

@@ -44,9 +44,17 @@ var defaultDecisions = map[Risk]Decision{
 // A risk the policy does not know (an empty or misspelt declaration) gets
 // confirm: a person decides rather than nobody.
 type Policy struct {
-	Default map[Risk]Decision   `json:"default,omitempty" yaml:"default,omitempty"`
-	Tools   map[string]Decision `json:"tools,omitempty" yaml:"tools,omitempty"`
-	Deny    []string            `json:"deny,omitempty" yaml:"deny,omitempty"`
+	// Default is the decision for each risk a tool declares; a risk left
+	// out keeps the built-in one: low runs, medium runs and notifies, high
+	// asks for confirmation.
+	Default map[Risk]Decision `json:"default,omitempty" yaml:"default,omitempty"`
+	// Tools is the decision for a tool by its name, looser or stricter
+	// than its risk implies.
+	Tools map[string]Decision `json:"tools,omitempty" yaml:"tools,omitempty"`
+	// Deny lists tools that never run: "tool" everywhere, "context:tool"
+	// in one context (web, slack, discord, terminal, scheduler, api) and
+	// "context:*" every tool there.
+	Deny []string `json:"deny,omitempty" yaml:"deny,omitempty"`
 }
 
 // Decide returns the decision for a call of toolName, declared at risk, in
