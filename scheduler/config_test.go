@@ -67,7 +67,7 @@ func parseConfig(raw string) (*Config, error) {
 	return &file.Schedules, nil
 }
 
-func TestParseConfigAndApply(t *testing.T) {
+func TestConfigAndApply(t *testing.T) {
 	cfg, err := parseConfig(exampleConfig)
 	if err != nil {
 		t.Fatalf("parsing the README example: %v", err)
@@ -118,11 +118,11 @@ func TestReadmeExampleMatchesTest(t *testing.T) {
 		t.Fatalf("reading README.md: %v", err)
 	}
 	if !strings.Contains(string(readme), strings.TrimSpace(exampleConfig[strings.Index(exampleConfig, "schedules:"):])) {
-		t.Fatal("README.md must show the configuration example that TestParseConfigAndApply checks (copy exampleConfig's schedules section)")
+		t.Fatal("README.md must show the configuration example that TestConfigAndApply checks (copy exampleConfig's schedules section)")
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestValidateConfigErrors(t *testing.T) {
 	tests := []struct{ yaml, want string }{
 		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      every: 1h\n      instruction: y\n      platform: slack\n      channel: C1\n      colour: red\n", "colour"},
 		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      instruction: y\n      platform: slack\n      channel: C1\n", "give every"},

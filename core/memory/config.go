@@ -76,7 +76,7 @@ func (c *Config) validate() error {
 // decoded it, checked: a value out of range is an error naming the
 // setting (memory.decay.half_life). What the section leaves out stays
 // zero, and New fills the defaults.
-func ConfigFrom(sec config.MemorySection) (Config, error) {
+func ConfigFrom(sec *config.MemorySection) (Config, error) {
 	c := Config{Budget: sec.Budget, Decay: DecayConfig(sec.Decay), Consolidate: ConsolidateConfig(sec.Consolidate)}
 	check := c
 	check.defaults()

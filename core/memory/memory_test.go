@@ -379,7 +379,7 @@ func memoryConfig(raw string) (memory.Config, error) {
 	if err != nil {
 		return memory.Config{}, err
 	}
-	return memory.ConfigFrom(file.Memory)
+	return memory.ConfigFrom(&file.Memory)
 }
 
 func TestConfigFrom(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // switchboard.yaml (SWITCHBOARD_MEMORY_BUDGET over its budget) and
 // registers remember and recall.
 func (a *App) buildMemory(agents *config.Config) error {
-	cfg, err := memory.ConfigFrom(agents.Memory)
+	cfg, err := memory.ConfigFrom(&agents.Memory)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.cfg.ConfigPath, err)
 	}

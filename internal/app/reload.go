@@ -258,7 +258,7 @@ func reloadPollFromEnv(getenv func(string) string) (time.Duration, error) {
 func checkRestartSections(agents *config.Config) error {
 	_, slackErr := slackbot.ConfigFrom(&agents.Slack)
 	_, discordErr := discordbot.ConfigFrom(&agents.Discord)
-	_, memoryErr := memory.ConfigFrom(agents.Memory)
+	_, memoryErr := memory.ConfigFrom(&agents.Memory)
 	return errors.Join(slackErr, discordErr, memoryErr)
 }
 
