@@ -1,4 +1,4 @@
-// Package mcpserver serves Switchboard's agents to MCP clients at /mcp
+// Package mcp serves Switchboard's agents to MCP clients at /mcp
 // (streamable HTTP, every protocol revision the official Go SDK speaks).
 //
 // A caller authenticates with the bearer tokens /api takes (the operator
@@ -11,7 +11,7 @@
 // structuredContent when the answer is a card. A turn that pauses for an
 // approval ends the call with where to decide. Cancelling the request
 // interrupts the turn.
-package mcpserver
+package mcp
 
 import (
 	"context"
@@ -90,13 +90,13 @@ type Options struct {
 func (o *Options) validate() error {
 	switch {
 	case o.Service == nil:
-		return errors.New("mcpserver: Options.Service is required")
+		return errors.New("mcp: Options.Service is required")
 	case o.Auth == nil:
-		return errors.New("mcpserver: Options.Auth is required")
+		return errors.New("mcp: Options.Auth is required")
 	case o.InterruptFunc == nil:
-		return errors.New("mcpserver: Options.InterruptFunc is required")
+		return errors.New("mcp: Options.InterruptFunc is required")
 	case o.ProgressInterval < 0 || o.PollInterval < 0:
-		return errors.New("mcpserver: Options.ProgressInterval and PollInterval must not be negative")
+		return errors.New("mcp: Options.ProgressInterval and PollInterval must not be negative")
 	}
 	return nil
 }
