@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,6 +269,25 @@ func (s *Service) Store() store.Store { return s.st }
 
 // Agents is the declared agents.
 func (s *Service) Agents() *config.Config { return s.agents() }
+
+// AgentsVisibleIn lists by name, sorted, the declared agents the members
+// of workspace ws may use: those the workspace sees (the operator's, its
+// members', unless pinned elsewhere) that switchboard.yaml still declares.
+func (s *Service) AgentsVisibleIn(ctx context.Context, ws uuid.UUID) ([]string, error) {
+	ls, err := s.st.AgentListVisible(ctx, ws)
+	if err != nil {
+		return nil, fmt.Errorf("listing the agents of workspace %s: %w", ws, err)
+	}
+	agents := s.agents()
+	var out []string
+	for _, l := range ls {
+		if _, ok := agents.Find(l.Name); ok && !slices.Contains(out, l.Name) {
+			out = append(out, l.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 // WorkerID is this process's name in leases.
 func (s *Service) WorkerID() string { return s.opts.WorkerID }

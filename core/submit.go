@@ -644,19 +644,52 @@ func recordEvent(ctx context.Context, q store.Queries, a *Action, now time.Time)
 
 // CreateConversation starts a conversation for an API or terminal client.
 func (s *Service) CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error) {
+	return s.CreateConversationWith(ctx, &CreateConversationParams{Agent: agentName, Context: contextName, Starter: starter})
+}
+
+// CreateConversationParams is a conversation a client starts (the API,
+// an MCP call, the terminal chat).
+type CreateConversationParams struct {
+	// Agent answers in it; "" is the default agent.
+	Agent string
+	// Context is where its turns run (the tools they get); "" is
+	// tool.ContextAPI.
+	Context tool.ContextName
+	// Starter is the person it is for.
+	Starter string
+	// WorkspaceID, when set, is the workspace it belongs to (whose members
+	// see it, whose rules apply).
+	WorkspaceID *uuid.UUID
+}
+
+// CreateConversationWith starts a conversation as p says, placed in its
+// workspace in the same transaction.
+func (s *Service) CreateConversationWith(ctx context.Context, p *CreateConversationParams) (*store.Conversation, error) {
 	ag := s.agents().Default()
-	if agentName != "" {
-		a, ok := s.agents().Find(agentName)
+	if p.Agent != "" {
+		a, ok := s.agents().Find(p.Agent)
 		if !ok {
-			return nil, invalid("no agent named %q", agentName)
+			return nil, invalid("no agent named %q", p.Agent)
 		}
 		ag = a
 	}
-	if contextName == "" {
-		contextName = tool.ContextAPI
+	contextName := cmp.Or(p.Context, tool.ContextAPI)
+	create := &store.ConversationCreateParams{
+		AgentID: s.agentID(ag.Name), Metadata: ConversationMeta{Context: contextName, Starter: p.Starter}.Encode(), Now: s.now(),
 	}
-	conv, err := s.st.ConversationCreate(ctx, &store.ConversationCreateParams{
-		AgentID: s.agentID(ag.Name), Metadata: ConversationMeta{Context: contextName, Starter: starter}.Encode(), Now: s.now(),
+	var conv *store.Conversation
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		if conv, err = q.ConversationCreate(ctx, create); err != nil {
+			return err
+		}
+		if p.WorkspaceID == nil {
+			return nil
+		}
+		if err := q.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *p.WorkspaceID}); err != nil {
+			return fmt.Errorf("placing it in workspace %s: %w", *p.WorkspaceID, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating conversation: %w", err)
@@ -746,7 +779,7 @@ func (s *Service) PostToolResults(ctx context.Context, conv uuid.UUID, userID st
 				return fmt.Errorf("call %q: %w", r.CallID, ErrNotPending)
 			}
 			seen[r.CallID] = true
-			switch w, err := s.waitingFor(ctx, q, conv, ctxName, call.ToolCallContent); {
+			switch w, _, err := s.waitingFor(ctx, q, conv, ctxName, call.ToolCallContent); {
 			case err != nil:
 				return err
 			case w == WaitingForPerson:
@@ -902,6 +935,9 @@ type PendingCall struct {
 	// (a question or approval: only the person's answer on the platform
 	// settles it) or "server" (the server runs it and records its result).
 	WaitingFor string `json:"waiting_for"`
+	// Approval is the pending question or approval that asks the person,
+	// when WaitingFor is "person"; nil otherwise.
+	Approval *store.Approval `json:"-"`
 }
 
 // PendingCalls lists the calls of a conversation that wait for a result.
@@ -923,18 +959,19 @@ func (s *Service) PendingCallsAt(ctx context.Context, conv uuid.UUID, at int64) 
 	ctxName := metaOf(c).Context
 	out := []PendingCall{}
 	for _, p := range pendingCalls(ml.entries) {
-		w, err := s.waitingFor(ctx, s.st, conv, ctxName, p.ToolCallContent)
+		w, ap, err := s.waitingFor(ctx, s.st, conv, ctxName, p.ToolCallContent)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: w})
+		out = append(out, PendingCall{CallID: p.CallID, Name: p.Name, Input: p.Input, Seq: p.Seq, WaitingFor: w, Approval: ap})
 	}
 	slices.SortFunc(out, func(a, b PendingCall) int { return int(a.Seq - b.Seq) })
 	return out, nil
 }
 
 // waitingFor says what a pending call of conv, which runs in ctxName,
-// waits for, from its execution state:
+// waits for, from its execution state, and the approval that asks when
+// it is a person:
 //
 //   - its handler runs (marker executing): the server;
 //   - a pending approval or question: a person; a decided one whose call
@@ -944,30 +981,30 @@ func (s *Service) PendingCallsAt(ctx context.Context, conv uuid.UUID, at int64) 
 //     left it for the client): the client;
 //   - anything else (a server tool's call not started yet, a tool the
 //     context does not offer as a frontend tool): the server.
-func (s *Service) waitingFor(ctx context.Context, q store.Queries, conv uuid.UUID, ctxName tool.ContextName, c ToolCallContent) (string, error) {
+func (s *Service) waitingFor(ctx context.Context, q store.Queries, conv uuid.UUID, ctxName tool.ContextName, c ToolCallContent) (string, *store.Approval, error) {
 	x, err := q.ToolExecutionGet(ctx, &store.ToolExecutionGetParams{ConversationID: conv, CallID: c.CallID})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		x = nil
 	case err != nil:
-		return "", fmt.Errorf("reading the state of call %q: %w", c.CallID, err)
+		return "", nil, fmt.Errorf("reading the state of call %q: %w", c.CallID, err)
 	case x.State == store.ToolExecuting:
-		return WaitingForServer, nil
+		return WaitingForServer, nil, nil
 	}
 	ap, err := q.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: c.CallID})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
-		return "", fmt.Errorf("finding approval for call %q: %w", c.CallID, err)
+		return "", nil, fmt.Errorf("finding approval for call %q: %w", c.CallID, err)
 	case ap.Status == store.ApprovalPending:
-		return WaitingForPerson, nil
+		return WaitingForPerson, ap, nil
 	case x == nil:
-		return WaitingForServer, nil
+		return WaitingForServer, nil, nil
 	}
 	if s.frontendIn(ctxName, c.Name) {
-		return WaitingForClient, nil
+		return WaitingForClient, nil, nil
 	}
-	return WaitingForServer, nil
+	return WaitingForServer, nil, nil
 }
 
 // frontendIn reports whether the tool name is offered as a frontend tool

@@ -8,7 +8,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // HandleApprovalCard is the handler of core.ApprovalCardArgs items: it
@@ -17,9 +16,9 @@ import (
 // buttons left to click. It runs under the conversation's lease; the item
 // is enqueued once per approval in the commit that expired it, so it
 // survives a restart and runs on one instance.
-func (d *Deliverer) HandleApprovalCard(ctx context.Context, _ *store.WorkItem, args core.ApprovalCardArgs) error {
+func (d *Deliverer) HandleApprovalCard(ctx context.Context, _ *core.WorkItem, args core.ApprovalCardArgs) error {
 	ap, err := d.st.ApprovalGet(ctx, args.ApprovalID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -51,9 +50,9 @@ func (d *Deliverer) HandleApprovalCard(ctx context.Context, _ *store.WorkItem, a
 // editPrompt replaces the message of an approval's prompt on b. A prompt
 // never posted there has nothing to edit (a settled approval's prompt is
 // not posted any more).
-func (d *Deliverer) editPrompt(ctx context.Context, b *bound, ap *store.Approval, msg *bots.Message) error {
-	posted, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: ap.ID})
-	if errors.Is(err, store.ErrNotFound) || (err == nil && posted.Pending) {
+func (d *Deliverer) editPrompt(ctx context.Context, b *bound, ap *core.Approval, msg *bots.Message) error {
+	posted, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: ap.ID})
+	if errors.Is(err, core.ErrNotFound) || (err == nil && posted.Pending) {
 		return nil
 	}
 	if err != nil {
@@ -75,8 +74,8 @@ func (d *Deliverer) editPrompt(ctx context.Context, b *bound, ap *store.Approval
 // answered: the request as it was asked, without buttons, and a line
 // saying it expired. Nil while the approval is open or was decided (a
 // decision's click shows the choice itself).
-func SettledPromptMessage(ap *store.Approval) (*bots.Message, error) {
-	if ap.Status != store.ApprovalExpired {
+func SettledPromptMessage(ap *core.Approval) (*bots.Message, error) {
+	if ap.Status != core.ApprovalExpired {
 		return nil, nil
 	}
 	m, err := PromptMessage(ap)

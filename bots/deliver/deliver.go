@@ -21,13 +21,13 @@
 //
 // Live token deltas are never stored. They flow into one in-progress
 // message per binding (bots.Stream); its platform message ids are recorded
-// as they are made (store.LiveStream), so a retried model call resets the
+// as they are made (core.LiveStream), so a retried model call resets the
 // same message, and a later attempt, instance or delivery item takes over
 // the message a dead one left and replaces it with the final entry: nothing
 // is left cut or streaming. Only the entries of the turn that opened a live
 // message finish it; a later turn never takes over an earlier turn's reply.
 //
-// A run's progress message is recorded the same way (store.RunMessage:
+// A run's progress message is recorded the same way (core.RunMessage:
 // an intent with a unique key before the first post, the message after),
 // so a restart or another instance edits it instead of posting another
 // (see ShowRun).
@@ -53,12 +53,13 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/redact"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Options configures a Deliverer.
 type Options struct {
-	Store    store.Store
+	// Store is where delivery keeps its records and reads what it shows;
+	// a store.Store is one.
+	Store    core.DeliveryStore
 	Adapters []bots.Adapter
 	// IdentityFunc gives the name and icon an agent posts with; nil posts
 	// under the agent's name.
@@ -105,7 +106,7 @@ func (o *Options) validate() error {
 // items.
 type Deliverer struct {
 	opts     Options
-	st       store.Store
+	st       core.DeliveryStore
 	log      *slog.Logger
 	adapters map[string]bots.Adapter
 }
@@ -146,7 +147,7 @@ func New(opts Options) (*Deliverer, error) {
 
 // bound is a binding whose platform runs in this process.
 type bound struct {
-	b  *store.Binding
+	b  *core.Binding
 	ad bots.Adapter
 	to bots.Target
 	// cardOnly is set in a briefing run's conversation
@@ -155,7 +156,7 @@ type bound struct {
 }
 
 // bindings lists conv's bindings that this process can deliver to.
-func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*bound, error) {
+func (d *Deliverer) bindings(ctx context.Context, conv *core.Conversation) ([]*bound, error) {
 	bs, err := d.st.BindingListByConversation(ctx, conv.ID)
 	if err != nil {
 		return nil, fmt.Errorf("listing bindings of %s: %w", conv.ID, err)
@@ -180,7 +181,7 @@ func (d *Deliverer) bindings(ctx context.Context, conv *store.Conversation) ([]*
 // it delivers the conversation's undelivered entries and closes a live
 // stream a dead turn left open. It runs under the conversation's lease, so
 // no turn of the conversation runs meanwhile.
-func (d *Deliverer) HandleDeliver(ctx context.Context, item *store.WorkItem, _ core.DeliverArgs) error {
+func (d *Deliverer) HandleDeliver(ctx context.Context, item *core.WorkItem, _ core.DeliverArgs) error {
 	if item.ConversationID == nil {
 		return fmt.Errorf("deliver item %s has no conversation", item.ID)
 	}
@@ -204,9 +205,7 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 	}
 	// A turn still to run takes a dead attempt's live stream over; only
 	// when none is left is an orphaned stream closed here.
-	turns, err := d.st.WorkList(ctx, &store.WorkListParams{
-		Kind: core.WorkTurn, ConversationID: &convID, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
-	})
+	turns, err := core.ReadTurnQueue(ctx, d.st, convID)
 	if err != nil {
 		return fmt.Errorf("looking for turns of %s: %w", convID, err)
 	}
@@ -223,7 +222,7 @@ func (d *Deliverer) Flush(ctx context.Context, convID uuid.UUID) error {
 			errs = append(errs, err)
 			continue
 		}
-		if len(turns) > 0 {
+		if !turns.Empty() {
 			continue
 		}
 		if err := d.closeOrphan(ctx, b); err != nil {
@@ -242,7 +241,7 @@ func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream
 			d.opts.Observer.DeliveryFailed(ctx, b.b.Place.Platform, errors.Is(err, bots.ErrGone))
 		}
 	}()
-	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: b.b.ConversationID, AfterSeq: b.b.DeliveredSeq, WithErrors: true})
+	entries, err := d.st.EntryList(ctx, &core.EntryListParams{ConversationID: b.b.ConversationID, AfterSeq: b.b.DeliveredSeq, WithErrors: true})
 	if err != nil {
 		return fmt.Errorf("reading entries to deliver to %s: %w", b.b.Place.Platform, err)
 	}
@@ -251,7 +250,7 @@ func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream
 			return err
 		}
 		if e.Seq != nil && *e.Seq > b.b.DeliveredSeq {
-			if _, err := d.st.BindingAdvance(ctx, &store.BindingAdvanceParams{ID: b.b.ID, DeliveredSeq: *e.Seq, Now: d.opts.Now()}); err != nil {
+			if _, err := d.st.BindingAdvance(ctx, &core.BindingAdvanceParams{ID: b.b.ID, DeliveredSeq: *e.Seq, Now: d.opts.Now()}); err != nil {
 				return fmt.Errorf("advancing %s cursor: %w", b.b.Place.Platform, err)
 			}
 			b.b.DeliveredSeq = *e.Seq
@@ -263,8 +262,8 @@ func (d *Deliverer) flushBinding(ctx context.Context, b *bound, live *liveStream
 // deliverEntry posts one entry unless it was posted before. An assistant
 // reply or an error takes over the binding's live stream, if there is one:
 // it replaces the streamed text in the same message.
-func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream, e *store.Entry) error {
-	if e.Kind == store.EntrySideThread {
+func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream, e *core.Entry) error {
+	if e.Kind == core.EntrySideThread {
 		msg, err := d.sideThreadMessage(ctx, e)
 		if err != nil || msg == nil {
 			return err
@@ -278,17 +277,17 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 	if err != nil || msg == nil {
 		return err
 	}
-	if e.Kind == store.EntryAssistant && b.cardOnly {
+	if e.Kind == core.EntryAssistant && b.cardOnly {
 		if quiet, err := d.cardOnlyQuiet(ctx, b.b.ConversationID, e.Seq); err != nil || quiet {
 			return err
 		}
 	}
-	if e.Kind == store.EntryAssistant {
+	if e.Kind == core.EntryAssistant {
 		if c, err := core.Decode[core.AssistantContent](e); err == nil {
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
 		}
 	}
-	if e.Kind == store.EntryAssistant || e.Kind == store.EntryError {
+	if e.Kind == core.EntryAssistant || e.Kind == core.EntryError {
 		// It replaces its own turn's live message; a live message of
 		// another turn is never taken over (it holds that turn's reply).
 		return d.post(ctx, b, e.ID, msg, live, &replacing{turn: e.TurnID})
@@ -305,7 +304,7 @@ type replacing struct{ turn *uuid.UUID }
 // card-only conversation (a briefing run) stays in the log unposted: it
 // does until a person has written in the conversation.
 func (d *Deliverer) cardOnlyQuiet(ctx context.Context, conv uuid.UUID, seq *int64) (bool, error) {
-	p := &store.EntryListParams{ConversationID: conv}
+	p := &core.EntryListParams{ConversationID: conv}
 	if seq != nil {
 		p.UpToSeq = *seq
 	}
@@ -314,7 +313,7 @@ func (d *Deliverer) cardOnlyQuiet(ctx context.Context, conv uuid.UUID, seq *int6
 		return false, fmt.Errorf("reading %s for a person's message: %w", conv, err)
 	}
 	for _, e := range entries {
-		if e.Kind == store.EntryUser {
+		if e.Kind == core.EntryUser {
 			return false, nil
 		}
 	}
@@ -328,14 +327,14 @@ func (d *Deliverer) cardOnlyQuiet(ctx context.Context, conv uuid.UUID, seq *int6
 // in its place: the entry is passed, and the entries after it go out.
 func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.Message, live *liveStream, replaces *replacing) error {
 	msg.Key = id.String()
-	prev, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: id})
+	prev, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: id})
 	switch {
 	case err == nil && !prev.Pending:
 		return nil // posted before (or its notice)
 	case err == nil && prev.Undeliverable != "":
 		// Refused before: only its notice is left to post.
 		return d.postNotice(ctx, b, id, msg, prev.Undeliverable, prev.MessageIDs, &prev.CreatedAt)
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case err != nil && !errors.Is(err, core.ErrNotFound):
 		return fmt.Errorf("reading delivery of %s: %w", id, err)
 	}
 	var stream bots.Stream
@@ -345,7 +344,7 @@ func (d *Deliverer) post(ctx context.Context, b *bound, id uuid.UUID, msg *bots.
 		}
 	}
 	if prev == nil {
-		if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, Pending: true, CreatedAt: d.opts.Now()}); err != nil {
+		if err := d.st.PostedRecord(ctx, &core.Posted{BindingID: b.b.ID, EntryID: id, Pending: true, CreatedAt: d.opts.Now()}); err != nil {
 			return fmt.Errorf("recording the intent to post %s: %w", id, err)
 		}
 	} else if stream == nil {
@@ -396,7 +395,7 @@ func (d *Deliverer) refused(ctx context.Context, b *bound, id uuid.UUID, msg *bo
 	d.opts.Observer.DeliveryFailed(ctx, b.b.Place.Platform, true)
 	now := d.opts.Now()
 	partial := encodeRefs(shown)
-	if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: partial, Pending: true, Undeliverable: re.Reason, CreatedAt: now}); err != nil {
+	if err := d.st.PostedRecord(ctx, &core.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: partial, Pending: true, Undeliverable: re.Reason, CreatedAt: now}); err != nil {
 		return fmt.Errorf("recording that %s was refused: %w", id, err)
 	}
 	return d.postNotice(ctx, b, id, msg, re.Reason, partial, nil)
@@ -431,7 +430,7 @@ func (d *Deliverer) postNotice(ctx context.Context, b *bound, id uuid.UUID, msg 
 		}
 	}
 	ids := append(slices.Clone(partial), encodeRefs(refs)...)
-	if err := d.st.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: ids, Undeliverable: reason, CreatedAt: d.opts.Now()}); err != nil {
+	if err := d.st.PostedRecord(ctx, &core.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: ids, Undeliverable: reason, CreatedAt: d.opts.Now()}); err != nil {
 		return fmt.Errorf("recording the notice in place of %s: %w", id, err)
 	}
 	return nil
@@ -483,8 +482,8 @@ func (d *Deliverer) anchorRun(ctx context.Context, b *bound, refs []bots.Message
 	if channel == "" || thread == "" {
 		return
 	}
-	to := store.Place{Platform: p.Platform, Workspace: p.Workspace, Channel: channel, Thread: thread}
-	moved, err := d.st.BindingRelocate(ctx, &store.BindingRelocateParams{ID: b.b.ID, Place: to, Now: d.opts.Now()})
+	to := core.Place{Platform: p.Platform, Workspace: p.Workspace, Channel: channel, Thread: thread}
+	moved, err := d.st.BindingRelocate(ctx, &core.BindingRelocateParams{ID: b.b.ID, Place: to, Now: d.opts.Now()})
 	if err != nil {
 		d.log.WarnContext(ctx, "binding a run to the thread under its post", "binding_id", b.b.ID, "place", to.String(), "error", err)
 		return
@@ -511,7 +510,7 @@ func (d *Deliverer) streamToFinish(ctx context.Context, b *bound, live *liveStre
 // turn stays recorded, for its own entries to finish.
 func (d *Deliverer) resume(ctx context.Context, b *bound, owner *uuid.UUID) (bots.Stream, error) {
 	rec, err := d.st.LiveStreamGet(ctx, b.b.ID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -593,19 +592,7 @@ const interruptedText = "⚠️ This reply was interrupted."
 // record stores the messages a post became; a finished stream's record is
 // forgotten in the same transaction.
 func (d *Deliverer) record(ctx context.Context, b *bound, id uuid.UUID, refs []bots.MessageRef, finishedStream bool) error {
-	err := d.st.InTx(ctx, func(q store.Queries) error {
-		if err := q.PostedRecord(ctx, &store.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: encodeRefs(refs), CreatedAt: d.opts.Now()}); err != nil {
-			return err
-		}
-		if finishedStream {
-			return q.LiveStreamDelete(ctx, b.b.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("recording the post of %s: %w", id, err)
-	}
-	return nil
+	return core.RecordPost(ctx, d.st, &core.Posted{BindingID: b.b.ID, EntryID: id, MessageIDs: encodeRefs(refs), CreatedAt: d.opts.Now()}, finishedStream)
 }
 
 // promptPending posts the buttons of every request to a person that has not
@@ -632,7 +619,7 @@ func (d *Deliverer) promptPending(ctx context.Context, b *bound) error {
 // PromptMessage renders an approval request as a message with buttons. A
 // button's ActionID names the approval (core.ApprovalActionID); its Value is
 // the choice's index, so it fits every platform's limits.
-func PromptMessage(ap *store.Approval) (*bots.Message, error) {
+func PromptMessage(ap *core.Approval) (*bots.Message, error) {
 	var req struct {
 		Prompt  string          `json:"prompt"`
 		Choices []string        `json:"choices"`
@@ -643,7 +630,7 @@ func PromptMessage(ap *store.Approval) (*bots.Message, error) {
 		return nil, fmt.Errorf("decoding approval %s: %w", ap.ID, err)
 	}
 	m := &bots.Message{Text: req.Prompt}
-	if ap.Kind == store.ApprovalConfirm {
+	if ap.Kind == core.ApprovalConfirm {
 		m.Text = fmt.Sprintf("**Approval needed:** run `%s` with `%s`?", req.Tool, string(req.Input))
 		// Always allow makes a standing grant for this agent and tool in
 		// this workspace, for any arguments or only these.
@@ -664,16 +651,16 @@ func PromptMessage(ap *store.Approval) (*bots.Message, error) {
 // render turns an entry into what people see, or nil for entries that are
 // not shown (user messages are already there; tool calls and plain results
 // are the agent's business; interim notices are for the log).
-func render(e *store.Entry) (*bots.Message, error) {
+func render(e *core.Entry) (*bots.Message, error) {
 	switch e.Kind {
-	case store.EntryAssistant:
+	case core.EntryAssistant:
 		c, err := core.Decode[core.AssistantContent](e)
 		if err != nil || c.Text == "" {
 			return nil, err
 		}
 		_, byAgent := e.Author.Agent()
 		return &bots.Message{Text: c.Text, Feedback: byAgent, Markdown: byAgent}, nil
-	case store.EntryToolResult:
+	case core.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {
 			return nil, err
@@ -683,7 +670,7 @@ func render(e *store.Entry) (*bots.Message, error) {
 			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
 		}
 		return m, nil
-	case store.EntryCard:
+	case core.EntryCard:
 		c, err := core.Decode[core.CardContent](e)
 		if err != nil {
 			return nil, err
@@ -693,13 +680,13 @@ func render(e *store.Entry) (*bots.Message, error) {
 			return nil, fmt.Errorf("decoding card %s: %w", e.ID, err)
 		}
 		return &bots.Message{Card: &bots.Card{EntryID: e.ID, Stamped: &st}, Text: st.PlainText()}, nil
-	case store.EntrySystem:
+	case core.EntrySystem:
 		c, err := core.Decode[core.SystemContent](e)
 		if err != nil || !c.Notice {
 			return nil, err
 		}
 		return &bots.Message{Text: "ℹ️ " + redact.String(c.Text)}, nil
-	case store.EntryError:
+	case core.EntryError:
 		c, err := core.Decode[core.ErrorContent](e)
 		if err != nil || c.Interim {
 			return nil, err
@@ -711,7 +698,7 @@ func render(e *store.Entry) (*bots.Message, error) {
 
 // targetOf is where a binding's messages go: its place, less the Run that
 // only makes a routine run's binding unique.
-func targetOf(b *store.Binding) bots.Target {
+func targetOf(b *core.Binding) bots.Target {
 	p := b.Place
 	return bots.Target{Platform: p.Platform, Workspace: p.Workspace, Channel: p.Channel, Thread: p.Thread, UserID: p.User}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/run"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // ShowRun implements core.RunProgress: the run's progress is shown in the
@@ -19,7 +18,7 @@ import (
 // as the steps move.
 //
 // Which message shows a run on a binding is kept in the store
-// (store.RunMessage), handed to the platform as bots.RunMessages: after a
+// (core.RunMessage), handed to the platform as bots.RunMessages: after a
 // restart, or on another instance, the next change edits the same
 // message. Progress items run under the conversation's serialisation, and
 // the record is made with a unique key before the first post, so two
@@ -36,7 +35,7 @@ func (d *Deliverer) ShowRun(ctx context.Context, v *core.RunView) error {
 	view := runView(v)
 	var errs []error
 	for _, b := range bs {
-		rec := &runRecord{st: d.st, now: d.opts.Now, key: store.RunMessageKey{RunID: v.Run.ID, BindingID: b.b.ID}, platform: b.b.Place.Platform}
+		rec := &runRecord{st: d.st, now: d.opts.Now, key: core.RunMessageKey{RunID: v.Run.ID, BindingID: b.b.ID}, platform: b.b.Place.Platform}
 		if rs, ok := b.ad.(bots.RunShower); ok {
 			if err := rs.ShowRun(ctx, b.to, view, rec); err != nil {
 				errs = append(errs, fmt.Errorf("showing run %s on %s: %w", v.Run.ID, b.b.Place.Platform, err))
@@ -95,11 +94,11 @@ func (d *Deliverer) runMessage(ctx context.Context, b *bound, v *bots.RunView, r
 // It remembers the record it last read or wrote, whose message a save
 // compares with.
 type runRecord struct {
-	st       store.Store
+	st       core.RunMessageStore
 	now      func() time.Time
-	key      store.RunMessageKey
+	key      core.RunMessageKey
 	platform string
-	cur      *store.RunMessage
+	cur      *core.RunMessage
 	// stale: cur is an intent Load found left by a dead process.
 	stale bool
 }
@@ -114,7 +113,7 @@ func (r *runRecord) Load(ctx context.Context) (*bots.RunMessage, error) {
 	var deadline <-chan time.Time
 	for {
 		m, err := r.st.RunMessageGet(ctx, &r.key)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, core.ErrNotFound) {
 			r.cur, r.stale = nil, false
 			return nil, nil
 		}
@@ -123,8 +122,8 @@ func (r *runRecord) Load(ctx context.Context) (*bots.RunMessage, error) {
 		}
 		r.cur, r.stale = m, false
 		young := runPostGrace - r.now().Sub(m.UpdatedAt)
-		if m.State != store.RunMessagePosting || young <= 0 {
-			r.stale = m.State == store.RunMessagePosting
+		if m.State != core.RunMessagePosting || young <= 0 {
+			r.stale = m.State == core.RunMessagePosting
 			return runMessageOf(m), nil
 		}
 		if deadline == nil {
@@ -160,20 +159,20 @@ const runPostPoll = 200 * time.Millisecond
 
 func (r *runRecord) Claim(ctx context.Context, kind string) (*bots.RunMessage, bool, error) {
 	var (
-		m   *store.RunMessage
+		m   *core.RunMessage
 		err error
 	)
 	switch {
 	case r.cur == nil:
-		m, err = r.st.RunMessageCreate(ctx, &store.RunMessageCreateParams{RunID: r.key.RunID, BindingID: r.key.BindingID, Platform: r.platform, Kind: kind, Now: r.now()})
-	case r.cur.State == store.RunMessagePosting && !r.stale:
+		m, err = r.st.RunMessageCreate(ctx, &core.RunMessageCreateParams{RunID: r.key.RunID, BindingID: r.key.BindingID, Platform: r.platform, Kind: kind, Now: r.now()})
+	case r.cur.State == core.RunMessagePosting && !r.stale:
 		return nil, false, nil // another process is posting it
 	default:
-		m, err = r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
-			RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: r.cur.Version, Kind: kind, State: store.RunMessagePosting, Now: r.now(),
+		m, err = r.st.RunMessageSave(ctx, &core.RunMessageSaveParams{
+			RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: r.cur.Version, Kind: kind, State: core.RunMessagePosting, Now: r.now(),
 		})
 	}
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, core.ErrConflict) {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -188,14 +187,14 @@ func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
 	if r.cur != nil {
 		prev = r.cur.Version
 	}
-	state := store.RunMessageLive
+	state := core.RunMessageLive
 	switch {
 	case m.Ref.ID == "":
-		state = store.RunMessagePosting
+		state = core.RunMessagePosting
 	case m.Ended:
-		state = store.RunMessageEnded
+		state = core.RunMessageEnded
 	}
-	saved, err := r.st.RunMessageSave(ctx, &store.RunMessageSaveParams{
+	saved, err := r.st.RunMessageSave(ctx, &core.RunMessageSaveParams{
 		RunID: r.key.RunID, BindingID: r.key.BindingID, PrevVersion: prev, Channel: m.Ref.Channel, MessageID: m.Ref.ID,
 		Kind: m.Kind, State: state, Sent: m.Sent, Now: r.now(),
 	})
@@ -206,8 +205,8 @@ func (r *runRecord) Save(ctx context.Context, m *bots.RunMessage) error {
 	return nil
 }
 
-func runMessageOf(m *store.RunMessage) *bots.RunMessage {
-	out := &bots.RunMessage{Kind: m.Kind, Ended: m.State == store.RunMessageEnded, Sent: m.Sent, Since: m.UpdatedAt}
+func runMessageOf(m *core.RunMessage) *bots.RunMessage {
+	out := &bots.RunMessage{Kind: m.Kind, Ended: m.State == core.RunMessageEnded, Sent: m.Sent, Since: m.UpdatedAt}
 	if m.MessageID != "" {
 		out.Ref = bots.MessageRef{Channel: m.Channel, ID: m.MessageID}
 	}
@@ -224,7 +223,7 @@ func runView(v *core.RunView) *bots.RunView {
 		switch {
 		case s.Error != "":
 			detail = s.Error
-		case s.Status == store.StepDone:
+		case s.Status == core.StepDone:
 			detail = fmt.Sprintf("%d in / %d out tokens, %s", s.InputTokens, s.OutputTokens, run.Cost(s.CostMicroUSD))
 		}
 		out.Steps = append(out.Steps, bots.RunStepView{Key: s.Key, Title: s.Title, Agent: s.Agent, Status: string(s.Status), Detail: detail})

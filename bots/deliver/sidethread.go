@@ -11,7 +11,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Side threads on the platforms. The marker is a small card under the
@@ -29,11 +28,11 @@ import (
 // id of its own (threadKey), so each is posted exactly once.
 
 // statusLabel is how a status reads on a marker.
-func statusLabel(s store.SideThreadStatus) string {
+func statusLabel(s core.SideThreadStatus) string {
 	switch s {
-	case store.SideThreadResolved:
+	case core.SideThreadStatusResolved:
 		return "✅ Resolved"
-	case store.SideThreadAbandoned:
+	case core.SideThreadStatusAbandoned:
 		return "⏸️ Abandoned"
 	}
 	return "💬 In progress"
@@ -41,7 +40,7 @@ func statusLabel(s store.SideThreadStatus) string {
 
 // sideThreadMessage is what people see of a side_thread entry: the marker
 // (from the side thread's current status), or the summary posted back.
-func (d *Deliverer) sideThreadMessage(ctx context.Context, e *store.Entry) (*bots.Message, error) {
+func (d *Deliverer) sideThreadMessage(ctx context.Context, e *core.Entry) (*bots.Message, error) {
 	c, err := core.Decode[core.SideThreadContent](e)
 	if err != nil {
 		return nil, err
@@ -64,7 +63,7 @@ func (d *Deliverer) sideThreadMessage(ctx context.Context, e *store.Entry) (*bot
 }
 
 // markerMessage draws a side thread's marker card.
-func markerMessage(entryID uuid.UUID, th *store.SideThread, link string) (*bots.Message, error) {
+func markerMessage(entryID uuid.UUID, th *core.SideThread, link string) (*bots.Message, error) {
 	status := statusLabel(th.Status)
 	item := cards.Item{
 		Title:    status,
@@ -95,12 +94,12 @@ func threadKey(marker uuid.UUID, event string) uuid.UUID {
 // posted marker and returns the binding that posts into it; nil when the
 // platform has no threads of messages, the marker is in a thread already
 // (threads do not nest), or it is not posted yet.
-func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID, th *store.SideThread) *bound {
+func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID, th *core.SideThread) *bound {
 	op, ok := b.ad.(bots.ThreadOpener)
 	if !ok || b.to.Thread != "" {
 		return nil
 	}
-	posted, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: marker})
+	posted, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: marker})
 	if err != nil || posted.Pending {
 		return nil
 	}
@@ -109,7 +108,7 @@ func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID
 		return nil
 	}
 	// Opened before: its first message was posted in it.
-	if first, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: threadKey(marker, string(core.SideThreadOpened))}); err == nil && !first.Pending {
+	if first, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: threadKey(marker, string(core.SideThreadOpened))}); err == nil && !first.Pending {
 		if in := decodeRefs(first.MessageIDs); len(in) > 0 {
 			tb := *b
 			tb.to.Thread = in[0].Channel
@@ -130,7 +129,7 @@ func (d *Deliverer) markerThread(ctx context.Context, b *bound, marker uuid.UUID
 
 // sideThreadOpened, once an opened marker is posted, opens its platform
 // thread with what the opener asked the peer.
-func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *store.Entry) error {
+func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *core.Entry) error {
 	c, err := core.Decode[core.SideThreadContent](e)
 	if err != nil || c.Event != core.SideThreadOpened {
 		return err
@@ -158,23 +157,23 @@ func (d *Deliverer) sideThreadOpened(ctx context.Context, b *bound, e *store.Ent
 // agents' replies, and the messages an agent sent there from elsewhere
 // (the opening <dm>, later tags). A reply handed on to the agent it names
 // is one message, not two.
-func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *store.SideThread) error {
-	entries, err := d.st.EntryList(ctx, &store.EntryListParams{ConversationID: th.ChildID})
+func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *core.SideThread) error {
+	entries, err := d.st.EntryList(ctx, &core.EntryListParams{ConversationID: th.ChildID})
 	if err != nil {
 		return fmt.Errorf("reading side conversation %s: %w", th.ChildID, err)
 	}
-	var prev *store.Entry
+	var prev *core.Entry
 	for _, e := range entries {
 		who, text := "", ""
 		switch e.Kind {
-		case store.EntryAssistant:
+		case core.EntryAssistant:
 			if c, err := core.Decode[core.AssistantContent](e); err == nil {
 				who, text = c.Agent, c.Text
 			}
-		case store.EntryUser:
+		case core.EntryUser:
 			name, ok := e.Author.Agent()
 			if c, err := core.Decode[core.UserContent](e); err == nil && ok &&
-				(prev == nil || prev.Kind != store.EntryAssistant || prev.Author != e.Author) {
+				(prev == nil || prev.Kind != core.EntryAssistant || prev.Author != e.Author) {
 				who, text = name, c.Text
 			}
 		}
@@ -191,7 +190,7 @@ func (d *Deliverer) mirror(ctx context.Context, tb *bound, th *store.SideThread)
 
 // mirrorAll copies the side conversation's new messages into the marker's
 // platform thread on every binding of the parent that has one.
-func (d *Deliverer) mirrorAll(ctx context.Context, th *store.SideThread) error {
+func (d *Deliverer) mirrorAll(ctx context.Context, th *core.SideThread) error {
 	conv, err := d.st.ConversationGet(ctx, th.ParentID)
 	if err != nil {
 		return fmt.Errorf("loading conversation %s: %w", th.ParentID, err)
@@ -211,7 +210,7 @@ func (d *Deliverer) mirrorAll(ctx context.Context, th *store.SideThread) error {
 
 // sideThreadEnded posts a side thread's outcome into its marker's
 // platform thread, after what was said there.
-func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.SideThread) error {
+func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *core.SideThread) error {
 	tb := d.markerThread(ctx, b, *th.MarkerEntryID, th)
 	if tb == nil {
 		return nil
@@ -220,7 +219,7 @@ func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.Sid
 		return err
 	}
 	text := fmt.Sprintf("%s by %s: %s", statusLabel(th.Status), th.FinishedBy, th.Summary)
-	if th.Status == store.SideThreadAbandoned {
+	if th.Status == core.SideThreadStatusAbandoned {
 		text = statusLabel(th.Status) + ": no progress for too long."
 	}
 	return d.post(ctx, tb, threadKey(*th.MarkerEntryID, string(th.Status)), &bots.Message{Text: text}, nil, nil)
@@ -230,7 +229,7 @@ func (d *Deliverer) sideThreadEnded(ctx context.Context, b *bound, th *store.Sid
 // items: it edits the side thread's marker on every binding of the parent
 // to its current status, in place. A marker not posted yet is posted
 // first (by the binding's flush), already showing the status.
-func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkItem, args core.SideThreadMarkerArgs) error {
+func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *core.WorkItem, args core.SideThreadMarkerArgs) error {
 	th, err := d.st.SideThreadGet(ctx, args.SideThreadID)
 	if err != nil {
 		return fmt.Errorf("reading side thread %s: %w", args.SideThreadID, err)
@@ -259,7 +258,7 @@ func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkIte
 			errs = append(errs, err)
 			continue
 		}
-		if th.Status != store.SideThreadInProgress {
+		if th.Status != core.SideThreadStatusInProgress {
 			if err := d.sideThreadEnded(ctx, b, th); err != nil {
 				errs = append(errs, err)
 			}
@@ -269,8 +268,8 @@ func (d *Deliverer) HandleSideThreadMarker(ctx context.Context, _ *store.WorkIte
 }
 
 func (d *Deliverer) editMarker(ctx context.Context, b *bound, entryID uuid.UUID, msg *bots.Message) error {
-	posted, err := d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: entryID})
-	if errors.Is(err, store.ErrNotFound) || (err == nil && posted.Pending) {
+	posted, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: entryID})
+	if errors.Is(err, core.ErrNotFound) || (err == nil && posted.Pending) {
 		// Not posted yet: posting it now draws the current status.
 		return d.flushBinding(ctx, b, nil)
 	}

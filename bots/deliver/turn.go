@@ -16,7 +16,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/redact"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // eventBuffer bounds the live events queued for one turn. A turn never
@@ -60,7 +59,7 @@ type liveStream struct {
 // at Close, and nothing of the conversation stays in memory after.
 type turnDelivery struct {
 	d      *Deliverer
-	conv   *store.Conversation
+	conv   *core.Conversation
 	turnID uuid.UUID
 	agent  string
 	// retry is set on a later attempt of the turn; queuedAt is when the
@@ -83,7 +82,7 @@ type turnDelivery struct {
 
 // OpenTurn implements core.Deliverer. It returns nil when the conversation
 // has no binding on a platform running here.
-func (d *Deliverer) OpenTurn(ctx context.Context, conv *store.Conversation, item *store.WorkItem, agent string) (core.TurnDelivery, error) {
+func (d *Deliverer) OpenTurn(ctx context.Context, conv *core.Conversation, item *core.WorkItem, agent string) (core.TurnDelivery, error) {
 	bs, err := d.bindings(ctx, conv)
 	if err != nil || len(bs) == 0 {
 		return nil, err
@@ -300,7 +299,7 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 	// The intent, before the platform makes a message: a process that dies
 	// in between leaves a record that says to look for one.
 	turn := t.turnID
-	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
+	if err := t.d.st.LiveStreamSave(ctx, &core.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: []string{}, UpdatedAt: t.d.opts.Now()}); err != nil {
 		t.d.log.WarnContext(ctx, "recording the intent to stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 	}
 	if k, ok := s.(bots.StreamKeyer); ok && key != "" {
@@ -365,7 +364,7 @@ func (t *turnDelivery) findLost(ctx context.Context, b *bound) (bots.Stream, err
 	// What the turn's entries became is the earlier attempts' delivered
 	// work, not a lost stream. (A rare path: the whole log is read.)
 	known := map[string]bool{}
-	entries, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, WithErrors: true})
+	entries, err := t.d.st.EntryList(ctx, &core.EntryListParams{ConversationID: t.conv.ID, WithErrors: true})
 	if err != nil {
 		return nil, fmt.Errorf("reading the turn's entries: %w", err)
 	}
@@ -373,7 +372,7 @@ func (t *turnDelivery) findLost(ctx context.Context, b *bound) (bots.Stream, err
 		if e.TurnID == nil || *e.TurnID != t.turnID {
 			continue
 		}
-		if p, err := t.d.st.PostedGet(ctx, &store.PostedGetParams{BindingID: b.b.ID, EntryID: e.ID}); err == nil {
+		if p, err := t.d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: e.ID}); err == nil {
 			for _, id := range p.MessageIDs {
 				known[id] = true
 			}
@@ -399,7 +398,7 @@ func (t *turnDelivery) save(ctx context.Context, b *bound, ls *liveStream) {
 		return
 	}
 	turn := t.turnID
-	if err := t.d.st.LiveStreamSave(ctx, &store.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: refs, UpdatedAt: t.d.opts.Now()}); err != nil {
+	if err := t.d.st.LiveStreamSave(ctx, &core.LiveStream{BindingID: b.b.ID, TurnID: &turn, MessageIDs: refs, UpdatedAt: t.d.opts.Now()}); err != nil {
 		t.d.log.WarnContext(ctx, "recording live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		return
 	}
@@ -507,13 +506,13 @@ func (t *turnDelivery) stoppedBy(ctx context.Context) string {
 		t.d.log.WarnContext(ctx, "reading the conversation for a stop request", "error", err)
 		return ""
 	}
-	es, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, AfterSeq: max(0, conv.LastSeq-stopWindow)})
+	es, err := t.d.st.EntryList(ctx, &core.EntryListParams{ConversationID: t.conv.ID, AfterSeq: max(0, conv.LastSeq-stopWindow)})
 	if err != nil {
 		t.d.log.WarnContext(ctx, "reading entries for a stop request", "error", err)
 		return ""
 	}
 	for _, e := range slices.Backward(es) {
-		if e.Kind != store.EntrySystem {
+		if e.Kind != core.EntrySystem {
 			continue
 		}
 		c, err := core.Decode[core.SystemContent](e)
@@ -529,7 +528,7 @@ func (t *turnDelivery) stoppedBy(ctx context.Context) string {
 const stopWindow = 32
 
 // triggerOf is the seq of the message a turn item answers, or 0.
-func triggerOf(item *store.WorkItem) int64 {
+func triggerOf(item *core.WorkItem) int64 {
 	if item.Kind != core.WorkTurn {
 		return 0
 	}
@@ -556,8 +555,8 @@ func (t *turnDelivery) markDone(ctx context.Context) {
 	if len(markers) == 0 {
 		return
 	}
-	es, err := t.d.st.EntryList(ctx, &store.EntryListParams{ConversationID: t.conv.ID, AfterSeq: t.trigger - 1, UpToSeq: t.trigger, Limit: 1})
-	if err != nil || len(es) == 0 || es[0].Kind != store.EntryUser {
+	es, err := t.d.st.EntryList(ctx, &core.EntryListParams{ConversationID: t.conv.ID, AfterSeq: t.trigger - 1, UpToSeq: t.trigger, Limit: 1})
+	if err != nil || len(es) == 0 || es[0].Kind != core.EntryUser {
 		return
 	}
 	c, err := core.Decode[core.UserContent](es[0])

@@ -23,21 +23,23 @@ import (
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Conversations is what the terminal chat needs of core: the agents to
 // chat with, a conversation to post into, what waits for an answer, the
-// clicks that give it, and the log and live events to print.
-// *core.Service implements it; tests can fake it.
+// clicks that give it, and the log, its wake-ups and live events to print,
+// and whether a turn is over. *core.Service implements it; tests can fake
+// it.
 type Conversations interface {
-	Store() store.Store
 	Hub() *core.Hub
 	Agents() *config.Config
-	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
 	Act(ctx context.Context, a *core.Action) (*core.ActionResult, error)
+	EntryWakeups(ctx context.Context, conv uuid.UUID) (<-chan struct{}, error)
+	Cursor(conv uuid.UUID, after int64) *core.Cursor
+	TurnsOver(ctx context.Context, conv uuid.UUID) (bool, error)
 }
 
 var _ Conversations = (*core.Service)(nil)
@@ -107,7 +109,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer unsubscribe()
 	wakeCtx, stopWake := context.WithCancel(ctx)
 	defer stopWake()
-	wake, err := svc.Store().Subscribe(wakeCtx, store.TopicEntries)
+	wake, err := svc.EntryWakeups(wakeCtx, conv.ID)
 	if err != nil {
 		return fmt.Errorf("following the conversation: %w", err)
 	}
@@ -125,7 +127,7 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		}
 	}()
-	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, wake: wake, lines: lines, out: out, cur: core.NewCursor(svc.Store(), conv.ID, 0)}
+	s := &session{opts: opts, svc: svc, conv: conv.ID, events: events, wake: wake, lines: lines, out: out, cur: svc.Cursor(conv.ID, 0)}
 	for {
 		fmt.Fprint(out, "\n> ")
 		line, ok := s.read(ctx)
@@ -162,7 +164,7 @@ type session struct {
 	svc    Conversations
 	conv   uuid.UUID
 	events <-chan core.Event
-	wake   <-chan store.Notification
+	wake   <-chan struct{}
 	lines  <-chan string
 	out    io.Writer
 
@@ -206,12 +208,9 @@ func (s *session) follow(ctx context.Context) error {
 				return errors.New("the live event feed closed")
 			}
 			ended, err = s.live(ctx, ev)
-		case n, ok := <-s.wake:
+		case _, ok := <-s.wake:
 			if !ok {
 				return errors.New("the store stopped sending wake-ups")
-			}
-			if n.Payload != s.conv.String() {
-				continue
 			}
 			// A turn here published its turn_start before it wrote anything
 			// that wakes us: handle what is queued first.
@@ -239,7 +238,9 @@ func (s *session) follow(ctx context.Context) error {
 // pollEnd is the safety net for lost wake-ups and events: it reports the
 // turn over once the store says so, after printing all it left.
 func (s *session) pollEnd(ctx context.Context) (bool, error) {
-	over, err := s.turnOver(ctx)
+	// No turn runs or waits to run in the conversation: how a turn run by
+	// another instance is seen to end.
+	over, err := s.svc.TurnsOver(ctx, s.conv)
 	if err != nil || !over {
 		return false, err
 	}
@@ -338,32 +339,13 @@ func (s *session) catchUp(ctx context.Context, upTo int64) (bool, error) {
 	}
 }
 
-// turnOver reports whether no turn runs or waits to run in the
-// conversation: how a turn run by another instance is seen to end.
-func (s *session) turnOver(ctx context.Context) (bool, error) {
-	c, err := s.svc.Store().ConversationGet(ctx, s.conv)
-	if err != nil {
-		return false, fmt.Errorf("reading the conversation: %w", err)
-	}
-	if c.Status == store.ConversationRunning {
-		return false, nil
-	}
-	items, err := s.svc.Store().WorkList(ctx, &store.WorkListParams{
-		ConversationID: &s.conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
-	})
-	if err != nil {
-		return false, fmt.Errorf("reading the conversation's queue: %w", err)
-	}
-	return len(items) == 0, nil
-}
-
-func (s *session) show(e *store.Entry) error {
+func (s *session) show(e *core.Entry) error {
 	agentName := s.svc.Agents().Default().Name
 	if name, ok := e.Author.Agent(); ok {
 		agentName = name
 	}
 	switch e.Kind {
-	case store.EntryAssistant:
+	case core.EntryAssistant:
 		c, err := core.Decode[core.AssistantContent](e)
 		if err != nil {
 			return err
@@ -376,7 +358,7 @@ func (s *session) show(e *store.Entry) error {
 			s.lastStatus = ""
 		}
 		s.streamed = false
-	case store.EntryToolResult:
+	case core.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil {
 			return err
@@ -388,7 +370,7 @@ func (s *session) show(e *store.Entry) error {
 			}
 			fmt.Fprintf(s.out, "\n[%s saved to %s]", a.Name, path)
 		}
-	case store.EntryCard:
+	case core.EntryCard:
 		c, err := core.Decode[core.CardContent](e)
 		if err != nil {
 			return err
@@ -398,7 +380,7 @@ func (s *session) show(e *store.Entry) error {
 			return fmt.Errorf("decoding card: %w", err)
 		}
 		fmt.Fprintf(s.out, "\n%s\n", st.PlainText())
-	case store.EntryError:
+	case core.EntryError:
 		c, err := core.Decode[core.ErrorContent](e)
 		if err != nil {
 			return err
@@ -437,17 +419,10 @@ func (s *session) askPending(ctx context.Context) (bool, error) {
 	}
 	answered := false
 	for _, p := range pending {
-		if p.WaitingFor != "person" {
+		if p.WaitingFor != core.WaitingForPerson || p.Approval == nil {
 			continue
 		}
-		ap, err := s.svc.Store().ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: s.conv, CallID: p.CallID})
-		if err != nil {
-			return false, err
-		}
-		if ap.Status != store.ApprovalPending {
-			continue
-		}
-		msg, err := deliver.PromptMessage(ap)
+		msg, err := deliver.PromptMessage(p.Approval)
 		if err != nil {
 			return false, err
 		}

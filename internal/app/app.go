@@ -27,7 +27,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/deliver"
-	"github.com/switchboardhq/switchboard/bots/mcpserver"
+	"github.com/switchboardhq/switchboard/bots/mcp"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/bots/web/console"
 	"github.com/switchboardhq/switchboard/core"
@@ -450,7 +450,7 @@ type App struct {
 
 	srv       *http.Server
 	listener  net.Listener
-	mcpServer *mcpserver.Server
+	mcpServer *mcp.Server
 	cliProbes *cliProbes    // the CLI agents' capability probes, for /readyz
 	instance  *instanceHold // this process's hold on its instance id
 	admin     *http.Server

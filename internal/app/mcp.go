@@ -15,7 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchboardhq/switchboard/bots/mcpserver"
+	"github.com/switchboardhq/switchboard/bots/mcp"
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/redact"
@@ -58,7 +58,7 @@ func (a *App) buildMCP(mc *mcpclient.Config) error {
 // buildMCPServer serves the agents to MCP clients at /mcp, with the API's
 // credentials.
 func (a *App) buildMCPServer(api *web.API) error {
-	srv, err := mcpserver.New(mcpserver.Options{
+	srv, err := mcp.New(mcp.Options{
 		Service: a.Service, Auth: api, InterruptFunc: a.Worker.Interrupt, StopFunc: a.Service.StopConversation,
 		Logger: a.log.With("part", "mcpserver"), PublicURL: a.cfg.PublicURL,
 	})

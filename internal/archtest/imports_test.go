@@ -3,6 +3,7 @@
 package archtest
 
 import (
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -43,6 +44,84 @@ func TestImportRules(t *testing.T) {
 			if rule.banned(d) {
 				t.Errorf("%s depends on %s; the rule: %s", rule.pkg, d, rule.why)
 			}
+		}
+	}
+}
+
+// imports lists, for each package matching pattern, the packages its
+// non-test files import directly (go list's Imports: a package's tests
+// may reach further, to set up what they check).
+func imports(t *testing.T, pattern string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/"+pattern).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pattern, err)
+	}
+	m := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			m[strings.TrimPrefix(f[0], module+"/")] = f[1:]
+		}
+	}
+	return m
+}
+
+// storeDirect are the packages under bots/ that still import store (or a
+// driver) themselves. Each is a debt: remove its line once it calls core
+// instead, and the rule holds for every package under bots/.
+var storeDirect = []string{
+	"bots/web", // the HTTP API: its handlers are moving onto core's methods
+}
+
+// TestBotsReachTheStoreThroughCore: what people and programs reach agents
+// through is transport. A package under bots/ calls core's methods for
+// what it reads and does, takes a narrow interface core declares for what
+// it keeps (core.DeliveryStore), and names store values through core's
+// aliases; it imports neither store nor a driver.
+func TestBotsReachTheStoreThroughCore(t *testing.T) {
+	bots := imports(t, "bots/...")
+	for _, pkg := range slices.Sorted(maps.Keys(bots)) {
+		deps := bots[pkg]
+		var direct []string
+		for _, d := range deps {
+			if hasAnyPrefix(d, module+"/store") {
+				direct = append(direct, d)
+			}
+		}
+		switch allowed := slices.Contains(storeDirect, pkg); {
+		case len(direct) > 0 && !allowed:
+			t.Errorf("%s imports %s; a package under bots/ reaches the store only through core (its methods, core.DeliveryStore, its aliases of store types)",
+				pkg, strings.Join(direct, ", "))
+		case len(direct) == 0 && allowed:
+			t.Errorf("%s no longer imports store: remove it from storeDirect, so that the rule holds for it", pkg)
+		}
+	}
+}
+
+// appImporters are the packages outside cmd/ that build the whole
+// service: the binary's own subcommands that run it in-process or check
+// its settings, kept in internal/ beside it.
+var appImporters = []string{
+	"internal/bench",  // switchboard bench: starts the service and measures it
+	"internal/doctor", // switchboard doctor: loads the settings the service would
+}
+
+// TestOnlyTheBinaryImportsTheApp: internal/app sees every other package
+// (it wires them); nothing but the binary (cmd/) and its subcommands'
+// packages imports it, or the wiring would leak into the parts it wires.
+// Tests may start the whole service (internal/app's own, end-to-end
+// ones): only non-test imports are checked.
+func TestOnlyTheBinaryImportsTheApp(t *testing.T) {
+	all := imports(t, "...")
+	for _, pkg := range slices.Sorted(maps.Keys(all)) {
+		deps := all[pkg]
+		uses, allowed := slices.Contains(deps, module+"/internal/app"), slices.Contains(appImporters, pkg)
+		switch {
+		case uses && !allowed && !hasAnyPrefix(pkg, "cmd"):
+			t.Errorf("%s imports internal/app; only the binary (cmd/) wires the service", pkg)
+		case allowed && !uses:
+			t.Errorf("%s no longer imports internal/app: remove it from appImporters", pkg)
 		}
 	}
 }

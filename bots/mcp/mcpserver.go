@@ -1,4 +1,4 @@
-// Package mcpserver serves Switchboard's agents to MCP clients at /mcp
+// Package mcp serves Switchboard's agents to MCP clients at /mcp
 // (streamable HTTP, every protocol revision the official Go SDK speaks).
 //
 // A caller authenticates with the bearer tokens /api takes (the operator
@@ -11,7 +11,7 @@
 // structuredContent when the answer is a card. A turn that pauses for an
 // approval ends the call with where to decide. Cancelling the request
 // interrupts the turn.
-package mcpserver
+package mcp
 
 import (
 	"context"
@@ -33,19 +33,21 @@ import (
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/config"
-	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/store"
 )
 
-// Conversations is what the server needs of core; *core.Service
-// implements it.
+// Conversations is what the server needs of core: the agents a caller
+// may use, a conversation to post into, the turn's live events, whether
+// it is over, and what it answered or waits for. *core.Service implements
+// it.
 type Conversations interface {
-	Store() store.Store
 	Hub() *core.Hub
 	Agents() *config.Config
-	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	AgentsVisibleIn(ctx context.Context, ws uuid.UUID) ([]string, error)
+	CreateConversationWith(ctx context.Context, p *core.CreateConversationParams) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
+	TurnQueue(ctx context.Context, conv uuid.UUID) (core.TurnQueue, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
+	AnswerAfter(ctx context.Context, conv uuid.UUID, seq int64) (*core.Answer, error)
 }
 
 var _ Conversations = (*core.Service)(nil)
@@ -88,13 +90,13 @@ type Options struct {
 func (o *Options) validate() error {
 	switch {
 	case o.Service == nil:
-		return errors.New("mcpserver: Options.Service is required")
+		return errors.New("mcp: Options.Service is required")
 	case o.Auth == nil:
-		return errors.New("mcpserver: Options.Auth is required")
+		return errors.New("mcp: Options.Auth is required")
 	case o.InterruptFunc == nil:
-		return errors.New("mcpserver: Options.InterruptFunc is required")
+		return errors.New("mcp: Options.InterruptFunc is required")
 	case o.ProgressInterval < 0 || o.PollInterval < 0:
-		return errors.New("mcpserver: Options.ProgressInterval and PollInterval must not be negative")
+		return errors.New("mcp: Options.ProgressInterval and PollInterval must not be negative")
 	}
 	return nil
 }
@@ -103,7 +105,6 @@ func (o *Options) validate() error {
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	st   store.Store
 	h    http.Handler
 
 	mu      sync.Mutex
@@ -155,7 +156,7 @@ func New(opts Options) (*Server, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, st: opts.Service.Store()}
+	s := &Server{opts: opts, log: opts.Logger}
 	streamable := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger: opts.Logger, SessionTimeout: 30 * time.Minute,
 	})
@@ -281,18 +282,7 @@ func (s *Server) agentsFor(ctx context.Context, p *web.Principal) ([]string, err
 		if err != nil || ws == nil {
 			return nil, err
 		}
-		ls, err := s.st.AgentListVisible(ctx, *ws)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, l := range ls {
-			if slices.Contains(all, l.Name) && !slices.Contains(out, l.Name) {
-				out = append(out, l.Name)
-			}
-		}
-		slices.Sort(out)
-		return out, nil
+		return s.opts.Service.AgentsVisibleIn(ctx, *ws)
 	}
 	return nil, nil
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package mcp
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tool"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // call runs one agent tool call: a conversation of its own, the message,
@@ -47,14 +46,11 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, agentName s
 	if err != nil {
 		return errorResult("workspace: " + err.Error()), nil
 	}
-	conv, err := s.opts.Service.CreateConversation(ctx, agentName, tool.ContextMCP, p.Name())
+	conv, err := s.opts.Service.CreateConversationWith(ctx, &core.CreateConversationParams{
+		Agent: agentName, Context: tool.ContextMCP, Starter: p.Name(), WorkspaceID: ws,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("opening a conversation with %s: %w", agentName, err)
-	}
-	if ws != nil {
-		if err := s.st.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *ws}); err != nil {
-			return nil, fmt.Errorf("placing conversation %s in workspace %s: %w", conv.ID, *ws, err)
-		}
 	}
 	// Subscribed before the message is posted: no event of the turn is
 	// missed.
@@ -125,13 +121,11 @@ func (s *Server) interrupt(conv uuid.UUID, who string) {
 		if s.opts.InterruptFunc(conv) > 0 {
 			return
 		}
-		items, err := s.st.WorkList(ctx, &store.WorkListParams{
-			ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 10,
-		})
-		if err != nil || len(items) == 0 {
+		turns, err := s.opts.Service.TurnQueue(ctx, conv)
+		if err != nil || turns.Empty() {
 			return
 		}
-		if s.opts.StopFunc != nil && slices.ContainsFunc(items, func(it *store.WorkItem) bool { return it.State == store.WorkRunning }) {
+		if s.opts.StopFunc != nil && turns.Running {
 			// Claimed, and not here (or not yet registered here: the stop
 			// entry reaches it on its next heartbeat all the same).
 			if _, err := s.opts.StopFunc(ctx, conv, who+" (MCP call cancelled)"); err != nil {
@@ -152,72 +146,42 @@ func (s *Server) interrupt(conv uuid.UUID, who string) {
 // runs; then the result is the last answer after the message at seq, or an
 // approval pause.
 func (s *Server) outcome(ctx context.Context, conv uuid.UUID, seq int64) (*mcp.CallToolResult, bool, error) {
-	items, err := s.st.WorkList(ctx, &store.WorkListParams{
-		ConversationID: &conv, Kind: core.WorkTurn, States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
-	})
+	turns, err := s.opts.Service.TurnQueue(ctx, conv)
 	if err != nil {
 		return nil, false, fmt.Errorf("checking the turn of %s: %w", conv, err)
 	}
-	if len(items) > 0 {
+	if !turns.Empty() {
 		return nil, false, nil
 	}
 	pending, err := s.opts.Service.PendingCalls(ctx, conv)
 	if err != nil {
 		return nil, false, err
 	}
-	if i := slices.IndexFunc(pending, func(p core.PendingCall) bool { return p.WaitingFor == "person" }); i >= 0 {
-		return s.paused(ctx, conv, pending[i]), true, nil
+	if i := slices.IndexFunc(pending, func(p core.PendingCall) bool { return p.WaitingFor == core.WaitingForPerson }); i >= 0 {
+		return s.paused(conv, pending[i]), true, nil
 	}
-	entries, err := s.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv})
+	a, err := s.opts.Service.AnswerAfter(ctx, conv, seq)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", conv, err)
+		return nil, false, err
 	}
-	return answer(entries, seq, conv), true, nil
+	return answer(a, conv), true, nil
 }
 
-// answer is the agent's last word after the message at seq: a card (with
-// structuredContent) or its text; an error entry when the turn failed.
-func answer(entries []*store.Entry, seq int64, conv uuid.UUID) *mcp.CallToolResult {
+// answer is the agent's last word: a card (with structuredContent) or its
+// text; the error people were shown when the turn failed.
+func answer(a *core.Answer, conv uuid.UUID) *mcp.CallToolResult {
 	meta := mcp.Meta{"switchboard/conversation_id": conv.String()}
-	var texts []string
-	var card json.RawMessage
-	var failure string
-	for _, e := range entries {
-		if e.Seq != nil && *e.Seq <= seq {
-			continue
-		}
-		switch e.Kind {
-		case store.EntryAssistant:
-			if c, err := core.Decode[core.AssistantContent](e); err == nil && strings.TrimSpace(c.Text) != "" {
-				texts = append(texts, c.Text)
-			}
-		case store.EntryCard:
-			if c, err := core.Decode[core.CardContent](e); err == nil {
-				card = c.Card
-				if c.Text != "" {
-					texts = append(texts, c.Text)
-				}
-			}
-		case store.EntryError:
-			if c, err := core.Decode[core.ErrorContent](e); err == nil && !c.Interim {
-				failure = c.Message
-			}
-		}
-	}
-	if len(texts) == 0 && card == nil {
-		if failure == "" {
-			failure = "the agent ended its turn without an answer"
-		}
-		r := errorResult(failure)
+	if len(a.Texts) == 0 && a.Card == nil {
+		r := errorResult(cmpOr(a.Failure, "the agent ended its turn without an answer"))
 		r.Meta = meta
 		return r
 	}
 	res := &mcp.CallToolResult{Meta: meta}
-	text := strings.Join(texts, "\n\n")
-	if card != nil {
-		res.StructuredContent = card
+	text := strings.Join(a.Texts, "\n\n")
+	if a.Card != nil {
+		res.StructuredContent = a.Card
 		if text == "" {
-			text = string(card)
+			text = string(a.Card)
 		}
 	}
 	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
@@ -228,11 +192,11 @@ func answer(entries []*store.Entry, seq int64, conv uuid.UUID) *mcp.CallToolResu
 // waits, and where to decide it: the approvals API (POST
 // /api/approvals/{id}, open to whoever may decide it: the caller that
 // asked, the operator) besides the platforms that show the prompt.
-func (s *Server) paused(ctx context.Context, conv uuid.UUID, p core.PendingCall) *mcp.CallToolResult {
+func (s *Server) paused(conv uuid.UUID, p core.PendingCall) *mcp.CallToolResult {
 	base := strings.TrimSuffix(s.opts.PublicURL, "/")
 	meta := mcp.Meta{"switchboard/conversation_id": conv.String(), "switchboard/waiting_for": "approval", "switchboard/tool": p.Name}
 	where := "where the conversation's approvals are delivered (the approvers of switchboard.yaml)"
-	if ap, err := s.st.ApprovalFindByCall(ctx, &store.ApprovalFindByCallParams{ConversationID: conv, CallID: p.CallID}); err == nil {
+	if ap := p.Approval; ap != nil {
 		decide := fmt.Sprintf("%s/api/approvals/%s", base, ap.ID)
 		where = fmt.Sprintf("approval %s, open until %s; decide it with POST %s and {\"choice\": \"approve\"} or {\"choice\": \"deny\"}",
 			ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339), decide)
@@ -275,7 +239,7 @@ func (p *progress) event(ctx context.Context, ev core.Event) {
 	case core.EventRestart:
 		p.text.Reset()
 	case core.EventEntry:
-		if ev.Entry != nil && ev.Entry.Kind == store.EntryToolCall {
+		if ev.Entry != nil && ev.Entry.Kind == core.EntryToolCall {
 			if c, err := core.Decode[core.ToolCallContent](ev.Entry); err == nil {
 				p.status = "running " + c.Name
 			}
