@@ -171,7 +171,9 @@ func (s tourSkills) ImportArchive(context.Context, string, []byte, string) ([]*s
 	return []*store.Skill{s.skill()}, nil
 }
 
-func (s tourSkills) List(context.Context) ([]*store.Skill, error) { return []*store.Skill{s.skill()}, nil }
+func (s tourSkills) List(context.Context) ([]*store.Skill, error) {
+	return []*store.Skill{s.skill()}, nil
+}
 
 func (s tourSkills) Remove(context.Context, string, string) error { return nil }
 
