@@ -12,12 +12,6 @@ import (
 // data a workspace keeps (see docs/production.md, "Retention and deleting
 // a person's data").
 
-func (a *API) retentionRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/workspaces/{ws}/retention", a.handle(a.retentionGet))
-	mux.Handle("PUT /api/workspaces/{ws}/retention", a.handle(a.retentionPut))
-	mux.Handle("POST /api/people/{person}/forget", a.handle(a.personForget))
-}
-
 // retentionRequest is PUT /api/workspaces/{ws}/retention's body.
 type retentionRequest struct {
 	// KeepDays is how many days after its last activity a conversation is
