@@ -3,7 +3,6 @@ package web_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/bots/web"
 )
 
-// update rewrites the generated files this package checks instead of
-// comparing them: go test ./bots/web -run 'TestTour|TestOpenAPI|TestReference' -update
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json, openapi.json and docs/reference/http.md")
 
 // goldenSteps are the tour's steps whose answers are kept in
 // testdata/<step>.golden.json: the main shapes clients read.
@@ -102,7 +100,7 @@ func checkGoldens(t *testing.T, exchanges []*exchange) {
 		}
 		got := normalize(t, ex.Result)
 		path := filepath.Join("testdata", ex.Name+".golden.json")
-		if *update {
+		if *web.Update {
 			if err := os.MkdirAll("testdata", 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -131,4 +129,10 @@ func checkGoldens(t *testing.T, exchanges []*exchange) {
 func TestTour(t *testing.T) {
 	exchanges := runTour(t)
 	t.Run("golden", func(t *testing.T) { checkGoldens(t, exchanges) })
+	t.Run("openapi", func(t *testing.T) {
+		doc := loadDocument(t)
+		covered := checkExchanges(t, doc, exchanges)
+		t.Logf("the tour exercised %d of the document's operations; not: %v", len(covered), uncovered(doc, covered))
+		checkDocumentServed(t, exchanges)
+	})
 }

@@ -247,6 +247,9 @@ func runTour(t *testing.T) []*exchange {
 	const op = "op"
 	convPath := func(id uuid.UUID, rest string) string { return "/api/conversations/" + id.String() + rest }
 
+	// The document, without a credential.
+	tr.call(t, "openapi", "GET", "/api/openapi.json", "", "", 200, nil)
+
 	// Who is calling.
 	tr.call(t, "session", "GET", "/api/session", op, "", 200, nil)
 	tr.call(t, "whoami", "GET", "/api/auth/whoami", op, "", 200, nil)
@@ -468,6 +471,11 @@ func runTour(t *testing.T) []*exchange {
 	// Signing in and out of the console.
 	tr.call(t, "signed_in", "POST", "/auth/token", "", `{"token":"op"}`, 200, nil)
 	tr.call(t, "bad_link", "POST", "/auth/link", "", `{"token":"nope"}`, 401, nil)
+	link, err := signin.Link(ctx, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.call(t, "signed_in_by_link", "POST", "/auth/link", "", fmt.Sprintf(`{"token":%q}`, strings.SplitN(link, "t=", 2)[1]), 200, nil)
 	tr.call(t, "signed_out", "POST", "/auth/logout", "", "", 200, nil)
 
 	// Forgetting, deleting.

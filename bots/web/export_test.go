@@ -1,0 +1,7 @@
+package web
+
+// Update is -update, for the tests of package web_test.
+var Update = updateFlag
+
+// OpenAPIJSON is the committed document, as the binary serves it.
+var OpenAPIJSON = openapiJSON
