@@ -14,7 +14,6 @@ import (
 	"github.com/switchboardhq/switchboard/bots/web"
 )
 
-
 // goldenSteps are the tour's steps whose answers are kept in
 // testdata/<step>.golden.json: the main shapes clients read.
 var goldenSteps = []string{

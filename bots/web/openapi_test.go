@@ -549,7 +549,9 @@ func TestOpenAPI(t *testing.T) {
 // recordingMux records the patterns registered on it.
 type recordingMux struct{ patterns []string }
 
-func (m *recordingMux) Handle(pattern string, _ http.Handler) { m.patterns = append(m.patterns, pattern) }
+func (m *recordingMux) Handle(pattern string, _ http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+}
 
 // TestRoutesMatchTheDocument: an API with every option registers exactly
 // the operations of the committed document (and the CORS preflight).
