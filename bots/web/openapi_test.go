@@ -10,6 +10,7 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
+	"maps"
 	"net/http"
 	"os"
 	"path"
@@ -327,7 +328,12 @@ func packageDocs() (map[string]string, error) {
 		return strings.Join(strings.Fields(first), " ")
 	}
 	for _, t := range p.Types {
-		out[t.Name] = oneLine(t.Doc)
+		// "ConversationJSON is a conversation ..." reads "A conversation ...".
+		d := oneLine(t.Doc)
+		if rest, ok := strings.CutPrefix(d, t.Name+" is "); ok && rest != "" {
+			d = strings.ToUpper(rest[:1]) + rest[1:]
+		}
+		out[t.Name] = d
 		for _, spec := range t.Decl.Specs {
 			st, ok := spec.(*ast.TypeSpec).Type.(*ast.StructType)
 			if !ok {
@@ -581,4 +587,162 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 	if !slices.Equal(registered, documented) {
 		t.Errorf("registered routes %v\ndocumented operations %v\nwant the same", registered, documented)
 	}
+}
+
+// httpReference renders docs/reference/http.md from the document: the
+// routes by tag, then every schema with its fields.
+func httpReference(t *testing.T) []byte {
+	t.Helper()
+	d, err := openAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("# HTTP routes\n\n")
+	b.WriteString("<!-- Generated from bots/web's route table by `go test ./bots/web -run TestReference -update`; do not edit. -->\n\n")
+	b.WriteString("Every route of the HTTP API (see [The HTTP API](../api.md) for how to call\n" +
+		"it), generated from the same table as the OpenAPI 3.1 document the server\n" +
+		"serves at `GET /api/openapi.json` (committed as\n" +
+		"[`bots/web/openapi.json`](../../bots/web/openapi.json)). Auth is who may\n" +
+		"call it: *any principal* (the operator, a person's token or console session,\n" +
+		"an agent's session; the route narrows what each sees), the *operator* only,\n" +
+		"or *none*. A body or answer links to its schema below; every refusal or\n" +
+		"failure answers [Error](#error). The service also serves `/healthz`,\n" +
+		"`/readyz`, [`/metrics`](metrics.md), `/mcp` ([MCP](../mcp.md)), the platforms'\n" +
+		"webhooks and the console's pages; they are not part of this API.\n")
+	link := func(s *jsonschema.Schema) string {
+		if s == nil {
+			return ""
+		}
+		if n, ok := strings.CutPrefix(s.Ref, schemaRefs); ok {
+			return "[" + n + "](#" + strings.ToLower(n) + ")"
+		}
+		return "JSON"
+	}
+	for _, tag := range apiTags {
+		fmt.Fprintf(&b, "\n## %s\n\n%s.\n\n| route | what | auth | body | answer |\n| --- | --- | --- | --- | --- |\n", tag.Name, tag.Description)
+		for i := range routes {
+			rt := &routes[i]
+			if rt.Tag != tag.Name {
+				continue
+			}
+			op := d.Paths[rt.Path][strings.ToLower(rt.Method)]
+			var body []string
+			if op.RequestBody != nil {
+				for _, m := range slices.Sorted(maps.Keys(op.RequestBody.Content)) {
+					if m == "application/json" {
+						body = append(body, link(op.RequestBody.Content[m].Schema))
+					} else {
+						body = append(body, "`"+m+"`")
+					}
+				}
+				if !op.RequestBody.Required {
+					body = append(body, "(optional)")
+				}
+			}
+			answer := []string{strconv.Itoa(rt.Status)}
+			res := op.Responses[strconv.Itoa(rt.Status)]
+			for _, m := range slices.Sorted(maps.Keys(res.Content)) {
+				if m == "application/json" {
+					answer = append(answer, link(res.Content[m].Schema))
+				} else {
+					answer = append(answer, "`"+m+"`")
+				}
+			}
+			route := "`" + rt.Method + " " + rt.Path + "`"
+			var query []string
+			for _, p := range rt.Query {
+				if p.In == "" {
+					query = append(query, p.Name)
+				}
+			}
+			if len(query) > 0 {
+				route += " `?" + strings.Join(query, "&") + "`"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", route, mdCell(rt.Summary), rt.Auth, strings.Join(body, " "), strings.Join(answer, " "))
+		}
+	}
+	b.WriteString("\n## Schemas\n")
+	for _, n := range slices.Sorted(maps.Keys(d.Components.Schemas)) {
+		sc := d.Components.Schemas[n]
+		fmt.Fprintf(&b, "\n### %s\n\n", n)
+		if sc.Description != "" {
+			b.WriteString(mdCell(sc.Description) + "\n\n")
+		}
+		if len(sc.Properties) == 0 {
+			b.WriteString("No fields: `{}`.\n")
+			continue
+		}
+		b.WriteString("| field | type | required | about |\n| --- | --- | --- | --- |\n")
+		order := sc.PropertyOrder
+		if len(order) == 0 {
+			order = slices.Sorted(maps.Keys(sc.Properties))
+		}
+		for _, f := range order {
+			p := sc.Properties[f]
+			req := ""
+			if slices.Contains(sc.Required, f) {
+				req = "yes"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f, schemaType(p), req, mdCell(p.Description))
+		}
+	}
+	return []byte(b.String())
+}
+
+// schemaType says what a property holds, linking a component.
+func schemaType(s *jsonschema.Schema) string {
+	if n, ok := strings.CutPrefix(s.Ref, schemaRefs); ok {
+		return "[" + n + "](#" + strings.ToLower(n) + ")"
+	}
+	if len(s.AnyOf) > 0 {
+		var parts []string
+		for _, x := range s.AnyOf {
+			parts = append(parts, schemaType(x))
+		}
+		return strings.Join(parts, " or ")
+	}
+	types := s.Types
+	if s.Type != "" {
+		types = []string{s.Type}
+	}
+	var parts []string
+	nullable := false
+	for _, ty := range types {
+		switch ty {
+		case "null":
+			nullable = true
+		case "array":
+			parts = append(parts, "array of "+schemaType(s.Items))
+		case "object":
+			if s.AdditionalProperties != nil && len(s.Properties) == 0 {
+				parts = append(parts, "object of "+schemaType(s.AdditionalProperties))
+			} else {
+				parts = append(parts, "object")
+			}
+		default:
+			if s.Format != "" {
+				ty += " (" + s.Format + ")"
+			}
+			parts = append(parts, ty)
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "any")
+	}
+	out := strings.Join(parts, ", ")
+	if nullable {
+		out += " or null"
+	}
+	return out
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// TestReferenceHTTP: docs/reference/http.md is the reference of the route
+// table and its types as they are.
+func TestReferenceHTTP(t *testing.T) {
+	checkGenerated(t, filepath.Join("..", "..", "docs", "reference", "http.md"), httpReference(t), "go test ./bots/web -run TestReference -update")
 }
