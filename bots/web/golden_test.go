@@ -72,15 +72,7 @@ func normalize(t *testing.T, raw []byte) []byte {
 		}
 		return v
 	}
-	v = walk(v, "")
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return web.IndentJSON(t, walk(v, ""))
 }
 
 // checkGoldens compares the answers of goldenSteps with

@@ -499,18 +499,25 @@ func pruneComponents(d *oaDocument) {
 	}
 }
 
-// openAPIJSON is the document as committed: indented, with a final newline.
-func openAPIJSON(t *testing.T) []byte {
+// mustDocument is openAPIDocument, failing the test on an error.
+func mustDocument(t *testing.T) *oaDocument {
 	t.Helper()
 	d, err := openAPIDocument()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// indentJSON is v as the generated files hold JSON: indented by two
+// spaces, <, > and & as they are, with a final newline.
+func indentJSON(t *testing.T, v any) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
+	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -549,7 +556,7 @@ func checkGenerated(t *testing.T, file string, got []byte, how string) {
 // TestOpenAPI: the committed openapi.json is the document of the route
 // table and its types as they are.
 func TestOpenAPI(t *testing.T) {
-	checkGenerated(t, "openapi.json", openAPIJSON(t), "go test ./bots/web -run TestOpenAPI -update")
+	checkGenerated(t, "openapi.json", indentJSON(t, mustDocument(t)), "go test ./bots/web -run TestOpenAPI -update")
 }
 
 // recordingMux records the patterns registered on it.
@@ -593,10 +600,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 // routes by tag, then every schema with its fields.
 func httpReference(t *testing.T) []byte {
 	t.Helper()
-	d, err := openAPIDocument()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustDocument(t)
 	var b strings.Builder
 	b.WriteString("# HTTP routes\n\n")
 	b.WriteString("<!-- Generated from bots/web's route table by `go test ./bots/web -run TestReference -update`; do not edit. -->\n\n")

@@ -195,6 +195,28 @@ func skillZip(t *testing.T) []byte {
 	return b.Bytes()
 }
 
+// converse opens a conversation as the operator, says text in it and
+// waits for the turn to leave it in want.
+func (tr *tour) converse(t *testing.T, st store.Store, text string, want store.ConversationStatus) web.ConversationJSON {
+	t.Helper()
+	var conv web.ConversationJSON
+	step := strings.ReplaceAll(text, " ", "_")
+	tr.call(t, step+"_opened", "POST", "/api/conversations", "op", "", 201, &conv)
+	tr.call(t, step+"_said", "POST", "/api/conversations/"+conv.ID.String()+"/messages", "op", fmt.Sprintf(`{"text":%q}`, text), 202, nil)
+	waitStatus(t, st, conv.ID, want)
+	return conv
+}
+
+// only is the one element of list, failing the test when there is not
+// exactly one.
+func only[T any](t *testing.T, what string, list []T) T {
+	t.Helper()
+	if len(list) != 1 {
+		t.Fatalf("%d of %s; want one", len(list), what)
+	}
+	return list[0]
+}
+
 // runTour starts a server with every option and drives it through the
 // routes; it returns the exchanges in order.
 func runTour(t *testing.T) []*exchange {
@@ -255,12 +277,7 @@ func runTour(t *testing.T) []*exchange {
 	tr.call(t, "whoami", "GET", "/api/auth/whoami", op, "", 200, nil)
 
 	// A conversation, a message and its reply, the log.
-	var conv struct {
-		ID uuid.UUID `json:"id"`
-	}
-	tr.call(t, "conversation_created", "POST", "/api/conversations", op, "", 201, &conv)
-	tr.call(t, "message_posted", "POST", convPath(conv.ID, "/messages"), op, `{"text":"hello"}`, 202, nil)
-	waitStatus(t, st, conv.ID, store.ConversationIdle)
+	conv := tr.converse(t, st, "hello", store.ConversationIdle)
 	tr.call(t, "conversation", "GET", convPath(conv.ID, ""), op, "", 200, nil)
 	tr.call(t, "conversation_at", "GET", convPath(conv.ID, "?at=1"), op, "", 200, nil)
 	tr.call(t, "entries", "GET", convPath(conv.ID, "/entries"), op, "", 200, nil)
@@ -311,69 +328,38 @@ func runTour(t *testing.T) []*exchange {
 
 	// A confirmation: listed, read, decided by its call; another decided
 	// by its id with "always", which makes a standing grant.
-	var paused struct {
-		ID uuid.UUID `json:"id"`
-	}
-	tr.call(t, "conversation_for_approval", "POST", "/api/conversations", op, "", 201, &paused)
-	tr.call(t, "launch", "POST", convPath(paused.ID, "/messages"), op, `{"text":"launch it"}`, 202, nil)
-	waitStatus(t, st, paused.ID, store.ConversationPaused)
+	paused := tr.converse(t, st, "launch it", store.ConversationPaused)
 	tr.call(t, "conversation_paused", "GET", convPath(paused.ID, ""), op, "", 200, nil)
-	var inbox struct {
-		Approvals []web.ApprovalJSON `json:"approvals"`
-	}
+	var inbox web.ApprovalList
 	tr.call(t, "approvals", "GET", "/api/approvals", op, "", 200, &inbox)
-	if len(inbox.Approvals) != 1 {
-		t.Fatalf("the inbox holds %d approvals; want the launch", len(inbox.Approvals))
-	}
-	tr.call(t, "approval", "GET", "/api/approvals/"+inbox.Approvals[0].ID, op, "", 200, nil)
-	tr.call(t, "decided", "POST", convPath(paused.ID, "/decide"), op, fmt.Sprintf(`{"call_id":%q,"value":"approve"}`, inbox.Approvals[0].CallID), 200, nil)
+	launch := only(t, "the launch's approval", inbox.Approvals)
+	tr.call(t, "approval", "GET", "/api/approvals/"+launch.ID, op, "", 200, nil)
+	tr.call(t, "decided", "POST", convPath(paused.ID, "/decide"), op, fmt.Sprintf(`{"call_id":%q,"value":"approve"}`, launch.CallID), 200, nil)
 	waitStatus(t, st, paused.ID, store.ConversationIdle)
 	tr.call(t, "launch_again", "POST", convPath(paused.ID, "/messages"), op, `{"text":"launch again"}`, 202, nil)
 	waitStatus(t, st, paused.ID, store.ConversationPaused)
 	tr.call(t, "approvals_again", "GET", "/api/approvals", op, "", 200, &inbox)
-	tr.call(t, "decided_by_id", "POST", "/api/approvals/"+inbox.Approvals[0].ID, op, `{"choice":"always"}`, 200, nil)
+	tr.call(t, "decided_by_id", "POST", "/api/approvals/"+only(t, "the second launch's approval", inbox.Approvals).ID, op, `{"choice":"always"}`, 200, nil)
 	waitStatus(t, st, paused.ID, store.ConversationIdle)
-	var grants struct {
-		Grants []struct {
-			ID uuid.UUID `json:"id"`
-		} `json:"grants"`
-	}
+	var grants web.GrantList
 	tr.call(t, "grants", "GET", "/api/grants", op, "", 200, &grants)
-	if len(grants.Grants) != 1 {
-		t.Fatalf("%d grants after \"always\"; want 1", len(grants.Grants))
-	}
-	tr.call(t, "grant_revoked", "DELETE", "/api/grants/"+grants.Grants[0].ID.String(), op, "", 200, nil)
+	grant := only(t, "the grant \"always\" made", grants.Grants)
+	tr.call(t, "grant_revoked", "DELETE", "/api/grants/"+grant.ID.String(), op, "", 200, nil)
 
 	// A frontend tool's result.
-	var asked struct {
-		ID uuid.UUID `json:"id"`
-	}
-	tr.call(t, "conversation_for_ask", "POST", "/api/conversations", op, "", 201, &asked)
-	tr.call(t, "ask", "POST", convPath(asked.ID, "/messages"), op, `{"text":"ask me"}`, 202, nil)
-	waitStatus(t, st, asked.ID, store.ConversationPaused)
-	var pending struct {
-		PendingCalls []core.PendingCall `json:"pending_calls"`
-	}
+	asked := tr.converse(t, st, "ask me", store.ConversationPaused)
+	var pending web.ConversationDetail
 	tr.call(t, "conversation_asking", "GET", convPath(asked.ID, ""), op, "", 200, &pending)
-	if len(pending.PendingCalls) != 1 {
-		t.Fatalf("%d pending calls; want the question", len(pending.PendingCalls))
-	}
-	tr.call(t, "tool_results", "POST", convPath(asked.ID, "/tool-results"), op, fmt.Sprintf(`{"results":[{"call_id":%q,"output":{"choice":"Blue"}}]}`, pending.PendingCalls[0].CallID), 202, nil)
+	question := only(t, "the question's call", pending.PendingCalls)
+	tr.call(t, "tool_results", "POST", convPath(asked.ID, "/tool-results"), op, fmt.Sprintf(`{"results":[{"call_id":%q,"output":{"choice":"Blue"}}]}`, question.CallID), 202, nil)
 	waitStatus(t, st, asked.ID, store.ConversationIdle)
 
 	// An artifact.
 	tr.call(t, "write_it", "POST", convPath(asked.ID, "/messages"), op, `{"text":"write it"}`, 202, nil)
 	waitStatus(t, st, asked.ID, store.ConversationIdle)
-	var arts struct {
-		Artifacts []struct {
-			ID uuid.UUID `json:"id"`
-		} `json:"artifacts"`
-	}
+	var arts web.ArtifactList
 	tr.call(t, "artifacts", "GET", "/api/artifacts", op, "", 200, &arts)
-	if len(arts.Artifacts) != 1 {
-		t.Fatalf("%d artifacts; want main.go", len(arts.Artifacts))
-	}
-	art := "/api/artifacts/" + arts.Artifacts[0].ID.String()
+	art := "/api/artifacts/" + only(t, "the artifact main.go", arts.Artifacts).ID.String()
 	tr.call(t, "artifact", "GET", art, op, "", 200, nil)
 	tr.call(t, "artifact_version", "GET", art+"/versions/1", op, "", 200, nil)
 	tr.call(t, "artifact_diff", "GET", art+"/diff", op, "", 200, nil)
