@@ -611,9 +611,11 @@ func httpReference(t *testing.T) []byte {
 		"call it: *any principal* (the operator, a person's token or console session,\n" +
 		"an agent's session; the route narrows what each sees), the *operator* only,\n" +
 		"or *none*. A body or answer links to its schema below; every refusal or\n" +
-		"failure answers [Error](#error). The service also serves `/healthz`,\n" +
-		"`/readyz`, [`/metrics`](metrics.md), `/mcp` ([MCP](../mcp.md)), the platforms'\n" +
-		"webhooks and the console's pages; they are not part of this API.\n")
+		"failure answers [Error](#error).\n\n" +
+		"Not here: what the server mounts besides this API: `/healthz`, `/readyz`,\n" +
+		"[`/metrics`](metrics.md), `/mcp` ([MCP](../mcp.md)), the operator's\n" +
+		"`GET /api/mcp/status` and `GET /api/config/status`, the platforms' webhooks,\n" +
+		"the connections' OAuth flow and the console's pages.\n")
 	link := func(s *jsonschema.Schema) string {
 		if s == nil {
 			return ""

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,37 @@ func (tr *tour) converse(t *testing.T, st store.Store, text string, want store.C
 	waitStatus(t, st, conv.ID, want)
 	return conv
 }
+
+// operatorOnly calls every operation the document says only the operator
+// may call as the holder of token, a person, and checks that each refuses
+// them with 403. Path parameters are ids that name nothing: the right is
+// checked first.
+func (tr *tour) operatorOnly(t *testing.T, token string) {
+	t.Helper()
+	doc := loadDocument(t)
+	n := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Extensions["x-switchboard-auth"] != web.AuthOperator.String() {
+				continue
+			}
+			ct, body := "application/json", []byte("{}")
+			if op.RequestBody != nil && op.RequestBody.Value.Content.Get("application/json") == nil {
+				ct, body = "application/zip", skillZip(t)
+			}
+			p := pathParamRE.ReplaceAllString(path, "7d1e3c1a-0000-4000-8000-0000000000ff")
+			if ex := tr.do(t, "operator_only", method, p, token, ct, body); ex.Status != http.StatusForbidden {
+				t.Errorf("%s %s as a person = %d %s; the document says only the operator may call it: want 403", method, p, ex.Status, ex.Result)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("the document has no operation for the operator only")
+	}
+}
+
+var pathParamRE = regexp.MustCompile(`\{[^}]+\}`)
 
 // only is the one element of list, failing the test when there is not
 // exactly one.
@@ -453,6 +485,9 @@ func runTour(t *testing.T) []*exchange {
 	}
 	tr.call(t, "skills", "GET", "/api/skills", op, "", 200, nil)
 	tr.call(t, "skill_removed", "DELETE", "/api/skills/release", op, "", 204, nil)
+
+	// What the document says is the operator's refuses a person.
+	tr.operatorOnly(t, personal.Token)
 
 	// Signing in and out of the console.
 	tr.call(t, "signed_in", "POST", "/auth/token", "", `{"token":"op"}`, 200, nil)
