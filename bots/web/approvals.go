@@ -62,11 +62,6 @@ func approvalJSON(ap *store.Approval) ApprovalJSON {
 	}
 }
 
-func (a *API) approvalRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/approvals/{id}", a.handle(a.getApproval))
-	mux.Handle("POST /api/approvals/{id}", a.handle(a.decideApproval))
-}
-
 // actor is what takes decisions: Options.Actor, else the service when it
 // can; nil when neither.
 func (a *API) actor() Actor {
@@ -110,6 +105,14 @@ func (a *API) getApproval(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// ChoiceRequest is the body of POST /api/approvals/{id}.
+type ChoiceRequest struct {
+	// Choice is "approve", "always", "always_args" or "deny" for a
+	// confirmation; a question's answer, or the index of one of its
+	// choices.
+	Choice string `json:"choice"`
+}
+
 // decideApproval decides: {"choice": "approve" | "always" | "always_args" |
 // "deny"} for a confirmation, {"choice": "<answer>"} for a question (an
 // answer may also be the index of one of its choices).
@@ -118,9 +121,7 @@ func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Choice string `json:"choice"`
-	}
+	var body ChoiceRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/artifact"
 	"github.com/switchboardhq/switchboard/store"
@@ -14,35 +17,76 @@ import (
 // see the conversation (allowedConversationID decides for one; a listing
 // takes the same visibility as the history).
 
-func (a *API) artifactRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/artifacts", a.handle(a.artifactList))
-	mux.Handle("GET /api/artifacts/{artifact}", a.handle(a.artifactGet))
-	mux.Handle("GET /api/artifacts/{artifact}/versions/{n}", a.handle(a.artifactVersion))
-	mux.Handle("GET /api/artifacts/{artifact}/diff", a.handle(a.artifactDiff))
-	mux.Handle("POST /api/artifacts/{artifact}/comments", a.handle(a.artifactComment))
+// ArtifactJSON is an artifact as a list shows it, without its content.
+type ArtifactJSON struct {
+	ID             uuid.UUID          `json:"id"`
+	ConversationID uuid.UUID          `json:"conversation_id"`
+	Kind           store.ArtifactKind `json:"kind"`
+	Title          string             `json:"title"`
+	Language       string             `json:"language"`
+	Version        int                `json:"version"`
+	CreatedBy      store.Author       `json:"created_by"`
+	CreatedAt      time.Time          `json:"created_at"`
+	UpdatedAt      time.Time          `json:"updated_at"`
 }
 
-func artifactJSON(x *store.Artifact, withContent bool) map[string]any {
-	out := map[string]any{
-		"id": x.ID, "conversation_id": x.ConversationID, "kind": x.Kind, "title": x.Title, "language": x.Language,
-		"version": x.Version, "created_by": x.CreatedBy, "created_at": x.CreatedAt, "updated_at": x.UpdatedAt,
-	}
-	if withContent {
-		out["content"] = x.Content
-	}
-	return out
+// ArtifactList is GET /api/artifacts.
+type ArtifactList struct {
+	Artifacts []ArtifactJSON `json:"artifacts"`
 }
 
-func versionJSON(v *store.ArtifactVersion, withContent bool) map[string]any {
-	out := map[string]any{"version": v.Version, "title": v.Title, "language": v.Language, "author": v.Author, "created_at": v.CreatedAt}
-	if withContent {
-		out["content"] = v.Content
-	}
-	return out
+// ArtifactDetail is one artifact: the current version's content, every
+// version (without content) and the comments.
+type ArtifactDetail struct {
+	ArtifactJSON
+	Content  string                `json:"content"`
+	Versions []ArtifactVersionJSON `json:"versions"`
+	Comments []ArtifactCommentJSON `json:"comments"`
 }
 
-func commentJSON(c *store.ArtifactComment) map[string]any {
-	return map[string]any{"id": c.ID, "version": c.Version, "author": c.Author, "text": c.Text, "created_at": c.CreatedAt}
+// ArtifactVersionJSON is a version of an artifact, without its content.
+type ArtifactVersionJSON struct {
+	Version   int          `json:"version"`
+	Title     string       `json:"title"`
+	Language  string       `json:"language"`
+	Author    store.Author `json:"author"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+// ArtifactVersionContent is a version of an artifact with its content.
+type ArtifactVersionContent struct {
+	ArtifactVersionJSON
+	Content string `json:"content"`
+}
+
+// ArtifactCommentJSON is a comment on a version of an artifact.
+type ArtifactCommentJSON struct {
+	ID        uuid.UUID    `json:"id"`
+	Version   int          `json:"version"`
+	Author    store.Author `json:"author"`
+	Text      string       `json:"text"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+// CommentRequest is the body of POST /api/artifacts/{artifact}/comments.
+type CommentRequest struct {
+	Text    string `json:"text"`
+	Version int    `json:"version,omitempty"` // 0 or absent: the current version
+}
+
+func artifactJSON(x *store.Artifact) ArtifactJSON {
+	return ArtifactJSON{
+		ID: x.ID, ConversationID: x.ConversationID, Kind: x.Kind, Title: x.Title, Language: x.Language,
+		Version: x.Version, CreatedBy: x.CreatedBy, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt,
+	}
+}
+
+func versionJSON(v *store.ArtifactVersion) ArtifactVersionJSON {
+	return ArtifactVersionJSON{Version: v.Version, Title: v.Title, Language: v.Language, Author: v.Author, CreatedAt: v.CreatedAt}
+}
+
+func commentJSON(c *store.ArtifactComment) ArtifactCommentJSON {
+	return ArtifactCommentJSON{ID: c.ID, Version: c.Version, Author: c.Author, Text: c.Text, CreatedAt: c.CreatedAt}
 }
 
 // allowedArtifact reads the artifact of the path when the caller may see
@@ -105,11 +149,11 @@ func (a *API) artifactList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := ArtifactList{Artifacts: make([]ArtifactJSON, 0, len(list))}
 	for _, x := range list {
-		out = append(out, artifactJSON(x, false))
+		out.Artifacts = append(out.Artifacts, artifactJSON(x))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"artifacts": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -128,16 +172,14 @@ func (a *API) artifactGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := artifactJSON(x, true)
-	versions := make([]map[string]any, 0, len(vs))
+	out := ArtifactDetail{ArtifactJSON: artifactJSON(x), Content: x.Content,
+		Versions: make([]ArtifactVersionJSON, 0, len(vs)), Comments: make([]ArtifactCommentJSON, 0, len(cs))}
 	for _, v := range vs {
-		versions = append(versions, versionJSON(v, false))
+		out.Versions = append(out.Versions, versionJSON(v))
 	}
-	comments := make([]map[string]any, 0, len(cs))
 	for _, c := range cs {
-		comments = append(comments, commentJSON(c))
+		out.Comments = append(out.Comments, commentJSON(c))
 	}
-	out["versions"], out["comments"] = versions, comments
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -164,7 +206,7 @@ func (a *API) artifactVersion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, versionJSON(v, true))
+	writeJSON(w, http.StatusOK, ArtifactVersionContent{ArtifactVersionJSON: versionJSON(v), Content: v.Content})
 	return nil
 }
 
@@ -207,10 +249,7 @@ func (a *API) artifactComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Text    string `json:"text"`
-		Version int    `json:"version"`
-	}
+	var body CommentRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

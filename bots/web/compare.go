@@ -28,13 +28,6 @@ type CompareResponse struct {
 // CompareFunc runs a comparison with the service's keys and endpoints.
 type CompareFunc func(ctx context.Context, req *CompareRequest) ([]compare.Result, error)
 
-func (a *API) compareRoutes(mux *http.ServeMux) {
-	if a.opts.Compare == nil {
-		return
-	}
-	mux.Handle("POST /api/compare", a.handle(a.compare))
-}
-
 func (a *API) compare(w http.ResponseWriter, r *http.Request) error {
 	// Every model asked is paid for with the service's keys.
 	if err := operatorOnly(PrincipalFrom(r.Context()), "compare models"); err != nil {

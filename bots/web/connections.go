@@ -22,16 +22,6 @@ type Connections interface {
 
 var _ Connections = (*connection.Manager)(nil)
 
-// connectionRoutes registers GET /api/connections and
-// DELETE /api/connections/{id} when the API was given Connections.
-func (a *API) connectionRoutes(mux *http.ServeMux) {
-	if a.opts.Connections == nil {
-		return
-	}
-	mux.Handle("GET /api/connections", a.handle(a.listConnections))
-	mux.Handle("DELETE /api/connections/{id}", a.handle(a.disconnect))
-}
-
 // connectionJSON is a connection as the API shows it: never a token.
 type connectionJSON struct {
 	ID          uuid.UUID  `json:"id"`
@@ -45,6 +35,17 @@ type connectionJSON struct {
 	ConnectedBy uuid.UUID  `json:"connected_by"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// ConnectionList is GET /api/connections.
+type ConnectionList struct {
+	Connections []connectionJSON `json:"connections"`
+}
+
+// DisconnectedJSON answers DELETE /api/connections/{id}: the connection
+// as it was.
+type DisconnectedJSON struct {
+	Disconnected connectionJSON `json:"disconnected"`
 }
 
 func toConnectionJSON(c *store.Connection) connectionJSON {
@@ -81,7 +82,7 @@ func (a *API) listConnections(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range cs {
 		out = append(out, toConnectionJSON(c))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"connections": out})
+	writeJSON(w, http.StatusOK, ConnectionList{Connections: out})
 	return nil
 }
 
@@ -101,7 +102,7 @@ func (a *API) disconnect(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"disconnected": toConnectionJSON(c)})
+	writeJSON(w, http.StatusOK, DisconnectedJSON{Disconnected: toConnectionJSON(c)})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -50,16 +51,38 @@ func (a *API) agentNames(ctx context.Context) map[uuid.UUID]string {
 	return out
 }
 
-// summaryJSON is a conversation as a list shows it.
-func (a *API) summaryJSON(ctx context.Context, c *store.Conversation, names map[uuid.UUID]string) map[string]any {
-	out := conversationJSON(c)
-	out["title"] = c.Title
-	out["updated_at"] = c.UpdatedAt
+// ForkNode is a conversation in a fork tree. Agent is set when it has one
+// (its name, "" when the server no longer knows it), WorkspaceID when it
+// is in one; Current marks the conversation asked about, and Depth, in the
+// tree from the root, how far down it is.
+type ForkNode struct {
+	ConversationJSON
+	UpdatedAt   time.Time  `json:"updated_at"`
+	Agent       *string    `json:"agent,omitempty"`
+	WorkspaceID *uuid.UUID `json:"workspace_id,omitempty"`
+	Current     bool       `json:"current"`
+	Depth       *int       `json:"depth,omitempty"`
+}
+
+// ForkTree is GET /api/conversations/{id}/forks: the conversation, its
+// parent and children, and the whole tree from the root, depth first
+// (leaving out what the caller may not see).
+type ForkTree struct {
+	Conversation ForkNode   `json:"conversation"`
+	Parent       *ForkNode  `json:"parent,omitempty"`
+	Children     []ForkNode `json:"children"`
+	Tree         []ForkNode `json:"tree"`
+}
+
+// forkNode is a conversation as a fork tree shows it.
+func (a *API) forkNode(ctx context.Context, c *store.Conversation, names map[uuid.UUID]string, current uuid.UUID) ForkNode {
+	out := ForkNode{ConversationJSON: conversationJSON(c), UpdatedAt: c.UpdatedAt, Current: c.ID == current}
 	if c.AgentID != nil {
-		out["agent"] = names[*c.AgentID]
+		name := names[*c.AgentID]
+		out.Agent = &name
 	}
 	if ws, err := a.st.ConversationWorkspace(ctx, c.ID); err == nil && ws != nil {
-		out["workspace_id"] = *ws
+		out.WorkspaceID = ws
 	}
 	return out
 }
@@ -77,16 +100,13 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	names := a.agentNames(r.Context())
-	node := func(c *store.Conversation) map[string]any {
-		out := a.summaryJSON(r.Context(), c, names)
-		out["current"] = c.ID == id
-		return out
-	}
-	res := map[string]any{"conversation": node(conv)}
+	node := func(c *store.Conversation) ForkNode { return a.forkNode(r.Context(), c, names, id) }
+	res := ForkTree{Conversation: node(conv)}
 	if conv.ParentID != nil {
 		if _, err := a.allowedConversationID(r, *conv.ParentID); err == nil {
 			if parent, err := a.st.ConversationGet(r.Context(), *conv.ParentID); err == nil {
-				res["parent"] = node(parent)
+				p := node(parent)
+				res.Parent = &p
 			}
 		}
 	}
@@ -94,29 +114,27 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	kids := make([]map[string]any, 0, len(children))
+	res.Children = make([]ForkNode, 0, len(children))
 	for _, c := range children {
-		kids = append(kids, node(c))
+		res.Children = append(res.Children, node(c))
 	}
-	res["children"] = kids
 	// The tree from the root, depth first, bounded: a page draws it.
 	root, err := a.st.ConversationGet(r.Context(), conv.RootID)
 	if err != nil {
 		return err
 	}
 	const maxNodes = 500
-	var tree []map[string]any
 	var walk func(c *store.Conversation, depth int) error
 	walk = func(c *store.Conversation, depth int) error {
-		if len(tree) >= maxNodes {
+		if len(res.Tree) >= maxNodes {
 			return nil
 		}
 		if _, err := a.allowedConversationID(r, c.ID); err != nil {
 			return nil // a fork in a workspace the caller cannot see is left out
 		}
 		n := node(c)
-		n["depth"] = depth
-		tree = append(tree, n)
+		n.Depth = &depth
+		res.Tree = append(res.Tree, n)
 		kids, err := a.st.ConversationForks(r.Context(), c.ID)
 		if err != nil {
 			return err
@@ -131,7 +149,6 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 	if err := walk(root, 0); err != nil {
 		return err
 	}
-	res["tree"] = tree
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }

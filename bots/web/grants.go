@@ -22,16 +22,6 @@ type Grants interface {
 
 var _ Grants = (*core.Service)(nil)
 
-// grantRoutes registers GET /api/grants and DELETE /api/grants/{id} when
-// the API was given Grants.
-func (a *API) grantRoutes(mux *http.ServeMux) {
-	if a.opts.Grants == nil {
-		return
-	}
-	mux.Handle("GET /api/grants", a.handle(a.listGrants))
-	mux.Handle("DELETE /api/grants/{id}", a.handle(a.revokeGrant))
-}
-
 type grantJSON struct {
 	ID            uuid.UUID  `json:"id"`
 	Agent         string     `json:"agent"`
@@ -43,6 +33,11 @@ type grantJSON struct {
 	RevokedAt     *time.Time `json:"revoked_at,omitempty"`
 	WorkspaceID   *uuid.UUID `json:"workspace_id,omitempty"`
 	WorkspaceName string     `json:"workspace_name,omitempty"`
+}
+
+// GrantList is GET /api/grants.
+type GrantList struct {
+	Grants []grantJSON `json:"grants"`
 }
 
 func toGrantJSON(g *store.Grant) grantJSON {
@@ -76,7 +71,7 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 	for _, g := range gs {
 		out = append(out, toGrantJSON(g))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"grants": out})
+	writeJSON(w, http.StatusOK, GrantList{Grants: out})
 	return nil
 }
 

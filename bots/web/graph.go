@@ -71,8 +71,14 @@ const maxGraphNodes = 300
 // maxGraphClimb bounds the walk up to the top of a conversation's tree.
 const maxGraphClimb = 32
 
-func (a *API) graphRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/graph", a.handle(a.graph))
+// WorkGraph is GET /api/graph: the graph around a conversation, drawn
+// from Top. Truncated says it was cut at its bound.
+type WorkGraph struct {
+	Conversation uuid.UUID    `json:"conversation"`
+	Top          string       `json:"top"`
+	Nodes        []*GraphNode `json:"nodes"`
+	Edges        []*GraphEdge `json:"edges"`
+	Truncated    bool         `json:"truncated"`
 }
 
 // graph is GET /api/graph?c=<conversation id>.
@@ -100,9 +106,7 @@ func (a *API) graph(w http.ResponseWriter, r *http.Request) error {
 	if err := g.walk(r.Context(), top); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"conversation": id, "top": convNodeID(top), "nodes": g.nodes, "edges": g.edges, "truncated": g.truncated,
-	})
+	writeJSON(w, http.StatusOK, WorkGraph{Conversation: id, Top: convNodeID(top), Nodes: g.nodes, Edges: g.edges, Truncated: g.truncated})
 	return nil
 }
 

@@ -98,6 +98,14 @@ func start(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web
 // startWith is start with extra tools registered.
 func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options, extra func(*tool.Registry)) *server {
 	t.Helper()
+	return startFull(t, st, clk, scriptPath, opts, extra, nil)
+}
+
+// startFull is startWith with fill, when not nil, setting the options that
+// need the service (its rulebooks, runs, personalities) before the API is
+// built.
+func startFull(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options, extra func(*tool.Registry), fill func(*core.Service, *web.Options)) *server {
+	t.Helper()
 	agents := &config.Config{Agents: []config.Agent{{
 		Name: "atlas", Persona: "You test the API.", Model: "scripted:" + scriptPath,
 		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: true},
@@ -139,6 +147,9 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 		t.Fatal(err)
 	}
 	opts.Service, opts.Grants = svc, svc
+	if fill != nil {
+		fill(svc, &opts)
+	}
 	if opts.Logger == nil {
 		opts.Logger = testenv.Logger(t)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -22,19 +23,6 @@ import (
 // workspaces they may use (workspace.Use), exactly as GET
 // /api/conversations/{id} decides; an agent session those of its agent;
 // the operator every one.
-
-func (a *API) historyRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/conversations", a.handle(a.historyList))
-	mux.Handle("PATCH /api/conversations/{id}", a.handle(a.historyPatch))
-	mux.Handle("DELETE /api/conversations/{id}", a.handle(a.historyDelete))
-	mux.Handle("GET /api/conversations/{id}/export", a.handle(a.historyExport))
-	mux.Handle("POST /api/conversations/import", a.handle(a.historyImport))
-	mux.Handle("POST /api/conversations/bulk", a.handle(a.historyBulk))
-	mux.Handle("GET /api/folders", a.handle(a.folderList))
-	mux.Handle("POST /api/folders", a.handle(a.folderCreate))
-	mux.Handle("PATCH /api/folders/{folder}", a.handle(a.folderPatch))
-	mux.Handle("DELETE /api/folders/{folder}", a.handle(a.folderDelete))
-}
 
 // visibility is what the principal sees: every workspace (the operator and
 // agent sessions, which are kept to their agent by agentFilter), or a
@@ -76,29 +64,45 @@ func (a *API) agentFilter(ctx context.Context, p *Principal) (id *uuid.UUID, fou
 	return &ag.ID, true, nil
 }
 
+// ListingJSON is a conversation as the history shows it. Agent is set
+// when it has one (its name, "" when the server no longer knows it).
+type ListingJSON struct {
+	ConversationJSON
+	UpdatedAt   time.Time  `json:"updated_at"`
+	Platform    string     `json:"platform"`
+	Archived    bool       `json:"archived"`
+	ArchivedAt  *time.Time `json:"archived_at,omitempty"`
+	FolderID    *uuid.UUID `json:"folder_id"`
+	WorkspaceID *uuid.UUID `json:"workspace_id"`
+	Agent       *string    `json:"agent,omitempty"`
+}
+
+// HistoryPage is a page of GET /api/conversations. NextOffset (and Next,
+// the same as a string, for ?before=) is the offset of the next page, null
+// on the last.
+type HistoryPage struct {
+	Conversations []ListingJSON `json:"conversations"`
+	NextOffset    *int          `json:"next_offset"`
+	Next          *string       `json:"next"`
+}
+
 // listingJSON is a conversation as the history shows it.
-func (a *API) listingJSON(ctx context.Context, l *store.ConversationListing, names map[uuid.UUID]string) (map[string]any, error) {
-	out := conversationJSON(l.Conversation)
-	out["title"] = l.Conversation.Title
-	out["updated_at"] = l.Conversation.UpdatedAt
-	out["platform"] = l.Platform
-	out["archived"] = l.ArchivedAt != nil
-	if l.ArchivedAt != nil {
-		out["archived_at"] = l.ArchivedAt
+func (a *API) listingJSON(ctx context.Context, l *store.ConversationListing, names map[uuid.UUID]string) (ListingJSON, error) {
+	out := ListingJSON{
+		ConversationJSON: conversationJSON(l.Conversation), UpdatedAt: l.Conversation.UpdatedAt, Platform: l.Platform,
+		Archived: l.ArchivedAt != nil, ArchivedAt: l.ArchivedAt, FolderID: l.FolderID, WorkspaceID: l.WorkspaceID,
 	}
-	out["folder_id"] = l.FolderID
-	out["workspace_id"] = l.WorkspaceID
 	if id := l.Conversation.AgentID; id != nil {
 		name, ok := names[*id]
 		if !ok {
 			var err error
 			name, err = a.st.AgentNameGet(ctx, *id)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return nil, err
+				return ListingJSON{}, err
 			}
 			names[*id] = name
 		}
-		out["agent"] = name
+		out.Agent = &name
 	}
 	return out, nil
 }
@@ -186,20 +190,19 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var next, cursor any
+	out := HistoryPage{Conversations: make([]ListingJSON, 0, min(len(ls), limit))}
 	if len(ls) > limit {
-		ls, next, cursor = ls[:limit], sp.Offset+limit, strconv.Itoa(sp.Offset+limit)
+		ls, out.NextOffset, out.Next = ls[:limit], ptrTo(sp.Offset+limit), ptrTo(strconv.Itoa(sp.Offset+limit))
 	}
 	names := map[uuid.UUID]string{}
-	out := make([]map[string]any, 0, len(ls))
 	for _, l := range ls {
 		j, err := a.listingJSON(ctx, l, names)
 		if err != nil {
 			return err
 		}
-		out = append(out, j)
+		out.Conversations = append(out.Conversations, j)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": out, "next_offset": next, "next": cursor})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -229,18 +232,21 @@ func (o *optionalID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// historyPatch is PATCH /api/conversations/{id}: {"title", "archived",
-// "folder"} (each optional; "folder": null takes it out of its folder).
+// FileRequest is the body of PATCH /api/conversations/{id}: each field
+// optional; "folder": null takes the conversation out of its folder.
+type FileRequest struct {
+	Title    *string    `json:"title,omitempty"`
+	Archived *bool      `json:"archived,omitempty"`
+	Folder   optionalID `json:"folder,omitzero"`
+}
+
+// historyPatch is PATCH /api/conversations/{id}.
 func (a *API) historyPatch(w http.ResponseWriter, r *http.Request) error {
 	id, err := a.allowedConversation(r)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Title    *string    `json:"title"`
-		Archived *bool      `json:"archived"`
-		Folder   optionalID `json:"folder"`
-	}
+	var body FileRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -316,17 +322,21 @@ func ignoreWriteErr(error) error { return nil }
 // maxImport bounds an import's body: a long conversation's export.
 const maxImport = 32 << 20
 
+// ImportRequest is the body of POST /api/conversations/import: an export,
+// or its Markdown.
+type ImportRequest struct {
+	*transcript.Doc
+	Markdown  string `json:"markdown,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+}
+
 // historyImport is POST /api/conversations/import: the body is an export
 // ({"format": "switchboard.conversation/v1", ...}) or {"markdown": "..."}
 // (the Markdown export), with an optional "workspace". The conversation is
 // new; it goes to the workspace asked for, else the caller's personal one.
 func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxImport)
-	var body struct {
-		transcript.Doc
-		Markdown  string `json:"markdown"`
-		Workspace string `json:"workspace"`
-	}
+	var body ImportRequest
 	if err := decodeLarge(r, &body); err != nil {
 		return err
 	}
@@ -338,9 +348,12 @@ func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc := &body.Doc
+	doc := body.Doc
+	if doc == nil {
+		doc = &transcript.Doc{}
+	}
 	if body.Markdown != "" {
-		if body.Format != "" || len(body.Entries) > 0 {
+		if doc.Format != "" || len(doc.Entries) > 0 {
 			return fmt.Errorf("%w: send either an export document or {\"markdown\": ...}, not both", store.ErrInvalid)
 		}
 		if doc, err = transcript.ParseMarkdown(body.Markdown); err != nil {
@@ -366,18 +379,32 @@ func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// BulkRequest is the body of POST /api/conversations/bulk.
+type BulkRequest struct {
+	IDs []uuid.UUID `json:"ids"`
+	// Action is export, delete, archive, unarchive or move.
+	Action string `json:"action"`
+	// Folder is where move files them (null: in none).
+	Folder optionalID `json:"folder,omitzero"`
+	// Format is what export answers: json (the default) or md.
+	Format string `json:"format,omitempty"`
+}
+
+// BulkResult answers POST /api/conversations/bulk: the export's documents,
+// or the action done and the conversations it was done to.
+type BulkResult struct {
+	Conversations []*transcript.Doc `json:"conversations,omitempty"`
+	Action        string            `json:"action,omitempty"`
+	IDs           []uuid.UUID       `json:"ids,omitempty"`
+}
+
 // historyBulk is POST /api/conversations/bulk: {"ids": [...], "action":
 // "export" | "delete" | "archive" | "unarchive" | "move", "folder": id or
 // null (move), "format": "json" | "md" (export)}. Every id is checked
 // before anything is done: one the caller may not see fails the whole
 // request with 404.
 func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		IDs    []uuid.UUID `json:"ids"`
-		Action string      `json:"action"`
-		Folder optionalID  `json:"folder"`
-		Format string      `json:"format"`
-	}
+	var body BulkRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -437,7 +464,7 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 			return ignoreWriteErr(err)
 		}
 		w.Header().Set("Content-Disposition", `attachment; filename="conversations.json"`)
-		writeJSON(w, http.StatusOK, map[string]any{"conversations": docs})
+		writeJSON(w, http.StatusOK, BulkResult{Conversations: docs})
 		return nil
 	}
 	// All or nothing: one transaction.
@@ -461,14 +488,42 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return a.folderMissing(err, body.Folder.ID)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"action": body.Action, "ids": ids})
+	writeJSON(w, http.StatusOK, BulkResult{Action: body.Action, IDs: ids})
 	return nil
 }
 
 // ---- folders ----
 
-func folderJSON(f *store.Folder) map[string]any {
-	return map[string]any{"id": f.ID, "workspace_id": f.WorkspaceID, "name": f.Name, "color": f.Color, "created_at": f.CreatedAt}
+// FolderJSON is a folder of the history; WorkspaceID is null for one
+// outside any workspace (the operator's).
+type FolderJSON struct {
+	ID          uuid.UUID  `json:"id"`
+	WorkspaceID *uuid.UUID `json:"workspace_id"`
+	Name        string     `json:"name"`
+	Color       string     `json:"color"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+// FolderList is GET /api/folders.
+type FolderList struct {
+	Folders []FolderJSON `json:"folders"`
+}
+
+// FolderRequest is the body of POST /api/folders.
+type FolderRequest struct {
+	Name      string `json:"name"`
+	Color     string `json:"color,omitempty"`     // #rrggbb
+	Workspace string `json:"workspace,omitempty"` // as for a new conversation
+}
+
+// FolderPatchRequest is the body of PATCH /api/folders/{folder}.
+type FolderPatchRequest struct {
+	Name  *string `json:"name,omitempty"`
+	Color *string `json:"color,omitempty"`
+}
+
+func folderJSON(f *store.Folder) FolderJSON {
+	return FolderJSON{ID: f.ID, WorkspaceID: f.WorkspaceID, Name: f.Name, Color: f.Color, CreatedAt: f.CreatedAt}
 }
 
 // allowedFolder reads the folder of the path and checks that the caller
@@ -512,22 +567,18 @@ func (a *API) folderList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(fs))
+	out := FolderList{Folders: make([]FolderJSON, 0, len(fs))}
 	for _, f := range fs {
-		out = append(out, folderJSON(f))
+		out.Folders = append(out.Folders, folderJSON(f))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"folders": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // folderCreate is POST /api/folders: {"name", "color": "#rrggbb",
 // "workspace"} (the workspace as for a new conversation).
 func (a *API) folderCreate(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Name      string `json:"name"`
-		Color     string `json:"color"`
-		Workspace string `json:"workspace"`
-	}
+	var body FolderRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -552,10 +603,7 @@ func (a *API) folderPatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Name  *string `json:"name"`
-		Color *string `json:"color"`
-	}
+	var body FolderPatchRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

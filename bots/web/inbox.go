@@ -9,13 +9,21 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// inboxRoutes serves the approvals inbox: the confirmations and questions
-// waiting in the conversations the caller may see, and deciding one of
-// them by its conversation and call (approvals.go has the shape and the
-// decision).
-func (a *API) inboxRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/approvals", a.handle(a.approvalList))
-	mux.Handle("POST /api/conversations/{id}/decide", a.handle(a.decide))
+// The approvals inbox: the confirmations and questions waiting in the
+// conversations the caller may see, and deciding one of them by its
+// conversation and call (approvals.go has the shape and the decision).
+
+// ApprovalList is the inbox.
+type ApprovalList struct {
+	Approvals []ApprovalJSON `json:"approvals"`
+}
+
+// DecideRequest is the body of POST /api/conversations/{id}/decide.
+type DecideRequest struct {
+	CallID string `json:"call_id"`
+	// Value is the decision ("approve", "always", "always_args", "deny")
+	// or a question's answer.
+	Value string `json:"value"`
 }
 
 // inboxLimit bounds how many pending approvals the inbox lists.
@@ -36,7 +44,7 @@ func (a *API) approvalList(w http.ResponseWriter, r *http.Request) error {
 	for i, ap := range aps {
 		out[i] = approvalJSON(ap)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	writeJSON(w, http.StatusOK, ApprovalList{Approvals: out})
 	return nil
 }
 
@@ -49,10 +57,7 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		CallID string `json:"call_id"`
-		Value  string `json:"value"`
-	}
+	var body DecideRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

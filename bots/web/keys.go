@@ -12,16 +12,47 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// keyRoutes registers the credential routes: the exchange of an agent key
-// or host token for a session, who am I, and the operator's (and a
-// person's own) management of keys and tokens.
-func (a *API) keyRoutes(mux *http.ServeMux) {
-	mux.Handle("POST /api/auth/token", a.handleRoute(routeExchange, a.exchange))
-	mux.Handle("GET /api/auth/whoami", a.handle(a.whoami))
-	mux.Handle("POST /api/keys", a.handle(a.keyCreate))
-	mux.Handle("GET /api/keys", a.handle(a.keyList))
-	mux.Handle("POST /api/keys/{key}/revoke", a.handle(a.keyRevoke))
-	mux.Handle("POST /api/tokens", a.handle(a.tokenCreate))
+// The credential routes: the exchange of an agent key or host token for a
+// session, who am I, and the operator's (and a person's own) management of
+// keys and tokens.
+
+// ExchangeRequest is the (optional) body of POST /api/auth/token: the
+// agent a host token's session acts as (an agent key names its own).
+type ExchangeRequest struct {
+	Agent string `json:"agent,omitempty"`
+}
+
+// SessionTokenJSON is an agent's session, exchanged for a key.
+type SessionTokenJSON struct {
+	Token     string     `json:"token"`
+	TokenType string     `json:"token_type"` // Bearer
+	Agent     string     `json:"agent"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	ExpiresIn int        `json:"expires_in"` // seconds
+}
+
+// WhoamiJSON is GET /api/auth/whoami: the principal, with its credential's
+// id and expiry when it has one, the agents of an agent's credential, and
+// a person's id and the workspaces their token reaches.
+type WhoamiJSON struct {
+	Kind PrincipalKind `json:"kind"`
+	Name string        `json:"name"`
+	*WhoamiKey
+	Agents []string `json:"agents,omitempty"`
+	*PersonScope
+}
+
+// WhoamiKey is the credential behind a principal.
+type WhoamiKey struct {
+	KeyID     string     `json:"key_id"`
+	ExpiresAt *time.Time `json:"expires_at"` // null: it does not expire
+}
+
+// PersonScope is the person behind a personal token and the workspaces it
+// reaches.
+type PersonScope struct {
+	Person     uuid.UUID   `json:"person"`
+	Workspaces []uuid.UUID `json:"workspaces"` // null: every workspace of the person
 }
 
 func (a *API) keys() (*apikey.Keys, error) {
@@ -39,9 +70,7 @@ func operatorOnly(p *Principal, what string) error {
 }
 
 func (a *API) exchange(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Agent string `json:"agent"`
-	}
+	var body ExchangeRequest
 	if err := decode(w, r, &body, true); err != nil {
 		return err
 	}
@@ -56,60 +85,85 @@ func (a *API) exchange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"token": sess.Token, "token_type": "Bearer", "agent": sess.Key.Agents[0],
-		"expires_at": sess.Key.ExpiresAt, "expires_in": int(keys.SessionTTL() / time.Second),
+	writeJSON(w, http.StatusCreated, SessionTokenJSON{
+		Token: sess.Token, TokenType: "Bearer", Agent: sess.Key.Agents[0],
+		ExpiresAt: sess.Key.ExpiresAt, ExpiresIn: int(keys.SessionTTL() / time.Second),
 	})
 	return nil
 }
 
 func (a *API) whoami(w http.ResponseWriter, r *http.Request) error {
 	p := PrincipalFrom(r.Context())
-	out := map[string]any{"kind": p.Kind, "name": p.Name()}
+	out := WhoamiJSON{Kind: p.Kind, Name: p.Name(), Agents: p.Agents}
 	if p.Key != nil {
-		out["key_id"] = apikey.ID(p.Key)
-		out["expires_at"] = p.Key.ExpiresAt
-	}
-	if len(p.Agents) > 0 {
-		out["agents"] = p.Agents
+		out.WhoamiKey = &WhoamiKey{KeyID: apikey.ID(p.Key), ExpiresAt: p.Key.ExpiresAt}
 	}
 	if p.Kind == PrincipalPerson {
-		out["person"] = p.PersonID
-		out["workspaces"] = p.Workspaces
+		out.PersonScope = &PersonScope{Person: p.PersonID, Workspaces: p.Workspaces}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// KeyJSON is a credential as lists show it: never its secret or hash.
-func KeyJSON(k *store.Key) map[string]any {
-	out := map[string]any{
-		"id": apikey.ID(k), "kind": k.Kind, "label": k.Label, "created_at": k.CreatedAt,
-		"expires_at": k.ExpiresAt, "revoked_at": k.RevokedAt,
-	}
-	if len(k.Agents) > 0 {
-		out["agents"] = k.Agents
+// KeyJSON is a credential as lists show it: never its secret or hash. A
+// personal token names its person and the workspaces it reaches.
+type KeyJSON struct {
+	ID        string        `json:"id"`
+	Kind      store.KeyKind `json:"kind"`
+	Label     string        `json:"label"`
+	CreatedAt time.Time     `json:"created_at"`
+	ExpiresAt *time.Time    `json:"expires_at"`
+	RevokedAt *time.Time    `json:"revoked_at"`
+	Agents    []string      `json:"agents,omitempty"`
+	*PersonScope
+}
+
+// IssuedKeyJSON is a credential just issued, with its secret: the only
+// time it is shown.
+type IssuedKeyJSON struct {
+	KeyJSON
+	Token string `json:"token"`
+}
+
+// KeyList is GET /api/keys.
+type KeyList struct {
+	Keys []KeyJSON `json:"keys"`
+}
+
+// KeyRequest is the body of POST /api/keys: an agent key names one agent,
+// a host token lists its agents.
+type KeyRequest struct {
+	Kind   store.KeyKind `json:"kind,omitempty"` // agent (the default) or host
+	Agent  string        `json:"agent,omitempty"`
+	Agents []string      `json:"agents,omitempty"`
+	Label  string        `json:"label,omitempty"`
+}
+
+// TokenRequest is the body of POST /api/tokens.
+type TokenRequest struct {
+	Person     uuid.UUID   `json:"person"`
+	Workspaces []uuid.UUID `json:"workspaces,omitempty"`
+	Label      string      `json:"label,omitempty"`
+	ExpiresIn  string      `json:"expires_in,omitempty"` // a Go duration; empty: no expiry
+}
+
+func toKeyJSON(k *store.Key) KeyJSON {
+	out := KeyJSON{
+		ID: apikey.ID(k), Kind: k.Kind, Label: k.Label, CreatedAt: k.CreatedAt,
+		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, Agents: k.Agents,
 	}
 	if k.PersonID != nil {
-		out["person"] = k.PersonID
-		out["workspaces"] = k.Workspaces
+		out.PersonScope = &PersonScope{Person: *k.PersonID, Workspaces: k.Workspaces}
 	}
 	return out
 }
 
-func issuedJSON(is *apikey.Issued) map[string]any {
-	out := KeyJSON(is.Key)
-	out["token"] = is.Token
-	return out
+func issuedJSON(is *apikey.Issued) IssuedKeyJSON {
+	return IssuedKeyJSON{KeyJSON: toKeyJSON(is.Key), Token: is.Token}
 }
 
 func (a *API) keyCreate(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Kind   store.KeyKind `json:"kind"` // agent (default) or host
-		Agent  string        `json:"agent"`
-		Agents []string      `json:"agents"`
-		Label  string        `json:"label"`
-	}
+	var body KeyRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -157,11 +211,11 @@ func (a *API) keyList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := KeyList{Keys: make([]KeyJSON, 0, len(list))}
 	for _, k := range list {
-		out = append(out, KeyJSON(k))
+		out.Keys = append(out.Keys, toKeyJSON(k))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -192,7 +246,7 @@ func (a *API) keyRevoke(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, KeyJSON(key))
+	writeJSON(w, http.StatusOK, toKeyJSON(key))
 	return nil
 }
 
@@ -200,12 +254,7 @@ func (a *API) keyRevoke(w http.ResponseWriter, r *http.Request) error {
 // person for themselves in workspaces their own token reaches and where
 // authorize lets them manage keys.
 func (a *API) tokenCreate(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Person     uuid.UUID   `json:"person"`
-		Workspaces []uuid.UUID `json:"workspaces"`
-		Label      string      `json:"label"`
-		ExpiresIn  string      `json:"expires_in"` // a Go duration; empty: no expiry
-	}
+	var body TokenRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

@@ -38,13 +38,9 @@ func toPairingJSON(p *store.Pairing) pairingJSON {
 	}
 }
 
-// pairingRoutes registers GET /api/pairing and POST /api/pairing/{code}/approve.
-func (a *API) pairingRoutes(mux *http.ServeMux) {
-	if a.opts.Pairings == nil {
-		return
-	}
-	mux.Handle("GET /api/pairing", a.handle(a.pairingList))
-	mux.Handle("POST /api/pairing/{code}/approve", a.handle(a.pairingApprove))
+// PairingList is GET /api/pairing.
+type PairingList struct {
+	Pending []pairingJSON `json:"pending"`
 }
 
 func (a *API) pairingList(w http.ResponseWriter, r *http.Request) error {
@@ -56,7 +52,7 @@ func (a *API) pairingList(w http.ResponseWriter, r *http.Request) error {
 	for i, p := range ps {
 		out[i] = toPairingJSON(p)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pending": out})
+	writeJSON(w, http.StatusOK, PairingList{Pending: out})
 	return nil
 }
 

@@ -21,17 +21,6 @@ type Personalities interface {
 
 var _ Personalities = (*core.Personalities)(nil)
 
-// personalityRoutes registers the operator's view of the agents'
-// personality documents when the API was given Personalities.
-func (a *API) personalityRoutes(mux *http.ServeMux) {
-	if a.opts.Personalities == nil {
-		return
-	}
-	mux.Handle("GET /api/agents/{name}/personality", a.handle(a.getPersonality))
-	mux.Handle("PUT /api/agents/{name}/personality", a.handle(a.putPersonality))
-	mux.Handle("GET /api/agents/{name}/personality/versions", a.handle(a.personalityVersions))
-}
-
 // PersonalityJSON is one version of an agent's personality document.
 type PersonalityJSON struct {
 	Agent     string    `json:"agent"`
@@ -39,6 +28,12 @@ type PersonalityJSON struct {
 	Text      string    `json:"text"`
 	Author    string    `json:"author"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// PersonalityList is every version of a personality document, newest
+// first.
+type PersonalityList struct {
+	Versions []PersonalityJSON `json:"versions"`
 }
 
 func toPersonalityJSON(agent string, p *store.Personality) PersonalityJSON {
@@ -73,9 +68,7 @@ func (a *API) putPersonality(w http.ResponseWriter, r *http.Request) error {
 	if err := mayManagePersonalities(r); err != nil {
 		return err
 	}
-	var body struct {
-		Text string `json:"text"`
-	}
+	var body TextRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -112,7 +105,7 @@ func (a *API) personalityVersions(w http.ResponseWriter, r *http.Request) error 
 	for _, d := range docs {
 		out = append(out, toPersonalityJSON(name, d))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": out})
+	writeJSON(w, http.StatusOK, PersonalityList{Versions: out})
 	return nil
 }
 

@@ -12,17 +12,11 @@ import (
 // data a workspace keeps (see docs/production.md, "Retention and deleting
 // a person's data").
 
-func (a *API) retentionRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/workspaces/{ws}/retention", a.handle(a.retentionGet))
-	mux.Handle("PUT /api/workspaces/{ws}/retention", a.handle(a.retentionPut))
-	mux.Handle("POST /api/people/{person}/forget", a.handle(a.personForget))
-}
-
 // retentionRequest is PUT /api/workspaces/{ws}/retention's body.
 type retentionRequest struct {
 	// KeepDays is how many days after its last activity a conversation is
 	// kept; null or 0 keeps conversations forever.
-	KeepDays *int `json:"keep_days"`
+	KeepDays *int `json:"keep_days,omitempty"`
 	// ExportDir is a directory on the server each conversation is exported
 	// to before it is deleted ("" for none); the operator only. Absent, the
 	// directory set before stays.
@@ -104,7 +98,7 @@ func (a *API) retentionPut(w http.ResponseWriter, r *http.Request) error {
 // forgetRequest is POST /api/people/{person}/forget's body (optional).
 type forgetRequest struct {
 	// DeleteMessages also deletes the text of what the person wrote.
-	DeleteMessages bool `json:"delete_messages"`
+	DeleteMessages bool `json:"delete_messages,omitempty"`
 }
 
 // forgetResponse says what a forget changed.

@@ -23,17 +23,9 @@ type Rulebooks interface {
 
 var _ Rulebooks = (*core.Service)(nil)
 
-// rulebookRoutes registers a conversation's rulebook when the API was
-// given Rulebooks. Who may read or set it is whoever may use the
-// conversation (allowedConversation); an agent's session may read it, and
+// A conversation's rulebook: whoever may use the conversation
+// (allowedConversation) may read it; an agent's session may read it, and
 // only people and the operator set it.
-func (a *API) rulebookRoutes(mux *http.ServeMux) {
-	if a.opts.Rulebooks == nil {
-		return
-	}
-	mux.Handle("GET /api/conversations/{id}/rules", a.handle(a.getRulebook))
-	mux.Handle("PUT /api/conversations/{id}/rules", a.handle(a.putRulebook))
-}
 
 // RulebookJSON is a conversation's rulebook; Text is "" when it has none.
 type RulebookJSON struct {
@@ -73,9 +65,7 @@ func (a *API) putRulebook(w http.ResponseWriter, r *http.Request) error {
 	if principal(r).Kind == PrincipalAgent {
 		return &httpError{status: http.StatusForbidden, msg: "a conversation's rulebook is set by its people, not by an agent"}
 	}
-	var body struct {
-		Text string `json:"text"`
-	}
+	var body TextRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}

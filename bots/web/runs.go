@@ -71,12 +71,14 @@ type RunEventJSON struct {
 	At     time.Time `json:"at"`
 }
 
-func (a *API) runRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /api/runs", a.handle(a.listRuns))
-	mux.Handle("GET /api/runs/{id}", a.handle(a.getRun))
-	mux.Handle("GET /api/runs/{id}/events", a.handle(a.runEvents))
-	mux.Handle("POST /api/runs/{id}/cancel", a.handle(a.cancelRun))
-	mux.Handle("POST /api/runs/{id}/retry", a.handle(a.retryRun))
+// RunList is GET /api/runs.
+type RunList struct {
+	Runs []RunJSON `json:"runs"`
+}
+
+// RunEventList is GET /api/runs/{id}/events.
+type RunEventList struct {
+	Events []RunEventJSON `json:"events"`
 }
 
 // allowedRun reads the run named in the path, if the caller may use the
@@ -125,7 +127,7 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, runJSON(run, nil))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+	writeJSON(w, http.StatusOK, RunList{Runs: out})
 	return nil
 }
 
@@ -162,7 +164,7 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range evs {
 		out = append(out, RunEventJSON{ID: e.ID, Step: e.StepKey, Kind: e.Kind, Status: e.Status, Detail: e.Detail, At: e.CreatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	writeJSON(w, http.StatusOK, RunEventList{Events: out})
 	return nil
 }
 

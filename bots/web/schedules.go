@@ -21,16 +21,12 @@ type Schedules interface {
 	RunNow(ctx context.Context, sc *store.Schedule) (*scheduler.RunNowResult, error)
 }
 
-// scheduleRoutes serves the operator's view of schedules: routines,
-// pulses, reminders and loops, with pause, resume and run now.
-func (a *API) scheduleRoutes(mux *http.ServeMux) {
-	if a.opts.Schedules == nil {
-		return
-	}
-	mux.Handle("GET /api/schedules", a.handle(a.scheduleList))
-	mux.Handle("POST /api/schedules/{schedule}/pause", a.handle(a.scheduleState))
-	mux.Handle("POST /api/schedules/{schedule}/resume", a.handle(a.scheduleState))
-	mux.Handle("POST /api/schedules/{schedule}/run", a.handle(a.scheduleRunNow))
+// The operator's view of schedules: routines, pulses, reminders and loops,
+// with pause, resume and run now.
+
+// ScheduleList is GET /api/schedules.
+type ScheduleList struct {
+	Schedules []scheduleJSON `json:"schedules"`
 }
 
 type scheduleJSON struct {
@@ -72,7 +68,7 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 	for _, sc := range list {
 		out = append(out, toScheduleJSON(sc))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": out})
+	writeJSON(w, http.StatusOK, ScheduleList{Schedules: out})
 	return nil
 }
 

@@ -230,15 +230,48 @@ func sessionSecret(r *http.Request) string {
 	return c.Value
 }
 
-// authRoutes registers the sign-in endpoints. They are outside /api: the
-// caller has no principal yet.
-func (a *API) authRoutes(mux *http.ServeMux) {
-	if a.opts.SignIn == nil {
-		return
-	}
-	mux.Handle("POST /auth/link", a.authHandler(a.signInLink))
-	mux.Handle("POST /auth/token", a.authHandler(a.signInToken))
-	mux.Handle("POST /auth/logout", a.authHandler(a.signOut))
+// The sign-in endpoints are outside /api: the caller has no principal yet.
+
+// SignInRequest is the body of POST /auth/link (the link's secret) and
+// POST /auth/token (the operator token).
+type SignInRequest struct {
+	Token string `json:"token"`
+}
+
+// SignedInJSON answers a sign-in (with the session's expiry) and a
+// sign-out.
+type SignedInJSON struct {
+	SignedIn  bool       `json:"signed_in"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// SessionJSON is GET /api/session: who the caller is, the agents it may
+// talk to, a console session's CSRF token, and a person's id, name and
+// workspaces.
+type SessionJSON struct {
+	Kind   PrincipalKind `json:"kind"`
+	Name   string        `json:"name"`
+	Admin  bool          `json:"admin"`
+	Cookie bool          `json:"cookie"`
+	CSRF   string        `json:"csrf,omitempty"`
+	*SessionPerson
+	Agents []string `json:"agents"`
+}
+
+// SessionPerson is the person a session or token acts as; DisplayName is
+// set when the person is known.
+type SessionPerson struct {
+	PersonID    uuid.UUID              `json:"person_id"`
+	DisplayName *string                `json:"display_name,omitempty"`
+	Workspaces  []SessionWorkspaceJSON `json:"workspaces"`
+}
+
+// SessionWorkspaceJSON is a workspace of the person and their role in it.
+type SessionWorkspaceJSON struct {
+	ID   uuid.UUID           `json:"id"`
+	Name string              `json:"name"`
+	Kind store.WorkspaceKind `json:"kind"`
+	Role store.Role          `json:"role"`
 }
 
 // authHandler refuses other sites and bodies not declared as JSON: a form
@@ -256,9 +289,7 @@ func (a *API) authHandler(h func(http.ResponseWriter, *http.Request) error) http
 }
 
 func (a *API) signInLink(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Token string `json:"token"`
-	}
+	var body SignInRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -270,14 +301,12 @@ func (a *API) signInLink(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.opts.SignIn.setCookie(w, secret, l.ExpiresAt)
-	writeJSON(w, http.StatusOK, map[string]any{"signed_in": true, "expires_at": l.ExpiresAt})
+	writeJSON(w, http.StatusOK, SignedInJSON{SignedIn: true, ExpiresAt: &l.ExpiresAt})
 	return nil
 }
 
 func (a *API) signInToken(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Token string `json:"token"`
-	}
+	var body SignInRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -289,7 +318,7 @@ func (a *API) signInToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.opts.SignIn.setCookie(w, secret, l.ExpiresAt)
-	writeJSON(w, http.StatusOK, map[string]any{"signed_in": true, "expires_at": l.ExpiresAt})
+	writeJSON(w, http.StatusOK, SignedInJSON{SignedIn: true, ExpiresAt: &l.ExpiresAt})
 	return nil
 }
 
@@ -305,7 +334,7 @@ func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	a.opts.SignIn.clearCookie(w)
-	writeJSON(w, http.StatusOK, map[string]any{"signed_in": false})
+	writeJSON(w, http.StatusOK, SignedInJSON{})
 	return nil
 }
 
@@ -345,27 +374,24 @@ func (a *API) cookiePrincipal(r *http.Request) (*Principal, bool, *httpError) {
 // CSRF token for its unsafe requests, and the workspaces it may see.
 func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	out := map[string]any{"kind": p.Kind, "name": p.Name(), "admin": p.Admin(), "cookie": p.Session != nil}
-	if p.csrf != "" {
-		out["csrf"] = p.csrf
-	}
+	out := SessionJSON{Kind: p.Kind, Name: p.Name(), Admin: p.Admin(), Cookie: p.Session != nil, CSRF: p.csrf}
 	if p.Kind == PrincipalPerson {
-		out["person_id"] = p.PersonID
+		sp := &SessionPerson{PersonID: p.PersonID}
 		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
-			out["display_name"] = person.DisplayName
+			sp.DisplayName = &person.DisplayName
 		}
 		ms, err := a.st.WorkspaceListByPerson(r.Context(), p.PersonID)
 		if err != nil {
 			return err
 		}
-		wss := make([]map[string]any, 0, len(ms))
+		sp.Workspaces = make([]SessionWorkspaceJSON, 0, len(ms))
 		for _, m := range ms {
 			if len(p.Workspaces) > 0 && !contains(p.Workspaces, m.Workspace.ID) {
 				continue
 			}
-			wss = append(wss, map[string]any{"id": m.Workspace.ID, "name": m.Workspace.Name, "kind": m.Workspace.Kind, "role": m.Role})
+			sp.Workspaces = append(sp.Workspaces, SessionWorkspaceJSON{ID: m.Workspace.ID, Name: m.Workspace.Name, Kind: m.Workspace.Kind, Role: m.Role})
 		}
-		out["workspaces"] = wss
+		out.SessionPerson = sp
 	}
 	agents, err := a.agentsFor(r.Context(), p)
 	if err != nil {
@@ -374,7 +400,7 @@ func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
 	if agents == nil {
 		agents = []string{}
 	}
-	out["agents"] = agents
+	out.Agents = agents
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

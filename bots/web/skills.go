@@ -21,17 +21,13 @@ type Skills interface {
 
 var _ Skills = (*skill.Library)(nil)
 
-// skillRoutes registers POST /api/skills (a .zip or .tar.gz body),
-// GET /api/skills and DELETE /api/skills/{name} when the API was given
-// Skills. ?agent=NAME addresses one agent's skills; without it, those of
-// every agent of the operator.
-func (a *API) skillRoutes(mux *http.ServeMux) {
-	if a.opts.Skills == nil {
-		return
-	}
-	mux.Handle("POST /api/skills", a.handle(a.importSkills))
-	mux.Handle("GET /api/skills", a.handle(a.listSkills))
-	mux.Handle("DELETE /api/skills/{name}", a.handle(a.removeSkill))
+// The skills: POST /api/skills (a .zip or .tar.gz body), GET /api/skills
+// and DELETE /api/skills/{name}. ?agent=NAME addresses one agent's skills;
+// without it, those of every agent of the operator.
+
+// SkillList is the skills listed or imported.
+type SkillList struct {
+	Skills []skillJSON `json:"skills"`
 }
 
 // archiveBody reports whether r is an upload of a skill archive, which
@@ -77,7 +73,7 @@ func (a *API) importSkills(w http.ResponseWriter, r *http.Request) error {
 			for _, s := range rows {
 				out = append(out, toSkillJSON(s))
 			}
-			writeJSON(w, http.StatusCreated, map[string]any{"skills": out})
+			writeJSON(w, http.StatusCreated, SkillList{Skills: out})
 			return nil
 		}
 	}
@@ -99,7 +95,7 @@ func (a *API) listSkills(w http.ResponseWriter, r *http.Request) error {
 	for _, s := range rows {
 		out = append(out, toSkillJSON(s))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"skills": out})
+	writeJSON(w, http.StatusOK, SkillList{Skills: out})
 	return nil
 }
 

@@ -17,9 +17,9 @@ const streamChunk = 64 << 10
 
 // appendEntryEvent appends an entry's SSE event to buf: "entry" with the
 // seq as its id, or "error" without an id for an error entry. The data is
-// the JSON of EntryJSON(e), byte for byte, written without building the
-// map: a catch-up of 10,000 entries would otherwise spend most of its
-// time in reflection.
+// the JSON of toEntryJSON(e), byte for byte, written without encoding/json:
+// a catch-up of 10,000 entries would otherwise spend most of its time in
+// reflection.
 func appendEntryEvent(buf []byte, e *store.Entry) ([]byte, error) {
 	if e.Seq != nil {
 		buf = append(buf, "id: "...)
@@ -28,7 +28,7 @@ func appendEntryEvent(buf []byte, e *store.Entry) ([]byte, error) {
 	} else {
 		buf = append(buf, "event: error\ndata: "...)
 	}
-	// The keys in the order encoding/json gives a map's: sorted.
+	// The keys in EntryJSON's order: sorted.
 	buf = append(buf, '{')
 	if e.Seq == nil {
 		buf = append(buf, `"after_seq":`...)

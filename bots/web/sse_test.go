@@ -34,7 +34,7 @@ func TestAppendEntryEvent(t *testing.T) {
 		if e.Seq != nil {
 			id, event = "42", "entry"
 		}
-		if err := writeEvent(rec, id, event, EntryJSON(e)); err != nil {
+		if err := writeEvent(rec, id, event, toEntryJSON(e)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := appendEntryEvent([]byte("prefix"), e)

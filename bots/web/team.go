@@ -60,6 +60,12 @@ type SideThreadJSON struct {
 	ProgressAt   time.Time `json:"progress_at"`
 }
 
+// SideThreadList is a conversation's side threads and delegations.
+type SideThreadList struct {
+	SideThreads []SideThreadJSON `json:"side_threads"`
+	Delegations []DelegationJSON `json:"delegations"`
+}
+
 // listSideThreads lists the side threads opened in a conversation, with
 // its delegations: {"side_threads": [...], "delegations": [...]}.
 func (a *API) listSideThreads(w http.ResponseWriter, r *http.Request) error {
@@ -75,10 +81,7 @@ func (a *API) listSideThreads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		SideThreads []SideThreadJSON `json:"side_threads"`
-		Delegations []DelegationJSON `json:"delegations"`
-	}{SideThreads: []SideThreadJSON{}, Delegations: []DelegationJSON{}}
+	out := SideThreadList{SideThreads: []SideThreadJSON{}, Delegations: []DelegationJSON{}}
 	for _, t := range ths {
 		out.SideThreads = append(out.SideThreads, sideThreadJSON(t))
 	}

@@ -227,47 +227,6 @@ func (a *API) originAllowed(origin string) bool {
 	return err == nil && a.origins[canon]
 }
 
-// Routes registers the API on mux.
-func (a *API) Routes(mux *http.ServeMux) {
-	mux.Handle("POST /api/conversations", a.handle(a.create))
-	mux.Handle("GET /api/conversations/{id}", a.handle(a.get))
-	mux.Handle("POST /api/conversations/{id}/messages", a.handle(a.message))
-	mux.Handle("GET /api/conversations/{id}/stream", a.handle(a.stream))
-	mux.Handle("POST /api/conversations/{id}/tool-results", a.handle(a.toolResults))
-	mux.Handle("POST /api/conversations/{id}/fork", a.handle(a.fork))
-	mux.Handle("GET /api/conversations/{id}/entries", a.handle(a.entries))
-	mux.Handle("GET /api/conversations/{id}/forks", a.handle(a.forkTree))
-	mux.Handle("GET /api/session", a.handle(a.sessionInfo))
-	a.authRoutes(mux)
-	a.inboxRoutes(mux)
-	a.scheduleRoutes(mux)
-	a.rulebookRoutes(mux)
-	mux.Handle("GET /api/delegations/{id}", a.handle(a.getDelegation))
-	mux.Handle("GET /api/conversations/{id}/side-threads", a.handle(a.listSideThreads))
-	a.grantRoutes(mux)
-	a.skillRoutes(mux)
-	a.keyRoutes(mux)
-	a.workspaceRoutes(mux)
-	a.retentionRoutes(mux)
-	mux.Handle("GET /api/audit", a.handle(a.audit))
-	mux.Handle("GET /api/usage", a.handle(a.usage))
-	a.pairingRoutes(mux)
-	a.personalityRoutes(mux)
-	a.connectionRoutes(mux)
-	a.runRoutes(mux)
-	a.compareRoutes(mux)
-	a.approvalRoutes(mux)
-	a.historyRoutes(mux)
-	a.artifactRoutes(mux)
-	a.graphRoutes(mux)
-	// CORS preflights of allowed origins are answered here; those of other
-	// sites are refused with a reason instead of a bare 405.
-	mux.Handle("OPTIONS /api/", a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	}))
-}
-
 type callerKey struct{}
 
 // principal is who the request authenticated as; never nil inside a
@@ -530,8 +489,13 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// ErrorJSON is the answer of every refused or failed request.
+type ErrorJSON struct {
+	Error string `json:"error"`
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, ErrorJSON{Error: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -591,11 +555,15 @@ func convID(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
+// CreateConversationRequest is the (optional) body of POST
+// /api/conversations.
+type CreateConversationRequest struct {
+	Agent     string `json:"agent,omitempty"`     // default: the default agent
+	Workspace string `json:"workspace,omitempty"` // default: a person's personal workspace
+}
+
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Agent     string `json:"agent"`
-		Workspace string `json:"workspace"` // optional; a person's default is their personal workspace
-	}
+	var body CreateConversationRequest
 	// The body is optional: no agent means the default one.
 	if err := decode(w, r, &body, true); err != nil {
 		return err
@@ -629,16 +597,15 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := conversationJSON(conv)
+	out := ConversationDetail{ConversationJSON: conversationJSON(conv)}
 	forks, err := a.st.ConversationForks(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(forks))
+	out.Forks = make([]uuid.UUID, 0, len(forks))
 	for _, f := range forks {
-		ids = append(ids, f.ID.String())
+		out.Forks = append(out.Forks, f.ID)
 	}
-	out["forks"] = ids
 	if v := r.URL.Query().Get("at"); v != "" {
 		// Time travel: the derived state as it was at a seq, by replay.
 		at, err := strconv.ParseInt(v, 10, 64)
@@ -649,8 +616,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		out["at"], out["status"], out["pending_calls"] = st.At, st.Status, st.PendingCalls
-		out["approvals"] = approvalsJSON(st.Approvals)
+		out.At, out.Status, out.PendingCalls = &st.At, st.Status, st.PendingCalls
+		out.Approvals = approvalsJSON(st.Approvals)
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
@@ -658,12 +625,12 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out["pending_calls"] = pending
+	out.PendingCalls = pending
 	approvals, err := a.st.ApprovalListPending(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	out["approvals"] = approvalsJSON(approvals)
+	out.Approvals = approvalsJSON(approvals)
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -676,16 +643,55 @@ func approvalsJSON(aps []*store.Approval) []ApprovalJSON {
 	return out
 }
 
-func conversationJSON(c *store.Conversation) map[string]any {
-	out := map[string]any{
-		"id": c.ID, "root_id": c.RootID, "title": c.Title, "title_auto": c.TitleAuto, "status": c.Status,
-		"last_seq": c.LastSeq, "child_count": c.ChildCount, "created_at": c.CreatedAt,
+// ConversationJSON is a conversation as the API shows it.
+type ConversationJSON struct {
+	ID     uuid.UUID `json:"id"`
+	RootID uuid.UUID `json:"root_id"`
+	// ParentID and ForkSeq say where a fork diverged; a root has neither.
+	ParentID   *uuid.UUID               `json:"parent_id,omitempty"`
+	ForkSeq    *int64                   `json:"fork_seq,omitempty"`
+	Title      string                   `json:"title"`
+	TitleAuto  bool                     `json:"title_auto"`
+	Status     store.ConversationStatus `json:"status"`
+	LastSeq    int64                    `json:"last_seq"`
+	ChildCount int                      `json:"child_count"`
+	CreatedAt  time.Time                `json:"created_at"`
+}
+
+// ConversationDetail is GET /api/conversations/{id}: the conversation, its
+// forks, and what waits: the pending calls and the approvals waiting for a
+// person (with ?at=, as they were at that seq).
+type ConversationDetail struct {
+	ConversationJSON
+	Forks        []uuid.UUID        `json:"forks"`
+	At           *int64             `json:"at,omitempty"`
+	PendingCalls []core.PendingCall `json:"pending_calls"`
+	Approvals    []ApprovalJSON     `json:"approvals"`
+}
+
+func conversationJSON(c *store.Conversation) ConversationJSON {
+	out := ConversationJSON{
+		ID: c.ID, RootID: c.RootID, Title: c.Title, TitleAuto: c.TitleAuto, Status: c.Status,
+		LastSeq: c.LastSeq, ChildCount: c.ChildCount, CreatedAt: c.CreatedAt,
 	}
 	if c.ParentID != nil {
-		out["parent_id"] = c.ParentID
-		out["fork_seq"] = c.ForkSeq
+		out.ParentID, out.ForkSeq = c.ParentID, c.ForkSeq
 	}
 	return out
+}
+
+// MessageRequest is the body of POST /api/conversations/{id}/messages.
+type MessageRequest struct {
+	Text string `json:"text"`
+	// Context is what the person looks at in the page (optional).
+	Context string `json:"context,omitempty"`
+}
+
+// PostedJSON answers a post into a conversation with the seq of the entry
+// it wrote.
+type PostedJSON struct {
+	ConversationID uuid.UUID `json:"conversation_id"`
+	Seq            int64     `json:"seq"`
 }
 
 func (a *API) message(w http.ResponseWriter, r *http.Request) error {
@@ -693,11 +699,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Text string `json:"text"`
-		// Context is what the person looks at in the page (optional).
-		Context string `json:"context"`
-	}
+	var body MessageRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -712,8 +714,14 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"conversation_id": id, "seq": seq})
+	writeJSON(w, http.StatusAccepted, PostedJSON{ConversationID: id, Seq: seq})
 	return nil
+}
+
+// ToolResultsRequest is the body of POST
+// /api/conversations/{id}/tool-results.
+type ToolResultsRequest struct {
+	Results []core.ToolResultInput `json:"results"`
 }
 
 func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
@@ -721,9 +729,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Results []core.ToolResultInput `json:"results"`
-	}
+	var body ToolResultsRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -735,8 +741,24 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"conversation_id": id, "seq": seq})
+	writeJSON(w, http.StatusAccepted, PostedJSON{ConversationID: id, Seq: seq})
 	return nil
+}
+
+// ForkRequest is the body of POST /api/conversations/{id}/fork: the
+// message at seq edited to content.
+type ForkRequest struct {
+	Seq     int64  `json:"seq"`
+	Content string `json:"content"`
+}
+
+// ForkedJSON answers a fork: the new conversation and its edited message's
+// seq. Forked is false when the edit left the message as it was.
+type ForkedJSON struct {
+	ConversationID uuid.UUID `json:"conversation_id"`
+	Forked         bool      `json:"forked"`
+	Seq            int64     `json:"seq"`
+	ParentID       uuid.UUID `json:"parent_id"`
 }
 
 func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
@@ -744,10 +766,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Seq     int64  `json:"seq"`
-		Content string `json:"content"`
-	}
+	var body ForkRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -755,9 +774,7 @@ func (a *API) fork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"conversation_id": res.ConversationID, "forked": res.Forked, "seq": res.Entry.SeqValue(), "parent_id": id,
-	})
+	writeJSON(w, http.StatusCreated, ForkedJSON{ConversationID: res.ConversationID, Forked: res.Forked, Seq: res.Entry.SeqValue(), ParentID: id})
 	return nil
 }
 
@@ -781,23 +798,38 @@ func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := EntryList{ConversationID: id, Entries: make([]EntryJSON, 0, len(list))}
 	for _, e := range list {
-		out = append(out, EntryJSON(e))
+		out.Entries = append(out.Entries, toEntryJSON(e))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversation_id": id, "entries": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// EntryJSON is an entry as clients see it.
-func EntryJSON(e *store.Entry) map[string]any {
-	out := map[string]any{
-		"id": e.ID, "kind": e.Kind, "author": e.Author, "content": e.Content, "created_at": e.CreatedAt,
-	}
-	if e.Seq != nil {
-		out["seq"] = *e.Seq
-	} else {
-		out["after_seq"] = e.AfterSeq
+// EntryList is the log of a conversation.
+type EntryList struct {
+	ConversationID uuid.UUID   `json:"conversation_id"`
+	Entries        []EntryJSON `json:"entries"`
+}
+
+// EntryJSON is an entry as clients see it, in the log and in a stream's
+// entry and error events. An entry has a seq; an error entry has none, and
+// after_seq places it. The fields are in the order of their names, the
+// order appendEntryEvent writes them in.
+type EntryJSON struct {
+	AfterSeq  *int64          `json:"after_seq,omitempty"`
+	Author    store.Author    `json:"author"`
+	Content   json.RawMessage `json:"content"`
+	CreatedAt time.Time       `json:"created_at"`
+	ID        uuid.UUID       `json:"id"`
+	Kind      store.EntryKind `json:"kind"`
+	Seq       *int64          `json:"seq,omitempty"`
+}
+
+func toEntryJSON(e *store.Entry) EntryJSON {
+	out := EntryJSON{ID: e.ID, Kind: e.Kind, Author: e.Author, Content: e.Content, CreatedAt: e.CreatedAt, Seq: e.Seq}
+	if e.Seq == nil {
+		out.AfterSeq = &e.AfterSeq
 	}
 	return out
 }

@@ -114,21 +114,6 @@ func parseID(what, s string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func (a *API) workspaceRoutes(mux *http.ServeMux) {
-	mux.Handle("POST /api/workspaces", a.handle(a.workspaceCreate))
-	mux.Handle("GET /api/workspaces", a.handle(a.workspaceList))
-	mux.Handle("GET /api/workspaces/{ws}", a.handle(a.workspaceGet))
-	mux.Handle("DELETE /api/workspaces/{ws}", a.handle(a.workspaceDelete))
-	mux.Handle("POST /api/workspaces/{ws}/members", a.handle(a.memberAdd))
-	mux.Handle("PUT /api/workspaces/{ws}/members/{person}", a.handle(a.memberRole))
-	mux.Handle("DELETE /api/workspaces/{ws}/members/{person}", a.handle(a.memberRemove))
-	mux.Handle("POST /api/workspaces/{ws}/bindings", a.handle(a.workspaceBind))
-	mux.Handle("GET /api/workspaces/{ws}/agents", a.handle(a.workspaceAgents))
-	mux.Handle("PUT /api/agents/{agent}/pins", a.handle(a.agentPin))
-	mux.Handle("POST /api/agents/{agent}/publish", a.handle(a.agentPublish))
-	mux.Handle("GET /api/directory", a.handle(a.directory))
-}
-
 // conflict turns a store conflict into a 409 whose message says why.
 func conflict(err error) error {
 	if errors.Is(err, store.ErrConflict) {
@@ -163,6 +148,72 @@ type memberJSON struct {
 	Role   string `json:"role"`
 }
 
+// WorkspaceList is GET /api/workspaces.
+type WorkspaceList struct {
+	Workspaces []workspaceJSON `json:"workspaces"`
+}
+
+// WorkspaceRequest is the body of POST /api/workspaces.
+type WorkspaceRequest struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner,omitempty"` // the operator only: who owns it
+}
+
+// MemberRequest is the body of POST /api/workspaces/{ws}/members.
+type MemberRequest struct {
+	Person string `json:"person"`
+	Role   string `json:"role,omitempty"` // admin or member (the default)
+}
+
+// RoleRequest is the body of PUT /api/workspaces/{ws}/members/{person}.
+type RoleRequest struct {
+	Role string `json:"role"`
+}
+
+// BindRequest is the body of POST /api/workspaces/{ws}/bindings: a
+// platform workspace (a Slack team, a Discord guild) to bind to it.
+type BindRequest struct {
+	Platform   string `json:"platform"`
+	ExternalID string `json:"external_id"`
+}
+
+// BindingJSON is a platform workspace bound to a workspace.
+type BindingJSON struct {
+	BindRequest
+	Workspace string `json:"workspace"`
+}
+
+// SharingJSON is where an agent answers: the workspaces it is pinned to,
+// whether the public directory lists it, and its owner when a person owns
+// it.
+type SharingJSON struct {
+	Agent     string   `json:"agent"`
+	Pins      []string `json:"pins"`
+	Published bool     `json:"published"`
+	Owner     string   `json:"owner,omitempty"`
+}
+
+// PinRequest is the body of PUT /api/agents/{agent}/pins.
+type PinRequest struct {
+	Workspaces []string `json:"workspaces"` // empty: unpinned
+}
+
+// PublishRequest is the (optional) body of POST /api/agents/{agent}/publish.
+type PublishRequest struct {
+	Published *bool `json:"published,omitempty"` // default true
+}
+
+// AgentListing is an agent in a workspace's list or the directory.
+type AgentListing struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner,omitempty"`
+}
+
+// AgentListings lists agents.
+type AgentListings struct {
+	Agents []AgentListing `json:"agents"`
+}
+
 func toWorkspaceJSON(ws *store.Workspace, role store.Role) workspaceJSON {
 	return workspaceJSON{ID: ws.ID.String(), Name: ws.Name, Kind: string(ws.Kind), Owner: ws.OwnerPersonID.String(), Role: string(role)}
 }
@@ -180,10 +231,7 @@ func personOf(p *Principal, named string) (uuid.UUID, error) {
 }
 
 func (a *API) workspaceCreate(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Name  string `json:"name"`
-		Owner string `json:"owner"` // the operator only: who owns it
-	}
+	var body WorkspaceRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -215,7 +263,7 @@ func (a *API) workspaceList(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, toWorkspaceJSON(m.Workspace, m.Role))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workspaces": out})
+	writeJSON(w, http.StatusOK, WorkspaceList{Workspaces: out})
 	return nil
 }
 
@@ -249,10 +297,7 @@ func (a *API) workspaceDelete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Person string `json:"person"`
-		Role   string `json:"role"` // admin or member; default member
-	}
+	var body MemberRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -282,9 +327,7 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) memberRole(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Role string `json:"role"`
-	}
+	var body RoleRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -338,10 +381,7 @@ func (a *API) memberRemove(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) workspaceBind(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Platform   string `json:"platform"`
-		ExternalID string `json:"external_id"`
-	}
+	var body BindRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -353,7 +393,7 @@ func (a *API) workspaceBind(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return conflict(err)
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"platform": b.Platform, "external_id": b.ExternalID, "workspace": b.WorkspaceID.String()})
+	writeJSON(w, http.StatusCreated, BindingJSON{BindRequest: BindRequest{Platform: b.Platform, ExternalID: b.ExternalID}, Workspace: b.WorkspaceID.String()})
 	return nil
 }
 
@@ -376,22 +416,19 @@ func (a *API) sharedAgent(r *http.Request) (*store.Agent, *store.AgentSharing, e
 	return ag, sh, nil
 }
 
-func sharingJSON(name string, sh *store.AgentSharing) map[string]any {
-	pins := make([]string, 0, len(sh.Pins))
+func sharingJSON(name string, sh *store.AgentSharing) SharingJSON {
+	out := SharingJSON{Agent: name, Pins: make([]string, 0, len(sh.Pins)), Published: sh.Published}
 	for _, p := range sh.Pins {
-		pins = append(pins, p.String())
+		out.Pins = append(out.Pins, p.String())
 	}
-	out := map[string]any{"agent": name, "pins": pins, "published": sh.Published}
 	if sh.OwnerPersonID != nil {
-		out["owner"] = sh.OwnerPersonID.String()
+		out.Owner = sh.OwnerPersonID.String()
 	}
 	return out
 }
 
 func (a *API) agentPin(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Workspaces []string `json:"workspaces"` // empty: unpinned
-	}
+	var body PinRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
@@ -419,9 +456,7 @@ func (a *API) agentPin(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) agentPublish(w http.ResponseWriter, r *http.Request) error {
-	body := struct {
-		Published *bool `json:"published"` // default true
-	}{}
+	var body PublishRequest
 	if err := decode(w, r, &body, true); err != nil {
 		return err
 	}
@@ -447,16 +482,16 @@ func (a *API) workspaceAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": listingsJSON(ls)})
+	writeJSON(w, http.StatusOK, AgentListings{Agents: listingsJSON(ls)})
 	return nil
 }
 
-func listingsJSON(ls []*store.Listing) []map[string]string {
-	out := make([]map[string]string, 0, len(ls))
+func listingsJSON(ls []*store.Listing) []AgentListing {
+	out := make([]AgentListing, 0, len(ls))
 	for _, l := range ls {
-		e := map[string]string{"name": l.Name}
+		e := AgentListing{Name: l.Name}
 		if l.OwnerPersonID != nil {
-			e["owner"] = l.OwnerPersonID.String()
+			e.Owner = l.OwnerPersonID.String()
 		}
 		out = append(out, e)
 	}
@@ -468,6 +503,6 @@ func (a *API) directory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": listingsJSON(ls)})
+	writeJSON(w, http.StatusOK, AgentListings{Agents: listingsJSON(ls)})
 	return nil
 }
