@@ -155,14 +155,26 @@ func TestSummariesKeepUpWithSteadyMessages(t *testing.T) {
 		t.Logf("%d turn requests, %d summary requests, %d summary entries; the largest request carried %d tokens of history (budget %d); at most %d summary items queued at once in %d samples",
 			turnRequests, summaryRequests, len(summaries), largest, budget, maxQueued, sample)
 		// Turns that find their message answered by an earlier reply (which
-		// saw it) make no call; the last message is answered.
-		reqs := fake.Requests()
-		last := reqs[len(reqs)-1]
-		if isSummaryRequest(last) || !strings.Contains(string(last.Body), fmt.Sprintf("Message %04d:", messages)) {
-			t.Errorf("the last request is not the turn answering message %d: %.300s", messages, last.Body)
+		// saw it) make no call; the last message is answered. A summary may
+		// still follow the last reply when the machine is slow enough that
+		// the summary item queued behind the messages gets its turn once
+		// they are all answered (it folds history the next turn would fold
+		// anyway); the last turn and the last reply are what people see.
+		var last modeltest.Request
+		for _, r := range fake.Requests() {
+			if !isSummaryRequest(r) {
+				last = r
+			}
 		}
-		if all := e.entries(convID, ""); all[len(all)-1].Kind != store.EntryAssistant {
-			t.Errorf("the log ends with a %s entry; want the reply to the last message", all[len(all)-1].Kind)
+		if !strings.Contains(string(last.Body), fmt.Sprintf("Message %04d:", messages)) {
+			t.Errorf("the last turn's request does not carry message %d: %.300s", messages, last.Body)
+		}
+		all := e.entries(convID, "")
+		for len(all) > 0 && all[len(all)-1].Kind == store.EntrySummary {
+			all = all[:len(all)-1]
+		}
+		if len(all) == 0 || all[len(all)-1].Kind != store.EntryAssistant {
+			t.Errorf("the log's last entry but summaries is not the reply to the last message: %+v", all[len(all)-1:])
 		}
 		if len(summaries) == 0 {
 			t.Error("no summary entry; want the conversation summarised as it grew")
