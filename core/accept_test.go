@@ -55,6 +55,7 @@ func (f *recordingFinisher) results() []core.SubmitResult {
 // stores nothing twice; an event accepted by a process that stops before
 // running it is run by the next one.
 func TestAcceptStoresTheEventAndFinishesItAfterTheAck(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()
@@ -152,6 +153,7 @@ func TestAcceptStoresTheEventAndFinishesItAfterTheAck(t *testing.T) {
 
 // Without a finisher for the platform, Accept is Submit.
 func TestAcceptWithoutFinisherSubmits(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
 	in := s.start(t, "fallback:\n  text: \"ok\"\n")

@@ -28,6 +28,7 @@ func auditOf(t *testing.T, st store.Store, conv uuid.UUID) *store.AuditRecord {
 // A call the configured policy denies is audited as denied by the policy,
 // and the handler never runs.
 func TestAuditPolicyDenial(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
 			o.Policies = tool.Policies{Platform: tool.Policy{Deny: []string{"slack:lookup"}}}
@@ -61,6 +62,7 @@ turns:
 // A call waiting for a client is pending until the client's result settles
 // it, and cancelled by the system when the person writes something else.
 func TestAuditClientResultAndMovedOn(t *testing.T) {
+	t.Parallel()
 	demo, err := os.ReadFile(filepath.Join("model", "scripts", "demo.yaml"))
 	if err != nil {
 		t.Fatal(err)

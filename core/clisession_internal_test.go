@@ -14,6 +14,7 @@ import (
 // names a CLI session is where the next call resumes, and Seen counts the
 // messages that session holds.
 func TestBuildRequestResumesTheLastCLISession(t *testing.T) {
+	t.Parallel()
 	me := store.AgentAuthor("coder")
 	entry := func(kind store.EntryKind, author store.Author, content any) *store.Entry {
 		return &store.Entry{Kind: kind, Author: author, Content: mustJSON(content)}

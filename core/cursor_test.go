@@ -16,6 +16,7 @@ import (
 // A cursor returns each entry once, error entries (no seq) included, and
 // moves only when told to.
 func TestCursorReadsEachEntryOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	conv, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: time.Now()})

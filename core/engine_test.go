@@ -368,6 +368,7 @@ func slackMessage(id, user, text string) *core.Inbound {
 }
 
 func TestPlainReplyStreamsAndRecordsUsage(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, "turns:\n  - text: Hello there, I am a scripted reply.\n")
@@ -411,6 +412,7 @@ func TestPlainReplyStreamsAndRecordsUsage(t *testing.T) {
 }
 
 func TestToolsRunConcurrentlyAndChartIsAttached(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, `
@@ -496,6 +498,7 @@ turns:
 `
 
 func TestAskUserPausesAndResumesAfterRestart(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		first := s.start(t, askScript)
@@ -563,6 +566,7 @@ func refusedResult(t *testing.T, in *instance, st store.Store, conv uuid.UUID, c
 }
 
 func TestConfirmDeniedAndApproved(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, `
@@ -604,6 +608,7 @@ turns:
 }
 
 func TestCrashedTurnIsFinishedByAnotherWorker(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second}
 		// The first process runs a tool, then hangs in the model until it dies.
@@ -710,6 +715,7 @@ func turnItem(t *testing.T, st store.Store, conv uuid.UUID) *store.WorkItem {
 }
 
 func TestGracefulStopKeepsFinishedStepsAndReleasesAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		g := &gate{open: make(chan struct{})}
@@ -769,6 +775,7 @@ turns:
 }
 
 func TestCrashWhileToolRunsIsRecordedAndNotRerun(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second}
 		g := &gate{open: make(chan struct{})}
@@ -829,6 +836,7 @@ turns:
 }
 
 func TestSameInstanceRestartReclaimsAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, workerID: "host-a"}
 		dying := s.start(t, "turns:\n  - text: never finished\n    delay: 1h\n")
@@ -854,6 +862,7 @@ func TestSameInstanceRestartReclaimsAtOnce(t *testing.T) {
 }
 
 func TestTurnWithALostLeaseWritesNothing(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		// The instance's worker handles only turns, and the item is held by
@@ -890,6 +899,7 @@ func TestTurnWithALostLeaseWritesNothing(t *testing.T) {
 }
 
 func TestStepBudgetAndModelFailure(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, budget: 2}
 		in := s.start(t, `
@@ -934,6 +944,7 @@ fallback:
 }
 
 func TestResultsForCallsNotPendingAreRefused(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
 	in := s.start(t, askScript)
@@ -968,6 +979,7 @@ func TestResultsForCallsNotPendingAreRefused(t *testing.T) {
 func writeFile(p, body string) error { return os.WriteFile(p, []byte(body), 0o600) }
 
 func TestPostResultBecomesACardEntry(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
 	in := s.start(t, `
@@ -1018,6 +1030,7 @@ func mustTool(t *testing.T, in *instance, name string) *tool.Tool {
 // The offline demo's tool calls must pass the real tools' schemas, or the
 // first thing a new user sees is a tool error.
 func TestDemoScriptToolCallsAreValid(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
 	in := s.start(t, string(mustRead(t, "model/scripts/demo.yaml")))
@@ -1076,6 +1089,7 @@ type emailIn struct {
 // send asks first), with the arguments the card shows; a signal button
 // hands the click to the agent.
 func TestCardButtonsActThroughTheGuard(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := &setup{st: st, clock: newClock(), tools: &testTools{}}
@@ -1190,6 +1204,7 @@ fallback:
 // A thread the bot answers in is followed without a new mention; a message
 // elsewhere without a mention stores nothing.
 func TestEngagedThreadsNeedNoMention(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
 	in := s.start(t, "fallback:\n  text: \"echo: {{last_user}}\"\n")
@@ -1227,6 +1242,7 @@ func TestEngagedThreadsNeedNoMention(t *testing.T) {
 // message is answered, and the call is closed as moved on. On a platform, a
 // question to the person is closed the same way.
 func TestPausedConversationAnswersANewMessage(t *testing.T) {
+	t.Parallel()
 	demo, err := os.ReadFile(filepath.Join("model", "scripts", "demo.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // text, and what the model cannot read is named with the reason, in one
 // line after them.
 func TestFileParts(t *testing.T) {
+	t.Parallel()
 	parts := fileParts([]UserFile{
 		{Name: "a.png", MimeType: "image/PNG", Data: []byte("png")},
 		{Name: "b.pdf", MimeType: "application/pdf", Data: []byte("pdf")},

@@ -40,6 +40,7 @@ func notices(t *testing.T, st store.Store, conv uuid.UUID) []string {
 // with the result (not lost with the dead process), and the retried turn,
 // which never runs the call again, never writes it again.
 func TestNotifyLineOnceAcrossACrash(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		var conv atomic.Pointer[uuid.UUID]
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second, configure: func(o *core.Options) {

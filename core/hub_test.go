@@ -56,6 +56,7 @@ func next(tb testing.TB, ch <-chan core.Event, what string) core.Event {
 // notification can carry arrives whole), the entry it wrote (read from the
 // log), its end. A's own viewer sees each event once.
 func TestSharedHubAcrossInstances(t *testing.T) {
+	t.Parallel()
 	stA, _, ha, hb := twoInstances(t)
 	ctx := t.Context()
 	conv, err := stA.ConversationCreate(ctx, &store.ConversationCreateParams{Title: "relay"})

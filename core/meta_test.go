@@ -13,6 +13,7 @@ import (
 // Conversation metadata is stored; rows written by earlier versions must
 // read the same.
 func TestConversationMetaReadsStoredRows(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		raw     string
@@ -36,6 +37,7 @@ func TestConversationMetaReadsStoredRows(t *testing.T) {
 }
 
 func TestConversationMetaEncodeKeepsKeys(t *testing.T) {
+	t.Parallel()
 	m := core.ConversationMeta{Context: tool.ContextDiscord, Starter: "U9"}
 	require.JSONEq(t, `{"context":"discord","starter":"U9"}`, string(m.Encode()), "the stored keys must not change")
 	back, err := core.DecodeConversationMeta(m.Encode())

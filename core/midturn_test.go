@@ -20,6 +20,7 @@ import (
 // Before the fix, B's turn found the agent's reply last in the log, took B
 // for answered and ended without a model call: B was never answered.
 func TestMessageDuringTurnIsAnswered(t *testing.T) {
+	t.Parallel()
 	const msgA, msgB = "What is the capital of France?", "And of Spain, please?"
 	cases := []struct {
 		name string

@@ -70,6 +70,7 @@ func collect(t *testing.T, events <-chan core.Event) []core.Event {
 // it, and the service log does not carry it either. The log here has no
 // redact.Handler: the engine's own redaction is what is tested.
 func TestModelErrorQuotingTheKey(t *testing.T) {
+	t.Parallel()
 	keys := []struct{ name, key string }{
 		{"short", "k9x2q"},
 		{"openai shaped", "sk-core-t3st"},
@@ -131,6 +132,7 @@ func TestModelErrorQuotingTheKey(t *testing.T) {
 // live viewers are told to drop the partial text, and the reply is the
 // retry's.
 func TestStalledModelStreamIsRetried(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		fake := modeltest.NewOpenAI(t)

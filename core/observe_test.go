@@ -40,6 +40,7 @@ func (o *takeoverObserver) count(kind string) int {
 // its lease is reported as taken over when a worker claims it; a fresh item
 // and one retried after a recorded failure are not.
 func TestWorkerObservesTakeovers(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	past := time.Now().Add(-time.Hour)

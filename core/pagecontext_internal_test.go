@@ -15,6 +15,7 @@ import (
 // message, never the history or the stable block; a later message
 // without it clears it.
 func TestPageContextInTurnBlock(t *testing.T) {
+	t.Parallel()
 	a := &config.Agent{Name: "atlas", Persona: "You help.", Model: "scripted:x"}
 	user := func(seq int64, text, page string) *store.Entry {
 		return &store.Entry{Seq: &seq, Kind: store.EntryUser, Author: store.UserAuthor("person:1"), Content: mustJSON(UserContent{Text: text, PageContext: page})}

@@ -25,6 +25,7 @@ func (c *findCounter) PersonFind(ctx context.Context, p *store.PersonFindParams)
 // their person; later ones (the acknowledgement path) read nothing, and the
 // person is still the one.
 func TestEnsureKnownSkipsTheStoreOnceFound(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
 		st := &findCounter{Store: open(t)}
 		d, err := core.NewDirectory(core.DirectoryOptions{Store: st, Logger: testenv.Logger(t)})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestHideLinkCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"!link ABCD2345", "!link ••••••••"},
 		{"  !LINK abcd2345  ", "!LINK ••••••••"},

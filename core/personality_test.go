@@ -21,6 +21,7 @@ var seedDoc = "# Atlas\n\n" + strings.Repeat("I answer plainly, check my facts a
 // no document; a restart with another persona (or after a replacement)
 // leaves the document as it is.
 func TestPersonalitySeededOnce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()
@@ -64,6 +65,7 @@ func TestPersonalitySeededOnce(t *testing.T) {
 // TestPersonalityGuardOnlyForTheAgent: the agent's replacements are held to
 // the guard, the operator's are not.
 func TestPersonalityGuardOnlyForTheAgent(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, "turns:\n  - text: hi\n")
@@ -92,6 +94,7 @@ func TestPersonalityGuardOnlyForTheAgent(t *testing.T) {
 // refused with a tool error that says why, and a replacement that keeps
 // enough is stored as the next version by the agent.
 func TestUpdatePersonalityTool(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		grown := seedDoc + "\nI keep a travel log."

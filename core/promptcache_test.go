@@ -34,6 +34,7 @@ func anthropicAgent(fake *modeltest.Fake) func(*core.Options) {
 // and so each later call reads what the one before wrote. The cache reads
 // and writes are stored with usage and priced as Anthropic does.
 func TestPromptPrefixIsCached(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		fake := modeltest.NewAnthropic(t)
 		fake.Push(
@@ -146,6 +147,7 @@ func TestPromptPrefixIsCached(t *testing.T) {
 // history, and the bytes before the per-turn block are identical from one
 // turn to the next while the rulebook and the summary do not change.
 func TestPromptOrderWithRulebookAndSummary(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		fake := modeltest.NewAnthropic(t)
 		long := strings.Repeat("The tide tables for the harbour list two highs and two lows a day. ", 30) // ~500 tokens

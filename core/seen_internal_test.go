@@ -13,6 +13,7 @@ import (
 )
 
 func TestInSeenOrder(t *testing.T) {
+	t.Parallel()
 	turnA, turnB := uuid.New(), uuid.New()
 	user := func(seq int64) *store.Entry {
 		return &store.Entry{Seq: &seq, Kind: store.EntryUser, Author: store.UserAuthor("alice"), Content: mustJSON(UserContent{Text: fmt.Sprint("u", seq)})}
@@ -52,6 +53,7 @@ func TestInSeenOrder(t *testing.T) {
 }
 
 func TestSeenThroughIsReadFromTheContent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		content string
 		want    int64

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSplitDMs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 		dms            []DM
@@ -31,6 +32,7 @@ func TestSplitDMs(t *testing.T) {
 // TestDMFilterHidesTagsFromTheStream: however the text is cut into
 // deltas, the live stream shows the text without its tags.
 func TestDMFilterHidesTagsFromTheStream(t *testing.T) {
+	t.Parallel()
 	text := "Checking. <dm target=\"nova\">Friday?</dm> Done <3 <d"
 	for size := 1; size <= len(text); size++ {
 		var f dmFilter

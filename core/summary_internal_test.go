@@ -33,6 +33,7 @@ func logOf(t *testing.T, script ...string) []*store.Entry {
 
 // TestCutPoint: where a summary may end. Each entry weighs 10 tokens here.
 func TestCutPoint(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name           string
 		log            []string
@@ -65,6 +66,7 @@ func TestCutPoint(t *testing.T) {
 // limit and no summary could be written. The limit is the weight of the
 // newest fit entries.
 func TestTailWindow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		log   []string
@@ -96,6 +98,7 @@ func TestTailWindow(t *testing.T) {
 }
 
 func TestSummaryLimit(t *testing.T) {
+	t.Parallel()
 	if got := summaryLimit(40000); got != 48000 {
 		t.Fatalf("summaryLimit(40000) = %d; want the budget and a fifth, 48000", got)
 	}

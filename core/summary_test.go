@@ -20,6 +20,7 @@ import (
 // and the turn that finds the context past the budget and a fifth writes
 // the summary itself before its model call.
 func TestSummaryKeepsUpWhenItsItemCannotRun(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()

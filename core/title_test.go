@@ -15,6 +15,7 @@ import (
 )
 
 func TestConversationTitle(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"", ""},
 		{"  plan   the\nlaunch ", "plan the launch"},
@@ -36,6 +37,7 @@ func TestConversationTitle(t *testing.T) {
 // or on a platform is named by the first message a person writes in it;
 // later messages, a rename before it and a command do not name it.
 func TestConversationTitledByFirstMessage(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		ctx := context.Background()
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
@@ -112,6 +114,7 @@ func TestConversationTitledByFirstMessage(t *testing.T) {
 // own messages do not count, however many), and keeps the parent's title
 // for an edit of a later message; the parent keeps its own.
 func TestForkTitledByEditedFirstMessage(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		ctx := context.Background()
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}

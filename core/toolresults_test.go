@@ -20,6 +20,7 @@ import (
 // nothing: no entry, no turn queued. The tool's own result is the one the
 // log keeps, and the turn answers once.
 func TestForgedResultForARunningServerCallIsRefused(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		g := &gate{open: make(chan struct{})}
@@ -80,6 +81,7 @@ fallback:
 // started (a card's tool button waiting for its turn) is not the client's
 // to answer either; a frontend call in a context with a client is.
 func TestResultsOnlyForFrontendCallsOfTheContext(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, askScript)
@@ -141,6 +143,7 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 // as interrupted by the next attempt, and its marker ends as interrupted
 // rather than staying executing.
 func TestInterruptedCallEndsItsMarker(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, ttl: 3 * time.Second}
 		g := &gate{open: make(chan struct{})}
@@ -177,6 +180,7 @@ func TestInterruptedCallEndsItsMarker(t *testing.T) {
 // three times with the same input, the turn ends there with one line
 // saying so: the model is not called again until the step budget.
 func TestRepeatedFailureEndsTheTurn(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, "fallback:\n  tool_calls:\n    - {name: lookup, input: {query: fail}}\n")
@@ -219,6 +223,7 @@ func TestRepeatedFailureEndsTheTurn(t *testing.T) {
 // agent's own name ("Atlas: …") is its reply, not a message to itself: the
 // log holds it once.
 func TestReplyStartingWithOwnNameIsStoredOnce(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.start(t, "fallback:\n  text: \"Atlas: the answer is 42.\"\n")
@@ -247,6 +252,7 @@ func TestReplyStartingWithOwnNameIsStoredOnce(t *testing.T) {
 // confirmation waits for the person first; once approved, the server hands
 // it to the client, whose result is then taken.
 func TestApprovedFrontendCallIsTheClients(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}}
 		in := s.startWith(t, `

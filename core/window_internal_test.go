@@ -124,6 +124,7 @@ func paired(t *testing.T, view []*store.Entry, open ...string) {
 // a person's message, every call with its result; and a call further back
 // that waits for a person, or that the reader names, is in the view.
 func TestReadWindow(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()

@@ -98,6 +98,7 @@ func runNext(t testing.TB, st store.Store, hs *core.Handlers, kind string) bool 
 // writes no summary itself and queues the summary item; that item folds
 // the backlog, and the turn after it reads the summary and a short tail.
 func TestFirstTurnOfALongLogReadsItsNewestEntries(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := &entryReads{Store: open(t)}
 		ctx := context.Background()
@@ -184,6 +185,7 @@ func TestFirstTurnOfALongLogReadsItsNewestEntries(t *testing.T) {
 // waiting for a person, a message after the history is answered while the
 // approval keeps waiting, and approving it runs the call.
 func TestApprovalBeforeTheWindowIsStillFound(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := &setup{st: open(t), clock: newClock(), tools: &testTools{}, configure: func(o *core.Options) {
 			o.Agents.Agents[0].Context = config.ContextSettings{SummarizeAt: 1000, KeepRecent: 200}

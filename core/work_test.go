@@ -19,6 +19,7 @@ import (
 // The stored payload is the args' JSON, unchanged from before typed args:
 // rows already queued must still decode.
 func TestEnqueueStoresArgsAsBefore(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	conv, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: time.Now()})
@@ -45,6 +46,7 @@ func TestEnqueueStoresArgsAsBefore(t *testing.T) {
 }
 
 func TestHandlersDecodeArgsOnce(t *testing.T) {
+	t.Parallel()
 	hs := core.NewHandlers()
 	var got []core.TurnArgs
 	core.AddHandler(hs, func(_ context.Context, _ *store.WorkItem, args core.TurnArgs) error {
@@ -74,6 +76,7 @@ func TestHandlersDecodeArgsOnce(t *testing.T) {
 // A worker fails an item whose payload does not decode, saying why, and
 // never runs its handler.
 func TestWorkerFailsUndecodableItem(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	ran := make(chan struct{}, 1)
@@ -132,6 +135,7 @@ func (nextArgs) Kind() string { return "next" }
 // is finishing here waits for that handler, then runs on its first attempt:
 // it is not left to wait out its lease and be counted as a takeover.
 func TestWorkerRunsNextItemOfConversationOnItsFirstAttempt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := &slowCompleteStore{Store: testenv.SQLite(t)}
 	conv, err := st.ConversationCreate(ctx, &store.ConversationCreateParams{Now: time.Now()})
@@ -183,6 +187,7 @@ func TestWorkerRunsNextItemOfConversationOnItsFirstAttempt(t *testing.T) {
 // the moment between that completion and the worker's bookkeeping, runs at
 // once, on its first attempt, after everything the previous handler did.
 func TestWorkerRunsNextItemOfOrderingKeyAfterThePrevious(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := &slowCompleteStore{Store: testenv.SQLite(t)}
 	key := "inbound/slack:T1/C1/1700000000.000100"

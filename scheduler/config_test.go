@@ -68,6 +68,7 @@ func parseConfig(raw string) (*Config, error) {
 }
 
 func TestConfigAndApply(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseConfig(exampleConfig)
 	if err != nil {
 		t.Fatalf("parsing the README example: %v", err)
@@ -113,6 +114,7 @@ func TestConfigAndApply(t *testing.T) {
 }
 
 func TestReadmeExampleMatchesTest(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatalf("reading README.md: %v", err)
@@ -123,6 +125,7 @@ func TestReadmeExampleMatchesTest(t *testing.T) {
 }
 
 func TestValidateConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ yaml, want string }{
 		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      every: 1h\n      instruction: y\n      platform: slack\n      channel: C1\n      colour: red\n", "colour"},
 		{"schedules:\n  routines:\n    - agent: ops\n      name: x\n      instruction: y\n      platform: slack\n      channel: C1\n", "give every"},

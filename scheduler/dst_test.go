@@ -21,6 +21,7 @@ import (
 // its own time again; on the fall-back day a repeated time fires once, at
 // its first occurrence.
 func TestDailyRoutinesKeepWallClockTime(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatalf("loading America/New_York: %v", err)

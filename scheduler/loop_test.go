@@ -13,6 +13,7 @@ import (
 )
 
 func TestDecideLoop(t *testing.T) {
+	t.Parallel()
 	deadline := t0.Add(time.Hour)
 	cont := func(summary string, work ...string) *ProgressReport {
 		return &ProgressReport{Status: ProgressContinue, Summary: summary, NewWork: work}
@@ -207,6 +208,7 @@ func TestLoopGuardrails(t *testing.T) {
 // The agent saying continue is not enough: the next iteration starts only
 // when the server sets it, and a loop resumed after a block goes on.
 func TestLoopContinuesOnlyWhenTheServerSaysSo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, newSQLite(t), nil)
 	ctx := context.Background()
 	script := &loopScript{report: func(n int) *ProgressReport {

@@ -28,6 +28,7 @@ func (b *inbox) read(context.Context, InputRequest) (string, error) {
 // model call; one whose inputs changed runs a turn, and messages the owner
 // only when its report asks to.
 func TestPulseIsCheap(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		box := &inbox{text: "3 unread, nothing urgent"}
 		e := newEnv(t, open(t), nil, func(o *Options) { o.Inputs = map[string]InputFunc{"inbox": box.read} })
@@ -110,6 +111,7 @@ func TestPulseIsCheap(t *testing.T) {
 }
 
 func TestPulseActiveHours(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, newSQLite(t), nil)
 	ctx := context.Background()
 	sc, err := e.sched.CreateSchedule(ctx, ScheduleParams{

@@ -32,6 +32,7 @@ func (f *fakePRs) set(s string) { f.mu.Lock(); f.open = s; f.mu.Unlock() }
 // same, and exactly one when it changes. A tool that is not low risk is
 // refused: a pulse only reads.
 func TestPulseWatchesAnMCPTool(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		prs := &fakePRs{open: "#12 fix login"}
 		srv := mcp.NewServer(&mcp.Implementation{Name: "fake-github", Version: "1"}, nil)
@@ -132,6 +133,7 @@ func TestPulseWatchesAnMCPTool(t *testing.T) {
 // when someone does, in the channel or one of its threads; another
 // channel's messages do not count.
 func TestPulseWatchesItsChannel(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		e.backend.setRespond(func(*model.Request) *model.Response { return textResponse("noted") })

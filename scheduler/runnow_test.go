@@ -20,6 +20,7 @@ import (
 // the same minute queues nothing; a paused routine is refused with a
 // reason.
 func TestRunNow(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -90,6 +91,7 @@ func TestRunNow(t *testing.T) {
 // A reminder run now is delivered at once and is then done: its own time
 // comes and goes without a second DM, and asking again sends nothing.
 func TestRunNowReminder(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -155,6 +157,7 @@ func TestRunNowReminder(t *testing.T) {
 // its pending occurrence at once and moves on to the one after: the
 // pending one's time passes without a DM, the next one fires.
 func TestRunNowRepeatingReminder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, newSQLite(t), nil)
 	ctx := context.Background()
 	rem := must(e.sched.Remind(ctx, RemindParams{Agent: "ops", Owner: "U1", Platform: "slack", Workspace: "T1", At: t0.Add(time.Hour), Text: "drink water"}))(t)
@@ -289,6 +292,7 @@ func TestRunNowRacesTheClock(t *testing.T) {
 // starts nothing, and the iteration limit still ends it. A paused loop and
 // an ended one are refused with the reason.
 func TestRunNowLoop(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()

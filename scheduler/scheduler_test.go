@@ -29,6 +29,7 @@ func routine(name, spec string) ScheduleParams {
 // lead (the worst case of a leadership hand-over), dispatch concurrently on
 // every tick for simulated hours: every occurrence is fired exactly once.
 func TestTwoInstancesFireEachOccurrenceOnce(t *testing.T) {
+	t.Parallel()
 	schema := newPGSchema(t)
 	clock := clockwork.NewFakeClockAt(t0)
 	a := newEnv(t, openPG(t, schema), clock, func(o *Options) { o.InstanceID = "a" })
@@ -116,6 +117,7 @@ func TestTwoInstancesFireEachOccurrenceOnce(t *testing.T) {
 // The leadership lease: one instance leads; the other takes over when it
 // stops (at once) or dies (after the lease's TTL).
 func TestLeadership(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clock := clockwork.NewFakeClockAt(t0)
@@ -152,6 +154,7 @@ func TestLeadership(t *testing.T) {
 // A reminder fires at its time, within one tick, as a DM to its owner in the
 // workspace it was set in, without a model call.
 func TestReminderFiresAsDM(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		conv := e.conversation("C1", "U1")
@@ -212,6 +215,7 @@ func TestReminderFiresAsDM(t *testing.T) {
 // Through gocron: Start dispatches on the fake clock, and a reminder fires
 // within one tick of its time.
 func TestStartDispatchesOnTheClock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, newSQLite(t), nil)
 	ctx := context.Background()
 	sc := must(e.sched.Remind(ctx, RemindParams{Agent: "ops", Owner: "U1", Platform: "slack", Workspace: "T1",
@@ -243,6 +247,7 @@ func TestStartDispatchesOnTheClock(t *testing.T) {
 }
 
 func TestRoutineLimit(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -277,6 +282,7 @@ func TestRoutineLimit(t *testing.T) {
 // own, in the routine's channel and workspace; a retried fire starts
 // nothing twice.
 func TestRoutineRunsATurnWhereItBelongs(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -321,6 +327,7 @@ func TestRoutineRunsATurnWhereItBelongs(t *testing.T) {
 // A fire missed while nothing ran happens once at start (run_once), or not
 // at all (skip); either way the schedule moves on to its next occurrence.
 func TestMissedFireRunsOnceAtStart(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clock := clockwork.NewFakeClockAt(t0)
@@ -369,6 +376,7 @@ func TestMissedFireRunsOnceAtStart(t *testing.T) {
 }
 
 func TestSweepExpiresApprovals(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -406,6 +414,7 @@ func TestSweepExpiresApprovals(t *testing.T) {
 // TestSweepPrunesFinishedWork: a finished keyed item (a fire) is deleted once
 // WorkRetention has passed, and not before.
 func TestSweepPrunesFinishedWork(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -437,6 +446,7 @@ func TestSweepPrunesFinishedWork(t *testing.T) {
 // for when the model gives none; someone the store does not know, or an
 // explicit time_zone, keeps the old reading.
 func TestRemindToolUsesPersonZone(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		e := newEnv(t, open(t), nil)
 		ctx := context.Background()
@@ -484,6 +494,7 @@ func TestRemindToolUsesPersonZone(t *testing.T) {
 // Other parts' jobs (memory upkeep) run on the leader through gocron: not
 // at start, then once per interval.
 func TestStartRunsJobsEachInterval(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	e := newEnv(t, newSQLite(t), nil, func(o *Options) {
 		o.Jobs = []Job{{Name: "upkeep", Every: time.Minute, Run: func(context.Context) error { runs.Add(1); return nil }}}

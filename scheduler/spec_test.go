@@ -7,6 +7,7 @@ import (
 )
 
 func TestSpecNext(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatalf("loading America/New_York: %v", err)
@@ -178,6 +179,7 @@ func TestSpecNext(t *testing.T) {
 }
 
 func TestSpecFirstAndLatest(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSpec("at 2026-03-08T09:00:00-05:00", "")
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +223,7 @@ func TestSpecFirstAndLatest(t *testing.T) {
 }
 
 func TestParseSpecErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ spec, tz, want string }{
 		{"", "", "empty"},
 		{"every", "", "want"},

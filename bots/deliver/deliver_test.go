@@ -90,6 +90,7 @@ func bind(t *testing.T, st store.Store, channel, thread string) *store.Binding {
 }
 
 func TestFlushDeliversEachEntryOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	rec := &recorder{}
@@ -130,6 +131,7 @@ func TestFlushDeliversEachEntryOnce(t *testing.T) {
 // A post whose answer was lost leaves a pending intent. The next delivery
 // finds the message by its key instead of posting it again.
 func TestLostAnswerIsFoundNotReposted(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	f := &finder{recorder{lost: true}}
@@ -157,6 +159,7 @@ func TestLostAnswerIsFoundNotReposted(t *testing.T) {
 // Without a Finder, a pending intent is posted again with the same key, for
 // the platform to dedupe (Discord's enforced nonce).
 func TestPendingIntentRepostsWithTheSameKey(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	rec := &recorder{lost: true}
@@ -175,6 +178,7 @@ func TestPendingIntentRepostsWithTheSameKey(t *testing.T) {
 }
 
 func TestPromptMessageButtonsFitPlatforms(t *testing.T) {
+	t.Parallel()
 	req, _ := json.Marshal(map[string]any{"prompt": "Which?", "choices": []string{"Blue", "Green"}})
 	ap := &store.Approval{ID: uuid.New(), Kind: store.ApprovalQuestion, Request: req}
 	m, err := deliver.PromptMessage(ap)
@@ -229,6 +233,7 @@ func (r *refuser) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 // later delivery (another instance: a new Deliverer on the same store)
 // posts only the notice, never the refused entry again.
 func TestRefusedEntryIsPassedWithOneNotice(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	r := &refuser{failNotices: 1}
@@ -301,6 +306,7 @@ func (s *resumed) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 // its own, and the other turn's message, whose text never became an entry,
 // is closed with the interruption notice.
 func TestEntryNeverFinishesAnotherTurnsLiveMessage(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	r := &resumer{finished: map[string]string{}}

@@ -42,6 +42,7 @@ func (c *deliveryCounts) DeliveryRetried(context.Context) {
 // per failed delivery, with its platform; a deliver item on its second
 // attempt is reported as a retry; a delivery that works reports nothing.
 func TestObserverCountsFailuresAndRetries(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	rec := &recorder{lost: true}

@@ -41,6 +41,7 @@ func (e *editor) edits() []bots.MessageRef {
 // outright, fails and its item is retried). A third, as after a restart,
 // edits that message: the run never shows twice.
 func TestRunProgressPostedOnceAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, db := range []struct {
 		name string
 		open func(t *testing.T) (store.Store, store.Store)
@@ -116,6 +117,7 @@ func TestRunProgressPostedOnceAcrossInstances(t *testing.T) {
 // over and posts again with the same idempotency key, for the platform to
 // dedupe, and later changes edit that message.
 func TestRunProgressStaleIntentTakenOver(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	ctx := context.Background()
 	ed := &editor{recorder: recorder{lost: true}}

@@ -253,6 +253,7 @@ func (c *chat) end(t *testing.T) {
 const prompt = "\n> "
 
 func TestFirstLineSaysWhichModel(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		model    string
 		want     string
@@ -278,6 +279,7 @@ func TestFirstLineSaysWhichModel(t *testing.T) {
 var savedRE = regexp.MustCompile(`\[(\S+) saved to ([^\]]+)\]`)
 
 func TestChatStreamsAsksAndSavesCharts(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		svc := service(t, st, "scripted:chat.yaml", scripted(t, chatScript))
@@ -354,6 +356,7 @@ fallback:
 `
 
 func TestRiskyCallAsksForApproval(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		choice  string
 		ran     int32
@@ -394,6 +397,9 @@ func TestRiskyCallAsksForApproval(t *testing.T) {
 // process; the chat must still show the whole reply, ask its questions and
 // notice the turn ended.
 func TestTurnRunByAnotherInstance(t *testing.T) {
+	// Not parallel: under a loaded machine the third prompt was seen
+	// before the other instance's resumed turn printed (a window to look
+	// into; see the closing note of session 11).
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		here := serviceWith(t, st, "scripted:chat.yaml", scripted(t, chatScript), false, nil)
@@ -417,6 +423,7 @@ func TestTurnRunByAnotherInstance(t *testing.T) {
 }
 
 func TestCtrlDWhileAQuestionWaitsEndsTheChat(t *testing.T) {
+	t.Parallel()
 	svc := service(t, testenv.SQLite(t), "scripted:chat.yaml", scripted(t, chatScript))
 	c := startChat(t, svc)
 	c.out.waitCount(t, prompt, 1)
@@ -426,6 +433,7 @@ func TestCtrlDWhileAQuestionWaitsEndsTheChat(t *testing.T) {
 }
 
 func TestBuiltInDemoDrawsAChart(t *testing.T) {
+	t.Parallel()
 	svc := service(t, testenv.SQLite(t), "scripted:"+model.DemoScriptName, nil)
 	c := startChat(t, svc)
 	c.out.waitCount(t, prompt, 1)
@@ -442,6 +450,7 @@ func TestBuiltInDemoDrawsAChart(t *testing.T) {
 }
 
 func TestRunNeedsServiceAndStreams(t *testing.T) {
+	t.Parallel()
 	err := terminal.Run(context.Background(), terminal.Options{})
 	if err == nil || !strings.Contains(err.Error(), "Service") {
 		t.Fatalf("Run without options = %v; want an error naming the missing Service", err)
@@ -491,6 +500,7 @@ func (c *chat) conversation(t *testing.T) uuid.UUID {
 // handler, as a private request from the person at the terminal, and its
 // answer is printed; the agent never sees it.
 func TestCommandLines(t *testing.T) {
+	t.Parallel()
 	svc := service(t, testenv.SQLite(t), "scripted:chat.yaml", scripted(t, chatScript))
 	var got []*core.Command
 	var out output

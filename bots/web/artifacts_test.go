@@ -46,6 +46,7 @@ fallback:
 `
 
 func TestArtifactEditedTwiceWithACommentThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()

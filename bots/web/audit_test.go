@@ -18,6 +18,7 @@ import (
 // GET /api/audit is the operator's: the token is required when one is set,
 // and the rows come back newest first with the page's cursor.
 func TestAuditNeedsTheOperatorToken(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	clk := newClock()
 	s := start(t, st, clk, writeScript(t, echoScript), web.Options{Token: "s3cret-token"})
@@ -53,6 +54,7 @@ func TestAuditNeedsTheOperatorToken(t *testing.T) {
 }
 
 func TestParseAuditQuery(t *testing.T) {
+	t.Parallel()
 	conv := uuid.New()
 	q, err := web.ParseAuditQuery(url.Values{
 		"workspace": {"T1"}, "agent": {"atlas"}, "conversation": {conv.String()}, "tool": {"lookup"},

@@ -54,6 +54,7 @@ func loadDocument(t *testing.T) *openapi3.T {
 
 // TestOpenAPIDocumentIsValid: the committed document is valid OpenAPI 3.1.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	loadDocument(t)
 }
 

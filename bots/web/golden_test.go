@@ -118,6 +118,7 @@ func checkGoldens(t *testing.T, exchanges []*exchange) {
 // TestTour drives the API through its routes once and checks the answers
 // against the golden files and the OpenAPI document.
 func TestTour(t *testing.T) {
+	t.Parallel()
 	exchanges := runTour(t)
 	t.Run("golden", func(t *testing.T) { checkGoldens(t, exchanges) })
 	t.Run("openapi", func(t *testing.T) {

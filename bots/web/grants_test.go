@@ -19,6 +19,7 @@ import (
 // listed (with its workspace), revoked (the guard no longer finds it, the
 // list no longer shows it), and an unknown or malformed id is refused.
 func TestGrantsListAndRevokeByTheOperator(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()

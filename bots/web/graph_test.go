@@ -54,6 +54,7 @@ func (g *graphOut) edgeList() []string {
 // graph is the same; a delegated task in a workspace the caller does not
 // share is left out; a person who may not see the conversation gets 404.
 func TestWorkGraphThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		pp := startWithPeople(t, st)

@@ -67,6 +67,7 @@ func sameIDs(t *testing.T, got, want []uuid.UUID, what string) {
 // A person sees the conversations of their workspaces in the history and
 // nothing of another's, through every route the page uses.
 func TestHistoryListScopedToWorkspaces(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := startWithPeople(t, open(t))
 		defer s.srv.stop()
@@ -109,6 +110,7 @@ func TestHistoryListScopedToWorkspaces(t *testing.T) {
 }
 
 func TestHistorySearchArchiveAndFolders(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)
@@ -200,6 +202,7 @@ func exportNormalized(t *testing.T, s *people, person, conv uuid.UUID) (map[stri
 }
 
 func TestHistoryExportImportIdentical(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)
@@ -259,6 +262,7 @@ func TestHistoryExportImportIdentical(t *testing.T) {
 }
 
 func TestHistoryBulkDeleteLowersChildCount(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)
@@ -298,6 +302,7 @@ func TestHistoryBulkDeleteLowersChildCount(t *testing.T) {
 // a later message keeps the parent's title, and so does every fork of a
 // renamed conversation.
 func TestHistoryForkTitledByEditedFirstMessage(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)

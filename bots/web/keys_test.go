@@ -69,6 +69,7 @@ func wantStatus(t *testing.T, s *server, method, path, token, body string, want 
 }
 
 func TestPersonalTokenScopedToItsWorkspaces(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()
@@ -142,6 +143,7 @@ func TestPersonalTokenScopedToItsWorkspaces(t *testing.T) {
 }
 
 func TestAuthorizeDefaultsToOperatorForWrites(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	clk := newClock()
 	keys, err := apikey.New(apikey.Options{Store: st, Now: clk.Now})

@@ -556,6 +556,7 @@ func checkGenerated(t *testing.T, file string, got []byte, how string) {
 // TestOpenAPI: the committed openapi.json is the document of the route
 // table and its types as they are.
 func TestOpenAPI(t *testing.T) {
+	t.Parallel()
 	checkGenerated(t, "openapi.json", indentJSON(t, mustDocument(t)), "go test ./bots/web -run TestOpenAPI -update")
 }
 
@@ -569,6 +570,7 @@ func (m *recordingMux) Handle(pattern string, _ http.Handler) {
 // TestRoutesMatchTheDocument: an API with every option registers exactly
 // the operations of the committed document (and the CORS preflight).
 func TestRoutesMatchTheDocument(t *testing.T) {
+	t.Parallel()
 	var d oaDocument
 	if err := json.Unmarshal(openapiJSON, &d); err != nil {
 		t.Fatal(err)
@@ -750,5 +752,6 @@ func mdCell(s string) string {
 // TestReferenceHTTP: docs/reference/http.md is the reference of the route
 // table and its types as they are.
 func TestReferenceHTTP(t *testing.T) {
+	t.Parallel()
 	checkGenerated(t, filepath.Join("..", "..", "docs", "reference", "http.md"), httpReference(t), "go test ./bots/web -run TestReference -update")
 }

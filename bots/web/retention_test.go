@@ -21,6 +21,7 @@ type retentionOut struct {
 // TestRetentionThroughTheAPI: members read a workspace's retention, only
 // its owner sets it, and only the operator names an export directory.
 func TestRetentionThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := startWithPeople(t, open(t))
 		ana, cy, dee, bo := uuid.New(), uuid.New(), uuid.New(), uuid.New()
@@ -71,6 +72,7 @@ func TestRetentionThroughTheAPI(t *testing.T) {
 // person's token stops working, the answer counts what went, the audit
 // records it, and a second forget counts nothing.
 func TestForgetThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := startWithPeople(t, open(t))
 		ana, dee := uuid.New(), uuid.New()

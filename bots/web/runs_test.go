@@ -15,6 +15,7 @@ import (
 // TestRunsAreScopedToTheirWorkspace: a run is read, listed and acted on
 // only by whoever may use the conversation it came from.
 func TestRunsAreScopedToTheirWorkspace(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)

@@ -36,6 +36,7 @@ type runNowOut struct {
 // routine runs with its next occurrence kept; a paused schedule and an
 // ended loop get 409 with the reason.
 func TestScheduleRunNowThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()

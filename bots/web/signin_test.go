@@ -92,6 +92,7 @@ func signIn(t *testing.T, s *server, path, token string) (*browser, int, string)
 // workspaces, and an unsafe request with it needs the CSRF header and this
 // site as its origin. The operator signs in with the token.
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()
@@ -216,6 +217,7 @@ func TestSignIn(t *testing.T) {
 // row twice; the fork tree shows a conversation's parent, children and
 // child counts.
 func TestConversationListAndForks(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()
@@ -287,6 +289,7 @@ func TestConversationListAndForks(t *testing.T) {
 // call then runs and the turn goes on. A second decision is refused, and
 // a person the conversation is not theirs to see cannot reach it.
 func TestDecideApproval(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()

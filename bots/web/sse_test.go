@@ -16,6 +16,7 @@ import (
 // writeEvent makes of EntryJSON, byte for byte, for entries and error
 // entries, with content that is indented, escaped or HTML-like.
 func TestAppendEntryEvent(t *testing.T) {
+	t.Parallel()
 	seq := int64(42)
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891011000, time.FixedZone("X", 3600))
 	entries := []*store.Entry{
@@ -84,6 +85,7 @@ func FuzzAppendCompactJSON(f *testing.F) {
 // TestAppendCompactJSONRefuses: content that is not JSON in a way that
 // would break the stream's framing or nesting is an error.
 func TestAppendCompactJSONRefuses(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{`{"a":1]`, `"abc`, `  `, "{\"a\":\"\x01\"}", `{"a":1}}`, `{"a":<}`, `]`, "[\n"} {
 		if got, err := appendCompactJSON(nil, []byte(s)); err == nil {
 			t.Errorf("appendCompactJSON(%q) = %q, want an error", s, got)

@@ -124,6 +124,7 @@ func readLog(t *testing.T, stream *sseStream, count int) []string {
 // to the client before it reads the next: the first thousand entries
 // arrive while the read past them is held back.
 func TestStreamCatchUpIsPaged(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		rc := &readCounter{Store: open(t)}
 		s := start(t, rc, newClock(), writeScript(t, echoScript), web.Options{})
@@ -165,6 +166,7 @@ func TestStreamCatchUpIsPaged(t *testing.T) {
 // Last-Event-ID resumes exactly where it was whatever the tail; a cursor
 // past the tail wins; tail=0 sends only what comes next.
 func TestStreamTail(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		rc := &readCounter{Store: open(t)}
 		st := rc

@@ -30,6 +30,7 @@ type stateOut struct {
 // a turn was under way (running); after the reply the conversation is idle.
 // A bad at is refused with 400 naming at.
 func TestConversationStateAt(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		register := func(r *tool.Registry) {
@@ -128,6 +129,7 @@ turns:
 // (seq N) sees the approval approved and the conversation running, while
 // the seq of the call still sees it pending.
 func TestConversationStateAtWhileACallRuns(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		clk := newClock()

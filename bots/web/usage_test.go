@@ -18,6 +18,7 @@ import (
 // tokens, cost and the cache hit rate per agent, per conversation and per
 // day, and their total; ?days= counts back from today.
 func TestUsageReport(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()

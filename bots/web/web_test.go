@@ -23,6 +23,7 @@ import (
 )
 
 func TestStreamCatchesUpThenFollowsLive(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
@@ -103,6 +104,7 @@ func reopeners(t *testing.T) map[string]func(t *testing.T) reopener {
 }
 
 func TestStreamResumesAfterRestart(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			open := reopeners(t)[name](t)
@@ -163,6 +165,7 @@ func s2entriesAfter(t *testing.T, s *server, conv uuid.UUID, after int64) []entr
 }
 
 func TestForkEditsAnEarlierMessage(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
@@ -213,6 +216,7 @@ func TestForkEditsAnEarlierMessage(t *testing.T) {
 }
 
 func TestEntriesAtSeqIsTheLogAsItWas(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
@@ -237,6 +241,7 @@ func TestEntriesAtSeqIsTheLogAsItWas(t *testing.T) {
 }
 
 func TestToolResultsResumeAPausedTurn(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, askScript), web.Options{})
@@ -298,6 +303,7 @@ func TestToolResultsResumeAPausedTurn(t *testing.T) {
 // result posted through the API is refused, leaves the approval pending and
 // the log as it was, and the tool does not run.
 func TestToolResultsCannotAnswerForAPerson(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		var ran atomic.Int32
@@ -362,6 +368,7 @@ func (e entryOut) seqValue() int64 {
 }
 
 func TestBearerToken(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{Token: "s3cret-token"})
 	cases := []struct {
@@ -394,6 +401,7 @@ func TestBearerToken(t *testing.T) {
 }
 
 func TestWithoutTokenOnlyDirectLoopbackIsServed(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
 	mux := http.NewServeMux()
@@ -445,6 +453,7 @@ func TestWithoutTokenOnlyDirectLoopbackIsServed(t *testing.T) {
 // to the API on localhost: whatever its body type, nothing is stored and no
 // turn runs.
 func TestOtherSitesAreRefused(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
@@ -509,6 +518,7 @@ func TestOtherSitesAreRefused(t *testing.T) {
 }
 
 func TestAllowedOriginGetsCORS(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		const app = "https://app.example.com"
@@ -588,6 +598,7 @@ func (s *server) do(t *testing.T, method, path, body string, hdr http.Header) (i
 }
 
 func TestNewRefusesMalformedOrigins(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
 	for _, o := range []string{"*", "app.example.com", "https://app.example.com/path", "ftp://app.example.com", "https://", "null", "https://user@app.example.com"} {
@@ -604,6 +615,7 @@ func TestNewRefusesMalformedOrigins(t *testing.T) {
 // TestCallerComesFromAuthentication checks that no header names the caller:
 // the log records the principal the request authenticated as.
 func TestCallerComesFromAuthentication(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		cases := []struct {
 			name  string
@@ -641,6 +653,7 @@ func TestCallerComesFromAuthentication(t *testing.T) {
 }
 
 func TestRequireToken(t *testing.T) {
+	t.Parallel()
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	cases := []struct {
 		name, token, header, remote, proxy string
@@ -676,6 +689,7 @@ func TestRequireToken(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})
@@ -747,6 +761,7 @@ func TestBadRequests(t *testing.T) {
 // TestStreamEndsWithTheRequest checks that a client going away ends the
 // handler (goleak in TestMain catches a stream left running).
 func TestStreamEndsWithTheRequest(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite(t)
 	s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{KeepAlive: 10 * time.Millisecond})
 	conv := s.create(t)
@@ -757,6 +772,7 @@ func TestStreamEndsWithTheRequest(t *testing.T) {
 }
 
 func TestStreamSendsErrorsWithoutAnID(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, `
@@ -796,6 +812,7 @@ fallback:
 // boundary of two reads; a reconnect at a boundary starts with the errors
 // that follow the entry it last saw.
 func TestStreamCatchUpOfALongLog(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := start(t, st, newClock(), writeScript(t, echoScript), web.Options{})

@@ -70,6 +70,7 @@ type wsOut struct {
 }
 
 func TestWorkspaceRightsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)
@@ -148,6 +149,7 @@ func TestWorkspaceRightsThroughTheAPI(t *testing.T) {
 }
 
 func TestDirectoryRefusesAnAgentPinnedToATeam(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		st := open(t)
 		s := startWithPeople(t, st)

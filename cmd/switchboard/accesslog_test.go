@@ -16,6 +16,7 @@ import (
 // log line with its method, path, status, duration and size; the token and
 // the query string never reach the log.
 func TestServeAccessLog(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const token = "op-token-access-log-9f3b"

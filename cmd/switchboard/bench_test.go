@@ -80,6 +80,7 @@ func TestBench(t *testing.T) {
 // TestBenchQueuePrintsItemsPerSecond: `switchboard bench queue` prints the
 // burn-down in items/s beside its baseline, and runs nothing else.
 func TestBenchQueuePrintsItemsPerSecond(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"bench", "-short", "-workers", "4", "queue"}, env(map[string]string{"DATABASE_URL": db}), nil, &out, &errOut); err != nil {
@@ -150,6 +151,7 @@ func TestBenchSoak(t *testing.T) {
 // TestBenchSoakSkipsOnSQLite: the soak needs one Postgres for its two
 // instances; on SQLite it says so and measures nothing.
 func TestBenchSoakSkipsOnSQLite(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"bench", "-short", "soak"}, env(map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "sb.db")}), nil, &out, &errOut); err != nil {
 		t.Fatalf("bench soak: %v\n%s", err, errOut.String())

@@ -19,6 +19,7 @@ import (
 // answer, tokens and cost; a model whose provider refuses the key shows
 // the error in its own row while the others still answer.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	anth := modeltest.NewAnthropic(t)
 	anth.APIKey = "anth-key"
 	anth.Push(modeltest.Reply{Text: "Paris, said Claude.", Usage: &modeltest.Usage{InputTokens: 1000, OutputTokens: 200}})

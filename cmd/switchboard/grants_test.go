@@ -18,6 +18,7 @@ import (
 // workspace; `grants revoke ID` revokes one, which the guard then no longer
 // finds; -revoked lists it again. On both stores.
 func TestGrantsListAndRevoke(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		db   func(t *testing.T) string

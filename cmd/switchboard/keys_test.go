@@ -18,6 +18,7 @@ import (
 // made by `switchboard keys create` is exchanged by the running service,
 // and `keys revoke` ends it.
 func TestKeysCommands(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	getenv := env(map[string]string{"DATABASE_URL": db, "SWITCHBOARD_API_TOKEN": "operator-secret"})
 	sb := func(args ...string) (string, error) {
@@ -90,6 +91,7 @@ func TestKeysCommands(t *testing.T) {
 }
 
 func TestKeysCommandErrors(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	cases := []struct {
 		args []string

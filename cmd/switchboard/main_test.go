@@ -14,6 +14,7 @@ import (
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestMigrateOnAFreshFile(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
 	var out, errOut bytes.Buffer
 	for range 2 { // the second run finds nothing to do
@@ -28,6 +29,7 @@ func TestMigrateOnAFreshFile(t *testing.T) {
 }
 
 func TestBadInvocations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		env  map[string]string
@@ -66,6 +68,7 @@ func TestBadInvocations(t *testing.T) {
 }
 
 func TestServeStopsCleanly(t *testing.T) {
+	t.Parallel()
 	// The deadline stands in for Ctrl-C: serve must start, then return nil.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

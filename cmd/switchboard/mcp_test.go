@@ -24,6 +24,7 @@ import (
 // that cannot be reached shows as disconnected with the reason. Without the
 // token the service refuses and the command says so.
 func TestMCPStatus(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	type in struct{}
 	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "looks up"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
@@ -80,6 +81,7 @@ func TestMCPStatus(t *testing.T) {
 // as authorizing, and `switchboard mcp status` prints the URL to open,
 // which sends the person back to the service's callback.
 func TestMCPStatusAuthorizing(t *testing.T) {
+	t.Parallel()
 	f := mcptest.NewOAuthServer(t)
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "mcp-servers.json")

@@ -17,6 +17,7 @@ import (
 // line is a JSON object, and with SWITCHBOARD_ADMIN_ADDR pprof answers on
 // that address and not on the API's.
 func TestServeJSONLogsAndAdmin(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := "sqlite:" + testenv.SQLiteFile(t)

@@ -14,6 +14,7 @@ import (
 // TestPairingListAndApprove: the operator sees a stranger's code with
 // `switchboard pairing list` and lets them in with `pairing approve`.
 func TestPairingListAndApprove(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	st, err := dial.Open(ctx, dial.Options{DatabaseURL: db})

@@ -370,6 +370,7 @@ const configIntro = "Every setting of `switchboard.yaml` (the file `SWITCHBOARD_
 	"[access](../access.md), [Slack](../slack.md), [Discord](../discord.md)."
 
 func TestReferenceConfig(t *testing.T) {
+	t.Parallel()
 	page, err := filepath.Abs(filepath.Join("..", "..", "docs", "reference", "config.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -381,6 +382,7 @@ func TestReferenceConfig(t *testing.T) {
 // constant, the default the reference shows (the field's default tag) is
 // that constant, so the page cannot drift from what the service does.
 func TestReferenceConfigDefaults(t *testing.T) {
+	t.Parallel()
 	d, itoa := config.ShortDuration, strconv.Itoa
 	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	inCode := map[string]string{

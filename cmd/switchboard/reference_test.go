@@ -197,6 +197,7 @@ func settingsReference() string {
 }
 
 func TestReferenceSettings(t *testing.T) {
+	t.Parallel()
 	page, err := filepath.Abs(filepath.Join("..", "..", "docs", "reference", "settings.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func sbAt(db string) func(args ...string) (string, error) {
 // TestWorkspaceRetentionCommand: `workspaces retention` shows, sets and
 // takes off a workspace's retention, and refuses bad input naming it.
 func TestWorkspaceRetentionCommand(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	sb := sbAt(db)
 	must := func(args ...string) string {
@@ -82,6 +83,7 @@ func TestWorkspaceRetentionCommand(t *testing.T) {
 // (given after the person), records the forget in the audit, and a second
 // run changes nothing.
 func TestPeopleForgetCommand(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	sb := sbAt(db)
 	ctx := context.Background()

@@ -37,6 +37,7 @@ func eachDatabase(t *testing.T, f func(t *testing.T, db string)) {
 // again it reseals nothing; and when a token opens under no listed key it
 // says so and fails (main exits 1), leaving the token as it was.
 func TestRotateKeyCommand(t *testing.T) {
+	t.Parallel()
 	eachDatabase(t, func(t *testing.T, db string) {
 		ctx := context.Background()
 		const team, token = "T0ROT", "xoxb-rotate-me-5e1d"

@@ -18,6 +18,7 @@ import (
 // shows one with its steps and events, and cancels it by id, through the
 // API with the operator token.
 func TestRunsCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -14,6 +14,7 @@ import (
 // file, naming it; `skills list` shows the skills of every layer;
 // `skills remove` removes. On both stores.
 func TestSkillsImportListRemove(t *testing.T) {
+	t.Parallel()
 	eachDatabase(t, func(t *testing.T, db string) {
 		dir := t.TempDir()
 		config := filepath.Join(dir, "switchboard.yaml")

@@ -19,6 +19,7 @@ import (
 // tokens, cost and the cache hit rate per agent, conversation and day, and
 // -json the report GET /api/usage answers. On both stores.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		db   func(t *testing.T) string

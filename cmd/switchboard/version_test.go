@@ -15,6 +15,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	// version answers even where the settings are wrong: it is what a bug
 	// report asks for first.
 	bad := env(map[string]string{"SWITCHBOARD_CONCURRENCY": "many"})
@@ -61,6 +62,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	ready := true
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/readyz" || !ready {

@@ -18,6 +18,7 @@ import (
 // TestWorkspaceAndAgentCommands drives the operator's commands as a shell
 // would, against one SQLite file.
 func TestWorkspaceAndAgentCommands(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
 	sb := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer

@@ -73,6 +73,7 @@ func jsonString(s string) string {
 // before the url is checked), and a variable that is not set stops the
 // load naming the server, the field and the variable.
 func TestExpandURLAndHeaders(t *testing.T) {
+	t.Parallel()
 	env := func(k string) string {
 		return map[string]string{"MCP_URL": "https://mcp.example.com/mcp", "MCP_HOST": "mcp.example.com", "TOKEN": "tok-1"}[k]
 	}

@@ -21,6 +21,7 @@ import (
 )
 
 func TestParseConfig(t *testing.T) {
+	t.Parallel()
 	env := func(k string) string { return map[string]string{"TOKEN": "s3cret-token-value"}[k] }
 	good := `{"mcpServers": {
 		"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"KEY": "${TOKEN}"},
@@ -68,6 +69,7 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c, err := Load(filepath.Join(dir, "mcp-servers.json"), false, os.Getenv)
 	require.NoError(t, err, "a missing default file means no servers")
@@ -157,6 +159,7 @@ func everythingChecks(t *testing.T, m *Manager, reg *tool.Registry) {
 }
 
 func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
 	bin := mcptest.Bin(t, "mcp-server-everything")
 	m, reg := start(t, map[string]*Server{"everything": {
 		Command: bin, Args: []string{"stdio"}, Risk: Risk{Tools: map[string]tool.Risk{"echo": tool.RiskLow}},
@@ -193,6 +196,7 @@ func TestEverythingStdio(t *testing.T) {
 }
 
 func TestEverythingHTTPKilledAndBack(t *testing.T) {
+	t.Parallel()
 	ev := mcptest.StartEverythingHTTP(t, 0)
 	m, reg := start(t, map[string]*Server{"everything": {
 		URL: ev.URL, Risk: Risk{Tools: map[string]tool.Risk{"echo": tool.RiskLow}},
@@ -220,6 +224,7 @@ func TestEverythingHTTPKilledAndBack(t *testing.T) {
 // TestToolListChanged uses the Go SDK's own server: a tool added while the
 // session runs reaches the registry through notifications/tools/list_changed.
 func TestToolListChanged(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	type in struct {
 		Q string `json:"q"`

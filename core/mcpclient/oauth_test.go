@@ -103,6 +103,7 @@ func signIn(t *testing.T, m *Manager) {
 // once the access token no longer works it is refreshed, not
 // re-authorized. On SQLite and on Postgres.
 func TestOAuthServer(t *testing.T) {
+	t.Parallel()
 	sharedStores(t, func(t *testing.T, st, _ store.Store) {
 		r := newOAuthRig(t)
 		f := r.f
@@ -164,6 +165,7 @@ func TestOAuthServer(t *testing.T) {
 // later connects at once. When A's token is retired (as a refresh elsewhere
 // does), A takes the stored one instead of asking a person.
 func TestOAuthSharedInstances(t *testing.T) {
+	t.Parallel()
 	sharedStores(t, func(t *testing.T, a, b store.Store) {
 		r := newOAuthRig(t)
 		ctx := t.Context()
@@ -223,6 +225,7 @@ func refreshAt(t *testing.T, f *mcptest.OAuthServer, g *Grant) *Grant {
 // many times (every refresh succeeds and the compare-and-swap picks one),
 // every instance ends with the one token stored, and it works.
 func TestOAuthConcurrentRefresh(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"rotating", "reusable"} {
 		t.Run(mode, func(t *testing.T) {
 			sharedStores(t, func(t *testing.T, a, b store.Store) {
@@ -319,6 +322,7 @@ func readAll(t *testing.T, resp *http.Response) string {
 // TestOAuthCallbackRefusals: an unknown state is refused, and an
 // authorization server's error ends the waiting attempt with that error.
 func TestOAuthCallbackRefusals(t *testing.T) {
+	t.Parallel()
 	cb := NewCallbacks()
 	srv := httptest.NewServer(cb)
 	t.Cleanup(srv.Close)
@@ -348,6 +352,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 // token or client secret in it; it opens only for its own server and
 // workspace and only with the key, and nothing is stored without a key.
 func TestStoreTokensSealed(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
 		st := open(t)
 		keys := testKeys(t)
@@ -392,6 +397,7 @@ func TestStoreTokensSealed(t *testing.T) {
 // database holds no grant for the server, is imported once; a file where
 // the database holds one is ignored, so a newer grant is never replaced.
 func TestImportFiles(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
 		st := open(t)
 		keys := testKeys(t)
@@ -440,6 +446,7 @@ func TestImportFiles(t *testing.T) {
 // TestElicitDefaults: "elicitation": "defaults" fills a form with its
 // defaults and declines one with a required field without a default.
 func TestElicitDefaults(t *testing.T) {
+	t.Parallel()
 	got, ok := formDefaults(map[string]any{"type": "object", "properties": map[string]any{
 		"name": map[string]any{"type": "string", "default": "John"}, "age": map[string]any{"type": "integer", "default": 30}, "note": map[string]any{"type": "string"},
 	}, "required": []string{"name"}})
@@ -453,6 +460,7 @@ func TestElicitDefaults(t *testing.T) {
 // secret redacted; without Switchboard's callback (as in `switchboard
 // doctor`) the server fails to connect with an error naming the settings.
 func TestOAuthConfig(t *testing.T) {
+	t.Parallel()
 	env := func(k string) string { return map[string]string{"CS": "client-secret-value"}[k] }
 	c, err := Parse([]byte(`{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp",
 		"oauth": {"client_id": "sb", "client_secret": "${CS}", "scopes": ["read", "write"]}}}}`), env)

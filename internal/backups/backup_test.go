@@ -330,6 +330,7 @@ func withParam(t *testing.T, raw, k, v string) string {
 // began, in conversations whose logs have no gap, and none sent after the
 // backup ended.
 func TestBackupUnderLoad(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the service and the backup binary")
 	}
@@ -421,6 +422,7 @@ func backupUnderLoad(t *testing.T, s stores) {
 // TestRefusals: what backup and restore will not do, each with the setting
 // or flag to change named.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the service and the backup binary")
 	}

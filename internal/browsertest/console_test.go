@@ -24,6 +24,7 @@ import (
 // slider, a workspace the person has no access to, and the operator's
 // view: a reminder paused, resumed and run now (posted once in Slack).
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	eachStore(t, func(t *testing.T, db string) {
 		e := startEnv(t, db)

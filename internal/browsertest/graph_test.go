@@ -38,6 +38,7 @@ const planTurns = `  - after_tool: plan_run
 // runs view). Then the operator runs a routine now from the operations
 // view.
 func TestRunsAndGraphViews(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	eachStore(t, func(t *testing.T, db string) {
 		// A second agent for the steps: a lead cannot hand itself a step.

@@ -39,6 +39,7 @@ const artifactTurns = `  - after_tool: artifact_create
 // the history view; an artifact made and edited by the agent, its diff and
 // a comment in the artifacts view.
 func TestHistoryViews(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	t.Run("sqlite", func(t *testing.T) {
 		e := startEnv(t, "sqlite:"+testenv.SQLiteFile(t))

@@ -16,6 +16,7 @@ import (
 // failed, the agent comes out of the actor, and the row counts as updated
 // when it was made.
 func TestAuditUpgradeOfEarlierRows(t *testing.T) {
+	t.Parallel()
 	s := openAt(t, filepath.Join(t.TempDir(), "audit.db"))
 	ctx := t.Context()
 	shipped := s.d.migrations

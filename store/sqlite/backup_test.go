@@ -19,6 +19,7 @@ import (
 // before the backup began is in it, quick_check passes, and the copy opens
 // as a store at the source's schema version.
 func TestBackupIntoWhileAnotherConnectionWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
 	writer := openAt(t, src)
@@ -89,6 +90,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // VACUUM INTO never writes over a file that holds something: the caller's
 // refusal of an existing path has SQLite's behind it.
 func TestBackupIntoRefusesAFileWithContent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openAt(t, filepath.Join(dir, "src.db"))
 	if _, err := s.Migrate(t.Context()); err != nil {
@@ -107,6 +109,7 @@ func TestBackupIntoRefusesAFileWithContent(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.db")
 	s := openAt(t, path)
@@ -154,6 +157,7 @@ func TestInspect(t *testing.T) {
 // A damaged file fails Inspect with ErrCorrupt, naming what quick_check
 // found.
 func TestInspectFindsDamage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.db")
 	s := openAt(t, path)

@@ -50,6 +50,7 @@ func countRows(t *testing.T, db *sql.DB, query string, args ...any) int64 {
 }
 
 func TestOpenValidatesOptions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
@@ -78,6 +79,7 @@ func TestOpenValidatesOptions(t *testing.T) {
 }
 
 func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "data", "nested", "switchboard.db")
 	s := openAt(t, path)
 	if _, err := s.Migrate(t.Context()); err != nil {
@@ -125,6 +127,7 @@ func loadTestMigration(t *testing.T, file string) migrations.Migration {
 }
 
 func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
+	t.Parallel()
 	s := openAt(t, filepath.Join(t.TempDir(), "m.db"))
 	ctx := t.Context()
 	good, bad, fixed := loadTestMigration(t, "0001_good.sql"), loadTestMigration(t, "0002_bad.sql"), loadTestMigration(t, "0002_fixed.sql")
@@ -172,6 +175,7 @@ func TestMigrationFailureLeavesVersionAndNamesFile(t *testing.T) {
 // columns when the store opens (its rows read as unknown), and still takes
 // an earlier binary's rows afterwards.
 func TestVersionTableFromEarlierBinary(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "earlier.db")
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -217,6 +221,7 @@ func TestVersionTableFromEarlierBinary(t *testing.T) {
 }
 
 func TestSchemaVersionOfEmptyDatabase(t *testing.T) {
+	t.Parallel()
 	s := openAt(t, filepath.Join(t.TempDir(), "empty.db"))
 	applied, latest, err := s.SchemaVersion(t.Context())
 	if err != nil {
@@ -232,6 +237,7 @@ func TestSchemaVersionOfEmptyDatabase(t *testing.T) {
 }
 
 func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keep.db")
 	ctx := t.Context()
 	s, err := Open(ctx, Options{Path: path})
@@ -296,6 +302,7 @@ func recv(t *testing.T, ch <-chan store.Notification) store.Notification {
 }
 
 func TestNotificationsOnlyAfterCommit(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := t.Context()
 	ch, err := s.Subscribe(ctx, store.TopicEntries)
@@ -347,6 +354,7 @@ func TestNotificationsOnlyAfterCommit(t *testing.T) {
 }
 
 func TestInTxFailedCallLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := t.Context()
 	c, err := s.ConversationCreate(ctx, &store.ConversationCreateParams{Now: t0})
@@ -398,6 +406,7 @@ func TestInTxFailedCallLeavesNothingBehind(t *testing.T) {
 }
 
 func TestInTxPanicReleasesTheWriter(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	func() {
 		defer func() {
@@ -420,6 +429,7 @@ func TestInTxPanicReleasesTheWriter(t *testing.T) {
 }
 
 func TestClaimFailsItemExpiredOnLastAttempt(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := t.Context()
 	w, err := s.WorkEnqueue(ctx, &store.WorkEnqueueParams{Kind: "job", MaxAttempts: 1, Now: t0})
@@ -445,6 +455,7 @@ func TestClaimFailsItemExpiredOnLastAttempt(t *testing.T) {
 // Two Stores on one file stand in for two processes: their writers meet on
 // SQLite's file lock, where busy_timeout makes the loser wait.
 func TestTwoProcessesAppendWithoutGaps(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a, b := openAt(t, path), openAt(t, path)
 	ctx := t.Context()
@@ -490,6 +501,7 @@ func TestTwoProcessesAppendWithoutGaps(t *testing.T) {
 }
 
 func TestCloseEndsSubscriptions(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "close.db")
 	s, err := Open(t.Context(), Options{Path: path})
 	if err != nil {
@@ -519,6 +531,7 @@ func TestCloseEndsSubscriptions(t *testing.T) {
 }
 
 func TestSubscribeEndsWithContextAndDropsForSlowReaders(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	slow, err := s.Subscribe(ctx, store.TopicWork)
@@ -549,6 +562,7 @@ func TestSubscribeEndsWithContextAndDropsForSlowReaders(t *testing.T) {
 }
 
 func TestErrorsAreMappedToSentinels(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := t.Context()
 	missing := uuid.New()
@@ -594,6 +608,7 @@ func TestErrorsAreMappedToSentinels(t *testing.T) {
 // Completing a conversation's item frees the conversation, which makes its
 // next item claimable: workers of that kind are woken.
 func TestCompleteWakesTheConversationsNextItem(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := t.Context()
 	c, err := s.ConversationCreate(ctx, &store.ConversationCreateParams{Now: t0})

@@ -11,6 +11,7 @@ import (
 // group commits ahead of the others, and a writer that gives up waiting
 // leaves the queue without holding anyone up.
 func TestWriteGateOrder(t *testing.T) {
+	t.Parallel()
 	var g writeGate
 	ctx := t.Context()
 	if err := g.acquire(ctx, false); err != nil {

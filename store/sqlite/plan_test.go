@@ -82,6 +82,7 @@ func queryPlan(tb testing.TB, s *Store, query string) []string {
 // up, and sorted (measured: 352 ms at 50,000 conversations, 165× its time
 // at 100).
 func TestReadsUseIndexes(t *testing.T) {
+	t.Parallel()
 	s := newTestStore(t)
 	ctx := context.Background()
 	for _, q := range []string{

@@ -18,6 +18,7 @@ import (
 // display order; the table's indexes are there again, foreign keys still
 // hold, and a summary entry, refused before, is accepted.
 func TestEntriesRebuildKeepsTheLog(t *testing.T) {
+	t.Parallel()
 	s := openAt(t, t.TempDir()+"/rebuild.db")
 	ctx := t.Context()
 	all, err := migrations.Load(Dialect)

@@ -61,6 +61,7 @@ var harness = storetest.Harness{
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	h := harness
 	h.TransientFault = transientFault
 	h.SchemaDatabase = schemaDatabase
@@ -128,6 +129,7 @@ func transientFault(tb testing.TB, retry bool) (store.Store, func() func()) {
 }
 
 func TestScheduleConformance(t *testing.T) {
+	t.Parallel()
 	storetest.RunSchedule(t, harness)
 }
 

@@ -18,6 +18,7 @@ import (
 // met inside a transaction (which holds the writer's only connection) is
 // prepared after it without waiting on itself.
 func TestStatementsPreparedOnFirstUse(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	s := openAt(t, filepath.Join(t.TempDir(), "switchboard.db"))
