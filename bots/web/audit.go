@@ -36,7 +36,7 @@ type AuditQuery struct {
 	Conversation *uuid.UUID
 	Tool         string
 	Decision     string
-	Outcome      store.AuditOutcome
+	Outcome      core.AuditOutcome
 	From, To     time.Time // From inclusive, To exclusive
 	Cursor       string    // a next_cursor from the page before
 	Limit        int       // 0 means DefaultAuditPage
@@ -44,19 +44,19 @@ type AuditQuery struct {
 
 // AuditRecordJSON is one audit row as the API and the CLI show it.
 type AuditRecordJSON struct {
-	ID             uuid.UUID          `json:"id"`
-	ConversationID *uuid.UUID         `json:"conversation_id"`
-	CallID         string             `json:"call_id"`
-	Agent          string             `json:"agent"`
-	Actor          string             `json:"actor"`
-	Tool           string             `json:"tool"`
-	Risk           string             `json:"risk"`
-	Decision       string             `json:"decision"`
-	Outcome        store.AuditOutcome `json:"outcome"`
-	DecidedBy      string             `json:"decided_by"`
-	Detail         json.RawMessage    `json:"detail"`
-	CreatedAt      time.Time          `json:"created_at"`
-	UpdatedAt      time.Time          `json:"updated_at"`
+	ID             uuid.UUID         `json:"id"`
+	ConversationID *uuid.UUID        `json:"conversation_id"`
+	CallID         string            `json:"call_id"`
+	Agent          string            `json:"agent"`
+	Actor          string            `json:"actor"`
+	Tool           string            `json:"tool"`
+	Risk           string            `json:"risk"`
+	Decision       string            `json:"decision"`
+	Outcome        core.AuditOutcome `json:"outcome"`
+	DecidedBy      string            `json:"decided_by"`
+	Detail         json.RawMessage   `json:"detail"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
 }
 
 // AuditPage is one page of the audit; NextCursor is empty on the last.
@@ -121,7 +121,7 @@ func ListAudit(ctx context.Context, st store.Queries, q *AuditQuery) (*AuditPage
 func ParseAuditQuery(v url.Values) (*AuditQuery, error) {
 	q := &AuditQuery{
 		Workspace: v.Get("workspace"), Agent: v.Get("agent"), Tool: v.Get("tool"),
-		Decision: v.Get("decision"), Outcome: store.AuditOutcome(v.Get("outcome")), Cursor: v.Get("cursor"),
+		Decision: v.Get("decision"), Outcome: core.AuditOutcome(v.Get("outcome")), Cursor: v.Get("cursor"),
 	}
 	if q.Outcome != "" && !q.Outcome.Valid() {
 		return nil, fmt.Errorf("%w: outcome %q is not one of pending, ok, failed, denied, expired, cancelled", core.ErrInvalid, q.Outcome)

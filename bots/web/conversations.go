@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // visibleWorkspaces is what a principal may list conversations of: every
@@ -75,7 +75,7 @@ type ForkTree struct {
 }
 
 // forkNode is a conversation as a fork tree shows it.
-func (a *API) forkNode(ctx context.Context, c *store.Conversation, names map[uuid.UUID]string, current uuid.UUID) ForkNode {
+func (a *API) forkNode(ctx context.Context, c *core.Conversation, names map[uuid.UUID]string, current uuid.UUID) ForkNode {
 	out := ForkNode{ConversationJSON: conversationJSON(c), UpdatedAt: c.UpdatedAt, Current: c.ID == current}
 	if c.AgentID != nil {
 		name := names[*c.AgentID]
@@ -100,7 +100,7 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	names := a.agentNames(r.Context())
-	node := func(c *store.Conversation) ForkNode { return a.forkNode(r.Context(), c, names, id) }
+	node := func(c *core.Conversation) ForkNode { return a.forkNode(r.Context(), c, names, id) }
 	res := ForkTree{Conversation: node(conv)}
 	if conv.ParentID != nil {
 		if _, err := a.allowedConversationID(r, *conv.ParentID); err == nil {
@@ -124,8 +124,8 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	const maxNodes = 500
-	var walk func(c *store.Conversation, depth int) error
-	walk = func(c *store.Conversation, depth int) error {
+	var walk func(c *core.Conversation, depth int) error
+	walk = func(c *core.Conversation, depth int) error {
 		if len(res.Tree) >= maxNodes {
 			return nil
 		}

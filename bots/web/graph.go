@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -85,7 +86,7 @@ type WorkGraph struct {
 func (a *API) graph(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query().Get("c")
 	if v == "" {
-		return fmt.Errorf("%w: c (the conversation id) is required", store.ErrInvalid)
+		return fmt.Errorf("%w: c (the conversation id) is required", core.ErrInvalidParams)
 	}
 	id, err := parseID("conversation", v)
 	if err != nil {
@@ -137,7 +138,7 @@ func (g *graphBuilder) may(id uuid.UUID) (bool, error) {
 	switch {
 	case err == nil:
 		g.visible[id] = true
-	case errors.As(err, &he) || errors.Is(err, store.ErrNotFound) || errors.Is(err, workspace.ErrForbidden):
+	case errors.As(err, &he) || errors.Is(err, core.ErrNotFound) || errors.Is(err, workspace.ErrForbidden):
 		g.visible[id] = false
 	default:
 		return false, err
@@ -179,12 +180,12 @@ func (g *graphBuilder) up(ctx context.Context, id uuid.UUID) (uuid.UUID, error) 
 	}
 	if t, err := st.SideThreadByChild(ctx, id); err == nil {
 		return t.ParentID, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
 	if d, err := st.DelegationByChild(ctx, id); err == nil {
 		return d.FromConversation, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
 	if s, err := st.RunStepByConversation(ctx, id); err == nil {
@@ -195,7 +196,7 @@ func (g *graphBuilder) up(ctx context.Context, id uuid.UUID) (uuid.UUID, error) 
 		if run.ConversationID != id {
 			return run.ConversationID, nil
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
 	return uuid.Nil, nil
@@ -229,7 +230,7 @@ func (g *graphBuilder) agentName(ctx context.Context, id *uuid.UUID) (string, er
 		return n, nil
 	}
 	n, err := g.a.st.AgentNameGet(ctx, *id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		n, err = "", nil
 	}
 	if err != nil {
@@ -286,7 +287,7 @@ func (g *graphBuilder) walk(ctx context.Context, top uuid.UUID) error {
 func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) {
 	st := g.a.st
 	conv, err := st.ConversationGet(ctx, p.id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err

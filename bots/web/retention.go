@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -31,7 +32,7 @@ type retentionResponse struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
-func toRetentionResponse(r *store.WorkspaceRetention) retentionResponse {
+func toRetentionResponse(r *core.WorkspaceRetention) retentionResponse {
 	out := retentionResponse{Workspace: r.WorkspaceID.String(), ExportDir: r.ExportDir}
 	if r.KeepDays > 0 {
 		days := r.KeepDays
@@ -105,7 +106,7 @@ type forgetRequest struct {
 type forgetResponse struct {
 	Person         string `json:"person"`
 	DeleteMessages bool   `json:"delete_messages"`
-	store.PersonForgetResult
+	core.PersonForgetResult
 }
 
 // personForget is POST /api/people/{person}/forget: the operator deletes a

@@ -19,8 +19,8 @@ import (
 
 // Runs acts on runs (core.Service).
 type Runs interface {
-	CancelRun(ctx context.Context, id uuid.UUID, by string) (*store.Run, error)
-	RetryRun(ctx context.Context, id uuid.UUID, by string) (*store.Run, error)
+	CancelRun(ctx context.Context, id uuid.UUID, by string) (*core.Run, error)
+	RetryRun(ctx context.Context, id uuid.UUID, by string) (*core.Run, error)
 }
 
 var _ Runs = (*core.Service)(nil)
@@ -83,7 +83,7 @@ type RunEventList struct {
 
 // allowedRun reads the run named in the path, if the caller may use the
 // conversation it came from (else, as for a missing run, 404).
-func (a *API) allowedRun(r *http.Request) (*store.Run, error) {
+func (a *API) allowedRun(r *http.Request) (*core.Run, error) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: run id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
@@ -101,7 +101,7 @@ func (a *API) allowedRun(r *http.Request) (*store.Run, error) {
 // listRuns lists runs, newest first: ?status= (running, done, failed,
 // cancelled), ?conversation=, ?limit= (default 50).
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
-	p := &store.RunListParams{Status: store.RunStatus(r.URL.Query().Get("status")), Limit: 50}
+	p := &store.RunListParams{Status: core.RunStatus(r.URL.Query().Get("status")), Limit: 50}
 	if v := r.URL.Query().Get("conversation"); v != "" {
 		id, err := parseID("conversation", v)
 		if err != nil {
@@ -169,18 +169,18 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) error {
-	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*store.Run, error) {
+	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*core.Run, error) {
 		return a.opts.Runs.CancelRun(ctx, id, by)
 	})
 }
 
 func (a *API) retryRun(w http.ResponseWriter, r *http.Request) error {
-	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*store.Run, error) {
+	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*core.Run, error) {
 		return a.opts.Runs.RetryRun(ctx, id, by)
 	})
 }
 
-func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.Context, uuid.UUID, string) (*store.Run, error)) error {
+func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.Context, uuid.UUID, string) (*core.Run, error)) error {
 	run, err := a.allowedRun(r)
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.
 	return nil
 }
 
-func runJSON(r *store.Run, steps []*store.RunStep) RunJSON {
+func runJSON(r *core.Run, steps []*core.RunStep) RunJSON {
 	out := RunJSON{
 		ID: r.ID, Conversation: r.ConversationID, Workspace: r.WorkspaceID, Lead: r.LeadAgent, Goal: r.Goal,
 		Status: string(r.Status), Result: r.Result, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -16,9 +17,9 @@ import (
 // Schedules pauses and resumes schedules; *scheduler.Scheduler implements
 // it.
 type Schedules interface {
-	Pause(ctx context.Context, sc *store.Schedule, reason string) (*store.Schedule, error)
-	Resume(ctx context.Context, sc *store.Schedule) (*store.Schedule, error)
-	RunNow(ctx context.Context, sc *store.Schedule) (*scheduler.RunNowResult, error)
+	Pause(ctx context.Context, sc *core.Schedule, reason string) (*core.Schedule, error)
+	Resume(ctx context.Context, sc *core.Schedule) (*core.Schedule, error)
+	RunNow(ctx context.Context, sc *core.Schedule) (*scheduler.RunNowResult, error)
 }
 
 // The operator's view of schedules: routines, pulses, reminders and loops,
@@ -45,7 +46,7 @@ type scheduleJSON struct {
 	Runs        int64      `json:"runs"`
 }
 
-func toScheduleJSON(sc *store.Schedule) scheduleJSON {
+func toScheduleJSON(sc *core.Schedule) scheduleJSON {
 	return scheduleJSON{
 		ID: sc.ID, Kind: string(sc.Kind), Agent: sc.Agent, Name: sc.Name, Owner: sc.Owner, Spec: sc.Spec, TimeZone: sc.TimeZone,
 		Instruction: sc.Instruction, State: string(sc.State), StateReason: sc.StateReason, NextRunAt: sc.NextRunAt,
@@ -74,7 +75,7 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 
 // scheduleAction reads the schedule of an operator's action on one
 // (what names the action in the refusal), with its empty JSON body.
-func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string) (*store.Schedule, error) {
+func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string) (*core.Schedule, error) {
 	if err := operatorOnly(principal(r), what); err != nil {
 		return nil, err
 	}

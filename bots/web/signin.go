@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -149,13 +150,13 @@ type linkRefusal struct{ msg string }
 func (e *linkRefusal) Error() string { return e.msg }
 
 // spendLink uses a link once and opens a session for its person.
-func (s *SignIn) spendLink(ctx context.Context, secret string) (*store.Login, string, error) {
+func (s *SignIn) spendLink(ctx context.Context, secret string) (*core.Login, string, error) {
 	now := s.opts.Now()
 	l, err := s.opts.Store.LoginUse(ctx, &store.LoginUseParams{SecretHash: hashSecret(secret), Now: now})
 	switch {
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, core.ErrConflict):
 		return nil, "", &linkRefusal{"this sign-in link was already used; ask the bot for a new one (!login)"}
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, core.ErrNotFound), errors.Is(err, core.ErrInvalidParams):
 		return nil, "", &linkRefusal{"this sign-in link is not valid; ask the bot for a new one (!login)"}
 	case err != nil:
 		return nil, "", err
@@ -169,7 +170,7 @@ func (s *SignIn) spendLink(ctx context.Context, secret string) (*store.Login, st
 
 // openSession stores a new session for person (nil: the operator) and
 // returns it with its secret.
-func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Login, string, error) {
+func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*core.Login, string, error) {
 	secret, hash, err := newSecret()
 	if err != nil {
 		return nil, "", err
@@ -191,12 +192,12 @@ func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Log
 
 // session finds the live session of a cookie value; nil when there is
 // none (unknown, expired or signed out).
-func (s *SignIn) session(ctx context.Context, secret string) (*store.Login, error) {
+func (s *SignIn) session(ctx context.Context, secret string) (*core.Login, error) {
 	if secret == "" {
 		return nil, nil
 	}
 	l, err := s.opts.Store.LoginFind(ctx, hashSecret(secret))
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+	if errors.Is(err, core.ErrNotFound) || errors.Is(err, core.ErrInvalidParams) {
 		return nil, nil
 	}
 	if err != nil {
@@ -268,10 +269,10 @@ type SessionPerson struct {
 
 // SessionWorkspaceJSON is a workspace of the person and their role in it.
 type SessionWorkspaceJSON struct {
-	ID   uuid.UUID           `json:"id"`
-	Name string              `json:"name"`
-	Kind store.WorkspaceKind `json:"kind"`
-	Role store.Role          `json:"role"`
+	ID   uuid.UUID          `json:"id"`
+	Name string             `json:"name"`
+	Kind core.WorkspaceKind `json:"kind"`
+	Role core.Role          `json:"role"`
 }
 
 // authHandler refuses other sites and bodies not declared as JSON: a form
@@ -329,7 +330,7 @@ func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 			return &httpError{status: http.StatusForbidden, msg: "missing or wrong " + CSRFHeader}
 		}
 		_, err := a.opts.SignIn.opts.Store.LoginUse(r.Context(), &store.LoginUseParams{SecretHash: hashSecret(secret), Now: a.opts.SignIn.opts.Now()})
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+		if err != nil && !errors.Is(err, core.ErrConflict) && !errors.Is(err, core.ErrNotFound) {
 			return err
 		}
 	}

@@ -91,7 +91,7 @@ func ReadUsage(ctx context.Context, st store.Queries, q *UsageQuery) (*UsageRepo
 		since := q.Since.UTC()
 		r.Since = &since
 	}
-	var total store.UsageTotal
+	var total core.UsageTotal
 	for _, g := range []struct {
 		by  store.UsageGroup
 		out *[]UsageRow
@@ -162,7 +162,7 @@ func addFeedback(rows *[]UsageRow, fb []*store.FeedbackTotal, limit int) {
 	}
 }
 
-func usageRow(t *store.UsageTotal) UsageRow {
+func usageRow(t *core.UsageTotal) UsageRow {
 	return UsageRow{
 		Key: t.Key, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
 		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens, ReasoningTokens: t.ReasoningTokens,

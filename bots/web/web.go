@@ -46,11 +46,11 @@ import (
 type Conversations interface {
 	Store() store.Store
 	Hub() *core.Hub
-	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
-	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
+	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*core.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
 	// StateAt is the status, pending calls and approvals as they were at a
 	// seq (time travel).
@@ -467,13 +467,13 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, he.status, he.msg)
 	case errors.Is(err, ErrForbidden):
 		writeError(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrInvalidParams):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, workspace.ErrForbidden):
 		writeError(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, store.ErrNotFound) && r.PathValue("id") == "":
+	case errors.Is(err, core.ErrNotFound) && r.PathValue("id") == "":
 		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, core.ErrNotFound):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
@@ -481,7 +481,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, err.Error()+"; only calls listed with waiting_for \"client\" take a posted result")
 	case errors.Is(err, core.ErrNeedsPerson):
 		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform or with POST /api/approvals/{id}")
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, core.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict")
 	default:
 		a.log.ErrorContext(r.Context(), "api request failed", "path", r.URL.Path, "error", err)
@@ -635,7 +635,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func approvalsJSON(aps []*store.Approval) []ApprovalJSON {
+func approvalsJSON(aps []*core.Approval) []ApprovalJSON {
 	out := make([]ApprovalJSON, 0, len(aps))
 	for _, ap := range aps {
 		out = append(out, approvalJSON(ap))
@@ -648,14 +648,14 @@ type ConversationJSON struct {
 	ID     uuid.UUID `json:"id"`
 	RootID uuid.UUID `json:"root_id"`
 	// ParentID and ForkSeq say where a fork diverged; a root has neither.
-	ParentID   *uuid.UUID               `json:"parent_id,omitempty"`
-	ForkSeq    *int64                   `json:"fork_seq,omitempty"`
-	Title      string                   `json:"title"`
-	TitleAuto  bool                     `json:"title_auto"`
-	Status     store.ConversationStatus `json:"status"`
-	LastSeq    int64                    `json:"last_seq"`
-	ChildCount int                      `json:"child_count"`
-	CreatedAt  time.Time                `json:"created_at"`
+	ParentID   *uuid.UUID              `json:"parent_id,omitempty"`
+	ForkSeq    *int64                  `json:"fork_seq,omitempty"`
+	Title      string                  `json:"title"`
+	TitleAuto  bool                    `json:"title_auto"`
+	Status     core.ConversationStatus `json:"status"`
+	LastSeq    int64                   `json:"last_seq"`
+	ChildCount int                     `json:"child_count"`
+	CreatedAt  time.Time               `json:"created_at"`
 }
 
 // ConversationDetail is GET /api/conversations/{id}: the conversation, its
@@ -669,7 +669,7 @@ type ConversationDetail struct {
 	Approvals    []ApprovalJSON     `json:"approvals"`
 }
 
-func conversationJSON(c *store.Conversation) ConversationJSON {
+func conversationJSON(c *core.Conversation) ConversationJSON {
 	out := ConversationJSON{
 		ID: c.ID, RootID: c.RootID, Title: c.Title, TitleAuto: c.TitleAuto, Status: c.Status,
 		LastSeq: c.LastSeq, ChildCount: c.ChildCount, CreatedAt: c.CreatedAt,
@@ -783,7 +783,7 @@ func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := &store.EntryListParams{ConversationID: id, WithErrors: r.URL.Query().Get("errors") != "0"}
+	p := &core.EntryListParams{ConversationID: id, WithErrors: r.URL.Query().Get("errors") != "0"}
 	if v := r.URL.Query().Get("at"); v != "" {
 		at, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || at < 1 {
@@ -818,15 +818,15 @@ type EntryList struct {
 // order appendEntryEvent writes them in.
 type EntryJSON struct {
 	AfterSeq  *int64          `json:"after_seq,omitempty"`
-	Author    store.Author    `json:"author"`
+	Author    core.Author     `json:"author"`
 	Content   json.RawMessage `json:"content"`
 	CreatedAt time.Time       `json:"created_at"`
 	ID        uuid.UUID       `json:"id"`
-	Kind      store.EntryKind `json:"kind"`
+	Kind      core.EntryKind  `json:"kind"`
 	Seq       *int64          `json:"seq,omitempty"`
 }
 
-func toEntryJSON(e *store.Entry) EntryJSON {
+func toEntryJSON(e *core.Entry) EntryJSON {
 	out := EntryJSON{ID: e.ID, Kind: e.Kind, Author: e.Author, Content: e.Content, CreatedAt: e.CreatedAt, Seq: e.Seq}
 	if e.Seq == nil {
 		out.AfterSeq = &e.AfterSeq
@@ -1023,7 +1023,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 				if err != nil {
 					return nil
 				}
-				localTurn = c.Status == store.ConversationRunning
+				localTurn = c.Status == core.ConversationRunning
 			}
 		case <-keep.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

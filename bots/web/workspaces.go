@@ -8,13 +8,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // Rights checks that p may do action in workspace ws. ws nil is a row made
 // outside any workspace: only the operator reaches it. A principal who is
-// not a member of ws gets store.ErrNotFound, so that what exists elsewhere
+// not a member of ws gets core.ErrNotFound, so that what exists elsewhere
 // is not revealed; a member without the role gets workspace.ErrForbidden.
 func Rights(ctx context.Context, q store.Queries, p *Principal, ws *uuid.UUID, action workspace.Action) error {
 	if p.Admin() {
@@ -28,7 +29,7 @@ func Rights(ctx context.Context, q store.Queries, p *Principal, ws *uuid.UUID, a
 	}
 	role, err := workspace.Check(ctx, q, *ws, p.PersonID, action)
 	if role == "" && errors.Is(err, workspace.ErrForbidden) {
-		return fmt.Errorf("workspace %s: %w", *ws, store.ErrNotFound)
+		return fmt.Errorf("workspace %s: %w", *ws, core.ErrNotFound)
 	}
 	return err
 }
@@ -58,7 +59,7 @@ func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, e
 	p := principal(r)
 	// A deleted conversation is gone for everyone (see ConversationDelete).
 	if f, err := a.st.ConversationFilingGet(r.Context(), id); err == nil && f.DeletedAt != nil {
-		return uuid.Nil, store.ErrNotFound
+		return uuid.Nil, core.ErrNotFound
 	}
 	if p.Admin() || p.Kind == PrincipalAgent {
 		return id, nil // an agent session was kept to its own agent's conversations (mayUseConversation)
@@ -67,8 +68,8 @@ func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, e
 	if err != nil {
 		return uuid.Nil, err
 	}
-	if err := Rights(r.Context(), a.st, p, ws, workspace.Use); errors.Is(err, store.ErrNotFound) {
-		return uuid.Nil, store.ErrNotFound // reported as the conversation not found
+	if err := Rights(r.Context(), a.st, p, ws, workspace.Use); errors.Is(err, core.ErrNotFound) {
+		return uuid.Nil, core.ErrNotFound // reported as the conversation not found
 	} else if err != nil {
 		return uuid.Nil, err
 	}
@@ -109,21 +110,21 @@ func (a *API) workspaceForNew(r *http.Request, asked string) (*uuid.UUID, error)
 func parseID(what, s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("%w: %s id %q is not a UUID", store.ErrInvalid, what, s)
+		return uuid.Nil, fmt.Errorf("%w: %s id %q is not a UUID", core.ErrInvalidParams, what, s)
 	}
 	return id, nil
 }
 
 // conflict turns a store conflict into a 409 whose message says why.
 func conflict(err error) error {
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, core.ErrConflict) {
 		return &httpError{status: http.StatusConflict, msg: err.Error()}
 	}
 	return err
 }
 
 // allowedWorkspace reads the workspace of the path and checks the action.
-func (a *API) allowedWorkspace(r *http.Request, action workspace.Action) (*store.Workspace, error) {
+func (a *API) allowedWorkspace(r *http.Request, action workspace.Action) (*core.Workspace, error) {
 	id, err := parseID("workspace", r.PathValue("ws"))
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ type AgentListings struct {
 	Agents []AgentListing `json:"agents"`
 }
 
-func toWorkspaceJSON(ws *store.Workspace, role store.Role) workspaceJSON {
+func toWorkspaceJSON(ws *core.Workspace, role core.Role) workspaceJSON {
 	return workspaceJSON{ID: ws.ID.String(), Name: ws.Name, Kind: string(ws.Kind), Owner: ws.OwnerPersonID.String(), Role: string(role)}
 }
 
@@ -225,7 +226,7 @@ func personOf(p *Principal, named string) (uuid.UUID, error) {
 		return p.PersonID, nil
 	}
 	if named == "" {
-		return uuid.Nil, fmt.Errorf("%w: the operator names the person (\"owner\" in the body, ?person= in a query)", store.ErrInvalid)
+		return uuid.Nil, fmt.Errorf("%w: the operator names the person (\"owner\" in the body, ?person= in a query)", core.ErrInvalidParams)
 	}
 	return parseID("person", named)
 }
@@ -243,7 +244,7 @@ func (a *API) workspaceCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toWorkspaceJSON(ws, store.RoleOwner))
+	writeJSON(w, http.StatusCreated, toWorkspaceJSON(ws, core.RoleOwner))
 	return nil
 }
 
@@ -309,9 +310,9 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	role := store.Role(body.Role)
+	role := core.Role(body.Role)
 	if role == "" {
-		role = store.RoleMember
+		role = core.RoleMember
 	}
 	// Adding someone already there with another role is a role change.
 	cur, err := a.st.WorkspaceMemberGet(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person})
@@ -320,7 +321,7 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
 		if err := Rights(r.Context(), a.st, principal(r), &ws.ID, workspace.ChangeRoles); err != nil {
 			return err
 		}
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case err != nil && !errors.Is(err, core.ErrNotFound):
 		return err
 	}
 	return a.putMember(w, r, ws.ID, person, role, http.StatusCreated)
@@ -342,10 +343,10 @@ func (a *API) memberRole(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.st.WorkspaceMemberGet(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person}); err != nil {
 		return err
 	}
-	return a.putMember(w, r, ws.ID, person, store.Role(body.Role), http.StatusOK)
+	return a.putMember(w, r, ws.ID, person, core.Role(body.Role), http.StatusOK)
 }
 
-func (a *API) putMember(w http.ResponseWriter, r *http.Request, ws, person uuid.UUID, role store.Role, status int) error {
+func (a *API) putMember(w http.ResponseWriter, r *http.Request, ws, person uuid.UUID, role core.Role, status int) error {
 	m, err := a.st.WorkspaceMemberPut(r.Context(), &store.WorkspaceMemberPutParams{WorkspaceID: ws, PersonID: person, Role: role})
 	if err != nil {
 		return conflict(err)
@@ -368,7 +369,7 @@ func (a *API) memberRemove(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Removing an admin changes who holds a role: the owner's decision.
-	if m.Role == store.RoleAdmin {
+	if m.Role == core.RoleAdmin {
 		if err := Rights(r.Context(), a.st, principal(r), &ws.ID, workspace.ChangeRoles); err != nil {
 			return err
 		}
@@ -400,7 +401,7 @@ func (a *API) workspaceBind(w http.ResponseWriter, r *http.Request) error {
 // sharedAgent reads the agent of the path and checks that the caller may
 // change where it answers: its owner, or the operator (for every agent,
 // and the only one for the agents of switchboard.yaml).
-func (a *API) sharedAgent(r *http.Request) (*store.Agent, *store.AgentSharing, error) {
+func (a *API) sharedAgent(r *http.Request) (*core.Agent, *core.AgentSharing, error) {
 	ag, err := a.st.AgentGetByName(r.Context(), r.PathValue("agent"))
 	if err != nil {
 		return nil, nil, err
@@ -416,7 +417,7 @@ func (a *API) sharedAgent(r *http.Request) (*store.Agent, *store.AgentSharing, e
 	return ag, sh, nil
 }
 
-func sharingJSON(name string, sh *store.AgentSharing) SharingJSON {
+func sharingJSON(name string, sh *core.AgentSharing) SharingJSON {
 	out := SharingJSON{Agent: name, Pins: make([]string, 0, len(sh.Pins)), Published: sh.Published}
 	for _, p := range sh.Pins {
 		out.Pins = append(out.Pins, p.String())
@@ -486,7 +487,7 @@ func (a *API) workspaceAgents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func listingsJSON(ls []*store.Listing) []AgentListing {
+func listingsJSON(ls []*core.Listing) []AgentListing {
 	out := make([]AgentListing, 0, len(ls))
 	for _, l := range ls {
 		e := AgentListing{Name: l.Name}
