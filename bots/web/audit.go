@@ -186,7 +186,7 @@ func (a *API) mayReadAudit(r *http.Request, q *AuditQuery) error {
 	if p.Kind != PrincipalPerson || !ok {
 		return &httpError{status: http.StatusForbidden, msg: "only the operator may read the whole audit; a workspace's owners and admins read its rows with ?workspace=WORKSPACE_ID"}
 	}
-	if err := Rights(r.Context(), a.st, p, &ws, workspace.Decide); err != nil {
+	if err := a.rights(r.Context(), p, &ws, workspace.Decide); err != nil {
 		return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("reading the audit of workspace %s takes its owner or an admin", ws)}
 	}
 	return nil

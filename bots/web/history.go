@@ -545,7 +545,7 @@ func (a *API) allowedFolder(r *http.Request) (*core.Folder, error) {
 	if p.Kind == PrincipalAgent {
 		return nil, &httpError{status: http.StatusForbidden, msg: "an agent session has no folders"}
 	}
-	if err := Rights(r.Context(), a.st, p, f.WorkspaceID, workspace.Use); errors.Is(err, core.ErrNotFound) || (err != nil && f.WorkspaceID == nil) {
+	if err := a.rights(r.Context(), p, f.WorkspaceID, workspace.Use); errors.Is(err, core.ErrNotFound) || (err != nil && f.WorkspaceID == nil) {
 		return nil, notFound
 	} else if err != nil {
 		return nil, err

@@ -109,7 +109,7 @@ func (a *API) authorize(ctx context.Context, p *Principal, ws uuid.UUID, action 
 	if action == ActionManageKeys {
 		need = workspace.ManageConnections // credentials are the workspace's connections
 	}
-	if err := Rights(ctx, a.st, p, &ws, need); err != nil {
+	if err := a.rights(ctx, p, &ws, need); err != nil {
 		return fmt.Errorf("%w: %s may not %s in workspace %s: %w", ErrForbidden, p.Name(), action, ws, err)
 	}
 	return nil

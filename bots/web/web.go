@@ -46,6 +46,11 @@ import (
 type Conversations interface {
 	Store() store.Store
 	Hub() *core.Hub
+	// Workspaces is workspace administration: roles, members, bindings,
+	// retention, where agents answer, and who may use a conversation.
+	Workspaces() *workspace.Service
+	// ForgetPerson deletes a person's data (the operator).
+	ForgetPerson(ctx context.Context, a workspace.Actor, person uuid.UUID, deleteMessages bool, by string) (*core.PersonForgetResult, error)
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
