@@ -49,6 +49,10 @@ type Conversations interface {
 	// Workspaces is workspace administration: roles, members, bindings,
 	// retention, where agents answer, and who may use a conversation.
 	Workspaces() *workspace.Service
+	// Audit reads a page of the audit of guarded tool calls.
+	Audit(ctx context.Context, a workspace.Actor, q *core.AuditQuery) (*core.AuditRows, error)
+	// Usage reads what the model calls cost (the operator).
+	Usage(ctx context.Context, a workspace.Actor, since time.Time, limit int) (*core.Usage, error)
 	// ForgetPerson deletes a person's data (the operator).
 	ForgetPerson(ctx context.Context, a workspace.Actor, person uuid.UUID, deleteMessages bool, by string) (*core.PersonForgetResult, error)
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
