@@ -64,6 +64,9 @@ const (
 	RoleMember = store.RoleMember
 )
 
+// People, as the store keeps them.
+type Person = store.Person
+
 // Agents, and where they answer.
 type (
 	Agent        = store.Agent
@@ -104,6 +107,7 @@ type (
 	Run         = store.Run
 	RunStatus   = store.RunStatus
 	RunStep     = store.RunStep
+	RunEvent    = store.RunEvent
 	Schedule    = store.Schedule
 	Skill       = store.Skill
 	Personality = store.Personality

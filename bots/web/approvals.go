@@ -80,7 +80,7 @@ func (a *API) approval(r *http.Request) (*core.Approval, error) {
 	if err != nil {
 		return nil, err
 	}
-	ap, err := a.st.ApprovalGet(r.Context(), id)
+	ap, err := a.svc.Approval(r.Context(), id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("approval %s not found", id)}
 	}
@@ -161,7 +161,7 @@ func (a *API) decideAs(r *http.Request, ap *core.Approval, value string, byID bo
 		action.ActionID = core.ApprovalActionID(ap.ID)
 	}
 	if p.Kind == PrincipalPerson {
-		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil && person.DisplayName != "" {
+		if person, err := a.svc.Person(r.Context(), p.PersonID); err == nil && person.DisplayName != "" {
 			action.UserName = person.DisplayName
 		}
 	}
@@ -175,5 +175,5 @@ func (a *API) decideAs(r *http.Request, ap *core.Approval, value string, byID bo
 	case res.Duplicate:
 		return nil, &httpError{status: http.StatusConflict, msg: fmt.Sprintf("approval %s was decided already", ap.ID)}
 	}
-	return a.st.ApprovalGet(r.Context(), ap.ID)
+	return a.svc.Approval(r.Context(), ap.ID)
 }

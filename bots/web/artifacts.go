@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/artifact"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Artifacts: what agents made in conversations, seen by exactly those who
@@ -98,7 +97,7 @@ func (a *API) allowedArtifact(r *http.Request) (*core.Artifact, error) {
 		return nil, err
 	}
 	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s not found", id)}
-	x, err := a.st.ArtifactGet(r.Context(), id)
+	x, err := a.svc.Artifact(r.Context(), id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, notFound
 	} else if err != nil {
@@ -146,7 +145,7 @@ func (a *API) artifactList(w http.ResponseWriter, r *http.Request) error {
 	if lp.Visibility, err = a.visibility(ctx, p); err != nil {
 		return err
 	}
-	list, err := a.st.ArtifactList(ctx, lp)
+	list, err := a.svc.Artifacts(ctx, lp)
 	if err != nil {
 		return err
 	}
@@ -165,11 +164,11 @@ func (a *API) artifactGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vs, err := a.st.ArtifactVersionList(r.Context(), x.ID)
+	vs, err := a.svc.ArtifactVersions(r.Context(), x.ID)
 	if err != nil {
 		return err
 	}
-	cs, err := a.st.ArtifactCommentList(r.Context(), x.ID)
+	cs, err := a.svc.ArtifactComments(r.Context(), x.ID)
 	if err != nil {
 		return err
 	}
@@ -190,7 +189,7 @@ func (a *API) versionOf(r *http.Request, x *core.Artifact, name, raw string) (*c
 	if err != nil || n < 1 {
 		return nil, fmt.Errorf("%w: %s %q must be a version number from 1", core.ErrInvalidParams, name, raw)
 	}
-	v, err := a.st.ArtifactVersionGet(r.Context(), &store.ArtifactVersionParams{ID: x.ID, Version: n})
+	v, err := a.svc.ArtifactVersion(r.Context(), x.ID, n)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s has no version %d (it is at %d)", x.ID, n, x.Version)}
 	}
@@ -254,9 +253,7 @@ func (a *API) artifactComment(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	c, err := a.st.ArtifactComment(r.Context(), &store.ArtifactCommentParams{
-		ArtifactID: x.ID, Version: body.Version, Author: core.Author(caller(r)), Text: body.Text,
-	})
+	c, err := a.svc.CommentArtifact(r.Context(), x.ID, body.Version, core.Author(caller(r)), body.Text)
 	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s has no version %d", x.ID, body.Version)}
 	}

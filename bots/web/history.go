@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // The history: list and search the conversations a principal may see,
@@ -32,20 +31,7 @@ func (a *API) visibility(ctx context.Context, p *Principal) (core.Visibility, er
 	if p.Admin() || p.Kind == PrincipalAgent {
 		return core.Visibility{All: true}, nil
 	}
-	if p.Kind != PrincipalPerson {
-		return core.Visibility{}, nil
-	}
-	ms, err := a.st.WorkspaceListByPerson(ctx, p.PersonID)
-	if err != nil {
-		return core.Visibility{}, err
-	}
-	v := core.Visibility{Workspaces: []uuid.UUID{}}
-	for _, m := range ms {
-		if (len(p.Workspaces) == 0 || contains(p.Workspaces, m.Workspace.ID)) && workspace.Can(m.Role, workspace.Use) {
-			v.Workspaces = append(v.Workspaces, m.Workspace.ID)
-		}
-	}
-	return v, nil
+	return a.svc.Workspaces().Visibility(ctx, p.actor())
 }
 
 // agentFilter keeps an agent session to its own agent's conversations:
@@ -55,7 +41,7 @@ func (a *API) agentFilter(ctx context.Context, p *Principal) (id *uuid.UUID, fou
 	if p.Kind != PrincipalAgent {
 		return nil, true, nil
 	}
-	ag, err := a.st.AgentGetByName(ctx, p.Agents[0])
+	ag, err := a.svc.AgentByName(ctx, p.Agents[0])
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -97,7 +83,7 @@ func (a *API) listingJSON(ctx context.Context, l *core.ConversationListing, name
 		name, ok := names[*id]
 		if !ok {
 			var err error
-			name, err = a.st.AgentNameGet(ctx, *id)
+			name, err = a.svc.AgentName(ctx, *id)
 			if err != nil && !errors.Is(err, core.ErrNotFound) {
 				return ListingJSON{}, err
 			}
@@ -150,7 +136,7 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	}
 	sp.AgentID = agentID
 	if name := qs.Get("agent"); found && name != "" {
-		ag, err := a.st.AgentGetByName(ctx, name)
+		ag, err := a.svc.AgentByName(ctx, name)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
 			found = false
@@ -187,7 +173,7 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	sp.Limit++
 	var ls []*core.ConversationListing
 	if found {
-		if ls, err = a.st.ConversationSearch(ctx, sp); err != nil {
+		if ls, err = a.svc.SearchConversations(ctx, sp); err != nil {
 			return err
 		}
 	}
@@ -255,7 +241,7 @@ func (a *API) historyPatch(w http.ResponseWriter, r *http.Request) error {
 	if body.Folder.Set {
 		fp.FolderID, fp.Unfile = body.Folder.ID, body.Folder.ID == nil
 	}
-	l, err := a.st.ConversationFile(r.Context(), fp)
+	l, err := a.svc.FileConversation(r.Context(), fp)
 	if err != nil {
 		return a.folderMissing(err, fp.FolderID)
 	}
@@ -283,7 +269,7 @@ func (a *API) historyDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.st.ConversationDelete(r.Context(), &core.ConversationDeleteParams{ID: id}); err != nil {
+	if err := a.svc.DeleteConversation(r.Context(), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -300,7 +286,7 @@ func (a *API) historyExport(w http.ResponseWriter, r *http.Request) error {
 	if format != "" && format != "json" && format != "md" {
 		return fmt.Errorf("%w: format=%q must be json or md", core.ErrInvalidParams, format)
 	}
-	d, err := transcript.Export(r.Context(), a.st, id)
+	d, err := a.svc.ExportConversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -361,14 +347,14 @@ func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: %v", core.ErrInvalidParams, err)
 		}
 	}
-	id, err := transcript.Import(r.Context(), a.st, &transcript.ImportParams{Doc: doc, WorkspaceID: ws, Now: a.now()})
+	id, err := a.svc.ImportConversation(r.Context(), &transcript.ImportParams{Doc: doc, WorkspaceID: ws, Now: a.now()})
 	if errors.Is(err, transcript.ErrInvalid) {
 		return fmt.Errorf("%w: %v", core.ErrInvalidParams, err)
 	}
 	if err != nil {
 		return err
 	}
-	l, err := a.st.ConversationFile(r.Context(), &core.ConversationFileParams{ID: id})
+	l, err := a.svc.FileConversation(r.Context(), &core.ConversationFileParams{ID: id})
 	if err != nil {
 		return err
 	}
@@ -448,7 +434,7 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 		}
 		docs := make([]*transcript.Doc, 0, len(ids))
 		for _, id := range ids {
-			d, err := transcript.Export(ctx, a.st, id)
+			d, err := a.svc.ExportConversation(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -469,23 +455,14 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	// All or nothing: one transaction.
-	err := a.st.InTx(ctx, func(q store.Queries) error {
-		for _, id := range ids {
-			var err error
-			switch body.Action {
-			case "delete":
-				err = q.ConversationDelete(ctx, &core.ConversationDeleteParams{ID: id})
-			case "archive", "unarchive":
-				_, err = q.ConversationFile(ctx, &core.ConversationFileParams{ID: id, Archived: ptrTo(body.Action == "archive")})
-			case "move":
-				_, err = q.ConversationFile(ctx, &core.ConversationFileParams{ID: id, FolderID: body.Folder.ID, Unfile: body.Folder.ID == nil})
-			}
-			if err != nil {
-				return fmt.Errorf("conversation %s: %w", id, err)
-			}
-		}
-		return nil
-	})
+	var file *core.ConversationFileParams // nil: delete
+	switch body.Action {
+	case "archive", "unarchive":
+		file = &core.ConversationFileParams{Archived: ptrTo(body.Action == "archive")}
+	case "move":
+		file = &core.ConversationFileParams{FolderID: body.Folder.ID, Unfile: body.Folder.ID == nil}
+	}
+	err := a.svc.FileConversations(ctx, ids, file)
 	if err != nil {
 		return a.folderMissing(err, body.Folder.ID)
 	}
@@ -535,7 +512,7 @@ func (a *API) allowedFolder(r *http.Request) (*core.Folder, error) {
 		return nil, err
 	}
 	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("folder %s not found", id)}
-	f, err := a.st.FolderGet(r.Context(), id)
+	f, err := a.svc.Folder(r.Context(), id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil, notFound
 	} else if err != nil {
@@ -564,7 +541,7 @@ func (a *API) folderList(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	fs, err := a.st.FolderList(r.Context(), vis)
+	fs, err := a.svc.Folders(r.Context(), vis)
 	if err != nil {
 		return err
 	}
@@ -590,7 +567,7 @@ func (a *API) folderCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := a.st.FolderCreate(r.Context(), &core.FolderCreateParams{WorkspaceID: ws, Name: body.Name, Color: body.Color})
+	f, err := a.svc.CreateFolder(r.Context(), &core.FolderCreateParams{WorkspaceID: ws, Name: body.Name, Color: body.Color})
 	if err != nil {
 		return err
 	}
@@ -608,7 +585,7 @@ func (a *API) folderPatch(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	up, err := a.st.FolderUpdate(r.Context(), &core.FolderUpdateParams{ID: f.ID, Name: body.Name, Color: body.Color})
+	up, err := a.svc.UpdateFolder(r.Context(), &core.FolderUpdateParams{ID: f.ID, Name: body.Name, Color: body.Color})
 	if err != nil {
 		return err
 	}
@@ -623,7 +600,7 @@ func (a *API) folderDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.st.FolderDelete(r.Context(), f.ID); err != nil {
+	if err := a.svc.DeleteFolder(r.Context(), f.ID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -35,7 +35,7 @@ func (a *API) approvalList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	aps, err := a.st.ApprovalListVisible(r.Context(), &core.ApprovalListVisibleParams{All: all, Workspaces: ids, Limit: inboxLimit})
+	aps, err := a.svc.PendingApprovals(r.Context(), &core.ApprovalListVisibleParams{All: all, Workspaces: ids, Limit: inboxLimit})
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) error {
 	if body.CallID == "" || body.Value == "" {
 		return fmt.Errorf("%w: call_id and value are required", core.ErrInvalid)
 	}
-	ap, err := a.st.ApprovalFindByCall(r.Context(), &core.ApprovalFindByCallParams{ConversationID: id, CallID: body.CallID})
+	ap, err := a.svc.ApprovalOfCall(r.Context(), id, body.CallID)
 	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("call %s of conversation %s waits for no decision", body.CallID, id)}
 	}

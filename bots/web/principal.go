@@ -177,11 +177,11 @@ func admit(p *Principal, rt route) *httpError {
 func (a *API) mayUseConversation(r *http.Request, p *Principal, id uuid.UUID) error {
 	switch p.Kind {
 	case PrincipalAgent:
-		conv, err := a.st.ConversationGet(r.Context(), id)
+		conv, err := a.svc.Conversation(r.Context(), id)
 		if err != nil {
 			return err
 		}
-		ag, err := a.st.AgentGetByName(r.Context(), p.Agents[0])
+		ag, err := a.svc.AgentByName(r.Context(), p.Agents[0])
 		if errors.Is(err, core.ErrNotFound) || (err == nil && (conv.AgentID == nil || *conv.AgentID != ag.ID)) {
 			return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("conversation %s is not agent %s's", id, p.Agents[0])}
 		}

@@ -39,7 +39,7 @@ func (a *API) getRulebook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	rb, err := a.opts.Rulebooks.Rulebook(r.Context(), id)
@@ -68,7 +68,7 @@ func (a *API) putRulebook(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	if strings.TrimSpace(body.Text) == "" {

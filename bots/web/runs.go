@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Runs over the API: the list, one run with its steps, its events (which
@@ -88,7 +87,7 @@ func (a *API) allowedRun(r *http.Request) (*core.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: run id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
 	}
-	run, err := a.st.RunGet(r.Context(), id)
+	run, err := a.svc.Run(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +100,13 @@ func (a *API) allowedRun(r *http.Request) (*core.Run, error) {
 // listRuns lists runs, newest first: ?status= (running, done, failed,
 // cancelled), ?conversation=, ?limit= (default 50).
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
-	p := &store.RunListParams{Status: core.RunStatus(r.URL.Query().Get("status")), Limit: 50}
+	p := core.RunFilter{Status: core.RunStatus(r.URL.Query().Get("status")), Limit: 50}
 	if v := r.URL.Query().Get("conversation"); v != "" {
 		id, err := parseID("conversation", v)
 		if err != nil {
 			return err
 		}
-		p.ConversationID = &id
+		p.Conversation = &id
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -116,7 +115,7 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Limit = n
 	}
-	runs, err := a.st.RunList(r.Context(), p)
+	runs, err := a.svc.Runs(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -136,7 +135,7 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	steps, err := a.st.RunStepList(r.Context(), run.ID)
+	steps, err := a.svc.RunSteps(r.Context(), run.ID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +155,7 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: after %q must be an event id", core.ErrInvalid, v)
 		}
 	}
-	evs, err := a.st.RunEventList(r.Context(), &store.RunEventListParams{RunID: run.ID, AfterID: after, Limit: 1000})
+	evs, err := a.svc.RunEvents(r.Context(), run.ID, after, 1000)
 	if err != nil {
 		return err
 	}
@@ -191,7 +190,7 @@ func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.
 	if run, err = act(r.Context(), run.ID, caller(r)); err != nil {
 		return err
 	}
-	steps, err := a.st.RunStepList(r.Context(), run.ID)
+	steps, err := a.svc.RunSteps(r.Context(), run.ID)
 	if err != nil {
 		return err
 	}

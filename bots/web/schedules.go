@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Schedules pauses and resumes schedules; *scheduler.Scheduler implements
@@ -61,7 +60,7 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 	if err := operatorOnly(principal(r), "list every schedule"); err != nil {
 		return err
 	}
-	list, err := a.st.ScheduleList(r.Context(), &store.ScheduleListParams{Limit: maxScheduleList})
+	list, err := a.svc.Schedules(r.Context(), principal(r).actor(), maxScheduleList)
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string
 	if err != nil {
 		return nil, err
 	}
-	return a.st.ScheduleGet(r.Context(), id)
+	return a.svc.Schedule(r.Context(), principal(r).actor(), id)
 }
 
 // scheduleState pauses or resumes a schedule, as its owner's command would.

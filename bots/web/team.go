@@ -37,7 +37,7 @@ func (a *API) getDelegation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return &httpError{status: http.StatusBadRequest, msg: "the delegation id is not a UUID"}
 	}
-	d, err := a.st.DelegationGet(r.Context(), id)
+	d, err := a.svc.DelegationByID(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -73,11 +73,11 @@ func (a *API) listSideThreads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ths, err := a.st.SideThreadList(r.Context(), id)
+	ths, err := a.svc.SideThreads(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	ds, err := a.st.DelegationList(r.Context(), id)
+	ds, err := a.svc.Delegations(r.Context(), id)
 	if err != nil {
 		return err
 	}

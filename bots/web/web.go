@@ -36,16 +36,22 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Conversations is what the API needs of core: open a conversation, post
 // into it, fork it, read what waits for the client, and follow it live.
 // *core.Service implements it; tests can fake it.
 type Conversations interface {
-	Store() store.Store
 	Hub() *core.Hub
+	ConversationReads
+	HistoryUses
+	RunReads
+	TeamReads
+	ArtifactUses
+	ApprovalReads
+	AdminReads
 	// Workspaces is workspace administration: roles, members, bindings,
 	// retention, where agents answer, and who may use a conversation.
 	Workspaces() *workspace.Service
@@ -67,6 +73,80 @@ type Conversations interface {
 }
 
 var _ Conversations = (*core.Service)(nil)
+
+// ConversationReads is what the API reads of conversations, their logs
+// and the agents and people they name (core/conversations.go).
+type ConversationReads interface {
+	Conversation(ctx context.Context, id uuid.UUID) (*core.Conversation, error)
+	Forks(ctx context.Context, id uuid.UUID) ([]*core.Conversation, error)
+	ConversationWorkspace(ctx context.Context, id uuid.UUID) (*uuid.UUID, error)
+	MoveConversation(ctx context.Context, id, ws uuid.UUID) error
+	Entries(ctx context.Context, p *core.EntryListParams) ([]*core.Entry, error)
+	EntryWakeups(ctx context.Context, conv uuid.UUID) (<-chan struct{}, error)
+	Cursor(conv uuid.UUID, after int64) *core.Cursor
+	AgentByName(ctx context.Context, name string) (*core.Agent, error)
+	AgentName(ctx context.Context, id uuid.UUID) (string, error)
+	Person(ctx context.Context, id uuid.UUID) (*core.Person, error)
+}
+
+// HistoryUses searches, files, exports and imports conversations, and
+// keeps their folders (core/history.go).
+type HistoryUses interface {
+	SearchConversations(ctx context.Context, p *core.ConversationSearchParams) ([]*core.ConversationListing, error)
+	FileConversation(ctx context.Context, p *core.ConversationFileParams) (*core.ConversationListing, error)
+	DeleteConversation(ctx context.Context, id uuid.UUID) error
+	FileConversations(ctx context.Context, ids []uuid.UUID, file *core.ConversationFileParams) error
+	ExportConversation(ctx context.Context, id uuid.UUID) (*transcript.Doc, error)
+	ImportConversation(ctx context.Context, p *transcript.ImportParams) (uuid.UUID, error)
+	Folder(ctx context.Context, id uuid.UUID) (*core.Folder, error)
+	Folders(ctx context.Context, v core.Visibility) ([]*core.Folder, error)
+	CreateFolder(ctx context.Context, p *core.FolderCreateParams) (*core.Folder, error)
+	UpdateFolder(ctx context.Context, p *core.FolderUpdateParams) (*core.Folder, error)
+	DeleteFolder(ctx context.Context, id uuid.UUID) error
+}
+
+// RunReads reads runs, their steps and events (core/runs.go).
+type RunReads interface {
+	Run(ctx context.Context, id uuid.UUID) (*core.Run, error)
+	Runs(ctx context.Context, f core.RunFilter) ([]*core.Run, error)
+	RunSteps(ctx context.Context, id uuid.UUID) ([]*core.RunStep, error)
+	RunStepOf(ctx context.Context, conv uuid.UUID) (*core.RunStep, error)
+	RunEvents(ctx context.Context, id uuid.UUID, after int64, limit int) ([]*core.RunEvent, error)
+}
+
+// TeamReads reads delegations and side threads (core/team.go).
+type TeamReads interface {
+	DelegationByID(ctx context.Context, id uuid.UUID) (*core.Delegation, error)
+	Delegations(ctx context.Context, from uuid.UUID) ([]*core.Delegation, error)
+	DelegationOf(ctx context.Context, child uuid.UUID) (*core.Delegation, error)
+	SideThreads(ctx context.Context, parent uuid.UUID) ([]*core.SideThread, error)
+	SideThreadOf(ctx context.Context, child uuid.UUID) (*core.SideThread, error)
+}
+
+// ArtifactUses reads artifacts and comments on them (core/artifacts.go).
+type ArtifactUses interface {
+	Artifact(ctx context.Context, id uuid.UUID) (*core.Artifact, error)
+	Artifacts(ctx context.Context, p *core.ArtifactListParams) ([]*core.Artifact, error)
+	ArtifactVersions(ctx context.Context, id uuid.UUID) ([]*core.ArtifactVersion, error)
+	ArtifactVersion(ctx context.Context, id uuid.UUID, n int) (*core.ArtifactVersion, error)
+	ArtifactComments(ctx context.Context, id uuid.UUID) ([]*core.ArtifactComment, error)
+	CommentArtifact(ctx context.Context, id uuid.UUID, version int, by core.Author, text string) (*core.ArtifactComment, error)
+}
+
+// ApprovalReads reads approvals (core/approvals.go).
+type ApprovalReads interface {
+	Approval(ctx context.Context, id uuid.UUID) (*core.Approval, error)
+	ApprovalOfCall(ctx context.Context, conv uuid.UUID, callID string) (*core.Approval, error)
+	PendingApprovals(ctx context.Context, p *core.ApprovalListVisibleParams) ([]*core.Approval, error)
+	ConversationApprovals(ctx context.Context, conv uuid.UUID) ([]*core.Approval, error)
+}
+
+// AdminReads are the operator's reads across workspaces, and the audit
+// (core/schedules.go, core/usage.go, core/audit.go, core/forget.go).
+type AdminReads interface {
+	Schedules(ctx context.Context, a workspace.Actor, limit int) ([]*core.Schedule, error)
+	Schedule(ctx context.Context, a workspace.Actor, id uuid.UUID) (*core.Schedule, error)
+}
 
 // Options configures the API.
 type Options struct {
@@ -118,7 +198,7 @@ type Options struct {
 	// (GET /api/connections, DELETE /api/connections/{id}).
 	Connections Connections
 	// Runs, when set, serves cancel and retry of runs (POST
-	// /api/runs/{id}/cancel, /retry); the reads need only the store.
+	// /api/runs/{id}/cancel, /retry); the reads are core's.
 	Runs Runs
 	// Compare, when set, serves POST /api/compare (see compare.go).
 	Compare CompareFunc
@@ -141,7 +221,6 @@ type Options struct {
 type API struct {
 	opts    Options
 	svc     Conversations
-	st      store.Store
 	log     *slog.Logger
 	origins map[string]bool // canonical allowed origins
 	cors    *cors.Cors      // nil when no origin is allowed
@@ -175,7 +254,7 @@ func New(opts Options) (*API, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
+	a := &API{opts: opts, svc: opts.Service, log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
 	for _, o := range opts.AllowedOrigins {
 		canon, err := ParseOrigin(o)
 		if err != nil {
@@ -589,7 +668,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if ws != nil {
-		if err := a.st.ConversationWorkspaceSet(r.Context(), &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *ws}); err != nil {
+		if err := a.svc.MoveConversation(r.Context(), conv.ID, *ws); err != nil {
 			return err
 		}
 	}
@@ -602,12 +681,12 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	conv, err := a.st.ConversationGet(r.Context(), id)
+	conv, err := a.svc.Conversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	out := ConversationDetail{ConversationJSON: conversationJSON(conv)}
-	forks, err := a.st.ConversationForks(r.Context(), id)
+	forks, err := a.svc.Forks(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -635,7 +714,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out.PendingCalls = pending
-	approvals, err := a.st.ApprovalListPending(r.Context(), id)
+	approvals, err := a.svc.ConversationApprovals(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -715,7 +794,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	o := core.MessageOptions{PageContext: body.Context}
 	if p := principal(r); p.Kind == PrincipalPerson {
 		// The model reads the person's name, not "person:<id>".
-		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+		if person, err := a.svc.Person(r.Context(), p.PersonID); err == nil {
 			o.UserName = person.DisplayName
 		}
 	}
@@ -743,7 +822,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// An unknown conversation has no pending calls either; say which it is.
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	seq, err := a.svc.PostToolResults(r.Context(), id, caller(r), body.Results)
@@ -800,10 +879,10 @@ func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.UpToSeq = at
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
-	list, err := a.st.EntryList(r.Context(), p)
+	list, err := a.svc.Entries(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -877,7 +956,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: tail=%q must be a number of entries from 0 to %d", core.ErrInvalid, v, MaxStreamTail)
 		}
 	}
-	conv, err := a.st.ConversationGet(r.Context(), id)
+	conv, err := a.svc.Conversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -891,7 +970,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	// Subscribe before the catch-up read so nothing falls between them.
-	wake, err := a.st.Subscribe(ctx, store.TopicEntries)
+	wake, err := a.svc.EntryWakeups(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -905,7 +984,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
-	cur := core.NewCursor(a.st, id, cursor)
+	cur := a.svc.Cursor(id, cursor)
 	var sseBuf []byte // catch-up's encoding buffer, kept between reads
 	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
 	// With guard, a read of the whole log sends nothing if live events were
@@ -1011,12 +1090,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-a.closing:
 			return nil
-		case n, ok := <-wake:
+		case _, ok := <-wake:
 			if !ok {
 				return nil
-			}
-			if n.Payload != id.String() {
-				continue
 			}
 		case ev := <-live:
 			if err := handle(ev); err != nil {
@@ -1028,7 +1104,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			// The safety net for a lost turn_end (a full live buffer): a
 			// conversation no longer running has no local turn to wait for.
 			if localTurn {
-				c, err := a.st.ConversationGet(ctx, id)
+				c, err := a.svc.Conversation(ctx, id)
 				if err != nil {
 					return nil
 				}

@@ -309,3 +309,26 @@ func (s *Service) SetOwner(ctx context.Context, a Actor, name string, owner *uui
 	sh, err := s.q.AgentOwnerSet(ctx, &store.AgentOwnerSetParams{AgentID: ag.ID, OwnerPersonID: owner})
 	return ag, sh, err
 }
+
+// Visibility is what a sees of the workspaces' rows: every workspace (the
+// operator), or those a person may use and their credential reaches, or
+// none (nobody).
+func (s *Service) Visibility(ctx context.Context, a Actor) (store.Visibility, error) {
+	if a.Operator {
+		return store.Visibility{All: true}, nil
+	}
+	if a.Person == uuid.Nil {
+		return store.Visibility{}, nil
+	}
+	ms, err := s.q.WorkspaceListByPerson(ctx, a.Person)
+	if err != nil {
+		return store.Visibility{}, err
+	}
+	v := store.Visibility{Workspaces: []uuid.UUID{}}
+	for _, m := range ms {
+		if a.Reaches(m.Workspace.ID) && Can(m.Role, Use) {
+			v.Workspaces = append(v.Workspaces, m.Workspace.ID)
+		}
+	}
+	return v, nil
+}
