@@ -61,8 +61,9 @@ func TestAuditReaders(t *testing.T) {
 	})
 }
 
-// TestOperatorOnlyReads: the usage spans every workspace and forgetting a
-// person is irreversible: the operator's alone.
+// TestOperatorOnlyReads: the usage and the schedules span every
+// workspace, and forgetting a person is irreversible: the operator's
+// alone.
 func TestOperatorOnlyReads(t *testing.T) {
 	ctx := context.Background()
 	svc := quiet(t, testenv.SQLite(t))
@@ -72,6 +73,15 @@ func TestOperatorOnlyReads(t *testing.T) {
 	}
 	if _, err := svc.Usage(ctx, workspace.TheOperator, time.Time{}, 0); err != nil {
 		t.Errorf("the operator reading the usage: %v", err)
+	}
+	if _, err := svc.Schedules(ctx, person, 10); !errors.Is(err, workspace.ErrForbidden) {
+		t.Errorf("a person listing every schedule: %v, want ErrForbidden", err)
+	}
+	if _, err := svc.Schedules(ctx, workspace.TheOperator, 10); err != nil {
+		t.Errorf("the operator listing the schedules: %v", err)
+	}
+	if _, err := svc.Schedule(ctx, person, uuid.New()); !errors.Is(err, workspace.ErrForbidden) {
+		t.Errorf("a person reading a schedule: %v, want ErrForbidden", err)
 	}
 	if _, err := svc.ForgetPerson(ctx, person, person.Person, true, "them"); !errors.Is(err, workspace.ErrForbidden) {
 		t.Errorf("a person forgetting themselves: %v, want ErrForbidden", err)

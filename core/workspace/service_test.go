@@ -153,3 +153,25 @@ func TestForNewConversation(t *testing.T) {
 		}
 	})
 }
+
+// TestVisibility: the operator sees every workspace, nobody none, a person
+// those they belong to, narrowed by their credential's scope.
+func TestVisibility(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		ctx := context.Background()
+		s, ws, _, _, member := team(t, open(t))
+		if v, err := s.Visibility(ctx, workspace.TheOperator); err != nil || !v.All {
+			t.Errorf("the operator: %+v, %v; want all", v, err)
+		}
+		if v, err := s.Visibility(ctx, workspace.Actor{}); err != nil || v.All || len(v.Workspaces) != 0 {
+			t.Errorf("nobody: %+v, %v; want none", v, err)
+		}
+		if v, err := s.Visibility(ctx, member); err != nil || v.All || len(v.Workspaces) != 1 || v.Workspaces[0] != ws {
+			t.Errorf("a member: %+v, %v; want the team", v, err)
+		}
+		scoped := workspace.Actor{Person: member.Person, Scope: []uuid.UUID{uuid.New()}}
+		if v, err := s.Visibility(ctx, scoped); err != nil || len(v.Workspaces) != 0 {
+			t.Errorf("a member scoped elsewhere: %+v, %v; want none", v, err)
+		}
+	})
+}
