@@ -2,9 +2,12 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/workspace"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -15,6 +18,21 @@ import (
 // Conversation reads conversation id.
 func (s *Service) Conversation(ctx context.Context, id uuid.UUID) (*Conversation, error) {
 	return s.st.ConversationGet(ctx, id)
+}
+
+// AgentsConversation checks that conversation id is agent's: a session of
+// an agent (its key exchanged) is kept to its own agent's conversations,
+// whatever their workspace. Another's is workspace.ErrForbidden.
+func (s *Service) AgentsConversation(ctx context.Context, agent string, id uuid.UUID) error {
+	conv, err := s.st.ConversationGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	ag, err := s.st.AgentGetByName(ctx, agent)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (conv.AgentID == nil || *conv.AgentID != ag.ID)) {
+		return workspace.Forbidden(fmt.Sprintf("conversation %s is not agent %s's", id, agent))
+	}
+	return err
 }
 
 // Forks lists the conversations forked from id.

@@ -90,3 +90,28 @@ func TestOperatorOnlyReads(t *testing.T) {
 		t.Errorf("the operator forgetting a person: %v", err)
 	}
 }
+
+// TestAgentsConversation: an agent's session reaches its own agent's
+// conversations only.
+func TestAgentsConversation(t *testing.T) {
+	ctx := context.Background()
+	st := testenv.SQLite(t)
+	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
+	in := s.start(t, "turns:\n  - text: Fine.\n")
+	res, err := in.svc.Submit(ctx, slackMessage("Ev1", "U1", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.svc.AgentsConversation(ctx, "atlas", res.ConversationID); err != nil {
+		t.Errorf("atlas, its own conversation: %v", err)
+	}
+	if err := in.svc.AgentsConversation(ctx, "nobody", res.ConversationID); !errors.Is(err, workspace.ErrForbidden) {
+		t.Errorf("an unknown agent: %v, want ErrForbidden", err)
+	}
+	if _, err := st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: "other", Config: []byte(`{}`), Now: s.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.svc.AgentsConversation(ctx, "other", res.ConversationID); !errors.Is(err, workspace.ErrForbidden) {
+		t.Errorf("another agent: %v, want ErrForbidden", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/artifact"
+	"github.com/switchboardhq/switchboard/core/workspace"
 )
 
 // Artifacts: what agents made in conversations, seen by exactly those who
@@ -105,7 +106,7 @@ func (a *API) allowedArtifact(r *http.Request) (*core.Artifact, error) {
 	}
 	if err := a.mayUseConversation(r, principal(r), x.ConversationID); err != nil {
 		var he *httpError
-		if errors.As(err, &he) || errors.Is(err, core.ErrNotFound) {
+		if errors.As(err, &he) || errors.Is(err, core.ErrNotFound) || errors.Is(err, workspace.ErrForbidden) {
 			return nil, notFound
 		}
 		return nil, err

@@ -175,17 +175,8 @@ func admit(p *Principal, rt route) *httpError {
 // mayUseConversation keeps an agent session to its own agent's
 // conversations.
 func (a *API) mayUseConversation(r *http.Request, p *Principal, id uuid.UUID) error {
-	switch p.Kind {
-	case PrincipalAgent:
-		conv, err := a.svc.Conversation(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		ag, err := a.svc.AgentByName(r.Context(), p.Agents[0])
-		if errors.Is(err, core.ErrNotFound) || (err == nil && (conv.AgentID == nil || *conv.AgentID != ag.ID)) {
-			return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("conversation %s is not agent %s's", id, p.Agents[0])}
-		}
-		return err
+	if p.Kind == PrincipalAgent {
+		return a.svc.AgentsConversation(r.Context(), p.Agents[0], id)
 	}
 	// A person's rights in the conversation's workspace are checked by the
 	// handler (allowedConversation).

@@ -41,7 +41,9 @@ import (
 )
 
 // Conversations is what the API needs of core: open a conversation, post
-// into it, fork it, read what waits for the client, and follow it live.
+// into it, fork it, read what waits for the client, and follow it live;
+// and, one small interface per concept, the reads and use cases of the
+// other routes (the handlers never reach the store themselves).
 // *core.Service implements it; tests can fake it.
 type Conversations interface {
 	Hub() *core.Hub
@@ -55,12 +57,6 @@ type Conversations interface {
 	// Workspaces is workspace administration: roles, members, bindings,
 	// retention, where agents answer, and who may use a conversation.
 	Workspaces() *workspace.Service
-	// Audit reads a page of the audit of guarded tool calls.
-	Audit(ctx context.Context, a workspace.Actor, q *core.AuditQuery) (*core.AuditRows, error)
-	// Usage reads what the model calls cost (the operator).
-	Usage(ctx context.Context, a workspace.Actor, since time.Time, limit int) (*core.Usage, error)
-	// ForgetPerson deletes a person's data (the operator).
-	ForgetPerson(ctx context.Context, a workspace.Actor, person uuid.UUID, deleteMessages bool, by string) (*core.PersonForgetResult, error)
 	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
@@ -85,6 +81,7 @@ type ConversationReads interface {
 	EntryWakeups(ctx context.Context, conv uuid.UUID) (<-chan struct{}, error)
 	Cursor(conv uuid.UUID, after int64) *core.Cursor
 	AgentByName(ctx context.Context, name string) (*core.Agent, error)
+	AgentsConversation(ctx context.Context, agent string, id uuid.UUID) error
 	AgentName(ctx context.Context, id uuid.UUID) (string, error)
 	Person(ctx context.Context, id uuid.UUID) (*core.Person, error)
 }
@@ -146,6 +143,12 @@ type ApprovalReads interface {
 type AdminReads interface {
 	Schedules(ctx context.Context, a workspace.Actor, limit int) ([]*core.Schedule, error)
 	Schedule(ctx context.Context, a workspace.Actor, id uuid.UUID) (*core.Schedule, error)
+	// Audit reads a page of the audit of guarded tool calls.
+	Audit(ctx context.Context, a workspace.Actor, q *core.AuditQuery) (*core.AuditRows, error)
+	// Usage reads what the model calls cost (the operator).
+	Usage(ctx context.Context, a workspace.Actor, since time.Time, limit int) (*core.Usage, error)
+	// ForgetPerson deletes a person's data (the operator).
+	ForgetPerson(ctx context.Context, a workspace.Actor, person uuid.UUID, deleteMessages bool, by string) (*core.PersonForgetResult, error)
 }
 
 // Options configures the API.
