@@ -968,3 +968,36 @@ func (s *Service) wakeWaiting(ctx context.Context, q store.Queries, except uuid.
 	}
 	return nil
 }
+
+// Run reads run id. Who may see it is who may use its conversation: the
+// caller checks that (its conversation's workspace, or an agent's own).
+func (s *Service) Run(ctx context.Context, id uuid.UUID) (*Run, error) { return s.st.RunGet(ctx, id) }
+
+// RunFilter selects runs, newest first.
+type RunFilter struct {
+	Status       RunStatus  // empty: any
+	Conversation *uuid.UUID // nil: any
+	Limit        int
+}
+
+// Runs lists the runs f selects, of every conversation: the caller keeps
+// those of the conversations it may use.
+func (s *Service) Runs(ctx context.Context, f RunFilter) ([]*Run, error) {
+	return s.st.RunList(ctx, &store.RunListParams{Status: f.Status, ConversationID: f.Conversation, Limit: f.Limit})
+}
+
+// RunSteps lists the steps of run id.
+func (s *Service) RunSteps(ctx context.Context, id uuid.UUID) ([]*RunStep, error) {
+	return s.st.RunStepList(ctx, id)
+}
+
+// RunStepOf is the run step a conversation works for (ErrNotFound: none).
+func (s *Service) RunStepOf(ctx context.Context, conv uuid.UUID) (*RunStep, error) {
+	return s.st.RunStepByConversation(ctx, conv)
+}
+
+// RunEvents lists the events of run id after the event after, oldest
+// first, at most limit.
+func (s *Service) RunEvents(ctx context.Context, id uuid.UUID, after int64, limit int) ([]*RunEvent, error) {
+	return s.st.RunEventList(ctx, &store.RunEventListParams{RunID: id, AfterID: after, Limit: limit})
+}

@@ -16,11 +16,107 @@ import "github.com/switchboardhq/switchboard/store"
 
 // Conversations, their log and their work.
 type (
-	Conversation    = store.Conversation
-	Entry           = store.Entry
-	EntryKind       = store.EntryKind
-	EntryListParams = store.EntryListParams
-	WorkItem        = store.WorkItem
+	Conversation       = store.Conversation
+	ConversationStatus = store.ConversationStatus
+	Entry              = store.Entry
+	EntryKind          = store.EntryKind
+	EntryListParams    = store.EntryListParams
+	EntryAppendResult  = store.EntryAppendResult
+	Author             = store.Author
+	WorkItem           = store.WorkItem
+	Delegation         = store.Delegation
+	Rulebook           = store.Rulebook
+)
+
+// ConversationRunning: a turn runs under the conversation's lease.
+const ConversationRunning = store.ConversationRunning
+
+// The history: conversations listed and searched, filed in folders, and
+// what a caller may see of them.
+type (
+	ConversationListing      = store.ConversationListing
+	ConversationSearchParams = store.ConversationSearchParams
+	ConversationSort         = store.ConversationSort
+	ConversationFileParams   = store.ConversationFileParams
+	ConversationDeleteParams = store.ConversationDeleteParams
+	Folder                   = store.Folder
+	FolderCreateParams       = store.FolderCreateParams
+	FolderUpdateParams       = store.FolderUpdateParams
+	Visibility               = store.Visibility
+)
+
+// Workspaces, their members and roles, and how long they keep things.
+type (
+	Workspace          = store.Workspace
+	WorkspaceKind      = store.WorkspaceKind
+	WorkspaceMember    = store.WorkspaceMember
+	WorkspaceBinding   = store.WorkspaceBinding
+	Membership         = store.Membership
+	Role               = store.Role
+	WorkspaceRetention = store.WorkspaceRetention
+	PersonForgetResult = store.PersonForgetResult
+)
+
+// The roles a person holds in a workspace.
+const (
+	RoleOwner  = store.RoleOwner
+	RoleAdmin  = store.RoleAdmin
+	RoleMember = store.RoleMember
+)
+
+// People, as the store keeps them.
+type Person = store.Person
+
+// Agents, and where they answer.
+type (
+	Agent        = store.Agent
+	AgentSharing = store.AgentSharing
+	Listing      = store.Listing
+)
+
+// Artifacts, their versions and the comments on them.
+type (
+	Artifact           = store.Artifact
+	ArtifactKind       = store.ArtifactKind
+	ArtifactVersion    = store.ArtifactVersion
+	ArtifactComment    = store.ArtifactComment
+	ArtifactListParams = store.ArtifactListParams
+)
+
+// Credentials: keys and tokens, sign-in links and sessions, pairings,
+// grants and connections.
+type (
+	Key        = store.Key
+	KeyKind    = store.KeyKind
+	Login      = store.Login
+	Pairing    = store.Pairing
+	Grant      = store.Grant
+	Connection = store.Connection
+)
+
+// The kinds of key.
+const (
+	KeyAgent    = store.KeyAgent
+	KeyHost     = store.KeyHost
+	KeyPersonal = store.KeyPersonal
+	KeySession  = store.KeySession
+)
+
+// Runs, schedules, skills and personalities.
+type (
+	Run         = store.Run
+	RunStatus   = store.RunStatus
+	RunStep     = store.RunStep
+	RunEvent    = store.RunEvent
+	Schedule    = store.Schedule
+	Skill       = store.Skill
+	Personality = store.Personality
+)
+
+// The audit and the usage.
+type (
+	AuditOutcome = store.AuditOutcome
+	UsageTotal   = store.UsageTotal
 )
 
 // The kinds of entry a log holds that people see or that delivery reads.
@@ -47,7 +143,11 @@ type (
 )
 
 // Approvals: what a person is asked, and how it stands.
-type Approval = store.Approval
+type (
+	Approval                  = store.Approval
+	ApprovalFindByCallParams  = store.ApprovalFindByCallParams
+	ApprovalListVisibleParams = store.ApprovalListVisibleParams
+)
 
 const (
 	ApprovalConfirm = store.ApprovalConfirm
@@ -90,4 +190,11 @@ var (
 	ErrNotFound = store.ErrNotFound
 	// ErrConflict: the row changed, or its key is taken (a lost race).
 	ErrConflict = store.ErrConflict
+	// ErrInvalidParams: the store refused what it was asked (a value out
+	// of range, a name not allowed). core's own refusals wrap ErrInvalid.
+	ErrInvalidParams = store.ErrInvalid
 )
+
+// NormalizePairingCode is a pairing code as it is stored: upper case,
+// without separators.
+func NormalizePairingCode(code string) string { return store.NormalizePairingCode(code) }

@@ -392,3 +392,32 @@ func (s *Service) openTalk(ctx context.Context, q store.Queries, p AgentTalk, ow
 func agentContent(name, text string) UserContent {
 	return UserContent{Text: text, UserName: name}
 }
+
+// DelegationByID reads delegation id as recorded (Delegation decodes its
+// choice too); who may see it is who may use the conversation it came
+// from.
+func (s *Service) DelegationByID(ctx context.Context, id uuid.UUID) (*Delegation, error) {
+	return s.st.DelegationGet(ctx, id)
+}
+
+// Delegations lists what conversation from delegated.
+func (s *Service) Delegations(ctx context.Context, from uuid.UUID) ([]*Delegation, error) {
+	return s.st.DelegationList(ctx, from)
+}
+
+// DelegationOf is the delegation that made conversation child
+// (ErrNotFound: none did).
+func (s *Service) DelegationOf(ctx context.Context, child uuid.UUID) (*Delegation, error) {
+	return s.st.DelegationByChild(ctx, child)
+}
+
+// SideThreads lists the side threads conversation parent opened.
+func (s *Service) SideThreads(ctx context.Context, parent uuid.UUID) ([]*SideThread, error) {
+	return s.st.SideThreadList(ctx, parent)
+}
+
+// SideThreadOf is the side thread that conversation child is
+// (ErrNotFound: it is none).
+func (s *Service) SideThreadOf(ctx context.Context, child uuid.UUID) (*SideThread, error) {
+	return s.st.SideThreadByChild(ctx, child)
+}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Approvals over the API: a call waiting for a person (a confirmation or a
@@ -50,7 +49,7 @@ type ApprovalJSON struct {
 	CreatedAt      time.Time       `json:"created_at"`
 }
 
-func approvalJSON(ap *store.Approval) ApprovalJSON {
+func approvalJSON(ap *core.Approval) ApprovalJSON {
 	deciders := ap.Deciders
 	if deciders == nil {
 		deciders = []string{}
@@ -76,19 +75,19 @@ func (a *API) actor() Actor {
 
 // approval reads the approval of the path, if the caller may see its
 // conversation (404 otherwise, as for a conversation).
-func (a *API) approval(r *http.Request) (*store.Approval, error) {
+func (a *API) approval(r *http.Request) (*core.Approval, error) {
 	id, err := parseID("approval id", r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	ap, err := a.st.ApprovalGet(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	ap, err := a.svc.Approval(r.Context(), id)
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("approval %s not found", id)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.allowedConversationID(r, ap.ConversationID); errors.Is(err, store.ErrNotFound) {
+	if _, err := a.allowedConversationID(r, ap.ConversationID); errors.Is(err, core.ErrNotFound) {
 		return nil, &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("approval %s not found", id)}
 	} else if err != nil {
 		return nil, err
@@ -140,12 +139,12 @@ func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
 // button would, and returns the approval as decided. byID says the
 // decision names the approval (a question's answer may then be the index
 // of a choice); else it names the conversation's call.
-func (a *API) decideAs(r *http.Request, ap *store.Approval, value string, byID bool) (*store.Approval, error) {
+func (a *API) decideAs(r *http.Request, ap *core.Approval, value string, byID bool) (*core.Approval, error) {
 	act := a.actor()
 	if act == nil {
 		return nil, &httpError{status: http.StatusNotImplemented, msg: "this service takes no decisions over the API"}
 	}
-	if ap.Kind == store.ApprovalConfirm {
+	if ap.Kind == core.ApprovalConfirm {
 		switch value {
 		case core.ChoiceAllowOnce, core.ChoiceAlwaysAllow, core.ChoiceAlwaysAllowArgs, core.ChoiceDeny:
 		default:
@@ -162,7 +161,7 @@ func (a *API) decideAs(r *http.Request, ap *store.Approval, value string, byID b
 		action.ActionID = core.ApprovalActionID(ap.ID)
 	}
 	if p.Kind == PrincipalPerson {
-		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil && person.DisplayName != "" {
+		if person, err := a.svc.Person(r.Context(), p.PersonID); err == nil && person.DisplayName != "" {
 			action.UserName = person.DisplayName
 		}
 	}
@@ -176,5 +175,5 @@ func (a *API) decideAs(r *http.Request, ap *store.Approval, value string, byID b
 	case res.Duplicate:
 		return nil, &httpError{status: http.StatusConflict, msg: fmt.Sprintf("approval %s was decided already", ap.ID)}
 	}
-	return a.st.ApprovalGet(r.Context(), ap.ID)
+	return a.svc.Approval(r.Context(), ap.ID)
 }

@@ -9,8 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/artifact"
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core/workspace"
 )
 
 // Artifacts: what agents made in conversations, seen by exactly those who
@@ -19,15 +20,15 @@ import (
 
 // ArtifactJSON is an artifact as a list shows it, without its content.
 type ArtifactJSON struct {
-	ID             uuid.UUID          `json:"id"`
-	ConversationID uuid.UUID          `json:"conversation_id"`
-	Kind           store.ArtifactKind `json:"kind"`
-	Title          string             `json:"title"`
-	Language       string             `json:"language"`
-	Version        int                `json:"version"`
-	CreatedBy      store.Author       `json:"created_by"`
-	CreatedAt      time.Time          `json:"created_at"`
-	UpdatedAt      time.Time          `json:"updated_at"`
+	ID             uuid.UUID         `json:"id"`
+	ConversationID uuid.UUID         `json:"conversation_id"`
+	Kind           core.ArtifactKind `json:"kind"`
+	Title          string            `json:"title"`
+	Language       string            `json:"language"`
+	Version        int               `json:"version"`
+	CreatedBy      core.Author       `json:"created_by"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
 }
 
 // ArtifactList is GET /api/artifacts.
@@ -46,11 +47,11 @@ type ArtifactDetail struct {
 
 // ArtifactVersionJSON is a version of an artifact, without its content.
 type ArtifactVersionJSON struct {
-	Version   int          `json:"version"`
-	Title     string       `json:"title"`
-	Language  string       `json:"language"`
-	Author    store.Author `json:"author"`
-	CreatedAt time.Time    `json:"created_at"`
+	Version   int         `json:"version"`
+	Title     string      `json:"title"`
+	Language  string      `json:"language"`
+	Author    core.Author `json:"author"`
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 // ArtifactVersionContent is a version of an artifact with its content.
@@ -61,11 +62,11 @@ type ArtifactVersionContent struct {
 
 // ArtifactCommentJSON is a comment on a version of an artifact.
 type ArtifactCommentJSON struct {
-	ID        uuid.UUID    `json:"id"`
-	Version   int          `json:"version"`
-	Author    store.Author `json:"author"`
-	Text      string       `json:"text"`
-	CreatedAt time.Time    `json:"created_at"`
+	ID        uuid.UUID   `json:"id"`
+	Version   int         `json:"version"`
+	Author    core.Author `json:"author"`
+	Text      string      `json:"text"`
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 // CommentRequest is the body of POST /api/artifacts/{artifact}/comments.
@@ -74,43 +75,43 @@ type CommentRequest struct {
 	Version int    `json:"version,omitempty"` // 0 or absent: the current version
 }
 
-func artifactJSON(x *store.Artifact) ArtifactJSON {
+func artifactJSON(x *core.Artifact) ArtifactJSON {
 	return ArtifactJSON{
 		ID: x.ID, ConversationID: x.ConversationID, Kind: x.Kind, Title: x.Title, Language: x.Language,
 		Version: x.Version, CreatedBy: x.CreatedBy, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt,
 	}
 }
 
-func versionJSON(v *store.ArtifactVersion) ArtifactVersionJSON {
+func versionJSON(v *core.ArtifactVersion) ArtifactVersionJSON {
 	return ArtifactVersionJSON{Version: v.Version, Title: v.Title, Language: v.Language, Author: v.Author, CreatedAt: v.CreatedAt}
 }
 
-func commentJSON(c *store.ArtifactComment) ArtifactCommentJSON {
+func commentJSON(c *core.ArtifactComment) ArtifactCommentJSON {
 	return ArtifactCommentJSON{ID: c.ID, Version: c.Version, Author: c.Author, Text: c.Text, CreatedAt: c.CreatedAt}
 }
 
 // allowedArtifact reads the artifact of the path when the caller may see
 // its conversation; one they may not see is not found, like a missing one.
-func (a *API) allowedArtifact(r *http.Request) (*store.Artifact, error) {
+func (a *API) allowedArtifact(r *http.Request) (*core.Artifact, error) {
 	id, err := parseID("artifact", r.PathValue("artifact"))
 	if err != nil {
 		return nil, err
 	}
 	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s not found", id)}
-	x, err := a.st.ArtifactGet(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	x, err := a.svc.Artifact(r.Context(), id)
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, notFound
 	} else if err != nil {
 		return nil, err
 	}
 	if err := a.mayUseConversation(r, principal(r), x.ConversationID); err != nil {
 		var he *httpError
-		if errors.As(err, &he) || errors.Is(err, store.ErrNotFound) {
+		if errors.As(err, &he) || errors.Is(err, core.ErrNotFound) || errors.Is(err, workspace.ErrForbidden) {
 			return nil, notFound
 		}
 		return nil, err
 	}
-	if _, err := a.allowedConversationID(r, x.ConversationID); errors.Is(err, store.ErrNotFound) {
+	if _, err := a.allowedConversationID(r, x.ConversationID); errors.Is(err, core.ErrNotFound) {
 		return nil, notFound
 	} else if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (a *API) allowedArtifact(r *http.Request) (*store.Artifact, error) {
 // first. An agent session names the conversation (one of its agent's).
 func (a *API) artifactList(w http.ResponseWriter, r *http.Request) error {
 	ctx, p, qs := r.Context(), principal(r), r.URL.Query()
-	lp := &store.ArtifactListParams{Kind: store.ArtifactKind(qs.Get("type")), Query: qs.Get("q")}
+	lp := &core.ArtifactListParams{Kind: core.ArtifactKind(qs.Get("type")), Query: qs.Get("q")}
 	var err error
 	if lp.Limit, err = queryInt(r, "limit", 1, 200, 50); err != nil {
 		return err
@@ -145,7 +146,7 @@ func (a *API) artifactList(w http.ResponseWriter, r *http.Request) error {
 	if lp.Visibility, err = a.visibility(ctx, p); err != nil {
 		return err
 	}
-	list, err := a.st.ArtifactList(ctx, lp)
+	list, err := a.svc.Artifacts(ctx, lp)
 	if err != nil {
 		return err
 	}
@@ -164,11 +165,11 @@ func (a *API) artifactGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vs, err := a.st.ArtifactVersionList(r.Context(), x.ID)
+	vs, err := a.svc.ArtifactVersions(r.Context(), x.ID)
 	if err != nil {
 		return err
 	}
-	cs, err := a.st.ArtifactCommentList(r.Context(), x.ID)
+	cs, err := a.svc.ArtifactComments(r.Context(), x.ID)
 	if err != nil {
 		return err
 	}
@@ -184,13 +185,13 @@ func (a *API) artifactGet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *API) versionOf(r *http.Request, x *store.Artifact, name, raw string) (*store.ArtifactVersion, error) {
+func (a *API) versionOf(r *http.Request, x *core.Artifact, name, raw string) (*core.ArtifactVersion, error) {
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 {
-		return nil, fmt.Errorf("%w: %s %q must be a version number from 1", store.ErrInvalid, name, raw)
+		return nil, fmt.Errorf("%w: %s %q must be a version number from 1", core.ErrInvalidParams, name, raw)
 	}
-	v, err := a.st.ArtifactVersionGet(r.Context(), &store.ArtifactVersionParams{ID: x.ID, Version: n})
-	if errors.Is(err, store.ErrNotFound) {
+	v, err := a.svc.ArtifactVersion(r.Context(), x.ID, n)
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s has no version %d (it is at %d)", x.ID, n, x.Version)}
 	}
 	return v, err
@@ -253,10 +254,8 @@ func (a *API) artifactComment(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	c, err := a.st.ArtifactComment(r.Context(), &store.ArtifactCommentParams{
-		ArtifactID: x.ID, Version: body.Version, Author: store.Author(caller(r)), Text: body.Text,
-	})
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := a.svc.CommentArtifact(r.Context(), x.ID, body.Version, core.Author(caller(r)), body.Text)
+	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("artifact %s has no version %d", x.ID, body.Version)}
 	}
 	if err != nil {

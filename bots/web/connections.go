@@ -9,15 +9,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/connection"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Connections is what the connection endpoints need;
 // *connection.Manager implements it.
 type Connections interface {
-	List(ctx context.Context, v connection.Viewer) ([]*store.Connection, error)
-	Disconnect(ctx context.Context, v connection.Viewer, id uuid.UUID) (*store.Connection, error)
+	List(ctx context.Context, v connection.Viewer) ([]*core.Connection, error)
+	Disconnect(ctx context.Context, v connection.Viewer, id uuid.UUID) (*core.Connection, error)
 }
 
 var _ Connections = (*connection.Manager)(nil)
@@ -48,7 +48,7 @@ type DisconnectedJSON struct {
 	Disconnected connectionJSON `json:"disconnected"`
 }
 
-func toConnectionJSON(c *store.Connection) connectionJSON {
+func toConnectionJSON(c *core.Connection) connectionJSON {
 	kind, id := c.Owner.Columns()
 	return connectionJSON{
 		ID: c.ID, Provider: string(c.Provider), OwnerKind: kind, OwnerID: id, Account: c.Account, AccountID: c.AccountID,
@@ -96,7 +96,7 @@ func (a *API) disconnect(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("%q is not a connection id", r.PathValue("id"))}
 	}
 	c, err := a.opts.Connections.Disconnect(r.Context(), v, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("no connection %s that you manage", id)}
 	}
 	if err != nil {

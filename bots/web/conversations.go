@@ -8,8 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // visibleWorkspaces is what a principal may list conversations of: every
@@ -22,19 +21,11 @@ func (a *API) visibleWorkspaces(ctx context.Context, p *Principal) (all bool, id
 	case p.Kind != PrincipalPerson:
 		return false, nil, &httpError{status: http.StatusForbidden, msg: "listing conversations is for people and the operator"}
 	}
-	ms, err := a.st.WorkspaceListByPerson(ctx, p.PersonID)
-	if err != nil {
+	v, err := a.svc.Workspaces().Visibility(ctx, p.actor())
+	if err != nil || len(v.Workspaces) == 0 {
 		return false, nil, err
 	}
-	for _, m := range ms {
-		if len(p.Workspaces) > 0 && !contains(p.Workspaces, m.Workspace.ID) {
-			continue
-		}
-		if workspace.Can(m.Role, workspace.Use) {
-			ids = append(ids, m.Workspace.ID)
-		}
-	}
-	return false, ids, nil
+	return false, v.Workspaces, nil
 }
 
 // agentNames maps agent ids to names, for the agents the server knows.
@@ -44,7 +35,7 @@ func (a *API) agentNames(ctx context.Context) map[uuid.UUID]string {
 		return out
 	}
 	for _, name := range a.opts.AgentsFunc() {
-		if ag, err := a.st.AgentGetByName(ctx, name); err == nil {
+		if ag, err := a.svc.AgentByName(ctx, name); err == nil {
 			out[ag.ID] = name
 		}
 	}
@@ -75,13 +66,13 @@ type ForkTree struct {
 }
 
 // forkNode is a conversation as a fork tree shows it.
-func (a *API) forkNode(ctx context.Context, c *store.Conversation, names map[uuid.UUID]string, current uuid.UUID) ForkNode {
+func (a *API) forkNode(ctx context.Context, c *core.Conversation, names map[uuid.UUID]string, current uuid.UUID) ForkNode {
 	out := ForkNode{ConversationJSON: conversationJSON(c), UpdatedAt: c.UpdatedAt, Current: c.ID == current}
 	if c.AgentID != nil {
 		name := names[*c.AgentID]
 		out.Agent = &name
 	}
-	if ws, err := a.st.ConversationWorkspace(ctx, c.ID); err == nil && ws != nil {
+	if ws, err := a.svc.ConversationWorkspace(ctx, c.ID); err == nil && ws != nil {
 		out.WorkspaceID = ws
 	}
 	return out
@@ -95,22 +86,22 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	conv, err := a.st.ConversationGet(r.Context(), id)
+	conv, err := a.svc.Conversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	names := a.agentNames(r.Context())
-	node := func(c *store.Conversation) ForkNode { return a.forkNode(r.Context(), c, names, id) }
+	node := func(c *core.Conversation) ForkNode { return a.forkNode(r.Context(), c, names, id) }
 	res := ForkTree{Conversation: node(conv)}
 	if conv.ParentID != nil {
 		if _, err := a.allowedConversationID(r, *conv.ParentID); err == nil {
-			if parent, err := a.st.ConversationGet(r.Context(), *conv.ParentID); err == nil {
+			if parent, err := a.svc.Conversation(r.Context(), *conv.ParentID); err == nil {
 				p := node(parent)
 				res.Parent = &p
 			}
 		}
 	}
-	children, err := a.st.ConversationForks(r.Context(), id)
+	children, err := a.svc.Forks(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -119,13 +110,13 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 		res.Children = append(res.Children, node(c))
 	}
 	// The tree from the root, depth first, bounded: a page draws it.
-	root, err := a.st.ConversationGet(r.Context(), conv.RootID)
+	root, err := a.svc.Conversation(r.Context(), conv.RootID)
 	if err != nil {
 		return err
 	}
 	const maxNodes = 500
-	var walk func(c *store.Conversation, depth int) error
-	walk = func(c *store.Conversation, depth int) error {
+	var walk func(c *core.Conversation, depth int) error
+	walk = func(c *core.Conversation, depth int) error {
 		if len(res.Tree) >= maxNodes {
 			return nil
 		}
@@ -135,7 +126,7 @@ func (a *API) forkTree(w http.ResponseWriter, r *http.Request) error {
 		n := node(c)
 		n.Depth = &depth
 		res.Tree = append(res.Tree, n)
-		kids, err := a.st.ConversationForks(r.Context(), c.ID)
+		kids, err := a.svc.Forks(r.Context(), c.ID)
 		if err != nil {
 			return err
 		}
@@ -169,7 +160,7 @@ func (a *API) agentsFor(ctx context.Context, p *Principal) ([]string, error) {
 	}
 	var out []string
 	for _, ws := range ids {
-		ls, err := a.st.AgentListVisible(ctx, ws)
+		ls, err := a.svc.Workspaces().Agents(ctx, p.actor(), ws)
 		if err != nil {
 			return nil, err
 		}

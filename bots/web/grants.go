@@ -10,14 +10,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Grants is what the grant endpoints need of core; *core.Service
 // implements it.
 type Grants interface {
-	Grants(ctx context.Context, place *core.GrantPlace) ([]*store.Grant, error)
-	RevokeGrant(ctx context.Context, id uuid.UUID, place *core.GrantPlace) (*store.Grant, error)
+	Grants(ctx context.Context, place *core.GrantPlace) ([]*core.Grant, error)
+	RevokeGrant(ctx context.Context, id uuid.UUID, place *core.GrantPlace) (*core.Grant, error)
 }
 
 var _ Grants = (*core.Service)(nil)
@@ -40,7 +39,7 @@ type GrantList struct {
 	Grants []grantJSON `json:"grants"`
 }
 
-func toGrantJSON(g *store.Grant) grantJSON {
+func toGrantJSON(g *core.Grant) grantJSON {
 	return grantJSON(*g)
 }
 
@@ -86,7 +85,7 @@ func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: grant id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
 	}
 	g, err := a.opts.Grants.RevokeGrant(r.Context(), id, nil)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("grant %s not found", id))
 		return nil
 	}

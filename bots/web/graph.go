@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // The work graph: how the work around one conversation connects. From the
@@ -85,7 +85,7 @@ type WorkGraph struct {
 func (a *API) graph(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query().Get("c")
 	if v == "" {
-		return fmt.Errorf("%w: c (the conversation id) is required", store.ErrInvalid)
+		return fmt.Errorf("%w: c (the conversation id) is required", core.ErrInvalidParams)
 	}
 	id, err := parseID("conversation", v)
 	if err != nil {
@@ -137,7 +137,7 @@ func (g *graphBuilder) may(id uuid.UUID) (bool, error) {
 	switch {
 	case err == nil:
 		g.visible[id] = true
-	case errors.As(err, &he) || errors.Is(err, store.ErrNotFound) || errors.Is(err, workspace.ErrForbidden):
+	case errors.As(err, &he) || errors.Is(err, core.ErrNotFound) || errors.Is(err, workspace.ErrForbidden):
 		g.visible[id] = false
 	default:
 		return false, err
@@ -169,33 +169,33 @@ func (g *graphBuilder) climb(ctx context.Context, id uuid.UUID) (uuid.UUID, erro
 // or delegated task's parent, a run step's run's conversation; uuid.Nil
 // for a top.
 func (g *graphBuilder) up(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
-	st := g.a.st
-	conv, err := st.ConversationGet(ctx, id)
+	st := g.a.svc
+	conv, err := st.Conversation(ctx, id)
 	if err != nil {
 		return uuid.Nil, err
 	}
 	if conv.ParentID != nil {
 		return *conv.ParentID, nil
 	}
-	if t, err := st.SideThreadByChild(ctx, id); err == nil {
+	if t, err := st.SideThreadOf(ctx, id); err == nil {
 		return t.ParentID, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
-	if d, err := st.DelegationByChild(ctx, id); err == nil {
+	if d, err := st.DelegationOf(ctx, id); err == nil {
 		return d.FromConversation, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
-	if s, err := st.RunStepByConversation(ctx, id); err == nil {
-		run, err := st.RunGet(ctx, s.RunID)
+	if s, err := st.RunStepOf(ctx, id); err == nil {
+		run, err := st.Run(ctx, s.RunID)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		if run.ConversationID != id {
 			return run.ConversationID, nil
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, err
 	}
 	return uuid.Nil, nil
@@ -228,8 +228,8 @@ func (g *graphBuilder) agentName(ctx context.Context, id *uuid.UUID) (string, er
 	if n, ok := g.agents[*id]; ok {
 		return n, nil
 	}
-	n, err := g.a.st.AgentNameGet(ctx, *id)
-	if errors.Is(err, store.ErrNotFound) {
+	n, err := g.a.svc.AgentName(ctx, *id)
+	if errors.Is(err, core.ErrNotFound) {
 		n, err = "", nil
 	}
 	if err != nil {
@@ -284,9 +284,9 @@ func (g *graphBuilder) walk(ctx context.Context, top uuid.UUID) error {
 // visit adds one conversation, its runs and steps, and returns the
 // conversations that hang from it.
 func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) {
-	st := g.a.st
-	conv, err := st.ConversationGet(ctx, p.id)
-	if errors.Is(err, store.ErrNotFound) {
+	st := g.a.svc
+	conv, err := st.Conversation(ctx, p.id)
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 	g.handledBy(nid, agent)
 
 	var next []pending
-	forks, err := st.ConversationForks(ctx, conv.ID)
+	forks, err := st.Forks(ctx, conv.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +326,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 		fid := convNodeID(f.ID)
 		next = append(next, pending{id: f.ID, kind: NodeFork, parent: nid, edge: &GraphEdge{From: fid, To: nid, Kind: EdgeForkOf}})
 	}
-	threads, err := st.SideThreadList(ctx, conv.ID)
+	threads, err := st.SideThreads(ctx, conv.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +335,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 		next = append(next, pending{id: t.ChildID, kind: NodeSideThread, parent: nid, label: t.Opener + " ↔ " + t.Peer,
 			edge: &GraphEdge{From: cid, To: nid, Kind: EdgeSideThreadOf, Label: string(t.Status)}})
 	}
-	dels, err := st.DelegationList(ctx, conv.ID)
+	dels, err := st.Delegations(ctx, conv.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 		next = append(next, pending{id: d.ChildID, kind: NodeTask, parent: nid, label: d.Task,
 			edge: &GraphEdge{From: nid, To: cid, Kind: EdgeDelegatedTo, Label: d.ToAgent}})
 	}
-	runs, err := st.RunList(ctx, &store.RunListParams{ConversationID: &id, Limit: 50})
+	runs, err := st.Runs(ctx, core.RunFilter{Conversation: &id, Limit: 50})
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 		}
 		g.edge(rid, nid, EdgeRunOf, "")
 		g.handledBy(rid, run.LeadAgent)
-		steps, err := st.RunStepList(ctx, run.ID)
+		steps, err := st.RunSteps(ctx, run.ID)
 		if err != nil {
 			return nil, err
 		}

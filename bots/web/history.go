@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // The history: list and search the conversations a principal may see,
@@ -27,24 +27,11 @@ import (
 // visibility is what the principal sees: every workspace (the operator and
 // agent sessions, which are kept to their agent by agentFilter), or a
 // person's workspaces, narrowed to those a scoped token names.
-func (a *API) visibility(ctx context.Context, p *Principal) (store.Visibility, error) {
+func (a *API) visibility(ctx context.Context, p *Principal) (core.Visibility, error) {
 	if p.Admin() || p.Kind == PrincipalAgent {
-		return store.Visibility{All: true}, nil
+		return core.Visibility{All: true}, nil
 	}
-	if p.Kind != PrincipalPerson {
-		return store.Visibility{}, nil
-	}
-	ms, err := a.st.WorkspaceListByPerson(ctx, p.PersonID)
-	if err != nil {
-		return store.Visibility{}, err
-	}
-	v := store.Visibility{Workspaces: []uuid.UUID{}}
-	for _, m := range ms {
-		if (len(p.Workspaces) == 0 || contains(p.Workspaces, m.Workspace.ID)) && workspace.Can(m.Role, workspace.Use) {
-			v.Workspaces = append(v.Workspaces, m.Workspace.ID)
-		}
-	}
-	return v, nil
+	return a.svc.Workspaces().Visibility(ctx, p.actor())
 }
 
 // agentFilter keeps an agent session to its own agent's conversations:
@@ -54,8 +41,8 @@ func (a *API) agentFilter(ctx context.Context, p *Principal) (id *uuid.UUID, fou
 	if p.Kind != PrincipalAgent {
 		return nil, true, nil
 	}
-	ag, err := a.st.AgentGetByName(ctx, p.Agents[0])
-	if errors.Is(err, store.ErrNotFound) {
+	ag, err := a.svc.AgentByName(ctx, p.Agents[0])
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -87,7 +74,7 @@ type HistoryPage struct {
 }
 
 // listingJSON is a conversation as the history shows it.
-func (a *API) listingJSON(ctx context.Context, l *store.ConversationListing, names map[uuid.UUID]string) (ListingJSON, error) {
+func (a *API) listingJSON(ctx context.Context, l *core.ConversationListing, names map[uuid.UUID]string) (ListingJSON, error) {
 	out := ListingJSON{
 		ConversationJSON: conversationJSON(l.Conversation), UpdatedAt: l.Conversation.UpdatedAt, Platform: l.Platform,
 		Archived: l.ArchivedAt != nil, ArchivedAt: l.ArchivedAt, FolderID: l.FolderID, WorkspaceID: l.WorkspaceID,
@@ -96,8 +83,8 @@ func (a *API) listingJSON(ctx context.Context, l *store.ConversationListing, nam
 		name, ok := names[*id]
 		if !ok {
 			var err error
-			name, err = a.st.AgentNameGet(ctx, *id)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			name, err = a.svc.AgentName(ctx, *id)
+			if err != nil && !errors.Is(err, core.ErrNotFound) {
 				return ListingJSON{}, err
 			}
 			names[*id] = name
@@ -114,7 +101,7 @@ func queryInt(r *http.Request, name string, min, max, def int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
-		return 0, fmt.Errorf("%w: %s=%q must be a whole number from %d to %d", store.ErrInvalid, name, v, min, max)
+		return 0, fmt.Errorf("%w: %s=%q must be a whole number from %d to %d", core.ErrInvalidParams, name, v, min, max)
 	}
 	return n, nil
 }
@@ -130,7 +117,7 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sp := &store.ConversationSearchParams{Visibility: vis, Query: qs.Get("q"), Platform: qs.Get("platform"), Sort: store.ConversationSort(qs.Get("sort"))}
+	sp := &core.ConversationSearchParams{Visibility: vis, Query: qs.Get("q"), Platform: qs.Get("platform"), Sort: core.ConversationSort(qs.Get("sort"))}
 	if sp.Offset, err = queryInt(r, "offset", 0, 1<<30, 0); err != nil {
 		return err
 	}
@@ -149,9 +136,9 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	}
 	sp.AgentID = agentID
 	if name := qs.Get("agent"); found && name != "" {
-		ag, err := a.st.AgentGetByName(ctx, name)
+		ag, err := a.svc.AgentByName(ctx, name)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, core.ErrNotFound):
 			found = false
 		case err != nil:
 			return err
@@ -179,14 +166,14 @@ func (a *API) historyList(w http.ResponseWriter, r *http.Request) error {
 	case "all":
 		sp.WithArchived = true
 	default:
-		return fmt.Errorf("%w: archived=%q must be false, true or all", store.ErrInvalid, v)
+		return fmt.Errorf("%w: archived=%q must be false, true or all", core.ErrInvalidParams, v)
 	}
 	// One more than the page says whether there is a next one.
 	limit := sp.Limit
 	sp.Limit++
-	var ls []*store.ConversationListing
+	var ls []*core.ConversationListing
 	if found {
-		if ls, err = a.st.ConversationSearch(ctx, sp); err != nil {
+		if ls, err = a.svc.SearchConversations(ctx, sp); err != nil {
 			return err
 		}
 	}
@@ -250,11 +237,11 @@ func (a *API) historyPatch(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	fp := &store.ConversationFileParams{ID: id, Title: body.Title, Archived: body.Archived}
+	fp := &core.ConversationFileParams{ID: id, Title: body.Title, Archived: body.Archived}
 	if body.Folder.Set {
 		fp.FolderID, fp.Unfile = body.Folder.ID, body.Folder.ID == nil
 	}
-	l, err := a.st.ConversationFile(r.Context(), fp)
+	l, err := a.svc.FileConversation(r.Context(), fp)
 	if err != nil {
 		return a.folderMissing(err, fp.FolderID)
 	}
@@ -268,7 +255,7 @@ func (a *API) historyPatch(w http.ResponseWriter, r *http.Request) error {
 
 // folderMissing says that a folder, not the conversation, was not found.
 func (a *API) folderMissing(err error, folder *uuid.UUID) error {
-	if folder != nil && errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "folder "+folder.String()) {
+	if folder != nil && errors.Is(err, core.ErrNotFound) && strings.Contains(err.Error(), "folder "+folder.String()) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("folder %s not found", folder)}
 	}
 	return err
@@ -282,7 +269,7 @@ func (a *API) historyDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.st.ConversationDelete(r.Context(), &store.ConversationDeleteParams{ID: id}); err != nil {
+	if err := a.svc.DeleteConversation(r.Context(), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -297,9 +284,9 @@ func (a *API) historyExport(w http.ResponseWriter, r *http.Request) error {
 	}
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "md" {
-		return fmt.Errorf("%w: format=%q must be json or md", store.ErrInvalid, format)
+		return fmt.Errorf("%w: format=%q must be json or md", core.ErrInvalidParams, format)
 	}
-	d, err := transcript.Export(r.Context(), a.st, id)
+	d, err := a.svc.ExportConversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -354,20 +341,20 @@ func (a *API) historyImport(w http.ResponseWriter, r *http.Request) error {
 	}
 	if body.Markdown != "" {
 		if doc.Format != "" || len(doc.Entries) > 0 {
-			return fmt.Errorf("%w: send either an export document or {\"markdown\": ...}, not both", store.ErrInvalid)
+			return fmt.Errorf("%w: send either an export document or {\"markdown\": ...}, not both", core.ErrInvalidParams)
 		}
 		if doc, err = transcript.ParseMarkdown(body.Markdown); err != nil {
-			return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+			return fmt.Errorf("%w: %v", core.ErrInvalidParams, err)
 		}
 	}
-	id, err := transcript.Import(r.Context(), a.st, &transcript.ImportParams{Doc: doc, WorkspaceID: ws, Now: a.now()})
+	id, err := a.svc.ImportConversation(r.Context(), &transcript.ImportParams{Doc: doc, WorkspaceID: ws, Now: a.now()})
 	if errors.Is(err, transcript.ErrInvalid) {
-		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+		return fmt.Errorf("%w: %v", core.ErrInvalidParams, err)
 	}
 	if err != nil {
 		return err
 	}
-	l, err := a.st.ConversationFile(r.Context(), &store.ConversationFileParams{ID: id})
+	l, err := a.svc.FileConversation(r.Context(), &core.ConversationFileParams{ID: id})
 	if err != nil {
 		return err
 	}
@@ -410,18 +397,18 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case len(body.IDs) == 0:
-		return fmt.Errorf("%w: ids is empty", store.ErrInvalid)
+		return fmt.Errorf("%w: ids is empty", core.ErrInvalidParams)
 	case len(body.IDs) > 500:
-		return fmt.Errorf("%w: %d ids; at most 500 at once", store.ErrInvalid, len(body.IDs))
+		return fmt.Errorf("%w: %d ids; at most 500 at once", core.ErrInvalidParams, len(body.IDs))
 	}
 	switch body.Action {
 	case "export", "delete", "archive", "unarchive":
 	case "move":
 		if !body.Folder.Set {
-			return fmt.Errorf("%w: move needs \"folder\" (an id, or null for none)", store.ErrInvalid)
+			return fmt.Errorf("%w: move needs \"folder\" (an id, or null for none)", core.ErrInvalidParams)
 		}
 	default:
-		return fmt.Errorf("%w: action %q must be export, delete, archive, unarchive or move", store.ErrInvalid, body.Action)
+		return fmt.Errorf("%w: action %q must be export, delete, archive, unarchive or move", core.ErrInvalidParams, body.Action)
 	}
 	seen := map[uuid.UUID]bool{}
 	ids := make([]uuid.UUID, 0, len(body.IDs))
@@ -433,7 +420,7 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 		if err := a.mayUseConversation(r, principal(r), id); err != nil {
 			return err
 		}
-		if _, err := a.allowedConversationID(r, id); errors.Is(err, store.ErrNotFound) {
+		if _, err := a.allowedConversationID(r, id); errors.Is(err, core.ErrNotFound) {
 			return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("conversation %s not found", id)}
 		} else if err != nil {
 			return err
@@ -443,11 +430,11 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	if body.Action == "export" {
 		if body.Format != "" && body.Format != "json" && body.Format != "md" {
-			return fmt.Errorf("%w: format %q must be json or md", store.ErrInvalid, body.Format)
+			return fmt.Errorf("%w: format %q must be json or md", core.ErrInvalidParams, body.Format)
 		}
 		docs := make([]*transcript.Doc, 0, len(ids))
 		for _, id := range ids {
-			d, err := transcript.Export(ctx, a.st, id)
+			d, err := a.svc.ExportConversation(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -468,23 +455,14 @@ func (a *API) historyBulk(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	// All or nothing: one transaction.
-	err := a.st.InTx(ctx, func(q store.Queries) error {
-		for _, id := range ids {
-			var err error
-			switch body.Action {
-			case "delete":
-				err = q.ConversationDelete(ctx, &store.ConversationDeleteParams{ID: id})
-			case "archive", "unarchive":
-				_, err = q.ConversationFile(ctx, &store.ConversationFileParams{ID: id, Archived: ptrTo(body.Action == "archive")})
-			case "move":
-				_, err = q.ConversationFile(ctx, &store.ConversationFileParams{ID: id, FolderID: body.Folder.ID, Unfile: body.Folder.ID == nil})
-			}
-			if err != nil {
-				return fmt.Errorf("conversation %s: %w", id, err)
-			}
-		}
-		return nil
-	})
+	var file *core.ConversationFileParams // nil: delete
+	switch body.Action {
+	case "archive", "unarchive":
+		file = &core.ConversationFileParams{Archived: ptrTo(body.Action == "archive")}
+	case "move":
+		file = &core.ConversationFileParams{FolderID: body.Folder.ID, Unfile: body.Folder.ID == nil}
+	}
+	err := a.svc.FileConversations(ctx, ids, file)
 	if err != nil {
 		return a.folderMissing(err, body.Folder.ID)
 	}
@@ -522,20 +500,20 @@ type FolderPatchRequest struct {
 	Color *string `json:"color,omitempty"`
 }
 
-func folderJSON(f *store.Folder) FolderJSON {
+func folderJSON(f *core.Folder) FolderJSON {
 	return FolderJSON{ID: f.ID, WorkspaceID: f.WorkspaceID, Name: f.Name, Color: f.Color, CreatedAt: f.CreatedAt}
 }
 
 // allowedFolder reads the folder of the path and checks that the caller
 // may use its workspace (a folder outside any is the operator's).
-func (a *API) allowedFolder(r *http.Request) (*store.Folder, error) {
+func (a *API) allowedFolder(r *http.Request) (*core.Folder, error) {
 	id, err := parseID("folder", r.PathValue("folder"))
 	if err != nil {
 		return nil, err
 	}
 	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("folder %s not found", id)}
-	f, err := a.st.FolderGet(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	f, err := a.svc.Folder(r.Context(), id)
+	if errors.Is(err, core.ErrNotFound) {
 		return nil, notFound
 	} else if err != nil {
 		return nil, err
@@ -544,7 +522,7 @@ func (a *API) allowedFolder(r *http.Request) (*store.Folder, error) {
 	if p.Kind == PrincipalAgent {
 		return nil, &httpError{status: http.StatusForbidden, msg: "an agent session has no folders"}
 	}
-	if err := Rights(r.Context(), a.st, p, f.WorkspaceID, workspace.Use); errors.Is(err, store.ErrNotFound) || (err != nil && f.WorkspaceID == nil) {
+	if err := a.rights(r.Context(), p, f.WorkspaceID, workspace.Use); errors.Is(err, core.ErrNotFound) || (err != nil && f.WorkspaceID == nil) {
 		return nil, notFound
 	} else if err != nil {
 		return nil, err
@@ -556,14 +534,14 @@ func (a *API) allowedFolder(r *http.Request) (*store.Folder, error) {
 // sees, by name.
 func (a *API) folderList(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	vis := store.Visibility{}
+	vis := core.Visibility{}
 	if p.Kind != PrincipalAgent {
 		var err error
 		if vis, err = a.visibility(r.Context(), p); err != nil {
 			return err
 		}
 	}
-	fs, err := a.st.FolderList(r.Context(), vis)
+	fs, err := a.svc.Folders(r.Context(), vis)
 	if err != nil {
 		return err
 	}
@@ -589,7 +567,7 @@ func (a *API) folderCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := a.st.FolderCreate(r.Context(), &store.FolderCreateParams{WorkspaceID: ws, Name: body.Name, Color: body.Color})
+	f, err := a.svc.CreateFolder(r.Context(), &core.FolderCreateParams{WorkspaceID: ws, Name: body.Name, Color: body.Color})
 	if err != nil {
 		return err
 	}
@@ -607,7 +585,7 @@ func (a *API) folderPatch(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	up, err := a.st.FolderUpdate(r.Context(), &store.FolderUpdateParams{ID: f.ID, Name: body.Name, Color: body.Color})
+	up, err := a.svc.UpdateFolder(r.Context(), &core.FolderUpdateParams{ID: f.ID, Name: body.Name, Color: body.Color})
 	if err != nil {
 		return err
 	}
@@ -622,7 +600,7 @@ func (a *API) folderDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.st.FolderDelete(r.Context(), f.ID); err != nil {
+	if err := a.svc.DeleteFolder(r.Context(), f.ID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -639,7 +617,7 @@ func decodeLarge(r *http.Request, v any) error {
 		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body is larger than %d bytes", mbe.Limit)}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: request body: %v", store.ErrInvalid, err)
+		return fmt.Errorf("%w: request body: %v", core.ErrInvalidParams, err)
 	}
 	return nil
 }

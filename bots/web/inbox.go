@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // The approvals inbox: the confirmations and questions waiting in the
@@ -36,7 +35,7 @@ func (a *API) approvalList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	aps, err := a.st.ApprovalListVisible(r.Context(), &store.ApprovalListVisibleParams{All: all, Workspaces: ids, Limit: inboxLimit})
+	aps, err := a.svc.PendingApprovals(r.Context(), &core.ApprovalListVisibleParams{All: all, Workspaces: ids, Limit: inboxLimit})
 	if err != nil {
 		return err
 	}
@@ -64,8 +63,8 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) error {
 	if body.CallID == "" || body.Value == "" {
 		return fmt.Errorf("%w: call_id and value are required", core.ErrInvalid)
 	}
-	ap, err := a.st.ApprovalFindByCall(r.Context(), &store.ApprovalFindByCallParams{ConversationID: id, CallID: body.CallID})
-	if errors.Is(err, store.ErrNotFound) {
+	ap, err := a.svc.ApprovalOfCall(r.Context(), id, body.CallID)
+	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("call %s of conversation %s waits for no decision", body.CallID, id)}
 	}
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // The credential routes: the exchange of an agent key or host token for a
@@ -108,13 +108,13 @@ func (a *API) whoami(w http.ResponseWriter, r *http.Request) error {
 // KeyJSON is a credential as lists show it: never its secret or hash. A
 // personal token names its person and the workspaces it reaches.
 type KeyJSON struct {
-	ID        string        `json:"id"`
-	Kind      store.KeyKind `json:"kind"`
-	Label     string        `json:"label"`
-	CreatedAt time.Time     `json:"created_at"`
-	ExpiresAt *time.Time    `json:"expires_at"`
-	RevokedAt *time.Time    `json:"revoked_at"`
-	Agents    []string      `json:"agents,omitempty"`
+	ID        string       `json:"id"`
+	Kind      core.KeyKind `json:"kind"`
+	Label     string       `json:"label"`
+	CreatedAt time.Time    `json:"created_at"`
+	ExpiresAt *time.Time   `json:"expires_at"`
+	RevokedAt *time.Time   `json:"revoked_at"`
+	Agents    []string     `json:"agents,omitempty"`
 	*PersonScope
 }
 
@@ -133,10 +133,10 @@ type KeyList struct {
 // KeyRequest is the body of POST /api/keys: an agent key names one agent,
 // a host token lists its agents.
 type KeyRequest struct {
-	Kind   store.KeyKind `json:"kind,omitempty"` // agent (the default) or host
-	Agent  string        `json:"agent,omitempty"`
-	Agents []string      `json:"agents,omitempty"`
-	Label  string        `json:"label,omitempty"`
+	Kind   core.KeyKind `json:"kind,omitempty"` // agent (the default) or host
+	Agent  string       `json:"agent,omitempty"`
+	Agents []string     `json:"agents,omitempty"`
+	Label  string       `json:"label,omitempty"`
 }
 
 // TokenRequest is the body of POST /api/tokens.
@@ -147,7 +147,7 @@ type TokenRequest struct {
 	ExpiresIn  string      `json:"expires_in,omitempty"` // a Go duration; empty: no expiry
 }
 
-func toKeyJSON(k *store.Key) KeyJSON {
+func toKeyJSON(k *core.Key) KeyJSON {
 	out := KeyJSON{
 		ID: apikey.ID(k), Kind: k.Kind, Label: k.Label, CreatedAt: k.CreatedAt,
 		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, Agents: k.Agents,
@@ -176,12 +176,12 @@ func (a *API) keyCreate(w http.ResponseWriter, r *http.Request) error {
 	}
 	var is *apikey.Issued
 	switch body.Kind {
-	case "", store.KeyAgent:
+	case "", core.KeyAgent:
 		if body.Agent == "" || len(body.Agents) > 0 {
 			return &httpError{status: http.StatusBadRequest, msg: `an agent key names one "agent"`}
 		}
 		is, err = keys.CreateAgentKey(r.Context(), body.Agent, body.Label)
-	case store.KeyHost:
+	case core.KeyHost:
 		if len(body.Agents) == 0 || body.Agent != "" {
 			return &httpError{status: http.StatusBadRequest, msg: `a host token lists its "agents"`}
 		}
@@ -207,7 +207,7 @@ func (a *API) keyList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := keys.List(r.Context(), store.KeyKind(r.URL.Query().Get("kind")), r.URL.Query().Get("revoked") == "1")
+	list, err := keys.List(r.Context(), core.KeyKind(r.URL.Query().Get("kind")), r.URL.Query().Get("revoked") == "1")
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (a *API) keyRevoke(w http.ResponseWriter, r *http.Request) error {
 	p := PrincipalFrom(r.Context())
 	notFound := &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("key %s not found", r.PathValue("key"))}
 	key, err := keys.Find(r.Context(), r.PathValue("key"))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return notFound
 	}
 	if err != nil {

@@ -7,14 +7,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Pairings is what the API needs of the access gate (access.Gate): the
 // pairing codes strangers were handed and their approval.
 type Pairings interface {
-	Approve(ctx context.Context, code, by string) (*store.Pairing, error)
-	Pending(ctx context.Context) ([]*store.Pairing, error)
+	Approve(ctx context.Context, code, by string) (*core.Pairing, error)
+	Pending(ctx context.Context) ([]*core.Pairing, error)
 }
 
 // pairingJSON is a pairing as the API shows it.
@@ -31,7 +31,7 @@ type pairingJSON struct {
 	ApprovedBy string     `json:"approved_by,omitempty"`
 }
 
-func toPairingJSON(p *store.Pairing) pairingJSON {
+func toPairingJSON(p *core.Pairing) pairingJSON {
 	return pairingJSON{
 		Platform: p.Platform, UserID: p.UserID, UserName: p.UserName, Workspace: p.Workspace, Code: p.Code,
 		Status: string(p.Status), CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt, ApprovedAt: p.ApprovedAt, ApprovedBy: p.ApprovedBy,
@@ -59,8 +59,8 @@ func (a *API) pairingList(w http.ResponseWriter, r *http.Request) error {
 func (a *API) pairingApprove(w http.ResponseWriter, r *http.Request) error {
 	code := r.PathValue("code")
 	p, err := a.opts.Pairings.Approve(r.Context(), code, "api:"+caller(r))
-	if errors.Is(err, store.ErrNotFound) {
-		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("no pending pairing has the code %s (unknown, expired or approved already)", store.NormalizePairingCode(code))}
+	if errors.Is(err, core.ErrNotFound) {
+		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("no pending pairing has the code %s (unknown, expired or approved already)", core.NormalizePairingCode(code))}
 	}
 	if err != nil {
 		return err

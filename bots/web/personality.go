@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Personalities is what the personality endpoints need of core;
 // *core.Personalities implements it.
 type Personalities interface {
-	Version(ctx context.Context, agent string, version int) (*store.Personality, error)
-	History(ctx context.Context, agent string, limit int) ([]*store.Personality, error)
-	Replace(ctx context.Context, p *core.PersonalityReplaceParams) (*store.Personality, error)
+	Version(ctx context.Context, agent string, version int) (*core.Personality, error)
+	History(ctx context.Context, agent string, limit int) ([]*core.Personality, error)
+	Replace(ctx context.Context, p *core.PersonalityReplaceParams) (*core.Personality, error)
 }
 
 var _ Personalities = (*core.Personalities)(nil)
@@ -36,7 +35,7 @@ type PersonalityList struct {
 	Versions []PersonalityJSON `json:"versions"`
 }
 
-func toPersonalityJSON(agent string, p *store.Personality) PersonalityJSON {
+func toPersonalityJSON(agent string, p *core.Personality) PersonalityJSON {
 	return PersonalityJSON{Agent: agent, Version: p.Version, Text: p.Text, Author: p.Author, CreatedAt: p.CreatedAt}
 }
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // PrincipalKind says how a request authenticated.
@@ -43,10 +43,10 @@ type Principal struct {
 	Workspaces []uuid.UUID
 	// Key is the credential behind the principal; nil for the operator and
 	// local callers.
-	Key *store.Key
+	Key *core.Key
 	// Session is the web console session behind a cookie principal (a
 	// person, or the operator signed in with the token); nil otherwise.
-	Session *store.Login
+	Session *core.Login
 	csrf    string // the session's CSRF token
 }
 
@@ -109,7 +109,7 @@ func (a *API) authorize(ctx context.Context, p *Principal, ws uuid.UUID, action 
 	if action == ActionManageKeys {
 		need = workspace.ManageConnections // credentials are the workspace's connections
 	}
-	if err := Rights(ctx, a.st, p, &ws, need); err != nil {
+	if err := a.rights(ctx, p, &ws, need); err != nil {
 		return fmt.Errorf("%w: %s may not %s in workspace %s: %w", ErrForbidden, p.Name(), action, ws, err)
 	}
 	return nil
@@ -134,7 +134,7 @@ func (a *API) bearerPrincipal(r *http.Request, token string) (*Principal, *httpE
 	case errors.Is(err, apikey.ErrRevoked):
 		return nil, unauthorized(fmt.Sprintf("%s token %s was revoked", key.Kind, apikey.ID(key)))
 	case errors.Is(err, apikey.ErrExpired):
-		if key.Kind == store.KeySession {
+		if key.Kind == core.KeySession {
 			return nil, unauthorized("session expired: exchange the agent key at POST /api/auth/token for a new one")
 		}
 		return nil, unauthorized(fmt.Sprintf("%s token %s expired", key.Kind, apikey.ID(key)))
@@ -146,13 +146,13 @@ func (a *API) bearerPrincipal(r *http.Request, token string) (*Principal, *httpE
 	}
 	p := &Principal{Key: key, Agents: key.Agents, Workspaces: key.Workspaces}
 	switch key.Kind {
-	case store.KeySession:
+	case core.KeySession:
 		p.Kind = PrincipalAgent
-	case store.KeyPersonal:
+	case core.KeyPersonal:
 		p.Kind, p.PersonID = PrincipalPerson, *key.PersonID
-	case store.KeyAgent:
+	case core.KeyAgent:
 		p.Kind = PrincipalAgentKey
-	case store.KeyHost:
+	case core.KeyHost:
 		p.Kind = PrincipalHost
 	}
 	return p, nil
@@ -175,17 +175,8 @@ func admit(p *Principal, rt route) *httpError {
 // mayUseConversation keeps an agent session to its own agent's
 // conversations.
 func (a *API) mayUseConversation(r *http.Request, p *Principal, id uuid.UUID) error {
-	switch p.Kind {
-	case PrincipalAgent:
-		conv, err := a.st.ConversationGet(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		ag, err := a.st.AgentGetByName(r.Context(), p.Agents[0])
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (conv.AgentID == nil || *conv.AgentID != ag.ID)) {
-			return &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("conversation %s is not agent %s's", id, p.Agents[0])}
-		}
-		return err
+	if p.Kind == PrincipalAgent {
+		return a.svc.AgentsConversation(r.Context(), p.Agents[0], id)
 	}
 	// A person's rights in the conversation's workspace are checked by the
 	// handler (allowedConversation).

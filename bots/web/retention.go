@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // A workspace's retention, and forgetting a person: the admin API of the
@@ -31,7 +31,7 @@ type retentionResponse struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
-func toRetentionResponse(r *store.WorkspaceRetention) retentionResponse {
+func toRetentionResponse(r *core.WorkspaceRetention) retentionResponse {
 	out := retentionResponse{Workspace: r.WorkspaceID.String(), ExportDir: r.ExportDir}
 	if r.KeepDays > 0 {
 		days := r.KeepDays
@@ -46,11 +46,11 @@ func toRetentionResponse(r *store.WorkspaceRetention) retentionResponse {
 
 // retentionGet is GET /api/workspaces/{ws}/retention: a member reads it.
 func (a *API) retentionGet(w http.ResponseWriter, r *http.Request) error {
-	ws, err := a.allowedWorkspace(r, workspace.Use)
+	ws, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	ret, err := a.st.WorkspaceRetentionGet(r.Context(), ws.ID)
+	ret, err := a.svc.Workspaces().Retention(r.Context(), principal(r).actor(), ws)
 	if err != nil {
 		return err
 	}
@@ -60,34 +60,22 @@ func (a *API) retentionGet(w http.ResponseWriter, r *http.Request) error {
 
 // retentionPut is PUT /api/workspaces/{ws}/retention: deleting a
 // workspace's conversations is the owner's decision (as deleting the
-// workspace is), and writing files on the server is the operator's.
+// workspace is), and writing files on the server is the operator's
+// (workspace.Service.SetRetention).
 func (a *API) retentionPut(w http.ResponseWriter, r *http.Request) error {
 	var body retentionRequest
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	ws, err := a.allowedWorkspace(r, workspace.Delete)
+	ws, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	p := &store.WorkspaceRetentionSetParams{WorkspaceID: ws.ID}
+	c := workspace.RetentionChange{ExportDir: body.ExportDir}
 	if body.KeepDays != nil {
-		p.KeepDays = *body.KeepDays
+		c.KeepDays = *body.KeepDays
 	}
-	switch {
-	case body.ExportDir != nil:
-		if err := operatorOnly(principal(r), "set or remove the export directory (a place on the server's disk)"); err != nil {
-			return err
-		}
-		p.ExportDir = *body.ExportDir
-	case p.KeepDays > 0:
-		cur, err := a.st.WorkspaceRetentionGet(r.Context(), ws.ID)
-		if err != nil {
-			return err
-		}
-		p.ExportDir = cur.ExportDir
-	}
-	ret, err := a.st.WorkspaceRetentionSet(r.Context(), p)
+	ret, err := a.svc.Workspaces().SetRetention(r.Context(), principal(r).actor(), ws, c)
 	if err != nil {
 		return err
 	}
@@ -105,7 +93,7 @@ type forgetRequest struct {
 type forgetResponse struct {
 	Person         string `json:"person"`
 	DeleteMessages bool   `json:"delete_messages"`
-	store.PersonForgetResult
+	core.PersonForgetResult
 }
 
 // personForget is POST /api/people/{person}/forget: the operator deletes a
@@ -123,7 +111,7 @@ func (a *API) personForget(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.st.PersonForget(r.Context(), &store.PersonForgetParams{PersonID: person, DeleteMessages: body.DeleteMessages, By: p.Name()})
+	res, err := a.svc.ForgetPerson(r.Context(), p.actor(), person, body.DeleteMessages, p.Name())
 	if err != nil {
 		return err
 	}

@@ -10,14 +10,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Rulebooks is what the rulebook endpoints need of core; *core.Service
 // implements it.
 type Rulebooks interface {
-	Rulebook(ctx context.Context, conv uuid.UUID) (*store.Rulebook, error)
-	SetRulebook(ctx context.Context, conv uuid.UUID, text, setBy string) (*store.Rulebook, error)
+	Rulebook(ctx context.Context, conv uuid.UUID) (*core.Rulebook, error)
+	SetRulebook(ctx context.Context, conv uuid.UUID, text, setBy string) (*core.Rulebook, error)
 	ClearRulebook(ctx context.Context, conv uuid.UUID) (bool, error)
 }
 
@@ -40,11 +39,11 @@ func (a *API) getRulebook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	rb, err := a.opts.Rulebooks.Rulebook(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		writeJSON(w, http.StatusOK, RulebookJSON{ConversationID: id})
 		return nil
 	}
@@ -69,7 +68,7 @@ func (a *API) putRulebook(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	if strings.TrimSpace(body.Text) == "" {
@@ -87,7 +86,7 @@ func (a *API) putRulebook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func rulebookJSON(rb *store.Rulebook) RulebookJSON {
+func rulebookJSON(rb *core.Rulebook) RulebookJSON {
 	at := rb.UpdatedAt
 	return RulebookJSON{ConversationID: rb.ConversationID, Text: rb.Text, SetBy: rb.SetBy, UpdatedAt: &at}
 }

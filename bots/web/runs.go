@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Runs over the API: the list, one run with its steps, its events (which
@@ -19,8 +18,8 @@ import (
 
 // Runs acts on runs (core.Service).
 type Runs interface {
-	CancelRun(ctx context.Context, id uuid.UUID, by string) (*store.Run, error)
-	RetryRun(ctx context.Context, id uuid.UUID, by string) (*store.Run, error)
+	CancelRun(ctx context.Context, id uuid.UUID, by string) (*core.Run, error)
+	RetryRun(ctx context.Context, id uuid.UUID, by string) (*core.Run, error)
 }
 
 var _ Runs = (*core.Service)(nil)
@@ -83,12 +82,12 @@ type RunEventList struct {
 
 // allowedRun reads the run named in the path, if the caller may use the
 // conversation it came from (else, as for a missing run, 404).
-func (a *API) allowedRun(r *http.Request) (*store.Run, error) {
+func (a *API) allowedRun(r *http.Request) (*core.Run, error) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: run id %q is not a UUID", core.ErrInvalid, r.PathValue("id"))
 	}
-	run, err := a.st.RunGet(r.Context(), id)
+	run, err := a.svc.Run(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +100,13 @@ func (a *API) allowedRun(r *http.Request) (*store.Run, error) {
 // listRuns lists runs, newest first: ?status= (running, done, failed,
 // cancelled), ?conversation=, ?limit= (default 50).
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
-	p := &store.RunListParams{Status: store.RunStatus(r.URL.Query().Get("status")), Limit: 50}
+	p := core.RunFilter{Status: core.RunStatus(r.URL.Query().Get("status")), Limit: 50}
 	if v := r.URL.Query().Get("conversation"); v != "" {
 		id, err := parseID("conversation", v)
 		if err != nil {
 			return err
 		}
-		p.ConversationID = &id
+		p.Conversation = &id
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -116,7 +115,7 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Limit = n
 	}
-	runs, err := a.st.RunList(r.Context(), p)
+	runs, err := a.svc.Runs(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -136,7 +135,7 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	steps, err := a.st.RunStepList(r.Context(), run.ID)
+	steps, err := a.svc.RunSteps(r.Context(), run.ID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +155,7 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: after %q must be an event id", core.ErrInvalid, v)
 		}
 	}
-	evs, err := a.st.RunEventList(r.Context(), &store.RunEventListParams{RunID: run.ID, AfterID: after, Limit: 1000})
+	evs, err := a.svc.RunEvents(r.Context(), run.ID, after, 1000)
 	if err != nil {
 		return err
 	}
@@ -169,18 +168,18 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) cancelRun(w http.ResponseWriter, r *http.Request) error {
-	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*store.Run, error) {
+	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*core.Run, error) {
 		return a.opts.Runs.CancelRun(ctx, id, by)
 	})
 }
 
 func (a *API) retryRun(w http.ResponseWriter, r *http.Request) error {
-	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*store.Run, error) {
+	return a.actOnRun(w, r, func(ctx context.Context, id uuid.UUID, by string) (*core.Run, error) {
 		return a.opts.Runs.RetryRun(ctx, id, by)
 	})
 }
 
-func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.Context, uuid.UUID, string) (*store.Run, error)) error {
+func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.Context, uuid.UUID, string) (*core.Run, error)) error {
 	run, err := a.allowedRun(r)
 	if err != nil {
 		return err
@@ -191,7 +190,7 @@ func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.
 	if run, err = act(r.Context(), run.ID, caller(r)); err != nil {
 		return err
 	}
-	steps, err := a.st.RunStepList(r.Context(), run.ID)
+	steps, err := a.svc.RunSteps(r.Context(), run.ID)
 	if err != nil {
 		return err
 	}
@@ -199,7 +198,7 @@ func (a *API) actOnRun(w http.ResponseWriter, r *http.Request, act func(context.
 	return nil
 }
 
-func runJSON(r *store.Run, steps []*store.RunStep) RunJSON {
+func runJSON(r *core.Run, steps []*core.RunStep) RunJSON {
 	out := RunJSON{
 		ID: r.ID, Conversation: r.ConversationID, Workspace: r.WorkspaceID, Lead: r.LeadAgent, Goal: r.Goal,
 		Status: string(r.Status), Result: r.Result, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,

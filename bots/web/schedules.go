@@ -9,16 +9,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/scheduler"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Schedules pauses and resumes schedules; *scheduler.Scheduler implements
 // it.
 type Schedules interface {
-	Pause(ctx context.Context, sc *store.Schedule, reason string) (*store.Schedule, error)
-	Resume(ctx context.Context, sc *store.Schedule) (*store.Schedule, error)
-	RunNow(ctx context.Context, sc *store.Schedule) (*scheduler.RunNowResult, error)
+	Pause(ctx context.Context, sc *core.Schedule, reason string) (*core.Schedule, error)
+	Resume(ctx context.Context, sc *core.Schedule) (*core.Schedule, error)
+	RunNow(ctx context.Context, sc *core.Schedule) (*scheduler.RunNowResult, error)
 }
 
 // The operator's view of schedules: routines, pulses, reminders and loops,
@@ -45,7 +45,7 @@ type scheduleJSON struct {
 	Runs        int64      `json:"runs"`
 }
 
-func toScheduleJSON(sc *store.Schedule) scheduleJSON {
+func toScheduleJSON(sc *core.Schedule) scheduleJSON {
 	return scheduleJSON{
 		ID: sc.ID, Kind: string(sc.Kind), Agent: sc.Agent, Name: sc.Name, Owner: sc.Owner, Spec: sc.Spec, TimeZone: sc.TimeZone,
 		Instruction: sc.Instruction, State: string(sc.State), StateReason: sc.StateReason, NextRunAt: sc.NextRunAt,
@@ -60,7 +60,7 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 	if err := operatorOnly(principal(r), "list every schedule"); err != nil {
 		return err
 	}
-	list, err := a.st.ScheduleList(r.Context(), &store.ScheduleListParams{Limit: maxScheduleList})
+	list, err := a.svc.Schedules(r.Context(), principal(r).actor(), maxScheduleList)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (a *API) scheduleList(w http.ResponseWriter, r *http.Request) error {
 
 // scheduleAction reads the schedule of an operator's action on one
 // (what names the action in the refusal), with its empty JSON body.
-func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string) (*store.Schedule, error) {
+func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string) (*core.Schedule, error) {
 	if err := operatorOnly(principal(r), what); err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (a *API) scheduleAction(w http.ResponseWriter, r *http.Request, what string
 	if err != nil {
 		return nil, err
 	}
-	return a.st.ScheduleGet(r.Context(), id)
+	return a.svc.Schedule(r.Context(), principal(r).actor(), id)
 }
 
 // scheduleState pauses or resumes a schedule, as its owner's command would.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Sign-in to the web console. A person asks the bot for a link (`!login`
@@ -45,7 +45,7 @@ const (
 
 // SignInOptions configures SignIn.
 type SignInOptions struct {
-	Store store.Store
+	Store core.LoginStore
 	// PublicURL is the address browsers reach this server at
 	// (SWITCHBOARD_PUBLIC_URL); links are built under it. Empty:
 	// LocalURLFunc's answer, for a server used on this machine.
@@ -134,8 +134,8 @@ func (s *SignIn) Link(ctx context.Context, person uuid.UUID) (string, error) {
 		return "", err
 	}
 	now := s.opts.Now()
-	if _, err := s.opts.Store.LoginCreate(ctx, &store.LoginCreateParams{
-		Kind: store.LoginLink, SecretHash: hash, PersonID: &person, ExpiresAt: now.Add(LinkTTL), Now: now,
+	if _, err := s.opts.Store.LoginCreate(ctx, &core.LoginCreateParams{
+		Kind: core.LoginLink, SecretHash: hash, PersonID: &person, ExpiresAt: now.Add(LinkTTL), Now: now,
 	}); err != nil {
 		return "", fmt.Errorf("storing a login link for person %s: %w", person, err)
 	}
@@ -149,17 +149,17 @@ type linkRefusal struct{ msg string }
 func (e *linkRefusal) Error() string { return e.msg }
 
 // spendLink uses a link once and opens a session for its person.
-func (s *SignIn) spendLink(ctx context.Context, secret string) (*store.Login, string, error) {
+func (s *SignIn) spendLink(ctx context.Context, secret string) (*core.Login, string, error) {
 	now := s.opts.Now()
-	l, err := s.opts.Store.LoginUse(ctx, &store.LoginUseParams{SecretHash: hashSecret(secret), Now: now})
+	l, err := s.opts.Store.LoginUse(ctx, &core.LoginUseParams{SecretHash: hashSecret(secret), Now: now})
 	switch {
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, core.ErrConflict):
 		return nil, "", &linkRefusal{"this sign-in link was already used; ask the bot for a new one (!login)"}
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, core.ErrNotFound), errors.Is(err, core.ErrInvalidParams):
 		return nil, "", &linkRefusal{"this sign-in link is not valid; ask the bot for a new one (!login)"}
 	case err != nil:
 		return nil, "", err
-	case l.Kind != store.LoginLink:
+	case l.Kind != core.LoginLink:
 		return nil, "", &linkRefusal{"this sign-in link is not valid; ask the bot for a new one (!login)"}
 	case !now.Before(l.ExpiresAt):
 		return nil, "", &linkRefusal{fmt.Sprintf("this sign-in link expired (links last %d minutes); ask the bot for a new one (!login)", int(LinkTTL.Minutes()))}
@@ -169,7 +169,7 @@ func (s *SignIn) spendLink(ctx context.Context, secret string) (*store.Login, st
 
 // openSession stores a new session for person (nil: the operator) and
 // returns it with its secret.
-func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Login, string, error) {
+func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*core.Login, string, error) {
 	secret, hash, err := newSecret()
 	if err != nil {
 		return nil, "", err
@@ -177,11 +177,11 @@ func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Log
 	now := s.opts.Now()
 	// Links and sessions pile up at one per sign-in; the expired ones go
 	// here, a bounded batch at a time.
-	if _, err := s.opts.Store.LoginPrune(ctx, &store.PruneParams{Before: now, Limit: 100}); err != nil {
+	if _, err := s.opts.Store.LoginPrune(ctx, &core.PruneParams{Before: now, Limit: 100}); err != nil {
 		return nil, "", fmt.Errorf("pruning expired logins: %w", err)
 	}
-	l, err := s.opts.Store.LoginCreate(ctx, &store.LoginCreateParams{
-		Kind: store.LoginSession, SecretHash: hash, PersonID: person, ExpiresAt: now.Add(s.opts.SessionTTL), Now: now,
+	l, err := s.opts.Store.LoginCreate(ctx, &core.LoginCreateParams{
+		Kind: core.LoginSession, SecretHash: hash, PersonID: person, ExpiresAt: now.Add(s.opts.SessionTTL), Now: now,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("opening a session: %w", err)
@@ -191,18 +191,18 @@ func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*store.Log
 
 // session finds the live session of a cookie value; nil when there is
 // none (unknown, expired or signed out).
-func (s *SignIn) session(ctx context.Context, secret string) (*store.Login, error) {
+func (s *SignIn) session(ctx context.Context, secret string) (*core.Login, error) {
 	if secret == "" {
 		return nil, nil
 	}
 	l, err := s.opts.Store.LoginFind(ctx, hashSecret(secret))
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+	if errors.Is(err, core.ErrNotFound) || errors.Is(err, core.ErrInvalidParams) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if l.Kind != store.LoginSession || !l.Live(s.opts.Now()) {
+	if l.Kind != core.LoginSession || !l.Live(s.opts.Now()) {
 		return nil, nil
 	}
 	return l, nil
@@ -268,10 +268,10 @@ type SessionPerson struct {
 
 // SessionWorkspaceJSON is a workspace of the person and their role in it.
 type SessionWorkspaceJSON struct {
-	ID   uuid.UUID           `json:"id"`
-	Name string              `json:"name"`
-	Kind store.WorkspaceKind `json:"kind"`
-	Role store.Role          `json:"role"`
+	ID   uuid.UUID          `json:"id"`
+	Name string             `json:"name"`
+	Kind core.WorkspaceKind `json:"kind"`
+	Role core.Role          `json:"role"`
 }
 
 // authHandler refuses other sites and bodies not declared as JSON: a form
@@ -328,8 +328,8 @@ func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(csrfToken(secret))) != 1 {
 			return &httpError{status: http.StatusForbidden, msg: "missing or wrong " + CSRFHeader}
 		}
-		_, err := a.opts.SignIn.opts.Store.LoginUse(r.Context(), &store.LoginUseParams{SecretHash: hashSecret(secret), Now: a.opts.SignIn.opts.Now()})
-		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+		_, err := a.opts.SignIn.opts.Store.LoginUse(r.Context(), &core.LoginUseParams{SecretHash: hashSecret(secret), Now: a.opts.SignIn.opts.Now()})
+		if err != nil && !errors.Is(err, core.ErrConflict) && !errors.Is(err, core.ErrNotFound) {
 			return err
 		}
 	}
@@ -377,18 +377,15 @@ func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
 	out := SessionJSON{Kind: p.Kind, Name: p.Name(), Admin: p.Admin(), Cookie: p.Session != nil, CSRF: p.csrf}
 	if p.Kind == PrincipalPerson {
 		sp := &SessionPerson{PersonID: p.PersonID}
-		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+		if person, err := a.svc.Person(r.Context(), p.PersonID); err == nil {
 			sp.DisplayName = &person.DisplayName
 		}
-		ms, err := a.st.WorkspaceListByPerson(r.Context(), p.PersonID)
+		ms, err := a.svc.Workspaces().Memberships(r.Context(), p.actor(), p.PersonID)
 		if err != nil {
 			return err
 		}
 		sp.Workspaces = make([]SessionWorkspaceJSON, 0, len(ms))
 		for _, m := range ms {
-			if len(p.Workspaces) > 0 && !contains(p.Workspaces, m.Workspace.ID) {
-				continue
-			}
 			sp.Workspaces = append(sp.Workspaces, SessionWorkspaceJSON{ID: m.Workspace.ID, Name: m.Workspace.Name, Kind: m.Workspace.Kind, Role: m.Role})
 		}
 		out.SessionPerson = sp

@@ -8,14 +8,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/skill"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Skills is what the skill endpoints need; *skill.Library implements it.
 type Skills interface {
-	ImportArchive(ctx context.Context, name string, data []byte, agent string) ([]*store.Skill, error)
-	List(ctx context.Context) ([]*store.Skill, error)
+	ImportArchive(ctx context.Context, name string, data []byte, agent string) ([]*core.Skill, error)
+	List(ctx context.Context) ([]*core.Skill, error)
 	Remove(ctx context.Context, name, agent string) error
 }
 
@@ -48,7 +48,7 @@ type skillJSON struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func toSkillJSON(s *store.Skill) skillJSON {
+func toSkillJSON(s *core.Skill) skillJSON {
 	files := (&skill.Skill{Files: s.Files}).FileNames()
 	return skillJSON{Name: s.Name, Description: s.Description, Layer: s.Layer, Scope: s.Scope, Files: files, UpdatedAt: s.UpdatedAt}
 }
@@ -66,7 +66,7 @@ func (a *API) importSkills(w http.ResponseWriter, r *http.Request) error {
 	}
 	data, err := skill.ReadArchive("the request body", r.Body, skill.Limits{})
 	if err == nil {
-		var rows []*store.Skill
+		var rows []*core.Skill
 		rows, err = a.opts.Skills.ImportArchive(r.Context(), "the request body", data, r.URL.Query().Get("agent"))
 		if err == nil {
 			out := make([]skillJSON, 0, len(rows))
@@ -105,7 +105,7 @@ func (a *API) removeSkill(w http.ResponseWriter, r *http.Request) error {
 	}
 	name, agent := r.PathValue("name"), r.URL.Query().Get("agent")
 	err := a.opts.Skills.Remove(r.Context(), name, agent)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, core.ErrNotFound) {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("no skill %s is assigned there", name)}
 	}
 	if err != nil {

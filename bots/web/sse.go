@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // streamChunk is how much encoded catch-up a stream gathers before it
@@ -20,7 +20,7 @@ const streamChunk = 64 << 10
 // the JSON of toEntryJSON(e), byte for byte, written without encoding/json:
 // a catch-up of 10,000 entries would otherwise spend most of its time in
 // reflection.
-func appendEntryEvent(buf []byte, e *store.Entry) ([]byte, error) {
+func appendEntryEvent(buf []byte, e *core.Entry) ([]byte, error) {
 	if e.Seq != nil {
 		buf = append(buf, "id: "...)
 		buf = strconv.AppendInt(buf, *e.Seq, 10)

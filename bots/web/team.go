@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/store"
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Agents working together, as people read it: a delegated task with the
@@ -37,7 +37,7 @@ func (a *API) getDelegation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return &httpError{status: http.StatusBadRequest, msg: "the delegation id is not a UUID"}
 	}
-	d, err := a.st.DelegationGet(r.Context(), id)
+	d, err := a.svc.DelegationByID(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -73,11 +73,11 @@ func (a *API) listSideThreads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ths, err := a.st.SideThreadList(r.Context(), id)
+	ths, err := a.svc.SideThreads(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	ds, err := a.st.DelegationList(r.Context(), id)
+	ds, err := a.svc.Delegations(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -92,14 +92,14 @@ func (a *API) listSideThreads(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func delegationJSON(d *store.Delegation) DelegationJSON {
+func delegationJSON(d *core.Delegation) DelegationJSON {
 	return DelegationJSON{
 		ID: d.ID, FromConversation: d.FromConversation, FromAgent: d.FromAgent, ToAgent: d.ToAgent, Conversation: d.ChildID,
 		Task: d.Task, Status: string(d.Status), Result: d.Result, Factors: d.Factors, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt,
 	}
 }
 
-func sideThreadJSON(t *store.SideThread) SideThreadJSON {
+func sideThreadJSON(t *core.SideThread) SideThreadJSON {
 	return SideThreadJSON{
 		ID: t.ID, Conversation: t.ChildID, ParentSeq: t.ParentSeq, Agents: t.Agents(), Status: string(t.Status),
 		Summary: t.Summary, FinishedBy: t.FinishedBy, ProgressAt: t.ProgressAt,

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // What the model calls cost: GET /api/usage, and the report the CLI's
@@ -84,67 +82,49 @@ type UsageReport struct {
 	Days          []UsageRow `json:"days"`
 }
 
-// ReadUsage builds the usage report from the store.
-func ReadUsage(ctx context.Context, st store.Queries, q *UsageQuery) (*UsageReport, error) {
+// UsageReportOf builds the usage report of q from what core read.
+func UsageReportOf(q *UsageQuery, u *core.Usage) *UsageReport {
 	r := &UsageReport{Total: UsageRow{Key: "total"}}
 	if !q.Since.IsZero() {
 		since := q.Since.UTC()
 		r.Since = &since
 	}
-	var total store.UsageTotal
+	var total core.UsageTotal
 	for _, g := range []struct {
-		by  store.UsageGroup
-		out *[]UsageRow
-	}{
-		{store.UsageByAgent, &r.Agents},
-		{store.UsageByConversation, &r.Conversations},
-		{store.UsageByDay, &r.Days},
-	} {
-		rows, err := st.UsageSummary(ctx, &store.UsageSummaryParams{By: g.by, Since: q.Since, Limit: q.Limit})
-		if err != nil {
-			return nil, fmt.Errorf("reading usage by %s: %w", g.by, err)
-		}
+		rows []*core.UsageTotal
+		out  *[]UsageRow
+	}{{u.ByAgent, &r.Agents}, {u.ByConversation, &r.Conversations}, {u.ByDay, &r.Days}} {
 		*g.out = []UsageRow{}
-		for _, t := range rows {
+		for _, t := range g.rows {
 			*g.out = append(*g.out, usageRow(t))
-			if g.by == store.UsageByAgent {
-				// Every call has one agent row (none is a row too), so
-				// the agents add up to the whole.
-				total.Calls += t.Calls
-				total.InputTokens += t.InputTokens
-				total.OutputTokens += t.OutputTokens
-				total.CachedTokens += t.CachedTokens
-				total.CacheWriteTokens += t.CacheWriteTokens
-				total.ReasoningTokens += t.ReasoningTokens
-				total.CostMicroUSD += t.CostMicroUSD
-			}
 		}
+	}
+	// Every call has one agent row (none is a row too), so the agents add
+	// up to the whole.
+	for _, t := range u.ByAgent {
+		total.Calls += t.Calls
+		total.InputTokens += t.InputTokens
+		total.OutputTokens += t.OutputTokens
+		total.CachedTokens += t.CachedTokens
+		total.CacheWriteTokens += t.CacheWriteTokens
+		total.ReasoningTokens += t.ReasoningTokens
+		total.CostMicroUSD += t.CostMicroUSD
 	}
 	total.Key = "total"
 	r.Total = usageRow(&total)
-	for _, g := range []struct {
-		by   store.UsageGroup
-		rows *[]UsageRow
-	}{{store.UsageByAgent, &r.Agents}, {store.UsageByConversation, &r.Conversations}} {
-		fb, err := st.FeedbackSummary(ctx, &store.FeedbackSummaryParams{By: g.by, Since: q.Since, Limit: q.Limit})
-		if err != nil {
-			return nil, fmt.Errorf("counting feedback by %s: %w", g.by, err)
-		}
-		addFeedback(g.rows, fb, q.Limit)
-		if g.by == store.UsageByAgent {
-			for _, f := range fb {
-				r.Total.FeedbackUp += f.Up
-				r.Total.FeedbackDown += f.Down
-			}
-		}
+	addFeedback(&r.Agents, u.FeedbackByAgent, q.Limit)
+	addFeedback(&r.Conversations, u.FeedbackByConversation, q.Limit)
+	for _, f := range u.FeedbackByAgent {
+		r.Total.FeedbackUp += f.Up
+		r.Total.FeedbackDown += f.Down
 	}
-	return r, nil
+	return r
 }
 
 // addFeedback puts the thumbs counts on the rows of the same key; a key
 // rated but without model calls in the window gets a row of its own, while
 // the report has room (limit).
-func addFeedback(rows *[]UsageRow, fb []*store.FeedbackTotal, limit int) {
+func addFeedback(rows *[]UsageRow, fb []*core.FeedbackTotal, limit int) {
 	at := map[string]int{}
 	for i, row := range *rows {
 		at[row.Key] = i
@@ -162,7 +142,7 @@ func addFeedback(rows *[]UsageRow, fb []*store.FeedbackTotal, limit int) {
 	}
 }
 
-func usageRow(t *store.UsageTotal) UsageRow {
+func usageRow(t *core.UsageTotal) UsageRow {
 	return UsageRow{
 		Key: t.Key, Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
 		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens, ReasoningTokens: t.ReasoningTokens,
@@ -179,11 +159,11 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	report, err := ReadUsage(r.Context(), a.st, q)
+	u, err := a.svc.Usage(r.Context(), principal(r).actor(), q.Since, q.Limit)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, report)
+	writeJSON(w, http.StatusOK, UsageReportOf(q, u))
 	return nil
 }
 

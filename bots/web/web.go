@@ -36,21 +36,32 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
 	"github.com/switchboardhq/switchboard/core/tool"
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 // Conversations is what the API needs of core: open a conversation, post
-// into it, fork it, read what waits for the client, and follow it live.
+// into it, fork it, read what waits for the client, and follow it live;
+// and, one small interface per concept, the reads and use cases of the
+// other routes (the handlers never reach the store themselves).
 // *core.Service implements it; tests can fake it.
 type Conversations interface {
-	Store() store.Store
 	Hub() *core.Hub
-	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*store.Conversation, error)
+	ConversationReads
+	HistoryUses
+	RunReads
+	TeamReads
+	ArtifactUses
+	ApprovalReads
+	AdminReads
+	// Workspaces is workspace administration: roles, members, bindings,
+	// retention, where agents answer, and who may use a conversation.
+	Workspaces() *workspace.Service
+	CreateConversation(ctx context.Context, agentName string, contextName tool.ContextName, starter string) (*core.Conversation, error)
 	PostMessage(ctx context.Context, conv uuid.UUID, userID, text string) (int64, error)
 	PostMessageWith(ctx context.Context, conv uuid.UUID, userID, text string, o core.MessageOptions) (int64, error)
 	PostToolResults(ctx context.Context, conv uuid.UUID, userID string, results []core.ToolResultInput) (int64, error)
-	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*store.EntryAppendResult, error)
+	Fork(ctx context.Context, conv uuid.UUID, seq int64, userID, text string) (*core.EntryAppendResult, error)
 	PendingCalls(ctx context.Context, conv uuid.UUID) ([]core.PendingCall, error)
 	// StateAt is the status, pending calls and approvals as they were at a
 	// seq (time travel).
@@ -58,6 +69,87 @@ type Conversations interface {
 }
 
 var _ Conversations = (*core.Service)(nil)
+
+// ConversationReads is what the API reads of conversations, their logs
+// and the agents and people they name (core/conversations.go).
+type ConversationReads interface {
+	Conversation(ctx context.Context, id uuid.UUID) (*core.Conversation, error)
+	Forks(ctx context.Context, id uuid.UUID) ([]*core.Conversation, error)
+	ConversationWorkspace(ctx context.Context, id uuid.UUID) (*uuid.UUID, error)
+	MoveConversation(ctx context.Context, id, ws uuid.UUID) error
+	Entries(ctx context.Context, p *core.EntryListParams) ([]*core.Entry, error)
+	EntryWakeups(ctx context.Context, conv uuid.UUID) (<-chan struct{}, error)
+	Cursor(conv uuid.UUID, after int64) *core.Cursor
+	AgentByName(ctx context.Context, name string) (*core.Agent, error)
+	AgentsConversation(ctx context.Context, agent string, id uuid.UUID) error
+	AgentName(ctx context.Context, id uuid.UUID) (string, error)
+	Person(ctx context.Context, id uuid.UUID) (*core.Person, error)
+}
+
+// HistoryUses searches, files, exports and imports conversations, and
+// keeps their folders (core/history.go).
+type HistoryUses interface {
+	SearchConversations(ctx context.Context, p *core.ConversationSearchParams) ([]*core.ConversationListing, error)
+	FileConversation(ctx context.Context, p *core.ConversationFileParams) (*core.ConversationListing, error)
+	DeleteConversation(ctx context.Context, id uuid.UUID) error
+	FileConversations(ctx context.Context, ids []uuid.UUID, file *core.ConversationFileParams) error
+	ExportConversation(ctx context.Context, id uuid.UUID) (*transcript.Doc, error)
+	ImportConversation(ctx context.Context, p *transcript.ImportParams) (uuid.UUID, error)
+	Folder(ctx context.Context, id uuid.UUID) (*core.Folder, error)
+	Folders(ctx context.Context, v core.Visibility) ([]*core.Folder, error)
+	CreateFolder(ctx context.Context, p *core.FolderCreateParams) (*core.Folder, error)
+	UpdateFolder(ctx context.Context, p *core.FolderUpdateParams) (*core.Folder, error)
+	DeleteFolder(ctx context.Context, id uuid.UUID) error
+}
+
+// RunReads reads runs, their steps and events (core/runs.go).
+type RunReads interface {
+	Run(ctx context.Context, id uuid.UUID) (*core.Run, error)
+	Runs(ctx context.Context, f core.RunFilter) ([]*core.Run, error)
+	RunSteps(ctx context.Context, id uuid.UUID) ([]*core.RunStep, error)
+	RunStepOf(ctx context.Context, conv uuid.UUID) (*core.RunStep, error)
+	RunEvents(ctx context.Context, id uuid.UUID, after int64, limit int) ([]*core.RunEvent, error)
+}
+
+// TeamReads reads delegations and side threads (core/team.go).
+type TeamReads interface {
+	DelegationByID(ctx context.Context, id uuid.UUID) (*core.Delegation, error)
+	Delegations(ctx context.Context, from uuid.UUID) ([]*core.Delegation, error)
+	DelegationOf(ctx context.Context, child uuid.UUID) (*core.Delegation, error)
+	SideThreads(ctx context.Context, parent uuid.UUID) ([]*core.SideThread, error)
+	SideThreadOf(ctx context.Context, child uuid.UUID) (*core.SideThread, error)
+}
+
+// ArtifactUses reads artifacts and comments on them (core/artifacts.go).
+type ArtifactUses interface {
+	Artifact(ctx context.Context, id uuid.UUID) (*core.Artifact, error)
+	Artifacts(ctx context.Context, p *core.ArtifactListParams) ([]*core.Artifact, error)
+	ArtifactVersions(ctx context.Context, id uuid.UUID) ([]*core.ArtifactVersion, error)
+	ArtifactVersion(ctx context.Context, id uuid.UUID, n int) (*core.ArtifactVersion, error)
+	ArtifactComments(ctx context.Context, id uuid.UUID) ([]*core.ArtifactComment, error)
+	CommentArtifact(ctx context.Context, id uuid.UUID, version int, by core.Author, text string) (*core.ArtifactComment, error)
+}
+
+// ApprovalReads reads approvals (core/approvals.go).
+type ApprovalReads interface {
+	Approval(ctx context.Context, id uuid.UUID) (*core.Approval, error)
+	ApprovalOfCall(ctx context.Context, conv uuid.UUID, callID string) (*core.Approval, error)
+	PendingApprovals(ctx context.Context, p *core.ApprovalListVisibleParams) ([]*core.Approval, error)
+	ConversationApprovals(ctx context.Context, conv uuid.UUID) ([]*core.Approval, error)
+}
+
+// AdminReads are the operator's reads across workspaces, and the audit
+// (core/schedules.go, core/usage.go, core/audit.go, core/forget.go).
+type AdminReads interface {
+	Schedules(ctx context.Context, a workspace.Actor, limit int) ([]*core.Schedule, error)
+	Schedule(ctx context.Context, a workspace.Actor, id uuid.UUID) (*core.Schedule, error)
+	// Audit reads a page of the audit of guarded tool calls.
+	Audit(ctx context.Context, a workspace.Actor, q *core.AuditQuery) (*core.AuditRows, error)
+	// Usage reads what the model calls cost (the operator).
+	Usage(ctx context.Context, a workspace.Actor, since time.Time, limit int) (*core.Usage, error)
+	// ForgetPerson deletes a person's data (the operator).
+	ForgetPerson(ctx context.Context, a workspace.Actor, person uuid.UUID, deleteMessages bool, by string) (*core.PersonForgetResult, error)
+}
 
 // Options configures the API.
 type Options struct {
@@ -109,7 +201,7 @@ type Options struct {
 	// (GET /api/connections, DELETE /api/connections/{id}).
 	Connections Connections
 	// Runs, when set, serves cancel and retry of runs (POST
-	// /api/runs/{id}/cancel, /retry); the reads need only the store.
+	// /api/runs/{id}/cancel, /retry); the reads are core's.
 	Runs Runs
 	// Compare, when set, serves POST /api/compare (see compare.go).
 	Compare CompareFunc
@@ -132,7 +224,6 @@ type Options struct {
 type API struct {
 	opts    Options
 	svc     Conversations
-	st      store.Store
 	log     *slog.Logger
 	origins map[string]bool // canonical allowed origins
 	cors    *cors.Cors      // nil when no origin is allowed
@@ -166,7 +257,7 @@ func New(opts Options) (*API, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &API{opts: opts, svc: opts.Service, st: opts.Service.Store(), log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
+	a := &API{opts: opts, svc: opts.Service, log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
 	for _, o := range opts.AllowedOrigins {
 		canon, err := ParseOrigin(o)
 		if err != nil {
@@ -467,13 +558,13 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, he.status, he.msg)
 	case errors.Is(err, ErrForbidden):
 		writeError(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, core.ErrInvalid), errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrInvalidParams):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, workspace.ErrForbidden):
 		writeError(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, store.ErrNotFound) && r.PathValue("id") == "":
+	case errors.Is(err, core.ErrNotFound) && r.PathValue("id") == "":
 		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, core.ErrNotFound):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("conversation %s not found", r.PathValue("id")))
 	case errors.Is(err, core.ErrNotPending):
 		writeError(w, http.StatusConflict, err.Error())
@@ -481,7 +572,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, err.Error()+"; only calls listed with waiting_for \"client\" take a posted result")
 	case errors.Is(err, core.ErrNeedsPerson):
 		writeError(w, http.StatusForbidden, err.Error()+": only the person asked can answer it, on the platform or with POST /api/approvals/{id}")
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, core.ErrConflict):
 		writeError(w, http.StatusConflict, "conflict")
 	default:
 		a.log.ErrorContext(r.Context(), "api request failed", "path", r.URL.Path, "error", err)
@@ -580,7 +671,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if ws != nil {
-		if err := a.st.ConversationWorkspaceSet(r.Context(), &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *ws}); err != nil {
+		if err := a.svc.MoveConversation(r.Context(), conv.ID, *ws); err != nil {
 			return err
 		}
 	}
@@ -593,12 +684,12 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	conv, err := a.st.ConversationGet(r.Context(), id)
+	conv, err := a.svc.Conversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	out := ConversationDetail{ConversationJSON: conversationJSON(conv)}
-	forks, err := a.st.ConversationForks(r.Context(), id)
+	forks, err := a.svc.Forks(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -626,7 +717,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out.PendingCalls = pending
-	approvals, err := a.st.ApprovalListPending(r.Context(), id)
+	approvals, err := a.svc.ConversationApprovals(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -635,7 +726,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func approvalsJSON(aps []*store.Approval) []ApprovalJSON {
+func approvalsJSON(aps []*core.Approval) []ApprovalJSON {
 	out := make([]ApprovalJSON, 0, len(aps))
 	for _, ap := range aps {
 		out = append(out, approvalJSON(ap))
@@ -648,14 +739,14 @@ type ConversationJSON struct {
 	ID     uuid.UUID `json:"id"`
 	RootID uuid.UUID `json:"root_id"`
 	// ParentID and ForkSeq say where a fork diverged; a root has neither.
-	ParentID   *uuid.UUID               `json:"parent_id,omitempty"`
-	ForkSeq    *int64                   `json:"fork_seq,omitempty"`
-	Title      string                   `json:"title"`
-	TitleAuto  bool                     `json:"title_auto"`
-	Status     store.ConversationStatus `json:"status"`
-	LastSeq    int64                    `json:"last_seq"`
-	ChildCount int                      `json:"child_count"`
-	CreatedAt  time.Time                `json:"created_at"`
+	ParentID   *uuid.UUID              `json:"parent_id,omitempty"`
+	ForkSeq    *int64                  `json:"fork_seq,omitempty"`
+	Title      string                  `json:"title"`
+	TitleAuto  bool                    `json:"title_auto"`
+	Status     core.ConversationStatus `json:"status"`
+	LastSeq    int64                   `json:"last_seq"`
+	ChildCount int                     `json:"child_count"`
+	CreatedAt  time.Time               `json:"created_at"`
 }
 
 // ConversationDetail is GET /api/conversations/{id}: the conversation, its
@@ -669,7 +760,7 @@ type ConversationDetail struct {
 	Approvals    []ApprovalJSON     `json:"approvals"`
 }
 
-func conversationJSON(c *store.Conversation) ConversationJSON {
+func conversationJSON(c *core.Conversation) ConversationJSON {
 	out := ConversationJSON{
 		ID: c.ID, RootID: c.RootID, Title: c.Title, TitleAuto: c.TitleAuto, Status: c.Status,
 		LastSeq: c.LastSeq, ChildCount: c.ChildCount, CreatedAt: c.CreatedAt,
@@ -706,7 +797,7 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) error {
 	o := core.MessageOptions{PageContext: body.Context}
 	if p := principal(r); p.Kind == PrincipalPerson {
 		// The model reads the person's name, not "person:<id>".
-		if person, err := a.st.PersonGet(r.Context(), p.PersonID); err == nil {
+		if person, err := a.svc.Person(r.Context(), p.PersonID); err == nil {
 			o.UserName = person.DisplayName
 		}
 	}
@@ -734,7 +825,7 @@ func (a *API) toolResults(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// An unknown conversation has no pending calls either; say which it is.
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
 	seq, err := a.svc.PostToolResults(r.Context(), id, caller(r), body.Results)
@@ -783,7 +874,7 @@ func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := &store.EntryListParams{ConversationID: id, WithErrors: r.URL.Query().Get("errors") != "0"}
+	p := &core.EntryListParams{ConversationID: id, WithErrors: r.URL.Query().Get("errors") != "0"}
 	if v := r.URL.Query().Get("at"); v != "" {
 		at, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || at < 1 {
@@ -791,10 +882,10 @@ func (a *API) entries(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.UpToSeq = at
 	}
-	if _, err := a.st.ConversationGet(r.Context(), id); err != nil {
+	if _, err := a.svc.Conversation(r.Context(), id); err != nil {
 		return err
 	}
-	list, err := a.st.EntryList(r.Context(), p)
+	list, err := a.svc.Entries(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -818,15 +909,15 @@ type EntryList struct {
 // order appendEntryEvent writes them in.
 type EntryJSON struct {
 	AfterSeq  *int64          `json:"after_seq,omitempty"`
-	Author    store.Author    `json:"author"`
+	Author    core.Author     `json:"author"`
 	Content   json.RawMessage `json:"content"`
 	CreatedAt time.Time       `json:"created_at"`
 	ID        uuid.UUID       `json:"id"`
-	Kind      store.EntryKind `json:"kind"`
+	Kind      core.EntryKind  `json:"kind"`
 	Seq       *int64          `json:"seq,omitempty"`
 }
 
-func toEntryJSON(e *store.Entry) EntryJSON {
+func toEntryJSON(e *core.Entry) EntryJSON {
 	out := EntryJSON{ID: e.ID, Kind: e.Kind, Author: e.Author, Content: e.Content, CreatedAt: e.CreatedAt, Seq: e.Seq}
 	if e.Seq == nil {
 		out.AfterSeq = &e.AfterSeq
@@ -868,7 +959,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: tail=%q must be a number of entries from 0 to %d", core.ErrInvalid, v, MaxStreamTail)
 		}
 	}
-	conv, err := a.st.ConversationGet(r.Context(), id)
+	conv, err := a.svc.Conversation(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -882,7 +973,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	// Subscribe before the catch-up read so nothing falls between them.
-	wake, err := a.st.Subscribe(ctx, store.TopicEntries)
+	wake, err := a.svc.EntryWakeups(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -896,7 +987,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
-	cur := core.NewCursor(a.st, id, cursor)
+	cur := a.svc.Cursor(id, cursor)
 	var sseBuf []byte // catch-up's encoding buffer, kept between reads
 	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
 	// With guard, a read of the whole log sends nothing if live events were
@@ -1002,12 +1093,9 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-a.closing:
 			return nil
-		case n, ok := <-wake:
+		case _, ok := <-wake:
 			if !ok {
 				return nil
-			}
-			if n.Payload != id.String() {
-				continue
 			}
 		case ev := <-live:
 			if err := handle(ev); err != nil {
@@ -1019,11 +1107,11 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 			// The safety net for a lost turn_end (a full live buffer): a
 			// conversation no longer running has no local turn to wait for.
 			if localTurn {
-				c, err := a.st.ConversationGet(ctx, id)
+				c, err := a.svc.Conversation(ctx, id)
 				if err != nil {
 					return nil
 				}
-				localTurn = c.Status == store.ConversationRunning
+				localTurn = c.Status == core.ConversationRunning
 			}
 		case <-keep.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

@@ -8,29 +8,26 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/workspace"
-	"github.com/switchboardhq/switchboard/store"
 )
 
-// Rights checks that p may do action in workspace ws. ws nil is a row made
-// outside any workspace: only the operator reaches it. A principal who is
-// not a member of ws gets store.ErrNotFound, so that what exists elsewhere
-// is not revealed; a member without the role gets workspace.ErrForbidden.
-func Rights(ctx context.Context, q store.Queries, p *Principal, ws *uuid.UUID, action workspace.Action) error {
+// actor is p as core/workspace sees it: the operator, a person with their
+// token's scope, or (an agent's or a host's credential) nobody.
+func (p *Principal) actor() workspace.Actor {
 	if p.Admin() {
-		return nil
+		return workspace.TheOperator
 	}
-	if p.Kind != PrincipalPerson || ws == nil {
-		return fmt.Errorf("%w: only the operator may do that", workspace.ErrForbidden)
+	if p.Kind != PrincipalPerson {
+		return workspace.Actor{}
 	}
-	if len(p.Workspaces) > 0 && !contains(p.Workspaces, *ws) {
-		return fmt.Errorf("%w: this credential is not for workspace %s", workspace.ErrForbidden, *ws)
-	}
-	role, err := workspace.Check(ctx, q, *ws, p.PersonID, action)
-	if role == "" && errors.Is(err, workspace.ErrForbidden) {
-		return fmt.Errorf("workspace %s: %w", *ws, store.ErrNotFound)
-	}
-	return err
+	return workspace.Actor{Person: p.PersonID, Scope: p.Workspaces}
+}
+
+// rights checks that the caller p may do action in workspace ws (see
+// workspace.Rights).
+func (a *API) rights(ctx context.Context, p *Principal, ws *uuid.UUID, action workspace.Action) error {
+	return a.svc.Workspaces().Rights(ctx, p.actor(), ws, action)
 }
 
 func contains(ids []uuid.UUID, id uuid.UUID) bool {
@@ -56,20 +53,16 @@ func (a *API) allowedConversation(r *http.Request) (uuid.UUID, error) {
 // other than by the path's id (a delegation's).
 func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, error) {
 	p := principal(r)
-	// A deleted conversation is gone for everyone (see ConversationDelete).
-	if f, err := a.st.ConversationFilingGet(r.Context(), id); err == nil && f.DeletedAt != nil {
-		return uuid.Nil, store.ErrNotFound
+	actor := p.actor()
+	if p.Kind == PrincipalAgent {
+		// An agent's session was kept to its own agent's conversations
+		// (mayUseConversation); the workspace's roles are not its.
+		actor = workspace.TheOperator
 	}
-	if p.Admin() || p.Kind == PrincipalAgent {
-		return id, nil // an agent session was kept to its own agent's conversations (mayUseConversation)
-	}
-	ws, err := a.st.ConversationWorkspace(r.Context(), id)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if err := Rights(r.Context(), a.st, p, ws, workspace.Use); errors.Is(err, store.ErrNotFound) {
-		return uuid.Nil, store.ErrNotFound // reported as the conversation not found
-	} else if err != nil {
+	if err := a.svc.Workspaces().UseConversation(r.Context(), actor, id); err != nil {
+		if errors.Is(err, core.ErrNotFound) {
+			return uuid.Nil, core.ErrNotFound // reported as the conversation not found
+		}
 		return uuid.Nil, err
 	}
 	return id, nil
@@ -79,59 +72,45 @@ func (a *API) allowedConversationID(r *http.Request, id uuid.UUID) (uuid.UUID, e
 // API: the one asked for, where the caller may use it; else a person's
 // personal workspace; else (the operator) none.
 func (a *API) workspaceForNew(r *http.Request, asked string) (*uuid.UUID, error) {
-	p := principal(r)
+	var id *uuid.UUID
 	if asked != "" {
-		id, err := parseID("workspace", asked)
+		ws, err := parseID("workspace", asked)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := a.st.WorkspaceGet(r.Context(), id); err != nil {
-			return nil, err
-		}
-		return &id, Rights(r.Context(), a.st, p, &id, workspace.Use)
+		id = &ws
 	}
-	if p.Kind != PrincipalPerson {
-		return nil, nil
-	}
-	ws, err := a.st.WorkspaceEnsurePersonal(r.Context(), &store.WorkspaceEnsurePersonalParams{PersonID: p.PersonID})
-	if err != nil {
-		return nil, err
-	}
-	// A credential narrowed to some workspaces reaches the personal one
-	// only when it names it.
-	if len(p.Workspaces) > 0 && !contains(p.Workspaces, ws.ID) {
-		return nil, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf(
-			"this token is not scoped to workspace %s (the personal one); name a workspace it is scoped to", ws.ID)}
-	}
-	return &ws.ID, nil
+	return a.svc.Workspaces().ForNew(r.Context(), principal(r).actor(), id)
 }
 
 func parseID(what, s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("%w: %s id %q is not a UUID", store.ErrInvalid, what, s)
+		return uuid.Nil, fmt.Errorf("%w: %s id %q is not a UUID", core.ErrInvalidParams, what, s)
 	}
 	return id, nil
 }
 
 // conflict turns a store conflict into a 409 whose message says why.
 func conflict(err error) error {
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, core.ErrConflict) {
 		return &httpError{status: http.StatusConflict, msg: err.Error()}
 	}
 	return err
 }
 
 // allowedWorkspace reads the workspace of the path and checks the action.
-func (a *API) allowedWorkspace(r *http.Request, action workspace.Action) (*store.Workspace, error) {
+func (a *API) allowedWorkspace(r *http.Request, action workspace.Action) (*core.Workspace, error) {
 	id, err := parseID("workspace", r.PathValue("ws"))
 	if err != nil {
 		return nil, err
 	}
-	if err := Rights(r.Context(), a.st, principal(r), &id, action); err != nil {
-		return nil, err
-	}
-	return a.st.WorkspaceGet(r.Context(), id)
+	return a.svc.Workspaces().Open(r.Context(), principal(r).actor(), id, action)
+}
+
+// pathWorkspace is the workspace id of the path.
+func pathWorkspace(r *http.Request) (uuid.UUID, error) {
+	return parseID("workspace", r.PathValue("ws"))
 }
 
 type workspaceJSON struct {
@@ -214,7 +193,7 @@ type AgentListings struct {
 	Agents []AgentListing `json:"agents"`
 }
 
-func toWorkspaceJSON(ws *store.Workspace, role store.Role) workspaceJSON {
+func toWorkspaceJSON(ws *core.Workspace, role core.Role) workspaceJSON {
 	return workspaceJSON{ID: ws.ID.String(), Name: ws.Name, Kind: string(ws.Kind), Owner: ws.OwnerPersonID.String(), Role: string(role)}
 }
 
@@ -225,7 +204,7 @@ func personOf(p *Principal, named string) (uuid.UUID, error) {
 		return p.PersonID, nil
 	}
 	if named == "" {
-		return uuid.Nil, fmt.Errorf("%w: the operator names the person (\"owner\" in the body, ?person= in a query)", store.ErrInvalid)
+		return uuid.Nil, fmt.Errorf("%w: the operator names the person (\"owner\" in the body, ?person= in a query)", core.ErrInvalidParams)
 	}
 	return parseID("person", named)
 }
@@ -239,40 +218,38 @@ func (a *API) workspaceCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ws, err := a.st.WorkspaceCreate(r.Context(), &store.WorkspaceCreateParams{Name: body.Name, Kind: store.WorkspaceTeam, OwnerPersonID: owner})
+	ws, err := a.svc.Workspaces().Create(r.Context(), owner, body.Name)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toWorkspaceJSON(ws, store.RoleOwner))
+	writeJSON(w, http.StatusCreated, toWorkspaceJSON(ws, core.RoleOwner))
 	return nil
 }
 
 func (a *API) workspaceList(w http.ResponseWriter, r *http.Request) error {
-	person, err := personOf(principal(r), r.URL.Query().Get("person"))
-	if err != nil {
-		return err
-	}
-	ms, err := a.st.WorkspaceListByPerson(r.Context(), person)
-	if err != nil {
-		return err
-	}
 	p := principal(r)
+	person, err := personOf(p, r.URL.Query().Get("person"))
+	if err != nil {
+		return err
+	}
+	ms, err := a.svc.Workspaces().Memberships(r.Context(), p.actor(), person)
+	if err != nil {
+		return err
+	}
 	out := make([]workspaceJSON, 0, len(ms))
 	for _, m := range ms {
-		if len(p.Workspaces) == 0 || contains(p.Workspaces, m.Workspace.ID) {
-			out = append(out, toWorkspaceJSON(m.Workspace, m.Role))
-		}
+		out = append(out, toWorkspaceJSON(m.Workspace, m.Role))
 	}
 	writeJSON(w, http.StatusOK, WorkspaceList{Workspaces: out})
 	return nil
 }
 
 func (a *API) workspaceGet(w http.ResponseWriter, r *http.Request) error {
-	ws, err := a.allowedWorkspace(r, workspace.Use)
+	id, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	ms, err := a.st.WorkspaceMemberList(r.Context(), ws.ID)
+	ws, ms, err := a.svc.Workspaces().Members(r.Context(), principal(r).actor(), id)
 	if err != nil {
 		return err
 	}
@@ -285,15 +262,28 @@ func (a *API) workspaceGet(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) workspaceDelete(w http.ResponseWriter, r *http.Request) error {
-	ws, err := a.allowedWorkspace(r, workspace.Delete)
+	id, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	if err := a.st.WorkspaceDelete(r.Context(), ws.ID); err != nil {
+	if err := a.svc.Workspaces().Delete(r.Context(), principal(r).actor(), id); err != nil {
 		return conflict(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// workspaceAndPerson are the workspace of the path and a person: named in
+// the path, or (named "") the one given.
+func workspaceAndPerson(r *http.Request, person string) (ws, p uuid.UUID, err error) {
+	if ws, err = pathWorkspace(r); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	if person == "" {
+		person = r.PathValue("person")
+	}
+	p, err = parseID("person", person)
+	return ws, p, err
 }
 
 func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
@@ -301,29 +291,12 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	ws, err := a.allowedWorkspace(r, workspace.Invite)
+	ws, person, err := workspaceAndPerson(r, body.Person)
 	if err != nil {
 		return err
 	}
-	person, err := parseID("person", body.Person)
-	if err != nil {
-		return err
-	}
-	role := store.Role(body.Role)
-	if role == "" {
-		role = store.RoleMember
-	}
-	// Adding someone already there with another role is a role change.
-	cur, err := a.st.WorkspaceMemberGet(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person})
-	switch {
-	case err == nil && cur.Role != role:
-		if err := Rights(r.Context(), a.st, principal(r), &ws.ID, workspace.ChangeRoles); err != nil {
-			return err
-		}
-	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return err
-	}
-	return a.putMember(w, r, ws.ID, person, role, http.StatusCreated)
+	m, err := a.svc.Workspaces().AddMember(r.Context(), principal(r).actor(), ws, person, core.Role(body.Role))
+	return a.member(w, m, err, http.StatusCreated)
 }
 
 func (a *API) memberRole(w http.ResponseWriter, r *http.Request) error {
@@ -331,22 +304,15 @@ func (a *API) memberRole(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	ws, err := a.allowedWorkspace(r, workspace.ChangeRoles)
+	ws, person, err := workspaceAndPerson(r, "")
 	if err != nil {
 		return err
 	}
-	person, err := parseID("person", r.PathValue("person"))
-	if err != nil {
-		return err
-	}
-	if _, err := a.st.WorkspaceMemberGet(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person}); err != nil {
-		return err
-	}
-	return a.putMember(w, r, ws.ID, person, store.Role(body.Role), http.StatusOK)
+	m, err := a.svc.Workspaces().SetRole(r.Context(), principal(r).actor(), ws, person, core.Role(body.Role))
+	return a.member(w, m, err, http.StatusOK)
 }
 
-func (a *API) putMember(w http.ResponseWriter, r *http.Request, ws, person uuid.UUID, role store.Role, status int) error {
-	m, err := a.st.WorkspaceMemberPut(r.Context(), &store.WorkspaceMemberPutParams{WorkspaceID: ws, PersonID: person, Role: role})
+func (a *API) member(w http.ResponseWriter, m *core.WorkspaceMember, err error, status int) error {
 	if err != nil {
 		return conflict(err)
 	}
@@ -355,25 +321,11 @@ func (a *API) putMember(w http.ResponseWriter, r *http.Request, ws, person uuid.
 }
 
 func (a *API) memberRemove(w http.ResponseWriter, r *http.Request) error {
-	ws, err := a.allowedWorkspace(r, workspace.RemoveMember)
+	ws, person, err := workspaceAndPerson(r, "")
 	if err != nil {
 		return err
 	}
-	person, err := parseID("person", r.PathValue("person"))
-	if err != nil {
-		return err
-	}
-	m, err := a.st.WorkspaceMemberGet(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person})
-	if err != nil {
-		return err
-	}
-	// Removing an admin changes who holds a role: the owner's decision.
-	if m.Role == store.RoleAdmin {
-		if err := Rights(r.Context(), a.st, principal(r), &ws.ID, workspace.ChangeRoles); err != nil {
-			return err
-		}
-	}
-	if err := a.st.WorkspaceMemberRemove(r.Context(), &store.WorkspaceMemberParams{WorkspaceID: ws.ID, PersonID: person}); err != nil {
+	if err := a.svc.Workspaces().RemoveMember(r.Context(), principal(r).actor(), ws, person); err != nil {
 		return conflict(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -385,11 +337,11 @@ func (a *API) workspaceBind(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	ws, err := a.allowedWorkspace(r, workspace.ManageConnections)
+	ws, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	b, err := workspace.BindWorkspace(r.Context(), a.st, body.Platform, body.ExternalID, ws.ID)
+	b, err := a.svc.Workspaces().Bind(r.Context(), principal(r).actor(), ws, body.Platform, body.ExternalID)
 	if err != nil {
 		return conflict(err)
 	}
@@ -397,26 +349,7 @@ func (a *API) workspaceBind(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sharedAgent reads the agent of the path and checks that the caller may
-// change where it answers: its owner, or the operator (for every agent,
-// and the only one for the agents of switchboard.yaml).
-func (a *API) sharedAgent(r *http.Request) (*store.Agent, *store.AgentSharing, error) {
-	ag, err := a.st.AgentGetByName(r.Context(), r.PathValue("agent"))
-	if err != nil {
-		return nil, nil, err
-	}
-	sh, err := a.st.AgentSharingGet(r.Context(), ag.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	p := principal(r)
-	if !p.Admin() && (sh.OwnerPersonID == nil || p.Kind != PrincipalPerson || *sh.OwnerPersonID != p.PersonID) {
-		return nil, nil, fmt.Errorf("%w: only the owner of agent %s may change where it answers", workspace.ErrForbidden, ag.Name)
-	}
-	return ag, sh, nil
-}
-
-func sharingJSON(name string, sh *store.AgentSharing) SharingJSON {
+func sharingJSON(name string, sh *core.AgentSharing) SharingJSON {
 	out := SharingJSON{Agent: name, Pins: make([]string, 0, len(sh.Pins)), Published: sh.Published}
 	for _, p := range sh.Pins {
 		out.Pins = append(out.Pins, p.String())
@@ -427,13 +360,18 @@ func sharingJSON(name string, sh *store.AgentSharing) SharingJSON {
 	return out
 }
 
+// sharing answers where an agent answers after a change.
+func sharing(w http.ResponseWriter, ag *core.Agent, sh *core.AgentSharing, err error) error {
+	if err != nil {
+		return conflict(err)
+	}
+	writeJSON(w, http.StatusOK, sharingJSON(ag.Name, sh))
+	return nil
+}
+
 func (a *API) agentPin(w http.ResponseWriter, r *http.Request) error {
 	var body PinRequest
 	if err := decode(w, r, &body, false); err != nil {
-		return err
-	}
-	ag, _, err := a.sharedAgent(r)
-	if err != nil {
 		return err
 	}
 	ids := make([]uuid.UUID, 0, len(body.Workspaces))
@@ -442,17 +380,10 @@ func (a *API) agentPin(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if err := Rights(r.Context(), a.st, principal(r), &id, workspace.ConfigureAgents); err != nil {
-			return err
-		}
 		ids = append(ids, id)
 	}
-	sh, err := a.st.AgentPin(r.Context(), &store.AgentPinParams{AgentID: ag.ID, WorkspaceIDs: ids})
-	if err != nil {
-		return conflict(err)
-	}
-	writeJSON(w, http.StatusOK, sharingJSON(ag.Name, sh))
-	return nil
+	ag, sh, err := a.svc.Workspaces().Pin(r.Context(), principal(r).actor(), r.PathValue("agent"), ids)
+	return sharing(w, ag, sh, err)
 }
 
 func (a *API) agentPublish(w http.ResponseWriter, r *http.Request) error {
@@ -460,25 +391,17 @@ func (a *API) agentPublish(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, true); err != nil {
 		return err
 	}
-	ag, _, err := a.sharedAgent(r)
-	if err != nil {
-		return err
-	}
 	publish := body.Published == nil || *body.Published
-	sh, err := a.st.AgentPublish(r.Context(), &store.AgentPublishParams{AgentID: ag.ID, Published: publish})
-	if err != nil {
-		return conflict(err)
-	}
-	writeJSON(w, http.StatusOK, sharingJSON(ag.Name, sh))
-	return nil
+	ag, sh, err := a.svc.Workspaces().Publish(r.Context(), principal(r).actor(), r.PathValue("agent"), publish)
+	return sharing(w, ag, sh, err)
 }
 
 func (a *API) workspaceAgents(w http.ResponseWriter, r *http.Request) error {
-	ws, err := a.allowedWorkspace(r, workspace.Use)
+	ws, err := pathWorkspace(r)
 	if err != nil {
 		return err
 	}
-	ls, err := a.st.AgentListVisible(r.Context(), ws.ID)
+	ls, err := a.svc.Workspaces().Agents(r.Context(), principal(r).actor(), ws)
 	if err != nil {
 		return err
 	}
@@ -486,7 +409,7 @@ func (a *API) workspaceAgents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func listingsJSON(ls []*store.Listing) []AgentListing {
+func listingsJSON(ls []*core.Listing) []AgentListing {
 	out := make([]AgentListing, 0, len(ls))
 	for _, l := range ls {
 		e := AgentListing{Name: l.Name}
@@ -499,7 +422,7 @@ func listingsJSON(ls []*store.Listing) []AgentListing {
 }
 
 func (a *API) directory(w http.ResponseWriter, r *http.Request) error {
-	ls, err := a.st.AgentDirectory(r.Context())
+	ls, err := a.svc.Workspaces().Directory(r.Context())
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/app"
 )
 
@@ -40,10 +41,11 @@ func audit(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.Writer)
 		return err
 	}
 	defer st.Close()
-	page, err := web.ListAudit(ctx, st, q)
+	rows, err := core.ListAudit(ctx, st, q)
 	if err != nil {
 		return err
 	}
+	page := web.AuditPageOf(rows)
 	if f.json {
 		return printJSON(stdout, page)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/app"
 )
 
@@ -34,10 +35,11 @@ func usageReport(ctx context.Context, cfg app.Config, f *queryFlags, stdout io.W
 		return err
 	}
 	defer st.Close()
-	r, err := web.ReadUsage(ctx, st, q)
+	u, err := core.ReadUsage(ctx, st, q.Since, q.Limit)
 	if err != nil {
 		return err
 	}
+	r := web.UsageReportOf(q, u)
 	if f.json {
 		return printJSON(stdout, r)
 	}

@@ -94,15 +94,18 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 	if err != nil {
 		return err
 	}
+	// The operator acts with every right, through the same use cases as
+	// the API's /api/workspaces.
+	wss, op := workspace.NewService(st), workspace.TheOperator
 	switch cmd {
 	case "create":
-		ws, err := st.WorkspaceCreate(ctx, &store.WorkspaceCreateParams{Name: a[1], Kind: store.WorkspaceTeam, OwnerPersonID: first[0]})
+		ws, err := wss.Create(ctx, first[0], a[1])
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "created team workspace %s %q, owned by %s\n", ws.ID, ws.Name, ws.OwnerPersonID)
 	case "list":
-		ms, err := st.WorkspaceListByPerson(ctx, first[0])
+		ms, err := wss.Memberships(ctx, op, first[0])
 		if err != nil {
 			return err
 		}
@@ -113,11 +116,7 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 		}
 		return tw.Flush()
 	case "show":
-		ws, err := st.WorkspaceGet(ctx, first[0])
-		if err != nil {
-			return err
-		}
-		ms, err := st.WorkspaceMemberList(ctx, ws.ID)
+		ws, ms, err := wss.Members(ctx, op, first[0])
 		if err != nil {
 			return err
 		}
@@ -130,16 +129,16 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 		if err != nil {
 			return err
 		}
-		role := store.RoleMember
+		var role store.Role
 		if len(a) == 3 {
 			role = store.Role(a[2])
 		}
+		var m *store.WorkspaceMember
 		if cmd == "role" {
-			if _, err := st.WorkspaceMemberGet(ctx, &store.WorkspaceMemberParams{WorkspaceID: first[0], PersonID: person[0]}); err != nil {
-				return err
-			}
+			m, err = wss.SetRole(ctx, op, first[0], person[0], role)
+		} else {
+			m, err = wss.AddMember(ctx, op, first[0], person[0], role)
 		}
-		m, err := st.WorkspaceMemberPut(ctx, &store.WorkspaceMemberPutParams{WorkspaceID: first[0], PersonID: person[0], Role: role})
 		if err != nil {
 			return err
 		}
@@ -149,48 +148,50 @@ func workspacesCmd(ctx context.Context, cfg app.Config, args []string, stdout io
 		if err != nil {
 			return err
 		}
-		if err := st.WorkspaceMemberRemove(ctx, &store.WorkspaceMemberParams{WorkspaceID: first[0], PersonID: person[0]}); err != nil {
+		if err := wss.RemoveMember(ctx, op, first[0], person[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed %s from %s\n", person[0], first[0])
 	case "delete":
-		if err := st.WorkspaceDelete(ctx, first[0]); err != nil {
+		if err := wss.Delete(ctx, op, first[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "deleted workspace %s\n", first[0])
 	case "bind":
-		b, err := workspace.BindWorkspace(ctx, st, a[1], a[2], first[0])
+		b, err := wss.Bind(ctx, op, first[0], a[1], a[2])
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s %s is bound to workspace %s\n", b.Platform, b.ExternalID, b.WorkspaceID)
 	case "retention":
-		return retentionCmd(ctx, st, first[0], a[1:], stdout)
+		return retentionCmd(ctx, wss, first[0], a[1:], stdout)
 	}
 	return nil
 }
 
 // retentionCmd shows or sets a workspace's retention: args are empty
 // (show), "forever", or DAYS with an optional export directory.
-func retentionCmd(ctx context.Context, st store.Store, ws uuid.UUID, args []string, stdout io.Writer) error {
+func retentionCmd(ctx context.Context, wss *workspace.Service, ws uuid.UUID, args []string, stdout io.Writer) error {
 	var r *store.WorkspaceRetention
 	var err error
 	if len(args) == 0 {
-		r, err = st.WorkspaceRetentionGet(ctx, ws)
+		r, err = wss.Retention(ctx, workspace.TheOperator, ws)
 	} else {
-		p := &store.WorkspaceRetentionSetParams{WorkspaceID: ws}
+		// DAYS without a directory exports nowhere: the directory set
+		// before goes.
+		c := workspace.RetentionChange{ExportDir: new(string)}
 		if args[0] != "forever" {
-			p.KeepDays, err = strconv.Atoi(args[0])
-			if err != nil || p.KeepDays < 1 || p.KeepDays > store.MaxKeepDays {
+			c.KeepDays, err = strconv.Atoi(args[0])
+			if err != nil || c.KeepDays < 1 || c.KeepDays > store.MaxKeepDays {
 				return fmt.Errorf("workspaces retention: DAYS %q must be a whole number of days from 1 to %d, or forever", args[0], store.MaxKeepDays)
 			}
 			if len(args) == 2 {
-				p.ExportDir = args[1]
+				*c.ExportDir = args[1]
 			}
 		} else if len(args) > 1 {
 			return fmt.Errorf("workspaces retention: forever takes no export directory (nothing is deleted), got %q", args[1])
 		}
-		r, err = st.WorkspaceRetentionSet(ctx, p)
+		r, err = wss.SetRetention(ctx, workspace.TheOperator, ws, c)
 	}
 	if err != nil {
 		return err
@@ -220,8 +221,9 @@ func agentsCmd(ctx context.Context, cfg app.Config, args []string, stdout io.Wri
 		return err
 	}
 	defer st.Close()
+	wss, op := workspace.NewService(st), workspace.TheOperator
 	if args[0] == "directory" {
-		ls, err := st.AgentDirectory(ctx)
+		ls, err := wss.Directory(ctx)
 		if err != nil {
 			return err
 		}
@@ -241,14 +243,14 @@ func agentsCmd(ctx context.Context, cfg app.Config, args []string, stdout io.Wri
 	var sh *store.AgentSharing
 	switch cmd {
 	case "publish", "unpublish":
-		sh, err = st.AgentPublish(ctx, &store.AgentPublishParams{AgentID: ag.ID, Published: cmd == "publish"})
+		_, sh, err = wss.Publish(ctx, op, ag.Name, cmd == "publish")
 		if errors.Is(err, store.ErrPublishedPin) {
 			return fmt.Errorf("cannot publish %s: %w", name, err)
 		}
 	case "pin":
-		var wss []uuid.UUID
-		if wss, err = ids("workspace", rest...); err == nil {
-			sh, err = st.AgentPin(ctx, &store.AgentPinParams{AgentID: ag.ID, WorkspaceIDs: wss})
+		var pins []uuid.UUID
+		if pins, err = ids("workspace", rest...); err == nil {
+			_, sh, err = wss.Pin(ctx, op, ag.Name, pins)
 		}
 	case "owner":
 		var owner *uuid.UUID
@@ -259,9 +261,9 @@ func agentsCmd(ctx context.Context, cfg app.Config, args []string, stdout io.Wri
 			}
 			owner = &p[0]
 		}
-		sh, err = st.AgentOwnerSet(ctx, &store.AgentOwnerSetParams{AgentID: ag.ID, OwnerPersonID: owner})
+		_, sh, err = wss.SetOwner(ctx, op, ag.Name, owner)
 	case "show":
-		sh, err = st.AgentSharingGet(ctx, ag.ID)
+		_, sh, err = wss.Sharing(ctx, op, ag.Name)
 	default:
 		fmt.Fprint(stdout, agentsUsage)
 		return fmt.Errorf("agents: unknown command %q", cmd)
