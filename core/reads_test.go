@@ -25,6 +25,7 @@ func quiet(t *testing.T, st store.Store) *core.Service {
 // workspace's rows only as its owner or an admin, and only when they name
 // it.
 func TestAuditReaders(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		ctx := context.Background()
 		svc := quiet(t, open(t))
@@ -65,6 +66,7 @@ func TestAuditReaders(t *testing.T) {
 // workspace, and forgetting a person is irreversible: the operator's
 // alone.
 func TestOperatorOnlyReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := quiet(t, testenv.SQLite(t))
 	person := workspace.Actor{Person: uuid.New()}
@@ -94,6 +96,7 @@ func TestOperatorOnlyReads(t *testing.T) {
 // TestAgentsConversation: an agent's session reaches its own agent's
 // conversations only.
 func TestAgentsConversation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := testenv.SQLite(t)
 	s := &setup{st: st, clock: newClock(), tools: &testTools{}}
