@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,13 +70,51 @@ func TestBadInvocations(t *testing.T) {
 
 func TestServeStopsCleanly(t *testing.T) {
 	t.Parallel()
-	// The deadline stands in for Ctrl-C: serve must start, then return nil.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// Cancelling the context stands in for Ctrl-C once the service
+	// listens: serve must start, then return nil. The deadline only bounds
+	// a broken build.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db := "sqlite:" + testenv.SQLiteFile(t)
-	var out, errOut bytes.Buffer
-	err := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-log-level", "error"}, env(map[string]string{"DATABASE_URL": db}), nil, &out, &errOut)
+	var out bytes.Buffer
+	errOut := &watchWriter{want: "msg=listening", seen: cancel}
+	err := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-log-level", "info"}, env(map[string]string{"DATABASE_URL": db}), nil, &out, errOut)
 	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, errOut.String())
 	}
+	if !errOut.fired() {
+		t.Fatalf("serve returned before it listened:\n%s", errOut.String())
+	}
+}
+
+// watchWriter keeps what is written and calls seen once it has seen want.
+type watchWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	want  string
+	seen  func()
+	found bool
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !w.found && strings.Contains(w.buf.String(), w.want) {
+		w.found = true
+		w.seen()
+	}
+	return n, err
+}
+
+func (w *watchWriter) fired() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.found
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -167,9 +167,11 @@ func discordScript(tb testing.TB, chunkDelay time.Duration) string {
 // fails). f receives a DATABASE_URL for a fresh, empty store.
 func discordEachStore(t *testing.T, f func(t *testing.T, db string)) {
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		f(t, "sqlite:"+filepath.Join(t.TempDir(), "switchboard.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		f(t, postgresDatabase(t))
 	})
 }

@@ -67,8 +67,12 @@ type databaseFunc func(tb testing.TB) string
 // eachStore runs f on SQLite, and on Postgres when TEST_DATABASE_URL is set
 // (testenv.PostgresURL decides whether a missing one skips or fails).
 func eachStore(t *testing.T, f func(t *testing.T, db databaseFunc)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, sqliteDatabase) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		f(t, sqliteDatabase)
+	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		testenv.PostgresURL(t)
 		f(t, postgresDatabase)
 	})
