@@ -65,6 +65,7 @@ func TestArtifactPostedToSlackAsAFileOnce(t *testing.T) {
 // On Discord the artifact is an attachment of one message, with its
 // caption, even when the post was rate limited first.
 func TestArtifactPostedToDiscordAsAnAttachmentOnce(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		script := map[string]any{"turns": []map[string]any{
 			{"after_tool": "artifact_create", "text": "Here is the program."},

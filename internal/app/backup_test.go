@@ -18,6 +18,7 @@ import (
 // (where ps shows it), and never sees the rest of the service's
 // environment; what it prints comes back with the password replaced.
 func TestPgDumpGetsThePasswordOutOfItsArguments(t *testing.T) {
+	t.Parallel()
 	schema := testenv.PostgresSchema(t)
 	testenv.Postgres(t, schema) // a migrated store to back up
 	const password = "hunter2-not-on-argv"
@@ -79,6 +80,7 @@ func TestPgDumpGetsThePasswordOutOfItsArguments(t *testing.T) {
 }
 
 func TestLibpqConn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		db, listen     string
 		url, password  string
@@ -120,6 +122,7 @@ const sampleTOC = `;
 `
 
 func TestTOC(t *testing.T) {
+	t.Parallel()
 	toc := &toc{lines: strings.Split(sampleTOC, "\n")}
 	if !toc.hasTable("s1", migrationsTable) || toc.hasTable("public", migrationsTable) {
 		t.Errorf("hasTable: want the migrations table in s1 only")
@@ -137,6 +140,7 @@ func TestTOC(t *testing.T) {
 // process that is gone, and refuses one whose holder runs or cannot be
 // told (another host).
 func TestRestoreForceAndInstanceLeases(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	backupPath := filepath.Join(dir, "b.backup")
 	src := filepath.Join(dir, "src.db")
@@ -196,6 +200,7 @@ func TestRestoreForceAndInstanceLeases(t *testing.T) {
 // The dump is checked with the pg_restore of pg_dump's installation; one
 // without it is named before anything runs.
 func TestBackupNeedsPgRestoreBesidePgDump(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pgDump := filepath.Join(dir, "pg_dump")
 	if err := os.WriteFile(pgDump, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {

@@ -47,6 +47,7 @@ func checkStreamPace(t *testing.T, srv *slacktest.Server) int {
 // clear message in place of the partial text, the call is not retried, and
 // the turn lets go of the conversation.
 func TestSlackModelDeadline(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
 		// 10,000 words, one every 20ms: more than three minutes of answer.
@@ -106,6 +107,7 @@ func TestSlackModelDeadline(t *testing.T) {
 // a bounded number of appendStream calls, none within 0.5s of the last on
 // the same message.
 func TestSlackReplyCap(t *testing.T) {
+	t.Parallel()
 	const limit = 48 << 10
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := modeltest.NewAnthropic(t)
@@ -174,6 +176,7 @@ func TestSlackReplyCap(t *testing.T) {
 // A reply streamed in many quick deltas reaches Slack in few calls: no
 // more than one streaming call per 0.5s on a message, and the whole text.
 func TestSlackStreamIsPaced(t *testing.T) {
+	t.Parallel()
 	fake := modeltest.NewAnthropic(t)
 	var words []string
 	for i := range 80 {
@@ -203,6 +206,7 @@ func tail(s string, n int) string {
 // A failed model call shows people a classified sentence, never the text
 // of a library or of the provider's error body; that goes to the log.
 func TestSlackModelErrorsAreClassified(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		replies []modeltest.Reply

@@ -45,6 +45,7 @@ func startCLIWith(t *testing.T, db databaseFunc, scenario, data string, opts env
 }
 
 func TestSlackClaudeCodeAgentResumesItsSession(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		data := t.TempDir()
 		e, fake := startCLI(t, db, "text", data)
@@ -122,6 +123,7 @@ func mustEval(t *testing.T, p string) string {
 // A CLI that is not logged in: the person who asked is told so, with how to
 // fix it, and /readyz shows the probe's needs_auth.
 func TestSlackClaudeCodeNotLoggedIn(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e, fake := startCLI(t, db, "noauth", t.TempDir())
 		const channel, thread = "C0NOAUTH", "1700000950.000100"
@@ -155,6 +157,7 @@ func TestSlackClaudeCodeNotLoggedIn(t *testing.T) {
 // A CLI that crashes mid-answer is run again: the person sees one answer,
 // not the cut one, and the log has no error.
 func TestSlackClaudeCodeCrashIsRetried(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e, fake := startCLI(t, db, "crash_once", t.TempDir())
 		const channel, thread = "C0CRASH", "1700000980.000100"
@@ -180,6 +183,7 @@ func TestSlackClaudeCodeCrashIsRetried(t *testing.T) {
 // its --mcp-config), the helper agent runs a real turn, and its answer is
 // in the CLI agent's reply.
 func TestSlackClaudeCodeCallsAnotherAgentThroughMCP(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		script := filepath.Join(t.TempDir(), "helper.yaml")
 		if err := os.WriteFile(script, []byte("name: helper\nchunk_delay: 0s\nfallback:\n  text: \"Six times seven is 42\"\n"), 0o600); err != nil {
@@ -225,6 +229,7 @@ func freeAddr(t *testing.T) string {
 // since Codex reports the thread's running totals, the usage of each call
 // is what that call added (the totals travel in the log with the session).
 func TestSlackCodexAgentResumesItsThread(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		fake := clitest.Build(t)
 		opts := envOptions{config: openAccess + "agents:\n  - name: coder\n    model: codex:default\n", env: map[string]string{}}

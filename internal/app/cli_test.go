@@ -12,6 +12,7 @@ import (
 )
 
 func TestFromEnvCLISettings(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -61,6 +62,7 @@ func TestFromEnvCLISettings(t *testing.T) {
 }
 
 func TestCLIOptions(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"PATH": "/usr/bin", "HOME": "/home/sb", "SLACK_BOT_TOKEN": "xoxb-secret", "SWITCHBOARD_SECRET_KEY": "k1:abc",
 		"ANTHROPIC_API_KEY": "sk-ant-service", "GITHUB_TOKEN": "ghp_x", "CODER_KEY": "sk-ant-coder",

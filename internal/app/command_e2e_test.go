@@ -90,6 +90,7 @@ func checkReminder(t *testing.T, a *app.App, platform, workspace, owner string, 
 // report_progress end a pulse or a loop iteration, so a conversation on a
 // platform or the API is not offered them; the scheduler's runs are.
 func TestScheduledRunToolsOnlyInScheduledRuns(t *testing.T) {
+	t.Parallel()
 	script, err := filepath.Abs(filepath.Join("testdata", "slack_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)

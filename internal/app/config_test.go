@@ -7,6 +7,7 @@ import (
 )
 
 func TestFromEnvModelIdleTimeout(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		value   string
 		want    time.Duration
@@ -36,6 +37,7 @@ func TestFromEnvModelIdleTimeout(t *testing.T) {
 }
 
 func TestFromEnvMemoryBudget(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		value   string
 		want    time.Duration
@@ -62,6 +64,7 @@ func TestFromEnvMemoryBudget(t *testing.T) {
 }
 
 func TestFromEnvModelBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, value string
 		wantErr     bool

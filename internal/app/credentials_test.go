@@ -15,6 +15,7 @@ import (
 // names, the agent's base_url wins over the provider's, and a missing key
 // names the variable to set.
 func TestCredentials(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"ANTHROPIC_API_KEY": "ak", "ANTHROPIC_BASE_URL": "http://a",
 		"OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": "http://o/v1",
@@ -57,6 +58,7 @@ func TestCredentials(t *testing.T) {
 // with an error naming the agent and the variable; set in the settings the
 // app reads (Config.Env, not the process environment), it starts.
 func TestOpenNamesAMissingKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "switchboard.yaml")
 	if err := os.WriteFile(path, []byte("agents:\n  - name: scout\n    model: anthropic:claude-sonnet-4-5\n    api_key_env: SCOUT_KEY\n"), 0o600); err != nil {

@@ -18,6 +18,7 @@ import (
 // workspace; an unavailable guild (an outage) binds nothing; and a mention
 // in the guild's channel belongs to the guild's workspace.
 func TestDiscordGuildJoinBindsATeamWorkspace(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		ctx := context.Background()
 		e := discordStart(t, db, 0)

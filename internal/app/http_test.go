@@ -14,6 +14,7 @@ import (
 )
 
 func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
+	t.Parallel()
 	script, err := filepath.Abs(filepath.Join("testdata", "slack_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
 }
 
 func TestAllowedOriginsFromEnv(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		value   string
 		want    string

@@ -15,6 +15,7 @@ import (
 // TestInstanceAcquire: the instance id's hold, on each store, with the
 // holder's liveness given (a process on another host cannot be seen).
 func TestInstanceAcquire(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
 		const ttl = time.Second
 		opts := func(st store.Store, v verdict, fallback bool) instanceOptions {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFromEnvReadsLeaseShutdownAndInstance(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"SWITCHBOARD_LEASE_TTL":        "20s",
 		"SWITCHBOARD_SHUTDOWN_TIMEOUT": "1m",
@@ -35,6 +36,7 @@ func TestFromEnvReadsLeaseShutdownAndInstance(t *testing.T) {
 }
 
 func TestDefaultInstanceIDIsStablePerDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := app.DefaultInstanceID("sqlite:" + dir + "/a.db")
 	if again := app.DefaultInstanceID("sqlite:" + dir + "/a.db"); again != a {

@@ -40,6 +40,7 @@ var proxyHeaders = []struct{ name, value string }{
 // write route and on /metrics, and nothing is stored; the same request
 // without the header is served.
 func TestOnlyDirectLoopbackIsLocal(t *testing.T) {
+	t.Parallel()
 	bin := buildSwitchboard(t)
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "sb.db")

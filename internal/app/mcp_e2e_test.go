@@ -79,6 +79,7 @@ func (e *slackEnv) getText(path, token string) (int, string) {
 // model and the thread. The status shows in /readyz, /metrics and
 // /api/mcp/status.
 func TestMCPToolConfirmedInSlack(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		e := startMCP(t, db(t), "")
 		const channel, ts = "C0MCP", "1700000900.000100"
@@ -142,6 +143,7 @@ func (e *slackEnv) inspector(token string, args ...string) string {
 // agents as tools at /mcp with the operator token and calls one; the
 // result is the agent's answer. Without the token it is refused.
 func TestMCPServerInspector(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		const token = "op-token-for-mcp-e2e"
 		e := startMCP(t, db(t), token)
@@ -230,6 +232,7 @@ func resultText(r *mcp.CallToolResult) string {
 // answers; cancelling a call interrupts its turn (done, not retried, no
 // answer stored); a call whose turn asks for an approval reports it.
 func TestMCPServerProgressCancelApproval(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		const token = "op-token-for-mcp-sdk"
 		e := startMCP(t, db(t), token)
@@ -380,6 +383,7 @@ func TestMCPServerProgressCancelApproval(t *testing.T) {
 // it there, through a stop request (the stop button's path), completed
 // and never retried, without its whole answer.
 func TestMCPCancelOnAnotherInstance(t *testing.T) {
+	t.Parallel()
 	url := postgresDatabase(t)
 	const token = "op-token-for-mcp-cancel"
 	script, err := filepath.Abs(filepath.Join("testdata", "mcp_e2e.yaml"))
@@ -452,6 +456,9 @@ func TestMCPCancelOnAnotherInstance(t *testing.T) {
 // expected failures of internal/mcptest/conformance-baseline.yml: a new
 // failure, or a listed one that passes, fails the test.
 func TestMCPConformance(t *testing.T) {
+	// Not parallel: the suite's sse-retry scenario times the client's
+	// reconnection, and with the other whole-service tests running
+	// beside it a loaded machine made it late. It runs before them.
 	node := mcptest.Node22(t)
 	bin := mcptest.Bin(t, "conformance")
 	suite, err := filepath.EvalSymlinks(bin)

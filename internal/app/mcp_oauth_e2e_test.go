@@ -38,6 +38,7 @@ import (
 // SWITCHBOARD_PUBLIC_URL refuses such a server, naming the setting. On
 // SQLite and on Postgres.
 func TestMCPOAuthServe(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testMCPOAuthServe(t, sqliteDatabase(t), false) })
 	t.Run("postgres", func(t *testing.T) { testMCPOAuthServe(t, postgresDatabase(t), true) })
 }
@@ -150,6 +151,7 @@ func testMCPOAuthServe(t *testing.T, db string, beside bool) {
 // once and logged, and the server connects with it without a sign-in. On
 // SQLite and on Postgres.
 func TestMCPOAuthLegacyImport(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testMCPOAuthLegacyImport(t, sqliteDatabase(t), sqliteDatabase(t)) })
 	t.Run("postgres", func(t *testing.T) { testMCPOAuthLegacyImport(t, postgresDatabase(t), postgresDatabase(t)) })
 }
@@ -245,6 +247,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // one that opens under no listed key is reported and left. On SQLite and
 // on Postgres.
 func TestMCPOAuthRotateKey(t *testing.T) {
+	t.Parallel()
 	testenv.Each(t, func(t *testing.T, open func(tb testing.TB) store.Store) {
 		st := open(t)
 		ctx := context.Background()
@@ -294,6 +297,7 @@ func TestMCPOAuthRotateKey(t *testing.T) {
 // both instances connect with the one grant. A redirect nobody waits for
 // is still refused. On Postgres (instances share it).
 func TestMCPOAuthCallbackOtherInstance(t *testing.T) {
+	t.Parallel()
 	db := postgresDatabase(t)
 	f, _, servers, keys := oauthMCPFixture(t)
 	start := func(id string) (*app.App, string) {

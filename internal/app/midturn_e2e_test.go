@@ -62,7 +62,7 @@ func checkBothAnswered(t *testing.T, st store.Store, fake *modeltest.Fake, conv 
 // after it (a helper testing the web console saw a turn with no reply).
 func TestAPIMessageDuringTurnIsAnswered(t *testing.T) {
 	const msgA, msgB = "What is the capital of France?", "And of Spain, please?"
-	eachStore(t, func(t *testing.T, db databaseFunc) {
+	eachStoreInTurn(t, func(t *testing.T, db databaseFunc) {
 		fake, release := midTurnModel(t)
 		e := startSlack(t, db(t), envOptions{env: anthropicEnv(fake)})
 		var conv struct {
@@ -108,7 +108,7 @@ func TestAPIMessageDuringTurnIsAnswered(t *testing.T) {
 // answer to A streams, gets its own answer there.
 func TestSlackMessageDuringTurnIsAnswered(t *testing.T) {
 	const msgA, msgB = "What is the capital of France?", "And of Spain, please?"
-	eachStore(t, func(t *testing.T, db databaseFunc) {
+	eachStoreInTurn(t, func(t *testing.T, db databaseFunc) {
 		fake, release := midTurnModel(t)
 		e := startSlack(t, db(t), envOptions{env: anthropicEnv(fake)})
 		const ch, ts = "C0MIDTURN", "1700000500.000100"

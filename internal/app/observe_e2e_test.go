@@ -31,6 +31,7 @@ import (
 // GET /metrics parsed as Prometheus text, and JSON log lines carrying the
 // trace id of the turn they were logged in.
 func TestObservability(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))

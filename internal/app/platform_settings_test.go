@@ -16,6 +16,7 @@ import (
 // used to be blamed on SLACK_BOT_TOKEN) nor an option of the adapter's Go
 // API (AppToken, Options.PublicKey).
 func TestPlatformSettingErrorsNameTheSetting(t *testing.T) {
+	t.Parallel()
 	script, err := filepath.Abs(filepath.Join("testdata", "slack_e2e.yaml"))
 	if err != nil {
 		t.Fatal(err)

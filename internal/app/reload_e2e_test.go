@@ -29,6 +29,7 @@ import (
 // keep answering, and the refusal shows in GET /api/config/status and
 // /readyz; a reload naming a tool nothing provides is refused too.
 func TestReload(t *testing.T) {
+	t.Parallel()
 	discordEachStore(t, func(t *testing.T, db string) {
 		dir := t.TempDir()
 		script := func(name, text string, delay time.Duration) string {
@@ -222,6 +223,7 @@ func TestReload(t *testing.T) {
 // TestReloadMCP: a server added to mcp-servers.json connects on a reload,
 // and an agent may then name its tools; removing it withdraws them.
 func TestReloadMCP(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	type in struct{}
 	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "looks up"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {

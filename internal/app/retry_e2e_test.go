@@ -60,7 +60,7 @@ func TestSlackCutStreamRetriesCleanly(t *testing.T) {
 			},
 		},
 	}
-	eachStore(t, func(t *testing.T, db databaseFunc) {
+	eachStoreInTurn(t, func(t *testing.T, db databaseFunc) {
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				fake := modeltest.NewAnthropic(t)
@@ -180,6 +180,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // A signed event that carries no event_id is deduped by the message it
 // delivers: sent twice, it is answered once.
 func TestSlackEventWithoutIDIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	e := startSlack(t, sqliteDatabase(t), envOptions{})
 	ev := mention("C0NOID", "1700000600.000001", "", alice, "hello without an id")
 	// The redelivery comes after the reply, as Slack's retries do.

@@ -12,6 +12,7 @@ import (
 )
 
 func TestConfigSecrets(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"ANTHROPIC_API_KEY": "anthropic-env-key",
 		"OPENAI_API_KEY":    "openai-env-key",
@@ -46,6 +47,7 @@ func TestConfigSecrets(t *testing.T) {
 }
 
 func TestOpenRegistersSecrets(t *testing.T) {
+	t.Parallel()
 	const token = "open-registers-this-api-token"
 	cfg := Config{
 		Addr:        "-",

@@ -15,6 +15,7 @@ import (
 // version of a shipped skill wins), and a folder with a bad skill stops the
 // start with an error naming the variable and the file.
 func TestSkillsDir(t *testing.T) {
+	t.Parallel()
 	cfg, err := FromEnv(func(k string) string { return map[string]string{"SWITCHBOARD_SKILLS_DIR": "/srv/skills"}[k] })
 	if err != nil || cfg.SkillsDir != "/srv/skills" {
 		t.Fatalf("FromEnv: SkillsDir %q, %v; want /srv/skills", cfg.SkillsDir, err)

@@ -78,6 +78,16 @@ func eachStore(t *testing.T, f func(t *testing.T, db databaseFunc)) {
 	})
 }
 
+// eachStoreInTurn is eachStore one store after the other, for a test that
+// sets the process's environment (t.Setenv), which parallel tests cannot.
+func eachStoreInTurn(t *testing.T, f func(t *testing.T, db databaseFunc)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, sqliteDatabase) })
+	t.Run("postgres", func(t *testing.T) {
+		testenv.PostgresURL(t)
+		f(t, postgresDatabase)
+	})
+}
+
 func sqliteDatabase(tb testing.TB) string {
 	return "sqlite:" + testenv.SQLiteFile(tb)
 }

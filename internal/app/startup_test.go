@@ -17,6 +17,7 @@ import (
 // error naming DATABASE_URL and where it points (before: minutes of
 // silence), and the start-up log says which store it was opening.
 func TestStoreThatNeverAnswersStopsTheStart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestStoreThatNeverAnswersStopsTheStart(t *testing.T) {
 // sqlite:PATH shows where the new, empty database went); Postgres as host,
 // database and schema, never the user or password.
 func TestStoreWhere(t *testing.T) {
+	t.Parallel()
 	abs, err := filepath.Abs("data/x.db")
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +102,7 @@ func TestStoreWhere(t *testing.T) {
 }
 
 func TestConsoleURL(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ public, addr, want string }{
 		{"", "[::]:8080", "http://127.0.0.1:8080/"},
 		{"", "0.0.0.0:9000", "http://127.0.0.1:9000/"},

@@ -16,6 +16,7 @@ import (
 // MCP tool passes when its server is declared in mcp-servers.json, since
 // its tools only appear once it connects.
 func TestUnknownToolStopsStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "mcp-servers.json")
 	if err := os.WriteFile(servers, []byte(`{"mcpServers": {"docs": {"url": "http://127.0.0.1:1/mcp"}}}`), 0o600); err != nil {

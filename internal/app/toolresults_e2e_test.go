@@ -27,6 +27,7 @@ const slowMCPTool = "everything__trigger-long-running-operation"
 // it gets 409 and changes nothing: no entry, no turn queued. The log ends
 // with the tool's own result and exactly one reply.
 func TestForgedToolResultForARunningMCPCall(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, db databaseFunc) {
 		dir := t.TempDir()
 		servers := filepath.Join(dir, "mcp-servers.json")
