@@ -79,7 +79,8 @@ func eachStore(t *testing.T, f func(t *testing.T, db databaseFunc)) {
 }
 
 // eachStoreInTurn is eachStore one store after the other, for a test that
-// sets the process's environment (t.Setenv), which parallel tests cannot.
+// sets the process's environment (t.Setenv), which parallel tests cannot,
+// or that times what it checks.
 func eachStoreInTurn(t *testing.T, f func(t *testing.T, db databaseFunc)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, sqliteDatabase) })
 	t.Run("postgres", func(t *testing.T) {

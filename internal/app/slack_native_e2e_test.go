@@ -69,9 +69,8 @@ func runningTurn(tb testing.TB, st store.Store, channel, thread string) *store.W
 // person was reading and saying who stopped it (their display name), and
 // the session leaves processing. SQLite runs the same with one instance.
 func TestSlackStopButtonOnAnotherInstance(t *testing.T) {
-	t.Parallel()
 	// Not parallel: it checks that the stop lands within a second.
-	eachStore(t, func(t *testing.T, db databaseFunc) {
+	eachStoreInTurn(t, func(t *testing.T, db databaseFunc) {
 		url := db(t)
 		first := startNative(t, url, envOptions{instanceID: "first"})
 		second := first

@@ -345,15 +345,14 @@ func (w *world) turnsBy() map[string]int {
 //     beside the 2-instance one (logged; on a 2-core machine it need not
 //     scale).
 func TestTwoInstances(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two service processes")
 	}
-	t.Run("direct", func(t *testing.T) { t.Parallel(); twoInstances(t, newWorld(t, false)) })
+	t.Run("direct", func(t *testing.T) { twoInstances(t, newWorld(t, false)) })
 	// As teams behind a managed pooler run it: every statement through
 	// PgBouncer in transaction mode, nothing configured on the pooler for
 	// Switchboard, the LISTEN of the wake-ups on a direct connection.
-	t.Run("pgbouncer", func(t *testing.T) { t.Parallel(); twoInstances(t, newWorld(t, true)) })
+	t.Run("pgbouncer", func(t *testing.T) { twoInstances(t, newWorld(t, true)) })
 }
 
 func twoInstances(t *testing.T, w *world) {

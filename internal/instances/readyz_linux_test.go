@@ -28,7 +28,6 @@ func setFileSizeLimit(t *testing.T, pid int, limit uint64) {
 // work again it answers 200. (Before, it answered 200: it only pinged and
 // read the schema version.)
 func TestReadyzFailsWhenStoreCannotWrite(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a service process")
 	}

@@ -25,7 +25,6 @@ import (
 //     to start: exit status 1, and a message naming the schema version,
 //     the binary that applied it and the release to run.
 func TestSchemaOfANewerRelease(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts service processes")
 	}

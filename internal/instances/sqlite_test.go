@@ -184,7 +184,6 @@ func (w *sqliteWorld) modelCalls(text string) int {
 // once. (Before, chat got the same default instance id and took the turns
 // back as "left by a previous run", so each model was called twice.)
 func TestChatBesideServeTakesNoTurns(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two service processes")
 	}
@@ -238,7 +237,6 @@ func TestChatBesideServeTakesNoTurns(t *testing.T) {
 // After a kill -9 of the holder, a restart starts at once: it proves the
 // old process gone rather than wait out a lease TTL (60s here).
 func TestSecondServeRefusedThenRestartAfterKill(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts service processes")
 	}

@@ -42,7 +42,6 @@ import (
 //	TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable \
 //	  go test -run TestRollingUpgrade -v ./internal/instances/
 func TestRollingUpgrade(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the previous release and starts two service processes")
 	}
