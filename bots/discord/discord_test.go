@@ -437,11 +437,16 @@ func TestStreamEditsAreBounded(t *testing.T) {
 	if max := int(elapsed/time.Second) + 1; len(stream) > max || len(stream) < 1 {
 		t.Errorf("streaming edits = %d over %s; want between 1 and %d", len(stream), elapsed, max)
 	}
+	// The adapter spaces its writes a second apart, but the fake sees
+	// arrivals: a write slowed by a busy machine arrives late and the gap
+	// to the next one shrinks by as much. Half a second still tells a
+	// throttled stream from one that edits per delta (as the whole-service
+	// test of the same stream does).
 	posts := fake.CallsTo("POST /channels/{channel}/messages")
 	prev := posts[0].At
 	for i, e := range stream {
-		if gap := e.At.Sub(prev); gap < 950*time.Millisecond {
-			t.Errorf("edit %d came %s after the previous write; want ≥ 1s", i, gap)
+		if gap := e.At.Sub(prev); gap < 500*time.Millisecond {
+			t.Errorf("edit %d came %s after the previous write; want about 1s (at least 500ms as the fake sees arrivals)", i, gap)
 		}
 		prev = e.At
 	}
