@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/doccheck"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -334,20 +335,8 @@ func packageDocs() (map[string]string, error) {
 			d = strings.ToUpper(rest[:1]) + rest[1:]
 		}
 		out[t.Name] = d
-		for _, spec := range t.Decl.Specs {
-			st, ok := spec.(*ast.TypeSpec).Type.(*ast.StructType)
-			if !ok {
-				continue
-			}
-			for _, f := range st.Fields.List {
-				text := f.Doc.Text()
-				if text == "" {
-					text = f.Comment.Text()
-				}
-				for _, n := range f.Names {
-					out[t.Name+"."+n.Name] = oneLine(text)
-				}
-			}
+		for field, text := range doccheck.FieldDocs(t.Decl) {
+			out[t.Name+"."+field] = oneLine(text)
 		}
 	}
 	return out, nil

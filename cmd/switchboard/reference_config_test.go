@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/switchboardhq/switchboard/internal/doccheck"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -220,33 +221,11 @@ func readGoDocs(t *testing.T, fields []configField) goDocs {
 		}
 		d.fields[pkg], d.values[pkg] = map[string]map[string]string{}, map[string][]string{}
 		for _, ty := range p.Types {
-			d.fields[pkg][ty.Name] = structDocs(ty.Decl)
+			d.fields[pkg][ty.Name] = doccheck.FieldDocs(ty.Decl)
 			d.values[pkg][ty.Name] = constValues(ty.Consts)
 		}
 	}
 	return d
-}
-
-// structDocs are the doc comments of a struct type's fields (the comment
-// above a field, else the one after it on its line).
-func structDocs(decl *ast.GenDecl) map[string]string {
-	out := map[string]string{}
-	for _, spec := range decl.Specs {
-		st, ok := spec.(*ast.TypeSpec).Type.(*ast.StructType)
-		if !ok {
-			continue
-		}
-		for _, f := range st.Fields.List {
-			text := f.Doc.Text()
-			if text == "" {
-				text = f.Comment.Text()
-			}
-			for _, n := range f.Names {
-				out[n.Name] = text
-			}
-		}
-	}
-	return out
 }
 
 // constValues are the string values of a type's constants.
