@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/switchboardhq/switchboard/internal/doccheck"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/compare"
+	"github.com/switchboardhq/switchboard/internal/doccheck"
 )
 
 // updateFlag rewrites the generated files this package checks instead of

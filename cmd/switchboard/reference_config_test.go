@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/switchboardhq/switchboard/internal/doccheck"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -20,6 +19,7 @@ import (
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/memory"
+	"github.com/switchboardhq/switchboard/internal/doccheck"
 	"github.com/switchboardhq/switchboard/scheduler"
 	"github.com/switchboardhq/switchboard/store"
 )
