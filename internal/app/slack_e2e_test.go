@@ -393,6 +393,37 @@ func (e *slackEnv) waitIdleFor(timeout, every time.Duration) {
 	})
 }
 
+// waitDrainedWhileMoving waits for the work queue to drain for as long as
+// it keeps draining: it fails when the number of available and running
+// items has not fallen for stall, so a loaded machine that answers slower
+// still passes and a stuck item still fails within stall.
+func (e *slackEnv) waitDrainedWhileMoving(stall, every time.Duration) {
+	e.tb.Helper()
+	fewest, since := -1, time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		items, err := e.store.WorkList(context.Background(), &store.WorkListParams{
+			States: []store.WorkState{store.WorkAvailable, store.WorkRunning},
+		})
+		if err != nil {
+			e.tb.Fatalf("listing the work queue: %v", err)
+		}
+		if len(items) == 0 {
+			return
+		}
+		if fewest < 0 || len(items) < fewest {
+			fewest, since = len(items), time.Now()
+		}
+		if time.Since(since) > stall {
+			it := items[0]
+			e.tb.Fatalf("the work queue stopped draining: %d items left for %s; first: %s item %s %s, attempts %d, last error %q",
+				len(items), stall, it.Kind, it.ID, it.State, it.Attempts, it.LastError)
+		}
+		<-tick.C
+	}
+}
+
 // conversation is the conversation bound to a Slack thread, waiting for the
 // binding: with the default deferred ack, an event's message is bound right
 // after the ack, not before it.
