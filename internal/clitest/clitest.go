@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -60,10 +61,13 @@ func build() (string, error) {
 }
 
 func buildCached() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "testdata", "fakecli")
+	here, err := packageDir()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(here, "testdata", "fakecli")
 	h := sha256.New()
-	for _, p := range []string{filepath.Join(src, "main.go"), filepath.Join(filepath.Dir(file), "..", "..", "go.mod")} {
+	for _, p := range []string{filepath.Join(src, "main.go"), filepath.Join(here, "..", "..", "go.mod")} {
 		raw, err := os.ReadFile(p)
 		if err != nil {
 			return "", err
@@ -105,6 +109,23 @@ func buildCached() (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// packageDir is this package's source folder: from the file name the
+// compiler recorded, or, when the test was built with -trimpath (CI's
+// build cache is shared across clones that way) and that name is the
+// import path's, from go list, which the test's working folder (inside the
+// module) resolves.
+func packageDir() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	if filepath.IsAbs(file) {
+		return filepath.Dir(file), nil
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/switchboardhq/switchboard/internal/clitest").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the clitest package's folder (built with -trimpath): go list: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Env is the environment that runs the fake with scenario (see

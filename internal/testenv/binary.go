@@ -19,7 +19,9 @@ func MainWithBinary(m *testing.M, name string, binary *string) {
 		os.Exit(1)
 	}
 	*binary = filepath.Join(dir, "switchboard")
-	build := exec.Command("go", "build", "-o", *binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
+	// -trimpath, as the upgrade test builds the previous release: the
+	// packages that did not change since then come from the build cache.
+	build := exec.Command("go", "build", "-trimpath", "-o", *binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building switchboard: %v\n", err)
