@@ -14,8 +14,9 @@ import (
 	"github.com/switchboardhq/switchboard/migrations"
 )
 
+// TestVersion sets the release stamps (package variables every command
+// reads), so it runs alone, not beside the other tests.
 func TestVersion(t *testing.T) {
-	t.Parallel()
 	// version answers even where the settings are wrong: it is what a bug
 	// report asks for first.
 	bad := env(map[string]string{"SWITCHBOARD_CONCURRENCY": "many"})
