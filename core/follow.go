@@ -28,24 +28,31 @@ type TurnQueue struct {
 // Empty reports that no turn waits or runs.
 func (q TurnQueue) Empty() bool { return !q.Waiting && !q.Running }
 
-// ReadTurnQueue reads conv's turn queue from st.
+// turnQueueRead bounds ReadTurnQueue's read of a long queue.
+const turnQueueRead = 100
+
+// ReadTurnQueue reads conv's turn queue from st, in one read: two (one per
+// state) could miss an item that is claimed between them (waiting at the
+// first, running at the second) or retried (running, then waiting) and
+// report an empty queue while a turn is still to come. At most
+// turnQueueRead items are read: a conversation's turns are claimed in
+// order, so the one running is among the oldest.
 func ReadTurnQueue(ctx context.Context, st WorkLister, conv uuid.UUID) (TurnQueue, error) {
-	has := func(state store.WorkState) (bool, error) {
-		items, err := st.WorkList(ctx, &store.WorkListParams{
-			ConversationID: &conv, Kind: WorkTurn, States: []store.WorkState{state}, Limit: 1,
-		})
-		if err != nil {
-			return false, fmt.Errorf("reading the turn queue of %s: %w", conv, err)
-		}
-		return len(items) > 0, nil
+	items, err := st.WorkList(ctx, &store.WorkListParams{
+		ConversationID: &conv, Kind: WorkTurn, States: []store.WorkState{store.WorkRunning, store.WorkAvailable},
+		Limit: turnQueueRead,
+	})
+	if err != nil {
+		return TurnQueue{}, fmt.Errorf("reading the turn queue of %s: %w", conv, err)
 	}
 	var q TurnQueue
-	var err error
-	if q.Running, err = has(store.WorkRunning); err != nil {
-		return TurnQueue{}, err
-	}
-	if q.Waiting, err = has(store.WorkAvailable); err != nil {
-		return TurnQueue{}, err
+	for _, it := range items {
+		switch it.State {
+		case store.WorkRunning:
+			q.Running = true
+		case store.WorkAvailable:
+			q.Waiting = true
+		}
 	}
 	return q, nil
 }

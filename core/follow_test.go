@@ -85,3 +85,39 @@ fallback:
 		}
 	})
 }
+
+// movingQueue is a work queue whose one turn item moves on each read (to
+// the next of states), as a worker claims or retries it between reads.
+type movingQueue struct {
+	states []store.WorkState
+	reads  int
+}
+
+func (m *movingQueue) WorkList(_ context.Context, p *store.WorkListParams) ([]*store.WorkItem, error) {
+	state := m.states[min(m.reads, len(m.states)-1)]
+	m.reads++
+	if !slices.Contains(p.States, state) {
+		return nil, nil
+	}
+	return []*store.WorkItem{{ID: uuid.New(), Kind: core.WorkTurn, State: state}}, nil
+}
+
+// TestTurnQueueIsOneRead: a turn claimed (waiting, then running) or retried
+// (running, then waiting) while the queue is read is still seen; reading
+// each state apart missed it and a follower printed its prompt before the
+// resumed turn's reply.
+func TestTurnQueueIsOneRead(t *testing.T) {
+	t.Parallel()
+	for _, states := range [][]store.WorkState{
+		{store.WorkAvailable, store.WorkRunning},
+		{store.WorkRunning, store.WorkAvailable},
+	} {
+		q, err := core.ReadTurnQueue(context.Background(), &movingQueue{states: states}, uuid.New())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Empty() {
+			t.Errorf("the turn queue read empty while its item moved %v", states)
+		}
+	}
+}
