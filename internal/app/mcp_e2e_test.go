@@ -450,15 +450,12 @@ func TestMCPCancelOnAnotherInstance(t *testing.T) {
 	}
 }
 
-// TestMCPConformance runs the official conformance suite
-// (@modelcontextprotocol/conformance) against /mcp and, through
-// internal/mcptest/conformanceclient, against the MCP client, with the
-// expected failures of internal/mcptest/conformance-baseline.yml: a new
-// failure, or a listed one that passes, fails the test.
-func TestMCPConformance(t *testing.T) {
-	// Not parallel: the suite's sse-retry scenario times the client's
-	// reconnection, and with the other whole-service tests running
-	// beside it a loaded machine made it late. It runs before them.
+// conformance runs the official conformance suite
+// (@modelcontextprotocol/conformance) with args and the expected failures
+// of internal/mcptest/conformance-baseline.yml: a new failure, or a listed
+// one that passes, fails the test.
+func conformance(t *testing.T, args ...string) {
+	t.Helper()
 	node := mcptest.Node22(t)
 	bin := mcptest.Bin(t, "conformance")
 	suite, err := filepath.EvalSymlinks(bin)
@@ -469,23 +466,34 @@ func TestMCPConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append(append([]string{suite}, args...), "--expected-failures", baseline)...)
+	cmd.Dir = t.TempDir() // its results/ folder
+	out, err := cmd.CombinedOutput()
+	t.Logf("conformance %s:\n%s", args[0], out)
+	if err != nil {
+		t.Fatalf("conformance %s failed beyond the expected failures: %v", args[0], err)
+	}
+}
+
+// TestMCPConformanceServer runs the conformance suite's server scenarios
+// against /mcp.
+func TestMCPConformanceServer(t *testing.T) {
+	t.Parallel()
+	e := startMCP(t, sqliteDatabase(t), "")
+	conformance(t, "server", "--url", e.base+"/mcp")
+}
+
+// TestMCPConformanceClient runs the suite's client scenarios against the
+// MCP client, through internal/mcptest/conformanceclient.
+func TestMCPConformanceClient(t *testing.T) {
+	// Not parallel: the suite's sse-retry scenario times the client's
+	// reconnection, and with the other whole-service tests running
+	// beside it a loaded machine made it late. It runs before them.
 	client := filepath.Join(t.TempDir(), "conformanceclient")
 	if out, err := exec.Command("go", "build", "-o", client, "../mcptest/conformanceclient").CombinedOutput(); err != nil {
 		t.Fatalf("building the conformance client: %v\n%s", err, out)
 	}
-	e := startMCP(t, sqliteDatabase(t), "")
-	conformance := func(args ...string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{suite}, args...)...)
-		cmd.Dir = t.TempDir() // its results/ folder
-		out, err := cmd.CombinedOutput()
-		t.Logf("conformance %s:\n%s", args[0], out)
-		if err != nil {
-			t.Fatalf("conformance %s failed beyond the expected failures: %v", args[0], err)
-		}
-	}
-	conformance("server", "--url", e.base+"/mcp", "--expected-failures", baseline)
-	conformance("client", "--command", client, "--suite", "core", "--expected-failures", baseline)
+	conformance(t, "client", "--command", client, "--suite", "core")
 }
