@@ -20,8 +20,9 @@ import (
 // and Postgres and checks that each measured itself and its baseline, and
 // that the store it used is gone afterwards.
 func TestBench(t *testing.T) {
-	// The rss and start figures start this test binary as switchboard.
-	t.Setenv(bench.TestBinaryEnv, "1")
+	// The rss and start figures start this test binary as switchboard
+	// (TestMain).
+	t.Parallel()
 	for _, d := range []struct {
 		name string
 		url  func(t *testing.T) string
@@ -32,6 +33,7 @@ func TestBench(t *testing.T) {
 		{"postgres", func(t *testing.T) string { return testenv.PostgresDatabaseURL(t, testenv.PostgresDatabase(t)) }},
 	} {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			db := d.url(t)
 			var out, errOut bytes.Buffer
 			if err := run(context.Background(), []string{"bench", "-short", "-json"}, env(map[string]string{"DATABASE_URL": db}), nil, &out, &errOut); err != nil {
@@ -104,8 +106,8 @@ func TestBenchQueuePrintsItemsPerSecond(t *testing.T) {
 // of traffic, every figure measured at the start and the end, and the
 // database dropped afterwards.
 func TestBenchSoak(t *testing.T) {
+	t.Parallel()
 	testenv.RequirePgBouncer(t)
-	t.Setenv(bench.TestBinaryEnv, "1")
 	db := testenv.PostgresDatabaseURL(t, testenv.PostgresDatabase(t))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db)
