@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots/web"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -323,8 +324,7 @@ func rowOf(tb testing.TB, page *web.AuditPage, call string) *web.AuditRecordJSON
 func buildSwitchboard(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "switchboard")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/switchboardhq/switchboard/cmd/switchboard").CombinedOutput()
-	if err != nil {
+	if out, err := testenv.BuildSwitchboard(bin); err != nil {
 		tb.Fatalf("building the switchboard binary: %v\n%s", err, out)
 	}
 	return bin

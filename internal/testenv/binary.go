@@ -19,16 +19,20 @@ func MainWithBinary(m *testing.M, name string, binary *string) {
 		os.Exit(1)
 	}
 	*binary = filepath.Join(dir, "switchboard")
-	// -trimpath, as the upgrade test builds the previous release: the
-	// packages that did not change since then come from the build cache.
-	build := exec.Command("go", "build", "-trimpath", "-o", *binary, "github.com/switchboardhq/switchboard/cmd/switchboard")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building switchboard: %v\n", err)
+	if out, err := BuildSwitchboard(*binary); err != nil {
+		fmt.Fprintf(os.Stderr, "building switchboard: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// BuildSwitchboard builds cmd/switchboard, the binary people run, to path,
+// and returns what go build printed. It builds with -trimpath, as the
+// upgrade test builds the previous release: the packages that did not
+// change since then come from the build cache.
+func BuildSwitchboard(path string) ([]byte, error) {
+	return exec.Command("go", "build", "-trimpath", "-o", path, "github.com/switchboardhq/switchboard/cmd/switchboard").CombinedOutput()
 }
