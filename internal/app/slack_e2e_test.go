@@ -379,18 +379,28 @@ func (e *slackEnv) waitIdle() {
 func (e *slackEnv) waitIdleFor(timeout, every time.Duration) {
 	e.tb.Helper()
 	pollFor(e.tb, timeout, every, "the work queue to drain", func() (bool, string) {
-		items, err := e.store.WorkList(context.Background(), &store.WorkListParams{
-			States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: 1,
-		})
+		items, err := e.queued(1)
 		if err != nil {
 			return false, err.Error()
 		}
 		if len(items) == 0 {
 			return true, ""
 		}
-		it := items[0]
-		return false, fmt.Sprintf("%s item %s %s, attempts %d, last error %q", it.Kind, it.ID, it.State, it.Attempts, it.LastError)
+		return false, describeItem(items[0])
 	})
+}
+
+// queued lists the work items still to run (available or running), at
+// most limit of them (0: all).
+func (e *slackEnv) queued(limit int) ([]*store.WorkItem, error) {
+	return e.store.WorkList(context.Background(), &store.WorkListParams{
+		States: []store.WorkState{store.WorkAvailable, store.WorkRunning}, Limit: limit,
+	})
+}
+
+// describeItem is how a wait's failure names the item it waited on.
+func describeItem(it *store.WorkItem) string {
+	return fmt.Sprintf("%s item %s %s, attempts %d, last error %q", it.Kind, it.ID, it.State, it.Attempts, it.LastError)
 }
 
 // waitDrainedWhileMoving waits for the work queue to drain for as long as
@@ -403,9 +413,7 @@ func (e *slackEnv) waitDrainedWhileMoving(stall, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		items, err := e.store.WorkList(context.Background(), &store.WorkListParams{
-			States: []store.WorkState{store.WorkAvailable, store.WorkRunning},
-		})
+		items, err := e.queued(0)
 		if err != nil {
 			e.tb.Fatalf("listing the work queue: %v", err)
 		}
@@ -416,9 +424,7 @@ func (e *slackEnv) waitDrainedWhileMoving(stall, every time.Duration) {
 			fewest, since = len(items), time.Now()
 		}
 		if time.Since(since) > stall {
-			it := items[0]
-			e.tb.Fatalf("the work queue stopped draining: %d items left for %s; first: %s item %s %s, attempts %d, last error %q",
-				len(items), stall, it.Kind, it.ID, it.State, it.Attempts, it.LastError)
+			e.tb.Fatalf("the work queue stopped draining: %d items left for %s; first: %s", len(items), stall, describeItem(items[0]))
 		}
 		<-tick.C
 	}
