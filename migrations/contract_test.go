@@ -200,7 +200,7 @@ WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal`
 )
 
 func openPostgres(t *testing.T) (func(string) error, func() (schema, error)) {
-	url, name := testenv.PostgresURL(t), testenv.PostgresSchema(t)
+	url, name := testenv.PostgresURL(t), testenv.PostgresEmptySchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, url)

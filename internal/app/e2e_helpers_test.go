@@ -17,11 +17,11 @@ import (
 // Helpers shared by the Slack and Discord end-to-end tests.
 
 // postgresDatabase returns TEST_DATABASE_URL with a fresh schema of its own
-// (switchboard_schema: the store creates it; the test drops it at the end).
+// (switchboard_schema: migrated already, as a SQLite file of testenv is).
 func postgresDatabase(tb testing.TB) string {
 	tb.Helper()
 	base := testenv.PostgresURL(tb)
-	schema := testenv.PostgresSchema(tb) // registers the DROP SCHEMA
+	schema := testenv.PostgresSchema(tb) // migrated, from the pool; given back when tb ends
 	sep := "?"
 	if strings.Contains(base, "?") {
 		sep = "&"

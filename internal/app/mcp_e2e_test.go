@@ -456,6 +456,15 @@ func TestMCPCancelOnAnotherInstance(t *testing.T) {
 // one that passes, fails the test.
 func conformance(t *testing.T, args ...string) {
 	t.Helper()
+	if out, err := runConformance(t, args...); err != nil {
+		t.Fatalf("conformance %s failed beyond the expected failures: %v\n%s", args[0], err, out)
+	}
+}
+
+// runConformance runs the suite with args and the baseline, logs its
+// output, and returns it with the suite's verdict.
+func runConformance(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	node := mcptest.Node22(t)
 	bin := mcptest.Bin(t, "conformance")
 	suite, err := filepath.EvalSymlinks(bin)
@@ -471,10 +480,26 @@ func conformance(t *testing.T, args ...string) {
 	cmd := exec.CommandContext(ctx, node, append(append([]string{suite}, args...), "--expected-failures", baseline)...)
 	cmd.Dir = t.TempDir() // its results/ folder
 	out, err := cmd.CombinedOutput()
-	t.Logf("conformance %s:\n%s", args[0], out)
-	if err != nil {
-		t.Fatalf("conformance %s failed beyond the expected failures: %v", args[0], err)
+	t.Logf("conformance %s:\n%s", strings.Join(args, " "), out)
+	return string(out), err
+}
+
+// unexpectedFailures lists the scenarios the suite's summary names as
+// failing beyond the baseline ("✗ name" under "Unexpected failures").
+func unexpectedFailures(out string) []string {
+	_, summary, ok := strings.Cut(out, "Unexpected failures (not in baseline)")
+	if !ok {
+		return nil
 	}
+	var names []string
+	for _, line := range strings.Split(summary, "\n")[1:] {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "✗ ")
+		if !ok {
+			break
+		}
+		names = append(names, strings.TrimSpace(name))
+	}
+	return names
 }
 
 // TestMCPConformanceServer runs the conformance suite's server scenarios
@@ -495,5 +520,18 @@ func TestMCPConformanceClient(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", client, "../mcptest/conformanceclient").CombinedOutput(); err != nil {
 		t.Fatalf("building the conformance client: %v\n%s", err, out)
 	}
-	conformance(t, "client", "--command", client, "--suite", "core")
+	out, err := runConformance(t, "client", "--command", client, "--suite", "core")
+	if err == nil {
+		return
+	}
+	// sse-retry times the client's reconnection against the server's
+	// retry field (500 ms, late beyond 1 s), and the suite runs its 18
+	// scenarios at once: on a loaded machine the client can be late for
+	// want of CPU, not of respecting the field. Only that scenario, and
+	// only alone, gets a second try; any other failure stands.
+	if failed := unexpectedFailures(out); len(failed) != 1 || failed[0] != "sse-retry" {
+		t.Fatalf("conformance client failed beyond the expected failures: %v (unexpected: %q)", err, failed)
+	}
+	t.Logf("sse-retry failed beside the other scenarios; running it alone once more")
+	conformance(t, "client", "--command", client, "--scenario", "sse-retry")
 }

@@ -297,7 +297,7 @@ func sqliteStores(t *testing.T) stores {
 // postgresSchemaStores: the store in a schema of its own, restored into
 // the same schema of a new database (a dump goes back into its schema).
 func postgresSchemaStores(t *testing.T) stores {
-	schema := testenv.PostgresSchema(t)
+	schema := testenv.PostgresEmptySchema(t)
 	fresh := testenv.PostgresDatabase(t)
 	return stores{
 		live:  withParam(t, testenv.PostgresURL(t), "switchboard_schema", schema),
@@ -482,7 +482,7 @@ func TestRefusals(t *testing.T) {
 
 	t.Run("postgres", func(t *testing.T) {
 		env := baseEnv(t)
-		schema := testenv.PostgresSchema(t)
+		schema := testenv.PostgresEmptySchema(t)
 		live := with(env, "DATABASE_URL="+withParam(t, testenv.PostgresURL(t), "switchboard_schema", schema))
 		if out, err := switchboard(t, live, "migrate"); err != nil {
 			t.Fatalf("migrate: %v\n%s", err, out)
@@ -514,7 +514,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("restore with a pg_restore that is not there: %v, %q", err, out)
 		}
 		// Another schema name: the dump's objects carry theirs.
-		other := with(env, "DATABASE_URL="+withParam(t, testenv.PostgresURL(t), "switchboard_schema", testenv.PostgresSchema(t)))
+		other := with(env, "DATABASE_URL="+withParam(t, testenv.PostgresURL(t), "switchboard_schema", testenv.PostgresEmptySchema(t)))
 		if out, err := switchboard(t, other, "restore", path); err == nil || !strings.Contains(out, "set switchboard_schema="+schema) {
 			t.Errorf("restore into another schema name: %v, %q; want the schema to set", err, out)
 		}

@@ -493,7 +493,7 @@ func database(t *testing.T) string {
 		return "sqlite:" + filepath.Join(t.TempDir(), "switchboard.db")
 	case "postgres":
 		base := testenv.PostgresURL(t)
-		schema := testenv.PostgresSchema(t)
+		schema := testenv.PostgresEmptySchema(t)
 		sep := "?"
 		if strings.Contains(base, "?") {
 			sep = "&"

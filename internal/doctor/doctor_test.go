@@ -120,7 +120,7 @@ func find(rs []doctor.Result, check string) *doctor.Result {
 func eachStore(t *testing.T, f func(t *testing.T, db string)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, "sqlite:"+testenv.SQLiteFile(t)) })
 	t.Run("postgres", func(t *testing.T) {
-		f(t, testenv.PostgresURL(t)+"&switchboard_schema="+testenv.PostgresSchema(t))
+		f(t, testenv.PostgresURL(t)+"&switchboard_schema="+testenv.PostgresEmptySchema(t))
 	})
 }
 

@@ -164,7 +164,7 @@ func newWorld(t *testing.T, pooled bool) *world {
 		if strings.Contains(url, "?") {
 			sep = "&"
 		}
-		db = url + sep + "switchboard_schema=" + testenv.PostgresSchema(t)
+		db = url + sep + "switchboard_schema=" + testenv.PostgresEmptySchema(t)
 	}
 	return newWorldOn(t, worldOptions{db: db, listen: listen, leaseTTL: leaseTTL, socketMode: true})
 }

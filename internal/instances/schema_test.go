@@ -37,7 +37,7 @@ func TestSchemaOfANewerRelease(t *testing.T) {
 		if strings.Contains(url, "?") {
 			sep = "&"
 		}
-		schemaOfANewerRelease(t, url+sep+"switchboard_schema="+testenv.PostgresSchema(t))
+		schemaOfANewerRelease(t, url+sep+"switchboard_schema="+testenv.PostgresEmptySchema(t))
 	})
 }
 

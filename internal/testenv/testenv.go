@@ -97,8 +97,20 @@ func PostgresURL(tb testing.TB) string {
 	return u
 }
 
-// PostgresSchema returns a fresh schema name, dropped when the test ends.
+// PostgresSchema returns a migrated, empty schema of the test's own, from
+// the pool of internal/dbtemplate: a service started on it finds nothing
+// to migrate, as on a SQLiteFile. It goes back to the pool emptied when
+// the test ends, or is dropped if the test changed what is in it beyond
+// rows.
 func PostgresSchema(tb testing.TB) string {
+	tb.Helper()
+	return dbtemplate.PostgresSchema(tb, PostgresURL(tb), migratePostgres)
+}
+
+// PostgresEmptySchema returns a fresh schema name with nothing in it (the
+// store creates it), dropped when the test ends: for tests of migrating,
+// restoring or starting on an empty database.
+func PostgresEmptySchema(tb testing.TB) string {
 	tb.Helper()
 	url := PostgresURL(tb)
 	b := make([]byte, 6)
@@ -118,6 +130,17 @@ func PostgresSchema(tb testing.TB) string {
 		}
 	})
 	return schema
+}
+
+// migratePostgres is the dbtemplate.MigratePostgres of the Postgres driver.
+func migratePostgres(ctx context.Context, dbURL, schema string) error {
+	s, err := postgres.Open(ctx, postgres.Options{URL: dbURL, Schema: schema})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Migrate(ctx)
+	return err
 }
 
 // Postgres opens a migrated store on a fresh schema. Several stores opened on
@@ -171,6 +194,14 @@ func (l *Buffer) Bytes() []byte {
 
 // String is what was written so far.
 func (l *Buffer) String() string { return string(l.Bytes()) }
+
+// PostgresMigratedDatabase returns the name of a migrated, empty database
+// of the test's own (the store in its default schema), from the pool of
+// internal/dbtemplate, as PostgresSchema does a schema.
+func PostgresMigratedDatabase(tb testing.TB) string {
+	tb.Helper()
+	return dbtemplate.PostgresDatabase(tb, PostgresURL(tb), migratePostgres)
+}
 
 // PostgresDatabase creates an empty database on the Postgres of
 // TEST_DATABASE_URL, dropped (with its connections) when the test ends, and

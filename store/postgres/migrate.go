@@ -45,14 +45,25 @@ func (d *driver) migrate(ctx context.Context, ms []migrations.Migration) (int, e
 	if err := d.prepareMigrationTable(ctx); err != nil {
 		return 0, err
 	}
-	before, err := d.schemaState(ctx, latest)
+	rows, err := d.versionRows(ctx)
 	if err != nil {
 		return 0, err
 	}
+	before := store.NewSchemaState(rows, latest, d.opts.BinaryVersion)
 	if err := before.Err(); err != nil {
 		return 0, err
 	}
+	// Only what the version table does not list yet: an instance starting
+	// on an up-to-date schema runs no migration transaction at all.
+	// applyMigration checks again under the lock, for a migrator beside.
+	done := make(map[int]bool, len(rows))
+	for _, r := range rows {
+		done[r.Version] = true
+	}
 	for _, m := range ms {
+		if done[m.Version] {
+			continue
+		}
 		applied, err := d.applyMigration(ctx, m)
 		if err != nil {
 			return 0, err
@@ -197,6 +208,15 @@ func (d *driver) latest() (int, error) {
 }
 
 func (d *driver) schemaState(ctx context.Context, latest int) (*store.SchemaState, error) {
+	rows, err := d.versionRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.NewSchemaState(rows, latest, d.opts.BinaryVersion), nil
+}
+
+// versionRows reads the version table: none on an empty database.
+func (d *driver) versionRows(ctx context.Context) ([]store.SchemaMigration, error) {
 	db := dbsqlc.New(d.pool)
 	exists, err := db.MigrationTableExists(ctx)
 	var rows []dbsqlc.MigrationRowsRow
@@ -210,5 +230,5 @@ func (d *driver) schemaState(ctx context.Context, latest int) (*store.SchemaStat
 	for i, r := range rows {
 		out[i] = store.SchemaMigration{Version: int(r.Version), Floor: int(r.CompatFloor), AppliedBy: r.BinaryVersion}
 	}
-	return store.NewSchemaState(out, latest, d.opts.BinaryVersion), nil
+	return out, nil
 }

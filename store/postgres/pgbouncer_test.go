@@ -12,7 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/store/storetest"
 )
 
-// openThrough opens a migrated store on a fresh database of its own (a
+// openThrough opens a migrated store on an empty database of its own (a
 // schema would need search_path, a startup parameter a transaction pooler
 // refuses), reached through a PgBouncer of mode.
 func openThrough(tb testing.TB, mode string, mod func(*postgres.Options)) *postgres.Store {
@@ -24,7 +24,7 @@ func openThrough(tb testing.TB, mode string, mod func(*postgres.Options)) *postg
 // database's URL through it).
 func openVia(tb testing.TB, through func(string) string, mode string, mod func(*postgres.Options)) *postgres.Store {
 	tb.Helper()
-	db := testenv.PostgresDatabase(tb)
+	db := testenv.PostgresMigratedDatabase(tb)
 	opts := postgres.Options{URL: through(db), Logger: testenv.Logger(tb), SimpleProtocol: mode == "transaction"}
 	if mod != nil {
 		mod(&opts)

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
 
+	"github.com/switchboardhq/switchboard/internal/dbtemplate"
 	"github.com/switchboardhq/switchboard/migrations"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres/internal/dbsqlc"
@@ -109,14 +110,49 @@ func dropSchema(tb testing.TB, schema string) {
 	}
 }
 
-// openTestStore opens a fresh, migrated store in its own schema.
+// openTestStore opens a migrated, empty store in a schema of its own, from
+// the test pool (internal/dbtemplate): Migrate finds nothing to apply.
+// A mod that ships other migrations gets a fresh schema instead.
 func openTestStore(tb testing.TB, mod func(*Options)) *Store {
 	tb.Helper()
-	s := openUnmigrated(tb, freshSchema(tb), mod)
-	if _, err := s.Migrate(context.Background()); err != nil {
-		tb.Fatalf("migrating a fresh schema: %v", err)
+	opts := Options{URL: testURL(tb), MaxConns: 20, Logger: testLogger(tb)}
+	if mod != nil {
+		mod(&opts)
+	}
+	if opts.migrations != nil {
+		s := openUnmigrated(tb, freshSchema(tb), mod)
+		if _, err := s.Migrate(context.Background()); err != nil {
+			tb.Fatalf("migrating a fresh schema: %v", err)
+		}
+		return s
+	}
+	opts.Schema = dbtemplate.PostgresSchema(tb, testURL(tb), migrateSchema)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, opts)
+	if err != nil {
+		tb.Fatalf("opening a store on schema %s: %v", opts.Schema, err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("closing the store: %v", err)
+		}
+	})
+	if _, err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("migrating a pooled schema: %v", err)
 	}
 	return s
+}
+
+// migrateSchema is the dbtemplate.MigratePostgres of this driver.
+func migrateSchema(ctx context.Context, dbURL, schema string) error {
+	s, err := Open(ctx, Options{URL: dbURL, Schema: schema})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Migrate(ctx)
+	return err
 }
 
 func harness(mod func(*Options)) storetest.Harness {
