@@ -30,23 +30,6 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, callerKey{}, p)
 }
 
-// AdminOnly wraps h so that only the operator (or, without an operator
-// token, a direct loopback caller) reaches it, refused the way /api refuses.
-func (a *API) AdminOnly(h http.Handler) http.Handler {
-	return a.refuseOtherSites(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		who, status, msg := a.Authenticate(r)
-		if who == nil {
-			writeError(w, status, msg)
-			return
-		}
-		if !who.Admin() {
-			writeError(w, http.StatusForbidden, "only the operator may do that")
-			return
-		}
-		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), who)))
-	}))
-}
-
 // WorkspaceFor is the workspace a conversation that p opens goes to, as
 // POST /api/conversations picks it: asked (a workspace id) where p may use
 // it, else a person's personal workspace, else (the operator, a session)

@@ -28,6 +28,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/compare"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/doccheck"
 )
 
@@ -148,16 +150,23 @@ type schemas struct {
 
 // componentName is the schema name of a named struct: its Go name without
 // a JSON suffix, capitalised, after its package's name unless it is this
-// package's (transcript.Doc is TranscriptDoc).
+// package's (transcript.Doc is TranscriptDoc, mcpclient.Status
+// MCPClientStatus).
 func componentName(t reflect.Type) string {
 	n := strings.TrimSuffix(t.Name(), "JSON")
 	n = strings.ToUpper(n[:1]) + n[1:]
 	if t.PkgPath() != webPkg {
 		p := path.Base(t.PkgPath())
+		if spelled, ok := packageNames[p]; ok {
+			p = spelled
+		}
 		n = strings.ToUpper(p[:1]) + p[1:] + n
 	}
 	return n
 }
+
+// packageNames spells the packages whose names hold an acronym.
+var packageNames = map[string]string{"mcpclient": "MCPClient"}
 
 // collect names every named struct reachable from t.
 func (s *schemas) collect(t reflect.Type) error {
@@ -575,6 +584,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 		Grants: (*core.Service)(nil), SignIn: &SignIn{}, Schedules: struct{ Schedules }{}, Rulebooks: struct{ Rulebooks }{},
 		Skills: struct{ Skills }{}, Pairings: struct{ Pairings }{}, Personalities: struct{ Personalities }{},
 		Connections: struct{ Connections }{}, Compare: func(context.Context, *CompareRequest) ([]compare.Result, error) { return nil, nil },
+		MCPStatus: func() []mcpclient.Status { return nil }, ConfigStatus: func() config.ReloadStatus { return config.ReloadStatus{} },
 	}
 	a := &API{opts: opts}
 	mux := &recordingMux{}
@@ -604,9 +614,8 @@ func httpReference(t *testing.T) []byte {
 		"or *none*. A body or answer links to its schema below; every refusal or\n" +
 		"failure answers [Error](#error).\n\n" +
 		"Not here: what the server mounts besides this API: `/healthz`, `/readyz`,\n" +
-		"[`/metrics`](metrics.md), `/mcp` ([MCP](../mcp.md)), the operator's\n" +
-		"`GET /api/mcp/status` and `GET /api/config/status`, the platforms' webhooks,\n" +
-		"the connections' OAuth flow and the console's pages.\n")
+		"[`/metrics`](metrics.md), `/mcp` ([MCP](../mcp.md)), the platforms'\n" +
+		"webhooks, the connections' OAuth flow and the console's pages.\n")
 	link := func(s *jsonschema.Schema) string {
 		if s == nil {
 			return ""

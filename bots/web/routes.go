@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/transcript"
 )
 
@@ -154,6 +155,8 @@ func withPairings(o *Options) bool      { return o.Pairings != nil }
 func withPersonalities(o *Options) bool { return o.Personalities != nil }
 func withConnections(o *Options) bool   { return o.Connections != nil }
 func withCompare(o *Options) bool       { return o.Compare != nil }
+func withMCPStatus(o *Options) bool     { return o.MCPStatus != nil }
+func withConfigStatus(o *Options) bool  { return o.ConfigStatus != nil }
 
 const (
 	mediaMarkdown = "text/markdown"
@@ -413,6 +416,10 @@ var routes = []Route{
 		Status: http.StatusOK, Answer: DisconnectedJSON{}, Enabled: withConnections, handler: (*API).disconnect},
 	{Method: "POST", Path: "/api/compare", ID: "compareModels", Tag: "operator", Summary: "One prompt on several models, side by side", Auth: AuthOperator,
 		Body: CompareRequest{}, Status: http.StatusOK, Answer: CompareResponse{}, Enabled: withCompare, handler: (*API).compare},
+	{Method: "GET", Path: "/api/mcp/status", ID: "getMCPStatus", Tag: "operator", Summary: "The MCP servers the service connects to: state, tools, last error", Auth: AuthOperator,
+		Status: http.StatusOK, Answer: MCPStatusResponse{}, Enabled: withMCPStatus, handler: (*API).mcpStatus},
+	{Method: "GET", Path: "/api/config/status", ID: "getConfigStatus", Tag: "operator", Summary: "The configuration in use: when it was loaded, reloads, the last refused reload", Auth: AuthOperator,
+		Status: http.StatusOK, Answer: config.ReloadStatus{}, Enabled: withConfigStatus, handler: (*API).configStatus},
 
 	// This document.
 	{Method: "GET", Path: "/api/openapi.json", ID: "getOpenAPI", Tag: "meta", Summary: "This API's OpenAPI 3.1 document", Auth: AuthNone,

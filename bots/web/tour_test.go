@@ -21,7 +21,9 @@ import (
 	"github.com/switchboardhq/switchboard/core/artifact"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
 	"github.com/switchboardhq/switchboard/core/compare"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/connection"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/scheduler"
@@ -276,6 +278,19 @@ func runTour(t *testing.T) []*exchange {
 			return out, nil
 		},
 		AgentsFunc: func() []string { return []string{"atlas"} },
+		MCPStatus: func() []mcpclient.Status {
+			return []mcpclient.Status{
+				{Name: "github", Transport: mcpclient.TransportHTTP, State: mcpclient.StateConnected, Tools: []string{"github__search"}, Since: clk.Now(),
+					Connects: 1, Server: "github-mcp 1.2.0", ProtocolVersion: "2025-11-25"},
+				{Name: "files", Transport: mcpclient.TransportStdio, State: mcpclient.StateDisconnected, Tools: []string{}, Since: clk.Now(),
+					Error: "the server exited: exit status 1", Connects: 2},
+			}
+		},
+		ConfigStatus: func() config.ReloadStatus {
+			at := clk.Now()
+			return config.ReloadStatus{LoadedAt: at, Reloads: 2, LastError: "switchboard.yaml: agents[0].model: unknown provider \"acme\"",
+				ErrorAt: &at, Files: []string{"/etc/switchboard/switchboard.yaml", "/etc/switchboard/mcp-servers.json"}}
+		},
 	}
 	srv := startFull(t, st, clk, writeScript(t, tourScript), opts, func(r *tool.Registry) {
 		tool.MustRegister(r, tool.Def{Name: "launch", Description: "risky", Risk: tool.RiskHigh},
@@ -479,6 +494,8 @@ func runTour(t *testing.T) []*exchange {
 	tr.call(t, "personality_versions", "GET", "/api/agents/atlas/personality/versions", op, "", 200, nil)
 	tr.call(t, "connections", "GET", "/api/connections", op, "", 200, nil)
 	tr.call(t, "disconnected", "DELETE", "/api/connections/7d1e3c1a-0000-4000-8000-000000000002", op, "", 200, nil)
+	tr.call(t, "mcp_status", "GET", "/api/mcp/status", op, "", 200, nil)
+	tr.call(t, "config_status", "GET", "/api/config/status", op, "", 200, nil)
 	tr.call(t, "compared", "POST", "/api/compare", op, `{"models":["anthropic:claude-a","openai:gpt-b"],"prompt":"2+2?"}`, 200, nil)
 	if ex := tr.do(t, "skills_imported", "POST", "/api/skills", op, "application/zip", skillZip(t)); ex.Status != 201 {
 		t.Fatalf("importing skills = %d %s", ex.Status, ex.Result)

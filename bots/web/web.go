@@ -35,6 +35,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/auth/apikey"
+	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/core/workspace"
@@ -205,6 +207,12 @@ type Options struct {
 	Runs Runs
 	// Compare, when set, serves POST /api/compare (see compare.go).
 	Compare CompareFunc
+	// MCPStatus, when set, serves GET /api/mcp/status: the state of each
+	// MCP server the service connects to (status.go).
+	MCPStatus func() []mcpclient.Status
+	// ConfigStatus, when set, serves GET /api/config/status: the outcome
+	// of the last reload of the configuration files (status.go).
+	ConfigStatus func() config.ReloadStatus
 	// SignIn, when set, serves the web console's sign-in (POST /auth/link,
 	// /auth/token, /auth/logout) and accepts its session cookie as a
 	// principal on /api/.

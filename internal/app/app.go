@@ -766,14 +766,14 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			return Compare(ctx, a.cfg, req)
 		},
-		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler})
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler,
+		MCPStatus: func() []mcpclient.Status { return a.mcpNow().Status() }, ConfigStatus: a.ReloadStatus})
 	if err != nil {
 		return err
 	}
 	api.Routes(a.Mux)
 	console.Routes(a.Mux)
 	a.API = api
-	a.Mux.Handle("GET /api/mcp/status", api.AdminOnly(http.HandlerFunc(a.mcpStatus)))
 	if err := a.buildMCPServer(api); err != nil {
 		return err
 	}
@@ -782,7 +782,6 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	a.Mux.HandleFunc("GET /readyz", a.readyz)
-	a.Mux.Handle("GET /api/config/status", api.AdminOnly(http.HandlerFunc(a.configStatus)))
 	a.Mux.Handle("GET /metrics", web.RequireToken(cfg.APIToken, a.Metrics.Handler()))
 	return nil
 }

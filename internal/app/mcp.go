@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
@@ -68,13 +67,6 @@ func (a *App) buildMCPServer(api *web.API) error {
 	a.Mux.Handle("/mcp", srv.Handler())
 	a.mcpServer = srv
 	return nil
-}
-
-// mcpStatus serves GET /api/mcp/status, what `switchboard mcp status`
-// prints.
-func (a *App) mcpStatus(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"servers": a.mcpNow().Status()})
 }
 
 // mcpReadyz is the /readyz detail: one line per server. A disconnected

@@ -5,10 +5,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -42,21 +40,8 @@ import (
 // change (SWITCHBOARD_RELOAD_POLL).
 const DefaultReloadPoll = 2 * time.Second
 
-// ReloadStatus is the outcome of the last reload, as GET
-// /api/config/status answers it.
-type ReloadStatus struct {
-	// LoadedAt is when the configuration in use was loaded (the start, or
-	// the last reload applied).
-	LoadedAt time.Time `json:"loaded_at"`
-	// Reloads counts the reloads applied since the start.
-	Reloads int `json:"reloads"`
-	// LastError is why the last reload was refused, when it was; it is
-	// cleared by the next one applied.
-	LastError string     `json:"last_error,omitempty"`
-	ErrorAt   *time.Time `json:"error_at,omitempty"`
-	// Files are the files watched for a change.
-	Files []string `json:"files"`
-}
+// ReloadStatus is the outcome of the last reload (config.ReloadStatus).
+type ReloadStatus = config.ReloadStatus
 
 // reloader keeps the reload state of an App.
 type reloader struct {
@@ -228,12 +213,6 @@ func (a *App) startWatch(ctx context.Context) {
 		<-done
 		return nil
 	})
-}
-
-// configStatus serves GET /api/config/status: the last reload's outcome.
-func (a *App) configStatus(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(a.ReloadStatus())
 }
 
 // reloadPollFromEnv reads SWITCHBOARD_RELOAD_POLL: a duration, or off.
