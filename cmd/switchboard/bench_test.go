@@ -55,6 +55,15 @@ func TestBench(t *testing.T) {
 				if want := r.Value / r.BaselineValue; math.Abs(r.Ratio-want) > 1e-9*want {
 					t.Errorf("%s: ratio %v, want value/baseline %v", r.Figure, r.Ratio, want)
 				}
+				// The figures whose goals are set against a bare limit
+				// measure it in the same run.
+				if r.Figure == "queue" || r.Figure == "catchup" {
+					if r.Limit == "" || r.LimitValue <= 0 {
+						t.Errorf("%s: limit %q %v; want the bare limit measured", r.Figure, r.Limit, r.LimitValue)
+					} else if want := r.Value / r.LimitValue; math.Abs(r.LimitRatio-want) > 1e-9*want {
+						t.Errorf("%s: limit ratio %v, want value/limit %v", r.Figure, r.LimitRatio, want)
+					}
+				}
 			}
 			// A figure may give several results (growth: the list and the
 			// scrape), one after the other.
@@ -92,6 +101,9 @@ func TestBenchQueuePrintsItemsPerSecond(t *testing.T) {
 	if len(lines) < 2 || !strings.HasPrefix(lines[1], "queue ") || !strings.Contains(lines[1], "burn-down") ||
 		strings.Count(lines[1], "items/s") != 2 || !strings.Contains(lines[1], "raw INSERTs, 4 writers") {
 		t.Fatalf("bench queue printed:\n%s\nwant a queue line with the burn-down and its baseline in items/s", out.String())
+	}
+	if len(lines) < 3 || !strings.Contains(lines[2], "the bare limit:") || !strings.Contains(lines[2], "bare claim-and-finish loop, batches of 4") {
+		t.Errorf("bench queue printed:\n%s\nwant the bare loop's rate on the line after the figure", out.String())
 	}
 	for _, l := range lines[2:] {
 		if !strings.HasPrefix(l, " ") {

@@ -112,6 +112,12 @@ type Result struct {
 	// Ratio is Value over BaselineValue: for times, how many times slower
 	// than the baseline; for rates, the share of the baseline's rate.
 	Ratio float64 `json:"ratio"`
+	// Limit, when set, is the bare limit the figure's goal is set against,
+	// measured in the same run (a bare SKIP LOCKED loop, a bare
+	// select-to-SSE), in Unit; LimitRatio is Value over LimitValue.
+	Limit      string  `json:"limit,omitempty"`
+	LimitValue float64 `json:"limit_value,omitempty"`
+	LimitRatio float64 `json:"limit_ratio,omitempty"`
 	// Extra holds further figures of the same run (p99s, the drain rate).
 	Extra map[string]float64 `json:"extra,omitempty"`
 	// Skipped says why the figure measured nothing on this store (the
@@ -122,6 +128,9 @@ type Result struct {
 func (r *Result) ratio() {
 	if r.BaselineValue > 0 && r.Skipped == "" {
 		r.Ratio = r.Value / r.BaselineValue
+	}
+	if r.LimitValue > 0 && r.Skipped == "" {
+		r.LimitRatio = r.Value / r.LimitValue
 	}
 }
 
@@ -151,10 +160,10 @@ func one(f func(ctx context.Context, env *env) (*Result, error)) func(ctx contex
 var figures = []figure{
 	{name: "rss", what: "idle RSS of `switchboard serve` as its own process vs the peak RSS of `switchboard migrate`", run: one(runRSS)},
 	{name: "append", what: "entry append vs a raw single-row INSERT (p50)", run: one(runAppend)},
-	{name: "queue", what: "queue burn-down in items/s (no-op handler) vs raw single-row INSERTs/s at the same concurrency", run: one(runQueue)},
+	{name: "queue", what: "queue burn-down in items/s (no-op handler) vs raw single-row INSERTs/s at the same concurrency, and vs a bare SKIP LOCKED loop", run: one(runQueue)},
 	{name: "turn", what: "turn overhead with a zero-latency model vs the writes a turn cannot avoid (p50)", run: one(runTurn)},
 	{name: "ack", what: "Slack ack latency under a burst of signed mentions vs a bare handler (p99)", run: one(runAck)},
-	{name: "catchup", what: "SSE stream catch-up of 10,000 entries vs one store read of them", run: one(runCatchup)},
+	{name: "catchup", what: "SSE stream catch-up of 10,000 entries vs one store read of them, and vs a bare select-to-SSE", run: one(runCatchup)},
 	{name: "tail", what: "SSE stream ?tail=100 of a conversation of 50,000 entries vs of one of 100 (median)", run: one(runTail)},
 	{name: "first", what: "first turn of a conversation of 50,000 entries with no summary yet vs a turn of one of 10 (p50)", run: one(runFirstTurn)},
 	{name: "start", what: "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", run: one(runStart)},
@@ -243,6 +252,10 @@ func Print(w io.Writer, results []*Result) {
 		fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", r.Figure, r.Dialect,
 			fmt.Sprintf("%s %s %s", r.Metric, num(r.Value), r.Unit),
 			fmt.Sprintf("%s %s %s", r.Baseline, num(r.BaselineValue), r.Unit), r.Ratio)
+		if r.Limit != "" {
+			fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", "", "", "  the bare limit:",
+				fmt.Sprintf("%s %s %s", r.Limit, num(r.LimitValue), r.Unit), r.LimitRatio)
+		}
 		keys := make([]string, 0, len(r.Extra))
 		for k := range r.Extra {
 			keys = append(keys, k)

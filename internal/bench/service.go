@@ -206,7 +206,8 @@ func runAck(ctx context.Context, e *env) (*Result, error) {
 
 // runCatchup appends entries to one conversation and reads them back over
 // GET /api/conversations/{id}/stream from cursor 0 until the last one
-// arrived; the baseline is one store read of the same entries.
+// arrived; the baseline is one store read of the same entries, the limit
+// a bare select of them written as SSE (bareCatchUp), over loopback too.
 func runCatchup(ctx context.Context, e *env) (*Result, error) {
 	n := e.opts.size(10000, 200)
 	a, err := openApp(ctx, e, nil)
@@ -235,14 +236,27 @@ func runCatchup(ctx context.Context, e *env) (*Result, error) {
 	}
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
+	bareHandler, err := bareCatchUp(e.st, conv.ID)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := serveLoopback(bareHandler)
+	if err != nil {
+		return nil, err
+	}
+	defer bare.Close()
 	rounds := e.opts.size(5, 2)
-	var streams, reads []time.Duration
+	var streams, reads, bares []time.Duration
 	for range rounds {
 		d, err := catchUp(ctx, client, "http://"+a.Addr()+"/api/conversations/"+conv.ID.String()+"/stream?cursor=0", n)
 		if err != nil {
 			return nil, err
 		}
 		streams = append(streams, d)
+		if d, err = catchUp(ctx, client, bare.URL(), n); err != nil {
+			return nil, fmt.Errorf("the bare select-to-SSE: %w", err)
+		}
+		bares = append(bares, d)
 		start := time.Now()
 		es, err := e.st.EntryList(ctx, &store.EntryListParams{ConversationID: conv.ID})
 		if err != nil {
@@ -256,6 +270,7 @@ func runCatchup(ctx context.Context, e *env) (*Result, error) {
 	return &Result{
 		Metric: fmt.Sprintf("catch-up of %d, median", n), Value: ms(Quantile(streams, 0.5)), Unit: "ms",
 		Baseline: "EntryList of them, median", BaselineValue: ms(Quantile(reads, 0.5)),
+		Limit: "a bare SELECT seq, content written as SSE, median", LimitValue: ms(Quantile(bares, 0.5)),
 		Extra: map[string]float64{"entries": float64(n), "rounds": float64(rounds)},
 	}, nil
 }

@@ -163,9 +163,16 @@ func runQueue(ctx context.Context, e *env) (*Result, error) {
 	if err := <-errs; err != nil {
 		return nil, err
 	}
+	// The limit: the same number of items claimed and finished by a bare
+	// loop, a batch of as many as there are workers per transaction.
+	bare, err := bareQueue(ctx, e.st, n, e.opts.Workers)
+	if err != nil {
+		return nil, err
+	}
 	return &Result{
 		Metric: "burn-down", Value: res.PerSecond(), Unit: "items/s",
 		Baseline: fmt.Sprintf("raw INSERTs, %d writers", e.opts.Workers), BaselineValue: float64(n) / rawElapsed.Seconds(),
+		Limit: fmt.Sprintf("bare claim-and-finish loop, batches of %d", e.opts.Workers), LimitValue: bare,
 		Extra: map[string]float64{"items": float64(n), "workers": float64(e.opts.Workers)},
 	}, nil
 }
