@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -746,5 +747,50 @@ func TestVersionTableFromEarlierBinary(t *testing.T) {
 	}
 	if want := (store.SchemaState{Applied: 3, Latest: 2, Floor: 2, FloorBy: "v2.0.0 (commit 2222bbbb2222)", Binary: "v2.0.0 (commit 2222bbbb2222)"}); *got != want {
 		t.Fatalf("schema state after the upgrade and an earlier binary's row: %+v, want %+v", *got, want)
+	}
+}
+
+// countingTracer counts the statements that contain a marker.
+type countingTracer struct {
+	marker string
+	n      atomic.Int64
+}
+
+func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, c.marker) {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestMigrateUpToDateTakesNoLock: on a schema its version table lists as
+// up to date, Migrate applies nothing and opens no migration transaction
+// (each took the migration lock: 33 transactions per instance start), and
+// still returns the version.
+func TestMigrateUpToDateTakesNoLock(t *testing.T) {
+	tr := &countingTracer{marker: "name: MigrationLock"}
+	s := openTestStore(t, func(o *Options) { o.tracer = tr })
+	tr.n.Store(0)
+	v, err := s.Migrate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, latest, _ := s.SchemaVersion(context.Background()); v != latest {
+		t.Fatalf("Migrate returned %d, want the latest %d", v, latest)
+	}
+	if n := tr.n.Load(); n != 0 {
+		t.Fatalf("Migrate on an up-to-date schema took the migration lock %d times, want none", n)
+	}
+	// A schema missing one migration takes the lock for it alone.
+	if _, err := s.Pool().Exec(context.Background(), `DELETE FROM switchboard_schema_migrations WHERE version = (SELECT max(version) FROM switchboard_schema_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+	// The migration runs again over its own tables: it fails, or succeeds
+	// where it is idempotent; either way it alone ran.
+	_, _ = s.Migrate(context.Background())
+	if n := tr.n.Load(); n != 1 {
+		t.Fatalf("Migrate of one missing version took the migration lock %d times, want once", n)
 	}
 }
