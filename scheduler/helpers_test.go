@@ -2,20 +2,16 @@ package scheduler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 
@@ -26,7 +22,6 @@ import (
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
-	"github.com/switchboardhq/switchboard/store/postgres"
 	"github.com/switchboardhq/switchboard/store/sqlite"
 )
 
@@ -52,61 +47,6 @@ func newSQLite(t testing.TB) store.Store {
 	return st
 }
 
-// pgURL is TEST_DATABASE_URL; without it the test skips, unless
-// SWITCHBOARD_REQUIRE_POSTGRES=1 makes that a failure.
-func pgURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("TEST_DATABASE_URL")
-	if u == "" {
-		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1: the Postgres tests must run")
-		}
-		t.Skip("TEST_DATABASE_URL is not set: skipping the Postgres tests " +
-			"(e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
-	return u
-}
-
-// newPGSchema makes a fresh schema name, dropped when the test ends.
-func newPGSchema(t testing.TB) string {
-	t.Helper()
-	url := pgURL(t)
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("making a schema name: %v", err)
-	}
-	schema := "sbsched_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("connecting to drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
-
-// openPG opens a store on schema (migrated). Several stores on one schema
-// are several instances sharing a database.
-func openPG(t testing.TB, schema string) store.Store {
-	t.Helper()
-	st, err := postgres.Open(context.Background(), postgres.Options{URL: pgURL(t), Schema: schema, MaxConns: 10})
-	if err != nil {
-		t.Fatalf("opening postgres on schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if _, err := st.Migrate(context.Background()); err != nil {
-		t.Fatalf("migrating postgres: %v", err)
-	}
-	return st
-}
-
 type storeMaker struct {
 	name string
 	open func(t testing.TB) store.Store
@@ -116,7 +56,7 @@ type storeMaker struct {
 func eachStore(t *testing.T, f func(t *testing.T, open func(t testing.TB) store.Store)) {
 	makers := []storeMaker{
 		{"sqlite", newSQLite},
-		{"postgres", func(t testing.TB) store.Store { return openPG(t, newPGSchema(t)) }},
+		{"postgres", func(t testing.TB) store.Store { return testenv.Postgres(t, "") }},
 	}
 	for _, m := range makers {
 		t.Run(m.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -197,8 +198,8 @@ func TestRunNowRacesTheClock(t *testing.T) {
 	}{
 		{"sqlite", func(t *testing.T) (store.Store, store.Store) { st := newSQLite(t); return st, st }},
 		{"postgres", func(t *testing.T) (store.Store, store.Store) {
-			schema := newPGSchema(t)
-			return openPG(t, schema), openPG(t, schema)
+			schema := testenv.PostgresSchema(t)
+			return testenv.Postgres(t, schema), testenv.Postgres(t, schema)
 		}},
 	}
 	for _, pair := range pairs {

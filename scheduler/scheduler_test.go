@@ -14,6 +14,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -30,10 +31,10 @@ func routine(name, spec string) ScheduleParams {
 // every tick for simulated hours: every occurrence is fired exactly once.
 func TestTwoInstancesFireEachOccurrenceOnce(t *testing.T) {
 	t.Parallel()
-	schema := newPGSchema(t)
+	schema := testenv.PostgresSchema(t)
 	clock := clockwork.NewFakeClockAt(t0)
-	a := newEnv(t, openPG(t, schema), clock, func(o *Options) { o.InstanceID = "a" })
-	b := newEnv(t, openPG(t, schema), clock, func(o *Options) { o.InstanceID = "b" })
+	a := newEnv(t, testenv.Postgres(t, schema), clock, func(o *Options) { o.InstanceID = "a" })
+	b := newEnv(t, testenv.Postgres(t, schema), clock, func(o *Options) { o.InstanceID = "b" })
 	ctx := context.Background()
 
 	specs := map[string]string{"r1": "every 1m", "r2": "every 7m", "r3": "cron */5 * * * *", "r4": "every 1h"}

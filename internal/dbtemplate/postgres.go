@@ -89,6 +89,21 @@ type onceErr struct {
 	err  error
 }
 
+// PostgresURL is TEST_DATABASE_URL, the Postgres the tests use. Without it
+// the test skips, unless SWITCHBOARD_REQUIRE_POSTGRES=1, where a skip
+// would hide a broken CI.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
+	u := os.Getenv("TEST_DATABASE_URL")
+	if u == "" {
+		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
+			tb.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1: the Postgres tests must run")
+		}
+		tb.Skip("TEST_DATABASE_URL is not set: skipping Postgres (e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	return u
+}
+
 // PostgresSchema claims a migrated, empty schema in the database at url for
 // tb, made with migrate when the pool has none free, and gives it back
 // (emptied, or dropped if the test changed its shape) when tb ends.
@@ -170,16 +185,7 @@ func setup(ctx context.Context, dbURL, key string) error {
 		return fmt.Errorf("the test pool: creating its table: %w", err)
 	}
 	// Free entries of other migrations are never claimed again.
-	rows, err := conn.Query(ctx, `DELETE FROM `+poolTable+` WHERE key <> $1 AND (holder IS NULL OR claimed_at < now() - $2::interval)
-RETURNING name, kind`, key, staleClaim.String())
-	if err != nil {
-		return fmt.Errorf("the test pool: clearing old entries: %w", err)
-	}
-	type entry struct{ name, kind string }
-	old, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (entry, error) {
-		var e entry
-		return e, r.Scan(&e.name, &e.kind)
-	})
+	old, err := deleteEntries(ctx, conn, "key <> $1 AND (holder IS NULL OR claimed_at < now() - $2::interval)", key, staleClaim.String())
 	if err != nil {
 		return fmt.Errorf("the test pool: clearing old entries: %w", err)
 	}
@@ -187,6 +193,22 @@ RETURNING name, kind`, key, staleClaim.String())
 		_ = dropEntry(ctx, conn, e.kind, e.name)
 	}
 	return nil
+}
+
+// entry is a pooled schema or database.
+type entry struct{ name, kind string }
+
+// deleteEntries deletes the pool's rows that match cond (a condition on
+// its columns, with args) and returns their entries, for the caller to drop.
+func deleteEntries(ctx context.Context, conn *pgx.Conn, cond string, args ...any) ([]entry, error) {
+	rows, err := conn.Query(ctx, `DELETE FROM `+poolTable+` WHERE `+cond+` RETURNING name, kind`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (entry, error) {
+		var e entry
+		return e, r.Scan(&e.name, &e.kind)
+	})
 }
 
 // claim takes a free entry of kind, or makes one, and returns its name,
@@ -198,14 +220,14 @@ func (p *pool) claim(ctx context.Context, kind, holder string, migrate MigratePo
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var name string
-	var shape *string
+	var recorded *string // the entry's shape, once migrated
 	var stale bool
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT name, shape, holder IS NOT NULL FROM `+poolTable+`
 WHERE kind = $1 AND key = $2 AND (holder IS NULL OR claimed_at < now() - $3::interval)
-ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`, kind, p.key, staleClaim.String()).Scan(&name, &shape, &stale)
+ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`, kind, p.key, staleClaim.String()).Scan(&name, &recorded, &stale)
 		if errors.Is(err, pgx.ErrNoRows) {
-			name, shape = poolName(kind, p.key), nil
+			name, recorded = poolName(kind, p.key), nil
 			_, err = tx.Exec(ctx, `INSERT INTO `+poolTable+` (name, kind, key, holder, claimed_at) VALUES ($1, $2, $3, $4, now())`,
 				name, kind, p.key, holder)
 			return err
@@ -219,7 +241,7 @@ ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`, kind, p.key, staleClaim.String())
 	if err != nil {
 		return "", fmt.Errorf("the test pool: claiming a %s: %w", kind, err)
 	}
-	if shape != nil && !stale {
+	if recorded != nil && !stale {
 		return name, nil // given back emptied, and checked
 	}
 	// New, half made by a process that died, or held by one: made afresh.
@@ -248,7 +270,12 @@ ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`, kind, p.key, staleClaim.String())
 	if err := migrate(ctx, target, schema); err != nil {
 		return "", fmt.Errorf("the test pool: migrating %s %s: %w", kind, name, err)
 	}
-	s, err := p.shape(ctx, kind, name)
+	ec, schema, done, err := p.entryConn(ctx, conn, kind, name)
+	if err != nil {
+		return "", err
+	}
+	s, err := shape(ctx, ec, schema, name)
+	done()
 	if err != nil {
 		return "", err
 	}
@@ -271,13 +298,10 @@ func (p *pool) release(ctx context.Context, kind, name string) error {
 	if err := conn.QueryRow(ctx, `SELECT shape FROM `+poolTable+` WHERE name = $1`, name).Scan(&want); err != nil {
 		return fmt.Errorf("reading its entry: %w", err)
 	}
-	got, err := p.shape(ctx, kind, name)
-	if err == nil && want != nil && got == *want {
-		err = p.empty(ctx, kind, name)
-		if err == nil {
-			_, err = conn.Exec(ctx, `UPDATE `+poolTable+` SET holder = NULL, claimed_at = NULL WHERE name = $1`, name)
-			return err
-		}
+	kept, err := p.emptyIfUnchanged(ctx, conn, kind, name, want)
+	if kept {
+		_, err = conn.Exec(ctx, `UPDATE `+poolTable+` SET holder = NULL, claimed_at = NULL WHERE name = $1`, name)
+		return err
 	}
 	// Changed, or not emptied: dropped, and its entry with it.
 	if derr := dropEntry(ctx, conn, kind, name); derr != nil {
@@ -287,19 +311,39 @@ func (p *pool) release(ctx context.Context, kind, name string) error {
 	return derr
 }
 
-// connect opens a connection to where the entry's tables are, and names
-// their schema.
-func (p *pool) connect(ctx context.Context, kind, name string) (*pgx.Conn, string, error) {
+// emptyIfUnchanged empties the entry when its shape is still want, and
+// says whether it did.
+func (p *pool) emptyIfUnchanged(ctx context.Context, conn *pgx.Conn, kind, name string, want *string) (bool, error) {
+	ec, schema, done, err := p.entryConn(ctx, conn, kind, name)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	got, err := shape(ctx, ec, schema, name)
+	if err != nil || want == nil || got != *want {
+		return false, err
+	}
+	if err := empty(ctx, ec, schema, name); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// entryConn returns a connection to where the entry's tables are, and
+// their schema: conn itself (to the pool's database) for a schema, a new
+// connection for a database, closed by done.
+func (p *pool) entryConn(ctx context.Context, conn *pgx.Conn, kind, name string) (ec *pgx.Conn, schema string, done func(), err error) {
 	if kind == "schema" {
-		conn, err := pgx.Connect(ctx, p.url)
-		return conn, name, err
+		return conn, name, func() {}, nil
 	}
 	u, err := databaseURL(p.url, name)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	conn, err := pgx.Connect(ctx, u)
-	return conn, "public", err
+	if ec, err = pgx.Connect(ctx, u); err != nil {
+		return nil, "", nil, fmt.Errorf("connecting to %s: %w", name, err)
+	}
+	return ec, "public", func() { ec.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // shapeQuery digests what a test could change in a schema other than rows:
@@ -313,20 +357,15 @@ const shapeQuery = `SELECT md5(concat_ws('|',
   (SELECT string_agg(t.typname, ',' ORDER BY t.typname) FROM pg_type t WHERE t.typnamespace = n.oid)
 )) FROM pg_namespace n WHERE n.nspname = $1`
 
-// shape digests the entry's schema and its version table's rows; an entry
-// that is gone has no shape (an error).
-func (p *pool) shape(ctx context.Context, kind, name string) (string, error) {
-	conn, schema, err := p.connect(ctx, kind, name)
-	if err != nil {
-		return "", fmt.Errorf("reading the shape of %s: %w", name, err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
+// shape digests the entry name's schema (on conn) and its version table's
+// rows; an entry that is gone has no shape (an error).
+func shape(ctx context.Context, conn *pgx.Conn, schema, name string) (string, error) {
 	var structure string
 	if err := conn.QueryRow(ctx, shapeQuery, schema).Scan(&structure); err != nil {
 		return "", fmt.Errorf("reading the shape of %s: %w", name, err)
 	}
 	var versions string
-	err = conn.QueryRow(ctx, `SELECT coalesce(string_agg(version || ':' || name || ':' || coalesce(binary_version, '') || ':' ||
+	err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(version || ':' || name || ':' || coalesce(binary_version, '') || ':' ||
 coalesce(compat_floor::text, ''), ',' ORDER BY version), '') FROM `+pgx.Identifier{schema, "switchboard_schema_migrations"}.Sanitize()).Scan(&versions)
 	if err != nil {
 		return "", fmt.Errorf("reading the versions of %s: %w", name, err)
@@ -334,16 +373,11 @@ coalesce(compat_floor::text, ''), ',' ORDER BY version), '') FROM `+pgx.Identifi
 	return structure + "/" + versions, nil
 }
 
-// empty truncates the tables of the entry that hold rows (all but the
+// empty truncates the tables of the entry name's schema (on conn) that hold rows (all but the
 // version table) and restarts its sequences. A lock held past a few
 // seconds (a process of the test still running) fails it: the entry is
 // dropped instead.
-func (p *pool) empty(ctx context.Context, kind, name string) error {
-	conn, schema, err := p.connect(ctx, kind, name)
-	if err != nil {
-		return fmt.Errorf("emptying %s: %w", name, err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
+func empty(ctx context.Context, conn *pgx.Conn, schema, name string) error {
 	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> 'switchboard_schema_migrations'`, schema)
 	if err != nil {

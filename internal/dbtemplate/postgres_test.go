@@ -3,26 +3,11 @@ package dbtemplate
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// testPoolURL is TEST_DATABASE_URL; the pool's tests skip without it, but
-// where SWITCHBOARD_REQUIRE_POSTGRES=1.
-func testPoolURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("TEST_DATABASE_URL")
-	if u == "" {
-		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1")
-		}
-		t.Skip("TEST_DATABASE_URL is not set")
-	}
-	return u
-}
 
 // standIn migrates a schema to a table with a sequence and the version
 // table, counting its runs.
@@ -76,12 +61,7 @@ func isolate(t *testing.T, url string) {
 			return
 		}
 		defer conn.Close(ctx)
-		rows, _ := conn.Query(ctx, `DELETE FROM `+poolTable+` WHERE key = $1 RETURNING name, kind`, key)
-		type entry struct{ name, kind string }
-		old, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (entry, error) {
-			var e entry
-			return e, r.Scan(&e.name, &e.kind)
-		})
+		old, err := deleteEntries(ctx, conn, "key = $1", key)
 		if err != nil {
 			t.Error(err)
 		}
@@ -123,7 +103,7 @@ func queryInt(t *testing.T, url, sql string) int {
 // restarted, and never to two tests at once; one whose shape a test
 // changed is dropped, not handed out again.
 func TestPostgresSchemaPool(t *testing.T) {
-	url := testPoolURL(t)
+	url := PostgresURL(t)
 	isolate(t, url)
 	m := &standIn{}
 
@@ -184,7 +164,7 @@ INSERT INTO %[1]s.tags VALUES (1, 'x')`, first))
 
 // A pooled database is emptied the same way, in its default schema.
 func TestPostgresDatabasePool(t *testing.T) {
-	url := testPoolURL(t)
+	url := PostgresURL(t)
 	isolate(t, url)
 	m := &standIn{}
 	var first string

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,17 +83,11 @@ func migrateSQLite(path string) error {
 }
 
 // PostgresURL is TEST_DATABASE_URL. Without it the test skips, unless
-// SWITCHBOARD_REQUIRE_POSTGRES=1, where a skip would hide a broken CI.
+// SWITCHBOARD_REQUIRE_POSTGRES=1, where a skip would hide a broken CI
+// (dbtemplate.PostgresURL).
 func PostgresURL(tb testing.TB) string {
 	tb.Helper()
-	u := os.Getenv("TEST_DATABASE_URL")
-	if u == "" {
-		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
-			tb.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1: the Postgres tests must run")
-		}
-		tb.Skip("TEST_DATABASE_URL is not set: skipping Postgres (e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
-	return u
+	return dbtemplate.PostgresURL(tb)
 }
 
 // PostgresSchema returns a migrated, empty schema of the test's own, from
@@ -143,8 +136,9 @@ func migratePostgres(ctx context.Context, dbURL, schema string) error {
 	return err
 }
 
-// Postgres opens a migrated store on a fresh schema. Several stores opened on
-// one schema (as several instances) share it: pass the schema of the first.
+// Postgres opens a migrated store on a schema of the test's own (from
+// PostgresSchema). Several stores opened on one schema (as several
+// instances) share it: pass the schema of the first.
 func Postgres(tb testing.TB, schema string) store.Store {
 	tb.Helper()
 	if schema == "" {

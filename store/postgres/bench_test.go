@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboardhq/switchboard/internal/dbtemplate"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // the unique violation of (conversation_id, seq). Both run 50 appenders at
 // once, the contention the issue asks for; appends/s is the figure to compare.
 func BenchmarkSeqAllocation(b *testing.B) {
-	testURL(b)
+	dbtemplate.PostgresURL(b)
 	const appenders = 50
 	content := json.RawMessage(`{"text": "` + strings.Repeat("The quarterly numbers are in and look fine. ", 6) + `"}`)
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,21 +30,6 @@ import (
 // is closed in its test's cleanup, and Close must stop the notifier, the
 // listener and the pool.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// testURL is TEST_DATABASE_URL. Without it the test skips, unless
-// SWITCHBOARD_REQUIRE_POSTGRES=1 (CI), where a skip would hide a broken setup.
-func testURL(tb testing.TB) string {
-	tb.Helper()
-	u := os.Getenv("TEST_DATABASE_URL")
-	if u == "" {
-		if os.Getenv("SWITCHBOARD_REQUIRE_POSTGRES") == "1" {
-			tb.Fatal("TEST_DATABASE_URL is not set and SWITCHBOARD_REQUIRE_POSTGRES=1: the Postgres tests must run")
-		}
-		tb.Skip("TEST_DATABASE_URL is not set: skipping the Postgres tests " +
-			"(e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
-	return u
-}
 
 func freshSchema(tb testing.TB) string {
 	tb.Helper()
@@ -72,7 +56,15 @@ func (w tbWriter) Write(p []byte) (int, error) {
 // ends. mod adjusts the options.
 func openUnmigrated(tb testing.TB, schema string, mod func(*Options)) *Store {
 	tb.Helper()
-	opts := Options{URL: testURL(tb), Schema: schema, MaxConns: 20, Logger: testLogger(tb)}
+	tb.Cleanup(func() { dropSchema(tb, schema) }) // after the store closes: cleanups run last first
+	return openOn(tb, schema, mod)
+}
+
+// openOn opens a Store on schema, closed when the test ends. mod adjusts
+// the options.
+func openOn(tb testing.TB, schema string, mod func(*Options)) *Store {
+	tb.Helper()
+	opts := Options{URL: dbtemplate.PostgresURL(tb), Schema: schema, MaxConns: 20, Logger: testLogger(tb)}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -86,7 +78,6 @@ func openUnmigrated(tb testing.TB, schema string, mod func(*Options)) *Store {
 		if err := s.Close(); err != nil {
 			tb.Errorf("closing the store: %v", err)
 		}
-		dropSchema(tb, schema)
 	})
 	return s
 }
@@ -95,7 +86,7 @@ func dropSchema(tb testing.TB, schema string) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, testURL(tb))
+	conn, err := pgx.Connect(ctx, dbtemplate.PostgresURL(tb))
 	if err != nil {
 		tb.Errorf("connecting to drop schema %s: %v", schema, err)
 		return
@@ -116,31 +107,18 @@ func dropSchema(tb testing.TB, schema string) {
 // A mod that ships other migrations gets a fresh schema instead.
 func openTestStore(tb testing.TB, mod func(*Options)) *Store {
 	tb.Helper()
-	opts := Options{URL: testURL(tb), MaxConns: 20, Logger: testLogger(tb)}
+	var opts Options
 	if mod != nil {
 		mod(&opts)
 	}
+	var s *Store
 	if opts.migrations != nil {
-		s := openUnmigrated(tb, freshSchema(tb), mod)
-		if _, err := s.Migrate(context.Background()); err != nil {
-			tb.Fatalf("migrating a fresh schema: %v", err)
-		}
-		return s
+		s = openUnmigrated(tb, freshSchema(tb), mod)
+	} else {
+		s = openOn(tb, dbtemplate.PostgresSchema(tb, dbtemplate.PostgresURL(tb), migrateSchema), mod)
 	}
-	opts.Schema = dbtemplate.PostgresSchema(tb, testURL(tb), migrateSchema)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, opts)
-	if err != nil {
-		tb.Fatalf("opening a store on schema %s: %v", opts.Schema, err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("closing the store: %v", err)
-		}
-	})
-	if _, err := s.Migrate(ctx); err != nil {
-		tb.Fatalf("migrating a pooled schema: %v", err)
+	if _, err := s.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrating schema %s: %v", s.d.opts.Schema, err)
 	}
 	return s
 }
@@ -178,7 +156,7 @@ func harness(mod func(*Options)) storetest.Harness {
 }
 
 func TestConformance(t *testing.T) {
-	testURL(t)
+	dbtemplate.PostgresURL(t)
 	h := harness(nil)
 	h.TransientFault = transientFault
 	h.SchemaDatabase = schemaDatabase
@@ -203,7 +181,7 @@ func schemaDatabase(tb testing.TB) func(ms []migrations.Migration, binary string
 func transientFault(tb testing.TB, retry bool) (store.Store, func() func()) {
 	app := freshSchema(tb)
 	s := openTestStore(tb, func(o *Options) {
-		o.URL = withAppName(tb, testURL(tb), app)
+		o.URL = withAppName(tb, dbtemplate.PostgresURL(tb), app)
 		o.MaxConns = 1
 		if !retry {
 			o.RetryFor = -1
@@ -239,7 +217,7 @@ func withAppName(tb testing.TB, raw, app string) string {
 // adminConn is a connection of the test's own, closed when it ends.
 func adminConn(tb testing.TB) *pgx.Conn {
 	tb.Helper()
-	conn, err := pgx.Connect(tb.Context(), testURL(tb))
+	conn, err := pgx.Connect(tb.Context(), dbtemplate.PostgresURL(tb))
 	if err != nil {
 		tb.Fatalf("connecting: %v", err)
 	}
@@ -248,12 +226,12 @@ func adminConn(tb testing.TB) *pgx.Conn {
 }
 
 func TestScheduleConformance(t *testing.T) {
-	testURL(t)
+	dbtemplate.PostgresURL(t)
 	storetest.RunSchedule(t, harness(nil))
 }
 
 func BenchmarkStore(b *testing.B) {
-	testURL(b)
+	dbtemplate.PostgresURL(b)
 	storetest.Bench(b, harness(nil))
 }
 
@@ -542,13 +520,13 @@ func TestSubscriberReconnect(t *testing.T) {
 // TestCloseStopsEverything: no goroutine outlives Close, and subscription
 // channels are closed.
 func TestCloseStopsEverything(t *testing.T) {
-	testURL(t)
+	dbtemplate.PostgresURL(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	schema := freshSchema(t)
 	defer dropSchema(t, schema)
 
 	ctx := t.Context()
-	s, err := Open(ctx, Options{URL: testURL(t), Schema: schema, Logger: testLogger(t)})
+	s, err := Open(ctx, Options{URL: dbtemplate.PostgresURL(t), Schema: schema, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("opening: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/dbtemplate"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -55,7 +56,7 @@ func TestTerminatedConnectionsAreInvisible(t *testing.T) {
 	app := freshSchema(t)
 	logs := &countingHandler{counts: map[string]int{}}
 	s := openTestStore(t, func(o *Options) {
-		o.URL = withAppName(t, testURL(t), app)
+		o.URL = withAppName(t, dbtemplate.PostgresURL(t), app)
 		o.MaxConns = 8
 		o.Logger = slog.New(logs)
 	})
