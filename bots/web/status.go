@@ -17,11 +17,7 @@ func (a *API) mcpStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := operatorOnly(PrincipalFrom(r.Context()), "read the MCP servers' state"); err != nil {
 		return err
 	}
-	servers := a.opts.MCPStatus()
-	if servers == nil {
-		servers = []mcpclient.Status{}
-	}
-	writeJSON(w, http.StatusOK, MCPStatusResponse{Servers: servers})
+	writeJSON(w, http.StatusOK, MCPStatusResponse{Servers: a.opts.MCPStatus()})
 	return nil
 }
 
@@ -30,10 +26,6 @@ func (a *API) configStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := operatorOnly(PrincipalFrom(r.Context()), "read the configuration's state"); err != nil {
 		return err
 	}
-	st := a.opts.ConfigStatus()
-	if st.Files == nil {
-		st.Files = []string{}
-	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, a.opts.ConfigStatus())
 	return nil
 }

@@ -243,17 +243,18 @@ func Run(ctx context.Context, opts Options, names []string) ([]*Result, error) {
 
 // Print writes results as a table.
 func Print(w io.Writer, results []*Result) {
+	const row = "%-8s %-8s %-34s %-44s %.2fx\n"
 	fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %s\n", "figure", "store", "value", "baseline (same run)", "ratio")
 	for _, r := range results {
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "%-8s %-8s skipped: %s\n", r.Figure, r.Dialect, r.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", r.Figure, r.Dialect,
+		fmt.Fprintf(w, row, r.Figure, r.Dialect,
 			fmt.Sprintf("%s %s %s", r.Metric, num(r.Value), r.Unit),
 			fmt.Sprintf("%s %s %s", r.Baseline, num(r.BaselineValue), r.Unit), r.Ratio)
 		if r.Limit != "" {
-			fmt.Fprintf(w, "%-8s %-8s %-34s %-44s %.2fx\n", "", "", "  the bare limit:",
+			fmt.Fprintf(w, row, "", "", "  the bare limit:",
 				fmt.Sprintf("%s %s %s", r.Limit, num(r.LimitValue), r.Unit), r.LimitRatio)
 		}
 		keys := make([]string, 0, len(r.Extra))
