@@ -263,10 +263,11 @@ func roleFit(a *config.Agent, scores []route.Score, one bool) float64 {
 // mayUse reports whether agent a may use the tool named name: it is
 // registered, and the agent's tool list (when it has one) names it.
 func (s *Service) mayUse(a *config.Agent, name string) bool {
-	if _, ok := s.opts.Registry.Get(name); !ok {
+	tl, ok := s.opts.Registry.Get(name)
+	if !ok {
 		return false
 	}
-	return len(a.Tools) == 0 || slices.Contains(a.Tools, name)
+	return (len(a.Tools) == 0 && !tl.OptIn()) || slices.Contains(a.Tools, name)
 }
 
 func (s *Service) delegate(ctx context.Context, req *tool.Request, in delegateInput) (delegateOutput, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/run/coding"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -40,9 +41,17 @@ type turn struct {
 	// workspace is the platform workspace the conversation is bound to ("":
 	// none); the guard's policy and standing grants are per workspace.
 	workspace string
+	// place is where the conversation is bound (its first binding with a
+	// workspace; zero: none): the channel a budget counts.
+	place store.Place
+	// res is the running model call's hold on its budgets, charged with
+	// its usage (nil: none applies).
+	res *reservation
 	// workspaceID is the workspace the conversation belongs to (nil: none);
 	// standing grants hold by it when it is set.
 	workspaceID *uuid.UUID
+	// dir is a coding step's worktree, where its CLI works ("": none).
+	dir string
 
 	// td delivers the turn to the conversation's platforms (nil: nowhere).
 	// deliveryQueued records that this attempt's durable deliver item is
@@ -195,17 +204,31 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		tr.outcome = TurnOutcomeFailed
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td, args))
 	}
-	workspace, err := s.workspaceOf(ctx, conv.ID)
+	place, err := s.placeOf(ctx, conv.ID)
 	if err != nil {
 		return err
 	}
+	workspace := place.Workspace
 	workspaceID, err := s.st.ConversationWorkspace(ctx, conv.ID)
 	if err != nil {
 		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
 	}
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
-		workspace: workspace, workspaceID: workspaceID, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, partial: ml.partial, seen: lastSeq(entries)}
+		workspace: workspace, workspaceID: workspaceID, place: place, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, partial: ml.partial, seen: lastSeq(entries)}
 	t.countFailures()
+	if sc := t.meta.Run; sc != nil && sc.Repo != "" {
+		// A coding step works in its own worktree of the repository,
+		// fetched now; a step that cannot get one fails with why.
+		if t.dir, err = s.stepWorktree(ctx, conv.ID); err != nil {
+			if ctx.Err() != nil || errors.Is(err, store.ErrLeaseLost) {
+				return err
+			}
+			log.WarnContext(ctx, "preparing a coding step's worktree", "error", redact.String(err.Error()))
+			tr.outcome = TurnOutcomeFailed
+			msg := "I could not prepare the step's repository: " + redact.String(err.Error())
+			return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, msg, false, td, args))
+		}
+	}
 	if s.opts.People != nil {
 		// Before the model runs: the speakers' names, and a fresh profile
 		// of the latest one.
@@ -215,6 +238,13 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	t.offerSkills(ctx)
 
 	outcome, err := t.run(ctx)
+	if t.res != nil {
+		// A model call's reservation the turn never charged (it was
+		// stopped, or failed between the call and its commit) is given
+		// back now rather than at its expiry.
+		t.release(ctx, t.res)
+		t.res = nil
+	}
 	if err == nil {
 		t.askSummary(ctx)
 	}
@@ -242,6 +272,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 // classified (model.Describe), anything else one plain sentence. Library
 // and provider text stays in the log, never in the chat.
 func failureText(err error) string {
+	if bw := (*BridgeWaitError)(nil); errors.As(err, &bw) {
+		return bw.Sentence()
+	}
 	if text, ok := model.Describe(err); ok {
 		return text
 	}
@@ -390,7 +423,16 @@ func (s *Service) recoverTurn(ctx context.Context, conv *store.Conversation, ite
 func (t *turn) offer() {
 	t.tools = map[string]*tool.Tool{}
 	for _, tl := range t.s.opts.Tools(t.meta.Context) {
-		if len(t.agent.Tools) > 0 && !slices.Contains(t.agent.Tools, tl.Name()) {
+		// The worktree tools are a coding step's own: offered there
+		// whatever the agent's and lead's lists say, nowhere else.
+		if coding.IsTool(tl.Name()) {
+			if t.dir != "" {
+				t.tools[tl.Name()] = tl
+				t.list = append(t.list, tl)
+			}
+			continue
+		}
+		if (len(t.agent.Tools) > 0 || tl.OptIn()) && !slices.Contains(t.agent.Tools, tl.Name()) {
 			continue
 		}
 		// A run step gets at most its lead's tools.
@@ -467,6 +509,13 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 		seen := t.seen // what this model call reads
 		t.mu.Unlock()
 		resp, usage, err := t.callModel(ctx)
+		if refused, ok := errors.AsType[*BudgetRefusal](err); ok {
+			// One line for the person, in the audit too; no retry: the
+			// budget stays spent until it resets or is extended.
+			t.auditRefusal(ctx, refused)
+			t.s.observeBudgetRefusal(refused)
+			return turnDone, t.s.fail(ctx, t.conv.ID, t.item, refused.Line(), false, t.td, t.args)
+		}
 		if err != nil {
 			return turnDone, err
 		}
@@ -560,6 +609,11 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 		return nil, nil, err
 	}
 	conv := t.conv.ID
+	res, err := t.reserve(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.res = res
 	t.status("is thinking…")
 	ctx, mt := t.traceModel(ctx, req)
 	var dmf dmFilter // live viewers never see a <dm> tag either
@@ -581,16 +635,26 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 			if t.td != nil {
 				t.td.Reset()
 			}
+		case model.EventStatus:
+			t.status(ev.Text)
 		case model.EventToolCallStart:
 			t.status("is running " + ev.ToolName + "…")
+		case model.EventToolCallEnd:
+			if t.dir != "" {
+				// A coding step's CLI edits and runs things itself: the
+				// run's log shows each as it happens.
+				t.s.stepActivity(ctx, t.meta.Run, ev.ToolName, ev.Input)
+			}
 		}
 	})
 	if err != nil {
 		mt.end(ctx, nil, nil, err)
+		t.release(ctx, t.res)
+		t.res = nil
 		return nil, nil, fmt.Errorf("calling %s: %w", t.agent.Model, redact.Error(err))
 	}
 	spec, _ := model.ParseSpec(t.agent.Model)
-	u := usageOf(t.conv, &t.item.ID, spec, resp, t.s.now())
+	u := t.s.usageOf(t.conv, &t.item.ID, spec, resp, t.s.now())
 	if id := t.s.agentID(t.agent.Name); id != nil {
 		// In a conversation of several agents the call is the turn's
 		// agent's, not the conversation's (its latency and cost are).
@@ -602,7 +666,7 @@ func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, er
 
 // usageOf is the usage row of one model call made for conv by the work
 // item turnID, priced when the model's price is known.
-func usageOf(conv *store.Conversation, turnID *uuid.UUID, spec model.Spec, resp *model.Response, now time.Time) *store.Usage {
+func (s *Service) usageOf(conv *store.Conversation, turnID *uuid.UUID, spec model.Spec, resp *model.Response, now time.Time) *store.Usage {
 	u := &store.Usage{
 		ConversationID: conv.ID, TurnID: turnID, AgentID: conv.AgentID,
 		Provider: spec.Provider, Model: resp.Model,
@@ -616,7 +680,7 @@ func usageOf(conv *store.Conversation, turnID *uuid.UUID, spec model.Spec, resp 
 	if resp.CostReported {
 		// The CLI knows what it spent (its own model calls included).
 		u.CostMicroUSD = resp.CostMicroUSD
-	} else if price, ok := model.PriceFor(spec.Provider, u.Model); ok {
+	} else if price, ok := s.priceFor(spec.Provider, u.Model, spec.Model); ok {
 		u.CostMicroUSD = resp.Usage.CostMicroUSD(price)
 	}
 	return u
@@ -692,11 +756,20 @@ func (t *turn) commitWith(ctx context.Context, u *store.Usage, step []pendingEnt
 	defer t.mu.Unlock()
 	var appended []*store.Entry
 	queued, visible := false, false
+	res := t.res
+	if u != nil && res != nil {
+		// Renewing stops: the charge below deletes the reservation, and
+		// if the commit fails it is released.
+		res.end()
+	}
 	err := t.s.st.InTx(ctx, func(q store.Queries) error {
 		appended, queued, visible = appended[:0], false, false
 		if u != nil {
 			if err := q.UsageRecord(ctx, u); err != nil {
 				return fmt.Errorf("recording usage: %w", err)
+			}
+			if err := t.s.charge(ctx, q, res, u, t.agent.Name, t.place); err != nil {
+				return err
 			}
 		}
 		for _, p := range step {
@@ -738,6 +811,12 @@ func (t *turn) commitWith(ctx context.Context, u *store.Usage, step []pendingEnt
 		}
 		return nil
 	})
+	if u != nil && res != nil {
+		if err != nil {
+			t.release(ctx, res)
+		}
+		t.res = nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -877,7 +956,7 @@ func (t *turn) execute(ctx context.Context, c ToolCallContent, tl *tool.Tool, v 
 	res := tl.Call(callCtx, &tool.Request{
 		CallID: c.CallID, ConversationID: t.conv.ID, Agent: t.agent.Name, AgentID: t.conv.AgentID,
 		Context: t.meta.Context, Starter: t.meta.Starter, TurnID: t.item.ID,
-		Speaker: t.speaker(ctx), WorkspaceID: t.workspaceID,
+		Speaker: t.speaker(ctx), WorkspaceID: t.workspaceID, Dir: t.dir,
 	}, c.Input)
 	endTool(res.IsError, ctx.Err())
 	if ctx.Err() != nil {
@@ -975,20 +1054,6 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 		// (interrupted, cancelled) ran, if at all, in an earlier run: no line.
 		step = append(step, pendingEntry{store.EntrySystem, notice(c)})
 	}
-	var also func(q store.Queries) error
-	if v.interrupted {
-		also = func(q store.Queries) error {
-			if _, err := q.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{
-				ConversationID: t.conv.ID, CallID: c.CallID, State: store.ToolInterrupted, Now: t.s.now(),
-			}); err != nil {
-				return fmt.Errorf("marking call %s interrupted: %w", c.CallID, err)
-			}
-			return nil
-		}
-	}
-	if _, err := t.commitWith(ctx, nil, step, nil, also); err != nil {
-		return err
-	}
 	var detail json.RawMessage
 	if res.IsError && res.Err != nil {
 		detail = mustJSON(map[string]string{"error": redact.String(res.Err.Error())})
@@ -1003,7 +1068,24 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 	if tl, ok := t.tools[c.Name]; ok {
 		risk = tl.Risk()
 	}
-	return t.audit(ctx, c, risk, v, detail)
+	// The call's audit row (and, with audit sinks, its deliveries) commits
+	// with its result: a crash between the two left a result no row
+	// recorded, and a later attempt, finding the result, never audits it.
+	also := func(q store.Queries) error {
+		if v.interrupted {
+			if _, err := q.ToolExecutionFinish(ctx, &store.ToolExecutionFinishParams{
+				ConversationID: t.conv.ID, CallID: c.CallID, State: store.ToolInterrupted, Now: t.s.now(),
+			}); err != nil {
+				return fmt.Errorf("marking call %s interrupted: %w", c.CallID, err)
+			}
+		}
+		if err := q.AuditRecord(ctx, t.auditRecord(c, risk, v, detail)); err != nil {
+			return fmt.Errorf("auditing %s: %w", c.Name, err)
+		}
+		return nil
+	}
+	_, err = t.commitWith(ctx, nil, step, nil, also)
+	return err
 }
 
 // ask persists a request to a person and leaves the call pending.
@@ -1046,15 +1128,20 @@ func (t *turn) ask(ctx context.Context, c ToolCallContent, kind store.ApprovalKi
 // audit writes the call's one audit row, or updates it with what is known
 // now (see store.AuditQueries.AuditRecord).
 func (t *turn) audit(ctx context.Context, c ToolCallContent, risk tool.Risk, v verdict, detail json.RawMessage) error {
-	conv := t.conv.ID
-	if err := t.s.st.AuditRecord(ctx, &store.AuditRecord{
-		ConversationID: &conv, CallID: c.CallID, Agent: t.agent.Name, Actor: string(store.AgentAuthor(t.agent.Name)),
-		Action: c.Name, Risk: string(risk), Decision: v.Decision, Outcome: v.Outcome, DecidedBy: v.DecidedBy,
-		Detail: detail, CreatedAt: t.s.now(),
-	}); err != nil {
+	if err := t.s.st.AuditRecord(ctx, t.auditRecord(c, risk, v, detail)); err != nil {
 		return fmt.Errorf("auditing %s: %w", c.Name, err)
 	}
 	return nil
+}
+
+// auditRecord is the call's audit row as it stands with v.
+func (t *turn) auditRecord(c ToolCallContent, risk tool.Risk, v verdict, detail json.RawMessage) *store.AuditRecord {
+	conv := t.conv.ID
+	return &store.AuditRecord{
+		ConversationID: &conv, CallID: c.CallID, Agent: t.agent.Name, Actor: string(store.AgentAuthor(t.agent.Name)),
+		Action: c.Name, Risk: string(risk), Decision: v.Decision, Outcome: v.Outcome, DecidedBy: v.DecidedBy,
+		Detail: detail, CreatedAt: t.s.now(),
+	}
 }
 
 // movedOn reports whether a person wrote after the newest pending call: the

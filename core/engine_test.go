@@ -308,7 +308,9 @@ func (in *instance) kill() {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// A deadline for a wait, not a speed bound: a CI machine at a load of
+	// 20 on 2 cores has taken over 20 s.
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if cond() {
 			return

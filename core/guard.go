@@ -82,16 +82,26 @@ func ArgsHash(input json.RawMessage) string {
 // Slack team, a Discord guild); "" when it has none (the API, the terminal,
 // a Discord DM).
 func (s *Service) workspaceOf(ctx context.Context, conv uuid.UUID) (string, error) {
+	p, err := s.placeOf(ctx, conv)
+	return p.Workspace, err
+}
+
+// placeOf is where the conversation is bound: its first binding with a
+// workspace, else its first binding; zero when it has none.
+func (s *Service) placeOf(ctx context.Context, conv uuid.UUID) (store.Place, error) {
 	bs, err := s.st.BindingListByConversation(ctx, conv)
 	if err != nil {
-		return "", fmt.Errorf("finding the workspace of %s: %w", conv, err)
+		return store.Place{}, fmt.Errorf("finding the workspace of %s: %w", conv, err)
 	}
 	for _, b := range bs {
 		if b.Place.Workspace != "" {
-			return b.Place.Workspace, nil
+			return b.Place, nil
 		}
 	}
-	return "", nil
+	if len(bs) > 0 {
+		return bs[0].Place, nil
+	}
+	return store.Place{}, nil
 }
 
 // turnStarter is the person whose message started the turn: the author of

@@ -88,5 +88,15 @@ turns:
 		if item := turnItem(t, s.st, c.ID); item.State != store.WorkDone || item.Attempts != 2 {
 			t.Fatalf("turn item %s after %d attempts; want done on the second (the crash counts)", item.State, item.Attempts)
 		}
+		// The call's audit row committed with its result: the process that
+		// died right after that commit left it, and the retried turn, which
+		// finds the result, never audits the call again.
+		rows, err := s.st.AuditList(context.Background(), &store.AuditListParams{ConversationID: &c.ID, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Action != "lookup" || rows[0].Outcome != store.AuditOK {
+			t.Fatalf("audit rows = %+v; want lookup's one row, ok", rows)
+		}
 	})
 }

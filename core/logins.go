@@ -14,6 +14,10 @@ type LoginStore interface {
 	LoginFind(ctx context.Context, secretHash []byte) (*Login, error)
 	LoginUse(ctx context.Context, p *LoginUseParams) (*Login, error)
 	LoginPrune(ctx context.Context, p *PruneParams) (int, error)
+	// LoginTouch records a session's use (when, IP, user agent).
+	LoginTouch(ctx context.Context, p *TouchParams) error
+	// AuditLog records sign-ins and sign-outs.
+	AuditLog(ctx context.Context, p *AuditLogParams) (*AuditRecord, error)
 }
 
 var _ LoginStore = store.Store(nil)
@@ -23,6 +27,9 @@ type (
 	LoginCreateParams = store.LoginCreateParams
 	LoginUseParams    = store.LoginUseParams
 	PruneParams       = store.PruneParams
+	TouchParams       = store.TouchParams
+	AuditLogParams    = store.AuditLogParams
+	LoginMethod       = store.LoginMethod
 )
 
 // The kinds of login: a link spent once to sign in, and the session it
@@ -30,4 +37,11 @@ type (
 const (
 	LoginLink    = store.LoginLink
 	LoginSession = store.LoginSession
+)
+
+// How a console session was opened.
+const (
+	LoginByLink  = store.LoginByLink
+	LoginByToken = store.LoginByToken
+	LoginByOIDC  = store.LoginByOIDC
 )

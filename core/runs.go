@@ -85,6 +85,9 @@ type RunStepEndArgs struct {
 	Failed  bool      `json:"failed,omitempty"`
 	Output  string    `json:"output,omitempty"`
 	Error   string    `json:"error,omitempty"`
+	// Round counts a coding step's rounds after a failed gate sent it
+	// back (0 for the first): each round's end is a work item of its own.
+	Round int `json:"round,omitempty"`
 }
 
 // Kind is WorkRunStepEnd.
@@ -119,7 +122,7 @@ type RunCheckSpec struct {
 // roster is who may do a lead's steps: every other agent, by name and by
 // role and domain.
 func (s *Service) roster(lead string) plan.Roster {
-	r := plan.Roster{Roles: map[string][]string{}}
+	r := plan.Roster{Lead: lead, Roles: map[string][]string{}}
 	for _, a := range s.agents().Agents {
 		if a.Name == lead {
 			continue
@@ -177,6 +180,10 @@ func (s *Service) startRun(ctx context.Context, q store.Queries, conv uuid.UUID,
 	check := json.RawMessage(`{}`)
 	if !la.RunCheck.Empty() {
 		check = mustJSON(RunCheckSpec(la.RunCheck))
+	}
+	if c := p.Check; c != nil {
+		timeout, _ := time.ParseDuration(c.Timeout) // validated above
+		check = mustJSON(RunCheckSpec{Command: c.Command, Judge: strings.TrimPrefix(c.Judge, "@"), Timeout: timeout})
 	}
 	r, err := q.RunCreate(ctx, &store.RunCreateParams{
 		ConversationID: conv, WorkspaceID: ws, LeadAgent: lead, Goal: p.Goal, Check: check, Steps: specs, Now: s.now(),
@@ -237,7 +244,7 @@ func (s *Service) RunAdvance(ctx context.Context, _ *store.WorkItem, args RunAdv
 		return nil
 	}
 	result := s.runResult(steps, status)
-	if status == store.RunStatusDone {
+	if status == store.RunStatusDone && !codingRun(steps) { // coding steps passed their gates one by one
 		pass, reason := s.checkRun(ctx, r, steps)
 		if reason != "" {
 			if err := s.runEvent(ctx, s.st, r.ID, "", RunEventCheck, map[bool]string{true: "passed", false: "failed"}[pass], reason); err != nil {
@@ -255,6 +262,7 @@ func (s *Service) RunAdvance(ctx context.Context, _ *store.WorkItem, args RunAdv
 // finishRun ends a running run and brings its result to where it came
 // from as the lead's message. A run finished meanwhile is left alone.
 func (s *Service) finishRun(ctx context.Context, r *store.Run, status store.RunStatus, result string) error {
+	var ended []*store.RunStep
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		done, err := q.RunFinish(ctx, &store.RunFinishParams{ID: r.ID, Status: status, Result: result, Now: s.now()})
 		if err != nil {
@@ -278,6 +286,7 @@ func (s *Service) finishRun(ctx context.Context, r *store.Run, status store.RunS
 		if err := s.delegationResult(ctx, q, r.ConversationID, r.LeadAgent, summary); err != nil {
 			return err
 		}
+		ended = steps
 		return s.runProgress(ctx, q, r.ID)
 	})
 	if errors.Is(err, store.ErrConflict) {
@@ -287,6 +296,10 @@ func (s *Service) finishRun(ctx context.Context, r *store.Run, status store.RunS
 		return fmt.Errorf("finishing run %s: %w", r.ID, err)
 	}
 	s.log.InfoContext(ctx, "run finished", "run_id", r.ID, "status", status)
+	s.cleanWorktrees(ctx, r, status, ended)
+	if _, err := s.sweepWorktrees(ctx); err != nil {
+		s.log.WarnContext(ctx, "sweeping the worktrees of runs over", "error", err)
+	}
 	return nil
 }
 
@@ -330,7 +343,7 @@ func (s *Service) startStep(ctx context.Context, r *store.Run, st *store.RunStep
 	limit := s.agents().Runs.SlotLimit(st.Class)
 	errNoSlot := errors.New("no slot")
 	err = s.st.InTx(ctx, func(q store.Queries) error {
-		meta := ConversationMeta{Context: metaOf(origin).Context, DM: metaOf(origin).DM, Run: &RunScope{RunID: r.ID, Step: st.Key}}
+		meta := ConversationMeta{Context: metaOf(origin).Context, DM: metaOf(origin).DM, Run: &RunScope{RunID: r.ID, Step: st.Key, Repo: st.Inputs["repo"]}}
 		if lead != nil {
 			meta.Run.Tools = run.Narrow(lead.Tools, a.Tools)
 			meta.Run.Narrowed = len(lead.Tools) > 0 || len(a.Tools) > 0
@@ -414,7 +427,11 @@ func (s *Service) runStepReply(ctx context.Context, q store.Queries, conv uuid.U
 	if st.Status != store.StepWorking || st.Agent != from || text == "" {
 		return nil
 	}
-	return s.queueStepEnd(ctx, q, conv, RunStepEndArgs{StepID: st.ID, Attempt: st.Attempts, Output: text})
+	args := RunStepEndArgs{StepID: st.ID, Attempt: st.Attempts, Output: text}
+	if ch := StepChangesOf(st); ch != nil && ch.Attempt == st.Attempts {
+		args.Round = ch.SentBack
+	}
+	return s.queueStepEnd(ctx, q, conv, args)
 }
 
 // runStepFailure, in the transaction of a turn's failure in conv, queues
@@ -432,6 +449,9 @@ func (s *Service) runStepFailure(ctx context.Context, q store.Queries, conv uuid
 
 func (s *Service) queueStepEnd(ctx context.Context, q store.Queries, conv uuid.UUID, args RunStepEndArgs) error {
 	key := fmt.Sprintf("run-step-end:%s:%d", args.StepID, args.Attempt)
+	if args.Round > 0 {
+		key += fmt.Sprintf(":%d", args.Round)
+	}
 	if _, err := Enqueue(ctx, q, args, &EnqueueOpts{ConversationID: &conv, UniqueKey: &key, Now: s.now()}); err != nil {
 		return fmt.Errorf("queueing the end of run step %s: %w", args.StepID, err)
 	}
@@ -465,6 +485,19 @@ func (s *Service) RunStepEnd(ctx context.Context, item *store.WorkItem, args Run
 	status, kind, detail := store.StepDone, RunEventDone, ""
 	if args.Failed {
 		status, kind, detail = store.StepFailed, RunEventFailed, args.Error
+	} else if st.Inputs["repo"] != "" {
+		// A coding step: commit, diff, gates, delivery (coding.go).
+		var failure string
+		status, args.Output, failure, err = s.codingStepEnd(ctx, st, args)
+		if err != nil {
+			return err
+		}
+		if status == "" {
+			return nil // sent back: the step works on
+		}
+		if status == store.StepFailed {
+			kind, detail, args.Failed, args.Error = RunEventFailed, failure, true, failure
+		}
 	}
 	detail = strings.TrimSpace(fmt.Sprintf("%d in / %d out tokens, %s. %s", in, out, run.Cost(cost), detail))
 	err = s.st.InTx(ctx, func(q store.Queries) error {
@@ -604,8 +637,9 @@ func (s *Service) RetryRun(ctx context.Context, id uuid.UUID, by string) (*store
 	return r, nil
 }
 
-// FindRun reads a run by its id or the first characters of it (at least
-// six), as people type it.
+// FindRun reads a run by its id, its short id (run.ShortID: the last
+// characters) or the first characters of it (at least six), as people
+// type it.
 func (s *Service) FindRun(ctx context.Context, ref string) (*store.Run, error) {
 	ref = strings.TrimSpace(ref)
 	if id, err := uuid.Parse(ref); err == nil {
@@ -620,7 +654,7 @@ func (s *Service) FindRun(ctx context.Context, ref string) (*store.Run, error) {
 	}
 	var found *store.Run
 	for _, r := range rs {
-		if strings.HasPrefix(r.ID.String(), strings.ToLower(ref)) {
+		if id := r.ID.String(); strings.HasPrefix(id, strings.ToLower(ref)) || strings.HasSuffix(id, strings.ToLower(ref)) {
 			if found != nil {
 				return nil, invalid("run id %q matches several runs: give more of it", ref)
 			}
@@ -634,8 +668,8 @@ func (s *Service) FindRun(ctx context.Context, ref string) (*store.Run, error) {
 }
 
 // checkRun runs a run's completion check: a command (its exit status
-// decides) or a judge agent (PASS or FAIL, and why). No check: pass, no
-// reason.
+// decides), then a judge agent (PASS or FAIL, and why). No check: pass,
+// no reason.
 func (s *Service) checkRun(ctx context.Context, r *store.Run, steps []*store.RunStep) (bool, string) {
 	var c RunCheckSpec
 	if err := json.Unmarshal(r.Check, &c); err != nil {
@@ -647,52 +681,81 @@ func (s *Service) checkRun(ctx context.Context, r *store.Run, steps []*store.Run
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	switch {
-	case c.Command != "":
-		cmd := exec.CommandContext(cctx, "sh", "-c", c.Command)
-		cmd.Dir = c.Dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		tail := lastLines(out.String(), 5)
+	var reasons []string
+	if c.Command != "" {
+		out, err := runShell(cctx, c.Command, c.Dir)
+		tail := lastLines(out, 5)
 		if err != nil {
 			return false, fmt.Sprintf("`%s` failed (%v)%s", c.Command, err, prefixed(tail))
 		}
-		return true, fmt.Sprintf("`%s` exited 0%s", c.Command, prefixed(tail))
-	case c.Judge != "":
-		return s.judge(cctx, c.Judge, r, steps)
+		reasons = append(reasons, fmt.Sprintf("`%s` exited 0%s", c.Command, prefixed(tail)))
 	}
-	return true, ""
+	if c.Judge != "" {
+		pass, why := s.judge(cctx, c.Judge, r, steps)
+		if !pass {
+			return false, why
+		}
+		reasons = append(reasons, why)
+	}
+	return true, strings.Join(reasons, "; ")
 }
 
 // judge asks a judge agent's model whether the run met its goal.
 func (s *Service) judge(ctx context.Context, name string, r *store.Run, steps []*store.RunStep) (bool, string) {
-	a, ok := s.agents().Find(name)
-	if !ok {
-		return false, fmt.Sprintf("no judge agent named %q", name)
-	}
-	b, err := s.backendFor(a)
-	if err != nil {
-		return false, "the judge cannot run: " + err.Error()
-	}
 	var prompt strings.Builder
 	fmt.Fprintf(&prompt, "Judge whether this run met its goal. Answer PASS or FAIL on the first line, then one line saying why.\n\nGoal: %s\n", r.Goal)
 	for _, st := range steps {
 		fmt.Fprintf(&prompt, "\nStep %s (%s): %s\nOutput: %s\n", st.Key, st.Agent, st.Title, st.Output)
 	}
+	return s.verdict(ctx, "judge", name, prompt.String(), nil)
+}
+
+// verdict asks agent name (a run's judge, a coding step's reviewer: role)
+// for PASS or FAIL on the first line of its answer, and why after it. The
+// call's usage is recorded in conv when it is set.
+func (s *Service) verdict(ctx context.Context, role, name, prompt string, conv *uuid.UUID) (bool, string) {
+	a, ok := s.agents().Find(name)
+	if !ok {
+		return false, fmt.Sprintf("no %s agent named %q", role, name)
+	}
+	b, err := s.backendFor(a)
+	if err != nil {
+		return false, "the " + role + " cannot run: " + err.Error()
+	}
 	resp, err := b.Generate(ctx, &model.Request{
 		System:    []model.SystemBlock{{Text: a.Persona}},
-		Messages:  []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: prompt.String()}}}},
+		Messages:  []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: prompt}}}},
 		MaxTokens: a.MaxTokens,
 	}, nil)
 	if err != nil {
-		s.log.WarnContext(ctx, "judging a run", "judge", name, "error", redact.String(err.Error()))
-		return false, "the judge failed: " + failureText(err)
+		s.log.WarnContext(ctx, "asking for a verdict", role, name, "error", redact.String(err.Error()))
+		return false, "the " + role + " failed: " + failureText(err)
+	}
+	if spec, err := model.ParseSpec(a.Model); err == nil && conv != nil {
+		if err := s.recordUsage(ctx, a.Name, &store.Usage{
+			ConversationID: *conv, AgentID: s.agentID(a.Name), Provider: b.Provider(), Model: spec.Model,
+			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CreatedAt: s.now(),
+		}); err != nil {
+			s.log.WarnContext(ctx, "recording a verdict's usage", role, name, "error", redact.String(err.Error()))
+		}
 	}
 	text := strings.TrimSpace(responseText(resp))
 	verdict, why, _ := strings.Cut(text, "\n")
 	pass := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(verdict)), "PASS")
 	return pass, fmt.Sprintf("%s: %s", name, strings.TrimSpace(cmp.Or(strings.TrimSpace(why), verdict)))
+}
+
+// runShell runs a check's command (sh -c) in dir and returns what it
+// printed, stdout and stderr together; a child holding the output open
+// past the command's end is waited for 2 seconds at most.
+func runShell(ctx context.Context, command, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
+	cmd.WaitDelay = 2 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }
 
 func responseText(r *model.Response) string {
@@ -729,6 +792,9 @@ type RunScope struct {
 	Tools      []string `json:"tools,omitempty"`
 	Narrowed   bool     `json:"narrowed,omitempty"`
 	StepBudget int      `json:"step_budget,omitempty"`
+	// Repo is set for a coding step: the step's inputs name a repository
+	// and its turns work in a worktree of it (see coding.go).
+	Repo string `json:"repo,omitempty"`
 }
 
 // allows reports whether a step may use the tool named name.
@@ -824,10 +890,12 @@ func (s *Service) RunPlan(ctx context.Context, item *store.WorkItem, args RunPla
 			return "", err
 		}
 		spec, _ := model.ParseSpec(a.Model)
-		_ = s.st.UsageRecord(ctx, &store.Usage{
+		if err := s.recordUsage(ctx, a.Name, &store.Usage{
 			ConversationID: conv, AgentID: s.agentID(a.Name), Provider: b.Provider(), Model: spec.Model,
 			InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CreatedAt: s.now(),
-		})
+		}); err != nil {
+			s.log.WarnContext(ctx, "recording a plan revision's usage", "agent", a.Name, "error", redact.String(err.Error()))
+		}
 		return responseText(resp), nil
 	}
 	p, _, err := plan.Extract(ctx, args.Text, s.roster(a.Name), revise)

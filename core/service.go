@@ -16,8 +16,10 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/switchboardhq/switchboard/core/audit"
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/run/coding"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -112,9 +114,24 @@ type Options struct {
 	// RunProgress shows runs' progress on the platforms (nil: runs show
 	// only their result message and the API's events).
 	RunProgress RunProgress
+	// Coding keeps the repositories and worktrees of runs' coding steps
+	// (nil: a step whose inputs name a repo fails, saying so).
+	Coding *coding.Repos
+	// CodeHost reaches owner/name repositories and opens pull requests
+	// (the GitHub connection; nil: such repositories are refused).
+	CodeHost CodeHost
+	// ArtifactLink is the page of an artifact, "" when there is no public
+	// address (nil: no links); a coding step's diff links to it.
+	ArtifactLink func(id uuid.UUID) string
+	// KeepFailedWorktrees is how long a failed run's worktrees stay
+	// (DefaultKeepFailedWorktrees).
+	KeepFailedWorktrees time.Duration
 	// WorkRetention is how long Sweep keeps finished work items
 	// (SWITCHBOARD_WORK_RETENTION); zero is store.DefaultWorkRetention.
 	WorkRetention time.Duration
+	// AuditSinks receive every audit row the service writes (see
+	// auditsinks.go); nil: the rows stay in the database.
+	AuditSinks *audit.Sinks
 }
 
 func (o *Options) validate() error {
@@ -211,7 +228,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		opts:     opts,
-		st:       opts.Store,
+		st:       AuditingStore(opts.Store, opts.AuditSinks, opts.Now),
 		log:      opts.Logger,
 		hub:      opts.Hub,
 		observer: opts.Observer,

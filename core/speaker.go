@@ -22,15 +22,22 @@ const personAuthorPrefix = "person:"
 // never the agent's.
 func (t *turn) speaker(ctx context.Context) *uuid.UUID {
 	t.mu.Lock()
+	entries := t.entries
+	t.mu.Unlock()
+	return t.s.speakerIn(ctx, entries)
+}
+
+// speakerIn is the person who wrote the last message from a person among
+// entries (see turn.speaker); nil when none is known.
+func (s *Service) speakerIn(ctx context.Context, entries []*store.Entry) *uuid.UUID {
 	var last *UserContent
-	for i := len(t.entries) - 1; i >= 0 && last == nil; i-- {
-		if e := t.entries[i]; e.Kind == store.EntryUser {
+	for i := len(entries) - 1; i >= 0 && last == nil; i-- {
+		if e := entries[i]; e.Kind == store.EntryUser {
 			if c, err := Decode[UserContent](e); err == nil && c.UserID != "" {
 				last = &c
 			}
 		}
 	}
-	t.mu.Unlock()
 	if last == nil {
 		return nil
 	}
@@ -43,10 +50,10 @@ func (t *turn) speaker(ctx context.Context) *uuid.UUID {
 	if last.Platform == "" {
 		return nil
 	}
-	p, err := t.s.st.PersonFind(ctx, &store.PersonFindParams{Identity: IdentityOf(last.Platform, last.Workspace, last.UserID)})
+	p, err := s.st.PersonFind(ctx, &store.PersonFindParams{Identity: IdentityOf(last.Platform, last.Workspace, last.UserID)})
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			t.s.log.WarnContext(ctx, "finding the person who spoke", "platform", last.Platform, "user_id", last.UserID, "error", err)
+			s.log.WarnContext(ctx, "finding the person who spoke", "platform", last.Platform, "user_id", last.UserID, "error", err)
 		}
 		return nil
 	}

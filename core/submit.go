@@ -660,11 +660,28 @@ type CreateConversationParams struct {
 	// WorkspaceID, when set, is the workspace it belongs to (whose members
 	// see it, whose rules apply).
 	WorkspaceID *uuid.UUID
+	// Title, when set, names it in the history.
+	Title string
 }
 
 // CreateConversationWith starts a conversation as p says, placed in its
 // workspace in the same transaction.
 func (s *Service) CreateConversationWith(ctx context.Context, p *CreateConversationParams) (*store.Conversation, error) {
+	var conv *store.Conversation
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		conv, err = s.createConversation(ctx, q, p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating conversation: %w", err)
+	}
+	return conv, nil
+}
+
+// createConversation is CreateConversationWith in the caller's
+// transaction.
+func (s *Service) createConversation(ctx context.Context, q store.Queries, p *CreateConversationParams) (*store.Conversation, error) {
 	ag := s.agents().Default()
 	if p.Agent != "" {
 		a, ok := s.agents().Find(p.Agent)
@@ -673,26 +690,17 @@ func (s *Service) CreateConversationWith(ctx context.Context, p *CreateConversat
 		}
 		ag = a
 	}
-	contextName := cmp.Or(p.Context, tool.ContextAPI)
-	create := &store.ConversationCreateParams{
-		AgentID: s.agentID(ag.Name), Metadata: ConversationMeta{Context: contextName, Starter: p.Starter}.Encode(), Now: s.now(),
-	}
-	var conv *store.Conversation
-	err := s.st.InTx(ctx, func(q store.Queries) error {
-		var err error
-		if conv, err = q.ConversationCreate(ctx, create); err != nil {
-			return err
-		}
-		if p.WorkspaceID == nil {
-			return nil
-		}
-		if err := q.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *p.WorkspaceID}); err != nil {
-			return fmt.Errorf("placing it in workspace %s: %w", *p.WorkspaceID, err)
-		}
-		return nil
+	conv, err := q.ConversationCreate(ctx, &store.ConversationCreateParams{
+		AgentID: s.agentID(ag.Name), Title: p.Title, Now: s.now(),
+		Metadata: ConversationMeta{Context: cmp.Or(p.Context, tool.ContextAPI), Starter: p.Starter}.Encode(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("creating conversation: %w", err)
+		return nil, err
+	}
+	if p.WorkspaceID != nil {
+		if err := q.ConversationWorkspaceSet(ctx, &store.ConversationWorkspaceSetParams{ConversationID: conv.ID, WorkspaceID: *p.WorkspaceID}); err != nil {
+			return nil, fmt.Errorf("placing it in workspace %s: %w", *p.WorkspaceID, err)
+		}
 	}
 	return conv, nil
 }

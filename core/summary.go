@@ -414,6 +414,9 @@ func (s *Service) summarize(ctx context.Context, job *summaryJob, ml *modelLog) 
 			if err := q.UsageRecord(ctx, u); err != nil {
 				return fmt.Errorf("recording the summary's usage: %w", err)
 			}
+			if err := s.chargeAfter(ctx, q, ag.Name, u); err != nil {
+				return err
+			}
 		}
 		var err error
 		res, err = q.EntryAppend(ctx, &store.EntryAppendParams{
@@ -470,7 +473,7 @@ func (s *Service) summarizeRound(ctx context.Context, turnID uuid.UUID, conv *st
 		Text: strings.TrimSpace(text.String()), FromSeq: part[0].SeqValue(), ThroughSeq: part[len(part)-1].SeqValue(), Model: spec.String(),
 	}
 	next := &modelLog{summary: sc, summarySeq: ml.summarySeq, entries: ml.entries[cut:], weights: weights[cut:]}
-	return next, usageOf(conv, &turnID, spec, resp, s.now()), nil
+	return next, s.usageOf(conv, &turnID, spec, resp, s.now()), nil
 }
 
 // summaryBackend is the backend that writes an agent's summaries: its
@@ -592,6 +595,7 @@ func (t *turn) request(ctx context.Context) (*model.Request, error) {
 		}
 		withSkillIndex(req, t.skillIndex)
 		req.Turn = withMemory(req.Turn, t.memory)
+		req.Dir = t.dir
 		return req, nil
 	}
 	t.mu.Lock()

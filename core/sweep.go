@@ -26,6 +26,9 @@ type SweepResult struct {
 	SideThreadsAbandoned int
 	// Retention is what the workspaces' retention deleted (see retain).
 	Retention RetentionResult
+	// Worktrees are coding steps' worktrees of runs over, removed (a
+	// failed run's after runs.keep_failed_worktrees).
+	Worktrees int
 	// Store is what the store's own Sweep deleted.
 	Store store.SweepResult
 }
@@ -101,6 +104,12 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		errs = append(errs, err)
 	}
 
+	// Worktrees of runs long over, in this instance's data folder.
+	res.Worktrees, err = s.sweepWorktrees(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("sweeping worktrees: %w", err))
+	}
+
 	swept, err := s.st.Sweep(ctx, &store.SweepParams{Now: now, WorkRetention: s.opts.WorkRetention})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("sweeping the store: %w", err))
@@ -108,8 +117,8 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 	if swept != nil {
 		res.Store = *swept
 	}
-	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Retention.Conversations + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
-		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased, "side_threads_abandoned", res.SideThreadsAbandoned,
+	if n := res.ApprovalsExpired + res.LeasesReleased + res.SideThreadsAbandoned + res.Retention.Conversations + res.Worktrees + res.Store.Inbound + res.Store.Work + res.Store.Leases; n > 0 {
+		s.log.InfoContext(ctx, "swept", "approvals_expired", res.ApprovalsExpired, "leases_released", res.LeasesReleased, "side_threads_abandoned", res.SideThreadsAbandoned, "worktrees", res.Worktrees,
 			"retention_conversations", res.Retention.Conversations, "inbound", res.Store.Inbound, "work", res.Store.Work, "named_leases", res.Store.Leases)
 	}
 	return res, errors.Join(errs...)

@@ -72,6 +72,10 @@ type AuditRecord struct {
 	UpdatedAt time.Time // when the outcome was last written
 	// WorkspaceID is stamped from the conversation when the row is made.
 	WorkspaceID *uuid.UUID
+	// TraceID is the OpenTelemetry trace (32 hex digits) of the request or
+	// turn that last wrote the row; "" when it ran in none. A later record
+	// without one keeps the earlier.
+	TraceID string
 }
 
 // AuditSettleParams records a call's outcome on its existing row.
@@ -83,7 +87,9 @@ type AuditSettleParams struct {
 	DecidedBy string
 	// Detail, when set, replaces the detail.
 	Detail json.RawMessage
-	Now    time.Time
+	// TraceID, when not empty, replaces the row's trace id.
+	TraceID string
+	Now     time.Time
 }
 
 // AuditListParams filters and pages the audit, newest first. Empty fields
@@ -165,9 +171,22 @@ type AuditLogParams struct {
 	Outcome     AuditOutcome
 	WorkspaceID *uuid.UUID
 	Detail      json.RawMessage // optional; "{}" when nil
+	TraceID     string          // optional: the trace of the request that did it
 	Now         time.Time
 
 	ID uuid.UUID // filled in by the rules (UUIDv7); callers leave it zero
+}
+
+// AuditScanParams reads a time range of the audit oldest first (CreatedAt,
+// then ID), a page at a time: the export.
+type AuditScanParams struct {
+	From time.Time // inclusive; zero for no lower bound
+	To   time.Time // exclusive; zero for no upper bound
+	// WorkspaceID, when set, keeps the rows of one workspace.
+	WorkspaceID *uuid.UUID
+	// After continues a scan: rows after the cursor's row.
+	After *AuditCursor
+	Limit int // 0 means DefaultAuditLimit; at most MaxAuditLimit
 }
 
 // AuditQueries are the audit's reads and writes.
@@ -176,8 +195,13 @@ type AuditQueries interface {
 	// later record of the same (ConversationID, CallID) its outcome,
 	// detail and updated time are replaced, and its decision, risk and
 	// DecidedBy too when given (not empty). Who asked, the tool and CreatedAt stay as
-	// first written. ID and CreatedAt are filled in on r.
+	// first written. ID is set on r to the row's (the first record's on a
+	// later one); CreatedAt and UpdatedAt to what this record wrote.
 	AuditRecord(ctx context.Context, r *AuditRecord) error
+	// AuditGet reads one row; ErrNotFound when there is none.
+	AuditGet(ctx context.Context, id uuid.UUID) (*AuditRecord, error)
+	// AuditScan reads a time range oldest first (CreatedAt, then ID).
+	AuditScan(ctx context.Context, p *AuditScanParams) ([]*AuditRecord, error)
 	// AuditSettle records an outcome on a call's existing row;
 	// ErrNotFound when the call has none.
 	AuditSettle(ctx context.Context, p *AuditSettleParams) (*AuditRecord, error)

@@ -51,6 +51,11 @@ type Key struct {
 	CreatedAt time.Time
 	ExpiresAt *time.Time // nil: does not expire
 	RevokedAt *time.Time // nil: live
+	// LastUsedAt, LastIP and LastUserAgent are the token's last use
+	// (KeyTouch); nil and "" until the first.
+	LastUsedAt    *time.Time
+	LastIP        string
+	LastUserAgent string
 }
 
 // Usable reports whether the key is neither revoked nor expired at now.
@@ -77,7 +82,9 @@ type KeyCreateParams struct {
 
 // KeyListParams filters KeyList. Sessions are never listed.
 type KeyListParams struct {
-	Kind           KeyKind // empty: every kind but sessions
+	Kind KeyKind // empty: every kind but sessions
+	// PersonIDs, when set, lists only the personal tokens of these people.
+	PersonIDs      []uuid.UUID
 	IncludeRevoked bool
 	Limit          int // 0: DefaultListLimit
 }
@@ -102,6 +109,9 @@ type KeyQueries interface {
 	// revocation's time stays) and returns the credential; ErrNotFound if
 	// it does not exist.
 	KeyRevoke(ctx context.Context, p *KeyRevokeParams) (*Key, error)
+	// KeyTouch records a use of a credential (see TouchParams); a row not
+	// found is no error.
+	KeyTouch(ctx context.Context, p *TouchParams) error
 	// KeyPruneSessions deletes sessions that expired before p.Before and
 	// returns how many.
 	KeyPruneSessions(ctx context.Context, p *PruneParams) (int, error)

@@ -23,6 +23,15 @@ const (
 // Valid reports whether k is a known kind.
 func (k LoginKind) Valid() bool { return k == LoginLink || k == LoginSession }
 
+// LoginMethod says how a console session was opened.
+type LoginMethod string
+
+const (
+	LoginByLink  LoginMethod = "link"  // a one-time link the bot sent
+	LoginByToken LoginMethod = "token" // the operator token
+	LoginByOIDC  LoginMethod = "oidc"  // single sign-on with the identity provider
+)
+
 // Login is one login link or browser session.
 type Login struct {
 	ID         uuid.UUID
@@ -34,6 +43,17 @@ type Login struct {
 	ExpiresAt time.Time
 	// UsedAt is when a link was spent or a session signed out; nil: not yet.
 	UsedAt *time.Time
+	// Method is how a session was opened; "" on rows made before it was
+	// kept.
+	Method LoginMethod
+	// IDToken is the identity provider's ID token of an OIDC session: the
+	// hint of an RP-initiated logout.
+	IDToken string
+	// LastUsedAt, LastIP and LastUserAgent are the session's last use
+	// (LoginTouch); nil and "" until the first.
+	LastUsedAt    *time.Time
+	LastIP        string
+	LastUserAgent string
 }
 
 // Live reports whether the row may still be used at now: not used and not
@@ -48,12 +68,48 @@ type LoginCreateParams struct {
 	PersonID   *uuid.UUID
 	ExpiresAt  time.Time
 	Now        time.Time
+	// A session's Method, IDToken, and the IP and UserAgent it was opened
+	// from (its first use).
+	Method    LoginMethod
+	IDToken   string
+	IP        string
+	UserAgent string
 }
 
 // LoginUseParams spends a link or signs a session out.
 type LoginUseParams struct {
 	SecretHash []byte
 	Now        time.Time
+}
+
+// TouchParams records a use of a session or token: when, from which IP
+// and user agent. A row used less than Every ago is left as it is, so a
+// busy session costs one write a minute, not one a request.
+type TouchParams struct {
+	ID        uuid.UUID
+	IP        string
+	UserAgent string
+	Every     time.Duration
+	Now       time.Time
+}
+
+// LoginSessionsParams lists live console sessions (not used, not expired
+// at Now), newest first.
+type LoginSessionsParams struct {
+	// PersonIDs are whose sessions; with Operator, the operator's too.
+	// Neither: every session (All must be set, so no caller lists every
+	// session by leaving a field empty).
+	PersonIDs []uuid.UUID
+	Operator  bool
+	All       bool
+	Now       time.Time
+	Limit     int // 0: DefaultListLimit
+}
+
+// LoginEndParams ends a console session (signs it out) by its id.
+type LoginEndParams struct {
+	ID  uuid.UUID
+	Now time.Time
 }
 
 // LoginQueries is the web sign-in's part of Queries.
@@ -69,6 +125,16 @@ type LoginQueries interface {
 	// ErrNotFound when no row has the hash. Expiry is the caller's to check
 	// on the returned row.
 	LoginUse(ctx context.Context, p *LoginUseParams) (*Login, error)
+	// LoginGet reads a row by id; ErrNotFound if none.
+	LoginGet(ctx context.Context, id uuid.UUID) (*Login, error)
+	// LoginTouch records a use of a session (see TouchParams); a row not
+	// found is no error.
+	LoginTouch(ctx context.Context, p *TouchParams) error
+	// LoginSessions lists live sessions (see LoginSessionsParams).
+	LoginSessions(ctx context.Context, p *LoginSessionsParams) ([]*Login, error)
+	// LoginEnd marks a session used (signed out) and returns it; ending it
+	// again keeps the first time. ErrNotFound when no session has the id.
+	LoginEnd(ctx context.Context, p *LoginEndParams) (*Login, error)
 	// LoginPrune deletes rows that expired before p.Before and returns how
 	// many.
 	LoginPrune(ctx context.Context, p *PruneParams) (int, error)

@@ -203,7 +203,8 @@ type PeopleQueries interface {
 	// identities, link codes, personal access tokens, login links and
 	// sessions, connections, the DM pairings and refusal notices of their
 	// identities, the standing grants they made, the notes of their
-	// personal workspace and their memberships other than ownership; it
+	// personal workspace, their memberships other than ownership and the
+	// roles single sign-on gave them (SSOGrant); it
 	// removes them from conversations' participants, re-authors the
 	// entries they wrote to DeletedUser (content kept, their user id and
 	// name in it replaced, unless DeleteMessages redacts it) and replaces

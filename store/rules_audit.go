@@ -14,8 +14,10 @@ func (q checked) AuditRecord(ctx context.Context, r *AuditRecord) error {
 	if r == nil {
 		return invalidf("recording audit: params are nil")
 	}
-	if r.ConversationID == nil || r.CallID == "" {
-		return invalidf("recording audit of %s: ConversationID and CallID name the call and are required", r.Action)
+	// A row of an act outside any conversation (an operator's budget
+	// extension) has no ConversationID; its CallID is unique on its own.
+	if r.CallID == "" {
+		return invalidf("recording audit of %s: CallID (with ConversationID, for a call in one) names the row and is required", r.Action)
 	}
 	if !r.Outcome.Valid() {
 		return invalidf("recording audit of %s: unknown Outcome %q", r.Action, r.Outcome)
@@ -75,4 +77,28 @@ func (q checked) AuditList(ctx context.Context, p *AuditListParams) ([]*AuditRec
 		c.Limit = DefaultAuditLimit
 	}
 	return q.Queries.AuditList(ctx, &c)
+}
+
+func (q checked) AuditGet(ctx context.Context, id uuid.UUID) (*AuditRecord, error) {
+	if id == uuid.Nil {
+		return nil, invalidf("reading an audit row: the id is required")
+	}
+	return q.Queries.AuditGet(ctx, id)
+}
+
+func (q checked) AuditScan(ctx context.Context, p *AuditScanParams) ([]*AuditRecord, error) {
+	if p == nil {
+		return nil, invalidf("scanning audit: params are nil")
+	}
+	c := *p
+	if !c.From.IsZero() && !c.To.IsZero() && !c.From.Before(c.To) {
+		return nil, invalidf("scanning audit: From (%s) must be before To (%s)", c.From, c.To)
+	}
+	if c.Limit < 0 || c.Limit > MaxAuditLimit {
+		return nil, invalidf("scanning audit: Limit %d is outside 0..%d", c.Limit, MaxAuditLimit)
+	}
+	if c.Limit == 0 {
+		c.Limit = DefaultAuditLimit
+	}
+	return q.Queries.AuditScan(ctx, &c)
 }

@@ -154,6 +154,18 @@ func (q checked) RunStepReset(ctx context.Context, p *RunStepResetParams) (*RunS
 	return s, err
 }
 
+func (q checked) RunStepChangesSet(ctx context.Context, p *RunStepChangesSetParams) (*RunStep, error) {
+	if p == nil || p.ID == uuid.Nil {
+		return nil, invalidf("recording a run step's changes: ID is required")
+	}
+	if len(p.Changes) > 0 && !json.Valid(p.Changes) {
+		return nil, invalidf("recording a run step's changes: Changes is not JSON")
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.RunStepChangesSet(ctx, &c)
+}
+
 // stepState tells a missing step (ErrNotFound) from one in the wrong
 // state (ErrConflict naming it).
 func (q checked) stepState(ctx context.Context, id uuid.UUID, doing string, want ...StepStatus) error {

@@ -29,6 +29,17 @@ func (q checked) SlackInstallationSave(ctx context.Context, p *SlackInstallation
 	if err := checkSealed("BotToken", p.BotToken); err != nil {
 		return nil, fmt.Errorf("saving the slack installation of %s: %w", p.TeamID, err)
 	}
+	if p.RefreshToken != "" {
+		if err := checkSealed("RefreshToken", p.RefreshToken); err != nil {
+			return nil, fmt.Errorf("saving the slack installation of %s: %w", p.TeamID, err)
+		}
+		if p.TokenExpiresAt == nil {
+			return nil, fmt.Errorf("saving the slack installation of %s: %w", p.TeamID, invalidf("a RefreshToken needs TokenExpiresAt"))
+		}
+	}
+	if p.EnterpriseInstall && p.EnterpriseID != p.TeamID {
+		return nil, fmt.Errorf("saving the slack installation of %s: %w", p.TeamID, invalidf("an organisation-wide install is keyed by its EnterpriseID (%q)", p.EnterpriseID))
+	}
 	c := *p
 	c.Now = q.at(c.Now)
 	return q.Queries.SlackInstallationSave(ctx, &c)
@@ -69,6 +80,11 @@ func (q checked) SlackInstallationReseal(ctx context.Context, p *SlackInstallati
 			return nil, fmt.Errorf("resealing the slack token of %s: %w", p.TeamID, err)
 		}
 	}
+	if p.RefreshToken != "" {
+		if err := checkSealed("RefreshToken", p.RefreshToken); err != nil {
+			return nil, fmt.Errorf("resealing the slack token of %s: %w", p.TeamID, err)
+		}
+	}
 	c := *p
 	c.Now = q.at(c.Now)
 	out, err := q.Queries.SlackInstallationReseal(ctx, &c)
@@ -80,4 +96,99 @@ func (q checked) SlackInstallationReseal(ctx context.Context, p *SlackInstallati
 		}
 	}
 	return out, err
+}
+
+func (q checked) SlackInstallationFind(ctx context.Context, p *SlackInstallationFindParams) (*SlackInstallation, error) {
+	if p == nil || (p.TeamID == "" && p.EnterpriseID == "") {
+		return nil, fmt.Errorf("finding a slack installation: %w", invalidf("empty TeamID and EnterpriseID"))
+	}
+	return q.Queries.SlackInstallationFind(ctx, p)
+}
+
+func (q checked) SlackInstallationExpiring(ctx context.Context, p *SlackInstallationExpiringParams) ([]*SlackInstallation, error) {
+	if p == nil || p.Before.IsZero() {
+		return nil, fmt.Errorf("listing expiring slack tokens: %w", invalidf("empty Before"))
+	}
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("listing expiring slack tokens: %w", invalidf("negative Limit"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	c.Limit = limitOr(c.Limit, DefaultListLimit)
+	return q.Queries.SlackInstallationExpiring(ctx, &c)
+}
+
+// refreshOutcome turns a write that matched no row into ErrConflict when
+// the team's row is there (it changed since it was read), ErrNotFound when
+// it is gone.
+func (q checked) refreshOutcome(ctx context.Context, teamID, doing string, out *SlackInstallation, err error) (*SlackInstallation, error) {
+	if errors.Is(err, ErrNotFound) {
+		if _, gerr := q.Queries.SlackInstallationGet(ctx, teamID); gerr == nil {
+			return nil, fmt.Errorf("%s of slack team %s: %w: the row changed since it was read", doing, teamID, ErrConflict)
+		}
+	}
+	return out, err
+}
+
+func (q checked) SlackInstallationClaimRefresh(ctx context.Context, p *SlackInstallationClaimRefreshParams) (*SlackInstallation, error) {
+	if p == nil || p.TeamID == "" || p.Holder == "" {
+		return nil, fmt.Errorf("claiming a slack token renewal: %w", invalidf("empty TeamID or Holder"))
+	}
+	if err := checkSealed("Expect", p.Expect); err != nil {
+		return nil, fmt.Errorf("claiming the token renewal of %s: %w", p.TeamID, err)
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	if !c.Until.After(c.Now) {
+		return nil, fmt.Errorf("claiming the token renewal of %s: %w", p.TeamID, invalidf("Until must be after Now"))
+	}
+	out, err := q.Queries.SlackInstallationClaimRefresh(ctx, &c)
+	return q.refreshOutcome(ctx, p.TeamID, "claiming the token renewal", out, err)
+}
+
+func (q checked) SlackInstallationRefreshed(ctx context.Context, p *SlackInstallationRefreshedParams) (*SlackInstallation, error) {
+	if p == nil || p.TeamID == "" {
+		return nil, fmt.Errorf("storing a renewed slack token: %w", invalidf("empty TeamID"))
+	}
+	for field, v := range map[string]string{"Expect": p.Expect, "BotToken": p.BotToken, "RefreshToken": p.RefreshToken} {
+		if err := checkSealed(field, v); err != nil {
+			return nil, fmt.Errorf("storing the renewed token of %s: %w", p.TeamID, err)
+		}
+	}
+	if p.TokenExpiresAt.IsZero() {
+		return nil, fmt.Errorf("storing the renewed token of %s: %w", p.TeamID, invalidf("empty TokenExpiresAt"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	out, err := q.Queries.SlackInstallationRefreshed(ctx, &c)
+	return q.refreshOutcome(ctx, p.TeamID, "storing the renewed token", out, err)
+}
+
+func (q checked) SlackInstallationRefreshFailed(ctx context.Context, p *SlackInstallationRefreshFailedParams) (*SlackInstallation, error) {
+	if p == nil || p.TeamID == "" || p.Holder == "" {
+		return nil, fmt.Errorf("recording a failed slack token renewal: %w", invalidf("empty TeamID or Holder"))
+	}
+	if p.Error == "" {
+		return nil, fmt.Errorf("recording the failed token renewal of %s: %w", p.TeamID, invalidf("empty Error"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	out, err := q.Queries.SlackInstallationRefreshFailed(ctx, &c)
+	return q.refreshOutcome(ctx, p.TeamID, "recording the failed token renewal", out, err)
+}
+
+func (q checked) SlackInstallationRefreshStopped(ctx context.Context, limit int) ([]*SlackInstallation, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("listing stopped slack token renewals: %w", invalidf("negative limit"))
+	}
+	return q.Queries.SlackInstallationRefreshStopped(ctx, limitOr(limit, DefaultListLimit))
+}
+
+func (q checked) SlackInstallationTouch(ctx context.Context, p *SlackInstallationTouchParams) error {
+	if p == nil || p.Installation == "" {
+		return fmt.Errorf("recording a slack event: %w", invalidf("empty Installation"))
+	}
+	c := *p
+	c.Now = q.at(c.Now)
+	return q.Queries.SlackInstallationTouch(ctx, &c)
 }

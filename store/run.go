@@ -105,10 +105,14 @@ type RunStep struct {
 	CostMicroUSD   int64
 	Output         string
 	Error          string
-	StartedAt      *time.Time
-	FinishedAt     *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Changes is a coding step's change (its repository, branch, diff,
+	// gates and delivery: core.StepChanges as JSON); nil for a step that
+	// works in no repository, or before it starts.
+	Changes    json.RawMessage
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // RunEvent is one transition of a run or of one of its steps.
@@ -205,6 +209,13 @@ type RunStepResetParams struct {
 	Now time.Time
 }
 
+// RunStepChangesSetParams records a step's change (JSON).
+type RunStepChangesSetParams struct {
+	ID      uuid.UUID
+	Changes json.RawMessage
+	Now     time.Time
+}
+
 // RunEventAppendParams appends an event to a run's log.
 type RunEventAppendParams struct {
 	RunID   uuid.UUID
@@ -252,6 +263,9 @@ type RunQueries interface {
 	// RunStepReset puts a failed or cancelled step back to pending with
 	// its output, error and usage cleared; ErrConflict otherwise.
 	RunStepReset(ctx context.Context, p *RunStepResetParams) (*RunStep, error)
+	// RunStepChangesSet records a step's change, whatever its state;
+	// ErrNotFound when there is no such step.
+	RunStepChangesSet(ctx context.Context, p *RunStepChangesSetParams) (*RunStep, error)
 
 	RunEventAppend(ctx context.Context, p *RunEventAppendParams) (*RunEvent, error)
 	RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error)

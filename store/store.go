@@ -855,6 +855,7 @@ type Queries interface {
 
 	ScheduleQueries
 	UsageQueries
+	BudgetQueries
 	FeedbackQueries
 	SlackInstallationQueries
 	GrantQueries
@@ -880,6 +881,7 @@ type Queries interface {
 	HistoryQueries
 	ArtifactQueries
 	LoginQueries
+	SSOQueries
 	ConversationListQueries
 	ApprovalInboxQueries
 	RetentionQueries

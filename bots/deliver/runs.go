@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots"
@@ -225,6 +226,9 @@ func runView(v *core.RunView) *bots.RunView {
 			detail = s.Error
 		case s.Status == core.StepDone:
 			detail = fmt.Sprintf("%d in / %d out tokens, %s", s.InputTokens, s.OutputTokens, run.Cost(s.CostMicroUSD))
+		}
+		if line := run.ChangesLine(s); line != "" {
+			detail = strings.TrimPrefix(detail+" · "+line, " · ")
 		}
 		out.Steps = append(out.Steps, bots.RunStepView{Key: s.Key, Title: s.Title, Agent: s.Agent, Status: string(s.Status), Detail: detail})
 	}

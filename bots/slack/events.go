@@ -3,7 +3,9 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,12 +21,16 @@ import (
 
 // callback is the Events API envelope, the same over HTTP and Socket Mode.
 type callback struct {
-	Type      string          `json:"type"`
-	TeamID    string          `json:"team_id"`
-	EventID   string          `json:"event_id"`
-	EventTime int64           `json:"event_time"`
-	Event     json.RawMessage `json:"event"`
-	Challenge string          `json:"challenge"`
+	Type   string `json:"type"`
+	TeamID string `json:"team_id"`
+	// EnterpriseID is the Enterprise Grid organisation the event is from
+	// ("" outside one): it finds an organisation-wide install for a team
+	// not seen before.
+	EnterpriseID string          `json:"enterprise_id"`
+	EventID      string          `json:"event_id"`
+	EventTime    int64           `json:"event_time"`
+	Event        json.RawMessage `json:"event"`
+	Challenge    string          `json:"challenge"`
 }
 
 // innerEvent holds the fields of the events the adapter reads.
@@ -96,19 +102,23 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 	team := firstOf(cb.TeamID, ev.Team)
 	switch ev.Type {
 	case "app_uninstalled":
-		a.forget(ctx, team, "app_uninstalled")
+		a.uninstalled(ctx, team, cb.EnterpriseID, "app_uninstalled", nil)
 		return nil
 	case "tokens_revoked":
 		if len(ev.Tokens.Bot) > 0 {
-			a.forget(ctx, team, "tokens_revoked")
+			a.uninstalled(ctx, team, cb.EnterpriseID, "tokens_revoked", ev.Tokens.Bot)
 		}
 		return nil
 	}
-	w, err := a.workspaceFor(ctx, team)
+	w, err := a.workspaceOf(ctx, team, cb.EnterpriseID)
 	if err != nil {
 		// Not an error to retry: Slack would deliver it again forever.
-		a.log.WarnContext(ctx, "dropping a slack event of a team the app is not installed in", "team_id", team, "event_id", cb.EventID, "err", err)
+		a.log.WarnContext(ctx, "dropping a slack event of a team the app is not installed in", "team_id", team, "enterprise_id", cb.EnterpriseID, "event_id", cb.EventID, "err", err)
 		return nil
+	}
+	a.seen(w)
+	if err := a.bindOrgTeam(ctx, w); err != nil {
+		return err // withhold the ack: Slack delivers again
 	}
 	a.noteChannel(w.team, ev.Channel)
 	switch ev.Type {
@@ -350,4 +360,86 @@ func (a *Adapter) titleThread(ctx context.Context, w *workspace, channel, thread
 	if err != nil {
 		a.log.WarnContext(ctx, "setting assistant thread title", "channel", channel, "thread_ts", thread, "err", err)
 	}
+}
+
+// uninstalled removes what an app_uninstalled or tokens_revoked event
+// ends: the installation serving team (and, organisation-wide, every team
+// it served) with its tokens. A tokens_revoked that names only other bot
+// users than the install's own (bots) leaves it.
+func (a *Adapter) uninstalled(ctx context.Context, team, enterprise, why string, bots []string) {
+	if a.opts.Installations == nil {
+		a.forget(ctx, team, "", why)
+		return
+	}
+	in, err := a.opts.Installations.InstallationGet(ctx, team, enterprise)
+	if err != nil {
+		a.teams.mu.Lock()
+		delete(a.teams.byID, team)
+		a.teams.mu.Unlock()
+		if !errors.Is(err, ErrNotInstalled) {
+			a.log.ErrorContext(ctx, "reading the slack installation an event removes", "team_id", team, "enterprise_id", enterprise, "reason", why, "err", err)
+		}
+		return
+	}
+	if len(bots) > 0 && in.BotUserID != "" && !slices.Contains(bots, in.BotUserID) {
+		a.log.InfoContext(ctx, "slack tokens revoked for another bot user; the installation stays", "team_id", team, "bot_users", bots)
+		return
+	}
+	a.forget(ctx, team, in.TeamID, why)
+}
+
+// seenEvery is how often an installation's last event time is written:
+// the admin view shows it to the minute.
+const seenEvery = time.Minute
+
+// seen records, at most once a minute per team and after the ack, that an
+// event of w's team arrived; for an organisation-wide install it also
+// notes the team as served by it, so posts to the team find it.
+func (a *Adapter) seen(w *workspace) {
+	if w.key == "" || a.opts.Installations == nil {
+		return
+	}
+	now := a.opts.Now()
+	a.teams.mu.Lock()
+	last, ok := a.teams.seen[w.team]
+	if ok && now.Sub(last) < seenEvery {
+		a.teams.mu.Unlock()
+		return
+	}
+	if len(a.teams.seen) > 65536 {
+		clear(a.teams.seen)
+	}
+	a.teams.seen[w.team] = now
+	a.teams.mu.Unlock()
+	a.background(func(ctx context.Context) {
+		if err := a.opts.Installations.InstallationSeen(ctx, w.key, w.team); err != nil {
+			a.log.WarnContext(ctx, "recording a slack event's arrival", "team_id", w.team, "installation", w.key, "err", err)
+		}
+	})
+}
+
+// bindOrgTeam binds a team served by an organisation-wide install to a team
+// workspace of its own, owned by the person who installed the app, before
+// its first event reaches core (as the install binds a single team); once
+// per team and process, and a team already bound keeps its workspace.
+func (a *Adapter) bindOrgTeam(ctx context.Context, w *workspace) error {
+	if !w.orgWide || a.opts.Binder == nil || w.team == w.key {
+		return nil
+	}
+	a.teams.mu.Lock()
+	done := a.teams.bound[w.team]
+	a.teams.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := a.opts.Binder.BindWorkspace(ctx, PlatformName, w.team, "", w.installer); err != nil {
+		return fmt.Errorf("binding slack team %s of organisation-wide install %s to a workspace: %w", w.team, w.key, err)
+	}
+	a.teams.mu.Lock()
+	if len(a.teams.bound) > 65536 {
+		clear(a.teams.bound)
+	}
+	a.teams.bound[w.team] = true
+	a.teams.mu.Unlock()
+	return nil
 }

@@ -55,6 +55,10 @@ type OAuthOptions struct {
 	ClaimStateFunc func(ctx context.Context, nonce string, now time.Time) (bool, error)
 	// AuthorizeURL overrides Slack's authorize page (tests).
 	AuthorizeURL string
+	// RefreshMargin is how long before its expiry a rotating bot token is
+	// renewed (token rotation on in the Slack app). Default
+	// DefaultRefreshMargin.
+	RefreshMargin time.Duration
 }
 
 func (o *OAuthOptions) validate() error {
@@ -67,6 +71,9 @@ func (o *OAuthOptions) validate() error {
 	}
 	if len(o.StateKey) < 16 {
 		errs = append(errs, errors.New("OAuth.StateKey must be at least 16 bytes"))
+	}
+	if o.RefreshMargin < 0 {
+		errs = append(errs, fmt.Errorf("OAuth.RefreshMargin %s must not be negative", o.RefreshMargin))
 	}
 	if o.ClaimStateFunc == nil {
 		errs = append(errs, errors.New("OAuth.ClaimStateFunc is required"))
@@ -161,7 +168,11 @@ func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
 		installPage(w, http.StatusBadGateway, "Switchboard was not installed", err.Error())
 		return
 	}
-	installPage(w, http.StatusOK, "Switchboard is installed", "Switchboard is now in "+firstOf(in.TeamName, in.TeamID)+". Mention it in a channel or send it a DM.")
+	where := firstOf(in.TeamName, in.TeamID)
+	if in.EnterpriseInstall {
+		where = "every workspace of " + where
+	}
+	installPage(w, http.StatusOK, "Switchboard is installed", "Switchboard is now in "+where+". Mention it in a channel or send it a DM.")
 }
 
 // Install exchanges an authorization code for the team's bot token
@@ -177,28 +188,70 @@ func (a *Adapter) Install(ctx context.Context, code string) (*Installation, erro
 	if err != nil {
 		return nil, fmt.Errorf("exchanging the code with slack (oauth.v2.access): %w", err)
 	}
-	if resp.TokenType != "bot" || !strings.HasPrefix(resp.AccessToken, "xoxb-") || resp.Team.ID == "" {
-		return nil, fmt.Errorf("slack answered oauth.v2.access without a bot token for a team (token_type %q)", resp.TokenType)
-	}
-	in := &Installation{
-		TeamID: resp.Team.ID, TeamName: resp.Team.Name, BotUserID: resp.BotUserID, AppID: resp.AppID,
-		Scope: resp.Scope, InstalledBy: resp.AuthedUser.ID, BotToken: resp.AccessToken,
+	in, err := installationOf(resp, a.opts.Now())
+	if err != nil {
+		return nil, err
 	}
 	if err := a.opts.Installations.InstallationSave(ctx, in); err != nil {
 		return nil, fmt.Errorf("storing the installation of slack team %s: %w", in.TeamID, err)
 	}
 	a.teams.mu.Lock()
-	delete(a.teams.byID, in.TeamID) // a reinstall brings a new token
+	for team, w := range a.teams.byID {
+		if team == in.TeamID || w.key == in.TeamID {
+			delete(a.teams.byID, team) // a reinstall brings a new token
+		}
+	}
 	a.teams.mu.Unlock()
-	if _, err := a.remember(ctx, in); err != nil {
+	if _, err := a.remember(ctx, in.TeamID, in); err != nil {
 		return nil, err
+	}
+	if in.EnterpriseInstall {
+		// No team to bind yet: each team of the organisation is bound to
+		// a workspace as its first message arrives, as a team installed
+		// before workspaces existed is.
+		a.log.InfoContext(ctx, "slack app installed organisation-wide", "enterprise_id", in.EnterpriseID, "enterprise", in.EnterpriseName,
+			"installed_by", in.InstalledBy, "rotating", in.RefreshToken != "")
+		return in, nil
 	}
 	if a.opts.Binder != nil {
 		if err := a.opts.Binder.BindWorkspace(ctx, PlatformName, in.TeamID, in.TeamName, in.InstalledBy); err != nil {
 			return nil, fmt.Errorf("binding slack team %s to a workspace: %w", in.TeamID, err)
 		}
 	}
-	a.log.InfoContext(ctx, "slack app installed", "team_id", in.TeamID, "team", in.TeamName, "installed_by", in.InstalledBy)
+	a.log.InfoContext(ctx, "slack app installed", "team_id", in.TeamID, "team", in.TeamName, "installed_by", in.InstalledBy, "rotating", in.RefreshToken != "")
+	return in, nil
+}
+
+// installationOf reads oauth.v2.access's answer: a bot token for a team,
+// or for an organisation-wide install (is_enterprise_install) for the
+// enterprise; with token rotation on, an expiring xoxe.xoxb- token with
+// its refresh token and expires_in.
+func installationOf(resp *slack.OAuthV2Response, now time.Time) (*Installation, error) {
+	rotating := resp.RefreshToken != "" || resp.ExpiresIn > 0
+	switch {
+	case resp.TokenType != "bot":
+		return nil, fmt.Errorf("slack answered oauth.v2.access without a bot token (token_type %q)", resp.TokenType)
+	case rotating && (!strings.HasPrefix(resp.AccessToken, "xoxe.xoxb-") || resp.RefreshToken == "" || resp.ExpiresIn <= 0):
+		return nil, errors.New("slack answered oauth.v2.access with token rotation but without an xoxe.xoxb- token, a refresh token and expires_in")
+	case !rotating && !strings.HasPrefix(resp.AccessToken, "xoxb-"):
+		return nil, errors.New("slack answered oauth.v2.access without an xoxb- bot token")
+	case resp.IsEnterpriseInstall && resp.Enterprise.ID == "":
+		return nil, errors.New("slack answered oauth.v2.access for an organisation-wide install without its enterprise")
+	case !resp.IsEnterpriseInstall && resp.Team.ID == "":
+		return nil, errors.New("slack answered oauth.v2.access without the team it was installed in")
+	}
+	in := &Installation{
+		TeamID: resp.Team.ID, TeamName: resp.Team.Name, BotUserID: resp.BotUserID, AppID: resp.AppID,
+		Scope: resp.Scope, InstalledBy: resp.AuthedUser.ID, BotToken: resp.AccessToken,
+		EnterpriseID: resp.Enterprise.ID, EnterpriseName: resp.Enterprise.Name, EnterpriseInstall: resp.IsEnterpriseInstall,
+	}
+	if in.EnterpriseInstall {
+		in.TeamID, in.TeamName = resp.Enterprise.ID, resp.Enterprise.Name
+	}
+	if rotating {
+		in.RefreshToken = resp.RefreshToken
+		in.TokenExpiresAt = now.Add(time.Duration(resp.ExpiresIn) * time.Second)
+	}
 	return in, nil
 }
 

@@ -336,7 +336,7 @@ func New(opts Options) (*Adapter, error) {
 		pace:    newChannelPacer(opts.PostInterval),
 		dms:     map[string]string{},
 		threads: newTitleQueue(1024),
-		teams:   teams{byID: map[string]*workspace{}, channels: map[string]string{}},
+		teams:   teams{byID: map[string]*workspace{}, channels: map[string]string{}, seen: map[string]time.Time{}, bound: map[string]bool{}},
 	}
 	if opts.BotToken != "" {
 		a.api = a.newClient(opts.BotToken)
@@ -375,6 +375,9 @@ func (a *Adapter) Start(ctx context.Context) error {
 	a.runCtx, a.cancel = context.WithCancel(ctx)
 	if a.opts.AppToken != "" {
 		a.wg.Go(func() { a.runSocketMode(a.runCtx) })
+	}
+	if a.opts.OAuth != nil && a.opts.Installations != nil {
+		a.wg.Go(func() { a.renewLoop(a.runCtx) })
 	}
 	a.started = true
 	a.log.InfoContext(ctx, "slack adapter started", "bot_user_id", auth.UserID, "team_id", auth.TeamID,

@@ -83,3 +83,42 @@ func TestParseAuditQuery(t *testing.T) {
 		}
 	}
 }
+
+// GET /api/audit/export is the operator's too: without the token 401;
+// with it the range's rows as JSON lines, oldest first, in the sinks'
+// shape; a bound that is no time is 400 naming it.
+func TestAuditExportNeedsTheOperatorToken(t *testing.T) {
+	t.Parallel()
+	st := testenv.SQLite(t)
+	clk := newClock()
+	s := start(t, st, clk, writeScript(t, echoScript), web.Options{Token: "s3cret-token"})
+	conv, err := st.ConversationCreate(context.Background(), &store.ConversationCreateParams{Title: "t", Provider: "scripted", Model: "m", Now: clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, call := range []string{"a", "b", "c"} {
+		if err := st.AuditRecord(context.Background(), &store.AuditRecord{
+			ConversationID: &conv.ID, CallID: call, Agent: "atlas", Actor: "agent:atlas", Action: "lookup", Decision: "auto",
+			Outcome: store.AuditOK, DecidedBy: store.DecidedByPolicy, CreatedAt: clk.Now().Add(time.Duration(i) * time.Second),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth := http.Header{"Authorization": {"Bearer s3cret-token"}}
+	if got, raw := s.call(t, http.MethodGet, "/api/audit/export", "", nil, nil); got != http.StatusUnauthorized {
+		t.Fatalf("GET /api/audit/export without the token = %d %s; want 401", got, raw)
+	}
+	since := url.QueryEscape(clk.Now().Add(time.Second).Format(time.RFC3339))
+	got, raw := s.call(t, http.MethodGet, "/api/audit/export?since="+since, "", auth, nil)
+	lines := strings.Split(strings.TrimSpace(raw), "\n")
+	if got != http.StatusOK || len(lines) != 2 || !strings.Contains(lines[0], `"call_id":"b"`) || !strings.Contains(lines[1], `"call_id":"c"`) ||
+		!strings.Contains(lines[0], `"schema":"switchboard.audit.v1"`) {
+		t.Fatalf("the export since b = %d\n%s\nwant b then c, one event a line", got, raw)
+	}
+	if got, raw := s.call(t, http.MethodGet, "/api/audit/export?since=soon", "", auth, nil); got != http.StatusBadRequest || !strings.Contains(raw, "since") {
+		t.Fatalf("a bad since = %d %s; want 400 naming it", got, raw)
+	}
+	if got, raw := s.call(t, http.MethodGet, "/api/audit/export?workspace="+uuid.NewString(), "", auth, nil); got != http.StatusOK || raw != "" {
+		t.Fatalf("the export of a workspace with no rows = %d %q; want 200 and nothing", got, raw)
+	}
+}

@@ -17,7 +17,7 @@ import (
 // goldenSteps are the tour's steps whose answers are kept in
 // testdata/<step>.golden.json: the main shapes clients read.
 var goldenSteps = []string{
-	"conversation", "conversation_paused", "entries", "history", "approval", "run", "schedules", "workspace", "session_person",
+	"conversation", "conversation_paused", "entries", "history", "approval", "run", "run_started", "schedules", "workspace", "session_person",
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	runpkg "github.com/switchboardhq/switchboard/core/run"
 	"github.com/switchboardhq/switchboard/core/workspace"
 )
 
@@ -353,7 +354,7 @@ func (g *graphBuilder) visit(ctx context.Context, p pending) ([]pending, error) 
 		runID := run.ID
 		label := run.Goal
 		if label == "" {
-			label = "Run " + run.ID.String()[:8]
+			label = "Run " + runpkg.ShortOf(run.ID)
 		}
 		if !g.add(&GraphNode{ID: rid, Kind: NodeRun, Label: clip(label, 60), Status: string(run.Status), Agent: run.LeadAgent, Parent: nid, Run: &runID}) {
 			continue

@@ -106,10 +106,22 @@ func startWith(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 // built.
 func startFull(t *testing.T, st store.Store, clk *clock, scriptPath string, opts web.Options, extra func(*tool.Registry), fill func(*core.Service, *web.Options)) *server {
 	t.Helper()
-	agents := &config.Config{Agents: []config.Agent{{
-		Name: "atlas", Persona: "You test the API.", Model: "scripted:" + scriptPath,
-		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: true},
-	}}}
+	return startTeam(t, st, clk, []config.Agent{testAgent("atlas", scriptPath, true)}, false, opts, extra, fill)
+}
+
+// testAgent is an agent of these tests playing the script at scriptPath.
+func testAgent(name, scriptPath string, isDefault bool) config.Agent {
+	return config.Agent{
+		Name: name, Persona: "You test the API.", Model: "scripted:" + scriptPath,
+		MaxTokens: 1000, StepBudget: 25, Answers: config.Answers{Default: isDefault},
+	}
+}
+
+// startTeam is startFull with these agents; with runs, the worker also
+// moves runs (their steps start and end).
+func startTeam(t *testing.T, st store.Store, clk *clock, team []config.Agent, runs bool, opts web.Options, extra func(*tool.Registry), fill func(*core.Service, *web.Options)) *server {
+	t.Helper()
+	agents := &config.Config{Agents: team}
 	reg := tool.NewRegistry()
 	if err := headless.RegisterBuiltins(reg); err != nil {
 		t.Fatal(err)
@@ -133,6 +145,9 @@ func startFull(t *testing.T, st store.Store, clk *clock, scriptPath string, opts
 	}
 	handlers := core.NewHandlers()
 	core.AddHandler(handlers, svc.RunTurn)
+	if runs {
+		svc.AddRunHandlers(handlers)
+	}
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), PollInterval: 20 * time.Millisecond,
 		Handlers: handlers,

@@ -361,7 +361,7 @@ func openAPIDocument() (*oaDocument, error) {
 	}
 	s := &schemas{names: map[reflect.Type]string{}, types: map[string]reflect.Type{}, docs: docs, components: map[string]*jsonschema.Schema{}}
 	for _, rt := range routes {
-		for _, v := range []any{rt.Body, rt.Answer} {
+		for _, v := range []any{rt.Body, rt.Answer, rt.Lines} {
 			if v != nil {
 				if err := s.collect(reflect.TypeOf(v)); err != nil {
 					return nil, err
@@ -462,7 +462,15 @@ func operation(s *schemas, rt *Route, errRef *jsonschema.Schema) (*oaOperation, 
 		}
 		ok.Content["application/json"] = oaMediaType{Schema: sc}
 	}
-	if rt.Text != "" {
+	switch {
+	case rt.Lines != nil:
+		// JSON lines: the schema of each line.
+		sc, err := s.ref(reflect.TypeOf(rt.Lines))
+		if err != nil {
+			return nil, err
+		}
+		ok.Content[rt.Text] = oaMediaType{Schema: sc}
+	case rt.Text != "":
 		ok.Content[rt.Text] = oaMediaType{Schema: &jsonschema.Schema{Type: "string"}}
 	}
 	op.Responses[strconv.Itoa(rt.Status)] = ok
@@ -585,6 +593,8 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 		Skills: struct{ Skills }{}, Pairings: struct{ Pairings }{}, Personalities: struct{ Personalities }{},
 		Connections: struct{ Connections }{}, Compare: func(context.Context, *CompareRequest) ([]compare.Result, error) { return nil, nil },
 		MCPStatus: func() []mcpclient.Status { return nil }, ConfigStatus: func() config.ReloadStatus { return config.ReloadStatus{} },
+		Sessions: (*core.Service)(nil),
+		Bridges:  struct{ Bridges }{},
 	}
 	a := &API{opts: opts}
 	mux := &recordingMux{}

@@ -144,6 +144,10 @@ func (a *API) bearerPrincipal(r *http.Request, token string) (*Principal, *httpE
 		a.log.ErrorContext(r.Context(), "checking api token", "error", err)
 		return nil, &httpError{status: http.StatusServiceUnavailable, msg: "could not check the token; try again"}
 	}
+	c := clientOf(r)
+	if err := a.opts.Keys.Touch(r.Context(), key, c.ip, c.userAgent); err != nil {
+		a.log.WarnContext(r.Context(), "recording the use of an api token", "error", err)
+	}
 	p := &Principal{Key: key, Agents: key.Agents, Workspaces: key.Workspaces}
 	switch key.Kind {
 	case core.KeySession:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/switchboardhq/switchboard/core/audit"
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/transcript"
 )
@@ -90,6 +91,9 @@ type Route struct {
 	Status int
 	Answer any
 	Text   string
+	// Lines, with Text a JSON-lines media type, is a value of the type of
+	// each line.
+	Lines any
 	// Enabled, when set, says whether an API built with these options
 	// serves the route (a part the server may not have).
 	Enabled func(*Options) bool
@@ -125,6 +129,7 @@ func (a *API) Routes(mux Mux) {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}))
+	a.oidcRoutes(mux)
 }
 
 // serve wraps a route's handler in the checks its Auth calls for.
@@ -162,6 +167,8 @@ const (
 	mediaMarkdown = "text/markdown"
 	mediaPlain    = "text/plain"
 	mediaSSE      = "text/event-stream"
+	// mediaJSONLines is JSON lines: one JSON value a line (Route.Lines).
+	mediaJSONLines = "application/jsonl"
 )
 
 var (
@@ -269,6 +276,8 @@ var routes = []Route{
 			limitParam(500, 50),
 		},
 		Status: http.StatusOK, Answer: RunList{}, handler: (*API).listRuns},
+	{Method: "POST", Path: "/api/runs", ID: "startRun", Tag: "runs", Summary: "Start a run of a lead agent's plan, in a new conversation of the lead's",
+		Body: StartRunRequest{}, Status: http.StatusCreated, Answer: RunJSON{}, handler: (*API).startRun},
 	{Method: "GET", Path: "/api/runs/{id}", ID: "getRun", Tag: "runs", Summary: "A run with its steps",
 		Status: http.StatusOK, Answer: RunJSON{}, handler: (*API).getRun},
 	{Method: "GET", Path: "/api/runs/{id}/events", ID: "listRunEvents", Tag: "runs", Summary: "A run's events, oldest first",
@@ -354,6 +363,23 @@ var routes = []Route{
 		Status: http.StatusOK, Answer: WhoamiJSON{}, handler: (*API).whoami},
 	{Method: "POST", Path: "/api/auth/token", ID: "exchangeKey", Tag: "auth", Summary: "Exchange an agent key or host token for an agent's session", Auth: AuthExchange,
 		Body: ExchangeRequest{}, BodyOptional: true, Status: http.StatusCreated, Answer: SessionTokenJSON{}, handler: (*API).exchange},
+	// Bridges: agents whose model calls run on machines of their own.
+	{Method: "GET", Path: "/api/bridge/announce", ID: "bridgeAnnounce", Tag: "bridges", Summary: "A bridge's connection (an agent's session): Server-Sent Events announcing the agent's model calls, closed when the token is revoked",
+		Query: []Param{
+			{Name: "bridge", Required: true, Doc: "the bridge's id"},
+			{Name: "version", Doc: "the bridge's switchboard version"},
+		},
+		Status: http.StatusOK, Text: mediaSSE, Enabled: withBridges, handler: (*API).bridgeAnnounce},
+	{Method: "POST", Path: "/api/bridge/claim", ID: "bridgeClaim", Tag: "bridges", Summary: "Claim the session's agent's model calls, with the work queue's claim",
+		Body: BridgeClaimRequest{}, Status: http.StatusOK, Answer: BridgeClaimJSON{}, Enabled: withBridges, handler: (*API).bridgeClaim},
+	{Method: "POST", Path: "/api/bridge/calls/{call}/heartbeat", ID: "bridgeHeartbeat", Tag: "bridges", Summary: "Extend the bridge's lease on a claimed call (409: another bridge took it over; 410: no turn waits for it)",
+		Body: BridgeBeatRequest{}, Status: http.StatusNoContent, Enabled: withBridges, handler: (*API).bridgeHeartbeat},
+	{Method: "POST", Path: "/api/bridge/calls/{call}/events", ID: "bridgeEvents", Tag: "bridges", Summary: "Stream a claimed call's events to the waiting turn",
+		Body: BridgeEventsRequest{}, Status: http.StatusNoContent, Enabled: withBridges, handler: (*API).bridgeEvents},
+	{Method: "POST", Path: "/api/bridge/calls/{call}/result", ID: "bridgeResult", Tag: "bridges", Summary: "End a claimed call with its response or its failure",
+		Body: BridgeResultRequest{}, Status: http.StatusNoContent, Enabled: withBridges, handler: (*API).bridgeResult},
+	{Method: "GET", Path: "/api/bridges", ID: "listBridges", Tag: "bridges", Summary: "The connected bridges: their agents, versions and last heartbeat", Auth: AuthOperator,
+		Status: http.StatusOK, Answer: BridgeList{}, Enabled: withBridges, handler: (*API).bridgeList},
 	{Method: "POST", Path: "/api/keys", ID: "createKey", Tag: "auth", Summary: "Issue an agent key or a host token", Auth: AuthOperator,
 		Body: KeyRequest{}, Status: http.StatusCreated, Answer: IssuedKeyJSON{}, handler: (*API).keyCreate},
 	{Method: "GET", Path: "/api/keys", ID: "listKeys", Tag: "auth", Summary: "Keys and tokens, never their secrets", Auth: AuthOperator,
@@ -366,6 +392,16 @@ var routes = []Route{
 		Body: Empty{}, BodyOptional: true, Status: http.StatusOK, Answer: KeyJSON{}, handler: (*API).keyRevoke},
 	{Method: "POST", Path: "/api/tokens", ID: "createToken", Tag: "auth", Summary: "Issue a personal access token",
 		Body: TokenRequest{}, Status: http.StatusCreated, Answer: IssuedKeyJSON{}, handler: (*API).tokenCreate},
+	{Method: "GET", Path: "/api/sessions", ID: "listSessions", Tag: "auth", Summary: "Console sessions and personal tokens with their last use: the caller's, a workspace's people's (its owner and admins), anyone's (the operator)",
+		Query: []Param{
+			{Name: "person", Doc: "one person's (a person id)"},
+			{Name: "workspace", Doc: "the people of a workspace (its id, or a Slack team or Discord guild bound to it)"},
+		},
+		Status: http.StatusOK, Answer: SessionList{}, Enabled: withSessions, handler: (*API).sessionList},
+	{Method: "POST", Path: "/api/sessions/{session}/end", ID: "endSession", Tag: "auth", Summary: "End a console session (its id) or revoke a personal token (sbp_…); refused on every instance from the next request",
+		Body: Empty{}, BodyOptional: true, Status: http.StatusOK, Answer: SessionItemJSON{}, Enabled: withSessions, handler: (*API).sessionEnd},
+	{Method: "GET", Path: "/auth/methods", ID: "signInMethods", Tag: "auth", Summary: "How the console may sign in: single sign-on (GET /auth/oidc/login starts it, the provider's callback is /auth/oidc/callback) and whether it is required", Auth: AuthNone,
+		Status: http.StatusOK, Answer: SignInMethodsJSON{}, Enabled: withSignIn, handler: (*API).signInMethods},
 	{Method: "POST", Path: "/auth/link", ID: "signInWithLink", Tag: "auth", Summary: "Spend a one-time sign-in link; sets the session cookie", Auth: AuthSignIn,
 		Body: SignInRequest{}, Status: http.StatusOK, Answer: SignedInJSON{}, Enabled: withSignIn, handler: (*API).signInLink},
 	{Method: "POST", Path: "/auth/token", ID: "signInWithToken", Tag: "auth", Summary: "Sign in with the operator token; sets the session cookie", Auth: AuthSignIn,
@@ -384,6 +420,13 @@ var routes = []Route{
 			limitParam(MaxAuditPage, DefaultAuditPage),
 		},
 		Status: http.StatusOK, Answer: AuditPage{}, handler: (*API).audit},
+	{Method: "GET", Path: "/api/audit/export", ID: "exportAudit", Tag: "operator", Summary: "A time range of the audit, oldest first, as JSON lines: one audit event a line, the shape the audit sinks receive (the operator; a workspace's owners and admins its rows)",
+		Query: []Param{
+			{Name: "since", Doc: "rows created at or after: RFC 3339, a UTC day (2026-12-01) or a duration before now (24h); default the first"},
+			{Name: "until", Doc: "rows created before, in the same forms; default now"},
+			{Name: "workspace", Doc: "a workspace id: only its rows (required of a workspace's owners and admins)"},
+		},
+		Status: http.StatusOK, Text: mediaJSONLines, Lines: audit.Event{}, handler: (*API).auditExport},
 	{Method: "GET", Path: "/api/usage", ID: "getUsage", Tag: "operator", Summary: "What model calls cost, per agent, conversation and day", Auth: AuthOperator,
 		Query: []Param{
 			{Name: "since", Doc: "RFC 3339"},
@@ -391,6 +434,16 @@ var routes = []Route{
 			{Name: "limit", Type: "integer", Doc: "rows of each grouping"},
 		},
 		Status: http.StatusOK, Answer: UsageReport{}, handler: (*API).usage},
+	{Method: "GET", Path: "/api/budgets", ID: "listBudgets", Tag: "operator", Summary: "Each spending budget's spend today and this month against its limits", Auth: AuthOperator,
+		Status: http.StatusOK, Answer: BudgetList{}, handler: (*API).budgets},
+	{Method: "GET", Path: "/api/slack/installs", ID: "listSlackInstalls", Tag: "operator", Summary: "The Slack workspaces and organisations the app is installed in: who installed it, scopes, token expiry and renewal, last event", Auth: AuthOperator,
+		Query: []Param{
+			{Name: "after", Doc: "the next of the page before: the key to list after"},
+			limitParam(100, 100),
+		},
+		Status: http.StatusOK, Answer: SlackInstallList{}, handler: (*API).slackInstalls},
+	{Method: "POST", Path: "/api/budgets/extend", ID: "extendBudget", Tag: "operator", Summary: "Grant a one-off extension of a budget's current day or month (audited)", Auth: AuthOperator,
+		Body: BudgetExtendRequest{}, Status: http.StatusOK, Answer: BudgetStatus{}, handler: (*API).budgetExtend},
 	{Method: "GET", Path: "/api/pairing", ID: "listPairings", Tag: "operator", Summary: "Pairing codes waiting for approval",
 		Status: http.StatusOK, Answer: PairingList{}, Enabled: withPairings, handler: (*API).pairingList},
 	{Method: "POST", Path: "/api/pairing/{code}/approve", ID: "approvePairing", Tag: "operator", Summary: "Approve a pairing code",

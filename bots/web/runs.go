@@ -58,6 +58,9 @@ type RunStepJSON struct {
 	Error        string            `json:"error,omitempty"`
 	StartedAt    *time.Time        `json:"started_at,omitempty"`
 	FinishedAt   *time.Time        `json:"finished_at,omitempty"`
+	// Changes, for a coding step (inputs.repo), are its branch, its diff
+	// against the base, its gates and where it was delivered.
+	Changes *core.StepChanges `json:"changes,omitempty"`
 }
 
 // RunEventJSON is one transition of a run.
@@ -208,7 +211,7 @@ func runJSON(r *core.Run, steps []*core.RunStep) RunJSON {
 			ID: s.ID, Key: s.Key, Title: s.Title, Agent: s.Agent, Class: s.Class, Model: s.Model, Inputs: s.Inputs,
 			DependsOn: s.DependsOn, Status: string(s.Status), Conversation: s.ConversationID, Attempts: s.Attempts,
 			InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostMicroUSD: s.CostMicroUSD, Output: s.Output,
-			Error: s.Error, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+			Error: s.Error, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, Changes: core.StepChangesOf(s),
 		})
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/auth/sso"
 )
 
 // Sign-in to the web console. A person asks the bot for a link (`!login`
@@ -55,7 +57,11 @@ type SignInOptions struct {
 	LocalURLFunc func() string
 	// SessionTTL is how long a browser session lasts (default 7 days).
 	SessionTTL time.Duration
-	Now        func() time.Time
+	// SSO, when set, signs people in with the OpenID provider
+	// (GET /auth/oidc/login); with its sso.require the link and the
+	// operator token no longer open the console.
+	SSO *sso.SSO
+	Now func() time.Time
 }
 
 func (o *SignInOptions) validate() error {
@@ -148,8 +154,46 @@ type linkRefusal struct{ msg string }
 
 func (e *linkRefusal) Error() string { return e.msg }
 
+// ssoRequired reports whether single sign-on is the only way in.
+func (s *SignIn) ssoRequired() bool { return s.opts.SSO != nil && s.opts.SSO.Required() }
+
+// errSSORequired is what the link, the operator token and their sessions
+// get when sso.require is set.
+var errSSORequired = &linkRefusal{"this server requires single sign-on (sso.require): sign in at " + sso.LoginPath}
+
+// client is where a request comes from, as a session's last use records
+// it: the peer's address (a proxy's, behind one) and the user agent.
+type client struct{ ip, userAgent string }
+
+func clientOf(r *http.Request) client {
+	ip := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	return client{ip: ip, userAgent: r.UserAgent()}
+}
+
+// audit records a sign-in or sign-out; a failure is logged by the caller.
+func (s *SignIn) audit(ctx context.Context, action, actor string, detail map[string]any) error {
+	_, err := s.opts.Store.AuditLog(ctx, &core.AuditLogParams{Action: action, Actor: actor, Detail: sso.Detail(detail), Now: s.opts.Now()})
+	if err != nil {
+		return fmt.Errorf("auditing %s: %w", action, err)
+	}
+	return nil
+}
+
+func actorOf(person *uuid.UUID) string {
+	if person == nil {
+		return "operator"
+	}
+	return "person:" + person.String()
+}
+
 // spendLink uses a link once and opens a session for its person.
-func (s *SignIn) spendLink(ctx context.Context, secret string) (*core.Login, string, error) {
+func (s *SignIn) spendLink(ctx context.Context, secret string, c client) (*core.Login, string, error) {
+	if s.ssoRequired() {
+		return nil, "", errSSORequired
+	}
 	now := s.opts.Now()
 	l, err := s.opts.Store.LoginUse(ctx, &core.LoginUseParams{SecretHash: hashSecret(secret), Now: now})
 	switch {
@@ -164,12 +208,12 @@ func (s *SignIn) spendLink(ctx context.Context, secret string) (*core.Login, str
 	case !now.Before(l.ExpiresAt):
 		return nil, "", &linkRefusal{fmt.Sprintf("this sign-in link expired (links last %d minutes); ask the bot for a new one (!login)", int(LinkTTL.Minutes()))}
 	}
-	return s.openSession(ctx, l.PersonID)
+	return s.openSession(ctx, l.PersonID, core.LoginByLink, "", c)
 }
 
 // openSession stores a new session for person (nil: the operator) and
-// returns it with its secret.
-func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*core.Login, string, error) {
+// returns it with its secret, and records the sign-in in the audit.
+func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID, method core.LoginMethod, idToken string, c client, extra ...any) (*core.Login, string, error) {
 	secret, hash, err := newSecret()
 	if err != nil {
 		return nil, "", err
@@ -182,9 +226,19 @@ func (s *SignIn) openSession(ctx context.Context, person *uuid.UUID) (*core.Logi
 	}
 	l, err := s.opts.Store.LoginCreate(ctx, &core.LoginCreateParams{
 		Kind: core.LoginSession, SecretHash: hash, PersonID: person, ExpiresAt: now.Add(s.opts.SessionTTL), Now: now,
+		Method: method, IDToken: idToken, IP: c.ip, UserAgent: c.userAgent,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("opening a session: %w", err)
+	}
+	detail := map[string]any{"session": l.ID, "method": method, "ip": c.ip, "user_agent": c.userAgent}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if k, ok := extra[i].(string); ok {
+			detail[k] = extra[i+1]
+		}
+	}
+	if err := s.audit(ctx, sso.AuditSignIn, actorOf(person), detail); err != nil {
+		return nil, "", err
 	}
 	return l, secret, nil
 }
@@ -206,6 +260,11 @@ func (s *SignIn) session(ctx context.Context, secret string) (*core.Login, error
 		return nil, nil
 	}
 	return l, nil
+}
+
+// touch records a session's use; at most one write a minute per session.
+func (s *SignIn) touch(ctx context.Context, l *core.Login, c client) error {
+	return s.opts.Store.LoginTouch(ctx, &core.TouchParams{ID: l.ID, IP: c.ip, UserAgent: c.userAgent, Every: time.Minute, Now: s.opts.Now()})
 }
 
 func (s *SignIn) setCookie(w http.ResponseWriter, secret string, expires time.Time) {
@@ -243,6 +302,9 @@ type SignInRequest struct {
 type SignedInJSON struct {
 	SignedIn  bool       `json:"signed_in"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// LogoutURL, on signing out of a single sign-on session, is the
+	// identity provider's end-session page: the console goes there next.
+	LogoutURL string `json:"logout_url,omitempty"`
 }
 
 // SessionJSON is GET /api/session: who the caller is, the agents it may
@@ -293,7 +355,10 @@ func (a *API) signInLink(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	l, secret, err := a.opts.SignIn.spendLink(r.Context(), strings.TrimSpace(body.Token))
+	l, secret, err := a.opts.SignIn.spendLink(r.Context(), strings.TrimSpace(body.Token), clientOf(r))
+	if errors.Is(err, errSSORequired) {
+		return &httpError{status: http.StatusForbidden, msg: errSSORequired.msg}
+	}
 	if lr := (*linkRefusal)(nil); errors.As(err, &lr) {
 		return &httpError{status: http.StatusUnauthorized, msg: lr.msg}
 	}
@@ -310,10 +375,13 @@ func (a *API) signInToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
+	if a.opts.SignIn.ssoRequired() {
+		return &httpError{status: http.StatusForbidden, msg: errSSORequired.msg}
+	}
 	if a.opts.Token == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(body.Token)), []byte(a.opts.Token)) != 1 {
 		return &httpError{status: http.StatusUnauthorized, msg: "that is not the operator token (SWITCHBOARD_API_TOKEN)"}
 	}
-	l, secret, err := a.opts.SignIn.openSession(r.Context(), nil)
+	l, secret, err := a.opts.SignIn.openSession(r.Context(), nil, core.LoginByToken, "", clientOf(r))
 	if err != nil {
 		return err
 	}
@@ -324,17 +392,29 @@ func (a *API) signInToken(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 	secret := sessionSecret(r)
+	out := SignedInJSON{}
 	if secret != "" {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(csrfToken(secret))) != 1 {
 			return &httpError{status: http.StatusForbidden, msg: "missing or wrong " + CSRFHeader}
 		}
-		_, err := a.opts.SignIn.opts.Store.LoginUse(r.Context(), &core.LoginUseParams{SecretHash: hashSecret(secret), Now: a.opts.SignIn.opts.Now()})
+		s := a.opts.SignIn
+		l, err := s.opts.Store.LoginUse(r.Context(), &core.LoginUseParams{SecretHash: hashSecret(secret), Now: s.opts.Now()})
 		if err != nil && !errors.Is(err, core.ErrConflict) && !errors.Is(err, core.ErrNotFound) {
 			return err
 		}
+		if err == nil && l.Kind == core.LoginSession {
+			if err := s.audit(r.Context(), sso.AuditSignOut, actorOf(l.PersonID), map[string]any{"session": l.ID, "method": l.Method}); err != nil {
+				return err
+			}
+			// An SSO session signs out at the provider too, when it offers
+			// RP-initiated logout.
+			if l.Method == core.LoginByOIDC && s.opts.SSO != nil {
+				out.LogoutURL = s.opts.SSO.EndSessionURL(r.Context(), l.IDToken)
+			}
+		}
 	}
 	a.opts.SignIn.clearCookie(w)
-	writeJSON(w, http.StatusOK, SignedInJSON{})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -355,6 +435,12 @@ func (a *API) cookiePrincipal(r *http.Request) (*Principal, bool, *httpError) {
 	}
 	if l == nil {
 		return nil, false, nil
+	}
+	if a.opts.SignIn.ssoRequired() && l.Method != core.LoginByOIDC {
+		return nil, false, &httpError{status: http.StatusUnauthorized, msg: errSSORequired.msg}
+	}
+	if err := a.opts.SignIn.touch(r.Context(), l, clientOf(r)); err != nil {
+		a.log.WarnContext(r.Context(), "recording the use of a web session", "error", err)
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:

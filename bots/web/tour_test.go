@@ -267,8 +267,13 @@ func runTour(t *testing.T) []*exchange {
 		t.Fatal(err)
 	}
 	sl := &schedulesLater{}
+	bridges, err := core.NewBridges(core.BridgesOptions{Store: st, Settings: func() config.Bridge { return config.Bridge{} }, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := web.Options{
-		Token: "op", Keys: keys, SignIn: signin, Schedules: sl, Now: clk.Now,
+		Bridges: bridges,
+		Token:   "op", Keys: keys, SignIn: signin, Schedules: sl, Now: clk.Now,
 		Pairings: tourPairings{clk.Now()}, Connections: tourConnections{clk.Now()}, Skills: tourSkills{clk.Now()},
 		Compare: func(_ context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			out := make([]compare.Result, 0, len(req.Models))
@@ -292,7 +297,10 @@ func runTour(t *testing.T) []*exchange {
 				ErrorAt: &at, Files: []string{"/etc/switchboard/switchboard.yaml", "/etc/switchboard/mcp-servers.json"}}
 		},
 	}
-	srv := startFull(t, st, clk, writeScript(t, tourScript), opts, func(r *tool.Registry) {
+	script := writeScript(t, tourScript)
+	// scout is there for atlas to hand a run's steps to.
+	team := []config.Agent{testAgent("atlas", script, true), testAgent("scout", script, false)}
+	srv := startTeam(t, st, clk, team, false, opts, func(r *tool.Registry) {
 		tool.MustRegister(r, tool.Def{Name: "launch", Description: "risky", Risk: tool.RiskHigh},
 			func(context.Context, *tool.Request, struct{}) (map[string]string, error) {
 				return map[string]string{"launched": "yes"}, nil
@@ -305,7 +313,7 @@ func runTour(t *testing.T) []*exchange {
 			t.Fatal(err)
 		}
 	}, func(svc *core.Service, o *web.Options) {
-		o.Rulebooks, o.Runs, o.Actor, o.Personalities = svc, svc, svc, svc.Personalities()
+		o.Rulebooks, o.Runs, o.Actor, o.Personalities, o.Sessions = svc, svc, svc, svc.Personalities(), svc
 	})
 	sched, err := scheduler.New(scheduler.Options{Store: st, Service: srv.svc, Clock: clockwork.NewFakeClockAt(clk.Now()), Logger: testenv.Logger(t)})
 	if err != nil {
@@ -428,6 +436,9 @@ func runTour(t *testing.T) []*exchange {
 	tr.call(t, "run_cancelled", "POST", runPath+"/cancel", op, "{}", 200, nil)
 	tr.call(t, "run_retried", "POST", runPath+"/retry", op, "{}", 200, nil)
 	tr.call(t, "graph", "GET", "/api/graph?c="+conv.ID.String(), op, "", 200, nil)
+	tr.call(t, "run_started", "POST", "/api/runs", op, `{"lead":"atlas","title":"Release","plan":{"goal":"Ship it","steps":[`+
+		`{"id":"build","title":"Build it","agent":"scout","inputs":{"branch":"main"}},{"id":"test","title":"Test it","role":"generalist","depends_on":["build"]}]}}`, 201, nil)
+	tr.call(t, "run_refused", "POST", "/api/runs", op, `{"lead":"atlas","plan":{"steps":[{"id":"build","title":"Build it","agent":"ghost"}]}}`, 400, nil)
 
 	// Schedules.
 	routine, err := sched.CreateSchedule(ctx, scheduler.ScheduleParams{
@@ -481,6 +492,7 @@ func runTour(t *testing.T) []*exchange {
 	tr.call(t, "token_created", "POST", "/api/tokens", op, fmt.Sprintf(`{"person":%q,"workspaces":[%q],"label":"laptop","expires_in":"720h"}`, ana, ws.ID), 201, &personal)
 	tr.call(t, "whoami_person", "GET", "/api/auth/whoami", personal.Token, "", 200, nil)
 	tr.call(t, "session_person", "GET", "/api/session", personal.Token, "", 200, nil)
+	tr.call(t, "sessions_person", "GET", "/api/sessions", personal.Token, "", 200, nil)
 	tr.call(t, "keys", "GET", "/api/keys", op, "", 200, nil)
 	tr.call(t, "key_revoked", "POST", "/api/keys/"+agentKey.ID+"/revoke", op, "{}", 200, nil)
 
@@ -496,6 +508,7 @@ func runTour(t *testing.T) []*exchange {
 	tr.call(t, "disconnected", "DELETE", "/api/connections/7d1e3c1a-0000-4000-8000-000000000002", op, "", 200, nil)
 	tr.call(t, "mcp_status", "GET", "/api/mcp/status", op, "", 200, nil)
 	tr.call(t, "config_status", "GET", "/api/config/status", op, "", 200, nil)
+	tr.call(t, "bridges", "GET", "/api/bridges", op, "", 200, nil)
 	tr.call(t, "compared", "POST", "/api/compare", op, `{"models":["anthropic:claude-a","openai:gpt-b"],"prompt":"2+2?"}`, 200, nil)
 	if ex := tr.do(t, "skills_imported", "POST", "/api/skills", op, "application/zip", skillZip(t)); ex.Status != 201 {
 		t.Fatalf("importing skills = %d %s", ex.Status, ex.Result)
@@ -508,6 +521,17 @@ func runTour(t *testing.T) []*exchange {
 
 	// Signing in and out of the console.
 	tr.call(t, "signed_in", "POST", "/auth/token", "", `{"token":"op"}`, 200, nil)
+	tr.call(t, "sign_in_methods", "GET", "/auth/methods", "", "", 200, nil)
+	var all struct {
+		Sessions []struct{ ID, Kind string } `json:"sessions"`
+	}
+	tr.call(t, "sessions_all", "GET", "/api/sessions", op, "", 200, &all)
+	for _, s := range all.Sessions {
+		if s.Kind == "console" {
+			tr.call(t, "session_ended", "POST", "/api/sessions/"+s.ID+"/end", op, "{}", 200, nil)
+			break
+		}
+	}
 	tr.call(t, "bad_link", "POST", "/auth/link", "", `{"token":"nope"}`, 401, nil)
 	link, err := signin.Link(ctx, ana)
 	if err != nil {

@@ -52,10 +52,13 @@ type Conversations interface {
 	ConversationReads
 	HistoryUses
 	RunReads
+	RunStarts
 	TeamReads
 	ArtifactUses
 	ApprovalReads
 	AdminReads
+	BudgetUses
+	InstallReads
 	// Workspaces is workspace administration: roles, members, bindings,
 	// retention, where agents answer, and who may use a conversation.
 	Workspaces() *workspace.Service
@@ -147,6 +150,8 @@ type AdminReads interface {
 	Schedule(ctx context.Context, a workspace.Actor, id uuid.UUID) (*core.Schedule, error)
 	// Audit reads a page of the audit of guarded tool calls.
 	Audit(ctx context.Context, a workspace.Actor, q *core.AuditQuery) (*core.AuditRows, error)
+	// ExportAudit writes a time range of the audit as JSON lines.
+	ExportAudit(ctx context.Context, a workspace.Actor, x *core.AuditExport, w io.Writer) (int, error)
 	// Usage reads what the model calls cost (the operator).
 	Usage(ctx context.Context, a workspace.Actor, since time.Time, limit int) (*core.Usage, error)
 	// ForgetPerson deletes a person's data (the operator).
@@ -226,6 +231,13 @@ type Options struct {
 	// Schedules, when set, serves the operator's schedules (GET
 	// /api/schedules, POST /api/schedules/{id}/pause and /resume).
 	Schedules Schedules
+	// Sessions, when set, serves the console sessions and personal tokens
+	// people see and end (GET /api/sessions, POST
+	// /api/sessions/{session}/end).
+	Sessions Sessions
+	// Bridges, when set, serves the bridges of runs_on: bridge agents
+	// (/api/bridge/..., GET /api/bridges; see bridge.go).
+	Bridges Bridges
 }
 
 // API serves /api/.

@@ -18,8 +18,10 @@ Checks the setup with the settings serve would use: switchboard.yaml and
 mcp-servers.json (and why the running service at -url refused its last
 reload, if it did), the database and its schema, the Slack and Discord
 tokens with their scopes and intents, each agent's model (one small
-request), the MCP servers and SWITCHBOARD_PUBLIC_URL. Each problem is
-printed with its fix; the exit code is 1 when a check fails.
+request), git for coding runs, web search's provider (its key, one small
+search), the code sandbox and Chromium for the browse tool when they are
+set up, the MCP servers and SWITCHBOARD_PUBLIC_URL. Each problem is printed
+with its fix; the exit code is 1 when a check fails.
 `
 
 func doctorCommand(ctx context.Context, args []string, cfg app.Config, stdout, stderr io.Writer) error {

@@ -71,8 +71,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if cmd == "bench" {
 		return benchCommand(ctx, args, cfg, stdout, stderr)
 	}
+	if cmd == "budgets" {
+		return budgetsCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "sessions" {
+		return sessionsCommand(ctx, args, cfg, stdout, stderr)
+	}
+	if cmd == "audit" && len(args) > 0 && args[0] == "export" {
+		return auditExportCommand(ctx, args[1:], cfg, stdout, stderr)
+	}
+	if cmd == "installs" {
+		return installsCommand(ctx, args, cfg, stdout, stderr)
+	}
 	if cmd == "runs" {
-		return runsCommand(ctx, args, cfg, stdout, stderr)
+		return runsCommand(ctx, args, cfg, stdin, stdout, stderr)
+	}
+	if cmd == "bridge" {
+		return bridgeCommand(ctx, args, cfg, getenv, stdout, stderr)
 	}
 	if cmd == "healthcheck" {
 		return healthcheckCommand(ctx, args, cfg, stdout, stderr)

@@ -28,13 +28,15 @@ var referenceInvocations = [][]string{
 	{"grants", "list"}, {"grants", "revoke"},
 	{"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
 	{"tokens", "create"}, {"tokens", "list"}, {"tokens", "revoke"},
+	{"sessions", "list"}, {"sessions", "end"},
 	{"workspaces"}, {"agents"}, {"people"},
-	{"audit"}, {"usage"}, {"pairing"},
+	{"audit"}, {"audit", "export"}, {"usage"}, {"budgets", "list"}, {"budgets", "extend"}, {"installs", "list"}, {"pairing"},
 	{"personality", "show"}, {"personality", "set"}, {"personality", "history"},
 	{"skills", "import"}, {"skills", "list"}, {"skills", "remove"},
 	{"mcp", "status"},
-	{"runs", "list"}, {"runs", "show", "ID"}, {"runs", "cancel", "ID"}, {"runs", "retry", "ID"},
+	{"runs", "list"}, {"runs", "show", "ID"}, {"runs", "cancel", "ID"}, {"runs", "retry", "ID"}, {"runs", "start"},
 	{"doctor"}, {"compare"}, {"bench"},
+	{"bridge"}, {"bridge", "supervise"},
 }
 
 // cliReference renders docs/reference/cli.md: the top-level usage and what

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,58 +9,96 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots/web"
+	runpkg "github.com/switchboardhq/switchboard/core/run"
+	"github.com/switchboardhq/switchboard/core/run/plan"
 	"github.com/switchboardhq/switchboard/internal/app"
 )
 
-const runsUsage = `usage: switchboard runs [list|show ID|cancel ID|retry ID] [-url URL] [-json]
+const runsUsage = `usage: switchboard runs [list|show ID|cancel ID|retry ID|start -lead AGENT -f PLAN] [-url URL] [-json]
 
   list       the latest runs: id, status, lead, goal (-status running|done|failed|cancelled)
   show ID    one run: each step's agent, status, model, tokens, cost and output, and its events
   cancel ID  cancel a running run; its working steps' model calls are stopped
   retry ID   re-run a failed or cancelled run's failed and cancelled steps
+  start      start a run without a chat: the plan in -f (a JSON file, - for stdin; the
+             plan_run tool's input) led by -lead, optionally in -workspace and titled
+             -title; prints the run's id on stdout and what started on stderr
 
 It asks the running service at -url (default: SWITCHBOARD_ADDR on this
 machine) with SWITCHBOARD_API_TOKEN, as GET/POST /api/runs do.
 `
 
-// runsCommand lists, shows, cancels and retries runs through the running
-// service's API: a cancel stops turns running in that service.
-func runsCommand(ctx context.Context, args []string, cfg app.Config, stdout, stderr io.Writer) error {
+// runsCommand lists, shows, cancels, retries and starts runs through the
+// running service's API: a cancel stops turns running in that service.
+func runsCommand(ctx context.Context, args []string, cfg app.Config, stdin io.Reader, stdout, stderr io.Writer) error {
 	sub := "list"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	var id string
-	if sub == "show" || sub == "cancel" || sub == "retry" {
-		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-			fmt.Fprint(stderr, runsUsage)
-			return fmt.Errorf("runs %s: say which run (its id)", sub)
-		}
-		id, args = args[0], args[1:]
-	} else if sub != "list" {
+	needsID := sub == "show" || sub == "cancel" || sub == "retry"
+	if !needsID && sub != "list" && sub != "start" {
 		fmt.Fprint(stderr, runsUsage)
-		return fmt.Errorf("runs: unknown subcommand %q (list, show, cancel or retry)", sub)
+		return fmt.Errorf("runs: unknown subcommand %q (list, show, cancel, retry or start)", sub)
 	}
 	fs := flag.NewFlagSet("runs "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("url", localURL(cfg.Addr), "the running service's address")
 	asJSON := fs.Bool("json", false, "print the answer as JSON, as the API gives it")
-	status := fs.String("status", "", "list only runs with this status")
-	if err := fs.Parse(args); err != nil {
+	var status *string
+	var start startFlags
+	if sub == "start" {
+		fs.StringVar(&start.lead, "lead", "", "the agent that leads the run (required)")
+		fs.StringVar(&start.file, "f", "", "the plan: a JSON file, or - for stdin (required)")
+		fs.StringVar(&start.workspace, "workspace", "", "the workspace of the run's conversation: a workspace id, or a Slack team or Discord guild bound to one")
+		fs.StringVar(&start.title, "title", "", "the title of the run's conversation (default: the plan's goal)")
+	} else {
+		status = fs.String("status", "", "list only runs with this status")
+	}
+	// Flags may stand before or after the run's id (runs show -url URL ID).
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("runs %s: unexpected arguments %q", sub, fs.Args())
+	var id string
+	if needsID {
+		if len(positional) == 0 {
+			fmt.Fprint(stderr, runsUsage)
+			return fmt.Errorf("runs %s: say which run (its id)", sub)
+		}
+		id, positional = positional[0], positional[1:]
+	}
+	if len(positional) > 0 {
+		return fmt.Errorf("runs %s: unexpected arguments %q", sub, positional)
 	}
 	call := func(method, path string, out any) error {
-		return runsAPI(ctx, cfg, *base, method, path, out)
+		return runsAPI(ctx, cfg, *base, method, path, nil, out)
 	}
 	switch sub {
+	case "start":
+		body, err := start.request(stdin)
+		if err != nil {
+			return err
+		}
+		var r web.RunJSON
+		if err := runsAPI(ctx, cfg, *base, http.MethodPost, "/api/runs", body, &r); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, r)
+		}
+		fmt.Fprintln(stdout, r.ID)
+		goal := ""
+		if r.Goal != "" {
+			goal = ": " + oneLine(r.Goal)
+		}
+		fmt.Fprintf(stderr, "run %s started, %d steps led by %s%s (follow it: switchboard runs show %s)\n", runpkg.ShortOf(r.ID), len(r.Steps), r.Lead, goal, r.ID)
+		return nil
 	case "list":
 		var out struct {
 			Runs []web.RunJSON `json:"runs"`
@@ -143,12 +182,58 @@ func oneLine(s string) string {
 	return s
 }
 
-// runsAPI calls the running service's API with the operator token.
-func runsAPI(ctx context.Context, cfg app.Config, base, method, path string, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// startFlags are the flags of runs start.
+type startFlags struct {
+	lead, file, workspace, title string
+}
+
+// request reads the plan (from stdin when -f is -) into the body of
+// POST /api/runs. The plan is checked against its schema here; whether
+// its agents exist, the service decides.
+func (f *startFlags) request(stdin io.Reader) (*web.StartRunRequest, error) {
+	switch {
+	case f.lead == "":
+		return nil, errors.New("runs start: -lead is required: the agent that leads the run")
+	case f.file == "":
+		return nil, errors.New("runs start: -f is required: the plan, a JSON file (- for stdin)")
+	}
+	var raw []byte
+	var err error
+	if f.file == "-" {
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		raw, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
+	} else {
+		raw, err = os.ReadFile(f.file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runs start: -f %s: %w", f.file, err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("runs start: -f %s is empty; want the plan as JSON: {\"goal\": ..., \"steps\": [...]}", f.file)
+	}
+	p, err := plan.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("runs start: -f %s: %w", f.file, err)
+	}
+	return &web.StartRunRequest{Lead: f.lead, Plan: p, Workspace: f.workspace, Title: f.title}, nil
+}
+
+// runsAPI calls the running service's API with the operator token; in,
+// when not nil, is the JSON body (a POST without one sends {}).
+func runsAPI(ctx context.Context, cfg app.Config, base, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var body io.Reader
-	if method == http.MethodPost {
+	switch {
+	case in != nil:
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("runs: encoding the request: %w", err)
+		}
+		body = bytes.NewReader(raw)
+	case method == http.MethodPost:
 		body = strings.NewReader("{}")
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(base, "/")+path, body)
@@ -170,7 +255,7 @@ func runsAPI(ctx context.Context, cfg app.Config, base, method, path string, out
 	if err != nil {
 		return fmt.Errorf("runs: reading the answer: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		var e struct {
 			Error string `json:"error"`
 		}

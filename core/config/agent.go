@@ -53,7 +53,9 @@ type Agent struct {
 	// Temperature is the model's sampling temperature, from 0 to 2; unset
 	// leaves it to the provider.
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	// Tools lists the tools the agent may use; empty means every registered tool.
+	// Tools lists the tools the agent may use; empty means every registered
+	// tool but the opt-in ones (web_fetch, web_search, run_code, browse),
+	// which are offered only to agents that name them.
 	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// StepBudget caps model calls per turn, from 1 to 200.
 	StepBudget int `yaml:"step_budget,omitempty" json:"step_budget,omitempty" default:"25"`
@@ -106,6 +108,10 @@ type Agent struct {
 	Plans bool `yaml:"plans,omitempty" json:"plans,omitempty"`
 	// RunCheck is the completion check of the runs it leads.
 	RunCheck RunCheck `yaml:"run_check,omitempty" json:"run_check,omitempty"`
+	// RunsOn is where the agent's model calls run: service (inside
+	// switchboard serve) or bridge (on a machine of the agent's own, a
+	// `switchboard bridge` connected to the service; see bridge:).
+	RunsOn string `yaml:"runs_on,omitempty" json:"runs_on,omitempty" default:"service"`
 }
 
 // DefaultFamily is the family of every agent that declares none: by
@@ -173,11 +179,37 @@ type Config struct {
 	Delegation Delegation `yaml:"delegation,omitempty"`
 	// Runs bounds the steps of runs working at once (see Runs).
 	Runs Runs `yaml:"runs,omitempty"`
+	// Budgets bound what calls may spend (see Budget).
+	Budgets []Budget `yaml:"budgets,omitempty"`
+	// Prices are models' prices by "provider:model", over the built-in
+	// list prices (see Price).
+	Prices map[string]Price `yaml:"prices,omitempty"`
+	// Web configures the web tools, web_fetch and web_search (see Web).
+	Web Web `yaml:"web,omitempty"`
+	// Sandbox turns on the run_code tool (for the agents whose tools
+	// name it) and bounds its runs (see Sandbox); left out, run_code is
+	// never offered.
+	Sandbox *Sandbox `yaml:"sandbox,omitempty"`
+	// Browser turns the browse tool on and bounds it (see Browser); absent,
+	// no agent is offered it.
+	Browser *Browser `yaml:"browser,omitempty"`
+
+	// SSO maps the identity provider's groups to workspace roles, when
+	// single sign-on is on (see SSO).
+	SSO SSO `yaml:"sso,omitempty"`
 
 	// Slack is the Slack adapter's settings.
 	Slack SlackSection `yaml:"slack,omitempty"`
 	// Discord is the Discord adapter's settings.
 	Discord DiscordSection `yaml:"discord,omitempty"`
+
+	// Audit sends every audit row to sinks besides the database: a
+	// JSON-lines file, a signed webhook, OTLP logs (see Audit).
+	Audit Audit `yaml:"audit,omitempty"`
+
+	// Bridge bounds how turns of runs_on: bridge agents wait for their
+	// machine (see Bridge).
+	Bridge Bridge `yaml:"bridge,omitempty"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -239,7 +271,11 @@ func Parse(file string, raw []byte, env Env) (*Config, error) {
 		cfg.Agents[0].Answers.Default = true
 	}
 	cfg.Loop.defaults()
-	if err := cfg.validate(); err != nil {
+	err := cfg.validate()
+	if err == nil {
+		err = cfg.Audit.checkEnv(env)
+	}
+	if err != nil {
 		if file != "" {
 			return nil, fmt.Errorf("config %s: %w", file, err)
 		}
@@ -294,6 +330,9 @@ func (c *Config) validate() error {
 		default:
 			return fmt.Errorf("%s: unknown model backend %q (use anthropic, openai, claude-code, codex or scripted)", where, provider)
 		}
+		if err := a.validateRunsOn(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		if !thinkingLevels[a.Thinking] {
 			return fmt.Errorf("%s: thinking %q must be off, low, medium or high", where, a.Thinking)
 		}
@@ -329,6 +368,27 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.validateRuns(); err != nil {
+		return err
+	}
+	if err := c.Bridge.validate(); err != nil {
+		return err
+	}
+	if err := c.validateBudgets(); err != nil {
+		return err
+	}
+	if err := c.validateWeb(); err != nil {
+		return err
+	}
+	if err := c.Sandbox.validate(); err != nil {
+		return err
+	}
+	if err := c.Browser.validate(); err != nil {
+		return err
+	}
+	if err := c.SSO.validate(); err != nil {
+		return err
+	}
+	if err := c.Audit.validate(); err != nil {
 		return err
 	}
 	return c.Access.validate()

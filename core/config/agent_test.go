@@ -36,6 +36,9 @@ func TestLoadFileErrors(t *testing.T) {
 		{"unknown field", "agents:\n- name: a\n  modle: x\n", "modle"},
 		{"two defaults", "agents:\n- name: a\n  answers: {default: true}\n- name: b\n  answers: {default: true}\n", "at most one"},
 		{"thinking", "agents:\n- name: a\n  thinking: extreme\n", `thinking "extreme"`},
+		{"runs_on", "agents:\n- name: a\n  runs_on: laptop\n", `runs_on "laptop" must be service or bridge`},
+		{"bridge lease", "bridge:\n  lease: 10ms\n", `bridge.lease 10ms must be at least 1s`},
+		{"bridge wait", "bridge:\n  wait: -1s\n", `bridge.wait -1s must not be negative`},
 		{"role", "agents:\n- name: a\n  role: boss\n", `agents[0] (a).role: "boss"`},
 		{"specialist without domains", "agents:\n- name: a\n  role: specialist\n", `agents[0] (a).domains: a specialist`},
 		{"domain name", "agents:\n- name: a\n  domains: [{keywords: [x]}]\n", `agents[0] (a).domains[0].name`},
@@ -43,6 +46,9 @@ func TestLoadFileErrors(t *testing.T) {
 		{"fallback", "agents:\n- name: a\nchannels:\n  C1: {fallback: [b]}\n", `channels.C1.fallback[0]: no agent named "b"`},
 		{"loop", "agents:\n- name: a\nloop: {max_agent_messages_group: -1}\n", `loop.max_agent_messages_group`},
 		{"routing", "agents:\n- name: a\nrouting: {margin: 0.5}\n", `routing: margin`},
+		{"browser timeout", "agents:\n- name: a\nbrowser: {timeout: 10ms}\n", `browser.timeout: 10ms must be between 1s and 30m`},
+		{"browser pages", "agents:\n- name: a\nbrowser: {max_pages: -1}\n", `browser.max_pages`},
+		{"browser unknown field", "agents:\n- name: a\nbrowser: {max_tabs: 3}\n", "max_tabs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,6 +161,28 @@ func TestPersonalityGuardSettings(t *testing.T) {
 		}
 		if g := cfg.Agents[0].Personality; g.MinRatio != 0.7 || g.MinChars != 50 {
 			t.Fatalf("loading %q: got %+v", tc.yaml, g)
+		}
+	}
+}
+
+// The browser: section's presence is what turns the browse tool on: an
+// empty one takes the defaults, none leaves it off.
+func TestBrowserSectionPresence(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		on   bool
+	}{
+		{"agents:\n- name: a\n", false},
+		{"agents:\n- name: a\nbrowser:\n", false},
+		{"agents:\n- name: a\nbrowser: {}\n", true},
+		{"agents:\n- name: a\nbrowser: {max_pages: 3}\n", true},
+	} {
+		cfg, err := Parse("", []byte(tt.yaml), envOf(nil))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.yaml, err)
+		}
+		if on := cfg.Browser != nil; on != tt.on {
+			t.Errorf("%q: browser section present = %v, want %v", tt.yaml, on, tt.on)
 		}
 	}
 }

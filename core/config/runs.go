@@ -19,6 +19,28 @@ type Runs struct {
 	// Slots are how many run steps of each class (by its name) work at
 	// once, across every run; a class left out takes default's limit.
 	Slots map[string]int `yaml:"slots,omitempty" json:"slots,omitempty" default:"{coding: 2, default: 8}"`
+	// KeepFailedWorktrees is how long a failed run's coding worktrees stay
+	// in the data folder for inspection before they are swept; a run that
+	// ends otherwise has them removed at once.
+	KeepFailedWorktrees time.Duration `yaml:"keep_failed_worktrees,omitempty" json:"keep_failed_worktrees,omitempty" default:"24h"`
+	// Repositories are the local paths and git URLs coding steps may work
+	// in and push to, each a prefix (/srv/git/, https://git.internal/team/,
+	// git@git.internal:team/): a plan is written by a model, and these are
+	// reached with the service's own files and keys. None: only owner/name
+	// repositories, which go through a person's or workspace's GitHub
+	// connection.
+	Repositories []string `yaml:"repositories,omitempty" json:"repositories,omitempty"`
+}
+
+// RepositoryAllowed reports whether a coding step may use the local path
+// or git URL repo: it starts with one of Repositories.
+func (r Runs) RepositoryAllowed(repo string) bool {
+	for _, p := range r.Repositories {
+		if strings.HasPrefix(repo, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Default slot limits, for classes the file leaves out.
@@ -46,6 +68,14 @@ func (r Runs) SlotLimit(class string) int {
 }
 
 func (r Runs) validate() error {
+	for i, p := range r.Repositories {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("runs.repositories[%d] is empty", i)
+		}
+	}
+	if r.KeepFailedWorktrees < 0 {
+		return fmt.Errorf("runs.keep_failed_worktrees: %s must not be negative", r.KeepFailedWorktrees)
+	}
 	for class, n := range r.Slots {
 		if !nameRE.MatchString(class) {
 			return fmt.Errorf("runs.slots: class %q must be 1-64 lowercase letters, digits, - or _", class)
@@ -59,16 +89,19 @@ func (r Runs) validate() error {
 
 // RunCheck is an optional completion check of the runs an agent leads:
 // once every step is done, a command run in Dir (its exit status decides)
-// or a judge agent (its answer, PASS or FAIL with a reason) says whether
-// the run passed.
+// and then a judge agent (its answer, PASS or FAIL with a reason) say
+// whether the run passed. In a run with coding steps they are each coding
+// step's gates instead: the command runs in the step's worktree and the
+// judge reviews its diff.
 type RunCheck struct {
 	// Command is a shell command (sh -c) whose exit status says whether
-	// the run passed. Give command or judge, not both.
+	// the run passed.
 	Command string `yaml:"command,omitempty" json:"command,omitempty"`
 	// Dir is the command's working directory; empty: the service's.
 	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
-	// Judge names a declared agent that reads the run and answers PASS or
-	// FAIL, with why.
+	// Judge names a declared agent that reads the run (a coding step's
+	// diff) and answers PASS or FAIL, with why; after the command when
+	// both are set.
 	Judge string `yaml:"judge,omitempty" json:"judge,omitempty"`
 	// Timeout bounds the check; one that runs out fails the run.
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" default:"10m"`
@@ -104,9 +137,6 @@ func (c *Config) validateRuns() error {
 			if _, ok := c.Find(a.RunCheck.Judge); !ok {
 				return fmt.Errorf("agent %q: run_check.judge: no agent named %q", a.Name, a.RunCheck.Judge)
 			}
-		}
-		if a.RunCheck.Command != "" && a.RunCheck.Judge != "" {
-			return fmt.Errorf("agent %q: run_check: give command or judge, not both", a.Name)
 		}
 		if a.RunCheck.Timeout < 0 {
 			return fmt.Errorf("agent %q: run_check.timeout must not be negative", a.Name)

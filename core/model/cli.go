@@ -243,6 +243,9 @@ func (b *cliBackend) once(ctx context.Context, req *Request, prompt string, sess
 	// outlive it holding the pipes. killGroup kills them all.
 	cmd := exec.Command(b.opts.Path, args...)
 	cmd.Dir = b.opts.Dir
+	if req.Dir != "" {
+		cmd.Dir = req.Dir
+	}
 	cmd.Env = b.env()
 	cmd.Stdin = bytes.NewReader(stdin)
 	setProcessGroup(cmd)

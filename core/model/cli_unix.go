@@ -11,6 +11,7 @@ import (
 // killGroup reaches every process it started.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // killGroup kills the CLI's whole process group at once: a cancelled call

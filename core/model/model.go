@@ -144,6 +144,10 @@ type Request struct {
 	// resumes it and sends only Messages[Session.Seen:]. Nil starts a new
 	// session with the whole history.
 	Session *Session
+	// Dir, when set, is where this call works: a coding step's worktree.
+	// The CLI backends run there instead of their agent's own folder;
+	// others ignore it.
+	Dir string
 }
 
 // Session is a coding CLI's own session (Claude Code's session_id, Codex's
@@ -183,6 +187,10 @@ const (
 	// EventRestart is emitted when a retry follows partial output: listeners
 	// discard what this call streamed so far.
 	EventRestart EventKind = "restart"
+	// EventStatus says what the call is doing while it has nothing to
+	// stream (Text: "is waiting for the agent's machine…"): a call relayed
+	// to another machine emits it; the turn shows it as its status.
+	EventStatus EventKind = "status"
 )
 
 // Event is one streamed piece of a model call.

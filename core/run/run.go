@@ -22,10 +22,13 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -176,6 +179,9 @@ func Summary(r *store.Run, steps []*store.RunStep) string {
 			fmt.Fprintf(&b, " · %s", firstLine(s.Error))
 		}
 		b.WriteString("\n")
+		if line := ChangesLine(s); line != "" {
+			fmt.Fprintf(&b, "   ↳ %s\n", line)
+		}
 		cost += s.CostMicroUSD
 	}
 	fmt.Fprintf(&b, "Total cost %s", Cost(cost))
@@ -185,9 +191,55 @@ func Summary(r *store.Run, steps []*store.RunStep) string {
 	return b.String()
 }
 
-// ShortID is the first eight characters of the run's id, as people type
-// it (!run ID accepts it).
-func ShortID(r *store.Run) string { return r.ID.String()[:8] }
+// ChangesLine is a coding step's change in one line: its branch, the
+// diff's size, where it was delivered and the diff's page; "" for a step
+// with no change yet. (The record is core.StepChanges; the fields read
+// here are its JSON.)
+func ChangesLine(s *store.RunStep) string {
+	if len(s.Changes) == 0 {
+		return ""
+	}
+	var c struct {
+		Branch      string `json:"branch"`
+		Stat        string `json:"stat"`
+		Pushed      bool   `json:"pushed"`
+		DiffURL     string `json:"diff_url"`
+		PullRequest *struct {
+			Number int    `json:"number"`
+			URL    string `json:"url"`
+		} `json:"pull_request"`
+	}
+	if json.Unmarshal(s.Changes, &c) != nil || c.Branch == "" {
+		return ""
+	}
+	parts := []string{c.Branch}
+	if c.Stat != "" {
+		parts = append(parts, c.Stat)
+	}
+	switch {
+	case c.PullRequest != nil:
+		parts = append(parts, fmt.Sprintf("pull request #%d %s", c.PullRequest.Number, c.PullRequest.URL))
+	case c.Pushed:
+		parts = append(parts, "pushed")
+	}
+	if c.DiffURL != "" {
+		parts = append(parts, "diff: "+c.DiffURL)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// ShortID is the last eight characters of the run's id, as people type
+// it (!run ID accepts it) and as its coding steps' branches are named.
+// Not the first eight: a version 7 id starts with its time in
+// milliseconds, so runs started within about a minute share them; the
+// last ones are random.
+func ShortID(r *store.Run) string { return ShortOf(r.ID) }
+
+// ShortOf is ShortID of a run id.
+func ShortOf(id uuid.UUID) string {
+	s := id.String()
+	return s[len(s)-8:]
+}
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

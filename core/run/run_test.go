@@ -92,3 +92,18 @@ func TestStepMessageCarriesInputsAndDependencies(t *testing.T) {
 		}
 	}
 }
+
+func TestChangesLine(t *testing.T) {
+	st := &store.RunStep{Key: "fix", Title: "Fix", Agent: "coder", Status: store.StepDone,
+		Changes: []byte(`{"branch":"switchboard/run-1a2b3c4d-fix","stat":"1 file changed, 2 insertions(+), 0 deletions(-)","pushed":true,"pull_request":{"number":4,"url":"http://127.0.0.1:1/pull/4"},"diff_url":"http://127.0.0.1:1/?view=artifacts&artifact=x"}`)}
+	want := "switchboard/run-1a2b3c4d-fix · 1 file changed, 2 insertions(+), 0 deletions(-) · pull request #4 http://127.0.0.1:1/pull/4 · diff: http://127.0.0.1:1/?view=artifacts&artifact=x"
+	if got := ChangesLine(st); got != want {
+		t.Errorf("ChangesLine = %q\nwant %q", got, want)
+	}
+	if got := Summary(&store.Run{Status: store.RunStatusDone}, []*store.RunStep{st}); !strings.Contains(got, "\n   ↳ "+want+"\n") {
+		t.Errorf("the summary does not show the change:\n%s", got)
+	}
+	if got := ChangesLine(&store.RunStep{}); got != "" {
+		t.Errorf("a step without changes: %q", got)
+	}
+}

@@ -17,11 +17,31 @@ var ErrDuplicate = errors.New("tool already registered")
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]*Tool
+	// unavailable are tools the configuration turns on that this host
+	// cannot run, by name: why.
+	unavailable map[string]string
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{tools: map[string]*Tool{}}
+	return &Registry{tools: map[string]*Tool{}, unavailable: map[string]string{}}
+}
+
+// MarkUnavailable records that the tool named name is turned on by the
+// configuration but cannot run on this host (the sandbox cannot be set
+// up), and why. It is not offered; an agent's tools list may still name it.
+func (r *Registry) MarkUnavailable(name, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unavailable[name] = why
+}
+
+// Unavailable says why the tool named name was marked unavailable.
+func (r *Registry) Unavailable(name string) (why string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	why, ok = r.unavailable[name]
+	return why, ok
 }
 
 // Register builds a tool from its definition and typed handler and adds it.

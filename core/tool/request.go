@@ -57,6 +57,9 @@ type Request struct {
 	WorkspaceID *uuid.UUID
 	// TurnID is the work item of the turn; a resumed turn keeps it.
 	TurnID uuid.UUID
+	// Dir is the worktree of the coding step the call belongs to, the
+	// only folder its file tools may touch; "" outside a coding step.
+	Dir string
 }
 
 // Handler runs one call of a tool: req says on whose behalf, in is the

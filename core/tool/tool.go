@@ -95,6 +95,10 @@ type Def struct {
 	// (a list of pull requests, a mail search). Such a tool can be called
 	// again freely, so it may serve as an input (a pulse watching it).
 	ReadOnly bool
+	// OptIn tools (the web, the sandbox, the browser: tools that reach
+	// outside or run code) are offered only to agents whose tools list
+	// names them; an agent without a list is not offered them.
+	OptIn bool
 }
 
 // Tool is a registered tool. It is immutable and safe for concurrent use.
@@ -121,6 +125,10 @@ func (t *Tool) Tier() Tier { return t.def.Tier }
 
 // ReadOnly reports whether the tool only reads (see Def.ReadOnly).
 func (t *Tool) ReadOnly() bool { return t.def.ReadOnly }
+
+// OptIn reports whether only agents naming the tool are offered it (see
+// Def.OptIn).
+func (t *Tool) OptIn() bool { return t.def.OptIn }
 
 // Schema is the input JSON Schema the model sees. It is byte-identical for
 // every call, so a prompt built from it stays cacheable.

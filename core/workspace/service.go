@@ -149,6 +149,26 @@ func (s *Service) Bind(ctx context.Context, a Actor, id uuid.UUID, platform, ext
 	return BindWorkspace(ctx, s.q, platform, externalID, id)
 }
 
+// Named is the workspace ref names, as the API and the commands take
+// one: a workspace id, or a platform team (a Slack team id, a Discord
+// guild id) bound to a workspace. A ref that names none is
+// store.ErrNotFound. It checks no rights (ForNew and Open do).
+func (s *Service) Named(ctx context.Context, ref string) (uuid.UUID, error) {
+	if id, err := uuid.Parse(ref); err == nil {
+		return id, nil
+	}
+	for _, platform := range []string{"slack", "discord"} {
+		ws, err := Bound(ctx, s.q, platform, ref)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if ws != nil {
+			return *ws, nil
+		}
+	}
+	return uuid.Nil, fmt.Errorf("workspace %q, neither a workspace id nor a Slack team or Discord guild bound to one: %w", ref, store.ErrNotFound)
+}
+
 // Retention reads how long workspace id keeps its conversations.
 func (s *Service) Retention(ctx context.Context, a Actor, id uuid.UUID) (*store.WorkspaceRetention, error) {
 	if _, err := s.Open(ctx, a, id, Use); err != nil {

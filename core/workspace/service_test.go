@@ -154,6 +154,31 @@ func TestForNewConversation(t *testing.T) {
 	})
 }
 
+// TestNamedWorkspace: a workspace is named by its id or by a Slack team
+// or Discord guild bound to it; an unbound team names none.
+func TestNamedWorkspace(t *testing.T) {
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		ctx := context.Background()
+		s, ws, owner, _, _ := team(t, open(t))
+		if _, err := s.Bind(ctx, owner, ws, "slack", "T0NAMED"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Bind(ctx, owner, ws, "discord", "4242"); err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []string{ws.String(), "T0NAMED", "4242"} {
+			if got, err := s.Named(ctx, ref); err != nil || got != ws {
+				t.Errorf("Named(%q) = %s, %v; want %s", ref, got, err, ws)
+			}
+		}
+		for _, ref := range []string{"T0UNBOUND", ""} {
+			if got, err := s.Named(ctx, ref); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Named(%q) = %s, %v; want ErrNotFound", ref, got, err)
+			}
+		}
+	})
+}
+
 // TestVisibility: the operator sees every workspace, nobody none, a person
 // those they belong to, narrowed by their credential's scope.
 func TestVisibility(t *testing.T) {

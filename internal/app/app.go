@@ -32,15 +32,18 @@ import (
 	"github.com/switchboardhq/switchboard/bots/web/console"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/access"
+	"github.com/switchboardhq/switchboard/core/artifact"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/command"
 	"github.com/switchboardhq/switchboard/core/compare"
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/connection"
+	"github.com/switchboardhq/switchboard/core/connection/github"
 	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/memory"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/core/redact"
+	"github.com/switchboardhq/switchboard/core/run/coding"
 	"github.com/switchboardhq/switchboard/core/skill"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/workspace"
@@ -383,7 +386,7 @@ func (c *Config) defaults() {
 func (c *Config) secrets(agents *config.Config) []string {
 	out := []string{
 		c.APIToken, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret, c.DiscordBotToken, c.SlackClientSecret,
-		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"), c.CLI.MCPToken,
+		c.Env("ANTHROPIC_API_KEY"), c.Env("OPENAI_API_KEY"), c.CLI.MCPToken, c.Env("SWITCHBOARD_OIDC_CLIENT_SECRET"),
 	}
 	for _, a := range agents.Agents {
 		if name := a.KeyEnv(); name != "" {
@@ -424,8 +427,10 @@ func DefaultInstanceID(databaseURL string) string {
 
 // App is a wired service.
 type App struct {
-	cfg       Config
-	log       *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// artifacts make the links to artifacts' pages (a coding step's diff).
+	artifacts *artifact.Artifacts
 	Store     store.Store
 	Service   *core.Service
 	Registry  *tool.Registry
@@ -445,6 +450,9 @@ type App struct {
 	Connections *connection.Manager
 	Mux         *http.ServeMux
 	Metrics     *metrics.Metrics // the Prometheus registry behind GET /metrics
+	// Bridges relays the model calls of runs_on: bridge agents to the
+	// bridges connected to this instance.
+	Bridges *core.Bridges
 
 	signIn *web.SignIn // the web console's sign-in links and sessions
 
@@ -452,6 +460,7 @@ type App struct {
 	listener  net.Listener
 	mcpServer *mcp.Server
 	cliProbes *cliProbes    // the CLI agents' capability probes, for /readyz
+	sandbox   sandboxState  // what became of run_code's sandbox at start, for /readyz
 	instance  *instanceHold // this process's hold on its instance id
 	admin     *http.Server
 	adminLn   net.Listener
@@ -614,7 +623,33 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 			return err
 		}
 	}
+	// Runs' coding steps keep their repositories' mirrors and worktrees in
+	// the data folder; an owner/name repository goes through GitHub.
+	repos, err := coding.New(coding.Options{Root: cmp.Or(cfg.CLI.DataDir, "data"), Logger: a.log.With("part", "coding")})
+	if err != nil {
+		return fmt.Errorf("the data folder (SWITCHBOARD_DATA_DIR): %w", err)
+	}
+	var codeHost core.CodeHost
+	if a.Connections != nil && cfg.Connections.GitHubClientID != "" {
+		codeHost = github.NewHost(a.Connections)
+	}
+	auditSinks, err := a.buildAuditSinks(ctx, agents)
+	if err != nil {
+		return err
+	}
+	a.Bridges, err = core.NewBridges(core.BridgesOptions{
+		Store: a.Store, Settings: func() config.Bridge { return a.agents.Load().Bridge },
+		Logger: a.log.With("part", "bridges"), Now: cfg.Now, Instance: cfg.InstanceID,
+	})
+	if err != nil {
+		return err
+	}
 	a.Service, err = core.New(core.Options{
+		AuditSinks:    auditSinks,
+		Backend:       a.backend(cfg),
+		Coding:        repos,
+		CodeHost:      codeHost,
+		ArtifactLink:  a.artifacts.Link,
 		WorkRetention: cfg.WorkRetention,
 		Hub:           hub,
 		People:        a.People,
@@ -657,13 +692,31 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 	if err := a.Service.Start(ctx); err != nil {
 		return err
 	}
+	a.Metrics.SetBudgets(a.Service.Budgets)
 	// resolve_side_thread and delegate act through the service.
 	if err := a.Service.RegisterTeamTools(reg); err != nil {
 		return fmt.Errorf("registering the team tools: %w", err)
 	}
-	// plan_run turns a lead's plan into a run.
+	// plan_run turns a lead's plan into a run; the worktree tools are a
+	// model agent's hands in a coding step.
 	if err := a.Service.RegisterRunTools(reg); err != nil {
 		return fmt.Errorf("registering the run tools: %w", err)
+	}
+	if err := coding.RegisterTools(reg); err != nil {
+		return fmt.Errorf("registering the worktree tools: %w", err)
+	}
+	if err := a.registerWebTools(reg, agents.Web); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
+	if err := a.buildSandbox(ctx, agents, reg); err != nil {
+		return err
+	}
+	browseDialer, err := browseDial(agents, a.log.With("part", "browse"))
+	if err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
+	}
+	if err := registerBrowse(reg, agents, browseDialer, a.log.With("part", "browse")); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
 	}
 	if err := scheduler.ValidateConfig(&agents.Schedules); err != nil {
 		return fmt.Errorf("config %s: %w", cfg.ConfigPath, err)
@@ -739,6 +792,7 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 	core.AddHandler(handlers, a.Service.RunInbound)
 	core.AddHandler(handlers, a.Service.RunSummarize)
 	core.AddHandler(handlers, a.Service.RunDelegationResult)
+	core.AddHandler(handlers, a.Service.DeliverAudit)
 	a.Service.AddRunHandlers(handlers)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)
@@ -766,7 +820,7 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			return Compare(ctx, a.cfg, req)
 		},
-		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler,
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler, Sessions: a.Service, Bridges: a.Bridges,
 		MCPStatus: func() []mcpclient.Status { return a.mcpNow().Status() }, ConfigStatus: a.ReloadStatus})
 	if err != nil {
 		return err
@@ -839,6 +893,9 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	a.mcpReadyz(w)
 	a.cliProbes.refresh(r.Context())
 	a.cliProbes.readyz(w)
+	a.sandbox.readyz(w)
+	a.slackRenewalsReadyz(ctx, w)
+	a.bridgesReadyz(w)
 	// A refused reload leaves the service running on the configuration it
 	// had: ready, but the operator should know.
 	if st := a.ReloadStatus(); st.LastError != "" {

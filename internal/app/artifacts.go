@@ -16,5 +16,6 @@ func (a *App) registerArtifacts(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("SWITCHBOARD_PUBLIC_URL %q must be the http(s) address browsers reach this server at: %w", public, err)
 	}
+	a.artifacts = arts
 	return artifact.RegisterTools(a.Registry, arts)
 }

@@ -209,8 +209,8 @@ func (a *App) buildCLIProbes(agents *config.Config) error {
 	p := &cliProbes{results: map[string]model.ProbeResult{}, now: a.cfg.Now}
 	for _, ag := range agents.Agents {
 		spec, err := model.ParseSpec(ag.Model)
-		if err != nil || !model.IsCLI(spec.Provider) {
-			continue
+		if err != nil || !model.IsCLI(spec.Provider) || ag.OnBridge() {
+			continue // a bridge agent's CLI is on its own machine
 		}
 		o, err := a.cfg.cliOptions(&ag, spec)
 		if err != nil {

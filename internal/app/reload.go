@@ -31,7 +31,7 @@ import (
 // running finishes with the agent it started with.
 //
 // What a reload does not change, and needs a restart for: the platforms'
-// tokens and their slack: and discord: sections, memory:, and the HTTP
+// tokens and their slack: and discord: sections, memory:, browser:, sso:, and the HTTP
 // settings from the environment. Those sections are checked all the same,
 // so a file the next start would refuse is refused now. A changed mcp-servers.json replaces the
 // MCP clients: the old sessions end and the new servers connect.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/run"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
 	"github.com/switchboardhq/switchboard/internal/slacktest"
 	"github.com/switchboardhq/switchboard/store"
@@ -39,7 +40,7 @@ var runScripts = map[string]string{
           goal: "Ship the release"
           steps:
             - {id: find, title: "Find the failing test", agent: scout}
-            - {id: fix, title: "Fix it", agent: coder, inputs: {repo: switchboard}, depends_on: [find]}
+            - {id: fix, title: "Fix it", agent: coder, inputs: {component: parser}, depends_on: [find]}
             - {id: tell, title: "Tell the team", agent: scout, depends_on: [fix]}
   - when_last_user_contains: "something slow"
     tool_calls:
@@ -214,7 +215,7 @@ func TestRunThreeStepsWithFailureAndRetry(t *testing.T) {
 		if !strings.Contains(steps[1].Error, "the model refused the request") || !strings.Contains(r.Result, "fix") {
 			t.Errorf("fix error %q, run result %q; want the model's error, naming the step", steps[1].Error, r.Result)
 		}
-		failedMsg := e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": failed")
+		failedMsg := e.waitReply(runChannel, "Run "+run.ShortID(r)+": failed")
 		if !strings.Contains(shown(failedMsg), "❌ fix") {
 			t.Errorf("the failure message %q does not show the failed step", shown(failedMsg))
 		}
@@ -226,7 +227,7 @@ func TestRunThreeStepsWithFailureAndRetry(t *testing.T) {
 			t.Fatalf("POST retry: %d %+v", code, got)
 		}
 		_, steps = waitRun(t, e.store, r.ID, store.RunStatusDone)
-		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": done")
+		e.waitReply(runChannel, "Run "+run.ShortID(r)+": done")
 		e.waitIdle()
 
 		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 {
@@ -333,7 +334,7 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 		}
 		// !run ID shows it; the API retry brings the step back, and the
 		// typed command cancels it again, by the run's short id.
-		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+r.ID.String()[:8])))
+		e.mustPost(newEvent("EvRun2d", mention(runChannel, "1700002000.000202", ts, alice, "!run "+run.ShortID(r))))
 		e.waitReply(runChannel, "⏹ slow: Take your time (coder) cancelled")
 		if code := e.runAPI("POST", "/api/runs/"+r.ID.String()+"/retry", &got); code != 200 || got.Status != "running" {
 			t.Fatalf("POST retry: %d %+v", code, got)
@@ -347,8 +348,8 @@ func TestRunCancelStopsWorkingStep(t *testing.T) {
 			child2 = *steps[0].ConversationID
 			return true, ""
 		})
-		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+r.ID.String()[:8])))
-		e.waitReply(runChannel, "Run "+r.ID.String()[:8]+" cancelled")
+		e.mustPost(newEvent("EvRun2c", mention(runChannel, "1700002000.000201", ts, alice, "!run cancel "+run.ShortID(r))))
+		e.waitReply(runChannel, "Run "+run.ShortID(r)+" cancelled")
 		if code := e.runAPI("GET", "/api/runs/"+r.ID.String(), &got); code != 200 || got.Status != "cancelled" || got.Steps[0].Status != "cancelled" {
 			t.Fatalf("GET run after the typed cancel: %d %+v", code, got)
 		}
@@ -634,7 +635,7 @@ func TestRunFromDelegatedGoal(t *testing.T) {
 		if r.Status != store.RunStatusDone || r.LeadAgent != "planner" {
 			t.Errorf("run %+v; want planner's, done", r)
 		}
-		if d := ds[0]; d.Status != store.DelegationCompleted || !strings.Contains(d.Result, "Run "+r.ID.String()[:8]+": done") || strings.Contains(d.Result, `"steps"`) {
+		if d := ds[0]; d.Status != store.DelegationCompleted || !strings.Contains(d.Result, "Run "+run.ShortID(r)+": done") || strings.Contains(d.Result, `"steps"`) {
 			t.Errorf("delegation %s with result %q; want completed with the run's result, not the plan", d.Status, d.Result)
 		}
 	})
@@ -693,7 +694,7 @@ func TestRunSlackProgressSurvivesRestart(t *testing.T) {
 					}
 				})
 				waitRun(t, e.store, r.ID, store.RunStatusDone)
-				e.waitReply(runChannel, "Run "+r.ID.String()[:8]+": done")
+				e.waitReply(runChannel, "Run "+run.ShortID(r)+": done")
 				e.waitIdle()
 
 				ms := slowPartsProgress(e, ts)
@@ -727,7 +728,7 @@ func TestRunSlackProgressSurvivesRestart(t *testing.T) {
 				// Slack ended the stream: the same message shows the run
 				// as text, edited to the end.
 				text := shown(m)
-				if m.Edits == 0 || !strings.Contains(text, "Run "+r.ID.String()[:8]+": done") || strings.Count(text, "done") < 4 {
+				if m.Edits == 0 || !strings.Contains(text, "Run "+run.ShortID(r)+": done") || strings.Count(text, "done") < 4 {
 					t.Errorf("the progress message shows %q after %d edits; want the run's text, every step done", text, m.Edits)
 				}
 			})
@@ -779,6 +780,55 @@ func TestRunDiscordEmbedSurvivesRestart(t *testing.T) {
 		}
 		if body := string(ms[0].Embeds); strings.Count(body, "✅") != 3 || !strings.Contains(body, "· done") {
 			t.Errorf("the embed shows %s; want all three parts done", body)
+		}
+	})
+}
+
+// TestRunStartedOverHTTP: POST /api/runs starts a plan without a chat, in
+// a conversation of the lead's own that no platform shows; the steps run
+// as turns of their agents, one after the other, the run finishes done, its result comes back
+// to that conversation as the lead's message, and nothing is posted to
+// Slack.
+func TestRunStartedOverHTTP(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startRuns(t, db, "")
+		var started apiRun
+		var conv struct {
+			Conversation uuid.UUID `json:"conversation"`
+		}
+		body := `{"lead": "atlas", "plan": {"goal": "Tell the team about the parser", "steps": [
+			{"id": "find", "title": "Find the failing test", "agent": "scout"},
+			{"id": "patch", "title": "Patch the parser", "agent": "coder", "depends_on": ["find"]}]}}`
+		e.api("POST", "/api/runs", body, http.StatusCreated, &started)
+		e.api("GET", "/api/runs/"+started.ID, "", http.StatusOK, &conv)
+		id := uuid.MustParse(started.ID)
+		r, steps := waitRun(t, e.store, id, store.RunStatusDone)
+		if r.ConversationID != conv.Conversation || r.LeadAgent != "atlas" {
+			t.Fatalf("run %+v; want atlas's, held in conversation %s", r, conv.Conversation)
+		}
+		if steps[0].Output != "The parser test fails on empty input." || steps[1].Output != "Fixed the parser for empty input." {
+			t.Errorf("step outputs %q, %q; want scout's finding, then coder's fix", steps[0].Output, steps[1].Output)
+		}
+		e.waitIdle()
+
+		c, err := e.store.ConversationGet(context.Background(), r.ConversationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atlas, err := e.store.AgentGetByName(context.Background(), "atlas")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.AgentID == nil || *c.AgentID != atlas.ID || c.Title != "Tell the team about the parser" {
+			t.Errorf("the run's conversation: agent %v, title %q; want atlas's, titled with the goal", c.AgentID, c.Title)
+		}
+		said := e.entries(r.ConversationID, store.EntryAssistant)
+		if len(said) != 1 || !strings.Contains(decode[core.AssistantContent](t, said[0]).Text, "Run "+started.ID[len(started.ID)-8:]+": done") {
+			t.Errorf("the lead's conversation holds %d messages of atlas; want one, the run's result", len(said))
+		}
+		if posted := e.slack.Calls("chat.postMessage", "chat.startStream"); len(posted) != 0 {
+			t.Errorf("a run started over HTTP posted %d messages to Slack", len(posted))
 		}
 	})
 }

@@ -40,6 +40,7 @@ func TestSettingsRegistryMatchesReads(t *testing.T) {
 		_, _ = creds(&config.Agent{Name: "a", Model: m}) // no key: an error, after reading the variables
 	}
 	_ = cfg.secrets(&config.Config{})
+	_, _ = NewSSO(cfg, nil, config.SSO{}) // single sign-on's settings
 	tr, err := telemetry.NewTracing(context.Background(), telemetry.TracingOptions{Getenv: cfg.Env})
 	if err != nil {
 		t.Fatal(err)

@@ -536,7 +536,7 @@ func TestDelegationLatencyMeasured(t *testing.T) {
 		scripts := map[string]string{
 			"atlas": "fallback:\n  text: \"atlas here.\"\n",
 			"quick": "fallback:\n  text: \"quick here.\"\n",
-			"slow":  "fallback:\n  delay: 600ms\n  text: \"slow here.\"\n",
+			"slow":  "fallback:\n  delay: 2s\n  text: \"slow here.\"\n",
 		}
 		agents := "  - name: atlas\n    model: {{atlas}}\n    answers: {default: true}\n" +
 			"  - name: quick\n    model: {{quick}}\n    latency: 10s\n  - name: slow\n    model: {{slow}}\n    latency: 1s\n"

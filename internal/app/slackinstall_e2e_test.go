@@ -64,8 +64,18 @@ func startInstallLogged(t *testing.T, db, keys string, logger *slog.Logger) *ins
 // (extra wins over the defaults) and a switchboard.yaml ("": none).
 func startInstallWith(t *testing.T, db, keys string, logger *slog.Logger, extra map[string]string, config string) *installEnv {
 	t.Helper()
-	srv := slacktest.NewServer(slacktest.Options{})
-	t.Cleanup(srv.Close)
+	return startInstallOn(t, db, keys, logger, extra, config, nil, "")
+}
+
+// startInstallOn is startInstallWith on the fake Slack srv (nil: a new
+// one) under the instance id instanceID ("": from the database), so that
+// two instances can share one database and one Slack.
+func startInstallOn(t *testing.T, db, keys string, logger *slog.Logger, extra map[string]string, config string, srv *slacktest.Server, instanceID string) *installEnv {
+	t.Helper()
+	if srv == nil {
+		srv = slacktest.NewServer(slacktest.Options{})
+		t.Cleanup(srv.Close)
+	}
 	srv.SetOAuth(slacktest.OAuthCheck{ClientID: installClientID, ClientSecret: installSecret})
 	script, err := filepath.Abs(filepath.Join("testdata", "slack_e2e.yaml"))
 	if err != nil {
@@ -97,6 +107,7 @@ func startInstallWith(t *testing.T, db, keys string, logger *slog.Logger, extra 
 		cfg.ConfigPath = writeConfig(t, config)
 	}
 	cfg.SlackSigningSecret, cfg.SlackAPIURL = e2eSecret, srv.APIURL()
+	cfg.InstanceID = instanceID
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	a, err := app.Open(ctx, cfg)

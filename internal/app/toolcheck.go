@@ -21,6 +21,11 @@ func checkAgentTools(agents *config.Config, reg *tool.Registry, mcp *mcpclient.C
 			if _, ok := reg.Get(name); ok {
 				continue
 			}
+			// Turned on but not runnable here: logged at start, and the
+			// service runs without it.
+			if _, ok := reg.Unavailable(name); ok {
+				continue
+			}
 			if server, _, ok := strings.Cut(name, "__"); ok {
 				if mcp != nil && mcp.Servers[server] != nil {
 					continue

@@ -28,6 +28,7 @@ func TestUnknownToolStopsStart(t *testing.T) {
 	}{
 		{"a typo", "[remember, remembr]", `agent "ana": tools: no tool named "remembr"`},
 		{"an undeclared MCP server", "[wiki__search]", `agent "ana": tools: "wiki__search" names MCP server "wiki", which mcp-servers.json does not declare`},
+		{"browse without a browser section", "[remember, browse]", `agent "ana": tools: browse needs a browser: section`},
 		{"known tools and a declared server's tool", "[remember, docs__search]", ""},
 	}
 	for _, tc := range cases {

@@ -52,7 +52,7 @@ const soakPeople = 16
 // long conversation caught up every ten. Each result is the end's figure
 // against the start's: a ratio over 1.5 is growth the service does not
 // absorb.
-func runSoak(ctx context.Context, e *env) ([]*Result, error) {
+func runSoak(ctx context.Context, e *env) (_ []*Result, err error) {
 	skip := func(why string) ([]*Result, error) {
 		return []*Result{{Metric: "soak", Skipped: why}}, nil
 	}
@@ -70,7 +70,11 @@ func runSoak(ctx context.Context, e *env) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer db.drop()
+	defer func() {
+		if derr := db.drop(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
 	pb, err := pgbouncer.Start(ctx, pgbouncer.Options{ServerURL: db.direct, Mode: "transaction"})
 	if err != nil {
 		return nil, err
@@ -183,7 +187,7 @@ func runSoak(ctx context.Context, e *env) ([]*Result, error) {
 // soakDatabase is the soak's own database.
 type soakDatabase struct {
 	name, direct string
-	drop         func()
+	drop         func() error
 }
 
 // newSoakDatabase creates a database beside the one of databaseURL, on the
@@ -207,16 +211,67 @@ func newSoakDatabase(ctx context.Context, databaseURL string) (*soakDatabase, er
 		return nil, err
 	}
 	u.Path = "/" + name
-	return &soakDatabase{name: name, direct: u.String(), drop: func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c, err := pgx.Connect(cctx, t.URL)
-		if err != nil {
-			return
-		}
-		defer c.Close(cctx)
-		_, _ = c.Exec(cctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	return &soakDatabase{name: name, direct: u.String(), drop: func() error {
+		return dropDatabase(t.URL, name)
 	}}, nil
+}
+
+// dropDatabase drops the database name, retrying for up to three minutes:
+// DROP DATABASE waits for a checkpoint, which a busy server can take tens
+// of seconds to finish, and a pooler's last server connection can still be
+// closing.
+func dropDatabase(serverURL, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	stmt := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
+	for {
+		err := func() error {
+			c, err := pgx.Connect(ctx, serverURL)
+			if err != nil {
+				return err
+			}
+			defer c.Close(context.Background())
+			_, err = c.Exec(ctx, stmt)
+			return err
+		}()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dropping the soak's database %s (drop it by hand: %s): %w%s", name, stmt, err, waiting(serverURL))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waiting lists what the server's sessions wait on, to say why a DROP
+// DATABASE did not finish; "" when it cannot be read.
+func waiting(serverURL string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return ""
+	}
+	defer c.Close(context.Background())
+	rows, err := c.Query(ctx, `SELECT coalesce(datname, ''), coalesce(backend_type, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(left(query, 80), '')
+		FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND wait_event_type IS NOT NULL AND wait_event_type NOT IN ('Activity', 'Client')`)
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var db, kind, typ, ev, q string
+		if rows.Scan(&db, &kind, &typ, &ev, &q) == nil {
+			fmt.Fprintf(&b, "\n  %s %s waits on %s/%s: %s", kind, db, typ, ev, q)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "; the server's sessions wait on:" + b.String()
 }
 
 // soak is a running soak: its two processes and what was filled.

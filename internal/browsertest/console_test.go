@@ -10,11 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // TestConsole signs a person in with a one-time link and goes through the
@@ -27,7 +30,11 @@ func TestConsole(t *testing.T) {
 	t.Parallel()
 	chromium(t)
 	eachStore(t, func(t *testing.T, db string) {
-		e := startEnv(t, db)
+		// A daily budget on the default agent, its scripted model priced,
+		// for the operations view's budgets panel.
+		e := startEnvWith(t, db, func(script string) string {
+			return fmt.Sprintf("prices:\n  %q: {input: 1, output: 1}\nbudgets:\n  - {agent: switchboard, daily_usd: 50}\n", "scripted:"+script)
+		})
 		p := page{t: t, ctx: browser(t)}
 
 		// ---- sign in with a one-time link ----
@@ -227,7 +234,26 @@ func TestConsole(t *testing.T) {
 		}
 		p.do("the operations view", chromedp.Click(chromedp.CSS(`#tabs a[data-view="ops"]`)))
 		p.waitJS("usage charts and the audit log", `document.querySelector("#usage-days svg") && document.querySelectorAll("#usage-agents svg rect[data-series]").length > 0`)
+		p.waitJS("the agent's budget, spent today against its limit", `(() => {
+			const cells = [...document.querySelectorAll("#budgets tbody tr:first-child td")].map((td) => td.textContent);
+			return cells[0] === "agent:switchboard" && cells[1] === "today" && cells[4] === "$50.0000" && cells[2].startsWith("$0.0") && !cells[2].startsWith("$0.0000") && document.querySelector('#budgets button[data-extend="agent:switchboard"]');
+		})()`)
+		p.waitJS("the bridges panel, none connected", `(document.querySelector("#bridges") || {}).textContent?.includes("No bridge connected")`)
 		p.shot("11-operations")
+
+		// ---- the Slack installs: an organisation-wide install whose token renews ----
+		exp := time.Now().Add(6 * time.Hour)
+		if _, err := e.app.Store.SlackInstallationSave(context.Background(), &store.SlackInstallationSaveParams{
+			TeamID: "E0GRID", TeamName: "Grid", EnterpriseID: "E0GRID", EnterpriseName: "Grid", EnterpriseInstall: true, BotUserID: "U0ORG",
+			Scope: "chat:write,commands", BotToken: "v1:k:sealed", RefreshToken: "v1:k:sealed-refresh", TokenExpiresAt: &exp, InstalledBy: "U0ADMIN",
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p.do("the operations view again", chromedp.Reload())
+		p.waitJS("the install in the Slack installs panel", `(() => {
+			const cells = [...document.querySelectorAll("#slack-installs tbody tr:first-child td")].map((td) => td.textContent);
+			return cells[0] === "Grid (organisation-wide)" && cells[1] === "E0GRID" && cells[2] === "U0ADMIN" && cells[3] === "2" && cells[5] === "ok" && cells[6] === "—";
+		})()`)
 
 		// ---- a schedule paused and resumed ----
 		e.dm("EvRemind1", alice, aliceDM, "!remind in 2h -- water the plants")

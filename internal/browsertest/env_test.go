@@ -165,6 +165,7 @@ func startEnvWith(t *testing.T, db string, extra func(scriptPath string) string)
 			ShutdownTimeout: 200 * time.Millisecond,
 		},
 	}
+	e.cfg.CLI.DataDir = filepath.Join(dir, "data") // coding steps' worktrees
 	e.open()
 	t.Cleanup(func() {
 		if e.app != nil {

@@ -68,6 +68,9 @@ func TestPostgresFaults(t *testing.T) {
 	if db := os.Getenv("CHAOS_DB"); db != "postgres" {
 		t.Skipf("TestPostgresFaults terminates Postgres connections: it runs with CHAOS_DB=postgres, not %q", db)
 	}
+	// Registered first, so it prints last: after the service log the
+	// harness dumps on failure, where CI's tail of the output shows it.
+	fail := newFailSummary(t)
 	mentions := envInt(t, "CHAOS_MENTIONS", 120)
 	admin := testenv.PostgresURL(t)
 	var cluster string
@@ -106,6 +109,7 @@ func TestPostgresFaults(t *testing.T) {
 	var wg sync.WaitGroup
 	tick := time.NewTicker(fireOver / time.Duration(mentions))
 	h.mark(fmt.Sprintf("firing %d mentions over %s", mentions, fireOver))
+	firstSent := time.Now()
 	for i := range mentions {
 		if i > 0 {
 			<-tick.C
@@ -122,6 +126,7 @@ func TestPostgresFaults(t *testing.T) {
 	}
 	tick.Stop()
 	wg.Wait()
+	lastAck := time.Since(firstSent)
 	h.mark("every mention delivered; waiting for the replies")
 
 	// Faults go on until every acknowledged thread has its reply, so they
@@ -139,20 +144,22 @@ func TestPostgresFaults(t *testing.T) {
 			continue
 		}
 		unacked++
-		t.Errorf("thread %s: Slack got no 200 in %d attempts: %s; service log:\n%s", threads[i], d.attempts, d.failures, h.logLines(d.eventID))
+		fail.Errorf("thread %s: Slack got no 200 in %d attempts: %s; service log:\n%s", threads[i], d.attempts, d.failures, h.logLines(d.eventID))
 	}
 	replied := poll(repliesWithin, func() bool { return h.allReplied(acked) })
 	stopFaults()
 	<-faultsDone
 	h.mark(fmt.Sprintf("faults stopped: %d terminations, %d restarts", f.terminations, f.restarts))
+	fail.Notef("faults: %d terminations, %d restarts (Postgres back %s after the restart began); the last mention acknowledged %s after the first was sent",
+		f.terminations, f.restarts, f.restartTook.Round(10*time.Millisecond), lastAck.Round(time.Second))
 	if !replied {
-		t.Errorf("not every thread had its reply within %s of the last mention", repliesWithin)
+		fail.Errorf("not every thread had its reply within %s of the last mention", repliesWithin)
 	}
 	for _, e := range f.errs {
-		t.Errorf("injecting faults: %s", e)
+		fail.Errorf("injecting faults: %s", e)
 	}
 	if cluster != "" && f.restarts == 0 {
-		t.Errorf("CHAOS_PG_RESTART=1 but the cluster was not restarted")
+		fail.Errorf("CHAOS_PG_RESTART=1 but the cluster was not restarted")
 	}
 	h.waitIdle()
 
@@ -174,7 +181,7 @@ func TestPostgresFaults(t *testing.T) {
 			}
 		}
 		if c.lost+c.doubled+c.open+e > 0 {
-			t.Errorf("thread %s: lost %d, doubled %d, open %d, errors shown %d; bot messages (deleted ones too):\n%s\nservice log lines about its event %s:\n%s",
+			fail.Errorf("thread %s: lost %d, doubled %d, open %d, errors shown %d; bot messages (deleted ones too):\n%s\nservice log lines about its event %s:\n%s",
 				thread, c.lost, c.doubled, c.open, e, describeAll(byThread[thread]), eventOf[thread], h.logLines(eventOf[thread]))
 		}
 		lost += c.lost
@@ -189,13 +196,13 @@ func TestPostgresFaults(t *testing.T) {
 	for th, msgs := range byThread {
 		if !ours[th] {
 			errorsShown += len(msgs)
-			t.Errorf("bot messages outside the mentioned threads (thread_ts %q):\n%s", th, describeAll(msgs))
+			fail.Errorf("bot messages outside the mentioned threads (thread_ts %q):\n%s", th, describeAll(msgs))
 		}
 	}
 	for _, c := range h.slack.Calls("chat.postEphemeral") {
 		if isError(c.Params.Get("text")) {
 			errorsShown++
-			t.Errorf("an ephemeral error was shown to %s in %s: %q", c.Params.Get("user"), c.Params.Get("channel"), c.Params.Get("text"))
+			fail.Errorf("an ephemeral error was shown to %s in %s: %q", c.Params.Get("user"), c.Params.Get("channel"), c.Params.Get("text"))
 		}
 	}
 	h.stop(syscall.SIGTERM)
@@ -207,7 +214,7 @@ func TestPostgresFaults(t *testing.T) {
 		if unacked > 0 {
 			line += fmt.Sprintf("; %d mentions never acknowledged", unacked)
 		}
-		t.Fatalf("a user saw a broken reply: %s; error lines of the service log:\n%s", line, h.logLines("level=ERROR"))
+		fail.Fatalf("a user saw a broken reply: %s; error lines of the service log:\n%s", line, h.logLines("level=ERROR"))
 	}
 }
 
@@ -224,6 +231,7 @@ type pgFaults struct {
 
 	terminations int // backends terminated
 	restarts     int
+	restartTook  time.Duration // from the restart's start until Postgres accepted connections
 	errs         []string
 }
 
@@ -257,6 +265,7 @@ func (f *pgFaults) run(ctx context.Context) {
 				continue
 			}
 			f.restarts++
+			f.restartTook = time.Since(start)
 			f.logf("postgres accepts connections again, %s after the restart began", time.Since(start).Round(10*time.Millisecond))
 		}
 	}
@@ -552,4 +561,59 @@ func ensurePostgres(t *testing.T, admin, cluster string) {
 	if err := waitPostgres(admin, pgBackWithin); err != nil {
 		t.Error(err)
 	}
+}
+
+// failSummary repeats a failing test's errors, one line each, at the very
+// end of its output: a failing chaos test dumps the whole service log, and
+// a CI that keeps only the output's tail would otherwise show the log and
+// not why the test failed.
+type failSummary struct {
+	t     *testing.T
+	mu    sync.Mutex
+	lines []string
+}
+
+// newFailSummary registers the summary's print; call it first in a test,
+// before the harness, so its cleanup runs after the harness's dump.
+func newFailSummary(t *testing.T) *failSummary {
+	s := &failSummary{t: t}
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if t.Failed() && len(s.lines) > 0 {
+			t.Logf("%s failed; in short:\n%s", t.Name(), strings.Join(s.lines, "\n"))
+		}
+	})
+	return s
+}
+
+func (s *failSummary) add(msg string) {
+	first, _, _ := strings.Cut(msg, "\n")
+	if len(first) > 400 {
+		first = first[:400] + "…"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lines) < 30 {
+		s.lines = append(s.lines, "- "+first)
+	}
+}
+
+// Notef keeps a line for the summary without failing the test.
+func (s *failSummary) Notef(format string, args ...any) { s.add(fmt.Sprintf(format, args...)) }
+
+// Errorf is t.Errorf, remembered for the summary.
+func (s *failSummary) Errorf(format string, args ...any) {
+	s.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	s.add(msg)
+	s.t.Error(msg)
+}
+
+// Fatalf is t.Fatalf, remembered for the summary.
+func (s *failSummary) Fatalf(format string, args ...any) {
+	s.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	s.add(msg)
+	s.t.Fatal(msg)
 }

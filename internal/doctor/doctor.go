@@ -2,12 +2,15 @@
 // prints it: the configuration files (and the running service's last
 // reload), the database and its schema, each platform token with the
 // scopes and intents the features in use need, each agent's model backend
-// (its key and its model, with one small request), the MCP servers, and
-// the public URL that HTTP events arrive at. Each problem comes with its
+// (its key and its model, with one small request), git for coding runs,
+// web search's provider (its key, with one small search), the code
+// sandbox, Chromium for the browse tool, the MCP servers, and the public
+// URL that HTTP events arrive at. Each problem comes with its
 // fix; a failed check makes the command exit non-zero.
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/run/coding"
 	"github.com/switchboardhq/switchboard/internal/app"
 )
 
@@ -75,8 +79,14 @@ func Run(ctx context.Context, o Options) []Result {
 	d.reload(ctx)
 	d.database(ctx)
 	d.slack(ctx)
+	d.slackInstalls(ctx)
 	d.discord(ctx)
 	d.models(ctx, agents)
+	d.coding(ctx, agents)
+	d.web(ctx, agents)
+	d.sso(ctx, agents)
+	d.sandbox(ctx, agents)
+	d.browser(ctx, agents)
 	d.mcp(ctx)
 	d.publicURL(ctx)
 	return d.out
@@ -234,6 +244,10 @@ func (d *doctor) models(ctx context.Context, agents *config.Config) {
 	seen := map[string]bool{}
 	for i := range agents.Agents {
 		a := &agents.Agents[i]
+		if a.OnBridge() {
+			d.bridge(ctx, a)
+			continue
+		}
 		key := a.Model + "|" + a.KeyEnv() + "|" + a.BaseURL
 		if seen[key] {
 			continue
@@ -241,6 +255,53 @@ func (d *doctor) models(ctx context.Context, agents *config.Config) {
 		seen[key] = true
 		d.model(ctx, a)
 	}
+}
+
+// coding checks what runs' coding steps need, when repositories are set
+// up for them (runs.repositories) or GitHub is connected: git on PATH.
+func (d *doctor) coding(ctx context.Context, agents *config.Config) {
+	if agents == nil || (len(agents.Runs.Repositories) == 0 && d.o.Config.Connections.GitHubClientID == "") {
+		return
+	}
+	ctx, cancel := d.ctx(ctx)
+	defer cancel()
+	repos, err := coding.New(coding.Options{Root: cmp.Or(d.o.Config.CLI.DataDir, "data")})
+	if err == nil {
+		err = repos.Check(ctx)
+	}
+	if err != nil {
+		d.add("coding runs", StatusFail, err.Error(), "install git 2.30 or later on the service's PATH")
+		return
+	}
+	d.add("coding runs", StatusOK, fmt.Sprintf("git found; %d repository prefixes in runs.repositories", len(agents.Runs.Repositories)), "")
+}
+
+// browser checks what the browse tool needs, when switchboard.yaml turns
+// it on (browser:): a Chromium that starts with the tool's flags, behind
+// its proxy.
+func (d *doctor) browser(ctx context.Context, agents *config.Config) {
+	if agents == nil || agents.Browser == nil {
+		return
+	}
+	// Starting a browser takes seconds, and more on a busy host: the
+	// check gets the browse tool's own budget when that is longer.
+	wait := max(d.o.Timeout, cmp.Or(agents.Browser.Timeout, time.Minute))
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	b, err := app.NewBrowser(agents, nil)
+	version := ""
+	if err == nil {
+		version, err = b.Check(ctx)
+	}
+	if err != nil {
+		fix := "install Chromium on the service's PATH (apt-get install chromium), or set browser.chromium to its path"
+		if errors.Is(err, context.DeadlineExceeded) {
+			fix = fmt.Sprintf("Chromium did not start within %s: the host may be short of CPU or memory; raise browser.timeout if it is only slow", wait)
+		}
+		d.add("browser", StatusFail, err.Error(), fix)
+		return
+	}
+	d.add("browser", StatusOK, version+" starts behind the browse tool's proxy", "")
 }
 
 func (d *doctor) model(ctx context.Context, a *config.Agent) {

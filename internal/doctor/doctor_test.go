@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -331,5 +332,86 @@ func TestDoctorAsksTheServiceAboutOAuthServers(t *testing.T) {
 	rs, out = run(t, cfg, svc.URL)
 	if r := find(rs, "mcp tracker"); r == nil || r.Status != doctor.StatusWarn || !strings.Contains(r.Fix, "https://auth.example.com/authorize") {
 		t.Fatalf("with the service: mcp tracker = %+v, want a warning with the link to open:\n%s", r, out)
+	}
+}
+
+// TestDoctorChecksGitForCodingRuns: with repositories listed for coding
+// steps, doctor says whether git runs; without, it says nothing of it.
+func TestDoctorChecksGitForCodingRuns(t *testing.T) {
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
+	cfg := s.cfg
+	cfg.CLI = app.CLISettings{DataDir: t.TempDir()}
+	rs, out := run(t, cfg, "")
+	if r := find(rs, "coding runs"); r != nil {
+		t.Fatalf("coding runs checked with nothing set up for them: %+v", r)
+	}
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\nruns:\n  repositories: [/srv/git/]\n")
+	rs, out = run(t, cfg, "")
+	if r := find(rs, "coding runs"); r == nil || r.Status != doctor.StatusOK || !strings.Contains(r.Detail, "git found; 1 repository prefixes") {
+		t.Fatalf("coding runs = %+v:\n%s", r, out)
+	}
+	if entries, _ := os.ReadDir(cfg.CLI.DataDir); len(entries) != 0 {
+		t.Errorf("doctor made %v in the data folder", entries)
+	}
+}
+
+// TestDoctorChecksTheBrowser: with a browser: section, doctor starts
+// Chromium as the browse tool would and says so, or fails with the fix
+// when the configured one is not there; without the section it says
+// nothing of it.
+func TestDoctorChecksTheBrowser(t *testing.T) {
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
+	cfg := s.cfg
+	rs, out := run(t, cfg, "")
+	if r := find(rs, "browser"); r != nil {
+		t.Fatalf("browser checked without a browser: section: %+v", r)
+	}
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\nbrowser:\n  chromium: /nonexistent/chromium\n")
+	rs, out = run(t, cfg, "")
+	if r := find(rs, "browser"); r == nil || r.Status != doctor.StatusFail || !strings.Contains(r.Detail, "browser.chromium /nonexistent/chromium") || !strings.Contains(r.Fix, "apt-get install chromium") {
+		t.Fatalf("browser = %+v:\n%s", r, out)
+	}
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no chromium on PATH: the browser check needs it in CI (apt-get install -y chromium)")
+		}
+		t.Skip("no chromium on PATH: the rest of the test starts it")
+	}
+	write(t, cfg.ConfigPath, "agents:\n  - name: ana\n    model: anthropic:claude-sonnet-4-5\nbrowser: {}\n")
+	rs, out = run(t, cfg, "")
+	if r := find(rs, "browser"); r == nil || r.Status != doctor.StatusOK || !strings.Contains(r.Detail, "Chrome/") {
+		t.Fatalf("browser = %+v:\n%s", r, out)
+	}
+}
+
+// TestDoctorListsBridges: a runs_on: bridge agent's model is not probed
+// here; with the service's address, doctor lists its connected bridges,
+// and warns when none is.
+func TestDoctorListsBridges(t *testing.T) {
+	s := newSetup(t, "sqlite:"+testenv.SQLiteFile(t))
+	cfg := s.cfg
+	write(t, cfg.ConfigPath, "agents:\n  - name: ada\n    model: claude-code:sonnet\n    runs_on: bridge\n")
+	rs, out := run(t, cfg, "")
+	if r := find(rs, "model ada"); r == nil || r.Status != doctor.StatusSkip || !strings.Contains(r.Fix, "-url") {
+		t.Fatalf("without the service: model ada = %+v, want skipped with how to see its bridges:\n%s", r, out)
+	}
+	connected := `{"bridges": [{"id": "laptop-1", "agents": ["ada"], "version": "v1.2.3", "connected_at": "2026-01-01T00:00:00Z", "last_heartbeat": "2026-01-01T00:00:00Z", "calls": 0}]}`
+	answer := connected
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/bridges" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, answer)
+	}))
+	t.Cleanup(svc.Close)
+	rs, out = run(t, cfg, svc.URL)
+	if r := find(rs, "model ada"); r == nil || r.Status != doctor.StatusOK || !strings.Contains(r.Detail, "laptop-1 (v1.2.3") {
+		t.Fatalf("with a bridge: model ada = %+v, want ok naming laptop-1:\n%s", r, out)
+	}
+	answer = `{"bridges": []}`
+	rs, out = run(t, cfg, svc.URL)
+	if r := find(rs, "model ada"); r == nil || r.Status != doctor.StatusWarn || !strings.Contains(r.Fix, "switchboard bridge") {
+		t.Fatalf("with none: model ada = %+v, want a warning saying how to start one:\n%s", r, out)
 	}
 }

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +12,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/slack-go/slack"
 
 	slackbot "github.com/switchboardhq/switchboard/bots/slack"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/mcpclient"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/internal/app"
@@ -111,6 +114,65 @@ func (d *doctor) slack(ctx context.Context) {
 	default:
 		d.add("slack events", StatusFail, "neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set: Slack cannot send the service any message",
 			"set SLACK_APP_TOKEN for Socket Mode (no public URL needed), or SLACK_SIGNING_SECRET and SWITCHBOARD_PUBLIC_URL for HTTP events")
+	}
+}
+
+// slackInstalls checks the workspaces installed through the OAuth flow:
+// a rotating token whose renewal Slack refused for good fails (it runs
+// out; the app must be reinstalled there), one whose last renewal failed
+// or that expired warns.
+func (d *doctor) slackInstalls(ctx context.Context) {
+	if d.o.Config.SlackClientID == "" {
+		return
+	}
+	ctx, cancel := d.ctx(ctx)
+	defer cancel()
+	st, err := openStore(ctx, d.o.Config)
+	if err != nil {
+		d.add("slack installs", StatusSkip, "the database is not readable: "+err.Error(), "")
+		return
+	}
+	defer st.Close()
+	var installs []core.SlackInstall
+	for after := ""; ; {
+		page, err := core.ReadSlackInstalls(ctx, st, after, 0)
+		if err != nil {
+			d.add("slack installs", StatusFail, "reading the installs: "+err.Error(), "run switchboard migrate")
+			return
+		}
+		installs = append(installs, page.Installs...)
+		if after = page.Next; after == "" {
+			break
+		}
+	}
+	now := time.Now()
+	var stopped, retrying, expired []string
+	rotating := 0
+	for _, in := range installs {
+		name := fmt.Sprintf("%s (%s)", cmp.Or(in.TeamName, in.EnterpriseName, in.Key), in.Key)
+		if in.Renewal != core.RenewalNone {
+			rotating++
+		}
+		switch {
+		case in.Renewal == core.RenewalStopped:
+			stopped = append(stopped, name+": "+in.RenewalError)
+		case in.TokenExpiresAt != nil && !in.TokenExpiresAt.After(now):
+			expired = append(expired, name)
+		case in.Renewal == core.RenewalRetrying:
+			retrying = append(retrying, name+": "+in.RenewalError)
+		}
+	}
+	switch {
+	case len(stopped) > 0:
+		d.add("slack installs", StatusFail, "token renewal stopped for good in "+strings.Join(stopped, "; "),
+			"Slack refused the refresh token (revoked, or spent by an instance that died before storing the new one): reinstall the app there through /slack/install")
+	case len(expired) > 0:
+		d.add("slack installs", StatusWarn, "expired tokens: "+strings.Join(expired, ", "),
+			"no instance renewed them: check that switchboard serve runs with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, and its log for \"renewing a slack token\"")
+	case len(retrying) > 0:
+		d.add("slack installs", StatusWarn, "the last token renewal failed in "+strings.Join(retrying, "; "), "it is tried again; check that Slack is reachable and the client secret is right")
+	default:
+		d.add("slack installs", StatusOK, fmt.Sprintf("%d installed, %d with rotating tokens, every renewal working", len(installs), rotating), "")
 	}
 }
 

@@ -4,11 +4,18 @@
 // object), and authenticating every call with a bearer token issued by an
 // oauthtest provider. Each repository lists the accounts that may see it,
 // so a test can tell which account a call acted as.
+//
+// A repository's branches and files are maps in memory (AddRepo), or a
+// real bare git repository on disk (AddGitRepo) that the fake also serves
+// over git's smart HTTP protocol, so a test can clone it and push to it
+// with the git CLI and see the pushed branch through the REST API.
 package githubtest
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -39,11 +46,19 @@ type Repo struct {
 	Owner, Name   string
 	DefaultBranch string
 	// Readers are the logins that may see and change it.
-	Readers  []string
-	Branches map[string]string // name → head sha
-	Files    map[string]string // path → content (on every branch)
+	Readers []string
+	// Branches maps a branch to its head sha. For a git-backed repository
+	// it is read from the bare repository's refs by Server.Repo, and
+	// ignored when the repository is added.
+	Branches map[string]string
+	// Files maps a path to its content: on every branch in memory; for a
+	// git-backed repository, the first commit when it is added and the
+	// default branch's head when read by Server.Repo.
+	Files    map[string]string
 	PRs      []*PR
 	Comments []Comment
+
+	store backend // where Branches and Files live
 }
 
 // Comment is a comment made on an issue or pull request.
@@ -66,7 +81,7 @@ type Server struct {
 	tb    testing.TB
 	auth  *oauthtest.Server
 	srv   *httptest.Server
-	mu    sync.Mutex
+	mu    sync.Mutex // also serializes the REST calls' git commands
 	repos map[string]*Repo
 	calls []Call
 	seq   int64
@@ -88,6 +103,10 @@ func New(tb testing.TB, auth *oauthtest.Server) *Server {
 	mux.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", s.getContents)
 	mux.HandleFunc("PUT /repos/{owner}/{repo}/contents/{path...}", s.putContents)
 	mux.HandleFunc("DELETE /applications/{client_id}/grant", s.deleteGrant)
+	// git's smart HTTP protocol, at the clone URL <URL>/<owner>/<name>.git.
+	mux.HandleFunc("GET /{owner}/{repo}/info/refs", s.git)
+	mux.HandleFunc("POST /{owner}/{repo}/git-upload-pack", s.git)
+	mux.HandleFunc("POST /{owner}/{repo}/git-receive-pack", s.git)
 	s.srv = httptest.NewServer(mux)
 	tb.Cleanup(s.srv.Close)
 	return s
@@ -96,7 +115,7 @@ func New(tb testing.TB, auth *oauthtest.Server) *Server {
 // URL is the API's base URL (SWITCHBOARD_GITHUB_API_URL).
 func (s *Server) URL() string { return s.srv.URL + "/" }
 
-// AddRepo adds a repository.
+// AddRepo adds a repository whose branches and files are maps in memory.
 func (s *Server) AddRepo(r *Repo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,14 +131,27 @@ func (s *Server) AddRepo(r *Repo) {
 	if r.Files == nil {
 		r.Files = map[string]string{}
 	}
+	r.store = memBackend{r}
 	s.repos[r.Owner+"/"+r.Name] = r
 }
 
-// Repo returns a copy of a repository's state.
+// Repo returns a copy of a repository's state; for a git-backed one,
+// Branches and Files are read from the bare repository.
 func (s *Server) Repo(full string) Repo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return *s.repos[full]
+	r := *s.repos[full]
+	if g, ok := r.store.(*gitBackend); ok {
+		var err error
+		ctx := context.Background() // not tb's, which ends before its cleanups run
+		if r.Branches, err = g.heads(ctx); err == nil {
+			r.Files, err = g.tree(ctx, r.DefaultBranch)
+		}
+		if err != nil {
+			s.tb.Errorf("githubtest: reading %s: %v", full, err)
+		}
+	}
+	return r
 }
 
 // Calls lists the requests served.
@@ -148,12 +180,17 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest", "status": strconv.Itoa(status)})
 }
 
+// record adds a call to Calls.
+func (s *Server) record(c Call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, c)
+}
+
 // login authenticates a call; it answers 401 itself when it fails.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) (oauthtest.Account, bool) {
 	tok, acct, ok := s.auth.Bearer(r)
-	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Token: tok, Login: acct.Login})
-	s.mu.Unlock()
+	s.record(Call{Method: r.Method, Path: r.URL.Path, Token: tok, Login: acct.Login})
 	if !ok {
 		apiError(w, http.StatusUnauthorized, "Bad credentials")
 		return acct, false
@@ -198,12 +235,18 @@ func (s *Server) user(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, u)
 }
 
-func repoJSON(r *Repo) map[string]any {
+// repoJSON is a repository; its clone_url is the fake's own git URL
+// when it is git-backed.
+func (s *Server) repoJSON(r *Repo) map[string]any {
 	full := r.Owner + "/" + r.Name
+	cloneURL := "https://github.com/" + full + ".git"
+	if _, ok := r.store.(*gitBackend); ok {
+		cloneURL = s.srv.URL + "/" + full + ".git"
+	}
 	return map[string]any{
 		"id": len(full), "node_id": "R_" + full, "name": r.Name, "full_name": full, "private": true,
 		"owner": userJSON(r.Owner), "html_url": "https://github.com/" + full, "default_branch": r.DefaultBranch,
-		"url": "https://api.github.com/repos/" + full,
+		"url": "https://api.github.com/repos/" + full, "clone_url": cloneURL,
 	}
 }
 
@@ -214,13 +257,26 @@ func (s *Server) repo(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	writeJSON(w, http.StatusOK, repoJSON(repo))
+	writeJSON(w, http.StatusOK, s.repoJSON(repo))
 }
 
-func prJSON(repo *Repo, pr *PR) map[string]any {
+// storeError answers for an error of a repository's backend.
+func storeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errNotFound):
+		apiError(w, http.StatusNotFound, "Not Found")
+	case errors.Is(err, errConflict):
+		apiError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+	default:
+		apiError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// prJSON is a pull request; heads are the repository's branches.
+func (s *Server) prJSON(repo *Repo, heads map[string]string, pr *PR) map[string]any {
 	full := repo.Owner + "/" + repo.Name
 	branch := func(ref string) map[string]any {
-		return map[string]any{"label": repo.Owner + ":" + ref, "ref": ref, "sha": repo.Branches[ref], "user": userJSON(repo.Owner), "repo": repoJSON(repo)}
+		return map[string]any{"label": repo.Owner + ":" + ref, "ref": ref, "sha": heads[ref], "user": userJSON(repo.Owner), "repo": s.repoJSON(repo)}
 	}
 	return map[string]any{
 		"id": pr.Number * 1000, "node_id": fmt.Sprintf("PR_%s_%d", full, pr.Number), "number": pr.Number,
@@ -242,10 +298,15 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	heads, err := repo.store.heads(r.Context())
+	if err != nil {
+		storeError(w, err)
+		return
+	}
 	out := []map[string]any{}
 	for i := len(repo.PRs) - 1; i >= 0; i-- { // newest first
 		if pr := repo.PRs[i]; state == "all" || pr.State == state {
-			out = append(out, prJSON(repo, pr))
+			out = append(out, s.prJSON(repo, heads, pr))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -266,13 +327,18 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := repo.Branches[in.Head]; !ok {
+	heads, err := repo.store.heads(r.Context())
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	if _, ok := heads[in.Head]; !ok {
 		apiError(w, http.StatusUnprocessableEntity, "Validation Failed: head "+in.Head+" does not exist")
 		return
 	}
 	pr := &PR{Number: len(repo.PRs) + 1, Title: in.Title, Body: in.Body, State: "open", Author: acct.Login, Head: in.Head, Base: in.Base, Draft: in.Draft}
 	repo.PRs = append(repo.PRs, pr)
-	writeJSON(w, http.StatusCreated, prJSON(repo, pr))
+	writeJSON(w, http.StatusCreated, s.prJSON(repo, heads, pr))
 }
 
 func (s *Server) findPR(repo *Repo, r *http.Request) *PR {
@@ -286,7 +352,7 @@ func (s *Server) findPR(repo *Repo, r *http.Request) *PR {
 }
 
 func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
-	repo, _, ok := s.repoFor(w, r)
+	repo, acct, ok := s.repoFor(w, r)
 	if !ok {
 		return
 	}
@@ -299,9 +365,12 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 	case pr.State != "open":
 		apiError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
 	default:
+		merged, err := repo.store.merge(r.Context(), pr, acct.Login)
+		if err != nil {
+			storeError(w, err)
+			return
+		}
 		pr.State, pr.Merged = "closed", true
-		merged := sha(fmt.Sprint(pr.Number, pr.Title))
-		repo.Branches[pr.Base] = merged
 		writeJSON(w, http.StatusOK, map[string]any{"sha": merged, "merged": true, "message": "Pull Request successfully merged"})
 	}
 }
@@ -329,11 +398,11 @@ func (s *Server) comment(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func refJSON(repo *Repo, branch string) map[string]any {
+func refJSON(repo *Repo, branch, head string) map[string]any {
 	return map[string]any{
 		"ref": "refs/heads/" + branch, "node_id": "REF_" + branch,
 		"url":    "https://api.github.com/repos/" + repo.Owner + "/" + repo.Name + "/git/refs/heads/" + branch,
-		"object": map[string]any{"type": "commit", "sha": repo.Branches[branch]},
+		"object": map[string]any{"type": "commit", "sha": head},
 	}
 }
 
@@ -345,11 +414,17 @@ func (s *Server) getRef(w http.ResponseWriter, r *http.Request) {
 	branch, _ := strings.CutPrefix(r.PathValue("ref"), "heads/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := repo.Branches[branch]; !ok {
+	heads, err := repo.store.heads(r.Context())
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	head, ok := heads[branch]
+	if !ok {
 		apiError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	writeJSON(w, http.StatusOK, refJSON(repo, branch))
+	writeJSON(w, http.StatusOK, refJSON(repo, branch, head))
 }
 
 func (s *Server) createRef(w http.ResponseWriter, r *http.Request) {
@@ -362,12 +437,21 @@ func (s *Server) createRef(w http.ResponseWriter, r *http.Request) {
 	branch, ok := strings.CutPrefix(in.Ref, "refs/heads/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, exists := repo.Branches[branch]; !ok || exists || in.SHA == "" {
+	if !ok || in.SHA == "" {
 		apiError(w, http.StatusUnprocessableEntity, "Reference already exists")
 		return
 	}
-	repo.Branches[branch] = in.SHA
-	writeJSON(w, http.StatusCreated, refJSON(repo, branch))
+	head, err := repo.store.createBranch(r.Context(), branch, in.SHA)
+	switch {
+	case errors.Is(err, errExists):
+		apiError(w, http.StatusUnprocessableEntity, "Reference already exists")
+	case errors.Is(err, errNotFound):
+		apiError(w, http.StatusUnprocessableEntity, "Object does not exist")
+	case err != nil:
+		storeError(w, err)
+	default:
+		writeJSON(w, http.StatusCreated, refJSON(repo, branch, head))
+	}
 }
 
 func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request) {
@@ -378,20 +462,24 @@ func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request) {
 	branch, _ := strings.CutPrefix(r.PathValue("ref"), "heads/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := repo.Branches[branch]; !ok {
+	err := repo.store.deleteBranch(r.Context(), branch)
+	switch {
+	case errors.Is(err, errNotFound):
 		apiError(w, http.StatusUnprocessableEntity, "Reference does not exist")
-		return
+	case err != nil:
+		storeError(w, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	delete(repo.Branches, branch)
-	w.WriteHeader(http.StatusNoContent)
 }
 
-func contentJSON(repo *Repo, path, text string) map[string]any {
+// contentJSON is a file; blob is the sha its version is named by.
+func contentJSON(repo *Repo, path, text, blob string) map[string]any {
 	full := repo.Owner + "/" + repo.Name
 	name := path[strings.LastIndex(path, "/")+1:]
 	return map[string]any{
 		"type": "file", "encoding": "base64", "size": len(text), "name": name, "path": path,
-		"content": base64.StdEncoding.EncodeToString([]byte(text)), "sha": sha(text),
+		"content": base64.StdEncoding.EncodeToString([]byte(text)), "sha": blob,
 		"url":      "https://api.github.com/repos/" + full + "/contents/" + path,
 		"html_url": "https://github.com/" + full + "/blob/" + repo.DefaultBranch + "/" + path,
 	}
@@ -403,14 +491,18 @@ func (s *Server) getContents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := r.PathValue("path")
+	ref := r.URL.Query().Get("ref")
+	if ref == "" {
+		ref = repo.DefaultBranch
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	text, ok := repo.Files[path]
-	if !ok {
-		apiError(w, http.StatusNotFound, "Not Found")
+	text, blob, err := repo.store.file(r.Context(), ref, path)
+	if err != nil {
+		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, contentJSON(repo, path, text))
+	writeJSON(w, http.StatusOK, contentJSON(repo, path, text, blob))
 }
 
 func (s *Server) putContents(w http.ResponseWriter, r *http.Request) {
@@ -431,26 +523,36 @@ func (s *Server) putContents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := r.PathValue("path")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, exists := repo.Files[path]
-	if exists && in.SHA != sha(old) {
-		apiError(w, http.StatusConflict, path+" does not match "+in.SHA)
-		return
-	}
-	repo.Files[path] = string(text)
-	commit := sha(acct.Login + path + string(text))
 	branch := in.Branch
 	if branch == "" {
 		branch = repo.DefaultBranch
 	}
-	repo.Branches[branch] = commit
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, old, err := repo.store.file(r.Context(), branch, path)
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, errNotFound):
+		storeError(w, err)
+		return
+	case exists && in.SHA != old:
+		apiError(w, http.StatusConflict, path+" does not match "+in.SHA)
+		return
+	}
+	commit, blob, err := repo.store.putFile(r.Context(), fileChange{Branch: branch, Path: path, Text: string(text), Message: in.Message, Author: acct.Login})
+	if errors.Is(err, errNotFound) {
+		apiError(w, http.StatusNotFound, "Branch "+branch+" not found")
+		return
+	} else if err != nil {
+		storeError(w, err)
+		return
+	}
 	status := http.StatusCreated
 	if exists {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, map[string]any{
-		"content": contentJSON(repo, path, string(text)),
+		"content": contentJSON(repo, path, string(text), blob),
 		"commit": map[string]any{
 			"sha": commit, "node_id": "C_" + commit, "message": in.Message,
 			"html_url": "https://github.com/" + repo.Owner + "/" + repo.Name + "/commit/" + commit,

@@ -67,6 +67,10 @@ type Metrics struct {
 	leaseLost     *prometheus.CounterVec
 	deliveryFail  *prometheus.CounterVec
 	deliveryRetry prometheus.Counter
+	budgetRefused *prometheus.CounterVec
+	budgets       *budgetCollector
+	audit         auditMetrics
+	opts          Options
 
 	// own are the switchboard_* collectors in reg (the Go runtime and
 	// process collectors aside): docs/reference/metrics.md lists them.
@@ -140,11 +144,17 @@ func New(opts Options) (*Metrics, error) {
 		deliveryRetry: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_delivery_retries_total", Help: "Deliver work items run again after a failed attempt.",
 		}),
+		budgetRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_budget_refusals_total", Help: "Model calls refused because they would pass a budget, by budget and period (day, month).",
+		}, []string{"budget", "period"}),
+		opts: opts,
 	}
+	m.budgets = newBudgetCollector(m)
+	m.audit = newAuditMetrics()
 	m.own = []prometheus.Collector{
 		m.turnDuration, m.modelDuration, m.firstToken, m.tokens, m.cost, m.toolDuration, m.ack,
-		m.takeovers, m.leaseLost, m.deliveryFail, m.deliveryRetry,
-		newStoreCollector(opts),
+		m.takeovers, m.leaseLost, m.deliveryFail, m.deliveryRetry, m.budgetRefused,
+		newStoreCollector(opts), m.budgets, m.audit.deliveries, m.audit.lag,
 	}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(

@@ -56,6 +56,11 @@ func metricsReference(t *testing.T) string {
 	m.WorkLeaseLost(ctx, "turn")
 	m.DeliveryFailed(ctx, "slack", false)
 	m.DeliveryRetried(ctx)
+	m.BudgetRefused("agent:a", "day")
+	m.AuditSinkDelivered(ctx, "webhook", time.Second)
+	m.SetBudgets(func(context.Context) ([]core.BudgetStatus, error) {
+		return []core.BudgetStatus{{Key: "agent:a", Period: "day:2026-12-07", LimitUSD: 1, LimitTokens: 1000}}, nil
+	})
 	m.Acks(http.NotFoundHandler())
 
 	families, err := m.reg.Gather()

@@ -637,10 +637,15 @@ func (s *Server) messagePage(p url.Values, msgs []*Message, newestFirst bool) ma
 
 func (s *Server) authTest(req request) (map[string]any, string) {
 	if t := s.teamLocked(req.token); t != nil {
-		return map[string]any{
+		resp := map[string]any{
 			"url": "https://fake.slack.test/", "team": t.Name, "user": "switchboard",
-			"team_id": t.ID, "user_id": t.BotUserID, "bot_id": t.BotID,
-		}, ""
+			"team_id": installKey(t), "user_id": t.BotUserID, "bot_id": t.BotID,
+		}
+		if t.EnterpriseID != "" {
+			resp["enterprise_id"] = t.EnterpriseID
+			resp["is_enterprise_install"] = t.OrgWide
+		}
+		return resp, ""
 	}
 	return map[string]any{
 		"url":     "https://fake.slack.test/",

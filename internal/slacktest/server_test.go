@@ -3,6 +3,7 @@ package slacktest
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,58 @@ func TestSign(t *testing.T) {
 	got := Sign("8f742231b10e8888abcd99yyyzzz85a5", time.Unix(1531420618, 0), []byte(body))
 	if want := "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"; got != want {
 		t.Fatalf("Sign = %s, want %s", got, want)
+	}
+}
+
+// TestTokenRotation holds the fake to Slack's token rotation as documented:
+// the code buys an expiring xoxe.xoxb- token with a refresh token and
+// expires_in; a refresh spends the refresh token once for a new pair; an
+// expired token is refused token_expired; an org-wide install names the
+// enterprise and no team.
+func TestTokenRotation(t *testing.T) {
+	s := NewServer(Options{})
+	defer s.Close()
+	s.SetOAuth(OAuthCheck{ClientID: "1.2", ClientSecret: "sec"})
+	s.SetTokenLifetime(2 * time.Second)
+	ctx := context.Background()
+	hc := &http.Client{Timeout: 10 * time.Second}
+	team := Team{ID: "T1", Name: "One", BotUserID: "U1", BotID: "B1", Token: "xoxb-one", Rotate: true}
+	code := s.Authorize(team, "")
+	resp, err := slack.GetOAuthV2ResponseContext(ctx, hc, "1.2", "sec", code, "", slack.OAuthOptionAPIURL(s.APIURL()))
+	if err != nil {
+		t.Fatalf("exchanging the code: %v", err)
+	}
+	if !strings.HasPrefix(resp.AccessToken, "xoxe.xoxb-") || !strings.HasPrefix(resp.RefreshToken, "xoxe-1-") || resp.ExpiresIn != 2 || resp.TokenType != "bot" || resp.Team.ID != "T1" {
+		t.Fatalf("oauth.v2.access with rotation answered %+v", resp)
+	}
+	first := resp.AccessToken
+	if _, err := slack.New(first, slack.OptionAPIURL(s.APIURL())).AuthTestContext(ctx); err != nil {
+		t.Fatalf("auth.test with the fresh token: %v", err)
+	}
+	if _, err := slack.RefreshOAuthV2TokenContext(ctx, hc, "1.2", "wrong", resp.RefreshToken, slack.OAuthOptionAPIURL(s.APIURL())); err == nil || !strings.Contains(err.Error(), "bad_client_secret") {
+		t.Fatalf("a refresh with a wrong secret: %v, want bad_client_secret", err)
+	}
+	again, err := slack.RefreshOAuthV2TokenContext(ctx, hc, "1.2", "sec", resp.RefreshToken, slack.OAuthOptionAPIURL(s.APIURL()))
+	if err != nil || again.AccessToken == first || again.RefreshToken == resp.RefreshToken || again.ExpiresIn != 2 || !strings.HasPrefix(again.AccessToken, "xoxe.xoxb-") {
+		t.Fatalf("refreshing: %+v, %v; want a new pair", again, err)
+	}
+	if _, err := slack.RefreshOAuthV2TokenContext(ctx, hc, "1.2", "sec", resp.RefreshToken, slack.OAuthOptionAPIURL(s.APIURL())); err == nil || !strings.Contains(err.Error(), "invalid_refresh_token") {
+		t.Fatalf("spending a refresh token twice: %v, want invalid_refresh_token", err)
+	}
+	if n := s.Refreshes("T1"); n != 1 {
+		t.Fatalf("Refreshes(T1) = %d, want 1", n)
+	}
+	if s.CurrentToken("T1") != again.AccessToken {
+		t.Fatalf("CurrentToken(T1) = %q, want the refreshed %q", s.CurrentToken("T1"), again.AccessToken)
+	}
+	time.Sleep(2100 * time.Millisecond) // the token's own lifetime: what is tested is that it ran out
+	if _, err := slack.New(first, slack.OptionAPIURL(s.APIURL())).AuthTestContext(ctx); err == nil || !strings.Contains(err.Error(), "token_expired") {
+		t.Fatalf("auth.test with an expired token: %v, want token_expired", err)
+	}
+
+	org := Team{Name: "Org", BotUserID: "UORG", BotID: "BORG", Token: "xoxb-org", EnterpriseID: "E1", EnterpriseName: "Grid", OrgWide: true}
+	resp, err = slack.GetOAuthV2ResponseContext(ctx, hc, "1.2", "sec", s.Authorize(org, ""), "", slack.OAuthOptionAPIURL(s.APIURL()))
+	if err != nil || !resp.IsEnterpriseInstall || resp.Enterprise.ID != "E1" || resp.Team.ID != "" || resp.AccessToken != "xoxb-org" {
+		t.Fatalf("an org-wide install answered %+v, %v", resp, err)
 	}
 }

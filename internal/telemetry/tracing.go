@@ -72,6 +72,16 @@ func NewTracing(ctx context.Context, o TracingOptions) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: starting the OTLP trace exporter: %w", err)
 	}
+	res, err := newResource(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Tracing{Provider: tp, Enabled: true, shutdown: tp.Shutdown}, nil
+}
+
+// newResource is the service's resource for spans and log records.
+func newResource(ctx context.Context, o TracingOptions) (*resource.Resource, error) {
 	attrs := []attribute.KeyValue{semconv.ServiceName("switchboard")}
 	if o.InstanceID != "" {
 		attrs = append(attrs, semconv.ServiceInstanceID(o.InstanceID))
@@ -80,12 +90,12 @@ func NewTracing(ctx context.Context, o TracingOptions) (*Tracing, error) {
 		attrs = append(attrs, semconv.ServiceVersion(o.Version))
 	}
 	// Later options win: the environment's service name and attributes
-	// override the defaults.
-	res, err := resource.New(ctx, resource.WithSchemaURL(semconv.SchemaURL), resource.WithAttributes(attrs...),
-		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	// override the defaults. No schema URL of ours: the SDK's detector
+	// carries its own (a newer semconv), and two differing ones are an
+	// error that stopped the exporter from starting.
+	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{Provider: tp, Enabled: true, shutdown: tp.Shutdown}, nil
+	return res, nil
 }

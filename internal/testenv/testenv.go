@@ -218,16 +218,30 @@ func PostgresDatabase(tb testing.TB) string {
 		tb.Fatalf("creating database %s: %v", name, err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// DROP DATABASE waits for a checkpoint, which a server busy with
+		// the rest of the suite can take tens of seconds to finish: retry
+		// for up to two minutes.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			tb.Logf("dropping database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Logf("dropping database %s: %v", name, err)
+		for {
+			err := func() error {
+				conn, err := pgx.Connect(ctx, admin)
+				if err != nil {
+					return err
+				}
+				defer conn.Close(context.Background())
+				_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+				return err
+			}()
+			if err == nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				tb.Logf("dropping database %s: %v", name, err)
+				return
+			case <-time.After(time.Second):
+			}
 		}
 	})
 	return name

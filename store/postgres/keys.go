@@ -39,7 +39,7 @@ func (q *queries) KeyGet(ctx context.Context, id uuid.UUID) (*store.Key, error) 
 
 func (q *queries) KeyList(ctx context.Context, p *store.KeyListParams) ([]*store.Key, error) {
 	rows, err := call(ctx, q, (*dbsqlc.Queries).KeyList, &dbsqlc.KeyListParams{
-		Kind: string(p.Kind), IncludeRevoked: p.IncludeRevoked, MaxRows: int32(p.Limit),
+		Kind: string(p.Kind), IncludeRevoked: p.IncludeRevoked, PersonIds: uuidStrings(p.PersonIDs), MaxRows: int32(p.Limit),
 	})
 	if err != nil {
 		return nil, wrap(err, "listing keys")
@@ -65,6 +65,13 @@ func (q *queries) KeyPruneSessions(ctx context.Context, p *store.PruneParams) (i
 	return int(n), wrap(err, "pruning sessions expired before %s", p.Before)
 }
 
+func (q *queries) KeyTouch(ctx context.Context, p *store.TouchParams) error {
+	err := exec(ctx, q, (*dbsqlc.Queries).KeyTouch, &dbsqlc.KeyTouchParams{
+		ID: p.ID, Now: ts(p.Now), Ip: p.IP, UserAgent: p.UserAgent, UsedBefore: ts(p.Now.Add(-p.Every)),
+	})
+	return wrap(err, "recording the use of key %s", p.ID)
+}
+
 func apiKey(r *dbsqlc.ApiKey) *store.Key {
 	return &store.Key{
 		ID:         r.ID,
@@ -79,6 +86,10 @@ func apiKey(r *dbsqlc.ApiKey) *store.Key {
 		CreatedAt:  r.CreatedAt,
 		ExpiresAt:  r.ExpiresAt,
 		RevokedAt:  r.RevokedAt,
+
+		LastUsedAt:    r.LastUsedAt,
+		LastIP:        r.LastIp,
+		LastUserAgent: r.LastUserAgent,
 	}
 }
 

@@ -262,6 +262,7 @@ func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams)
 				{&res.Notes, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetPersonalNotes, id) }},
 				{&res.Memberships, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetMemberships, id) }},
 				{nil, func() (int64, error) { return 0, exec(ctx, t, (*dbsqlc.Queries).ForgetLinkCodes, id) }},
+				{nil, func() (int64, error) { return 0, exec(ctx, t, (*dbsqlc.Queries).ForgetSSOGrants, id) }},
 				{&res.Identities, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetIdentities, id) }},
 				{&res.People, func() (int64, error) { return call(ctx, t, (*dbsqlc.Queries).ForgetPerson, id) }},
 			} {

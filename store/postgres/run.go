@@ -155,6 +155,14 @@ func (q *queries) RunStepReset(ctx context.Context, p *store.RunStepResetParams)
 	return runStep(&r), nil
 }
 
+func (q *queries) RunStepChangesSet(ctx context.Context, p *store.RunStepChangesSetParams) (*store.RunStep, error) {
+	r, err := call(ctx, q, (*dbsqlc.Queries).RunStepChangesSet, &dbsqlc.RunStepChangesSetParams{ID: p.ID, Changes: p.Changes, Now: ts(p.Now)})
+	if err != nil {
+		return nil, wrap(err, "recording the changes of run step %s", p.ID)
+	}
+	return runStep(&r), nil
+}
+
 func (q *queries) RunEventAppend(ctx context.Context, p *store.RunEventAppendParams) (*store.RunEvent, error) {
 	r, err := call(ctx, q, (*dbsqlc.Queries).RunEventInsert, &dbsqlc.RunEventInsertParams{
 		RunID: p.RunID, StepKey: p.StepKey, Kind: p.Kind, Status: p.Status, Detail: p.Detail, Now: ts(p.Now),
@@ -203,6 +211,9 @@ func runStep(r *dbsqlc.RunStep) *store.RunStep {
 		Status: store.StepStatus(r.Status), Model: r.Model, ConversationID: r.ConversationID, Attempts: int(r.Attempts),
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostMicroUSD: r.CostMicroUSD, Output: r.Output, Error: r.Error,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	if len(r.Changes) > 0 {
+		s.Changes = r.Changes
 	}
 	_ = json.Unmarshal(r.Inputs, &s.Inputs)
 	_ = json.Unmarshal(r.DependsOn, &s.DependsOn)

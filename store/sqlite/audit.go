@@ -12,24 +12,55 @@ import (
 )
 
 func (q *queries) AuditRecord(ctx context.Context, r *store.AuditRecord) error {
-	_, err := write(ctx, q, func(t *queries) (struct{}, error) {
-		return struct{}{}, t.tx.AuditInsert(ctx, dbsqlc.AuditInsertParams{
+	id, err := write(ctx, q, func(t *queries) (uuid.UUID, error) {
+		return t.tx.AuditInsert(ctx, dbsqlc.AuditInsertParams{
 			ID: r.ID, ConversationID: uuidArg(r.ConversationID), CallID: r.CallID,
 			Agent: r.Agent, Actor: r.Actor, Action: r.Action, Risk: r.Risk, Decision: r.Decision,
 			Outcome: string(r.Outcome), DecidedBy: r.DecidedBy, Detail: string(r.Detail),
-			CreatedAt: micros(r.CreatedAt), UpdatedAt: micros(r.UpdatedAt),
+			CreatedAt: micros(r.CreatedAt), UpdatedAt: micros(r.UpdatedAt), TraceID: r.TraceID,
 		})
 	})
 	if err != nil {
 		return wrap(err, "recording audit of %s by %s", r.Action, r.Actor)
 	}
+	r.ID = id
 	return nil
+}
+
+func (q *queries) AuditGet(ctx context.Context, id uuid.UUID) (*store.AuditRecord, error) {
+	r, err := q.read().AuditGet(ctx, id)
+	if err != nil {
+		return nil, wrap(err, "reading audit row %s", id)
+	}
+	return fromAudit(r), nil
+}
+
+func (q *queries) AuditScan(ctx context.Context, p *store.AuditScanParams) ([]*store.AuditRecord, error) {
+	arg := dbsqlc.AuditScanParams{MaxRows: int64(p.Limit)}
+	if p.WorkspaceID != nil {
+		arg.WorkspaceID = text(p.WorkspaceID.String())
+	}
+	if !p.From.IsZero() {
+		arg.FromAt = microsArg(&p.From)
+	}
+	if !p.To.IsZero() {
+		arg.ToAt = microsArg(&p.To)
+	}
+	if c := p.After; c != nil {
+		arg.AfterAt, arg.AfterID = microsArg(&c.CreatedAt), text(c.ID.String())
+	}
+	rows, err := q.read().AuditScan(ctx, arg)
+	out, err := all(rows, err, fromAudit)
+	if err != nil {
+		return nil, wrap(err, "scanning audit")
+	}
+	return out, nil
 }
 
 func (q *queries) AuditSettle(ctx context.Context, p *store.AuditSettleParams) (*store.AuditRecord, error) {
 	arg := dbsqlc.AuditSettleParams{
 		ConversationID: uuid.NullUUID{UUID: p.ConversationID, Valid: true}, CallID: p.CallID,
-		Outcome: string(p.Outcome), DecidedBy: p.DecidedBy, Now: micros(p.Now),
+		Outcome: string(p.Outcome), DecidedBy: p.DecidedBy, TraceID: p.TraceID, Now: micros(p.Now),
 	}
 	if len(p.Detail) > 0 {
 		arg.Detail = sql.NullString{String: string(p.Detail), Valid: true}
@@ -77,7 +108,7 @@ func fromAudit(r dbsqlc.Audit) *store.AuditRecord {
 	a.Actor, a.Action, a.Risk, a.Decision = r.Actor, r.Action, r.Risk, r.Decision
 	a.Outcome, a.DecidedBy, a.Detail = store.AuditOutcome(r.Outcome), r.DecidedBy, json.RawMessage(r.Detail)
 	a.CreatedAt, a.UpdatedAt = fromMicros(r.CreatedAt), fromMicros(r.UpdatedAt)
-	a.WorkspaceID = nullUUID(r.WorkspaceID)
+	a.WorkspaceID, a.TraceID = nullUUID(r.WorkspaceID), r.TraceID
 	return &a
 }
 
@@ -116,7 +147,7 @@ func (q *queries) AuditLog(ctx context.Context, p *store.AuditLogParams) (*store
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.Audit, error) {
 		return t.tx.AuditLog(ctx, dbsqlc.AuditLogParams{
 			ID: p.ID, Actor: p.Actor, Action: p.Action, Outcome: string(p.Outcome), Detail: string(p.Detail),
-			Now: micros(p.Now), WorkspaceID: uuidArg(p.WorkspaceID),
+			Now: micros(p.Now), WorkspaceID: uuidArg(p.WorkspaceID), TraceID: p.TraceID,
 		})
 	})
 	if err != nil {

@@ -49,7 +49,11 @@ func (q *queries) KeyList(ctx context.Context, p *store.KeyListParams) ([]*store
 	if p.IncludeRevoked {
 		revoked = 1
 	}
-	rows, err := q.read().KeyListed(ctx, dbsqlc.KeyListedParams{Kind: string(p.Kind), IncludeRevoked: revoked, Limit: limitArg(p.Limit)})
+	people := []byte("[]")
+	if len(p.PersonIDs) > 0 {
+		people, _ = json.Marshal(p.PersonIDs) // UUIDs always encode
+	}
+	rows, err := q.read().KeyListed(ctx, dbsqlc.KeyListedParams{Kind: string(p.Kind), IncludeRevoked: revoked, PersonIds: string(people), Limit: limitArg(p.Limit)})
 	if err != nil {
 		return nil, wrap(err, "listing keys")
 	}
@@ -81,6 +85,18 @@ func (q *queries) KeyPruneSessions(ctx context.Context, p *store.PruneParams) (i
 	return int(n), nil
 }
 
+func (q *queries) KeyTouch(ctx context.Context, p *store.TouchParams) error {
+	_, err := write(ctx, q, func(t *queries) (struct{}, error) {
+		return struct{}{}, t.tx.KeyTouch(ctx, dbsqlc.KeyTouchParams{
+			ID: p.ID, Now: micros(p.Now), Ip: p.IP, UserAgent: p.UserAgent, UsedBefore: micros(p.Now.Add(-p.Every)),
+		})
+	})
+	if err != nil {
+		return wrap(err, "recording the use of key %s", p.ID)
+	}
+	return nil
+}
+
 func oneKey(r dbsqlc.ApiKey, err error) (*store.Key, error) {
 	if err != nil {
 		return nil, err
@@ -106,6 +122,7 @@ func apiKey(r dbsqlc.ApiKey) (*store.Key, error) {
 		ID: r.ID, Kind: store.KeyKind(r.Kind), Lookup: r.Lookup, SecretHash: r.SecretHash,
 		ParentID: nullUUID(r.ParentID), Label: r.Label, CreatedAt: fromMicros(r.CreatedAt),
 		ExpiresAt: nullMicros(r.ExpiresAt), RevokedAt: nullMicros(r.RevokedAt),
+		LastUsedAt: nullMicros(r.LastUsedAt), LastIP: r.LastIp, LastUserAgent: r.LastUserAgent,
 	}
 	if err := json.Unmarshal([]byte(r.Agents), &k.Agents); err != nil {
 		return nil, fmt.Errorf("decoding agents of key %s: %w", r.ID, err)

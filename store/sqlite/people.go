@@ -275,6 +275,7 @@ func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams)
 				{&res.Notes, func() (int64, error) { return t.tx.ForgetPersonalNotes(ctx, id) }},
 				{&res.Memberships, func() (int64, error) { return t.tx.ForgetMemberships(ctx, id) }},
 				{nil, func() (int64, error) { return 0, t.tx.ForgetLinkCodes(ctx, id) }},
+				{nil, func() (int64, error) { return 0, t.tx.ForgetSSOGrants(ctx, id) }},
 				{&res.Identities, func() (int64, error) { return t.tx.ForgetIdentities(ctx, id) }},
 				{&res.People, func() (int64, error) { return t.tx.ForgetPerson(ctx, id) }},
 			} {

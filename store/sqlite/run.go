@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 
 	"github.com/google/uuid"
@@ -164,6 +165,17 @@ func (q *queries) RunStepReset(ctx context.Context, p *store.RunStepResetParams)
 	return runStepOf(r), nil
 }
 
+func (q *queries) RunStepChangesSet(ctx context.Context, p *store.RunStepChangesSetParams) (*store.RunStep, error) {
+	changes := sql.NullString{String: string(p.Changes), Valid: len(p.Changes) > 0}
+	r, err := write(ctx, q, func(t *queries) (dbsqlc.RunStep, error) {
+		return t.tx.RunStepChangesSet(ctx, dbsqlc.RunStepChangesSetParams{ID: p.ID, Changes: changes, Now: micros(p.Now)})
+	})
+	if err != nil {
+		return nil, wrap(err, "recording the changes of run step %s", p.ID)
+	}
+	return runStepOf(r), nil
+}
+
 func (q *queries) RunEventAppend(ctx context.Context, p *store.RunEventAppendParams) (*store.RunEvent, error) {
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.RunEvent, error) {
 		return t.tx.RunEventInsert(ctx, dbsqlc.RunEventInsertParams{
@@ -216,6 +228,9 @@ func runStepOf(r dbsqlc.RunStep) *store.RunStep {
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostMicroUSD: r.CostMicroUSD, Output: r.Output, Error: r.Error,
 		StartedAt: nullMicros(r.StartedAt), FinishedAt: nullMicros(r.FinishedAt),
 		CreatedAt: fromMicros(r.CreatedAt), UpdatedAt: fromMicros(r.UpdatedAt),
+	}
+	if r.Changes.Valid && r.Changes.String != "" {
+		s.Changes = json.RawMessage(r.Changes.String)
 	}
 	_ = json.Unmarshal([]byte(r.Inputs), &s.Inputs)
 	_ = json.Unmarshal([]byte(r.DependsOn), &s.DependsOn)

@@ -19,6 +19,8 @@ func (s suite) auditTests() []namedTest {
 		{"Settle", s.testAuditSettle},
 		{"Filters", s.testAuditFilters},
 		{"PagesNewestFirst", s.testAuditPaging},
+		{"TraceAndGet", s.testAuditTraceAndGet},
+		{"ScanOldestFirst", s.testAuditScan},
 	}
 }
 
@@ -82,6 +84,14 @@ func (s suite) testAuditOneRowPerCall(t *testing.T) {
 	errIs(t, err, store.ErrInvalid, "recording a row without a call id")
 	err = st.AuditRecord(ctx, auditRow(&c.ID, "call-2", "helper", "x", "auto", "done", t1))
 	errIs(t, err, store.ErrInvalid, "recording an unknown outcome")
+
+	// An act outside any conversation (an operator's budget extension):
+	// its call id names it alone.
+	noErr(t, st.AuditRecord(ctx, auditRow(nil, "budget-extend:1", "", "budget_extend", "extend", store.AuditOK, t1)), "recording a row outside any conversation")
+	noErr(t, st.AuditRecord(ctx, auditRow(nil, "budget-extend:2", "", "budget_extend", "extend", store.AuditOK, t1)), "recording another")
+	ext, err := st.AuditList(ctx, &store.AuditListParams{Action: "budget_extend"})
+	noErr(t, err, "listing the extensions")
+	eq(t, len(ext), 2, "rows outside any conversation")
 }
 
 func (s suite) testAuditSettle(t *testing.T) {
@@ -226,4 +236,88 @@ func (s suite) testAuditPaging(t *testing.T) {
 	}
 	_, err := store.ParseAuditCursor("not a cursor")
 	errIs(t, err, store.ErrInvalid, "parsing a malformed cursor")
+}
+
+// A later record of a call returns the first record's id and keeps the
+// trace id unless it brings one; AuditGet reads the row as it stands.
+func (s suite) testAuditTraceAndGet(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	c := newConversation(t, st, clk)
+
+	first := auditRow(&c.ID, "call-1", "helper", "deploy", "confirm", store.AuditPending, clk.Advance(time.Second))
+	first.TraceID = "0af7651916cd43dd8448eb211c80319c"
+	noErr(t, st.AuditRecord(ctx, first), "recording a pending call")
+	again := auditRow(&c.ID, "call-1", "helper", "deploy", "", store.AuditOK, clk.Advance(time.Second))
+	noErr(t, st.AuditRecord(ctx, again), "recording its outcome without a trace")
+	eq(t, again.ID, first.ID, "the id a later record returns (the row's)")
+	g, err := st.AuditGet(ctx, first.ID)
+	noErr(t, err, "reading the row")
+	eq(t, g.Outcome, store.AuditOK, "outcome")
+	eq(t, g.TraceID, first.TraceID, "trace id kept by a record without one")
+
+	settled, err := st.AuditSettle(ctx, &store.AuditSettleParams{ConversationID: c.ID, CallID: "call-1", Outcome: store.AuditFailed,
+		TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Now: clk.Advance(time.Second)})
+	noErr(t, err, "settling with a trace")
+	eq(t, settled.TraceID, "4bf92f3577b34da6a3ce929d0e0e4736", "trace id replaced by the settle's")
+
+	logged, err := st.AuditLog(ctx, &store.AuditLogParams{Action: store.AuditRetention, Actor: "system", Outcome: store.AuditOK,
+		TraceID: "00000000000000000000000000000abc", Now: clk.Advance(time.Second)})
+	noErr(t, err, "logging an action")
+	eq(t, logged.TraceID, "00000000000000000000000000000abc", "trace id of a logged action")
+
+	_, err = st.AuditGet(ctx, uuid.New())
+	errIs(t, err, store.ErrNotFound, "reading a row that does not exist")
+}
+
+// The export's read: a time range oldest first, in pages that neither
+// skip nor repeat rows that share a time.
+func (s suite) testAuditScan(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	c := newConversation(t, st, clk)
+	t0 := clk.Advance(time.Minute)
+	// Two rows a second, at t0, t0+1s, t0+2s; a seventh at t0+3s is past
+	// the range.
+	var want []uuid.UUID
+	for i := range 7 {
+		r := auditRow(&c.ID, string(rune('a'+i)), "helper", "search", "auto", store.AuditOK, t0.Add(time.Duration(i/2)*time.Second))
+		noErr(t, st.AuditRecord(ctx, r), "recording row %d", i)
+		if i < 6 {
+			want = append(want, r.ID)
+		}
+	}
+	got := scanAll(t, st, &store.AuditScanParams{From: t0, To: t0.Add(3 * time.Second), Limit: 2})
+	eq(t, len(got), 6, "rows in [t0, t0+3s)")
+	for i := 1; i < len(got); i++ {
+		a, b := got[i-1], got[i]
+		isTrue(t, a.CreatedAt.Before(b.CreatedAt) || (a.CreatedAt.Equal(b.CreatedAt) && a.ID.String() < b.ID.String()),
+			"row %d (%s %s) must come before row %d (%s %s)", i-1, a.CreatedAt, a.ID, i, b.CreatedAt, b.ID)
+	}
+	seen := map[uuid.UUID]bool{}
+	for _, r := range got {
+		isTrue(t, !seen[r.ID], "row %s read twice", r.ID)
+		seen[r.ID] = true
+	}
+	for _, id := range want {
+		isTrue(t, seen[id], "row %s missing from the range", id)
+	}
+	_, err := st.AuditScan(ctx, &store.AuditScanParams{From: t0, To: t0})
+	errIs(t, err, store.ErrInvalid, "an empty range")
+}
+
+func scanAll(t *testing.T, st store.Store, p *store.AuditScanParams) []*store.AuditRecord {
+	t.Helper()
+	var out []*store.AuditRecord
+	for {
+		page, err := st.AuditScan(ctxFor(t), p)
+		noErr(t, err, "scanning the audit")
+		out = append(out, page...)
+		if len(page) < p.Limit {
+			return out
+		}
+		p.After = store.CursorOf(page[len(page)-1])
+	}
 }

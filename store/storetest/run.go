@@ -17,6 +17,7 @@ func (s suite) runTests() []namedTest {
 		{"RunSlots", s.testRunSlots},
 		{"RunSlotsConcurrent", s.testRunSlotsConcurrent},
 		{"RunInvalid", s.testRunInvalid},
+		{"RunStepChanges", s.testRunStepChanges},
 	}
 }
 
@@ -244,4 +245,55 @@ func (s suite) testRunInvalid(t *testing.T) {
 	errIs(t, err, store.ErrInvalid, "finishing a step as pending")
 	_, err = st.RunStepFinish(ctx, &store.RunStepFinishParams{ID: uuid.New(), Status: store.StepDone})
 	errIs(t, err, store.ErrNotFound, "finishing a step that does not exist")
+}
+
+// A coding step's change is kept as JSON whatever the step's state, and
+// survives a reset (a retried step resumes on its branch).
+func (s suite) testRunStepChanges(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	conv := newConversation(t, st, clk)
+	r, err := st.RunCreate(ctx, &store.RunCreateParams{ConversationID: conv.ID, LeadAgent: "lead", Steps: threeSteps(), Now: clk.Now()})
+	noErr(t, err, "creating a run")
+	steps, err := st.RunStepList(ctx, r.ID)
+	noErr(t, err, "listing steps")
+	isTrue(t, steps[1].Changes == nil, "a new step has no changes")
+
+	want := `{"branch":"switchboard/run-1-fix","files":[{"path":"a.go","insertions":2}],"diff":"+x\n"}`
+	set, err := st.RunStepChangesSet(ctx, &store.RunStepChangesSetParams{ID: steps[1].ID, Changes: json.RawMessage(want), Now: clk.Advance(time.Second)})
+	noErr(t, err, "recording changes")
+	var got, exp any
+	noErr(t, json.Unmarshal(set.Changes, &got), "decoding the changes")
+	noErr(t, json.Unmarshal([]byte(want), &exp), "decoding want")
+	eq(t, mustMarshal(got), mustMarshal(exp), "changes as recorded")
+	read, err := st.RunStepGet(ctx, steps[1].ID)
+	noErr(t, err, "reading the step")
+	eq(t, mustMarshal(decodeAny(t, read.Changes)), mustMarshal(exp), "changes read back")
+
+	child := newConversation(t, st, clk)
+	_, err = st.RunStepStart(ctx, &store.RunStepStartParams{ID: steps[1].ID, ConversationID: child.ID, Now: clk.Now()})
+	noErr(t, err, "starting the step")
+	_, err = st.RunStepFinish(ctx, &store.RunStepFinishParams{ID: steps[1].ID, Status: store.StepFailed, Error: "check failed", Now: clk.Now()})
+	noErr(t, err, "failing the step")
+	reset, err := st.RunStepReset(ctx, &store.RunStepResetParams{ID: steps[1].ID, Now: clk.Now()})
+	noErr(t, err, "resetting the step")
+	isTrue(t, len(reset.Changes) > 0, "a reset step keeps its changes")
+
+	_, err = st.RunStepChangesSet(ctx, &store.RunStepChangesSetParams{ID: uuid.New(), Changes: json.RawMessage(`{}`), Now: clk.Now()})
+	errIs(t, err, store.ErrNotFound, "changes of a step that does not exist")
+	_, err = st.RunStepChangesSet(ctx, &store.RunStepChangesSetParams{ID: steps[1].ID, Changes: json.RawMessage(`{nope`), Now: clk.Now()})
+	errIs(t, err, store.ErrInvalid, "changes that are not JSON")
+}
+
+func decodeAny(t *testing.T, raw json.RawMessage) any {
+	t.Helper()
+	var v any
+	noErr(t, json.Unmarshal(raw, &v), "decoding %s", raw)
+	return v
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

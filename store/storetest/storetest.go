@@ -134,6 +134,8 @@ func Run(t *testing.T, h Harness) {
 		{"History", s.historyTests()},
 		{"Logins", s.loginTests()},
 		{"Retention", s.retentionTests()},
+		{"Budgets", s.budgetTests()},
+		{"SSO", s.ssoTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

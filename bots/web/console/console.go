@@ -18,12 +18,13 @@
 //	app.css            the styles (light and dark from prefers-color-scheme)
 //	views/chat.js      chat with an agent (this package)
 //	views/log.js       the log, forks and the seq slider (this package)
-//	views/ops.js       operator views (approvals, schedules with run now, usage, audit)
+//	views/ops.js       operator views (approvals, schedules with run now, budgets, Slack installs, usage, audit)
 //	views/runs.js      runs with their steps, events, cancel and retry
 //	views/graph.js     the work graph around a conversation (SVG), GET /api/graph
 //	views/work.css     the styles of runs.js and graph.js
 //	views/history.js   history (search, folders, export): package owner "history"
 //	views/artifacts.js artifacts: package owner "history"
+//	views/sessions.js  console sessions and personal tokens, with their last use; end any
 //
 // A view is an ES module under views/ that app.js imports by name (the
 // list VIEWS in app.js) and that registers itself when imported:

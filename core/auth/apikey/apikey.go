@@ -275,3 +275,12 @@ func (k *Keys) Revoke(ctx context.Context, ref string) (*store.Key, error) {
 func (k *Keys) List(ctx context.Context, kind store.KeyKind, includeRevoked bool) ([]*store.Key, error) {
 	return k.st.KeyList(ctx, &store.KeyListParams{Kind: kind, IncludeRevoked: includeRevoked, Limit: 1000})
 }
+
+// TouchEvery is how often a credential's last use is written: a busy
+// token costs one write a minute, not one a request.
+const TouchEvery = time.Minute
+
+// Touch records that key was used just now from ip with userAgent.
+func (k *Keys) Touch(ctx context.Context, key *store.Key, ip, userAgent string) error {
+	return k.st.KeyTouch(ctx, &store.TouchParams{ID: key.ID, IP: ip, UserAgent: userAgent, Every: TouchEvery, Now: k.now()})
+}

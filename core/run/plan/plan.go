@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Plan is a goal broken into steps, as a lead agent writes it:
@@ -20,6 +21,17 @@ import (
 type Plan struct {
 	Goal  string `json:"goal,omitempty" jsonschema:"what the whole plan achieves"`
 	Steps []Step `json:"steps" jsonschema:"the steps, each handed to one agent; a step runs once the steps it depends on are done"`
+	// Check, when set, is this run's completion check in place of the
+	// lead's run_check (a coding step's gates).
+	Check *Check `json:"check,omitempty" jsonschema:"optional: the run's check; a command whose exit status decides, and/or a judge agent that answers PASS or FAIL (for coding steps: run in each step's worktree, the judge reviews its diff)"`
+}
+
+// Check is a plan's completion check.
+type Check struct {
+	Command string `json:"command,omitempty" jsonschema:"a shell command; exit status 0 passes"`
+	Judge   string `json:"judge,omitempty" jsonschema:"an agent that reads the result (a diff) and answers PASS or FAIL"`
+	// Timeout is a Go duration ("10m").
+	Timeout string `json:"timeout,omitempty" jsonschema:"how long the check may take, such as 10m"`
 }
 
 // Step is one step of a plan.
@@ -39,6 +51,8 @@ type Step struct {
 // Roster is who may do steps: agent names and, per role or domain, the
 // agents declaring it (in declaration order).
 type Roster struct {
+	// Lead is the agent whose plan it is (it may judge its own run).
+	Lead   string
 	Agents []string
 	Roles  map[string][]string
 }
@@ -156,6 +170,19 @@ func Validate(p *Plan, r Roster) Errors {
 				add(f, "%q is listed twice", d)
 			}
 			seen[d] = true
+		}
+	}
+	if c := p.Check; c != nil {
+		if c.Command == "" && c.Judge == "" {
+			add("check", "give command, judge or both")
+		}
+		if c.Judge != "" && !slices.Contains(r.Agents, strings.TrimPrefix(c.Judge, "@")) && strings.TrimPrefix(c.Judge, "@") != r.Lead {
+			add("check.judge", "no agent named %q", c.Judge)
+		}
+		if c.Timeout != "" {
+			if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
+				add("check.timeout", "%q is not a positive duration such as 10m", c.Timeout)
+			}
 		}
 	}
 	if cycle := findCycle(p.Steps, index); cycle != nil {

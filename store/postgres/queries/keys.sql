@@ -21,6 +21,7 @@ SELECT * FROM api_keys
 WHERE kind <> 'session'
   AND (@kind::text = '' OR kind = @kind::text)
   AND (@include_revoked::boolean OR revoked_at IS NULL)
+  AND (cardinality(@person_ids::text[]) = 0 OR person_id = ANY(CAST(@person_ids::text[] AS uuid[])))
 ORDER BY created_at, id
 LIMIT @max_rows;
 
@@ -38,3 +39,11 @@ WHERE id IN (
     SELECT s.id FROM api_keys s
     WHERE s.kind = 'session' AND s.expires_at < @before::timestamptz
     LIMIT @max_rows);
+
+-- name: KeyTouch :exec
+-- At most one write per Every: a row used since is left alone.
+UPDATE api_keys
+SET last_used_at = @now::timestamptz, last_ip = @ip, last_user_agent = @user_agent
+WHERE id = @id
+  AND (last_used_at IS NULL OR last_used_at <= @used_before::timestamptz
+       OR last_ip <> @ip OR last_user_agent <> @user_agent);

@@ -75,3 +75,8 @@ RETURNING *;
 
 -- name: RunEventList :many
 SELECT * FROM run_events WHERE run_id = @run_id AND id > @after_id ORDER BY id LIMIT @max_rows;
+
+-- name: RunStepChangesSet :one
+UPDATE run_steps SET changes = @changes, updated_at = @now::timestamptz
+WHERE id = @id
+RETURNING *;

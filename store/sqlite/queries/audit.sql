@@ -1,24 +1,43 @@
 -- What guarded tool calls did, and what model calls cost.
 
--- name: AuditInsert :exec
+-- name: AuditInsert :one
 -- One row per call: a later record of the same call replaces its outcome.
+-- It returns the row's id, the first record's on a later one.
 INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
-                   decided_by, detail, created_at, updated_at)
+                   decided_by, detail, created_at, updated_at, trace_id)
 VALUES (sqlc.arg(id), sqlc.narg(conversation_id), sqlc.arg(call_id), sqlc.arg(agent), sqlc.arg(actor),
         sqlc.arg(action), sqlc.arg(risk), sqlc.arg(decision), sqlc.arg(outcome),
-        sqlc.arg(decided_by), sqlc.arg(detail), sqlc.arg(created_at), sqlc.arg(updated_at))
+        sqlc.arg(decided_by), sqlc.arg(detail), sqlc.arg(created_at), sqlc.arg(updated_at), sqlc.arg(trace_id))
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
 SET outcome = excluded.outcome, detail = excluded.detail,
     decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
     decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
-    updated_at = excluded.updated_at;
+    trace_id = COALESCE(NULLIF(excluded.trace_id, ''), audit.trace_id),
+    updated_at = excluded.updated_at
+RETURNING id;
+
+-- name: AuditGet :one
+SELECT * FROM audit WHERE id = sqlc.arg(id);
+
+-- name: AuditScan :many
+-- A time range oldest first (the export); the cursor pair is NULL on the
+-- first page.
+SELECT * FROM audit
+WHERE (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL OR created_at > sqlc.narg(after_at)
+       OR (created_at = sqlc.narg(after_at) AND id > CAST(sqlc.narg(after_id) AS TEXT)))
+ORDER BY created_at, id
+LIMIT sqlc.arg(max_rows);
 
 -- name: AuditSettle :one
 UPDATE audit
 SET outcome = sqlc.arg(outcome),
     decided_by = COALESCE(NULLIF(CAST(sqlc.arg(decided_by) AS TEXT), ''), decided_by),
     detail = COALESCE(CAST(sqlc.narg(detail) AS TEXT), detail),
+    trace_id = COALESCE(NULLIF(CAST(sqlc.arg(trace_id) AS TEXT), ''), trace_id),
     updated_at = sqlc.arg(now)
 WHERE conversation_id = sqlc.arg(conversation_id) AND call_id = sqlc.arg(call_id)
 RETURNING *;
@@ -58,8 +77,8 @@ SELECT * FROM usage WHERE conversation_id = sqlc.arg(conversation_id) ORDER BY c
 -- A row of its own for an action that is no tool call: no conversation,
 -- no call id, the workspace given.
 INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
-                   decided_by, detail, created_at, updated_at, workspace_id)
+                   decided_by, detail, created_at, updated_at, workspace_id, trace_id)
 VALUES (sqlc.arg(id), NULL, '', '', sqlc.arg(actor), sqlc.arg(action), '', '', sqlc.arg(outcome),
         sqlc.arg(actor), sqlc.arg(detail), CAST(sqlc.arg(now) AS INTEGER), CAST(sqlc.arg(now) AS INTEGER),
-        sqlc.narg(workspace_id))
+        sqlc.narg(workspace_id), sqlc.arg(trace_id))
 RETURNING *;

@@ -22,6 +22,8 @@ SELECT * FROM api_keys
 WHERE kind <> 'session'
   AND (CAST(sqlc.arg(kind) AS TEXT) = '' OR kind = CAST(sqlc.arg(kind) AS TEXT))
   AND (CAST(sqlc.arg(include_revoked) AS INTEGER) <> 0 OR revoked_at IS NULL)
+  AND (CAST(sqlc.arg(person_ids) AS TEXT) = '[]'
+       OR person_id IN (SELECT value FROM json_each(CAST(sqlc.arg(person_ids) AS TEXT))))
 ORDER BY created_at, id
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
@@ -38,3 +40,11 @@ WHERE id IN (
     SELECT s.id FROM api_keys AS s
     WHERE s.kind = 'session' AND s.expires_at < CAST(sqlc.arg(before) AS INTEGER)
     LIMIT CAST(sqlc.arg(limit) AS INTEGER));
+
+-- name: KeyTouch :exec
+-- At most one write per Every: a row used since is left alone.
+UPDATE api_keys
+SET last_used_at = CAST(sqlc.arg(now) AS INTEGER), last_ip = sqlc.arg(ip), last_user_agent = sqlc.arg(user_agent)
+WHERE id = sqlc.arg(id)
+  AND (last_used_at IS NULL OR last_used_at <= CAST(sqlc.arg(used_before) AS INTEGER)
+       OR last_ip <> sqlc.arg(ip) OR last_user_agent <> sqlc.arg(user_agent));

@@ -137,6 +137,10 @@ DELETE FROM api_keys WHERE person_id = sqlc.arg(person_id);
 -- name: ForgetLogins :execrows
 DELETE FROM web_logins WHERE person_id = sqlc.arg(person_id);
 
+-- name: ForgetSSOGrants :exec
+-- The workspace roles single sign-on gave them (their memberships go too).
+DELETE FROM sso_grants WHERE person_id = sqlc.arg(person_id);
+
 -- name: ForgetConnections :execrows
 DELETE FROM connections WHERE owner_kind = 'person' AND owner_id = sqlc.arg(person_id);
 

@@ -73,3 +73,8 @@ RETURNING *;
 
 -- name: RunEventList :many
 SELECT * FROM run_events WHERE run_id = sqlc.arg(run_id) AND id > sqlc.arg(after_id) ORDER BY id LIMIT sqlc.arg(max_rows);
+
+-- name: RunStepChangesSet :one
+UPDATE run_steps SET changes = sqlc.arg(changes), updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -5,7 +5,7 @@
 
 // VIEWS are imported at start, in tab order. A view module that is missing
 // is skipped, so views can be added by dropping a file here and its name in.
-const VIEWS = ["chat", "log", "history", "artifacts", "runs", "graph", "ops"];
+const VIEWS = ["chat", "log", "history", "artifacts", "runs", "graph", "ops", "sessions"];
 
 const views = new Map();
 let current = null; // { name, view, cleanup }
@@ -236,12 +236,18 @@ function signInCard(message, ok) {
       }
     },
   }, token, h("button", { class: "primary", type: "submit" }, "Sign in with the token"));
+  const sso = methods && methods.sso
+    ? h("p", {}, h("a", { class: "button primary", id: "signin-sso", href: methods.login_url }, "Sign in with single sign-on"))
+    : null;
+  const others = methods && methods.sso_required ? [] : [
+    h("p", {}, "Sign in with a one-time link from the bot: send ", h("code", {}, "!login"), " to it in a direct message on Slack or Discord, or use ", h("code", {}, "/switchboard login"), " in Slack or ", h("code", {}, "/login"), " in Discord. A link works once, for 10 minutes."),
+    h("p", {}, "Operators can sign in with the API token:"),
+    form];
   box.replaceChildren(h("div", { class: "card" },
     h("h1", {}, h("span", { class: "logo" }), "Switchboard"),
-    h("p", {}, "Sign in with a one-time link from the bot: send ", h("code", {}, "!login"), " to it in a direct message on Slack or Discord, or use ", h("code", {}, "/switchboard login"), " in Slack or ", h("code", {}, "/login"), " in Discord. A link works once, for 10 minutes."),
+    sso,
     message ? h("div", { class: "notice " + (ok ? "ok" : "error"), id: "signin-message" }, message) : null,
-    h("p", {}, "Operators can sign in with the API token:"),
-    form));
+    others));
   box.hidden = false;
   document.getElementById("shell").hidden = true;
 }
@@ -258,13 +264,22 @@ async function spendLink(t) {
 }
 
 async function signOut() {
-  try { await api.post("/auth/logout", {}); } catch (e) { /* signed out anyway */ }
+  let out = null;
+  try { out = await api.post("/auth/logout", {}); } catch (e) { /* signed out anyway */ }
   me = null;
+  // A single sign-on session signs out at the identity provider too.
+  if (out && out.logout_url) { location.assign(out.logout_url); return; }
   signInCard("Signed out.", true);
 }
 
+// methods is GET /auth/methods: whether single sign-on is on, required.
+let methods = null;
+
 let started = false;
 async function boot() {
+  if (!methods) {
+    try { methods = await api.get("/auth/methods"); } catch (e) { methods = {}; }
+  }
   try {
     me = await api.get("/api/session");
   } catch (e) {

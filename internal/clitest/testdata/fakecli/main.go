@@ -13,6 +13,14 @@
 //	hang          start a child process (its pid in FAKECLI_STATE/child.pid), then print nothing for ever
 //	noauth        not logged in, as the real CLIs report it
 //	linger        answer as text does, close stdout, then never exit
+//	edit          a coding step: append a line naming the prompt's first line to
+//	              FAKECLI_EDIT_FILE (default CHANGES.md) in its working directory, shown as an
+//	              Edit tool call; when the prompt says something failed, also write FIXED
+//	text_hang_once  on the first call of a FAKECLI_STATE directory, stream part of an
+//	              answer ("I was about to"), record its own pid in FAKECLI_STATE/self.pid and
+//	              hang; text after
+//	edit_hang_once  on the first call of a FAKECLI_STATE directory, write half a file
+//	              (PARTIAL) and hang; edit after
 //
 // Codex's turn.completed usage counts the whole thread, as the real one's
 // does: a resumed thread's second call reports twice the tokens.
@@ -115,6 +123,25 @@ func main() {
 			scenario = "text"
 		}
 	}
+	if scenario == "edit_hang_once" {
+		marker := filepath.Join(state, "hung")
+		if _, err := os.Stat(marker); err != nil {
+			_ = os.WriteFile(marker, nil, 0o600)
+			_ = os.WriteFile("PARTIAL", []byte("half of"), 0o600)
+			scenario = "hang"
+		} else {
+			scenario = "edit"
+		}
+	}
+	if scenario == "text_hang_once" {
+		marker := filepath.Join(state, "text-hung")
+		if _, err := os.Stat(marker); err != nil {
+			_ = os.WriteFile(marker, nil, 0o600)
+			scenario = "text_hang"
+		} else {
+			scenario = "text"
+		}
+	}
 	linger := scenario == "linger"
 	if linger {
 		scenario = "text"
@@ -176,12 +203,44 @@ func runClaude(scenario, session, prompt, state string) {
 		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": "toolu_01", "type": "tool_result", "content": answer}}},
 			"parent_tool_use_id": nil, "session_id": session})
 		message("The helper says "+answer+".", nil)
+	case "edit":
+		name := os.Getenv("FAKECLI_EDIT_FILE")
+		if name == "" {
+			name = "CHANGES.md"
+		}
+		path, _ := filepath.Abs(name)
+		message("Editing "+name+".", map[string]any{"id": "toolu_e1", "name": "Edit", "input": map[string]any{"file_path": path}})
+		first, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "- %s\n", first)
+			_ = f.Close()
+		}
+		result := "The file was edited."
+		if err != nil {
+			result = "Error: " + err.Error()
+		}
+		if strings.Contains(prompt, "failed") {
+			_ = os.WriteFile("FIXED", []byte("yes\n"), 0o644)
+		}
+		emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": "toolu_e1", "type": "tool_result", "content": result}}},
+			"parent_tool_use_id": nil, "session_id": session})
+		message("Edited "+name+".", nil)
 	case "crash":
 		message("I was about to", nil)
 		fmt.Fprintln(os.Stderr, "Error: the fake crashed; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 leaked")
 		os.Exit(2)
 	case "hang":
 		hang(state, session)
+	case "text_hang":
+		emit(streamEvent(session, map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": []any{},
+			"usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}}))
+		emit(streamEvent(session, map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}))
+		for _, w := range words("I was about to") {
+			emit(streamEvent(session, map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": w}}))
+		}
+		_ = os.WriteFile(filepath.Join(state, "self.pid"), []byte(fmt.Sprint(os.Getpid())), 0o600)
+		time.Sleep(time.Hour)
 	default:
 		message("Echo: "+lastLine(prompt), nil)
 	}

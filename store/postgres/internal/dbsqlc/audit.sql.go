@@ -13,8 +13,35 @@ import (
 	"github.com/google/uuid"
 )
 
+const auditGet = `-- name: AuditGet :one
+SELECT id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id FROM audit_records WHERE id = $1
+`
+
+func (q *Queries) AuditGet(ctx context.Context, id uuid.UUID) (AuditRecord, error) {
+	row := q.db.QueryRow(ctx, auditGet, id)
+	var i AuditRecord
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+		&i.TraceID,
+	)
+	return i, err
+}
+
 const auditList = `-- name: AuditList :many
-SELECT a.id, a.conversation_id, a.actor, a.action, a.risk, a.decision, a.outcome, a.detail, a.created_at, a.workspace_id, a.call_id, a.agent, a.decided_by, a.updated_at FROM audit_records a
+SELECT a.id, a.conversation_id, a.actor, a.action, a.risk, a.decision, a.outcome, a.detail, a.created_at, a.workspace_id, a.call_id, a.agent, a.decided_by, a.updated_at, a.trace_id FROM audit_records a
 WHERE ($1::uuid IS NULL OR a.conversation_id = $1::uuid)
   AND ($2::text IS NULL OR a.agent = $2::text)
   AND ($3::text IS NULL OR a.action = $3::text)
@@ -86,6 +113,7 @@ func (q *Queries) AuditList(ctx context.Context, arg *AuditListParams) ([]AuditR
 			&i.Agent,
 			&i.DecidedBy,
 			&i.UpdatedAt,
+			&i.TraceID,
 		); err != nil {
 			return nil, err
 		}
@@ -99,10 +127,10 @@ func (q *Queries) AuditList(ctx context.Context, arg *AuditListParams) ([]AuditR
 
 const auditLog = `-- name: AuditLog :one
 INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,
-                           outcome, decided_by, detail, created_at, updated_at, workspace_id)
+                           outcome, decided_by, detail, created_at, updated_at, workspace_id, trace_id)
 VALUES ($1, NULL, '', '', $2, $3, '', '', $4, $2, $5,
-        $6::timestamptz, $6::timestamptz, $7::uuid)
-RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+        $6::timestamptz, $6::timestamptz, $7::uuid, $8)
+RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id
 `
 
 type AuditLogParams struct {
@@ -113,6 +141,7 @@ type AuditLogParams struct {
 	Detail      json.RawMessage
 	Now         time.Time
 	WorkspaceID *uuid.UUID
+	TraceID     string
 }
 
 // A row of its own for an action that is no tool call: no conversation,
@@ -126,6 +155,7 @@ func (q *Queries) AuditLog(ctx context.Context, arg *AuditLogParams) (AuditRecor
 		arg.Detail,
 		arg.Now,
 		arg.WorkspaceID,
+		arg.TraceID,
 	)
 	var i AuditRecord
 	err := row.Scan(
@@ -143,23 +173,26 @@ func (q *Queries) AuditLog(ctx context.Context, arg *AuditLogParams) (AuditRecor
 		&i.Agent,
 		&i.DecidedBy,
 		&i.UpdatedAt,
+		&i.TraceID,
 	)
 	return i, err
 }
 
-const auditRecord = `-- name: AuditRecord :exec
+const auditRecord = `-- name: AuditRecord :one
 
 INSERT INTO audit_records (id, conversation_id, call_id, agent, actor, action, risk, decision,
-                           outcome, decided_by, detail, created_at, updated_at)
+                           outcome, decided_by, detail, created_at, updated_at, trace_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12, $13)
+        $9, $10, $11, $12, $13, $14)
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
 SET outcome = excluded.outcome,
     decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit_records.decided_by),
     detail = excluded.detail,
     decision = COALESCE(NULLIF(excluded.decision, ''), audit_records.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit_records.risk),
+    trace_id = COALESCE(NULLIF(excluded.trace_id, ''), audit_records.trace_id),
     updated_at = excluded.updated_at
+RETURNING id
 `
 
 type AuditRecordParams struct {
@@ -176,12 +209,14 @@ type AuditRecordParams struct {
 	Detail         json.RawMessage
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	TraceID        string
 }
 
 // The audit of guarded tool calls: one row per call, updated as its outcome
 // becomes known, listed newest first.
-func (q *Queries) AuditRecord(ctx context.Context, arg *AuditRecordParams) error {
-	_, err := q.db.Exec(ctx, auditRecord,
+// It returns the row's id, the first record's on a later one.
+func (q *Queries) AuditRecord(ctx context.Context, arg *AuditRecordParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, auditRecord,
 		arg.ID,
 		arg.ConversationID,
 		arg.CallID,
@@ -195,8 +230,76 @@ func (q *Queries) AuditRecord(ctx context.Context, arg *AuditRecordParams) error
 		arg.Detail,
 		arg.CreatedAt,
 		arg.UpdatedAt,
+		arg.TraceID,
 	)
-	return err
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const auditScan = `-- name: AuditScan :many
+SELECT a.id, a.conversation_id, a.actor, a.action, a.risk, a.decision, a.outcome, a.detail, a.created_at, a.workspace_id, a.call_id, a.agent, a.decided_by, a.updated_at, a.trace_id FROM audit_records a
+WHERE ($1::timestamptz IS NULL OR a.created_at >= $1::timestamptz)
+  AND ($2::timestamptz IS NULL OR a.created_at < $2::timestamptz)
+  AND ($3::uuid IS NULL OR a.workspace_id = $3::uuid)
+  AND ($4::timestamptz IS NULL
+       OR (a.created_at, a.id) > ($4::timestamptz, $5::uuid))
+ORDER BY a.created_at, a.id
+LIMIT $6
+`
+
+type AuditScanParams struct {
+	FromAt      *time.Time
+	ToAt        *time.Time
+	WorkspaceID *uuid.UUID
+	AfterAt     *time.Time
+	AfterID     *uuid.UUID
+	MaxRows     int32
+}
+
+// A time range oldest first (the export); the cursor pair is NULL on the
+// first page.
+func (q *Queries) AuditScan(ctx context.Context, arg *AuditScanParams) ([]AuditRecord, error) {
+	rows, err := q.db.Query(ctx, auditScan,
+		arg.FromAt,
+		arg.ToAt,
+		arg.WorkspaceID,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AuditRecord
+	for rows.Next() {
+		var i AuditRecord
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Actor,
+			&i.Action,
+			&i.Risk,
+			&i.Decision,
+			&i.Outcome,
+			&i.Detail,
+			&i.CreatedAt,
+			&i.WorkspaceID,
+			&i.CallID,
+			&i.Agent,
+			&i.DecidedBy,
+			&i.UpdatedAt,
+			&i.TraceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const auditSettle = `-- name: AuditSettle :one
@@ -204,15 +307,17 @@ UPDATE audit_records
 SET outcome = $1,
     decided_by = COALESCE(NULLIF($2::text, ''), decided_by),
     detail = COALESCE($3::json, detail),
-    updated_at = $4
-WHERE conversation_id = $5 AND call_id = $6
-RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+    trace_id = COALESCE(NULLIF($4::text, ''), trace_id),
+    updated_at = $5
+WHERE conversation_id = $6 AND call_id = $7
+RETURNING id, conversation_id, actor, action, risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id
 `
 
 type AuditSettleParams struct {
 	Outcome        string
 	DecidedBy      string
 	Detail         json.RawMessage
+	TraceID        string
 	Now            time.Time
 	ConversationID *uuid.UUID
 	CallID         string
@@ -223,6 +328,7 @@ func (q *Queries) AuditSettle(ctx context.Context, arg *AuditSettleParams) (Audi
 		arg.Outcome,
 		arg.DecidedBy,
 		arg.Detail,
+		arg.TraceID,
 		arg.Now,
 		arg.ConversationID,
 		arg.CallID,
@@ -243,6 +349,7 @@ func (q *Queries) AuditSettle(ctx context.Context, arg *AuditSettleParams) (Audi
 		&i.Agent,
 		&i.DecidedBy,
 		&i.UpdatedAt,
+		&i.TraceID,
 	)
 	return i, err
 }

@@ -20,7 +20,7 @@ INSERT INTO api_keys (
     $1, $2, $3, $4, $5::text[], $6::uuid, CAST($7::text[] AS uuid[]),
     $8::uuid, $9, $10::timestamptz, $11::timestamptz
 )
-RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at
+RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent
 `
 
 type KeyCreateParams struct {
@@ -67,12 +67,15 @@ func (q *Queries) KeyCreate(ctx context.Context, arg *KeyCreateParams) (ApiKey, 
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const keyFind = `-- name: KeyFind :one
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys WHERE lookup = $1
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys WHERE lookup = $1
 `
 
 func (q *Queries) KeyFind(ctx context.Context, lookup string) (ApiKey, error) {
@@ -91,12 +94,15 @@ func (q *Queries) KeyFind(ctx context.Context, lookup string) (ApiKey, error) {
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const keyGet = `-- name: KeyGet :one
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys WHERE id = $1
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys WHERE id = $1
 `
 
 func (q *Queries) KeyGet(ctx context.Context, id uuid.UUID) (ApiKey, error) {
@@ -115,27 +121,37 @@ func (q *Queries) KeyGet(ctx context.Context, id uuid.UUID) (ApiKey, error) {
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const keyList = `-- name: KeyList :many
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys
 WHERE kind <> 'session'
   AND ($1::text = '' OR kind = $1::text)
   AND ($2::boolean OR revoked_at IS NULL)
+  AND (cardinality($3::text[]) = 0 OR person_id = ANY(CAST($3::text[] AS uuid[])))
 ORDER BY created_at, id
-LIMIT $3
+LIMIT $4
 `
 
 type KeyListParams struct {
 	Kind           string
 	IncludeRevoked bool
+	PersonIds      []string
 	MaxRows        int32
 }
 
 func (q *Queries) KeyList(ctx context.Context, arg *KeyListParams) ([]ApiKey, error) {
-	rows, err := q.db.Query(ctx, keyList, arg.Kind, arg.IncludeRevoked, arg.MaxRows)
+	rows, err := q.db.Query(ctx, keyList,
+		arg.Kind,
+		arg.IncludeRevoked,
+		arg.PersonIds,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +172,9 @@ func (q *Queries) KeyList(ctx context.Context, arg *KeyListParams) ([]ApiKey, er
 			&i.CreatedAt,
 			&i.ExpiresAt,
 			&i.RevokedAt,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
 		); err != nil {
 			return nil, err
 		}
@@ -192,7 +211,7 @@ const keyRevoke = `-- name: KeyRevoke :many
 UPDATE api_keys
 SET revoked_at = COALESCE(revoked_at, $1::timestamptz)
 WHERE id = $2 OR parent_id = $2
-RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at
+RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent
 `
 
 type KeyRevokeParams struct {
@@ -224,6 +243,9 @@ func (q *Queries) KeyRevoke(ctx context.Context, arg *KeyRevokeParams) ([]ApiKey
 			&i.CreatedAt,
 			&i.ExpiresAt,
 			&i.RevokedAt,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
 		); err != nil {
 			return nil, err
 		}
@@ -233,4 +255,32 @@ func (q *Queries) KeyRevoke(ctx context.Context, arg *KeyRevokeParams) ([]ApiKey
 		return nil, err
 	}
 	return items, nil
+}
+
+const keyTouch = `-- name: KeyTouch :exec
+UPDATE api_keys
+SET last_used_at = $1::timestamptz, last_ip = $2, last_user_agent = $3
+WHERE id = $4
+  AND (last_used_at IS NULL OR last_used_at <= $5::timestamptz
+       OR last_ip <> $2 OR last_user_agent <> $3)
+`
+
+type KeyTouchParams struct {
+	Now        time.Time
+	Ip         string
+	UserAgent  string
+	ID         uuid.UUID
+	UsedBefore time.Time
+}
+
+// At most one write per Every: a row used since is left alone.
+func (q *Queries) KeyTouch(ctx context.Context, arg *KeyTouchParams) error {
+	_, err := q.db.Exec(ctx, keyTouch,
+		arg.Now,
+		arg.Ip,
+		arg.UserAgent,
+		arg.ID,
+		arg.UsedBefore,
+	)
+	return err
 }

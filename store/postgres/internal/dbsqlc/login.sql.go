@@ -14,9 +14,11 @@ import (
 
 const loginCreate = `-- name: LoginCreate :one
 
-INSERT INTO web_logins (id, kind, secret_hash, person_id, created_at, expires_at)
-VALUES ($1, $2, $3, $4::uuid, $5::timestamptz, $6::timestamptz)
-RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at
+INSERT INTO web_logins (id, kind, secret_hash, person_id, created_at, expires_at, method, id_token,
+                        last_used_at, last_ip, last_user_agent)
+VALUES ($1, $2, $3, $4::uuid, $5::timestamptz, $6::timestamptz,
+        $7, $8, CASE WHEN $2 = 'session' THEN $5::timestamptz END, $9, $10)
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
 `
 
 type LoginCreateParams struct {
@@ -26,6 +28,10 @@ type LoginCreateParams struct {
 	PersonID   *uuid.UUID
 	Now        time.Time
 	ExpiresAt  time.Time
+	Method     string
+	IDToken    string
+	Ip         string
+	UserAgent  string
 }
 
 // Web console sign-in: login links and browser sessions, found by the
@@ -38,6 +44,10 @@ func (q *Queries) LoginCreate(ctx context.Context, arg *LoginCreateParams) (WebL
 		arg.PersonID,
 		arg.Now,
 		arg.ExpiresAt,
+		arg.Method,
+		arg.IDToken,
+		arg.Ip,
+		arg.UserAgent,
 	)
 	var i WebLogin
 	err := row.Scan(
@@ -48,12 +58,48 @@ func (q *Queries) LoginCreate(ctx context.Context, arg *LoginCreateParams) (WebL
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
+	)
+	return i, err
+}
+
+const loginEnd = `-- name: LoginEnd :one
+UPDATE web_logins SET used_at = COALESCE(used_at, $1::timestamptz)
+WHERE id = $2 AND kind = 'session'
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
+`
+
+type LoginEndParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+func (q *Queries) LoginEnd(ctx context.Context, arg *LoginEndParams) (WebLogin, error) {
+	row := q.db.QueryRow(ctx, loginEnd, arg.Now, arg.ID)
+	var i WebLogin
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.SecretHash,
+		&i.PersonID,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const loginFind = `-- name: LoginFind :one
-SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at FROM web_logins WHERE secret_hash = $1
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins WHERE secret_hash = $1
 `
 
 func (q *Queries) LoginFind(ctx context.Context, secretHash []byte) (WebLogin, error) {
@@ -67,6 +113,35 @@ func (q *Queries) LoginFind(ctx context.Context, secretHash []byte) (WebLogin, e
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
+	)
+	return i, err
+}
+
+const loginGet = `-- name: LoginGet :one
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins WHERE id = $1
+`
+
+func (q *Queries) LoginGet(ctx context.Context, id uuid.UUID) (WebLogin, error) {
+	row := q.db.QueryRow(ctx, loginGet, id)
+	var i WebLogin
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.SecretHash,
+		&i.PersonID,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
@@ -92,10 +167,95 @@ func (q *Queries) LoginPrune(ctx context.Context, arg *LoginPruneParams) (int64,
 	return result.RowsAffected(), nil
 }
 
+const loginSessions = `-- name: LoginSessions :many
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins
+WHERE kind = 'session' AND used_at IS NULL AND expires_at > $1::timestamptz
+  AND ($2::boolean
+       OR person_id = ANY(CAST($3::text[] AS uuid[]))
+       OR ($4::boolean AND person_id IS NULL))
+ORDER BY created_at DESC, id DESC
+LIMIT $5
+`
+
+type LoginSessionsParams struct {
+	Now         time.Time
+	AllSessions bool
+	PersonIds   []string
+	Operator    bool
+	MaxRows     int32
+}
+
+func (q *Queries) LoginSessions(ctx context.Context, arg *LoginSessionsParams) ([]WebLogin, error) {
+	rows, err := q.db.Query(ctx, loginSessions,
+		arg.Now,
+		arg.AllSessions,
+		arg.PersonIds,
+		arg.Operator,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebLogin
+	for rows.Next() {
+		var i WebLogin
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.SecretHash,
+			&i.PersonID,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.UsedAt,
+			&i.Method,
+			&i.IDToken,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const loginTouch = `-- name: LoginTouch :exec
+UPDATE web_logins
+SET last_used_at = $1::timestamptz, last_ip = $2, last_user_agent = $3
+WHERE id = $4
+  AND (last_used_at IS NULL OR last_used_at <= $5::timestamptz
+       OR last_ip <> $2 OR last_user_agent <> $3)
+`
+
+type LoginTouchParams struct {
+	Now        time.Time
+	Ip         string
+	UserAgent  string
+	ID         uuid.UUID
+	UsedBefore time.Time
+}
+
+// At most one write per Every: a row used since is left alone.
+func (q *Queries) LoginTouch(ctx context.Context, arg *LoginTouchParams) error {
+	_, err := q.db.Exec(ctx, loginTouch,
+		arg.Now,
+		arg.Ip,
+		arg.UserAgent,
+		arg.ID,
+		arg.UsedBefore,
+	)
+	return err
+}
+
 const loginUse = `-- name: LoginUse :one
 UPDATE web_logins SET used_at = $1::timestamptz
 WHERE secret_hash = $2 AND used_at IS NULL
-RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
 `
 
 type LoginUseParams struct {
@@ -115,6 +275,11 @@ func (q *Queries) LoginUse(ctx context.Context, arg *LoginUseParams) (WebLogin, 
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }

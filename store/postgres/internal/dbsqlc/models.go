@@ -41,18 +41,21 @@ type AgentSharing struct {
 }
 
 type ApiKey struct {
-	ID           uuid.UUID
-	Kind         string
-	Lookup       string
-	SecretHash   []byte
-	Agents       []string
-	PersonID     *uuid.UUID
-	WorkspaceIds []uuid.UUID
-	ParentID     *uuid.UUID
-	Label        string
-	CreatedAt    time.Time
-	ExpiresAt    *time.Time
-	RevokedAt    *time.Time
+	ID            uuid.UUID
+	Kind          string
+	Lookup        string
+	SecretHash    []byte
+	Agents        []string
+	PersonID      *uuid.UUID
+	WorkspaceIds  []uuid.UUID
+	ParentID      *uuid.UUID
+	Label         string
+	CreatedAt     time.Time
+	ExpiresAt     *time.Time
+	RevokedAt     *time.Time
+	LastUsedAt    *time.Time
+	LastIp        string
+	LastUserAgent string
 }
 
 type Approval struct {
@@ -120,6 +123,7 @@ type AuditRecord struct {
 	Agent          string
 	DecidedBy      string
 	UpdatedAt      time.Time
+	TraceID        string
 }
 
 type Binding struct {
@@ -132,6 +136,28 @@ type Binding struct {
 	DeliveredSeq   int64
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+}
+
+type BudgetReservation struct {
+	ID        uuid.UUID
+	BudgetKey string
+	Period    string
+	MicroUsd  int64
+	Tokens    int64
+	Holder    string
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+type BudgetSpend struct {
+	BudgetKey     string
+	Period        string
+	SpentMicroUsd int64
+	SpentTokens   int64
+	ExtraMicroUsd int64
+	ExtraTokens   int64
+	WarnedAt      *time.Time
+	UpdatedAt     time.Time
 }
 
 type CardChoice struct {
@@ -331,6 +357,16 @@ type Note struct {
 	Search         interface{}
 }
 
+type OidcState struct {
+	StateHash    []byte
+	Nonce        string
+	CodeVerifier string
+	ReturnTo     string
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+	UsedAt       *time.Time
+}
+
 type Pairing struct {
 	Platform   string
 	UserID     string
@@ -458,6 +494,7 @@ type RunStep struct {
 	FinishedAt     *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	Changes        json.RawMessage
 }
 
 type Schedule struct {
@@ -529,13 +566,38 @@ type Skill struct {
 }
 
 type SlackInstallation struct {
-	TeamID      string
-	TeamName    string
-	BotUserID   string
-	AppID       string
-	Scope       string
-	BotToken    string
-	InstalledBy string
+	TeamID            string
+	TeamName          string
+	BotUserID         string
+	AppID             string
+	Scope             string
+	BotToken          string
+	InstalledBy       string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	EnterpriseID      string
+	EnterpriseName    string
+	EnterpriseInstall bool
+	RefreshToken      string
+	TokenExpiresAt    *time.Time
+	RefreshHolder     string
+	RefreshUntil      *time.Time
+	RefreshError      string
+	RefreshFailedAt   *time.Time
+	RefreshStopped    bool
+	LastEventAt       *time.Time
+}
+
+type SlackInstallationTeam struct {
+	TeamID       string
+	Installation string
+	LastEventAt  time.Time
+}
+
+type SsoGrant struct {
+	PersonID    uuid.UUID
+	WorkspaceID uuid.UUID
+	Role        string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -574,13 +636,18 @@ type UsageRecord struct {
 }
 
 type WebLogin struct {
-	ID         uuid.UUID
-	Kind       string
-	SecretHash []byte
-	PersonID   *uuid.UUID
-	CreatedAt  time.Time
-	ExpiresAt  time.Time
-	UsedAt     *time.Time
+	ID            uuid.UUID
+	Kind          string
+	SecretHash    []byte
+	PersonID      *uuid.UUID
+	CreatedAt     time.Time
+	ExpiresAt     time.Time
+	UsedAt        *time.Time
+	Method        string
+	IDToken       string
+	LastUsedAt    *time.Time
+	LastIp        string
+	LastUserAgent string
 }
 
 type WorkItem struct {

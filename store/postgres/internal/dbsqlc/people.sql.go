@@ -296,6 +296,16 @@ func (q *Queries) ForgetRefusalNotices(ctx context.Context, arg *ForgetRefusalNo
 	return err
 }
 
+const forgetSSOGrants = `-- name: ForgetSSOGrants :exec
+DELETE FROM sso_grants WHERE person_id = $1
+`
+
+// The workspace roles single sign-on gave them (their memberships go too).
+func (q *Queries) ForgetSSOGrants(ctx context.Context, personID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, forgetSSOGrants, personID)
+	return err
+}
+
 const personByID = `-- name: PersonByID :one
 SELECT id, display_name, time_zone, merged_into, created_at, updated_at FROM people WHERE id = $1
 `

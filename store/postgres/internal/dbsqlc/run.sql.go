@@ -300,7 +300,7 @@ func (q *Queries) RunSlotsWorking(ctx context.Context, class string) (int64, err
 }
 
 const runStepByConversation = `-- name: RunStepByConversation :one
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE conversation_id = $1 ORDER BY updated_at DESC LIMIT 1
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE conversation_id = $1 ORDER BY updated_at DESC LIMIT 1
 `
 
 func (q *Queries) RunStepByConversation(ctx context.Context, conversationID *uuid.UUID) (RunStep, error) {
@@ -329,6 +329,50 @@ func (q *Queries) RunStepByConversation(ctx context.Context, conversationID *uui
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
+	)
+	return i, err
+}
+
+const runStepChangesSet = `-- name: RunStepChangesSet :one
+UPDATE run_steps SET changes = $1, updated_at = $2::timestamptz
+WHERE id = $3
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
+`
+
+type RunStepChangesSetParams struct {
+	Changes json.RawMessage
+	Now     time.Time
+	ID      uuid.UUID
+}
+
+func (q *Queries) RunStepChangesSet(ctx context.Context, arg *RunStepChangesSetParams) (RunStep, error) {
+	row := q.db.QueryRow(ctx, runStepChangesSet, arg.Changes, arg.Now, arg.ID)
+	var i RunStep
+	err := row.Scan(
+		&i.ID,
+		&i.RunID,
+		&i.Position,
+		&i.StepKey,
+		&i.Title,
+		&i.Agent,
+		&i.Class,
+		&i.Inputs,
+		&i.DependsOn,
+		&i.Status,
+		&i.Model,
+		&i.ConversationID,
+		&i.Attempts,
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CostMicroUSD,
+		&i.Output,
+		&i.Error,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -338,7 +382,7 @@ UPDATE run_steps SET status = $1, output = $2, error = $3, input_tokens = $4,
     output_tokens = $5, cost_micro_usd = $6, finished_at = $7::timestamptz,
     updated_at = $7::timestamptz
 WHERE id = $8 AND (status = 'working' OR (status = 'pending' AND $1::text = 'cancelled'))
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepFinishParams struct {
@@ -387,12 +431,13 @@ func (q *Queries) RunStepFinish(ctx context.Context, arg *RunStepFinishParams) (
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
 
 const runStepGet = `-- name: RunStepGet :one
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE id = $1
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE id = $1
 `
 
 func (q *Queries) RunStepGet(ctx context.Context, id uuid.UUID) (RunStep, error) {
@@ -421,6 +466,7 @@ func (q *Queries) RunStepGet(ctx context.Context, id uuid.UUID) (RunStep, error)
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -461,7 +507,7 @@ func (q *Queries) RunStepInsert(ctx context.Context, arg *RunStepInsertParams) e
 }
 
 const runStepList = `-- name: RunStepList :many
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE run_id = $1 ORDER BY position
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE run_id = $1 ORDER BY position
 `
 
 func (q *Queries) RunStepList(ctx context.Context, runID uuid.UUID) ([]RunStep, error) {
@@ -496,6 +542,7 @@ func (q *Queries) RunStepList(ctx context.Context, runID uuid.UUID) ([]RunStep, 
 			&i.FinishedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Changes,
 		); err != nil {
 			return nil, err
 		}
@@ -511,7 +558,7 @@ const runStepReset = `-- name: RunStepReset :one
 UPDATE run_steps SET status = 'pending', output = '', error = '', input_tokens = 0, output_tokens = 0,
     cost_micro_usd = 0, started_at = NULL, finished_at = NULL, updated_at = $1::timestamptz
 WHERE id = $2 AND status IN ('failed', 'cancelled')
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepResetParams struct {
@@ -545,6 +592,7 @@ func (q *Queries) RunStepReset(ctx context.Context, arg *RunStepResetParams) (Ru
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -553,7 +601,7 @@ const runStepStart = `-- name: RunStepStart :one
 UPDATE run_steps SET status = 'working', conversation_id = $1, model = $2,
     attempts = attempts + 1, started_at = $3::timestamptz, finished_at = NULL, updated_at = $3::timestamptz
 WHERE id = $4 AND status = 'pending'
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepStartParams struct {
@@ -594,6 +642,7 @@ func (q *Queries) RunStepStart(ctx context.Context, arg *RunStepStartParams) (Ru
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }

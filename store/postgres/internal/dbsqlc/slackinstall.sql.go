@@ -10,6 +10,59 @@ import (
 	"time"
 )
 
+const slackInstallationClaimRefresh = `-- name: SlackInstallationClaimRefresh :one
+UPDATE slack_installations
+SET refresh_holder = $1, refresh_until = $2::timestamptz
+WHERE team_id = $3 AND refresh_token = $4 AND refresh_token <> '' AND NOT refresh_stopped
+  AND (refresh_until IS NULL OR refresh_until <= $5::timestamptz OR refresh_holder = $1)
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationClaimRefreshParams struct {
+	Holder string
+	Until  time.Time
+	TeamID string
+	Expect string
+	Now    time.Time
+}
+
+// No row back: the refresh token changed (renewed, reinstalled), renewal
+// stopped, or another holder's claim is live. The holder's own live claim
+// is taken again, so a claim repeated after a lost answer converges.
+func (q *Queries) SlackInstallationClaimRefresh(ctx context.Context, arg *SlackInstallationClaimRefreshParams) (SlackInstallation, error) {
+	row := q.db.QueryRow(ctx, slackInstallationClaimRefresh,
+		arg.Holder,
+		arg.Until,
+		arg.TeamID,
+		arg.Expect,
+		arg.Now,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
 const slackInstallationDelete = `-- name: SlackInstallationDelete :execrows
 DELETE FROM slack_installations WHERE team_id = $1
 `
@@ -22,8 +75,109 @@ func (q *Queries) SlackInstallationDelete(ctx context.Context, teamID string) (i
 	return result.RowsAffected(), nil
 }
 
+const slackInstallationExpiring = `-- name: SlackInstallationExpiring :many
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
+WHERE refresh_token <> '' AND NOT refresh_stopped
+  AND token_expires_at < $1::timestamptz
+  AND (refresh_until IS NULL OR refresh_until <= $2::timestamptz)
+ORDER BY token_expires_at
+LIMIT $3::int
+`
+
+type SlackInstallationExpiringParams struct {
+	Before  time.Time
+	Now     time.Time
+	MaxRows int32
+}
+
+// Rotating tokens that expire before @before and that no one is renewing
+// (or whose last failed renewal waits until refresh_until).
+func (q *Queries) SlackInstallationExpiring(ctx context.Context, arg *SlackInstallationExpiringParams) ([]SlackInstallation, error) {
+	rows, err := q.db.Query(ctx, slackInstallationExpiring, arg.Before, arg.Now, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SlackInstallation
+	for rows.Next() {
+		var i SlackInstallation
+		if err := rows.Scan(
+			&i.TeamID,
+			&i.TeamName,
+			&i.BotUserID,
+			&i.AppID,
+			&i.Scope,
+			&i.BotToken,
+			&i.InstalledBy,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const slackInstallationFind = `-- name: SlackInstallationFind :one
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
+WHERE team_id = COALESCE(
+    (SELECT i.team_id FROM slack_installations i WHERE i.team_id = $1),
+    (SELECT t.installation FROM slack_installation_teams t WHERE t.team_id = $1),
+    (SELECT i.team_id FROM slack_installations i WHERE i.team_id = $2 AND i.enterprise_install))
+`
+
+type SlackInstallationFindParams struct {
+	TeamID       string
+	EnterpriseID string
+}
+
+// The install that serves a team: its own, else the organisation-wide
+// install it was seen under, else its enterprise's organisation-wide one.
+func (q *Queries) SlackInstallationFind(ctx context.Context, arg *SlackInstallationFindParams) (SlackInstallation, error) {
+	row := q.db.QueryRow(ctx, slackInstallationFind, arg.TeamID, arg.EnterpriseID)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
 const slackInstallationGet = `-- name: SlackInstallationGet :one
-SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at FROM slack_installations WHERE team_id = $1
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations WHERE team_id = $1
 `
 
 func (q *Queries) SlackInstallationGet(ctx context.Context, teamID string) (SlackInstallation, error) {
@@ -39,12 +193,23 @@ func (q *Queries) SlackInstallationGet(ctx context.Context, teamID string) (Slac
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
 }
 
 const slackInstallationList = `-- name: SlackInstallationList :many
-SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at FROM slack_installations
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
 WHERE team_id > $1
 ORDER BY team_id
 LIMIT $2::int
@@ -74,6 +239,17 @@ func (q *Queries) SlackInstallationList(ctx context.Context, arg *SlackInstallat
 			&i.InstalledBy,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
 		); err != nil {
 			return nil, err
 		}
@@ -85,24 +261,127 @@ func (q *Queries) SlackInstallationList(ctx context.Context, arg *SlackInstallat
 	return items, nil
 }
 
-const slackInstallationReseal = `-- name: SlackInstallationReseal :one
+const slackInstallationRefreshFailed = `-- name: SlackInstallationRefreshFailed :one
 UPDATE slack_installations
-SET bot_token = $1, updated_at = $2::timestamptz
-WHERE team_id = $3 AND bot_token = $4
-RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at
+SET refresh_holder = '', refresh_until = $1::timestamptz, refresh_error = $2,
+    refresh_failed_at = $3::timestamptz, refresh_stopped = $4, updated_at = $3::timestamptz
+WHERE team_id = $5 AND refresh_holder = $6
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
 `
 
-type SlackInstallationResealParams struct {
-	BotToken string
-	Now      time.Time
-	TeamID   string
-	Expect   string
+type SlackInstallationRefreshFailedParams struct {
+	RetryAt *time.Time
+	Error   string
+	Now     time.Time
+	Stop    bool
+	TeamID  string
+	Holder  string
 }
 
-// No row back: the team is gone or its token is no longer @expect.
-func (q *Queries) SlackInstallationReseal(ctx context.Context, arg *SlackInstallationResealParams) (SlackInstallation, error) {
-	row := q.db.QueryRow(ctx, slackInstallationReseal,
+// No row back: @holder no longer holds the renewal.
+func (q *Queries) SlackInstallationRefreshFailed(ctx context.Context, arg *SlackInstallationRefreshFailedParams) (SlackInstallation, error) {
+	row := q.db.QueryRow(ctx, slackInstallationRefreshFailed,
+		arg.RetryAt,
+		arg.Error,
+		arg.Now,
+		arg.Stop,
+		arg.TeamID,
+		arg.Holder,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
+const slackInstallationRefreshStopped = `-- name: SlackInstallationRefreshStopped :many
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations WHERE refresh_stopped ORDER BY team_id LIMIT $1::int
+`
+
+func (q *Queries) SlackInstallationRefreshStopped(ctx context.Context, maxRows int32) ([]SlackInstallation, error) {
+	rows, err := q.db.Query(ctx, slackInstallationRefreshStopped, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SlackInstallation
+	for rows.Next() {
+		var i SlackInstallation
+		if err := rows.Scan(
+			&i.TeamID,
+			&i.TeamName,
+			&i.BotUserID,
+			&i.AppID,
+			&i.Scope,
+			&i.BotToken,
+			&i.InstalledBy,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const slackInstallationRefreshed = `-- name: SlackInstallationRefreshed :one
+UPDATE slack_installations
+SET bot_token = $1, refresh_token = $2, token_expires_at = $3::timestamptz,
+    refresh_holder = '', refresh_until = NULL, refresh_error = '', refresh_failed_at = NULL, updated_at = $4::timestamptz
+WHERE team_id = $5 AND refresh_token = $6
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationRefreshedParams struct {
+	BotToken       string
+	RefreshToken   string
+	TokenExpiresAt time.Time
+	Now            time.Time
+	TeamID         string
+	Expect         string
+}
+
+// No row back: the refresh token is no longer @expect.
+func (q *Queries) SlackInstallationRefreshed(ctx context.Context, arg *SlackInstallationRefreshedParams) (SlackInstallation, error) {
+	row := q.db.QueryRow(ctx, slackInstallationRefreshed,
 		arg.BotToken,
+		arg.RefreshToken,
+		arg.TokenExpiresAt,
 		arg.Now,
 		arg.TeamID,
 		arg.Expect,
@@ -118,33 +397,114 @@ func (q *Queries) SlackInstallationReseal(ctx context.Context, arg *SlackInstall
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
+const slackInstallationReseal = `-- name: SlackInstallationReseal :one
+UPDATE slack_installations
+SET bot_token = $1,
+    refresh_token = CASE WHEN $2::text = '' THEN refresh_token ELSE $2::text END,
+    updated_at = $3::timestamptz
+WHERE team_id = $4 AND bot_token = $5
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationResealParams struct {
+	BotToken     string
+	RefreshToken string
+	Now          time.Time
+	TeamID       string
+	Expect       string
+}
+
+// No row back: the team is gone or its token is no longer @expect.
+func (q *Queries) SlackInstallationReseal(ctx context.Context, arg *SlackInstallationResealParams) (SlackInstallation, error) {
+	row := q.db.QueryRow(ctx, slackInstallationReseal,
+		arg.BotToken,
+		arg.RefreshToken,
+		arg.Now,
+		arg.TeamID,
+		arg.Expect,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
 }
 
 const slackInstallationSave = `-- name: SlackInstallationSave :one
 
-INSERT INTO slack_installations AS s (team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $8::timestamptz)
+INSERT INTO slack_installations AS s (
+    team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by,
+    enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at,
+    created_at, updated_at
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10, $11, $12::timestamptz,
+    $13::timestamptz, $13::timestamptz
+)
 ON CONFLICT (team_id) DO UPDATE
-SET (team_name, bot_user_id, app_id, scope, bot_token, installed_by, updated_at)
-  = (EXCLUDED.team_name, EXCLUDED.bot_user_id, EXCLUDED.app_id, EXCLUDED.scope, EXCLUDED.bot_token, EXCLUDED.installed_by, EXCLUDED.updated_at)
-RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at
+SET (team_name, bot_user_id, app_id, scope, bot_token, installed_by,
+     enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at,
+     refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, updated_at)
+  = (EXCLUDED.team_name, EXCLUDED.bot_user_id, EXCLUDED.app_id, EXCLUDED.scope, EXCLUDED.bot_token, EXCLUDED.installed_by,
+     EXCLUDED.enterprise_id, EXCLUDED.enterprise_name, EXCLUDED.enterprise_install, EXCLUDED.refresh_token, EXCLUDED.token_expires_at,
+     '', NULL, '', NULL, false, EXCLUDED.updated_at)
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
 `
 
 type SlackInstallationSaveParams struct {
-	TeamID      string
-	TeamName    string
-	BotUserID   string
-	AppID       string
-	Scope       string
-	BotToken    string
-	InstalledBy string
-	Now         time.Time
+	TeamID            string
+	TeamName          string
+	BotUserID         string
+	AppID             string
+	Scope             string
+	BotToken          string
+	InstalledBy       string
+	EnterpriseID      string
+	EnterpriseName    string
+	EnterpriseInstall bool
+	RefreshToken      string
+	TokenExpiresAt    *time.Time
+	Now               time.Time
 }
 
-// Slack installations: one row per team, the bot token sealed.
-// A reinstall replaces everything but created_at.
+// Slack installations: one row per team (or per enterprise for an
+// organisation-wide install), the tokens sealed.
+// A reinstall replaces everything but created_at and last_event_at, and
+// starts renewal afresh.
 func (q *Queries) SlackInstallationSave(ctx context.Context, arg *SlackInstallationSaveParams) (SlackInstallation, error) {
 	row := q.db.QueryRow(ctx, slackInstallationSave,
 		arg.TeamID,
@@ -154,6 +514,11 @@ func (q *Queries) SlackInstallationSave(ctx context.Context, arg *SlackInstallat
 		arg.Scope,
 		arg.BotToken,
 		arg.InstalledBy,
+		arg.EnterpriseID,
+		arg.EnterpriseName,
+		arg.EnterpriseInstall,
+		arg.RefreshToken,
+		arg.TokenExpiresAt,
 		arg.Now,
 	)
 	var i SlackInstallation
@@ -167,6 +532,53 @@ func (q *Queries) SlackInstallationSave(ctx context.Context, arg *SlackInstallat
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
+}
+
+const slackInstallationTeamNote = `-- name: SlackInstallationTeamNote :exec
+INSERT INTO slack_installation_teams (team_id, installation, last_event_at)
+SELECT $1, s.team_id, $2::timestamptz FROM slack_installations s WHERE s.team_id = $3
+ON CONFLICT (team_id) DO UPDATE SET installation = EXCLUDED.installation, last_event_at = EXCLUDED.last_event_at
+`
+
+type SlackInstallationTeamNoteParams struct {
+	TeamID       string
+	Now          time.Time
+	Installation string
+}
+
+// A team an organisation-wide install served an event of.
+func (q *Queries) SlackInstallationTeamNote(ctx context.Context, arg *SlackInstallationTeamNoteParams) error {
+	_, err := q.db.Exec(ctx, slackInstallationTeamNote, arg.TeamID, arg.Now, arg.Installation)
+	return err
+}
+
+const slackInstallationTouch = `-- name: SlackInstallationTouch :execrows
+UPDATE slack_installations SET last_event_at = $1::timestamptz
+WHERE team_id = $2 AND (last_event_at IS NULL OR last_event_at < $1::timestamptz)
+`
+
+type SlackInstallationTouchParams struct {
+	Now    time.Time
+	TeamID string
+}
+
+func (q *Queries) SlackInstallationTouch(ctx context.Context, arg *SlackInstallationTouchParams) (int64, error) {
+	result, err := q.db.Exec(ctx, slackInstallationTouch, arg.Now, arg.TeamID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -12,19 +12,48 @@ import (
 	"github.com/google/uuid"
 )
 
-const auditInsert = `-- name: AuditInsert :exec
+const auditGet = `-- name: AuditGet :one
+SELECT id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id FROM audit WHERE id = ?1
+`
+
+func (q *Queries) AuditGet(ctx context.Context, id uuid.UUID) (Audit, error) {
+	row := q.queryRow(ctx, q.auditGetStmt, auditGet, id)
+	var i Audit
+	err := row.Scan(
+		&i.ID,
+		&i.ConversationID,
+		&i.Actor,
+		&i.Action,
+		&i.Risk,
+		&i.Decision,
+		&i.Outcome,
+		&i.Detail,
+		&i.CreatedAt,
+		&i.WorkspaceID,
+		&i.CallID,
+		&i.Agent,
+		&i.DecidedBy,
+		&i.UpdatedAt,
+		&i.TraceID,
+	)
+	return i, err
+}
+
+const auditInsert = `-- name: AuditInsert :one
 
 INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
-                   decided_by, detail, created_at, updated_at)
+                   decided_by, detail, created_at, updated_at, trace_id)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7, ?8, ?9,
-        ?10, ?11, ?12, ?13)
+        ?10, ?11, ?12, ?13, ?14)
 ON CONFLICT (conversation_id, call_id) WHERE call_id <> '' DO UPDATE
 SET outcome = excluded.outcome, detail = excluded.detail,
     decided_by = COALESCE(NULLIF(excluded.decided_by, ''), audit.decided_by),
     decision = COALESCE(NULLIF(excluded.decision, ''), audit.decision),
     risk = COALESCE(NULLIF(excluded.risk, ''), audit.risk),
+    trace_id = COALESCE(NULLIF(excluded.trace_id, ''), audit.trace_id),
     updated_at = excluded.updated_at
+RETURNING id
 `
 
 type AuditInsertParams struct {
@@ -41,12 +70,14 @@ type AuditInsertParams struct {
 	Detail         string
 	CreatedAt      int64
 	UpdatedAt      int64
+	TraceID        string
 }
 
 // What guarded tool calls did, and what model calls cost.
 // One row per call: a later record of the same call replaces its outcome.
-func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error {
-	_, err := q.exec(ctx, q.auditInsertStmt, auditInsert,
+// It returns the row's id, the first record's on a later one.
+func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) (uuid.UUID, error) {
+	row := q.queryRow(ctx, q.auditInsertStmt, auditInsert,
 		arg.ID,
 		arg.ConversationID,
 		arg.CallID,
@@ -60,12 +91,15 @@ func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error 
 		arg.Detail,
 		arg.CreatedAt,
 		arg.UpdatedAt,
+		arg.TraceID,
 	)
-	return err
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }
 
 const auditList = `-- name: AuditList :many
-SELECT id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at FROM audit
+SELECT id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id FROM audit
 WHERE (CAST(?1 AS TEXT) IS NULL OR conversation_id = ?1)
   AND (CAST(?2 AS TEXT) IS NULL OR agent = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR action = ?3)
@@ -135,6 +169,7 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]Audit, 
 			&i.Agent,
 			&i.DecidedBy,
 			&i.UpdatedAt,
+			&i.TraceID,
 		); err != nil {
 			return nil, err
 		}
@@ -151,11 +186,11 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]Audit, 
 
 const auditLog = `-- name: AuditLog :one
 INSERT INTO audit (id, conversation_id, call_id, agent, actor, action, risk, decision, outcome,
-                   decided_by, detail, created_at, updated_at, workspace_id)
+                   decided_by, detail, created_at, updated_at, workspace_id, trace_id)
 VALUES (?1, NULL, '', '', ?2, ?3, '', '', ?4,
         ?2, ?5, CAST(?6 AS INTEGER), CAST(?6 AS INTEGER),
-        ?7)
-RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+        ?7, ?8)
+RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id
 `
 
 type AuditLogParams struct {
@@ -166,6 +201,7 @@ type AuditLogParams struct {
 	Detail      string
 	Now         int64
 	WorkspaceID uuid.NullUUID
+	TraceID     string
 }
 
 // A row of its own for an action that is no tool call: no conversation,
@@ -179,6 +215,7 @@ func (q *Queries) AuditLog(ctx context.Context, arg AuditLogParams) (Audit, erro
 		arg.Detail,
 		arg.Now,
 		arg.WorkspaceID,
+		arg.TraceID,
 	)
 	var i Audit
 	err := row.Scan(
@@ -196,8 +233,77 @@ func (q *Queries) AuditLog(ctx context.Context, arg AuditLogParams) (Audit, erro
 		&i.Agent,
 		&i.DecidedBy,
 		&i.UpdatedAt,
+		&i.TraceID,
 	)
 	return i, err
+}
+
+const auditScan = `-- name: AuditScan :many
+SELECT id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id FROM audit
+WHERE (CAST(?1 AS INTEGER) IS NULL OR created_at >= ?1)
+  AND (CAST(?2 AS INTEGER) IS NULL OR created_at < ?2)
+  AND (CAST(?3 AS TEXT) IS NULL OR workspace_id = ?3)
+  AND (CAST(?4 AS INTEGER) IS NULL OR created_at > ?4
+       OR (created_at = ?4 AND id > CAST(?5 AS TEXT)))
+ORDER BY created_at, id
+LIMIT ?6
+`
+
+type AuditScanParams struct {
+	FromAt      sql.NullInt64
+	ToAt        sql.NullInt64
+	WorkspaceID sql.NullString
+	AfterAt     sql.NullInt64
+	AfterID     sql.NullString
+	MaxRows     int64
+}
+
+// A time range oldest first (the export); the cursor pair is NULL on the
+// first page.
+func (q *Queries) AuditScan(ctx context.Context, arg AuditScanParams) ([]Audit, error) {
+	rows, err := q.query(ctx, q.auditScanStmt, auditScan,
+		arg.FromAt,
+		arg.ToAt,
+		arg.WorkspaceID,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Audit
+	for rows.Next() {
+		var i Audit
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Actor,
+			&i.Action,
+			&i.Risk,
+			&i.Decision,
+			&i.Outcome,
+			&i.Detail,
+			&i.CreatedAt,
+			&i.WorkspaceID,
+			&i.CallID,
+			&i.Agent,
+			&i.DecidedBy,
+			&i.UpdatedAt,
+			&i.TraceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const auditSettle = `-- name: AuditSettle :one
@@ -205,15 +311,17 @@ UPDATE audit
 SET outcome = ?1,
     decided_by = COALESCE(NULLIF(CAST(?2 AS TEXT), ''), decided_by),
     detail = COALESCE(CAST(?3 AS TEXT), detail),
-    updated_at = ?4
-WHERE conversation_id = ?5 AND call_id = ?6
-RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at
+    trace_id = COALESCE(NULLIF(CAST(?4 AS TEXT), ''), trace_id),
+    updated_at = ?5
+WHERE conversation_id = ?6 AND call_id = ?7
+RETURNING id, conversation_id, actor, "action", risk, decision, outcome, detail, created_at, workspace_id, call_id, agent, decided_by, updated_at, trace_id
 `
 
 type AuditSettleParams struct {
 	Outcome        string
 	DecidedBy      string
 	Detail         sql.NullString
+	TraceID        string
 	Now            int64
 	ConversationID uuid.NullUUID
 	CallID         string
@@ -224,6 +332,7 @@ func (q *Queries) AuditSettle(ctx context.Context, arg AuditSettleParams) (Audit
 		arg.Outcome,
 		arg.DecidedBy,
 		arg.Detail,
+		arg.TraceID,
 		arg.Now,
 		arg.ConversationID,
 		arg.CallID,
@@ -244,6 +353,7 @@ func (q *Queries) AuditSettle(ctx context.Context, arg AuditSettleParams) (Audit
 		&i.Agent,
 		&i.DecidedBy,
 		&i.UpdatedAt,
+		&i.TraceID,
 	)
 	return i, err
 }

@@ -117,6 +117,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.artifactVersionListStmt, err = db.PrepareContext(ctx, artifactVersionList); err != nil {
 		return nil, fmt.Errorf("error preparing query ArtifactVersionList: %w", err)
 	}
+	if q.auditGetStmt, err = db.PrepareContext(ctx, auditGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditGet: %w", err)
+	}
 	if q.auditInsertStmt, err = db.PrepareContext(ctx, auditInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditInsert: %w", err)
 	}
@@ -125,6 +128,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.auditLogStmt, err = db.PrepareContext(ctx, auditLog); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditLog: %w", err)
+	}
+	if q.auditScanStmt, err = db.PrepareContext(ctx, auditScan); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditScan: %w", err)
 	}
 	if q.auditSettleStmt, err = db.PrepareContext(ctx, auditSettle); err != nil {
 		return nil, fmt.Errorf("error preparing query AuditSettle: %w", err)
@@ -155,6 +161,36 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.bindingRelocateStmt, err = db.PrepareContext(ctx, bindingRelocate); err != nil {
 		return nil, fmt.Errorf("error preparing query BindingRelocate: %w", err)
+	}
+	if q.budgetChargeStmt, err = db.PrepareContext(ctx, budgetCharge); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetCharge: %w", err)
+	}
+	if q.budgetExtendStmt, err = db.PrepareContext(ctx, budgetExtend); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetExtend: %w", err)
+	}
+	if q.budgetReservationDeleteStmt, err = db.PrepareContext(ctx, budgetReservationDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetReservationDelete: %w", err)
+	}
+	if q.budgetReservationInsertStmt, err = db.PrepareContext(ctx, budgetReservationInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetReservationInsert: %w", err)
+	}
+	if q.budgetReservationRenewStmt, err = db.PrepareContext(ctx, budgetReservationRenew); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetReservationRenew: %w", err)
+	}
+	if q.budgetReservationsExpireStmt, err = db.PrepareContext(ctx, budgetReservationsExpire); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetReservationsExpire: %w", err)
+	}
+	if q.budgetReservedStmt, err = db.PrepareContext(ctx, budgetReserved); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetReserved: %w", err)
+	}
+	if q.budgetSpendGetStmt, err = db.PrepareContext(ctx, budgetSpendGet); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetSpendGet: %w", err)
+	}
+	if q.budgetSpendLockStmt, err = db.PrepareContext(ctx, budgetSpendLock); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetSpendLock: %w", err)
+	}
+	if q.budgetWarnedStmt, err = db.PrepareContext(ctx, budgetWarned); err != nil {
+		return nil, fmt.Errorf("error preparing query BudgetWarned: %w", err)
 	}
 	if q.cardChoiceGetStmt, err = db.PrepareContext(ctx, cardChoiceGet); err != nil {
 		return nil, fmt.Errorf("error preparing query CardChoiceGet: %w", err)
@@ -366,6 +402,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.forgetRefusalNoticesStmt, err = db.PrepareContext(ctx, forgetRefusalNotices); err != nil {
 		return nil, fmt.Errorf("error preparing query ForgetRefusalNotices: %w", err)
 	}
+	if q.forgetSSOGrantsStmt, err = db.PrepareContext(ctx, forgetSSOGrants); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetSSOGrants: %w", err)
+	}
 	if q.grantFindStmt, err = db.PrepareContext(ctx, grantFind); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantFind: %w", err)
 	}
@@ -438,6 +477,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.keySessionsPruneStmt, err = db.PrepareContext(ctx, keySessionsPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query KeySessionsPrune: %w", err)
 	}
+	if q.keyTouchStmt, err = db.PrepareContext(ctx, keyTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query KeyTouch: %w", err)
+	}
 	if q.leaseAcquireStmt, err = db.PrepareContext(ctx, leaseAcquire); err != nil {
 		return nil, fmt.Errorf("error preparing query LeaseAcquire: %w", err)
 	}
@@ -471,11 +513,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.loginByHashStmt, err = db.PrepareContext(ctx, loginByHash); err != nil {
 		return nil, fmt.Errorf("error preparing query LoginByHash: %w", err)
 	}
+	if q.loginByIDStmt, err = db.PrepareContext(ctx, loginByID); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginByID: %w", err)
+	}
+	if q.loginEndStmt, err = db.PrepareContext(ctx, loginEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginEnd: %w", err)
+	}
 	if q.loginInsertStmt, err = db.PrepareContext(ctx, loginInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query LoginInsert: %w", err)
 	}
 	if q.loginMarkUsedStmt, err = db.PrepareContext(ctx, loginMarkUsed); err != nil {
 		return nil, fmt.Errorf("error preparing query LoginMarkUsed: %w", err)
+	}
+	if q.loginSessionsStmt, err = db.PrepareContext(ctx, loginSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginSessions: %w", err)
+	}
+	if q.loginTouchStmt, err = db.PrepareContext(ctx, loginTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query LoginTouch: %w", err)
 	}
 	if q.loginsPruneStmt, err = db.PrepareContext(ctx, loginsPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query LoginsPrune: %w", err)
@@ -521,6 +575,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.noteTouchStmt, err = db.PrepareContext(ctx, noteTouch); err != nil {
 		return nil, fmt.Errorf("error preparing query NoteTouch: %w", err)
+	}
+	if q.oIDCStateByHashStmt, err = db.PrepareContext(ctx, oIDCStateByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query OIDCStateByHash: %w", err)
+	}
+	if q.oIDCStateInsertStmt, err = db.PrepareContext(ctx, oIDCStateInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query OIDCStateInsert: %w", err)
+	}
+	if q.oIDCStateMarkUsedStmt, err = db.PrepareContext(ctx, oIDCStateMarkUsed); err != nil {
+		return nil, fmt.Errorf("error preparing query OIDCStateMarkUsed: %w", err)
+	}
+	if q.oIDCStatesPruneStmt, err = db.PrepareContext(ctx, oIDCStatesPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query OIDCStatesPrune: %w", err)
 	}
 	if q.pairingApproveStmt, err = db.PrepareContext(ctx, pairingApprove); err != nil {
 		return nil, fmt.Errorf("error preparing query PairingApprove: %w", err)
@@ -705,6 +771,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.runStepByConversationStmt, err = db.PrepareContext(ctx, runStepByConversation); err != nil {
 		return nil, fmt.Errorf("error preparing query RunStepByConversation: %w", err)
 	}
+	if q.runStepChangesSetStmt, err = db.PrepareContext(ctx, runStepChangesSet); err != nil {
+		return nil, fmt.Errorf("error preparing query RunStepChangesSet: %w", err)
+	}
 	if q.runStepFinishStmt, err = db.PrepareContext(ctx, runStepFinish); err != nil {
 		return nil, fmt.Errorf("error preparing query RunStepFinish: %w", err)
 	}
@@ -722,6 +791,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.runStepStartStmt, err = db.PrepareContext(ctx, runStepStart); err != nil {
 		return nil, fmt.Errorf("error preparing query RunStepStart: %w", err)
+	}
+	if q.sSOGrantRemoveStmt, err = db.PrepareContext(ctx, sSOGrantRemove); err != nil {
+		return nil, fmt.Errorf("error preparing query SSOGrantRemove: %w", err)
+	}
+	if q.sSOGrantUpsertStmt, err = db.PrepareContext(ctx, sSOGrantUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SSOGrantUpsert: %w", err)
+	}
+	if q.sSOGrantsOfStmt, err = db.PrepareContext(ctx, sSOGrantsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query SSOGrantsOf: %w", err)
 	}
 	if q.scheduleAdvanceStmt, err = db.PrepareContext(ctx, scheduleAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleAdvance: %w", err)
@@ -834,8 +912,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.skillSaveStmt, err = db.PrepareContext(ctx, skillSave); err != nil {
 		return nil, fmt.Errorf("error preparing query SkillSave: %w", err)
 	}
+	if q.slackInstallationClaimRefreshStmt, err = db.PrepareContext(ctx, slackInstallationClaimRefresh); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationClaimRefresh: %w", err)
+	}
 	if q.slackInstallationDeleteStmt, err = db.PrepareContext(ctx, slackInstallationDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationDelete: %w", err)
+	}
+	if q.slackInstallationExpiringStmt, err = db.PrepareContext(ctx, slackInstallationExpiring); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationExpiring: %w", err)
+	}
+	if q.slackInstallationFindStmt, err = db.PrepareContext(ctx, slackInstallationFind); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationFind: %w", err)
 	}
 	if q.slackInstallationGetStmt, err = db.PrepareContext(ctx, slackInstallationGet); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationGet: %w", err)
@@ -843,11 +930,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.slackInstallationListStmt, err = db.PrepareContext(ctx, slackInstallationList); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationList: %w", err)
 	}
+	if q.slackInstallationRefreshFailedStmt, err = db.PrepareContext(ctx, slackInstallationRefreshFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationRefreshFailed: %w", err)
+	}
+	if q.slackInstallationRefreshStoppedStmt, err = db.PrepareContext(ctx, slackInstallationRefreshStopped); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationRefreshStopped: %w", err)
+	}
+	if q.slackInstallationRefreshedStmt, err = db.PrepareContext(ctx, slackInstallationRefreshed); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationRefreshed: %w", err)
+	}
 	if q.slackInstallationResealStmt, err = db.PrepareContext(ctx, slackInstallationReseal); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationReseal: %w", err)
 	}
 	if q.slackInstallationSaveStmt, err = db.PrepareContext(ctx, slackInstallationSave); err != nil {
 		return nil, fmt.Errorf("error preparing query SlackInstallationSave: %w", err)
+	}
+	if q.slackInstallationTeamNoteStmt, err = db.PrepareContext(ctx, slackInstallationTeamNote); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationTeamNote: %w", err)
+	}
+	if q.slackInstallationTouchStmt, err = db.PrepareContext(ctx, slackInstallationTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query SlackInstallationTouch: %w", err)
 	}
 	if q.summarySearchStmt, err = db.PrepareContext(ctx, summarySearch); err != nil {
 		return nil, fmt.Errorf("error preparing query SummarySearch: %w", err)
@@ -1120,6 +1222,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing artifactVersionListStmt: %w", cerr)
 		}
 	}
+	if q.auditGetStmt != nil {
+		if cerr := q.auditGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditGetStmt: %w", cerr)
+		}
+	}
 	if q.auditInsertStmt != nil {
 		if cerr := q.auditInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditInsertStmt: %w", cerr)
@@ -1133,6 +1240,11 @@ func (q *Queries) Close() error {
 	if q.auditLogStmt != nil {
 		if cerr := q.auditLogStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing auditLogStmt: %w", cerr)
+		}
+	}
+	if q.auditScanStmt != nil {
+		if cerr := q.auditScanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditScanStmt: %w", cerr)
 		}
 	}
 	if q.auditSettleStmt != nil {
@@ -1183,6 +1295,56 @@ func (q *Queries) Close() error {
 	if q.bindingRelocateStmt != nil {
 		if cerr := q.bindingRelocateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bindingRelocateStmt: %w", cerr)
+		}
+	}
+	if q.budgetChargeStmt != nil {
+		if cerr := q.budgetChargeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetChargeStmt: %w", cerr)
+		}
+	}
+	if q.budgetExtendStmt != nil {
+		if cerr := q.budgetExtendStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetExtendStmt: %w", cerr)
+		}
+	}
+	if q.budgetReservationDeleteStmt != nil {
+		if cerr := q.budgetReservationDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetReservationDeleteStmt: %w", cerr)
+		}
+	}
+	if q.budgetReservationInsertStmt != nil {
+		if cerr := q.budgetReservationInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetReservationInsertStmt: %w", cerr)
+		}
+	}
+	if q.budgetReservationRenewStmt != nil {
+		if cerr := q.budgetReservationRenewStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetReservationRenewStmt: %w", cerr)
+		}
+	}
+	if q.budgetReservationsExpireStmt != nil {
+		if cerr := q.budgetReservationsExpireStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetReservationsExpireStmt: %w", cerr)
+		}
+	}
+	if q.budgetReservedStmt != nil {
+		if cerr := q.budgetReservedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetReservedStmt: %w", cerr)
+		}
+	}
+	if q.budgetSpendGetStmt != nil {
+		if cerr := q.budgetSpendGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetSpendGetStmt: %w", cerr)
+		}
+	}
+	if q.budgetSpendLockStmt != nil {
+		if cerr := q.budgetSpendLockStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetSpendLockStmt: %w", cerr)
+		}
+	}
+	if q.budgetWarnedStmt != nil {
+		if cerr := q.budgetWarnedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing budgetWarnedStmt: %w", cerr)
 		}
 	}
 	if q.cardChoiceGetStmt != nil {
@@ -1535,6 +1697,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing forgetRefusalNoticesStmt: %w", cerr)
 		}
 	}
+	if q.forgetSSOGrantsStmt != nil {
+		if cerr := q.forgetSSOGrantsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetSSOGrantsStmt: %w", cerr)
+		}
+	}
 	if q.grantFindStmt != nil {
 		if cerr := q.grantFindStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantFindStmt: %w", cerr)
@@ -1655,6 +1822,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing keySessionsPruneStmt: %w", cerr)
 		}
 	}
+	if q.keyTouchStmt != nil {
+		if cerr := q.keyTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keyTouchStmt: %w", cerr)
+		}
+	}
 	if q.leaseAcquireStmt != nil {
 		if cerr := q.leaseAcquireStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing leaseAcquireStmt: %w", cerr)
@@ -1710,6 +1882,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing loginByHashStmt: %w", cerr)
 		}
 	}
+	if q.loginByIDStmt != nil {
+		if cerr := q.loginByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginByIDStmt: %w", cerr)
+		}
+	}
+	if q.loginEndStmt != nil {
+		if cerr := q.loginEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginEndStmt: %w", cerr)
+		}
+	}
 	if q.loginInsertStmt != nil {
 		if cerr := q.loginInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing loginInsertStmt: %w", cerr)
@@ -1718,6 +1900,16 @@ func (q *Queries) Close() error {
 	if q.loginMarkUsedStmt != nil {
 		if cerr := q.loginMarkUsedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing loginMarkUsedStmt: %w", cerr)
+		}
+	}
+	if q.loginSessionsStmt != nil {
+		if cerr := q.loginSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginSessionsStmt: %w", cerr)
+		}
+	}
+	if q.loginTouchStmt != nil {
+		if cerr := q.loginTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing loginTouchStmt: %w", cerr)
 		}
 	}
 	if q.loginsPruneStmt != nil {
@@ -1793,6 +1985,26 @@ func (q *Queries) Close() error {
 	if q.noteTouchStmt != nil {
 		if cerr := q.noteTouchStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing noteTouchStmt: %w", cerr)
+		}
+	}
+	if q.oIDCStateByHashStmt != nil {
+		if cerr := q.oIDCStateByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oIDCStateByHashStmt: %w", cerr)
+		}
+	}
+	if q.oIDCStateInsertStmt != nil {
+		if cerr := q.oIDCStateInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oIDCStateInsertStmt: %w", cerr)
+		}
+	}
+	if q.oIDCStateMarkUsedStmt != nil {
+		if cerr := q.oIDCStateMarkUsedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oIDCStateMarkUsedStmt: %w", cerr)
+		}
+	}
+	if q.oIDCStatesPruneStmt != nil {
+		if cerr := q.oIDCStatesPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oIDCStatesPruneStmt: %w", cerr)
 		}
 	}
 	if q.pairingApproveStmt != nil {
@@ -2100,6 +2312,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing runStepByConversationStmt: %w", cerr)
 		}
 	}
+	if q.runStepChangesSetStmt != nil {
+		if cerr := q.runStepChangesSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runStepChangesSetStmt: %w", cerr)
+		}
+	}
 	if q.runStepFinishStmt != nil {
 		if cerr := q.runStepFinishStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing runStepFinishStmt: %w", cerr)
@@ -2128,6 +2345,21 @@ func (q *Queries) Close() error {
 	if q.runStepStartStmt != nil {
 		if cerr := q.runStepStartStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing runStepStartStmt: %w", cerr)
+		}
+	}
+	if q.sSOGrantRemoveStmt != nil {
+		if cerr := q.sSOGrantRemoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sSOGrantRemoveStmt: %w", cerr)
+		}
+	}
+	if q.sSOGrantUpsertStmt != nil {
+		if cerr := q.sSOGrantUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sSOGrantUpsertStmt: %w", cerr)
+		}
+	}
+	if q.sSOGrantsOfStmt != nil {
+		if cerr := q.sSOGrantsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sSOGrantsOfStmt: %w", cerr)
 		}
 	}
 	if q.scheduleAdvanceStmt != nil {
@@ -2315,9 +2547,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing skillSaveStmt: %w", cerr)
 		}
 	}
+	if q.slackInstallationClaimRefreshStmt != nil {
+		if cerr := q.slackInstallationClaimRefreshStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationClaimRefreshStmt: %w", cerr)
+		}
+	}
 	if q.slackInstallationDeleteStmt != nil {
 		if cerr := q.slackInstallationDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing slackInstallationDeleteStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationExpiringStmt != nil {
+		if cerr := q.slackInstallationExpiringStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationExpiringStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationFindStmt != nil {
+		if cerr := q.slackInstallationFindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationFindStmt: %w", cerr)
 		}
 	}
 	if q.slackInstallationGetStmt != nil {
@@ -2330,6 +2577,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing slackInstallationListStmt: %w", cerr)
 		}
 	}
+	if q.slackInstallationRefreshFailedStmt != nil {
+		if cerr := q.slackInstallationRefreshFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationRefreshFailedStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationRefreshStoppedStmt != nil {
+		if cerr := q.slackInstallationRefreshStoppedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationRefreshStoppedStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationRefreshedStmt != nil {
+		if cerr := q.slackInstallationRefreshedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationRefreshedStmt: %w", cerr)
+		}
+	}
 	if q.slackInstallationResealStmt != nil {
 		if cerr := q.slackInstallationResealStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing slackInstallationResealStmt: %w", cerr)
@@ -2338,6 +2600,16 @@ func (q *Queries) Close() error {
 	if q.slackInstallationSaveStmt != nil {
 		if cerr := q.slackInstallationSaveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing slackInstallationSaveStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationTeamNoteStmt != nil {
+		if cerr := q.slackInstallationTeamNoteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationTeamNoteStmt: %w", cerr)
+		}
+	}
+	if q.slackInstallationTouchStmt != nil {
+		if cerr := q.slackInstallationTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing slackInstallationTouchStmt: %w", cerr)
 		}
 	}
 	if q.summarySearchStmt != nil {
@@ -2562,637 +2834,705 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                DBTX
-	tx                                *sql.Tx
-	agentDirectoryStmt                *sql.Stmt
-	agentGetByNameStmt                *sql.Stmt
-	agentLatenciesStmt                *sql.Stmt
-	agentListVisibleStmt              *sql.Stmt
-	agentLoadsStmt                    *sql.Stmt
-	agentNameGetStmt                  *sql.Stmt
-	agentOwnerSetStmt                 *sql.Stmt
-	agentPinAddStmt                   *sql.Stmt
-	agentPinListStmt                  *sql.Stmt
-	agentPinsClearStmt                *sql.Stmt
-	agentPublishSetStmt               *sql.Stmt
-	agentSharingGetStmt               *sql.Stmt
-	agentSharingTouchStmt             *sql.Stmt
-	agentUpsertStmt                   *sql.Stmt
-	approvalCountStmt                 *sql.Stmt
-	approvalDecideStmt                *sql.Stmt
-	approvalExpireStmt                *sql.Stmt
-	approvalFindByCallStmt            *sql.Stmt
-	approvalGetStmt                   *sql.Stmt
-	approvalInsertStmt                *sql.Stmt
-	approvalListPendingStmt           *sql.Stmt
-	approvalListVisibleStmt           *sql.Stmt
-	artifactCommentInsertStmt         *sql.Stmt
-	artifactCommentListStmt           *sql.Stmt
-	artifactGetStmt                   *sql.Stmt
-	artifactInsertStmt                *sql.Stmt
-	artifactListStmt                  *sql.Stmt
-	artifactNextStmt                  *sql.Stmt
-	artifactVersionGetStmt            *sql.Stmt
-	artifactVersionInsertStmt         *sql.Stmt
-	artifactVersionListStmt           *sql.Stmt
-	auditInsertStmt                   *sql.Stmt
-	auditListStmt                     *sql.Stmt
-	auditLogStmt                      *sql.Stmt
-	auditSettleStmt                   *sql.Stmt
-	backupConversationCountStmt       *sql.Stmt
-	backupInstanceLeasesStmt          *sql.Stmt
-	bindingAdvanceStmt                *sql.Stmt
-	bindingFindStmt                   *sql.Stmt
-	bindingGetStmt                    *sql.Stmt
-	bindingInsertStmt                 *sql.Stmt
-	bindingListByConversationStmt     *sql.Stmt
-	bindingMoveStmt                   *sql.Stmt
-	bindingRelocateStmt               *sql.Stmt
-	cardChoiceGetStmt                 *sql.Stmt
-	cardChoiceInsertStmt              *sql.Stmt
-	connectionDeleteStmt              *sql.Stmt
-	connectionFindStmt                *sql.Stmt
-	connectionGetStmt                 *sql.Stmt
-	connectionListStmt                *sql.Stmt
-	connectionSaveStmt                *sql.Stmt
-	connectionSetTokensStmt           *sql.Stmt
-	conversationAddChildStmt          *sql.Stmt
-	conversationChildGoneStmt         *sql.Stmt
-	conversationExistsStmt            *sql.Stmt
-	conversationForksStmt             *sql.Stmt
-	conversationGetStmt               *sql.Stmt
-	conversationInsertStmt            *sql.Stmt
-	conversationLeaseExtendStmt       *sql.Stmt
-	conversationLeaseHeldByStmt       *sql.Stmt
-	conversationLeaseReleaseStmt      *sql.Stmt
-	conversationLeaseReleaseOwnerStmt *sql.Stmt
-	conversationListExpiredLeasesStmt *sql.Stmt
-	conversationListedStmt            *sql.Stmt
-	conversationListingGetStmt        *sql.Stmt
-	conversationNextSeqStmt           *sql.Stmt
-	conversationRenameStmt            *sql.Stmt
-	conversationSearchStmt            *sql.Stmt
-	conversationSearchSortedStmt      *sql.Stmt
-	conversationSetStatusStmt         *sql.Stmt
-	conversationWorkspaceStmt         *sql.Stmt
-	conversationWorkspaceSetStmt      *sql.Stmt
-	delegationByChildStmt             *sql.Stmt
-	delegationFinishStmt              *sql.Stmt
-	delegationGetStmt                 *sql.Stmt
-	delegationInsertStmt              *sql.Stmt
-	delegationListStmt                *sql.Stmt
-	delegationTrackRecordsStmt        *sql.Stmt
-	entryErrorListStmt                *sql.Stmt
-	entryGetStmt                      *sql.Stmt
-	entryInsertStmt                   *sql.Stmt
-	entryLatestSummaryStmt            *sql.Stmt
-	entryListStmt                     *sql.Stmt
-	entryListInChannelStmt            *sql.Stmt
-	entrySeedForkStmt                 *sql.Stmt
-	feedbackSummaryStmt               *sql.Stmt
-	filingGetStmt                     *sql.Stmt
-	filingPutStmt                     *sql.Stmt
-	floorAgentSpokeStmt               *sql.Stmt
-	floorGetStmt                      *sql.Stmt
-	floorPersonSpokeStmt              *sql.Stmt
-	folderDeleteStmt                  *sql.Stmt
-	folderGetStmt                     *sql.Stmt
-	folderInsertStmt                  *sql.Stmt
-	folderListStmt                    *sql.Stmt
-	folderUnfileAllStmt               *sql.Stmt
-	folderUpdateStmt                  *sql.Stmt
-	forgetAPIKeysStmt                 *sql.Stmt
-	forgetApprovalDecidersStmt        *sql.Stmt
-	forgetAuditDecidersStmt           *sql.Stmt
-	forgetCardChoicesStmt             *sql.Stmt
-	forgetConnectionsStmt             *sql.Stmt
-	forgetDiscardedEntriesStmt        *sql.Stmt
-	forgetEntriesStmt                 *sql.Stmt
-	forgetGrantsStmt                  *sql.Stmt
-	forgetIdentitiesStmt              *sql.Stmt
-	forgetLinkCodesStmt               *sql.Stmt
-	forgetLoginsStmt                  *sql.Stmt
-	forgetMembershipsStmt             *sql.Stmt
-	forgetPairingsStmt                *sql.Stmt
-	forgetParticipantsStmt            *sql.Stmt
-	forgetPersonStmt                  *sql.Stmt
-	forgetPersonalNotesStmt           *sql.Stmt
-	forgetRefusalNoticesStmt          *sql.Stmt
-	grantFindStmt                     *sql.Stmt
-	grantGetStmt                      *sql.Stmt
-	grantInsertStmt                   *sql.Stmt
-	grantListStmt                     *sql.Stmt
-	grantRevokeStmt                   *sql.Stmt
-	identitiesMoveStmt                *sql.Stmt
-	identitiesOfStmt                  *sql.Stmt
-	identityInsertStmt                *sql.Stmt
-	identityOwnerStmt                 *sql.Stmt
-	identityRefreshedStmt             *sql.Stmt
-	inboundPruneStmt                  *sql.Stmt
-	inboundRecordStmt                 *sql.Stmt
-	instanceLeaseAcquireStmt          *sql.Stmt
-	instanceLeaseGetStmt              *sql.Stmt
-	instanceLeaseHeartbeatStmt        *sql.Stmt
-	instanceLeasePruneStmt            *sql.Stmt
-	instanceLeaseReleaseStmt          *sql.Stmt
-	instanceLeaseTakeOverStmt         *sql.Stmt
-	keyByIDStmt                       *sql.Stmt
-	keyByLookupStmt                   *sql.Stmt
-	keyInsertStmt                     *sql.Stmt
-	keyListedStmt                     *sql.Stmt
-	keyRevokeWithSessionsStmt         *sql.Stmt
-	keySessionsPruneStmt              *sql.Stmt
-	leaseAcquireStmt                  *sql.Stmt
-	leasePruneStmt                    *sql.Stmt
-	leaseReleaseStmt                  *sql.Stmt
-	linkCodeInsertStmt                *sql.Stmt
-	linkCodeSpendStmt                 *sql.Stmt
-	linkCodesForgetStmt               *sql.Stmt
-	linkCodesPruneStmt                *sql.Stmt
-	liveStreamDeleteStmt              *sql.Stmt
-	liveStreamGetStmt                 *sql.Stmt
-	liveStreamSaveStmt                *sql.Stmt
-	loginByHashStmt                   *sql.Stmt
-	loginInsertStmt                   *sql.Stmt
-	loginMarkUsedStmt                 *sql.Stmt
-	loginsPruneStmt                   *sql.Stmt
-	mCPGrantDeleteStmt                *sql.Stmt
-	mCPGrantGetStmt                   *sql.Stmt
-	mCPGrantInsertStmt                *sql.Stmt
-	mCPGrantListStmt                  *sql.Stmt
-	mCPGrantPutStmt                   *sql.Stmt
-	mCPGrantSwapStmt                  *sql.Stmt
-	noteArchiveStmt                   *sql.Stmt
-	noteGetStmt                       *sql.Stmt
-	noteInsertStmt                    *sql.Stmt
-	noteListStmt                      *sql.Stmt
-	noteListPinnedStmt                *sql.Stmt
-	noteRescoreStmt                   *sql.Stmt
-	noteSearchStmt                    *sql.Stmt
-	noteTouchStmt                     *sql.Stmt
-	pairingApproveStmt                *sql.Stmt
-	pairingGetStmt                    *sql.Stmt
-	pairingListStmt                   *sql.Stmt
-	pairingUpsertStmt                 *sql.Stmt
-	participantGetStmt                *sql.Stmt
-	participantInsertStmt             *sql.Stmt
-	participantListStmt               *sql.Stmt
-	participantRejoinStmt             *sql.Stmt
-	participantRemoveStmt             *sql.Stmt
-	participantSetDoneStmt            *sql.Stmt
-	peopleGetStmt                     *sql.Stmt
-	peopleInsertStmt                  *sql.Stmt
-	peopleMarkMergedStmt              *sql.Stmt
-	peopleMergedIntoStmt              *sql.Stmt
-	peopleSetProfileStmt              *sql.Stmt
-	personalityGetStmt                *sql.Stmt
-	personalityInsertStmt             *sql.Stmt
-	personalityListStmt               *sql.Stmt
-	postedGetStmt                     *sql.Stmt
-	postedUpsertStmt                  *sql.Stmt
-	purgeApprovalsStmt                *sql.Stmt
-	purgeArtifactsStmt                *sql.Stmt
-	purgeAuditStmt                    *sql.Stmt
-	purgeBindingsStmt                 *sql.Stmt
-	purgeConversationsStmt            *sql.Stmt
-	purgeDiscardedEntriesStmt         *sql.Stmt
-	purgeEntriesStmt                  *sql.Stmt
-	purgeFilingStmt                   *sql.Stmt
-	purgeLiveStreamsStmt              *sql.Stmt
-	purgeNotesStmt                    *sql.Stmt
-	purgePostedStmt                   *sql.Stmt
-	purgeRulebooksStmt                *sql.Stmt
-	purgeScheduleRunsStmt             *sql.Stmt
-	purgeToolExecutionsStmt           *sql.Stmt
-	purgeUsageStmt                    *sql.Stmt
-	purgeWorkStmt                     *sql.Stmt
-	refusalNoticeInsertStmt           *sql.Stmt
-	retentionClearStmt                *sql.Stmt
-	retentionExpiredRootsStmt         *sql.Stmt
-	retentionGetStmt                  *sql.Stmt
-	retentionListStmt                 *sql.Stmt
-	retentionLockTreeStmt             *sql.Stmt
-	retentionSetStmt                  *sql.Stmt
-	retentionTreeStmt                 *sql.Stmt
-	retentionTreeBusyStmt             *sql.Stmt
-	rulebookCopyStmt                  *sql.Stmt
-	rulebookDeleteStmt                *sql.Stmt
-	rulebookGetStmt                   *sql.Stmt
-	rulebookUpsertStmt                *sql.Stmt
-	runEventInsertStmt                *sql.Stmt
-	runEventListStmt                  *sql.Stmt
-	runFinishStmt                     *sql.Stmt
-	runGetStmt                        *sql.Stmt
-	runInsertStmt                     *sql.Stmt
-	runListStmt                       *sql.Stmt
-	runMessageGetStmt                 *sql.Stmt
-	runMessageInsertStmt              *sql.Stmt
-	runMessageSaveStmt                *sql.Stmt
-	runReopenStmt                     *sql.Stmt
-	runSlotsWorkingStmt               *sql.Stmt
-	runStepByConversationStmt         *sql.Stmt
-	runStepFinishStmt                 *sql.Stmt
-	runStepGetStmt                    *sql.Stmt
-	runStepInsertStmt                 *sql.Stmt
-	runStepListStmt                   *sql.Stmt
-	runStepResetStmt                  *sql.Stmt
-	runStepStartStmt                  *sql.Stmt
-	scheduleAdvanceStmt               *sql.Stmt
-	scheduleCountStmt                 *sql.Stmt
-	scheduleDeleteStmt                *sql.Stmt
-	scheduleDueStmt                   *sql.Stmt
-	scheduleFindStmt                  *sql.Stmt
-	scheduleGetStmt                   *sql.Stmt
-	scheduleInsertStmt                *sql.Stmt
-	scheduleListStmt                  *sql.Stmt
-	schedulePruneStmt                 *sql.Stmt
-	scheduleRunByConversationStmt     *sql.Stmt
-	scheduleRunGetStmt                *sql.Stmt
-	scheduleRunInsertStmt             *sql.Stmt
-	scheduleRunListStmt               *sql.Stmt
-	scheduleRunNextSeqStmt            *sql.Stmt
-	scheduleRunUpdateStmt             *sql.Stmt
-	scheduleUpdateStmt                *sql.Stmt
-	scheduleUpsertStmt                *sql.Stmt
-	scheduleUsageTotalStmt            *sql.Stmt
-	scheduleWorkspaceStmt             *sql.Stmt
-	schemaMigrationsHasStmt           *sql.Stmt
-	schemaMigrationsInsertStmt        *sql.Stmt
-	schemaMigrationsMaxStmt           *sql.Stmt
-	schemaMigrationsRowsStmt          *sql.Stmt
-	schemaMigrationsVersionsStmt      *sql.Stmt
-	sideThreadByChildStmt             *sql.Stmt
-	sideThreadFindOpenStmt            *sql.Stmt
-	sideThreadFinishStmt              *sql.Stmt
-	sideThreadGetStmt                 *sql.Stmt
-	sideThreadInsertStmt              *sql.Stmt
-	sideThreadListStmt                *sql.Stmt
-	sideThreadListStaleStmt           *sql.Stmt
-	sideThreadMarkStmt                *sql.Stmt
-	sideThreadProgressStmt            *sql.Stmt
-	skillDeleteStmt                   *sql.Stmt
-	skillGetStmt                      *sql.Stmt
-	skillListStmt                     *sql.Stmt
-	skillSaveStmt                     *sql.Stmt
-	slackInstallationDeleteStmt       *sql.Stmt
-	slackInstallationGetStmt          *sql.Stmt
-	slackInstallationListStmt         *sql.Stmt
-	slackInstallationResealStmt       *sql.Stmt
-	slackInstallationSaveStmt         *sql.Stmt
-	summarySearchStmt                 *sql.Stmt
-	toolExecutionFinishStmt           *sql.Stmt
-	toolExecutionGetStmt              *sql.Stmt
-	toolExecutionInsertStmt           *sql.Stmt
-	usageInsertStmt                   *sql.Stmt
-	usageListStmt                     *sql.Stmt
-	usageSummaryStmt                  *sql.Stmt
-	workClaimCandidatesStmt           *sql.Stmt
-	workClaimConversationsStmt        *sql.Stmt
-	workClaimMarkStmt                 *sql.Stmt
-	workCompleteStmt                  *sql.Stmt
-	workCompleteManyStmt              *sql.Stmt
-	workCountStmt                     *sql.Stmt
-	workFailStmt                      *sql.Stmt
-	workFailExhaustedStmt             *sql.Stmt
-	workGetStmt                       *sql.Stmt
-	workGetByUniqueKeyStmt            *sql.Stmt
-	workHeartbeatStmt                 *sql.Stmt
-	workInsertStmt                    *sql.Stmt
-	workListStmt                      *sql.Stmt
-	workNextKindStmt                  *sql.Stmt
-	workNextKindOfKeyStmt             *sql.Stmt
-	workPruneStmt                     *sql.Stmt
-	workReclaimStmt                   *sql.Stmt
-	workReleaseStmt                   *sql.Stmt
-	workspaceBindInsertStmt           *sql.Stmt
-	workspaceBindingFindStmt          *sql.Stmt
-	workspaceDeleteStmt               *sql.Stmt
-	workspaceGetStmt                  *sql.Stmt
-	workspaceInsertStmt               *sql.Stmt
-	workspaceListByPersonStmt         *sql.Stmt
-	workspaceMemberDeleteStmt         *sql.Stmt
-	workspaceMemberGetStmt            *sql.Stmt
-	workspaceMemberListStmt           *sql.Stmt
-	workspaceMemberUpsertStmt         *sql.Stmt
-	workspacePersonalGetStmt          *sql.Stmt
-	workspacePersonalInsertStmt       *sql.Stmt
+	db                                  DBTX
+	tx                                  *sql.Tx
+	agentDirectoryStmt                  *sql.Stmt
+	agentGetByNameStmt                  *sql.Stmt
+	agentLatenciesStmt                  *sql.Stmt
+	agentListVisibleStmt                *sql.Stmt
+	agentLoadsStmt                      *sql.Stmt
+	agentNameGetStmt                    *sql.Stmt
+	agentOwnerSetStmt                   *sql.Stmt
+	agentPinAddStmt                     *sql.Stmt
+	agentPinListStmt                    *sql.Stmt
+	agentPinsClearStmt                  *sql.Stmt
+	agentPublishSetStmt                 *sql.Stmt
+	agentSharingGetStmt                 *sql.Stmt
+	agentSharingTouchStmt               *sql.Stmt
+	agentUpsertStmt                     *sql.Stmt
+	approvalCountStmt                   *sql.Stmt
+	approvalDecideStmt                  *sql.Stmt
+	approvalExpireStmt                  *sql.Stmt
+	approvalFindByCallStmt              *sql.Stmt
+	approvalGetStmt                     *sql.Stmt
+	approvalInsertStmt                  *sql.Stmt
+	approvalListPendingStmt             *sql.Stmt
+	approvalListVisibleStmt             *sql.Stmt
+	artifactCommentInsertStmt           *sql.Stmt
+	artifactCommentListStmt             *sql.Stmt
+	artifactGetStmt                     *sql.Stmt
+	artifactInsertStmt                  *sql.Stmt
+	artifactListStmt                    *sql.Stmt
+	artifactNextStmt                    *sql.Stmt
+	artifactVersionGetStmt              *sql.Stmt
+	artifactVersionInsertStmt           *sql.Stmt
+	artifactVersionListStmt             *sql.Stmt
+	auditGetStmt                        *sql.Stmt
+	auditInsertStmt                     *sql.Stmt
+	auditListStmt                       *sql.Stmt
+	auditLogStmt                        *sql.Stmt
+	auditScanStmt                       *sql.Stmt
+	auditSettleStmt                     *sql.Stmt
+	backupConversationCountStmt         *sql.Stmt
+	backupInstanceLeasesStmt            *sql.Stmt
+	bindingAdvanceStmt                  *sql.Stmt
+	bindingFindStmt                     *sql.Stmt
+	bindingGetStmt                      *sql.Stmt
+	bindingInsertStmt                   *sql.Stmt
+	bindingListByConversationStmt       *sql.Stmt
+	bindingMoveStmt                     *sql.Stmt
+	bindingRelocateStmt                 *sql.Stmt
+	budgetChargeStmt                    *sql.Stmt
+	budgetExtendStmt                    *sql.Stmt
+	budgetReservationDeleteStmt         *sql.Stmt
+	budgetReservationInsertStmt         *sql.Stmt
+	budgetReservationRenewStmt          *sql.Stmt
+	budgetReservationsExpireStmt        *sql.Stmt
+	budgetReservedStmt                  *sql.Stmt
+	budgetSpendGetStmt                  *sql.Stmt
+	budgetSpendLockStmt                 *sql.Stmt
+	budgetWarnedStmt                    *sql.Stmt
+	cardChoiceGetStmt                   *sql.Stmt
+	cardChoiceInsertStmt                *sql.Stmt
+	connectionDeleteStmt                *sql.Stmt
+	connectionFindStmt                  *sql.Stmt
+	connectionGetStmt                   *sql.Stmt
+	connectionListStmt                  *sql.Stmt
+	connectionSaveStmt                  *sql.Stmt
+	connectionSetTokensStmt             *sql.Stmt
+	conversationAddChildStmt            *sql.Stmt
+	conversationChildGoneStmt           *sql.Stmt
+	conversationExistsStmt              *sql.Stmt
+	conversationForksStmt               *sql.Stmt
+	conversationGetStmt                 *sql.Stmt
+	conversationInsertStmt              *sql.Stmt
+	conversationLeaseExtendStmt         *sql.Stmt
+	conversationLeaseHeldByStmt         *sql.Stmt
+	conversationLeaseReleaseStmt        *sql.Stmt
+	conversationLeaseReleaseOwnerStmt   *sql.Stmt
+	conversationListExpiredLeasesStmt   *sql.Stmt
+	conversationListedStmt              *sql.Stmt
+	conversationListingGetStmt          *sql.Stmt
+	conversationNextSeqStmt             *sql.Stmt
+	conversationRenameStmt              *sql.Stmt
+	conversationSearchStmt              *sql.Stmt
+	conversationSearchSortedStmt        *sql.Stmt
+	conversationSetStatusStmt           *sql.Stmt
+	conversationWorkspaceStmt           *sql.Stmt
+	conversationWorkspaceSetStmt        *sql.Stmt
+	delegationByChildStmt               *sql.Stmt
+	delegationFinishStmt                *sql.Stmt
+	delegationGetStmt                   *sql.Stmt
+	delegationInsertStmt                *sql.Stmt
+	delegationListStmt                  *sql.Stmt
+	delegationTrackRecordsStmt          *sql.Stmt
+	entryErrorListStmt                  *sql.Stmt
+	entryGetStmt                        *sql.Stmt
+	entryInsertStmt                     *sql.Stmt
+	entryLatestSummaryStmt              *sql.Stmt
+	entryListStmt                       *sql.Stmt
+	entryListInChannelStmt              *sql.Stmt
+	entrySeedForkStmt                   *sql.Stmt
+	feedbackSummaryStmt                 *sql.Stmt
+	filingGetStmt                       *sql.Stmt
+	filingPutStmt                       *sql.Stmt
+	floorAgentSpokeStmt                 *sql.Stmt
+	floorGetStmt                        *sql.Stmt
+	floorPersonSpokeStmt                *sql.Stmt
+	folderDeleteStmt                    *sql.Stmt
+	folderGetStmt                       *sql.Stmt
+	folderInsertStmt                    *sql.Stmt
+	folderListStmt                      *sql.Stmt
+	folderUnfileAllStmt                 *sql.Stmt
+	folderUpdateStmt                    *sql.Stmt
+	forgetAPIKeysStmt                   *sql.Stmt
+	forgetApprovalDecidersStmt          *sql.Stmt
+	forgetAuditDecidersStmt             *sql.Stmt
+	forgetCardChoicesStmt               *sql.Stmt
+	forgetConnectionsStmt               *sql.Stmt
+	forgetDiscardedEntriesStmt          *sql.Stmt
+	forgetEntriesStmt                   *sql.Stmt
+	forgetGrantsStmt                    *sql.Stmt
+	forgetIdentitiesStmt                *sql.Stmt
+	forgetLinkCodesStmt                 *sql.Stmt
+	forgetLoginsStmt                    *sql.Stmt
+	forgetMembershipsStmt               *sql.Stmt
+	forgetPairingsStmt                  *sql.Stmt
+	forgetParticipantsStmt              *sql.Stmt
+	forgetPersonStmt                    *sql.Stmt
+	forgetPersonalNotesStmt             *sql.Stmt
+	forgetRefusalNoticesStmt            *sql.Stmt
+	forgetSSOGrantsStmt                 *sql.Stmt
+	grantFindStmt                       *sql.Stmt
+	grantGetStmt                        *sql.Stmt
+	grantInsertStmt                     *sql.Stmt
+	grantListStmt                       *sql.Stmt
+	grantRevokeStmt                     *sql.Stmt
+	identitiesMoveStmt                  *sql.Stmt
+	identitiesOfStmt                    *sql.Stmt
+	identityInsertStmt                  *sql.Stmt
+	identityOwnerStmt                   *sql.Stmt
+	identityRefreshedStmt               *sql.Stmt
+	inboundPruneStmt                    *sql.Stmt
+	inboundRecordStmt                   *sql.Stmt
+	instanceLeaseAcquireStmt            *sql.Stmt
+	instanceLeaseGetStmt                *sql.Stmt
+	instanceLeaseHeartbeatStmt          *sql.Stmt
+	instanceLeasePruneStmt              *sql.Stmt
+	instanceLeaseReleaseStmt            *sql.Stmt
+	instanceLeaseTakeOverStmt           *sql.Stmt
+	keyByIDStmt                         *sql.Stmt
+	keyByLookupStmt                     *sql.Stmt
+	keyInsertStmt                       *sql.Stmt
+	keyListedStmt                       *sql.Stmt
+	keyRevokeWithSessionsStmt           *sql.Stmt
+	keySessionsPruneStmt                *sql.Stmt
+	keyTouchStmt                        *sql.Stmt
+	leaseAcquireStmt                    *sql.Stmt
+	leasePruneStmt                      *sql.Stmt
+	leaseReleaseStmt                    *sql.Stmt
+	linkCodeInsertStmt                  *sql.Stmt
+	linkCodeSpendStmt                   *sql.Stmt
+	linkCodesForgetStmt                 *sql.Stmt
+	linkCodesPruneStmt                  *sql.Stmt
+	liveStreamDeleteStmt                *sql.Stmt
+	liveStreamGetStmt                   *sql.Stmt
+	liveStreamSaveStmt                  *sql.Stmt
+	loginByHashStmt                     *sql.Stmt
+	loginByIDStmt                       *sql.Stmt
+	loginEndStmt                        *sql.Stmt
+	loginInsertStmt                     *sql.Stmt
+	loginMarkUsedStmt                   *sql.Stmt
+	loginSessionsStmt                   *sql.Stmt
+	loginTouchStmt                      *sql.Stmt
+	loginsPruneStmt                     *sql.Stmt
+	mCPGrantDeleteStmt                  *sql.Stmt
+	mCPGrantGetStmt                     *sql.Stmt
+	mCPGrantInsertStmt                  *sql.Stmt
+	mCPGrantListStmt                    *sql.Stmt
+	mCPGrantPutStmt                     *sql.Stmt
+	mCPGrantSwapStmt                    *sql.Stmt
+	noteArchiveStmt                     *sql.Stmt
+	noteGetStmt                         *sql.Stmt
+	noteInsertStmt                      *sql.Stmt
+	noteListStmt                        *sql.Stmt
+	noteListPinnedStmt                  *sql.Stmt
+	noteRescoreStmt                     *sql.Stmt
+	noteSearchStmt                      *sql.Stmt
+	noteTouchStmt                       *sql.Stmt
+	oIDCStateByHashStmt                 *sql.Stmt
+	oIDCStateInsertStmt                 *sql.Stmt
+	oIDCStateMarkUsedStmt               *sql.Stmt
+	oIDCStatesPruneStmt                 *sql.Stmt
+	pairingApproveStmt                  *sql.Stmt
+	pairingGetStmt                      *sql.Stmt
+	pairingListStmt                     *sql.Stmt
+	pairingUpsertStmt                   *sql.Stmt
+	participantGetStmt                  *sql.Stmt
+	participantInsertStmt               *sql.Stmt
+	participantListStmt                 *sql.Stmt
+	participantRejoinStmt               *sql.Stmt
+	participantRemoveStmt               *sql.Stmt
+	participantSetDoneStmt              *sql.Stmt
+	peopleGetStmt                       *sql.Stmt
+	peopleInsertStmt                    *sql.Stmt
+	peopleMarkMergedStmt                *sql.Stmt
+	peopleMergedIntoStmt                *sql.Stmt
+	peopleSetProfileStmt                *sql.Stmt
+	personalityGetStmt                  *sql.Stmt
+	personalityInsertStmt               *sql.Stmt
+	personalityListStmt                 *sql.Stmt
+	postedGetStmt                       *sql.Stmt
+	postedUpsertStmt                    *sql.Stmt
+	purgeApprovalsStmt                  *sql.Stmt
+	purgeArtifactsStmt                  *sql.Stmt
+	purgeAuditStmt                      *sql.Stmt
+	purgeBindingsStmt                   *sql.Stmt
+	purgeConversationsStmt              *sql.Stmt
+	purgeDiscardedEntriesStmt           *sql.Stmt
+	purgeEntriesStmt                    *sql.Stmt
+	purgeFilingStmt                     *sql.Stmt
+	purgeLiveStreamsStmt                *sql.Stmt
+	purgeNotesStmt                      *sql.Stmt
+	purgePostedStmt                     *sql.Stmt
+	purgeRulebooksStmt                  *sql.Stmt
+	purgeScheduleRunsStmt               *sql.Stmt
+	purgeToolExecutionsStmt             *sql.Stmt
+	purgeUsageStmt                      *sql.Stmt
+	purgeWorkStmt                       *sql.Stmt
+	refusalNoticeInsertStmt             *sql.Stmt
+	retentionClearStmt                  *sql.Stmt
+	retentionExpiredRootsStmt           *sql.Stmt
+	retentionGetStmt                    *sql.Stmt
+	retentionListStmt                   *sql.Stmt
+	retentionLockTreeStmt               *sql.Stmt
+	retentionSetStmt                    *sql.Stmt
+	retentionTreeStmt                   *sql.Stmt
+	retentionTreeBusyStmt               *sql.Stmt
+	rulebookCopyStmt                    *sql.Stmt
+	rulebookDeleteStmt                  *sql.Stmt
+	rulebookGetStmt                     *sql.Stmt
+	rulebookUpsertStmt                  *sql.Stmt
+	runEventInsertStmt                  *sql.Stmt
+	runEventListStmt                    *sql.Stmt
+	runFinishStmt                       *sql.Stmt
+	runGetStmt                          *sql.Stmt
+	runInsertStmt                       *sql.Stmt
+	runListStmt                         *sql.Stmt
+	runMessageGetStmt                   *sql.Stmt
+	runMessageInsertStmt                *sql.Stmt
+	runMessageSaveStmt                  *sql.Stmt
+	runReopenStmt                       *sql.Stmt
+	runSlotsWorkingStmt                 *sql.Stmt
+	runStepByConversationStmt           *sql.Stmt
+	runStepChangesSetStmt               *sql.Stmt
+	runStepFinishStmt                   *sql.Stmt
+	runStepGetStmt                      *sql.Stmt
+	runStepInsertStmt                   *sql.Stmt
+	runStepListStmt                     *sql.Stmt
+	runStepResetStmt                    *sql.Stmt
+	runStepStartStmt                    *sql.Stmt
+	sSOGrantRemoveStmt                  *sql.Stmt
+	sSOGrantUpsertStmt                  *sql.Stmt
+	sSOGrantsOfStmt                     *sql.Stmt
+	scheduleAdvanceStmt                 *sql.Stmt
+	scheduleCountStmt                   *sql.Stmt
+	scheduleDeleteStmt                  *sql.Stmt
+	scheduleDueStmt                     *sql.Stmt
+	scheduleFindStmt                    *sql.Stmt
+	scheduleGetStmt                     *sql.Stmt
+	scheduleInsertStmt                  *sql.Stmt
+	scheduleListStmt                    *sql.Stmt
+	schedulePruneStmt                   *sql.Stmt
+	scheduleRunByConversationStmt       *sql.Stmt
+	scheduleRunGetStmt                  *sql.Stmt
+	scheduleRunInsertStmt               *sql.Stmt
+	scheduleRunListStmt                 *sql.Stmt
+	scheduleRunNextSeqStmt              *sql.Stmt
+	scheduleRunUpdateStmt               *sql.Stmt
+	scheduleUpdateStmt                  *sql.Stmt
+	scheduleUpsertStmt                  *sql.Stmt
+	scheduleUsageTotalStmt              *sql.Stmt
+	scheduleWorkspaceStmt               *sql.Stmt
+	schemaMigrationsHasStmt             *sql.Stmt
+	schemaMigrationsInsertStmt          *sql.Stmt
+	schemaMigrationsMaxStmt             *sql.Stmt
+	schemaMigrationsRowsStmt            *sql.Stmt
+	schemaMigrationsVersionsStmt        *sql.Stmt
+	sideThreadByChildStmt               *sql.Stmt
+	sideThreadFindOpenStmt              *sql.Stmt
+	sideThreadFinishStmt                *sql.Stmt
+	sideThreadGetStmt                   *sql.Stmt
+	sideThreadInsertStmt                *sql.Stmt
+	sideThreadListStmt                  *sql.Stmt
+	sideThreadListStaleStmt             *sql.Stmt
+	sideThreadMarkStmt                  *sql.Stmt
+	sideThreadProgressStmt              *sql.Stmt
+	skillDeleteStmt                     *sql.Stmt
+	skillGetStmt                        *sql.Stmt
+	skillListStmt                       *sql.Stmt
+	skillSaveStmt                       *sql.Stmt
+	slackInstallationClaimRefreshStmt   *sql.Stmt
+	slackInstallationDeleteStmt         *sql.Stmt
+	slackInstallationExpiringStmt       *sql.Stmt
+	slackInstallationFindStmt           *sql.Stmt
+	slackInstallationGetStmt            *sql.Stmt
+	slackInstallationListStmt           *sql.Stmt
+	slackInstallationRefreshFailedStmt  *sql.Stmt
+	slackInstallationRefreshStoppedStmt *sql.Stmt
+	slackInstallationRefreshedStmt      *sql.Stmt
+	slackInstallationResealStmt         *sql.Stmt
+	slackInstallationSaveStmt           *sql.Stmt
+	slackInstallationTeamNoteStmt       *sql.Stmt
+	slackInstallationTouchStmt          *sql.Stmt
+	summarySearchStmt                   *sql.Stmt
+	toolExecutionFinishStmt             *sql.Stmt
+	toolExecutionGetStmt                *sql.Stmt
+	toolExecutionInsertStmt             *sql.Stmt
+	usageInsertStmt                     *sql.Stmt
+	usageListStmt                       *sql.Stmt
+	usageSummaryStmt                    *sql.Stmt
+	workClaimCandidatesStmt             *sql.Stmt
+	workClaimConversationsStmt          *sql.Stmt
+	workClaimMarkStmt                   *sql.Stmt
+	workCompleteStmt                    *sql.Stmt
+	workCompleteManyStmt                *sql.Stmt
+	workCountStmt                       *sql.Stmt
+	workFailStmt                        *sql.Stmt
+	workFailExhaustedStmt               *sql.Stmt
+	workGetStmt                         *sql.Stmt
+	workGetByUniqueKeyStmt              *sql.Stmt
+	workHeartbeatStmt                   *sql.Stmt
+	workInsertStmt                      *sql.Stmt
+	workListStmt                        *sql.Stmt
+	workNextKindStmt                    *sql.Stmt
+	workNextKindOfKeyStmt               *sql.Stmt
+	workPruneStmt                       *sql.Stmt
+	workReclaimStmt                     *sql.Stmt
+	workReleaseStmt                     *sql.Stmt
+	workspaceBindInsertStmt             *sql.Stmt
+	workspaceBindingFindStmt            *sql.Stmt
+	workspaceDeleteStmt                 *sql.Stmt
+	workspaceGetStmt                    *sql.Stmt
+	workspaceInsertStmt                 *sql.Stmt
+	workspaceListByPersonStmt           *sql.Stmt
+	workspaceMemberDeleteStmt           *sql.Stmt
+	workspaceMemberGetStmt              *sql.Stmt
+	workspaceMemberListStmt             *sql.Stmt
+	workspaceMemberUpsertStmt           *sql.Stmt
+	workspacePersonalGetStmt            *sql.Stmt
+	workspacePersonalInsertStmt         *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                tx,
-		tx:                                tx,
-		agentDirectoryStmt:                q.agentDirectoryStmt,
-		agentGetByNameStmt:                q.agentGetByNameStmt,
-		agentLatenciesStmt:                q.agentLatenciesStmt,
-		agentListVisibleStmt:              q.agentListVisibleStmt,
-		agentLoadsStmt:                    q.agentLoadsStmt,
-		agentNameGetStmt:                  q.agentNameGetStmt,
-		agentOwnerSetStmt:                 q.agentOwnerSetStmt,
-		agentPinAddStmt:                   q.agentPinAddStmt,
-		agentPinListStmt:                  q.agentPinListStmt,
-		agentPinsClearStmt:                q.agentPinsClearStmt,
-		agentPublishSetStmt:               q.agentPublishSetStmt,
-		agentSharingGetStmt:               q.agentSharingGetStmt,
-		agentSharingTouchStmt:             q.agentSharingTouchStmt,
-		agentUpsertStmt:                   q.agentUpsertStmt,
-		approvalCountStmt:                 q.approvalCountStmt,
-		approvalDecideStmt:                q.approvalDecideStmt,
-		approvalExpireStmt:                q.approvalExpireStmt,
-		approvalFindByCallStmt:            q.approvalFindByCallStmt,
-		approvalGetStmt:                   q.approvalGetStmt,
-		approvalInsertStmt:                q.approvalInsertStmt,
-		approvalListPendingStmt:           q.approvalListPendingStmt,
-		approvalListVisibleStmt:           q.approvalListVisibleStmt,
-		artifactCommentInsertStmt:         q.artifactCommentInsertStmt,
-		artifactCommentListStmt:           q.artifactCommentListStmt,
-		artifactGetStmt:                   q.artifactGetStmt,
-		artifactInsertStmt:                q.artifactInsertStmt,
-		artifactListStmt:                  q.artifactListStmt,
-		artifactNextStmt:                  q.artifactNextStmt,
-		artifactVersionGetStmt:            q.artifactVersionGetStmt,
-		artifactVersionInsertStmt:         q.artifactVersionInsertStmt,
-		artifactVersionListStmt:           q.artifactVersionListStmt,
-		auditInsertStmt:                   q.auditInsertStmt,
-		auditListStmt:                     q.auditListStmt,
-		auditLogStmt:                      q.auditLogStmt,
-		auditSettleStmt:                   q.auditSettleStmt,
-		backupConversationCountStmt:       q.backupConversationCountStmt,
-		backupInstanceLeasesStmt:          q.backupInstanceLeasesStmt,
-		bindingAdvanceStmt:                q.bindingAdvanceStmt,
-		bindingFindStmt:                   q.bindingFindStmt,
-		bindingGetStmt:                    q.bindingGetStmt,
-		bindingInsertStmt:                 q.bindingInsertStmt,
-		bindingListByConversationStmt:     q.bindingListByConversationStmt,
-		bindingMoveStmt:                   q.bindingMoveStmt,
-		bindingRelocateStmt:               q.bindingRelocateStmt,
-		cardChoiceGetStmt:                 q.cardChoiceGetStmt,
-		cardChoiceInsertStmt:              q.cardChoiceInsertStmt,
-		connectionDeleteStmt:              q.connectionDeleteStmt,
-		connectionFindStmt:                q.connectionFindStmt,
-		connectionGetStmt:                 q.connectionGetStmt,
-		connectionListStmt:                q.connectionListStmt,
-		connectionSaveStmt:                q.connectionSaveStmt,
-		connectionSetTokensStmt:           q.connectionSetTokensStmt,
-		conversationAddChildStmt:          q.conversationAddChildStmt,
-		conversationChildGoneStmt:         q.conversationChildGoneStmt,
-		conversationExistsStmt:            q.conversationExistsStmt,
-		conversationForksStmt:             q.conversationForksStmt,
-		conversationGetStmt:               q.conversationGetStmt,
-		conversationInsertStmt:            q.conversationInsertStmt,
-		conversationLeaseExtendStmt:       q.conversationLeaseExtendStmt,
-		conversationLeaseHeldByStmt:       q.conversationLeaseHeldByStmt,
-		conversationLeaseReleaseStmt:      q.conversationLeaseReleaseStmt,
-		conversationLeaseReleaseOwnerStmt: q.conversationLeaseReleaseOwnerStmt,
-		conversationListExpiredLeasesStmt: q.conversationListExpiredLeasesStmt,
-		conversationListedStmt:            q.conversationListedStmt,
-		conversationListingGetStmt:        q.conversationListingGetStmt,
-		conversationNextSeqStmt:           q.conversationNextSeqStmt,
-		conversationRenameStmt:            q.conversationRenameStmt,
-		conversationSearchStmt:            q.conversationSearchStmt,
-		conversationSearchSortedStmt:      q.conversationSearchSortedStmt,
-		conversationSetStatusStmt:         q.conversationSetStatusStmt,
-		conversationWorkspaceStmt:         q.conversationWorkspaceStmt,
-		conversationWorkspaceSetStmt:      q.conversationWorkspaceSetStmt,
-		delegationByChildStmt:             q.delegationByChildStmt,
-		delegationFinishStmt:              q.delegationFinishStmt,
-		delegationGetStmt:                 q.delegationGetStmt,
-		delegationInsertStmt:              q.delegationInsertStmt,
-		delegationListStmt:                q.delegationListStmt,
-		delegationTrackRecordsStmt:        q.delegationTrackRecordsStmt,
-		entryErrorListStmt:                q.entryErrorListStmt,
-		entryGetStmt:                      q.entryGetStmt,
-		entryInsertStmt:                   q.entryInsertStmt,
-		entryLatestSummaryStmt:            q.entryLatestSummaryStmt,
-		entryListStmt:                     q.entryListStmt,
-		entryListInChannelStmt:            q.entryListInChannelStmt,
-		entrySeedForkStmt:                 q.entrySeedForkStmt,
-		feedbackSummaryStmt:               q.feedbackSummaryStmt,
-		filingGetStmt:                     q.filingGetStmt,
-		filingPutStmt:                     q.filingPutStmt,
-		floorAgentSpokeStmt:               q.floorAgentSpokeStmt,
-		floorGetStmt:                      q.floorGetStmt,
-		floorPersonSpokeStmt:              q.floorPersonSpokeStmt,
-		folderDeleteStmt:                  q.folderDeleteStmt,
-		folderGetStmt:                     q.folderGetStmt,
-		folderInsertStmt:                  q.folderInsertStmt,
-		folderListStmt:                    q.folderListStmt,
-		folderUnfileAllStmt:               q.folderUnfileAllStmt,
-		folderUpdateStmt:                  q.folderUpdateStmt,
-		forgetAPIKeysStmt:                 q.forgetAPIKeysStmt,
-		forgetApprovalDecidersStmt:        q.forgetApprovalDecidersStmt,
-		forgetAuditDecidersStmt:           q.forgetAuditDecidersStmt,
-		forgetCardChoicesStmt:             q.forgetCardChoicesStmt,
-		forgetConnectionsStmt:             q.forgetConnectionsStmt,
-		forgetDiscardedEntriesStmt:        q.forgetDiscardedEntriesStmt,
-		forgetEntriesStmt:                 q.forgetEntriesStmt,
-		forgetGrantsStmt:                  q.forgetGrantsStmt,
-		forgetIdentitiesStmt:              q.forgetIdentitiesStmt,
-		forgetLinkCodesStmt:               q.forgetLinkCodesStmt,
-		forgetLoginsStmt:                  q.forgetLoginsStmt,
-		forgetMembershipsStmt:             q.forgetMembershipsStmt,
-		forgetPairingsStmt:                q.forgetPairingsStmt,
-		forgetParticipantsStmt:            q.forgetParticipantsStmt,
-		forgetPersonStmt:                  q.forgetPersonStmt,
-		forgetPersonalNotesStmt:           q.forgetPersonalNotesStmt,
-		forgetRefusalNoticesStmt:          q.forgetRefusalNoticesStmt,
-		grantFindStmt:                     q.grantFindStmt,
-		grantGetStmt:                      q.grantGetStmt,
-		grantInsertStmt:                   q.grantInsertStmt,
-		grantListStmt:                     q.grantListStmt,
-		grantRevokeStmt:                   q.grantRevokeStmt,
-		identitiesMoveStmt:                q.identitiesMoveStmt,
-		identitiesOfStmt:                  q.identitiesOfStmt,
-		identityInsertStmt:                q.identityInsertStmt,
-		identityOwnerStmt:                 q.identityOwnerStmt,
-		identityRefreshedStmt:             q.identityRefreshedStmt,
-		inboundPruneStmt:                  q.inboundPruneStmt,
-		inboundRecordStmt:                 q.inboundRecordStmt,
-		instanceLeaseAcquireStmt:          q.instanceLeaseAcquireStmt,
-		instanceLeaseGetStmt:              q.instanceLeaseGetStmt,
-		instanceLeaseHeartbeatStmt:        q.instanceLeaseHeartbeatStmt,
-		instanceLeasePruneStmt:            q.instanceLeasePruneStmt,
-		instanceLeaseReleaseStmt:          q.instanceLeaseReleaseStmt,
-		instanceLeaseTakeOverStmt:         q.instanceLeaseTakeOverStmt,
-		keyByIDStmt:                       q.keyByIDStmt,
-		keyByLookupStmt:                   q.keyByLookupStmt,
-		keyInsertStmt:                     q.keyInsertStmt,
-		keyListedStmt:                     q.keyListedStmt,
-		keyRevokeWithSessionsStmt:         q.keyRevokeWithSessionsStmt,
-		keySessionsPruneStmt:              q.keySessionsPruneStmt,
-		leaseAcquireStmt:                  q.leaseAcquireStmt,
-		leasePruneStmt:                    q.leasePruneStmt,
-		leaseReleaseStmt:                  q.leaseReleaseStmt,
-		linkCodeInsertStmt:                q.linkCodeInsertStmt,
-		linkCodeSpendStmt:                 q.linkCodeSpendStmt,
-		linkCodesForgetStmt:               q.linkCodesForgetStmt,
-		linkCodesPruneStmt:                q.linkCodesPruneStmt,
-		liveStreamDeleteStmt:              q.liveStreamDeleteStmt,
-		liveStreamGetStmt:                 q.liveStreamGetStmt,
-		liveStreamSaveStmt:                q.liveStreamSaveStmt,
-		loginByHashStmt:                   q.loginByHashStmt,
-		loginInsertStmt:                   q.loginInsertStmt,
-		loginMarkUsedStmt:                 q.loginMarkUsedStmt,
-		loginsPruneStmt:                   q.loginsPruneStmt,
-		mCPGrantDeleteStmt:                q.mCPGrantDeleteStmt,
-		mCPGrantGetStmt:                   q.mCPGrantGetStmt,
-		mCPGrantInsertStmt:                q.mCPGrantInsertStmt,
-		mCPGrantListStmt:                  q.mCPGrantListStmt,
-		mCPGrantPutStmt:                   q.mCPGrantPutStmt,
-		mCPGrantSwapStmt:                  q.mCPGrantSwapStmt,
-		noteArchiveStmt:                   q.noteArchiveStmt,
-		noteGetStmt:                       q.noteGetStmt,
-		noteInsertStmt:                    q.noteInsertStmt,
-		noteListStmt:                      q.noteListStmt,
-		noteListPinnedStmt:                q.noteListPinnedStmt,
-		noteRescoreStmt:                   q.noteRescoreStmt,
-		noteSearchStmt:                    q.noteSearchStmt,
-		noteTouchStmt:                     q.noteTouchStmt,
-		pairingApproveStmt:                q.pairingApproveStmt,
-		pairingGetStmt:                    q.pairingGetStmt,
-		pairingListStmt:                   q.pairingListStmt,
-		pairingUpsertStmt:                 q.pairingUpsertStmt,
-		participantGetStmt:                q.participantGetStmt,
-		participantInsertStmt:             q.participantInsertStmt,
-		participantListStmt:               q.participantListStmt,
-		participantRejoinStmt:             q.participantRejoinStmt,
-		participantRemoveStmt:             q.participantRemoveStmt,
-		participantSetDoneStmt:            q.participantSetDoneStmt,
-		peopleGetStmt:                     q.peopleGetStmt,
-		peopleInsertStmt:                  q.peopleInsertStmt,
-		peopleMarkMergedStmt:              q.peopleMarkMergedStmt,
-		peopleMergedIntoStmt:              q.peopleMergedIntoStmt,
-		peopleSetProfileStmt:              q.peopleSetProfileStmt,
-		personalityGetStmt:                q.personalityGetStmt,
-		personalityInsertStmt:             q.personalityInsertStmt,
-		personalityListStmt:               q.personalityListStmt,
-		postedGetStmt:                     q.postedGetStmt,
-		postedUpsertStmt:                  q.postedUpsertStmt,
-		purgeApprovalsStmt:                q.purgeApprovalsStmt,
-		purgeArtifactsStmt:                q.purgeArtifactsStmt,
-		purgeAuditStmt:                    q.purgeAuditStmt,
-		purgeBindingsStmt:                 q.purgeBindingsStmt,
-		purgeConversationsStmt:            q.purgeConversationsStmt,
-		purgeDiscardedEntriesStmt:         q.purgeDiscardedEntriesStmt,
-		purgeEntriesStmt:                  q.purgeEntriesStmt,
-		purgeFilingStmt:                   q.purgeFilingStmt,
-		purgeLiveStreamsStmt:              q.purgeLiveStreamsStmt,
-		purgeNotesStmt:                    q.purgeNotesStmt,
-		purgePostedStmt:                   q.purgePostedStmt,
-		purgeRulebooksStmt:                q.purgeRulebooksStmt,
-		purgeScheduleRunsStmt:             q.purgeScheduleRunsStmt,
-		purgeToolExecutionsStmt:           q.purgeToolExecutionsStmt,
-		purgeUsageStmt:                    q.purgeUsageStmt,
-		purgeWorkStmt:                     q.purgeWorkStmt,
-		refusalNoticeInsertStmt:           q.refusalNoticeInsertStmt,
-		retentionClearStmt:                q.retentionClearStmt,
-		retentionExpiredRootsStmt:         q.retentionExpiredRootsStmt,
-		retentionGetStmt:                  q.retentionGetStmt,
-		retentionListStmt:                 q.retentionListStmt,
-		retentionLockTreeStmt:             q.retentionLockTreeStmt,
-		retentionSetStmt:                  q.retentionSetStmt,
-		retentionTreeStmt:                 q.retentionTreeStmt,
-		retentionTreeBusyStmt:             q.retentionTreeBusyStmt,
-		rulebookCopyStmt:                  q.rulebookCopyStmt,
-		rulebookDeleteStmt:                q.rulebookDeleteStmt,
-		rulebookGetStmt:                   q.rulebookGetStmt,
-		rulebookUpsertStmt:                q.rulebookUpsertStmt,
-		runEventInsertStmt:                q.runEventInsertStmt,
-		runEventListStmt:                  q.runEventListStmt,
-		runFinishStmt:                     q.runFinishStmt,
-		runGetStmt:                        q.runGetStmt,
-		runInsertStmt:                     q.runInsertStmt,
-		runListStmt:                       q.runListStmt,
-		runMessageGetStmt:                 q.runMessageGetStmt,
-		runMessageInsertStmt:              q.runMessageInsertStmt,
-		runMessageSaveStmt:                q.runMessageSaveStmt,
-		runReopenStmt:                     q.runReopenStmt,
-		runSlotsWorkingStmt:               q.runSlotsWorkingStmt,
-		runStepByConversationStmt:         q.runStepByConversationStmt,
-		runStepFinishStmt:                 q.runStepFinishStmt,
-		runStepGetStmt:                    q.runStepGetStmt,
-		runStepInsertStmt:                 q.runStepInsertStmt,
-		runStepListStmt:                   q.runStepListStmt,
-		runStepResetStmt:                  q.runStepResetStmt,
-		runStepStartStmt:                  q.runStepStartStmt,
-		scheduleAdvanceStmt:               q.scheduleAdvanceStmt,
-		scheduleCountStmt:                 q.scheduleCountStmt,
-		scheduleDeleteStmt:                q.scheduleDeleteStmt,
-		scheduleDueStmt:                   q.scheduleDueStmt,
-		scheduleFindStmt:                  q.scheduleFindStmt,
-		scheduleGetStmt:                   q.scheduleGetStmt,
-		scheduleInsertStmt:                q.scheduleInsertStmt,
-		scheduleListStmt:                  q.scheduleListStmt,
-		schedulePruneStmt:                 q.schedulePruneStmt,
-		scheduleRunByConversationStmt:     q.scheduleRunByConversationStmt,
-		scheduleRunGetStmt:                q.scheduleRunGetStmt,
-		scheduleRunInsertStmt:             q.scheduleRunInsertStmt,
-		scheduleRunListStmt:               q.scheduleRunListStmt,
-		scheduleRunNextSeqStmt:            q.scheduleRunNextSeqStmt,
-		scheduleRunUpdateStmt:             q.scheduleRunUpdateStmt,
-		scheduleUpdateStmt:                q.scheduleUpdateStmt,
-		scheduleUpsertStmt:                q.scheduleUpsertStmt,
-		scheduleUsageTotalStmt:            q.scheduleUsageTotalStmt,
-		scheduleWorkspaceStmt:             q.scheduleWorkspaceStmt,
-		schemaMigrationsHasStmt:           q.schemaMigrationsHasStmt,
-		schemaMigrationsInsertStmt:        q.schemaMigrationsInsertStmt,
-		schemaMigrationsMaxStmt:           q.schemaMigrationsMaxStmt,
-		schemaMigrationsRowsStmt:          q.schemaMigrationsRowsStmt,
-		schemaMigrationsVersionsStmt:      q.schemaMigrationsVersionsStmt,
-		sideThreadByChildStmt:             q.sideThreadByChildStmt,
-		sideThreadFindOpenStmt:            q.sideThreadFindOpenStmt,
-		sideThreadFinishStmt:              q.sideThreadFinishStmt,
-		sideThreadGetStmt:                 q.sideThreadGetStmt,
-		sideThreadInsertStmt:              q.sideThreadInsertStmt,
-		sideThreadListStmt:                q.sideThreadListStmt,
-		sideThreadListStaleStmt:           q.sideThreadListStaleStmt,
-		sideThreadMarkStmt:                q.sideThreadMarkStmt,
-		sideThreadProgressStmt:            q.sideThreadProgressStmt,
-		skillDeleteStmt:                   q.skillDeleteStmt,
-		skillGetStmt:                      q.skillGetStmt,
-		skillListStmt:                     q.skillListStmt,
-		skillSaveStmt:                     q.skillSaveStmt,
-		slackInstallationDeleteStmt:       q.slackInstallationDeleteStmt,
-		slackInstallationGetStmt:          q.slackInstallationGetStmt,
-		slackInstallationListStmt:         q.slackInstallationListStmt,
-		slackInstallationResealStmt:       q.slackInstallationResealStmt,
-		slackInstallationSaveStmt:         q.slackInstallationSaveStmt,
-		summarySearchStmt:                 q.summarySearchStmt,
-		toolExecutionFinishStmt:           q.toolExecutionFinishStmt,
-		toolExecutionGetStmt:              q.toolExecutionGetStmt,
-		toolExecutionInsertStmt:           q.toolExecutionInsertStmt,
-		usageInsertStmt:                   q.usageInsertStmt,
-		usageListStmt:                     q.usageListStmt,
-		usageSummaryStmt:                  q.usageSummaryStmt,
-		workClaimCandidatesStmt:           q.workClaimCandidatesStmt,
-		workClaimConversationsStmt:        q.workClaimConversationsStmt,
-		workClaimMarkStmt:                 q.workClaimMarkStmt,
-		workCompleteStmt:                  q.workCompleteStmt,
-		workCompleteManyStmt:              q.workCompleteManyStmt,
-		workCountStmt:                     q.workCountStmt,
-		workFailStmt:                      q.workFailStmt,
-		workFailExhaustedStmt:             q.workFailExhaustedStmt,
-		workGetStmt:                       q.workGetStmt,
-		workGetByUniqueKeyStmt:            q.workGetByUniqueKeyStmt,
-		workHeartbeatStmt:                 q.workHeartbeatStmt,
-		workInsertStmt:                    q.workInsertStmt,
-		workListStmt:                      q.workListStmt,
-		workNextKindStmt:                  q.workNextKindStmt,
-		workNextKindOfKeyStmt:             q.workNextKindOfKeyStmt,
-		workPruneStmt:                     q.workPruneStmt,
-		workReclaimStmt:                   q.workReclaimStmt,
-		workReleaseStmt:                   q.workReleaseStmt,
-		workspaceBindInsertStmt:           q.workspaceBindInsertStmt,
-		workspaceBindingFindStmt:          q.workspaceBindingFindStmt,
-		workspaceDeleteStmt:               q.workspaceDeleteStmt,
-		workspaceGetStmt:                  q.workspaceGetStmt,
-		workspaceInsertStmt:               q.workspaceInsertStmt,
-		workspaceListByPersonStmt:         q.workspaceListByPersonStmt,
-		workspaceMemberDeleteStmt:         q.workspaceMemberDeleteStmt,
-		workspaceMemberGetStmt:            q.workspaceMemberGetStmt,
-		workspaceMemberListStmt:           q.workspaceMemberListStmt,
-		workspaceMemberUpsertStmt:         q.workspaceMemberUpsertStmt,
-		workspacePersonalGetStmt:          q.workspacePersonalGetStmt,
-		workspacePersonalInsertStmt:       q.workspacePersonalInsertStmt,
+		db:                                  tx,
+		tx:                                  tx,
+		agentDirectoryStmt:                  q.agentDirectoryStmt,
+		agentGetByNameStmt:                  q.agentGetByNameStmt,
+		agentLatenciesStmt:                  q.agentLatenciesStmt,
+		agentListVisibleStmt:                q.agentListVisibleStmt,
+		agentLoadsStmt:                      q.agentLoadsStmt,
+		agentNameGetStmt:                    q.agentNameGetStmt,
+		agentOwnerSetStmt:                   q.agentOwnerSetStmt,
+		agentPinAddStmt:                     q.agentPinAddStmt,
+		agentPinListStmt:                    q.agentPinListStmt,
+		agentPinsClearStmt:                  q.agentPinsClearStmt,
+		agentPublishSetStmt:                 q.agentPublishSetStmt,
+		agentSharingGetStmt:                 q.agentSharingGetStmt,
+		agentSharingTouchStmt:               q.agentSharingTouchStmt,
+		agentUpsertStmt:                     q.agentUpsertStmt,
+		approvalCountStmt:                   q.approvalCountStmt,
+		approvalDecideStmt:                  q.approvalDecideStmt,
+		approvalExpireStmt:                  q.approvalExpireStmt,
+		approvalFindByCallStmt:              q.approvalFindByCallStmt,
+		approvalGetStmt:                     q.approvalGetStmt,
+		approvalInsertStmt:                  q.approvalInsertStmt,
+		approvalListPendingStmt:             q.approvalListPendingStmt,
+		approvalListVisibleStmt:             q.approvalListVisibleStmt,
+		artifactCommentInsertStmt:           q.artifactCommentInsertStmt,
+		artifactCommentListStmt:             q.artifactCommentListStmt,
+		artifactGetStmt:                     q.artifactGetStmt,
+		artifactInsertStmt:                  q.artifactInsertStmt,
+		artifactListStmt:                    q.artifactListStmt,
+		artifactNextStmt:                    q.artifactNextStmt,
+		artifactVersionGetStmt:              q.artifactVersionGetStmt,
+		artifactVersionInsertStmt:           q.artifactVersionInsertStmt,
+		artifactVersionListStmt:             q.artifactVersionListStmt,
+		auditGetStmt:                        q.auditGetStmt,
+		auditInsertStmt:                     q.auditInsertStmt,
+		auditListStmt:                       q.auditListStmt,
+		auditLogStmt:                        q.auditLogStmt,
+		auditScanStmt:                       q.auditScanStmt,
+		auditSettleStmt:                     q.auditSettleStmt,
+		backupConversationCountStmt:         q.backupConversationCountStmt,
+		backupInstanceLeasesStmt:            q.backupInstanceLeasesStmt,
+		bindingAdvanceStmt:                  q.bindingAdvanceStmt,
+		bindingFindStmt:                     q.bindingFindStmt,
+		bindingGetStmt:                      q.bindingGetStmt,
+		bindingInsertStmt:                   q.bindingInsertStmt,
+		bindingListByConversationStmt:       q.bindingListByConversationStmt,
+		bindingMoveStmt:                     q.bindingMoveStmt,
+		bindingRelocateStmt:                 q.bindingRelocateStmt,
+		budgetChargeStmt:                    q.budgetChargeStmt,
+		budgetExtendStmt:                    q.budgetExtendStmt,
+		budgetReservationDeleteStmt:         q.budgetReservationDeleteStmt,
+		budgetReservationInsertStmt:         q.budgetReservationInsertStmt,
+		budgetReservationRenewStmt:          q.budgetReservationRenewStmt,
+		budgetReservationsExpireStmt:        q.budgetReservationsExpireStmt,
+		budgetReservedStmt:                  q.budgetReservedStmt,
+		budgetSpendGetStmt:                  q.budgetSpendGetStmt,
+		budgetSpendLockStmt:                 q.budgetSpendLockStmt,
+		budgetWarnedStmt:                    q.budgetWarnedStmt,
+		cardChoiceGetStmt:                   q.cardChoiceGetStmt,
+		cardChoiceInsertStmt:                q.cardChoiceInsertStmt,
+		connectionDeleteStmt:                q.connectionDeleteStmt,
+		connectionFindStmt:                  q.connectionFindStmt,
+		connectionGetStmt:                   q.connectionGetStmt,
+		connectionListStmt:                  q.connectionListStmt,
+		connectionSaveStmt:                  q.connectionSaveStmt,
+		connectionSetTokensStmt:             q.connectionSetTokensStmt,
+		conversationAddChildStmt:            q.conversationAddChildStmt,
+		conversationChildGoneStmt:           q.conversationChildGoneStmt,
+		conversationExistsStmt:              q.conversationExistsStmt,
+		conversationForksStmt:               q.conversationForksStmt,
+		conversationGetStmt:                 q.conversationGetStmt,
+		conversationInsertStmt:              q.conversationInsertStmt,
+		conversationLeaseExtendStmt:         q.conversationLeaseExtendStmt,
+		conversationLeaseHeldByStmt:         q.conversationLeaseHeldByStmt,
+		conversationLeaseReleaseStmt:        q.conversationLeaseReleaseStmt,
+		conversationLeaseReleaseOwnerStmt:   q.conversationLeaseReleaseOwnerStmt,
+		conversationListExpiredLeasesStmt:   q.conversationListExpiredLeasesStmt,
+		conversationListedStmt:              q.conversationListedStmt,
+		conversationListingGetStmt:          q.conversationListingGetStmt,
+		conversationNextSeqStmt:             q.conversationNextSeqStmt,
+		conversationRenameStmt:              q.conversationRenameStmt,
+		conversationSearchStmt:              q.conversationSearchStmt,
+		conversationSearchSortedStmt:        q.conversationSearchSortedStmt,
+		conversationSetStatusStmt:           q.conversationSetStatusStmt,
+		conversationWorkspaceStmt:           q.conversationWorkspaceStmt,
+		conversationWorkspaceSetStmt:        q.conversationWorkspaceSetStmt,
+		delegationByChildStmt:               q.delegationByChildStmt,
+		delegationFinishStmt:                q.delegationFinishStmt,
+		delegationGetStmt:                   q.delegationGetStmt,
+		delegationInsertStmt:                q.delegationInsertStmt,
+		delegationListStmt:                  q.delegationListStmt,
+		delegationTrackRecordsStmt:          q.delegationTrackRecordsStmt,
+		entryErrorListStmt:                  q.entryErrorListStmt,
+		entryGetStmt:                        q.entryGetStmt,
+		entryInsertStmt:                     q.entryInsertStmt,
+		entryLatestSummaryStmt:              q.entryLatestSummaryStmt,
+		entryListStmt:                       q.entryListStmt,
+		entryListInChannelStmt:              q.entryListInChannelStmt,
+		entrySeedForkStmt:                   q.entrySeedForkStmt,
+		feedbackSummaryStmt:                 q.feedbackSummaryStmt,
+		filingGetStmt:                       q.filingGetStmt,
+		filingPutStmt:                       q.filingPutStmt,
+		floorAgentSpokeStmt:                 q.floorAgentSpokeStmt,
+		floorGetStmt:                        q.floorGetStmt,
+		floorPersonSpokeStmt:                q.floorPersonSpokeStmt,
+		folderDeleteStmt:                    q.folderDeleteStmt,
+		folderGetStmt:                       q.folderGetStmt,
+		folderInsertStmt:                    q.folderInsertStmt,
+		folderListStmt:                      q.folderListStmt,
+		folderUnfileAllStmt:                 q.folderUnfileAllStmt,
+		folderUpdateStmt:                    q.folderUpdateStmt,
+		forgetAPIKeysStmt:                   q.forgetAPIKeysStmt,
+		forgetApprovalDecidersStmt:          q.forgetApprovalDecidersStmt,
+		forgetAuditDecidersStmt:             q.forgetAuditDecidersStmt,
+		forgetCardChoicesStmt:               q.forgetCardChoicesStmt,
+		forgetConnectionsStmt:               q.forgetConnectionsStmt,
+		forgetDiscardedEntriesStmt:          q.forgetDiscardedEntriesStmt,
+		forgetEntriesStmt:                   q.forgetEntriesStmt,
+		forgetGrantsStmt:                    q.forgetGrantsStmt,
+		forgetIdentitiesStmt:                q.forgetIdentitiesStmt,
+		forgetLinkCodesStmt:                 q.forgetLinkCodesStmt,
+		forgetLoginsStmt:                    q.forgetLoginsStmt,
+		forgetMembershipsStmt:               q.forgetMembershipsStmt,
+		forgetPairingsStmt:                  q.forgetPairingsStmt,
+		forgetParticipantsStmt:              q.forgetParticipantsStmt,
+		forgetPersonStmt:                    q.forgetPersonStmt,
+		forgetPersonalNotesStmt:             q.forgetPersonalNotesStmt,
+		forgetRefusalNoticesStmt:            q.forgetRefusalNoticesStmt,
+		forgetSSOGrantsStmt:                 q.forgetSSOGrantsStmt,
+		grantFindStmt:                       q.grantFindStmt,
+		grantGetStmt:                        q.grantGetStmt,
+		grantInsertStmt:                     q.grantInsertStmt,
+		grantListStmt:                       q.grantListStmt,
+		grantRevokeStmt:                     q.grantRevokeStmt,
+		identitiesMoveStmt:                  q.identitiesMoveStmt,
+		identitiesOfStmt:                    q.identitiesOfStmt,
+		identityInsertStmt:                  q.identityInsertStmt,
+		identityOwnerStmt:                   q.identityOwnerStmt,
+		identityRefreshedStmt:               q.identityRefreshedStmt,
+		inboundPruneStmt:                    q.inboundPruneStmt,
+		inboundRecordStmt:                   q.inboundRecordStmt,
+		instanceLeaseAcquireStmt:            q.instanceLeaseAcquireStmt,
+		instanceLeaseGetStmt:                q.instanceLeaseGetStmt,
+		instanceLeaseHeartbeatStmt:          q.instanceLeaseHeartbeatStmt,
+		instanceLeasePruneStmt:              q.instanceLeasePruneStmt,
+		instanceLeaseReleaseStmt:            q.instanceLeaseReleaseStmt,
+		instanceLeaseTakeOverStmt:           q.instanceLeaseTakeOverStmt,
+		keyByIDStmt:                         q.keyByIDStmt,
+		keyByLookupStmt:                     q.keyByLookupStmt,
+		keyInsertStmt:                       q.keyInsertStmt,
+		keyListedStmt:                       q.keyListedStmt,
+		keyRevokeWithSessionsStmt:           q.keyRevokeWithSessionsStmt,
+		keySessionsPruneStmt:                q.keySessionsPruneStmt,
+		keyTouchStmt:                        q.keyTouchStmt,
+		leaseAcquireStmt:                    q.leaseAcquireStmt,
+		leasePruneStmt:                      q.leasePruneStmt,
+		leaseReleaseStmt:                    q.leaseReleaseStmt,
+		linkCodeInsertStmt:                  q.linkCodeInsertStmt,
+		linkCodeSpendStmt:                   q.linkCodeSpendStmt,
+		linkCodesForgetStmt:                 q.linkCodesForgetStmt,
+		linkCodesPruneStmt:                  q.linkCodesPruneStmt,
+		liveStreamDeleteStmt:                q.liveStreamDeleteStmt,
+		liveStreamGetStmt:                   q.liveStreamGetStmt,
+		liveStreamSaveStmt:                  q.liveStreamSaveStmt,
+		loginByHashStmt:                     q.loginByHashStmt,
+		loginByIDStmt:                       q.loginByIDStmt,
+		loginEndStmt:                        q.loginEndStmt,
+		loginInsertStmt:                     q.loginInsertStmt,
+		loginMarkUsedStmt:                   q.loginMarkUsedStmt,
+		loginSessionsStmt:                   q.loginSessionsStmt,
+		loginTouchStmt:                      q.loginTouchStmt,
+		loginsPruneStmt:                     q.loginsPruneStmt,
+		mCPGrantDeleteStmt:                  q.mCPGrantDeleteStmt,
+		mCPGrantGetStmt:                     q.mCPGrantGetStmt,
+		mCPGrantInsertStmt:                  q.mCPGrantInsertStmt,
+		mCPGrantListStmt:                    q.mCPGrantListStmt,
+		mCPGrantPutStmt:                     q.mCPGrantPutStmt,
+		mCPGrantSwapStmt:                    q.mCPGrantSwapStmt,
+		noteArchiveStmt:                     q.noteArchiveStmt,
+		noteGetStmt:                         q.noteGetStmt,
+		noteInsertStmt:                      q.noteInsertStmt,
+		noteListStmt:                        q.noteListStmt,
+		noteListPinnedStmt:                  q.noteListPinnedStmt,
+		noteRescoreStmt:                     q.noteRescoreStmt,
+		noteSearchStmt:                      q.noteSearchStmt,
+		noteTouchStmt:                       q.noteTouchStmt,
+		oIDCStateByHashStmt:                 q.oIDCStateByHashStmt,
+		oIDCStateInsertStmt:                 q.oIDCStateInsertStmt,
+		oIDCStateMarkUsedStmt:               q.oIDCStateMarkUsedStmt,
+		oIDCStatesPruneStmt:                 q.oIDCStatesPruneStmt,
+		pairingApproveStmt:                  q.pairingApproveStmt,
+		pairingGetStmt:                      q.pairingGetStmt,
+		pairingListStmt:                     q.pairingListStmt,
+		pairingUpsertStmt:                   q.pairingUpsertStmt,
+		participantGetStmt:                  q.participantGetStmt,
+		participantInsertStmt:               q.participantInsertStmt,
+		participantListStmt:                 q.participantListStmt,
+		participantRejoinStmt:               q.participantRejoinStmt,
+		participantRemoveStmt:               q.participantRemoveStmt,
+		participantSetDoneStmt:              q.participantSetDoneStmt,
+		peopleGetStmt:                       q.peopleGetStmt,
+		peopleInsertStmt:                    q.peopleInsertStmt,
+		peopleMarkMergedStmt:                q.peopleMarkMergedStmt,
+		peopleMergedIntoStmt:                q.peopleMergedIntoStmt,
+		peopleSetProfileStmt:                q.peopleSetProfileStmt,
+		personalityGetStmt:                  q.personalityGetStmt,
+		personalityInsertStmt:               q.personalityInsertStmt,
+		personalityListStmt:                 q.personalityListStmt,
+		postedGetStmt:                       q.postedGetStmt,
+		postedUpsertStmt:                    q.postedUpsertStmt,
+		purgeApprovalsStmt:                  q.purgeApprovalsStmt,
+		purgeArtifactsStmt:                  q.purgeArtifactsStmt,
+		purgeAuditStmt:                      q.purgeAuditStmt,
+		purgeBindingsStmt:                   q.purgeBindingsStmt,
+		purgeConversationsStmt:              q.purgeConversationsStmt,
+		purgeDiscardedEntriesStmt:           q.purgeDiscardedEntriesStmt,
+		purgeEntriesStmt:                    q.purgeEntriesStmt,
+		purgeFilingStmt:                     q.purgeFilingStmt,
+		purgeLiveStreamsStmt:                q.purgeLiveStreamsStmt,
+		purgeNotesStmt:                      q.purgeNotesStmt,
+		purgePostedStmt:                     q.purgePostedStmt,
+		purgeRulebooksStmt:                  q.purgeRulebooksStmt,
+		purgeScheduleRunsStmt:               q.purgeScheduleRunsStmt,
+		purgeToolExecutionsStmt:             q.purgeToolExecutionsStmt,
+		purgeUsageStmt:                      q.purgeUsageStmt,
+		purgeWorkStmt:                       q.purgeWorkStmt,
+		refusalNoticeInsertStmt:             q.refusalNoticeInsertStmt,
+		retentionClearStmt:                  q.retentionClearStmt,
+		retentionExpiredRootsStmt:           q.retentionExpiredRootsStmt,
+		retentionGetStmt:                    q.retentionGetStmt,
+		retentionListStmt:                   q.retentionListStmt,
+		retentionLockTreeStmt:               q.retentionLockTreeStmt,
+		retentionSetStmt:                    q.retentionSetStmt,
+		retentionTreeStmt:                   q.retentionTreeStmt,
+		retentionTreeBusyStmt:               q.retentionTreeBusyStmt,
+		rulebookCopyStmt:                    q.rulebookCopyStmt,
+		rulebookDeleteStmt:                  q.rulebookDeleteStmt,
+		rulebookGetStmt:                     q.rulebookGetStmt,
+		rulebookUpsertStmt:                  q.rulebookUpsertStmt,
+		runEventInsertStmt:                  q.runEventInsertStmt,
+		runEventListStmt:                    q.runEventListStmt,
+		runFinishStmt:                       q.runFinishStmt,
+		runGetStmt:                          q.runGetStmt,
+		runInsertStmt:                       q.runInsertStmt,
+		runListStmt:                         q.runListStmt,
+		runMessageGetStmt:                   q.runMessageGetStmt,
+		runMessageInsertStmt:                q.runMessageInsertStmt,
+		runMessageSaveStmt:                  q.runMessageSaveStmt,
+		runReopenStmt:                       q.runReopenStmt,
+		runSlotsWorkingStmt:                 q.runSlotsWorkingStmt,
+		runStepByConversationStmt:           q.runStepByConversationStmt,
+		runStepChangesSetStmt:               q.runStepChangesSetStmt,
+		runStepFinishStmt:                   q.runStepFinishStmt,
+		runStepGetStmt:                      q.runStepGetStmt,
+		runStepInsertStmt:                   q.runStepInsertStmt,
+		runStepListStmt:                     q.runStepListStmt,
+		runStepResetStmt:                    q.runStepResetStmt,
+		runStepStartStmt:                    q.runStepStartStmt,
+		sSOGrantRemoveStmt:                  q.sSOGrantRemoveStmt,
+		sSOGrantUpsertStmt:                  q.sSOGrantUpsertStmt,
+		sSOGrantsOfStmt:                     q.sSOGrantsOfStmt,
+		scheduleAdvanceStmt:                 q.scheduleAdvanceStmt,
+		scheduleCountStmt:                   q.scheduleCountStmt,
+		scheduleDeleteStmt:                  q.scheduleDeleteStmt,
+		scheduleDueStmt:                     q.scheduleDueStmt,
+		scheduleFindStmt:                    q.scheduleFindStmt,
+		scheduleGetStmt:                     q.scheduleGetStmt,
+		scheduleInsertStmt:                  q.scheduleInsertStmt,
+		scheduleListStmt:                    q.scheduleListStmt,
+		schedulePruneStmt:                   q.schedulePruneStmt,
+		scheduleRunByConversationStmt:       q.scheduleRunByConversationStmt,
+		scheduleRunGetStmt:                  q.scheduleRunGetStmt,
+		scheduleRunInsertStmt:               q.scheduleRunInsertStmt,
+		scheduleRunListStmt:                 q.scheduleRunListStmt,
+		scheduleRunNextSeqStmt:              q.scheduleRunNextSeqStmt,
+		scheduleRunUpdateStmt:               q.scheduleRunUpdateStmt,
+		scheduleUpdateStmt:                  q.scheduleUpdateStmt,
+		scheduleUpsertStmt:                  q.scheduleUpsertStmt,
+		scheduleUsageTotalStmt:              q.scheduleUsageTotalStmt,
+		scheduleWorkspaceStmt:               q.scheduleWorkspaceStmt,
+		schemaMigrationsHasStmt:             q.schemaMigrationsHasStmt,
+		schemaMigrationsInsertStmt:          q.schemaMigrationsInsertStmt,
+		schemaMigrationsMaxStmt:             q.schemaMigrationsMaxStmt,
+		schemaMigrationsRowsStmt:            q.schemaMigrationsRowsStmt,
+		schemaMigrationsVersionsStmt:        q.schemaMigrationsVersionsStmt,
+		sideThreadByChildStmt:               q.sideThreadByChildStmt,
+		sideThreadFindOpenStmt:              q.sideThreadFindOpenStmt,
+		sideThreadFinishStmt:                q.sideThreadFinishStmt,
+		sideThreadGetStmt:                   q.sideThreadGetStmt,
+		sideThreadInsertStmt:                q.sideThreadInsertStmt,
+		sideThreadListStmt:                  q.sideThreadListStmt,
+		sideThreadListStaleStmt:             q.sideThreadListStaleStmt,
+		sideThreadMarkStmt:                  q.sideThreadMarkStmt,
+		sideThreadProgressStmt:              q.sideThreadProgressStmt,
+		skillDeleteStmt:                     q.skillDeleteStmt,
+		skillGetStmt:                        q.skillGetStmt,
+		skillListStmt:                       q.skillListStmt,
+		skillSaveStmt:                       q.skillSaveStmt,
+		slackInstallationClaimRefreshStmt:   q.slackInstallationClaimRefreshStmt,
+		slackInstallationDeleteStmt:         q.slackInstallationDeleteStmt,
+		slackInstallationExpiringStmt:       q.slackInstallationExpiringStmt,
+		slackInstallationFindStmt:           q.slackInstallationFindStmt,
+		slackInstallationGetStmt:            q.slackInstallationGetStmt,
+		slackInstallationListStmt:           q.slackInstallationListStmt,
+		slackInstallationRefreshFailedStmt:  q.slackInstallationRefreshFailedStmt,
+		slackInstallationRefreshStoppedStmt: q.slackInstallationRefreshStoppedStmt,
+		slackInstallationRefreshedStmt:      q.slackInstallationRefreshedStmt,
+		slackInstallationResealStmt:         q.slackInstallationResealStmt,
+		slackInstallationSaveStmt:           q.slackInstallationSaveStmt,
+		slackInstallationTeamNoteStmt:       q.slackInstallationTeamNoteStmt,
+		slackInstallationTouchStmt:          q.slackInstallationTouchStmt,
+		summarySearchStmt:                   q.summarySearchStmt,
+		toolExecutionFinishStmt:             q.toolExecutionFinishStmt,
+		toolExecutionGetStmt:                q.toolExecutionGetStmt,
+		toolExecutionInsertStmt:             q.toolExecutionInsertStmt,
+		usageInsertStmt:                     q.usageInsertStmt,
+		usageListStmt:                       q.usageListStmt,
+		usageSummaryStmt:                    q.usageSummaryStmt,
+		workClaimCandidatesStmt:             q.workClaimCandidatesStmt,
+		workClaimConversationsStmt:          q.workClaimConversationsStmt,
+		workClaimMarkStmt:                   q.workClaimMarkStmt,
+		workCompleteStmt:                    q.workCompleteStmt,
+		workCompleteManyStmt:                q.workCompleteManyStmt,
+		workCountStmt:                       q.workCountStmt,
+		workFailStmt:                        q.workFailStmt,
+		workFailExhaustedStmt:               q.workFailExhaustedStmt,
+		workGetStmt:                         q.workGetStmt,
+		workGetByUniqueKeyStmt:              q.workGetByUniqueKeyStmt,
+		workHeartbeatStmt:                   q.workHeartbeatStmt,
+		workInsertStmt:                      q.workInsertStmt,
+		workListStmt:                        q.workListStmt,
+		workNextKindStmt:                    q.workNextKindStmt,
+		workNextKindOfKeyStmt:               q.workNextKindOfKeyStmt,
+		workPruneStmt:                       q.workPruneStmt,
+		workReclaimStmt:                     q.workReclaimStmt,
+		workReleaseStmt:                     q.workReleaseStmt,
+		workspaceBindInsertStmt:             q.workspaceBindInsertStmt,
+		workspaceBindingFindStmt:            q.workspaceBindingFindStmt,
+		workspaceDeleteStmt:                 q.workspaceDeleteStmt,
+		workspaceGetStmt:                    q.workspaceGetStmt,
+		workspaceInsertStmt:                 q.workspaceInsertStmt,
+		workspaceListByPersonStmt:           q.workspaceListByPersonStmt,
+		workspaceMemberDeleteStmt:           q.workspaceMemberDeleteStmt,
+		workspaceMemberGetStmt:              q.workspaceMemberGetStmt,
+		workspaceMemberListStmt:             q.workspaceMemberListStmt,
+		workspaceMemberUpsertStmt:           q.workspaceMemberUpsertStmt,
+		workspacePersonalGetStmt:            q.workspacePersonalGetStmt,
+		workspacePersonalInsertStmt:         q.workspacePersonalInsertStmt,
 	}
 }

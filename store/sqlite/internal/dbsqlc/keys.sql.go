@@ -13,7 +13,7 @@ import (
 )
 
 const keyByID = `-- name: KeyByID :one
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys WHERE id = ?1
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys WHERE id = ?1
 `
 
 func (q *Queries) KeyByID(ctx context.Context, id uuid.UUID) (ApiKey, error) {
@@ -32,12 +32,15 @@ func (q *Queries) KeyByID(ctx context.Context, id uuid.UUID) (ApiKey, error) {
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const keyByLookup = `-- name: KeyByLookup :one
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys WHERE lookup = ?1
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys WHERE lookup = ?1
 `
 
 func (q *Queries) KeyByLookup(ctx context.Context, lookup string) (ApiKey, error) {
@@ -56,6 +59,9 @@ func (q *Queries) KeyByLookup(ctx context.Context, lookup string) (ApiKey, error
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
@@ -70,7 +76,7 @@ INSERT INTO api_keys (
     ?7, ?8, ?9,
     CAST(?10 AS INTEGER), CAST(?11 AS INTEGER)
 )
-RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at
+RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent
 `
 
 type KeyInsertParams struct {
@@ -116,27 +122,38 @@ func (q *Queries) KeyInsert(ctx context.Context, arg KeyInsertParams) (ApiKey, e
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const keyListed = `-- name: KeyListed :many
-SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at FROM api_keys
+SELECT id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent FROM api_keys
 WHERE kind <> 'session'
   AND (CAST(?1 AS TEXT) = '' OR kind = CAST(?1 AS TEXT))
   AND (CAST(?2 AS INTEGER) <> 0 OR revoked_at IS NULL)
+  AND (CAST(?3 AS TEXT) = '[]'
+       OR person_id IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
 ORDER BY created_at, id
-LIMIT CAST(?3 AS INTEGER)
+LIMIT CAST(?4 AS INTEGER)
 `
 
 type KeyListedParams struct {
 	Kind           string
 	IncludeRevoked int64
+	PersonIds      string
 	Limit          int64
 }
 
 func (q *Queries) KeyListed(ctx context.Context, arg KeyListedParams) ([]ApiKey, error) {
-	rows, err := q.query(ctx, q.keyListedStmt, keyListed, arg.Kind, arg.IncludeRevoked, arg.Limit)
+	rows, err := q.query(ctx, q.keyListedStmt, keyListed,
+		arg.Kind,
+		arg.IncludeRevoked,
+		arg.PersonIds,
+		arg.Limit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +174,9 @@ func (q *Queries) KeyListed(ctx context.Context, arg KeyListedParams) ([]ApiKey,
 			&i.CreatedAt,
 			&i.ExpiresAt,
 			&i.RevokedAt,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
 		); err != nil {
 			return nil, err
 		}
@@ -175,7 +195,7 @@ const keyRevokeWithSessions = `-- name: KeyRevokeWithSessions :many
 UPDATE api_keys
 SET revoked_at = COALESCE(revoked_at, CAST(?1 AS INTEGER))
 WHERE id = ?2 OR parent_id = ?2
-RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at
+RETURNING id, kind, lookup, secret_hash, agents, person_id, workspace_ids, parent_id, label, created_at, expires_at, revoked_at, last_used_at, last_ip, last_user_agent
 `
 
 type KeyRevokeWithSessionsParams struct {
@@ -206,6 +226,9 @@ func (q *Queries) KeyRevokeWithSessions(ctx context.Context, arg KeyRevokeWithSe
 			&i.CreatedAt,
 			&i.ExpiresAt,
 			&i.RevokedAt,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
 		); err != nil {
 			return nil, err
 		}
@@ -239,4 +262,32 @@ func (q *Queries) KeySessionsPrune(ctx context.Context, arg KeySessionsPrunePara
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const keyTouch = `-- name: KeyTouch :exec
+UPDATE api_keys
+SET last_used_at = CAST(?1 AS INTEGER), last_ip = ?2, last_user_agent = ?3
+WHERE id = ?4
+  AND (last_used_at IS NULL OR last_used_at <= CAST(?5 AS INTEGER)
+       OR last_ip <> ?2 OR last_user_agent <> ?3)
+`
+
+type KeyTouchParams struct {
+	Now        int64
+	Ip         string
+	UserAgent  string
+	ID         uuid.UUID
+	UsedBefore int64
+}
+
+// At most one write per Every: a row used since is left alone.
+func (q *Queries) KeyTouch(ctx context.Context, arg KeyTouchParams) error {
+	_, err := q.exec(ctx, q.keyTouchStmt, keyTouch,
+		arg.Now,
+		arg.Ip,
+		arg.UserAgent,
+		arg.ID,
+		arg.UsedBefore,
+	)
+	return err
 }

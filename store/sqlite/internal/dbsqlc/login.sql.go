@@ -7,12 +7,13 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/google/uuid"
 )
 
 const loginByHash = `-- name: LoginByHash :one
-SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at FROM web_logins WHERE secret_hash = ?1
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins WHERE secret_hash = ?1
 `
 
 func (q *Queries) LoginByHash(ctx context.Context, secretHash []byte) (WebLogin, error) {
@@ -26,16 +27,78 @@ func (q *Queries) LoginByHash(ctx context.Context, secretHash []byte) (WebLogin,
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
+	)
+	return i, err
+}
+
+const loginByID = `-- name: LoginByID :one
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins WHERE id = ?1
+`
+
+func (q *Queries) LoginByID(ctx context.Context, id uuid.UUID) (WebLogin, error) {
+	row := q.queryRow(ctx, q.loginByIDStmt, loginByID, id)
+	var i WebLogin
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.SecretHash,
+		&i.PersonID,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
+	)
+	return i, err
+}
+
+const loginEnd = `-- name: LoginEnd :one
+UPDATE web_logins SET used_at = COALESCE(used_at, CAST(?1 AS INTEGER))
+WHERE id = ?2 AND kind = 'session'
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
+`
+
+type LoginEndParams struct {
+	Now int64
+	ID  uuid.UUID
+}
+
+func (q *Queries) LoginEnd(ctx context.Context, arg LoginEndParams) (WebLogin, error) {
+	row := q.queryRow(ctx, q.loginEndStmt, loginEnd, arg.Now, arg.ID)
+	var i WebLogin
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.SecretHash,
+		&i.PersonID,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
 
 const loginInsert = `-- name: LoginInsert :one
 
-INSERT INTO web_logins (id, kind, secret_hash, person_id, created_at, expires_at)
+INSERT INTO web_logins (id, kind, secret_hash, person_id, created_at, expires_at, method, id_token,
+                        last_used_at, last_ip, last_user_agent)
 VALUES (?1, ?2, ?3, ?4,
-        CAST(?5 AS INTEGER), CAST(?6 AS INTEGER))
-RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at
+        CAST(?5 AS INTEGER), CAST(?6 AS INTEGER),
+        ?7, ?8, ?9, ?10, ?11)
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
 `
 
 type LoginInsertParams struct {
@@ -45,6 +108,11 @@ type LoginInsertParams struct {
 	PersonID   uuid.NullUUID
 	Now        int64
 	ExpiresAt  int64
+	Method     string
+	IDToken    string
+	LastUsedAt sql.NullInt64
+	Ip         string
+	UserAgent  string
 }
 
 // Web console sign-in (see the Postgres twin).
@@ -56,6 +124,11 @@ func (q *Queries) LoginInsert(ctx context.Context, arg LoginInsertParams) (WebLo
 		arg.PersonID,
 		arg.Now,
 		arg.ExpiresAt,
+		arg.Method,
+		arg.IDToken,
+		arg.LastUsedAt,
+		arg.Ip,
+		arg.UserAgent,
 	)
 	var i WebLogin
 	err := row.Scan(
@@ -66,6 +139,11 @@ func (q *Queries) LoginInsert(ctx context.Context, arg LoginInsertParams) (WebLo
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
 }
@@ -73,7 +151,7 @@ func (q *Queries) LoginInsert(ctx context.Context, arg LoginInsertParams) (WebLo
 const loginMarkUsed = `-- name: LoginMarkUsed :one
 UPDATE web_logins SET used_at = CAST(?1 AS INTEGER)
 WHERE secret_hash = ?2 AND used_at IS NULL
-RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at
+RETURNING id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent
 `
 
 type LoginMarkUsedParams struct {
@@ -93,8 +171,101 @@ func (q *Queries) LoginMarkUsed(ctx context.Context, arg LoginMarkUsedParams) (W
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.Method,
+		&i.IDToken,
+		&i.LastUsedAt,
+		&i.LastIp,
+		&i.LastUserAgent,
 	)
 	return i, err
+}
+
+const loginSessions = `-- name: LoginSessions :many
+SELECT id, kind, secret_hash, person_id, created_at, expires_at, used_at, method, id_token, last_used_at, last_ip, last_user_agent FROM web_logins
+WHERE kind = 'session' AND used_at IS NULL AND expires_at > CAST(?1 AS INTEGER)
+  AND (CAST(?2 AS INTEGER) <> 0
+       OR person_id IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
+       OR (CAST(?4 AS INTEGER) <> 0 AND person_id IS NULL))
+ORDER BY created_at DESC, id DESC
+LIMIT CAST(?5 AS INTEGER)
+`
+
+type LoginSessionsParams struct {
+	Now         int64
+	AllSessions int64
+	PersonIds   string
+	Operator    int64
+	Limit       int64
+}
+
+func (q *Queries) LoginSessions(ctx context.Context, arg LoginSessionsParams) ([]WebLogin, error) {
+	rows, err := q.query(ctx, q.loginSessionsStmt, loginSessions,
+		arg.Now,
+		arg.AllSessions,
+		arg.PersonIds,
+		arg.Operator,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebLogin
+	for rows.Next() {
+		var i WebLogin
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.SecretHash,
+			&i.PersonID,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.UsedAt,
+			&i.Method,
+			&i.IDToken,
+			&i.LastUsedAt,
+			&i.LastIp,
+			&i.LastUserAgent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const loginTouch = `-- name: LoginTouch :exec
+UPDATE web_logins
+SET last_used_at = CAST(?1 AS INTEGER), last_ip = ?2, last_user_agent = ?3
+WHERE id = ?4
+  AND (last_used_at IS NULL OR last_used_at <= CAST(?5 AS INTEGER)
+       OR last_ip <> ?2 OR last_user_agent <> ?3)
+`
+
+type LoginTouchParams struct {
+	Now        int64
+	Ip         string
+	UserAgent  string
+	ID         uuid.UUID
+	UsedBefore int64
+}
+
+// At most one write per Every: a row used since is left alone.
+func (q *Queries) LoginTouch(ctx context.Context, arg LoginTouchParams) error {
+	_, err := q.exec(ctx, q.loginTouchStmt, loginTouch,
+		arg.Now,
+		arg.Ip,
+		arg.UserAgent,
+		arg.ID,
+		arg.UsedBefore,
+	)
+	return err
 }
 
 const loginsPrune = `-- name: LoginsPrune :execrows

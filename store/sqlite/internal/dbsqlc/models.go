@@ -40,18 +40,21 @@ type AgentSharing struct {
 }
 
 type ApiKey struct {
-	ID           uuid.UUID
-	Kind         string
-	Lookup       string
-	SecretHash   []byte
-	Agents       string
-	PersonID     uuid.NullUUID
-	WorkspaceIds string
-	ParentID     uuid.NullUUID
-	Label        string
-	CreatedAt    int64
-	ExpiresAt    sql.NullInt64
-	RevokedAt    sql.NullInt64
+	ID            uuid.UUID
+	Kind          string
+	Lookup        string
+	SecretHash    []byte
+	Agents        string
+	PersonID      uuid.NullUUID
+	WorkspaceIds  string
+	ParentID      uuid.NullUUID
+	Label         string
+	CreatedAt     int64
+	ExpiresAt     sql.NullInt64
+	RevokedAt     sql.NullInt64
+	LastUsedAt    sql.NullInt64
+	LastIp        string
+	LastUserAgent string
 }
 
 type Approval struct {
@@ -119,6 +122,7 @@ type Audit struct {
 	Agent          string
 	DecidedBy      string
 	UpdatedAt      int64
+	TraceID        string
 }
 
 type Binding struct {
@@ -131,6 +135,28 @@ type Binding struct {
 	DeliveredSeq   int64
 	CreatedAt      int64
 	UpdatedAt      int64
+}
+
+type BudgetReservation struct {
+	ID        uuid.UUID
+	BudgetKey string
+	Period    string
+	MicroUsd  int64
+	Tokens    int64
+	Holder    string
+	ExpiresAt int64
+	CreatedAt int64
+}
+
+type BudgetSpend struct {
+	BudgetKey     string
+	Period        string
+	SpentMicroUsd int64
+	SpentTokens   int64
+	ExtraMicroUsd int64
+	ExtraTokens   int64
+	WarnedAt      sql.NullInt64
+	UpdatedAt     int64
 }
 
 type CardChoice struct {
@@ -334,6 +360,16 @@ type NotesFt struct {
 	NotesFts sql.NullString
 }
 
+type OidcState struct {
+	StateHash    []byte
+	Nonce        string
+	CodeVerifier string
+	ReturnTo     string
+	CreatedAt    int64
+	ExpiresAt    int64
+	UsedAt       sql.NullInt64
+}
+
 type Pairing struct {
 	Platform   string
 	UserID     string
@@ -461,6 +497,7 @@ type RunStep struct {
 	FinishedAt     sql.NullInt64
 	CreatedAt      int64
 	UpdatedAt      int64
+	Changes        sql.NullString
 }
 
 type Schedule struct {
@@ -532,13 +569,38 @@ type Skill struct {
 }
 
 type SlackInstallation struct {
-	TeamID      string
-	TeamName    string
-	BotUserID   string
-	AppID       string
-	Scope       string
-	BotToken    string
-	InstalledBy string
+	TeamID            string
+	TeamName          string
+	BotUserID         string
+	AppID             string
+	Scope             string
+	BotToken          string
+	InstalledBy       string
+	CreatedAt         int64
+	UpdatedAt         int64
+	EnterpriseID      string
+	EnterpriseName    string
+	EnterpriseInstall int64
+	RefreshToken      string
+	TokenExpiresAt    sql.NullInt64
+	RefreshHolder     string
+	RefreshUntil      sql.NullInt64
+	RefreshError      string
+	RefreshFailedAt   sql.NullInt64
+	RefreshStopped    int64
+	LastEventAt       sql.NullInt64
+}
+
+type SlackInstallationTeam struct {
+	TeamID       string
+	Installation string
+	LastEventAt  int64
+}
+
+type SsoGrant struct {
+	PersonID    uuid.UUID
+	WorkspaceID uuid.UUID
+	Role        string
 	CreatedAt   int64
 	UpdatedAt   int64
 }
@@ -577,13 +639,18 @@ type Usage struct {
 }
 
 type WebLogin struct {
-	ID         uuid.UUID
-	Kind       string
-	SecretHash []byte
-	PersonID   uuid.NullUUID
-	CreatedAt  int64
-	ExpiresAt  int64
-	UsedAt     sql.NullInt64
+	ID            uuid.UUID
+	Kind          string
+	SecretHash    []byte
+	PersonID      uuid.NullUUID
+	CreatedAt     int64
+	ExpiresAt     int64
+	UsedAt        sql.NullInt64
+	Method        string
+	IDToken       string
+	LastUsedAt    sql.NullInt64
+	LastIp        string
+	LastUserAgent string
 }
 
 type Work struct {

@@ -298,6 +298,16 @@ func (q *Queries) ForgetRefusalNotices(ctx context.Context, arg ForgetRefusalNot
 	return err
 }
 
+const forgetSSOGrants = `-- name: ForgetSSOGrants :exec
+DELETE FROM sso_grants WHERE person_id = ?1
+`
+
+// The workspace roles single sign-on gave them (their memberships go too).
+func (q *Queries) ForgetSSOGrants(ctx context.Context, personID uuid.UUID) error {
+	_, err := q.exec(ctx, q.forgetSSOGrantsStmt, forgetSSOGrants, personID)
+	return err
+}
+
 const identitiesMove = `-- name: IdentitiesMove :execrows
 UPDATE person_identities SET person_id = ?1 WHERE person_id = ?2
 `

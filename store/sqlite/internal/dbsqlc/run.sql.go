@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/google/uuid"
 )
@@ -299,7 +300,7 @@ func (q *Queries) RunSlotsWorking(ctx context.Context, class string) (int64, err
 }
 
 const runStepByConversation = `-- name: RunStepByConversation :one
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE conversation_id = ?1 ORDER BY updated_at DESC LIMIT 1
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE conversation_id = ?1 ORDER BY updated_at DESC LIMIT 1
 `
 
 func (q *Queries) RunStepByConversation(ctx context.Context, conversationID uuid.NullUUID) (RunStep, error) {
@@ -328,6 +329,50 @@ func (q *Queries) RunStepByConversation(ctx context.Context, conversationID uuid
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
+	)
+	return i, err
+}
+
+const runStepChangesSet = `-- name: RunStepChangesSet :one
+UPDATE run_steps SET changes = ?1, updated_at = CAST(?2 AS INTEGER)
+WHERE id = ?3
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
+`
+
+type RunStepChangesSetParams struct {
+	Changes sql.NullString
+	Now     int64
+	ID      uuid.UUID
+}
+
+func (q *Queries) RunStepChangesSet(ctx context.Context, arg RunStepChangesSetParams) (RunStep, error) {
+	row := q.queryRow(ctx, q.runStepChangesSetStmt, runStepChangesSet, arg.Changes, arg.Now, arg.ID)
+	var i RunStep
+	err := row.Scan(
+		&i.ID,
+		&i.RunID,
+		&i.Position,
+		&i.StepKey,
+		&i.Title,
+		&i.Agent,
+		&i.Class,
+		&i.Inputs,
+		&i.DependsOn,
+		&i.Status,
+		&i.Model,
+		&i.ConversationID,
+		&i.Attempts,
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CostMicroUSD,
+		&i.Output,
+		&i.Error,
+		&i.StartedAt,
+		&i.FinishedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -337,7 +382,7 @@ UPDATE run_steps SET status = ?1, output = ?2, error = ?3,
     input_tokens = ?4, output_tokens = ?5, cost_micro_usd = ?6,
     finished_at = CAST(?7 AS INTEGER), updated_at = CAST(?7 AS INTEGER)
 WHERE id = ?8 AND (status = 'working' OR (status = 'pending' AND ?1 = 'cancelled'))
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepFinishParams struct {
@@ -386,12 +431,13 @@ func (q *Queries) RunStepFinish(ctx context.Context, arg RunStepFinishParams) (R
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
 
 const runStepGet = `-- name: RunStepGet :one
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE id = ?1
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE id = ?1
 `
 
 func (q *Queries) RunStepGet(ctx context.Context, id uuid.UUID) (RunStep, error) {
@@ -420,6 +466,7 @@ func (q *Queries) RunStepGet(ctx context.Context, id uuid.UUID) (RunStep, error)
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -460,7 +507,7 @@ func (q *Queries) RunStepInsert(ctx context.Context, arg RunStepInsertParams) er
 }
 
 const runStepList = `-- name: RunStepList :many
-SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at FROM run_steps WHERE run_id = ?1 ORDER BY position
+SELECT id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes FROM run_steps WHERE run_id = ?1 ORDER BY position
 `
 
 func (q *Queries) RunStepList(ctx context.Context, runID uuid.UUID) ([]RunStep, error) {
@@ -495,6 +542,7 @@ func (q *Queries) RunStepList(ctx context.Context, runID uuid.UUID) ([]RunStep, 
 			&i.FinishedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Changes,
 		); err != nil {
 			return nil, err
 		}
@@ -513,7 +561,7 @@ const runStepReset = `-- name: RunStepReset :one
 UPDATE run_steps SET status = 'pending', output = '', error = '', input_tokens = 0, output_tokens = 0,
     cost_micro_usd = 0, started_at = NULL, finished_at = NULL, updated_at = CAST(?1 AS INTEGER)
 WHERE id = ?2 AND status IN ('failed', 'cancelled')
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepResetParams struct {
@@ -547,6 +595,7 @@ func (q *Queries) RunStepReset(ctx context.Context, arg RunStepResetParams) (Run
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }
@@ -556,7 +605,7 @@ UPDATE run_steps SET status = 'working', conversation_id = ?1, model = ?2,
     attempts = attempts + 1, started_at = CAST(?3 AS INTEGER), finished_at = NULL,
     updated_at = CAST(?3 AS INTEGER)
 WHERE id = ?4 AND status = 'pending'
-RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at
+RETURNING id, run_id, position, step_key, title, agent, class, inputs, depends_on, status, model, conversation_id, attempts, input_tokens, output_tokens, cost_micro_usd, output, error, started_at, finished_at, created_at, updated_at, changes
 `
 
 type RunStepStartParams struct {
@@ -597,6 +646,7 @@ func (q *Queries) RunStepStart(ctx context.Context, arg RunStepStartParams) (Run
 		&i.FinishedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Changes,
 	)
 	return i, err
 }

@@ -7,7 +7,58 @@ package dbsqlc
 
 import (
 	"context"
+	"database/sql"
 )
+
+const slackInstallationClaimRefresh = `-- name: SlackInstallationClaimRefresh :one
+UPDATE slack_installations
+SET refresh_holder = ?1, refresh_until = CAST(?2 AS INTEGER)
+WHERE team_id = ?3 AND refresh_token = ?4 AND refresh_token <> '' AND refresh_stopped = 0
+  AND (refresh_until IS NULL OR refresh_until <= CAST(?5 AS INTEGER) OR refresh_holder = ?1)
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationClaimRefreshParams struct {
+	Holder string
+	Until  int64
+	TeamID string
+	Expect string
+	Now    int64
+}
+
+func (q *Queries) SlackInstallationClaimRefresh(ctx context.Context, arg SlackInstallationClaimRefreshParams) (SlackInstallation, error) {
+	row := q.queryRow(ctx, q.slackInstallationClaimRefreshStmt, slackInstallationClaimRefresh,
+		arg.Holder,
+		arg.Until,
+		arg.TeamID,
+		arg.Expect,
+		arg.Now,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
 
 const slackInstallationDelete = `-- name: SlackInstallationDelete :execrows
 DELETE FROM slack_installations WHERE team_id = ?1
@@ -21,8 +72,110 @@ func (q *Queries) SlackInstallationDelete(ctx context.Context, teamID string) (i
 	return result.RowsAffected()
 }
 
+const slackInstallationExpiring = `-- name: SlackInstallationExpiring :many
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
+WHERE refresh_token <> '' AND refresh_stopped = 0
+  AND token_expires_at < CAST(?1 AS INTEGER)
+  AND (refresh_until IS NULL OR refresh_until <= CAST(?2 AS INTEGER))
+ORDER BY token_expires_at
+LIMIT CAST(?3 AS INTEGER)
+`
+
+type SlackInstallationExpiringParams struct {
+	Before  int64
+	Now     int64
+	MaxRows int64
+}
+
+func (q *Queries) SlackInstallationExpiring(ctx context.Context, arg SlackInstallationExpiringParams) ([]SlackInstallation, error) {
+	rows, err := q.query(ctx, q.slackInstallationExpiringStmt, slackInstallationExpiring, arg.Before, arg.Now, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SlackInstallation
+	for rows.Next() {
+		var i SlackInstallation
+		if err := rows.Scan(
+			&i.TeamID,
+			&i.TeamName,
+			&i.BotUserID,
+			&i.AppID,
+			&i.Scope,
+			&i.BotToken,
+			&i.InstalledBy,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const slackInstallationFind = `-- name: SlackInstallationFind :one
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
+WHERE team_id = COALESCE(
+    (SELECT i.team_id FROM slack_installations i WHERE i.team_id = ?1),
+    (SELECT t.installation FROM slack_installation_teams t WHERE t.team_id = ?1),
+    (SELECT i.team_id FROM slack_installations i WHERE i.team_id = ?2 AND i.enterprise_install = 1))
+`
+
+type SlackInstallationFindParams struct {
+	TeamID       string
+	EnterpriseID string
+}
+
+// The install that serves a team: its own, else the organisation-wide
+// install it was seen under, else its enterprise's organisation-wide one.
+func (q *Queries) SlackInstallationFind(ctx context.Context, arg SlackInstallationFindParams) (SlackInstallation, error) {
+	row := q.queryRow(ctx, q.slackInstallationFindStmt, slackInstallationFind, arg.TeamID, arg.EnterpriseID)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
 const slackInstallationGet = `-- name: SlackInstallationGet :one
-SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at FROM slack_installations WHERE team_id = ?1
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations WHERE team_id = ?1
 `
 
 func (q *Queries) SlackInstallationGet(ctx context.Context, teamID string) (SlackInstallation, error) {
@@ -38,12 +191,23 @@ func (q *Queries) SlackInstallationGet(ctx context.Context, teamID string) (Slac
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
 }
 
 const slackInstallationList = `-- name: SlackInstallationList :many
-SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at FROM slack_installations
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations
 WHERE team_id > ?1
 ORDER BY team_id
 LIMIT CAST(?2 AS INTEGER)
@@ -73,6 +237,17 @@ func (q *Queries) SlackInstallationList(ctx context.Context, arg SlackInstallati
 			&i.InstalledBy,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
 		); err != nil {
 			return nil, err
 		}
@@ -87,24 +262,131 @@ func (q *Queries) SlackInstallationList(ctx context.Context, arg SlackInstallati
 	return items, nil
 }
 
-const slackInstallationReseal = `-- name: SlackInstallationReseal :one
+const slackInstallationRefreshFailed = `-- name: SlackInstallationRefreshFailed :one
 UPDATE slack_installations
-SET bot_token = ?1, updated_at = CAST(?2 AS INTEGER)
-WHERE team_id = ?3 AND bot_token = ?4
-RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at
+SET refresh_holder = '', refresh_until = ?1, refresh_error = ?2,
+    refresh_failed_at = CAST(?3 AS INTEGER), refresh_stopped = ?4,
+    updated_at = CAST(?3 AS INTEGER)
+WHERE team_id = ?5 AND refresh_holder = ?6
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
 `
 
-type SlackInstallationResealParams struct {
-	BotToken string
-	Now      int64
-	TeamID   string
-	Expect   string
+type SlackInstallationRefreshFailedParams struct {
+	RetryAt sql.NullInt64
+	Error   string
+	Now     int64
+	Stop    int64
+	TeamID  string
+	Holder  string
 }
 
-// No row back: the team is gone or its token is no longer expect.
-func (q *Queries) SlackInstallationReseal(ctx context.Context, arg SlackInstallationResealParams) (SlackInstallation, error) {
-	row := q.queryRow(ctx, q.slackInstallationResealStmt, slackInstallationReseal,
+func (q *Queries) SlackInstallationRefreshFailed(ctx context.Context, arg SlackInstallationRefreshFailedParams) (SlackInstallation, error) {
+	row := q.queryRow(ctx, q.slackInstallationRefreshFailedStmt, slackInstallationRefreshFailed,
+		arg.RetryAt,
+		arg.Error,
+		arg.Now,
+		arg.Stop,
+		arg.TeamID,
+		arg.Holder,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
+const slackInstallationRefreshStopped = `-- name: SlackInstallationRefreshStopped :many
+SELECT team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at FROM slack_installations WHERE refresh_stopped = 1 ORDER BY team_id LIMIT CAST(?1 AS INTEGER)
+`
+
+func (q *Queries) SlackInstallationRefreshStopped(ctx context.Context, maxRows int64) ([]SlackInstallation, error) {
+	rows, err := q.query(ctx, q.slackInstallationRefreshStoppedStmt, slackInstallationRefreshStopped, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SlackInstallation
+	for rows.Next() {
+		var i SlackInstallation
+		if err := rows.Scan(
+			&i.TeamID,
+			&i.TeamName,
+			&i.BotUserID,
+			&i.AppID,
+			&i.Scope,
+			&i.BotToken,
+			&i.InstalledBy,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EnterpriseID,
+			&i.EnterpriseName,
+			&i.EnterpriseInstall,
+			&i.RefreshToken,
+			&i.TokenExpiresAt,
+			&i.RefreshHolder,
+			&i.RefreshUntil,
+			&i.RefreshError,
+			&i.RefreshFailedAt,
+			&i.RefreshStopped,
+			&i.LastEventAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const slackInstallationRefreshed = `-- name: SlackInstallationRefreshed :one
+UPDATE slack_installations
+SET bot_token = ?1, refresh_token = ?2,
+    token_expires_at = CAST(?3 AS INTEGER),
+    refresh_holder = '', refresh_until = NULL, refresh_error = '', refresh_failed_at = NULL,
+    updated_at = CAST(?4 AS INTEGER)
+WHERE team_id = ?5 AND refresh_token = ?6
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationRefreshedParams struct {
+	BotToken       string
+	RefreshToken   string
+	TokenExpiresAt int64
+	Now            int64
+	TeamID         string
+	Expect         string
+}
+
+func (q *Queries) SlackInstallationRefreshed(ctx context.Context, arg SlackInstallationRefreshedParams) (SlackInstallation, error) {
+	row := q.queryRow(ctx, q.slackInstallationRefreshedStmt, slackInstallationRefreshed,
 		arg.BotToken,
+		arg.RefreshToken,
+		arg.TokenExpiresAt,
 		arg.Now,
 		arg.TeamID,
 		arg.Expect,
@@ -120,6 +402,69 @@ func (q *Queries) SlackInstallationReseal(ctx context.Context, arg SlackInstalla
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
+	)
+	return i, err
+}
+
+const slackInstallationReseal = `-- name: SlackInstallationReseal :one
+UPDATE slack_installations
+SET bot_token = ?1,
+    refresh_token = CASE WHEN CAST(?2 AS TEXT) = '' THEN refresh_token ELSE CAST(?2 AS TEXT) END,
+    updated_at = CAST(?3 AS INTEGER)
+WHERE team_id = ?4 AND bot_token = ?5
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
+`
+
+type SlackInstallationResealParams struct {
+	BotToken     string
+	RefreshToken string
+	Now          int64
+	TeamID       string
+	Expect       string
+}
+
+// No row back: the team is gone or its token is no longer expect.
+func (q *Queries) SlackInstallationReseal(ctx context.Context, arg SlackInstallationResealParams) (SlackInstallation, error) {
+	row := q.queryRow(ctx, q.slackInstallationResealStmt, slackInstallationReseal,
+		arg.BotToken,
+		arg.RefreshToken,
+		arg.Now,
+		arg.TeamID,
+		arg.Expect,
+	)
+	var i SlackInstallation
+	err := row.Scan(
+		&i.TeamID,
+		&i.TeamName,
+		&i.BotUserID,
+		&i.AppID,
+		&i.Scope,
+		&i.BotToken,
+		&i.InstalledBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
 }
@@ -128,10 +473,12 @@ const slackInstallationSave = `-- name: SlackInstallationSave :one
 
 INSERT INTO slack_installations (
     team_id, team_name, bot_user_id, app_id, scope,
-    bot_token, installed_by, created_at, updated_at
+    bot_token, installed_by, enterprise_id, enterprise_name, enterprise_install,
+    refresh_token, token_expires_at, created_at, updated_at
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5,
-    ?6, ?7, CAST(?8 AS INTEGER), CAST(?8 AS INTEGER)
+    ?6, ?7, ?8, ?9, ?10,
+    ?11, ?12, CAST(?13 AS INTEGER), CAST(?13 AS INTEGER)
 )
 ON CONFLICT (team_id) DO UPDATE
 SET team_name = excluded.team_name,
@@ -140,23 +487,40 @@ SET team_name = excluded.team_name,
     scope = excluded.scope,
     bot_token = excluded.bot_token,
     installed_by = excluded.installed_by,
+    enterprise_id = excluded.enterprise_id,
+    enterprise_name = excluded.enterprise_name,
+    enterprise_install = excluded.enterprise_install,
+    refresh_token = excluded.refresh_token,
+    token_expires_at = excluded.token_expires_at,
+    refresh_holder = '',
+    refresh_until = NULL,
+    refresh_error = '',
+    refresh_failed_at = NULL,
+    refresh_stopped = 0,
     updated_at = excluded.updated_at
-RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at
+RETURNING team_id, team_name, bot_user_id, app_id, scope, bot_token, installed_by, created_at, updated_at, enterprise_id, enterprise_name, enterprise_install, refresh_token, token_expires_at, refresh_holder, refresh_until, refresh_error, refresh_failed_at, refresh_stopped, last_event_at
 `
 
 type SlackInstallationSaveParams struct {
-	TeamID      string
-	TeamName    string
-	BotUserID   string
-	AppID       string
-	Scope       string
-	BotToken    string
-	InstalledBy string
-	Now         int64
+	TeamID            string
+	TeamName          string
+	BotUserID         string
+	AppID             string
+	Scope             string
+	BotToken          string
+	InstalledBy       string
+	EnterpriseID      string
+	EnterpriseName    string
+	EnterpriseInstall int64
+	RefreshToken      string
+	TokenExpiresAt    sql.NullInt64
+	Now               int64
 }
 
-// Slack installations: one row per team, the bot token sealed.
-// A reinstall replaces everything but created_at.
+// Slack installations: one row per team (or per enterprise for an
+// organisation-wide install), the tokens sealed.
+// A reinstall replaces everything but created_at and last_event_at, and
+// starts renewal afresh.
 func (q *Queries) SlackInstallationSave(ctx context.Context, arg SlackInstallationSaveParams) (SlackInstallation, error) {
 	row := q.queryRow(ctx, q.slackInstallationSaveStmt, slackInstallationSave,
 		arg.TeamID,
@@ -166,6 +530,11 @@ func (q *Queries) SlackInstallationSave(ctx context.Context, arg SlackInstallati
 		arg.Scope,
 		arg.BotToken,
 		arg.InstalledBy,
+		arg.EnterpriseID,
+		arg.EnterpriseName,
+		arg.EnterpriseInstall,
+		arg.RefreshToken,
+		arg.TokenExpiresAt,
 		arg.Now,
 	)
 	var i SlackInstallation
@@ -179,6 +548,52 @@ func (q *Queries) SlackInstallationSave(ctx context.Context, arg SlackInstallati
 		&i.InstalledBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.EnterpriseID,
+		&i.EnterpriseName,
+		&i.EnterpriseInstall,
+		&i.RefreshToken,
+		&i.TokenExpiresAt,
+		&i.RefreshHolder,
+		&i.RefreshUntil,
+		&i.RefreshError,
+		&i.RefreshFailedAt,
+		&i.RefreshStopped,
+		&i.LastEventAt,
 	)
 	return i, err
+}
+
+const slackInstallationTeamNote = `-- name: SlackInstallationTeamNote :exec
+INSERT INTO slack_installation_teams (team_id, installation, last_event_at)
+SELECT ?1, s.team_id, CAST(?2 AS INTEGER) FROM slack_installations s WHERE s.team_id = ?3
+ON CONFLICT (team_id) DO UPDATE SET installation = excluded.installation, last_event_at = excluded.last_event_at
+`
+
+type SlackInstallationTeamNoteParams struct {
+	TeamID       string
+	Now          int64
+	Installation string
+}
+
+func (q *Queries) SlackInstallationTeamNote(ctx context.Context, arg SlackInstallationTeamNoteParams) error {
+	_, err := q.exec(ctx, q.slackInstallationTeamNoteStmt, slackInstallationTeamNote, arg.TeamID, arg.Now, arg.Installation)
+	return err
+}
+
+const slackInstallationTouch = `-- name: SlackInstallationTouch :execrows
+UPDATE slack_installations SET last_event_at = CAST(?1 AS INTEGER)
+WHERE team_id = ?2 AND (last_event_at IS NULL OR last_event_at < CAST(?1 AS INTEGER))
+`
+
+type SlackInstallationTouchParams struct {
+	Now    int64
+	TeamID string
+}
+
+func (q *Queries) SlackInstallationTouch(ctx context.Context, arg SlackInstallationTouchParams) (int64, error) {
+	result, err := q.exec(ctx, q.slackInstallationTouchStmt, slackInstallationTouch, arg.Now, arg.TeamID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }

@@ -1,8 +1,9 @@
 // Operator views: the approvals inbox (allow or deny what waits); the
-// schedules with pause, resume and run now; usage
+// schedules with pause, resume and run now; each budget's spend against its
+// limit, with a one-off extension; usage
 // and cost per day, agent and conversation as charts; standing grants with
-// revoke; DM pairing requests with approve; the audit log. Shown to the
-// operator only.
+// revoke; DM pairing requests with approve; the audit log; the bridges
+// connected for runs_on: bridge agents. Shown to the operator only.
 import { registerView, api, h, navigate, toast } from "../app.js";
 import { chartSVG } from "./chat.js";
 
@@ -51,14 +52,20 @@ async function render(el) {
   const pairingBox = h("div", {}, "Loading…");
   const approvalsBox = h("div", { id: "approvals" }, "Loading…");
   const schedulesBox = h("div", { id: "schedules" }, "Loading…");
+  const budgetsBox = h("div", { id: "budgets" }, "Loading…");
+  const installsBox = h("div", { id: "slack-installs" }, "Loading…");
+  const bridgesBox = h("div", { id: "bridges" }, "Loading…");
   el.append(h("div", { class: "logview" },
     h("div", { class: "view-head" }, h("h2", {}, "Operations"), h("span", { class: "sp" }), days),
     section("Approvals waiting", approvalsBox),
     section("Schedules", schedulesBox),
+    section("Budgets", budgetsBox),
+    section("Slack installs", installsBox),
     section("Usage and cost", usageBox),
     section("Standing grants", grantsBox),
     section("DM pairing requests", pairingBox),
-    section("Audit log", auditBox)));
+    section("Audit log", auditBox),
+    section("Bridges", bridgesBox)));
 
   const loadGrants = async () => {
     const g = await api.get("/api/grants");
@@ -134,6 +141,40 @@ async function render(el) {
         lastRun.has(r.id) ? h("span", { class: "run-result", dataset: { schedule: r.id } }, lastRun.get(r.id)) : "")],
     ], s.schedules || [], "No routines, pulses, reminders or loops."));
   };
+  const loadBudgets = async () => {
+    const b = await api.get("/api/budgets");
+    const period = (r) => r.period.startsWith("day:") ? "today" : "this month";
+    const limit = (r) => [r.limit_usd ? usd(r.limit_usd + (r.extra_usd || 0)) : "", r.limit_tokens ? `${r.limit_tokens + (r.extra_tokens || 0)} tokens` : ""].filter(Boolean).join(", ");
+    const used = (r) => {
+      const lim = r.limit_usd ? r.limit_usd + (r.extra_usd || 0) : 0;
+      const share = lim ? r.spent_usd / lim : (r.limit_tokens ? r.spent_tokens / (r.limit_tokens + (r.extra_tokens || 0)) : 0);
+      return h("span", { class: "pill", dataset: { state: share >= 1 ? "blocked" : share >= 0.8 ? "paused" : "active" } }, `${(100 * share).toFixed(0)}%`);
+    };
+    const extend = (r) => async () => {
+      const amount = prompt(`Add how many dollars to ${r.key}'s limit ${period(r)}?`, "1");
+      if (!amount) return;
+      try {
+        await api.post("/api/budgets/extend", { key: r.key, monthly: r.period.startsWith("month:"), usd: Number(amount) });
+        toast(`Extended ${r.key}`); loadBudgets();
+      } catch (e) { toast(e.message, "error"); }
+    };
+    budgetsBox.replaceChildren(table([
+      ["Budget", (r) => r.key], ["Period", period], ["Spent", (r) => `${usd(r.spent_usd)} (${r.spent_tokens} tokens)`],
+      ["In flight", (r) => usd(r.reserved_usd)], ["Limit", limit], ["Used", used],
+      ["Resets", (r) => new Date(r.resets_at).toLocaleString()],
+      ["", (r) => r.limit_usd ? h("button", { type: "button", dataset: { extend: r.key }, onclick: extend(r) }, "Extend") : ""],
+    ], b.budgets || [], "No budgets (budgets: in switchboard.yaml)."));
+  };
+  const loadInstalls = async () => {
+    const l = await api.get("/api/slack/installs");
+    const when = (t) => t ? new Date(t).toLocaleString() : "—";
+    const renewal = (r) => r.renewal ? h("span", { class: "pill", title: r.renewal_error || "", dataset: { state: r.renewal === "ok" ? "active" : r.renewal === "retrying" ? "paused" : "blocked" } }, r.renewal) : "does not expire";
+    installsBox.replaceChildren(table([
+      ["Installed in", (r) => r.org_wide ? `${r.enterprise_name || r.key} (organisation-wide)` : `${r.team_name || r.key}${r.enterprise_name ? ` (${r.enterprise_name})` : ""}`],
+      ["Key", (r) => r.key], ["Installed by", (r) => r.installed_by || "—"], ["Scopes", (r) => `${r.scopes.length}`],
+      ["Token expires", (r) => when(r.token_expires_at)], ["Renewal", renewal], ["Last event", (r) => when(r.last_event_at)],
+    ], l.installs || [], "No workspace installed the app through /slack/install."));
+  };
   const loadPairing = async () => {
     const p = await api.get("/api/pairing");
     pairingBox.replaceChildren(table([
@@ -150,10 +191,19 @@ async function render(el) {
       ["Risk", (r) => r.risk], ["Decision", (r) => r.decision], ["Outcome", (r) => r.outcome], ["By", (r) => r.decided_by || r.actor],
     ], a.records || [], "Nothing audited yet."));
   };
+  const loadBridges = async () => {
+    const b = await api.get("/api/bridges");
+    bridgesBox.replaceChildren(table([
+      ["Bridge", (r) => r.id], ["Agents", (r) => (r.agents || []).join(", ")], ["Version", (r) => r.version || "—"],
+      ["Last heartbeat", (r) => new Date(r.last_heartbeat).toLocaleString()], ["Calls running", (r) => r.calls],
+    ], b.bridges || [], "No bridge connected (runs_on: bridge agents run on them; see docs/bridge.md)."));
+  };
   const fail = (box) => (e) => box.replaceChildren(h("div", { class: "notice error" }, e.message));
   await Promise.all([
     usage(usageBox, 14).catch(fail(usageBox)), loadGrants().catch(fail(grantsBox)), loadApprovals().catch(fail(approvalsBox)), loadSchedules().catch(fail(schedulesBox)),
-    loadPairing().catch(fail(pairingBox)), loadAudit().catch(fail(auditBox)),
+    loadPairing().catch(fail(pairingBox)), loadAudit().catch(fail(auditBox)), loadBudgets().catch(fail(budgetsBox)),
+    loadInstalls().catch(fail(installsBox)),
+    loadBridges().catch(fail(bridgesBox)),
   ]);
 }
 

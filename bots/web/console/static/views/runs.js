@@ -1,7 +1,8 @@
 // The runs view: runs (GET /api/runs, newest first, ?c= narrows to one
 // conversation's) and, for the chosen run (?run=), its steps with status,
-// agent, model, tokens, cost and output, its events, and cancel and retry.
-// Whoever may see a run's conversation sees the run.
+// agent, model, tokens, cost and output, each coding step's change (branch,
+// files, gates, pull request and the diff), its events, and cancel and
+// retry. Whoever may see a run's conversation sees the run.
 import { registerView, api, h, navigate, toast, timeAgo } from "../app.js";
 
 export function workCSS() {
@@ -14,7 +15,30 @@ const usd = (micro) => "$" + (Number(micro || 0) / 1e6).toFixed(4);
 // cell's title has it whole.
 const shortModel = (m) => m.length > 32 && m.includes("/") ? m.slice(0, m.indexOf(":") + 1) + "…/" + m.slice(m.lastIndexOf("/") + 1) : m;
 const pill = (status) => h("span", { class: "pill", dataset: { status } }, status);
+const short = (id) => id.slice(-8);
 const convLink = (id) => h("a", { href: `/?c=${id}`, onclick: (ev) => { ev.preventDefault(); navigate({ view: "log", c: id }); } }, id.slice(0, 8));
+
+// changesPanel shows a coding step's change: where it went, its files,
+// its gates and the unified diff, each line marked as added or removed.
+function changesPanel(s) {
+  const c = s.changes;
+  const delivered = c.pull_request ? h("a", { href: c.pull_request.url, rel: "noopener" }, `pull request #${c.pull_request.number}`)
+    : c.pushed ? "pushed" : "not delivered";
+  const lines = (c.diff || "").split("\n");
+  if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  const cls = (l) => l.startsWith("+++") || l.startsWith("---") || l.startsWith("diff ") || l.startsWith("index ") ? "meta"
+    : l.startsWith("@@") ? "hunk" : l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : "";
+  return h("section", { class: "panel changes", dataset: { step: s.key } },
+    h("h3", {}, `Changes of ${s.key}`),
+    h("p", {}, h("code", {}, c.branch), ` from ${c.base} · ${c.stat || "no change"} · `, delivered,
+      c.diff_url ? [" · ", h("a", { href: c.diff_url }, "diff page")] : ""),
+    (c.files || []).length ? h("ul", { class: "files" }, c.files.map((f) => h("li", {}, h("code", {}, f.path),
+      f.binary ? " (binary)" : ` +${f.insertions} −${f.deletions}`))) : "",
+    (c.gates || []).length ? h("ul", { class: "gates" }, c.gates.map((g) => h("li", { dataset: { passed: String(g.passed) } },
+      pill(g.passed ? "passed" : "failed"), ` ${g.kind}: `, h("pre", {}, g.output)))) : "",
+    c.diff ? h("pre", { class: "diff" }, lines.map((l) => h("span", { class: cls(l) }, l + "\n"))) : "",
+    c.truncated ? h("p", { class: "empty" }, "The diff is cut here; the branch holds all of it.") : "");
+}
 
 async function showRun(box, id, reload) {
   const [run, ev] = await Promise.all([api.get(`/api/runs/${id}`), api.get(`/api/runs/${id}/events`)]);
@@ -27,7 +51,7 @@ async function showRun(box, id, reload) {
   box.replaceChildren(
     h("section", { class: "panel", id: "run-detail", dataset: { run: run.id, status: run.status } },
       h("div", { class: "view-head" },
-        h("h2", {}, run.goal || "Run " + run.id.slice(0, 8)), pill(run.status), h("span", { class: "sp" }),
+        h("h2", {}, run.goal || "Run " + short(run.id)), pill(run.status), h("span", { class: "sp" }),
         run.status === "running" ? h("button", { type: "button", id: "run-cancel", onclick: act("cancel") }, "Cancel") : "",
         run.status === "failed" || run.status === "cancelled" ? h("button", { type: "button", class: "primary", id: "run-retry", onclick: act("retry") }, "Retry") : ""),
       h("p", {}, `Led by ${run.lead} in conversation `, convLink(run.conversation), ` · started ${timeAgo(run.created_at)} · ${steps.length} steps, ${tokens} tokens, ${usd(cost)}`),
@@ -42,6 +66,7 @@ async function showRun(box, id, reload) {
           h("td", {}, `${s.input_tokens}/${s.output_tokens}`), h("td", {}, usd(s.cost_micro_usd)),
           h("td", { class: "out" }, s.error ? h("span", { class: "notice error" }, s.error) : (s.output || "—"))))))
         : h("p", { class: "empty" }, "No steps yet.")),
+    ...steps.filter((s) => s.changes).map(changesPanel),
     h("section", { class: "panel" }, h("h3", {}, "Events"),
       (ev.events || []).length ? h("ol", { class: "events", id: "run-events" }, ev.events.map((e) => h("li", {},
         h("time", { datetime: e.at }, new Date(e.at).toLocaleTimeString()),
@@ -69,7 +94,7 @@ async function render(el, params) {
     listBox.replaceChildren(runs.length ? h("ul", { class: "run-list", id: "run-list" }, runs.map((r) => h("li", {},
       h("a", { href: `/?view=runs&run=${r.id}`, "aria-current": r.id === chosen ? "true" : "false", dataset: { run: r.id },
         onclick: (ev) => { ev.preventDefault(); navigate({ view: "runs", c: conv, run: r.id }); } },
-        r.goal || r.id.slice(0, 8), " ", pill(r.status), h("span", { class: "m" }, `${r.lead} · ${timeAgo(r.created_at)}`)))))
+        r.goal || "Run " + short(r.id), " ", pill(r.status), h("span", { class: "m" }, `${r.lead} · ${timeAgo(r.created_at)}`)))))
       : h("p", { class: "empty" }, "No runs yet. An agent starts one when a plan of several steps is approved (!run)."));
     if (chosen) await showRun(detail, chosen, load);
     else detail.replaceChildren();
