@@ -142,17 +142,29 @@ func startServeWith(e *env, bin string, settings map[string]string) (*serveProce
 		return nil, err
 	}
 	p := &serveProcess{url: "http://" + addr, output: &lockedBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve")
 	env := map[string]string{
 		"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_CONFIG": cfgPath, "SWITCHBOARD_MODEL": "scripted:" + script,
 		"SWITCHBOARD_INSTANCE_ID": "bench-" + randomSuffix(),
 	}
 	maps.Copy(env, settings)
-	p.cmd.Env = childEnv(e, env)
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
-	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s serve: %w", bin, err)
+	// A private binary was just written by this process: a child forked by
+	// another goroutine while the file was open for writing holds it open
+	// until that child execs, and the kernel refuses to run a file open for
+	// writing (ETXTBSY, golang.org/issue/22315). That window is short; try
+	// again, as cmd/go does for the test binaries it writes.
+	for attempt := 1; ; attempt++ {
+		p.cmd = exec.Command(bin, "serve")
+		p.cmd.Env = childEnv(e, env)
+		p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
+		p.start = time.Now()
+		err := p.cmd.Start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == 20 {
+			return nil, fmt.Errorf("starting %s serve: %w", bin, err)
+		}
+		time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
 	}
 	go func() {
 		p.waitErr = p.cmd.Wait()
