@@ -209,10 +209,9 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		return err
 	}
 	workspace := place.Workspace
-	workspaceID, err := s.st.ConversationWorkspace(ctx, conv.ID)
-	if err != nil {
-		return fmt.Errorf("finding the workspace of %s: %w", conv.ID, err)
-	}
+	// Read with the conversation: a conversation's workspace is set once
+	// and never moved.
+	workspaceID := conv.WorkspaceID
 	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
 		workspace: workspace, workspaceID: workspaceID, place: place, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, partial: ml.partial, seen: lastSeq(entries)}
 	t.countFailures()

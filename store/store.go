@@ -98,7 +98,11 @@ type Conversation struct {
 	ForkSeq    *int64     // the seq at which this fork diverged from its parent
 	ChildCount int
 	AgentID    *uuid.UUID
-	Title      string
+	// WorkspaceID is the team workspace the conversation belongs to; nil
+	// for none. Set once (ConversationWorkspaceSet) and never moved, so a
+	// turn reads it with the conversation instead of on its own.
+	WorkspaceID *uuid.UUID
+	Title       string
 	// TitleAuto is whether Title was taken automatically, from a person's
 	// first message by an append (EntryAppendParams.Title); false for a
 	// title set by a person (a rename), given at creation, or none. Only an

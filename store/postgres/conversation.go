@@ -93,6 +93,7 @@ func conversation(r *dbsqlc.Conversation) *store.Conversation {
 		ForkSeq:        r.ForkSeq,
 		ChildCount:     int(r.ChildCount),
 		AgentID:        r.AgentID,
+		WorkspaceID:    r.WorkspaceID,
 		Title:          r.Title,
 		TitleAuto:      r.TitleAuto,
 		Provider:       r.Provider,

@@ -129,7 +129,7 @@ func all[R, T any](rows []R, err error, conv func(R) T) ([]T, error) {
 func conversation(r dbsqlc.Conversation) *store.Conversation {
 	return &store.Conversation{
 		ID: r.ID, ParentID: nullUUID(r.ParentID), RootID: r.RootID, ForkSeq: nullInt(r.ForkSeq),
-		ChildCount: int(r.ChildCount), AgentID: nullUUID(r.AgentID),
+		ChildCount: int(r.ChildCount), AgentID: nullUUID(r.AgentID), WorkspaceID: nullUUID(r.WorkspaceID),
 		Title: r.Title, TitleAuto: r.TitleAuto != 0, Provider: r.Provider, Model: r.Model, Thinking: r.Thinking,
 		Status: store.ConversationStatus(r.Status), Metadata: json.RawMessage(r.Metadata),
 		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: nullMicros(r.LeaseExpiresAt), HeartbeatAt: nullMicros(r.HeartbeatAt),

@@ -274,6 +274,13 @@ func (s suite) testConversationWorkspaceSet(t *testing.T) {
 	got, err := st.ConversationWorkspace(ctx, c.ID)
 	noErr(t, err, "reading its workspace")
 	isTrue(t, got != nil && *got == a.ID, "the conversation's workspace: want A, got %v", got)
+	// The conversation read whole carries it too (a turn reads it there).
+	conv, err := st.ConversationGet(ctx, c.ID)
+	noErr(t, err, "reading the conversation")
+	isTrue(t, conv.WorkspaceID != nil && *conv.WorkspaceID == a.ID, "the conversation's WorkspaceID: want A, got %v", conv.WorkspaceID)
+	other, err := st.ConversationGet(ctx, newConversation(t, st, clk).ID)
+	noErr(t, err, "reading a conversation in no workspace")
+	isTrue(t, other.WorkspaceID == nil, "a conversation in no workspace has WorkspaceID %v, want nil", other.WorkspaceID)
 }
 
 func (s suite) testAgentPinsAndDirectory(t *testing.T) {
