@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,27 @@ func TestAppendCompactJSONRefuses(t *testing.T) {
 	for _, s := range []string{`{"a":1]`, `"abc`, `  `, "{\"a\":\"\x01\"}", `{"a":1}}`, `{"a":<}`, `]`, "[\n"} {
 		if got, err := appendCompactJSON(nil, []byte(s)); err == nil {
 			t.Errorf("appendCompactJSON(%q) = %q, want an error", s, got)
+		}
+	}
+}
+
+// BenchmarkAppendCompactJSON is the per-entry encoding a catch-up runs on
+// every stored value: a short reply, a long one with usage, a tool call.
+func BenchmarkAppendCompactJSON(b *testing.B) {
+	contents := [][]byte{
+		[]byte(`{"text":"A short scripted answer in a few words."}`),
+		[]byte(`{"text":"` + strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 10) + `","usage":{"input_tokens":123,"output_tokens":456}}`),
+		[]byte(`{"call_id":"c1","name":"web_fetch","arguments":{"url":"http://127.0.0.1/x","max_chars":4000}}`),
+	}
+	n := 0
+	for _, c := range contents {
+		n += len(c)
+	}
+	b.SetBytes(int64(n))
+	var buf []byte
+	for b.Loop() {
+		for _, c := range contents {
+			buf, _ = appendCompactJSON(buf[:0], c)
 		}
 	}
 }
