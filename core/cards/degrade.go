@@ -80,7 +80,16 @@ func (in *Input) hints() []string {
 	case InputMultiSelect:
 		h = append(h, "any of: "+labels())
 	case InputDate:
-		h = append(h, "a date, YYYY-MM-DD")
+		what := "a date, YYYY-MM-DD"
+		switch {
+		case in.Earliest != "" && in.Latest != "":
+			what += ", from " + in.Earliest + " to " + in.Latest
+		case in.Earliest != "":
+			what += ", on or after " + in.Earliest
+		case in.Latest != "":
+			what += ", on or before " + in.Latest
+		}
+		h = append(h, what)
 	case InputTime:
 		h = append(h, "a time, HH:MM")
 	case InputNumber:

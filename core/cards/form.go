@@ -80,6 +80,9 @@ type Input struct {
 	Min     *float64 `json:"min,omitempty" jsonschema:"for number: smallest allowed"`
 	Max     *float64 `json:"max,omitempty" jsonschema:"for number: largest allowed"`
 	Decimal bool     `json:"decimal,omitempty" jsonschema:"for number: allow fractions (whole numbers only when false)"`
+	// Earliest and Latest bound a date (YYYY-MM-DD, inclusive).
+	Earliest string `json:"earliest,omitempty" jsonschema:"for date: first day allowed, YYYY-MM-DD"`
+	Latest   string `json:"latest,omitempty" jsonschema:"for date: last day allowed, YYYY-MM-DD"`
 }
 
 // Option is one choice of a select.
@@ -179,6 +182,8 @@ func (in *Input) validate(p *problems, ip string) {
 	only("min", in.Min != nil, InputNumber)
 	only("max", in.Max != nil, InputNumber)
 	only("decimal", in.Decimal, InputNumber)
+	only("earliest", in.Earliest != "", InputDate)
+	only("latest", in.Latest != "", InputDate)
 	switch in.Type {
 	case InputSelect, InputMultiSelect:
 		switch {
@@ -216,6 +221,18 @@ func (in *Input) validate(p *problems, ip string) {
 			p.add(ip+".max_length", "must be between 1 and %d", MaxFormTextLen)
 		} else if in.MaxLength > 0 && in.MinLength > in.MaxLength {
 			p.add(ip+".min_length", "is above max_length (%d)", in.MaxLength)
+		}
+	case InputDate:
+		for _, b := range []struct{ field, v string }{{"earliest", in.Earliest}, {"latest", in.Latest}} {
+			if b.v == "" {
+				continue
+			}
+			if d, err := time.Parse(DateFormat, b.v); err != nil || d.Format(DateFormat) != b.v {
+				p.add(ip+"."+b.field, "must be a date as YYYY-MM-DD")
+			}
+		}
+		if in.Earliest != "" && in.Latest != "" && in.Earliest > in.Latest {
+			p.add(ip+".earliest", "is after latest (%s)", in.Latest)
 		}
 	case InputNumber:
 		const limit = 1e15
@@ -343,6 +360,15 @@ func (in *Input) parse(raw []string) (any, string) {
 		d, err := time.Parse(DateFormat, v)
 		if err != nil || d.Format(DateFormat) != v {
 			return nil, "Enter a date as YYYY-MM-DD, for example 2026-12-24."
+		}
+		// Dates as YYYY-MM-DD compare as strings.
+		switch {
+		case in.Earliest != "" && in.Latest != "" && (v < in.Earliest || v > in.Latest):
+			return nil, fmt.Sprintf("Pick a day from %s to %s.", in.Earliest, in.Latest)
+		case in.Earliest != "" && v < in.Earliest:
+			return nil, fmt.Sprintf("Pick a day on or after %s.", in.Earliest)
+		case in.Latest != "" && v > in.Latest:
+			return nil, fmt.Sprintf("Pick a day on or before %s.", in.Latest)
 		}
 		return v, ""
 	case InputTime:

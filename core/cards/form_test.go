@@ -58,6 +58,8 @@ func TestValidateFormNamesTheField(t *testing.T) {
 		{"answer replaces a tool arg", cards.Result{Items: []cards.Item{item("a")}, Actions: []cards.Action{{ID: "send", Label: "Send", Kind: cards.ActionTool, Tool: "send_email",
 			Args: json.RawMessage(`{"to":"a@example.com"}`), Form: &cards.Form{Inputs: []cards.Input{{Name: "to", Label: "To", Type: cards.InputText}}}}}},
 			`actions[0].form.inputs[0].name: "to" is already one of the tool's args`},
+		{"earliest not a date", formResult(cards.Input{Name: "d", Label: "D", Type: cards.InputDate, Earliest: "tomorrow"}), "actions[0].form.inputs[0].earliest: must be a date as YYYY-MM-DD"},
+		{"earliest on text", formResult(cards.Input{Name: "t", Label: "T", Type: cards.InputText, Earliest: "2026-01-01"}), "actions[0].form.inputs[0].earliest: only for inputs of type date"},
 		{"long submit label", cards.Result{Items: []cards.Item{item("a")}, Actions: []cards.Action{{ID: "f", Label: "F", Kind: cards.ActionSignal,
 			Form: &cards.Form{Submit: strings.Repeat("s", 25), Inputs: []cards.Input{{Name: "t", Label: "T", Type: cards.InputText}}}}}},
 			"actions[0].form.submit: too long: 25 characters, at most 24"},
@@ -98,6 +100,9 @@ func TestFormParseTypesAnswers(t *testing.T) {
 		"guests":  "Enter a number from 1 to 12.",
 		"notes":   "Write at most 500 characters (now 501).",
 	}, problems)
+
+	_, problems = form.Parse(map[string][]string{"day": {"2026-11-30"}, "seating": {"inside"}})
+	require.Equal(t, map[string]string{"day": "Pick a day on or after 2026-12-01."}, problems)
 
 	_, problems = form.Parse(map[string][]string{"guests": {"2.5"}})
 	require.Equal(t, "An answer is required.", problems["day"])
@@ -141,7 +146,7 @@ func TestWithoutFormsAsksInText(t *testing.T) {
 	require.Equal(t, "skip", d.Actions[0].ID)
 	require.True(t, s.HasForm(), "the original card is not changed")
 	want := "Pick a day and a table.\n\n📝 Book a table: reply with your answers.\n" +
-		"1. Day (a date, YYYY-MM-DD; required; default: 2026-12-24)\n" +
+		"1. Day (a date, YYYY-MM-DD, on or after 2026-12-01; required; default: 2026-12-24)\n" +
 		"2. Seating (one of: Inside, Terrace; required)\n" +
 		"3. Guests (a whole number from 1 to 12; default: 2)\n" +
 		"4. Dietary needs (any of: Vegan, Gluten-free)\n" +

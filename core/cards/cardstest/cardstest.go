@@ -492,7 +492,7 @@ func FormResult() cards.Result {
 			{ID: "book", Label: "Fill in", Kind: cards.ActionSignal, Style: cards.StylePrimary, Form: &cards.Form{
 				Title: "Book a table", Submit: "Book",
 				Inputs: []cards.Input{
-					{Name: "day", Label: "Day", Type: cards.InputDate, Required: true, Initial: json.RawMessage(`"2026-12-24"`)},
+					{Name: "day", Label: "Day", Type: cards.InputDate, Required: true, Initial: json.RawMessage(`"2026-12-24"`), Earliest: "2026-12-01"},
 					{Name: "seating", Label: "Seating", Type: cards.InputSelect, Required: true, Placeholder: "Choose…",
 						Options: []cards.Option{{Label: "Inside", Value: "inside"}, {Label: "Terrace", Value: "terrace"}}},
 					{Name: "guests", Label: "Guests", Type: cards.InputNumber, Min: ptr(1.0), Max: ptr(12.0), Initial: json.RawMessage(`2`)},
