@@ -166,6 +166,14 @@ func TestSlackCardForm(t *testing.T) {
 			!strings.Contains(answer.Errors["day"], "on or after 2026-12-01") || len(answer.Errors) != 1 {
 			t.Fatalf("answer to a day too early = %d %s; want response_action errors on block day", status, body)
 		}
+		// Over Socket Mode the answer is the ack's payload.
+		env = e.slack.SendInteractive(slacktest.ViewSubmission(v, slacktest.Submitter{TeamID: e2eTeam, UserID: alice, UserName: "alice"},
+			map[string][]string{"day": {"2026-11-30"}, "seating": {"inside"}}))
+		ack, err := e.slack.WaitAck(env, waitLong)
+		answer.Errors = nil
+		if err != nil || json.Unmarshal(ack, &answer) != nil || answer.Action != "errors" || !strings.Contains(answer.Errors["day"], "on or after 2026-12-01") {
+			t.Fatalf("Socket Mode ack of a day too early = %s, %v; want response_action errors on block day", ack, err)
+		}
 		if n := len(e.entries(conv.ID, store.EntryAction)); n != 0 {
 			t.Fatalf("%d action entries after wrong answers, want none", n)
 		}
@@ -276,7 +284,12 @@ func TestDiscordCardForm(t *testing.T) {
 			}
 		}
 
-		good := e.fake.SubmitModal(reopened, discordAlice, map[string][]string{"day": {"2026-12-24"}, "seating": {"terrace"}})
+		// This one through the HTTP interactions endpoint, which reads
+		// the submission from the request's body.
+		good, payload := e.fake.ModalSubmitInteraction(reopened, discordAlice, map[string][]string{"day": {"2026-12-24"}, "seating": {"terrace"}})
+		if status, answer, err := e.fake.PostInteraction(e.base+"/discord/interactions", e.key, payload); err != nil || status != http.StatusOK {
+			t.Fatalf("POST /discord/interactions of the submission = %d %s, %v; want 200", status, answer, err)
+		}
 		e.waitBotMessage(channel, formsGot)
 		if got := e.fake.Interaction(good.ID); got == nil || got.ResponseType != discordgo.InteractionResponseUpdateMessage {
 			t.Errorf("answer to the right answers = %+v; want the message updated", got)
