@@ -83,13 +83,13 @@ type plainObject struct {
 
 type optionObject struct {
 	Text  plainObject `json:"text"`
-	Value string     `json:"value"`
+	Value string      `json:"value"`
 }
 
 type inputElement struct {
 	Type           string          `json:"type"`
 	ActionID       string          `json:"action_id"`
-	Placeholder    *plainObject     `json:"placeholder"`
+	Placeholder    *plainObject    `json:"placeholder"`
 	Options        []optionObject  `json:"options"`
 	InitialOption  *optionObject   `json:"initial_option"`
 	InitialOptions []optionObject  `json:"initial_options"`
@@ -107,16 +107,16 @@ type inputElement struct {
 type viewBlock struct {
 	Type     string        `json:"type"`
 	BlockID  string        `json:"block_id"`
-	Label    *plainObject   `json:"label"`
+	Label    *plainObject  `json:"label"`
 	Element  *inputElement `json:"element"`
 	Optional bool          `json:"optional"`
 }
 
 type modalView struct {
 	Type            string            `json:"type"`
-	Title           *plainObject       `json:"title"`
-	Submit          *plainObject       `json:"submit"`
-	Close           *plainObject       `json:"close"`
+	Title           *plainObject      `json:"title"`
+	Submit          *plainObject      `json:"submit"`
+	Close           *plainObject      `json:"close"`
 	Blocks          []json.RawMessage `json:"blocks"`
 	CallbackID      string            `json:"callback_id"`
 	PrivateMetadata string            `json:"private_metadata"`
