@@ -133,6 +133,26 @@ type Card struct {
 	Stamped *cards.Stamped
 }
 
+// FormOpener is a platform that opens a card's form (cards.Form) in a
+// modal window when its button is clicked (Slack's views.open, Discord's
+// MODAL response) and hands the submission to core.Act with the answers
+// in Action.Values. OpensForms reports whether it does. To every adapter
+// without it, deliver sends the card with each form asked in text
+// instead (cards.Stamped.WithoutForms), so the person answers in a
+// message.
+type FormOpener interface {
+	OpensForms() bool
+}
+
+// CardFor is the card as the adapter ad shows it: itself on a platform
+// that opens forms, else with its forms asked in text.
+func CardFor(ad any, st *cards.Stamped) *cards.Stamped {
+	if fo, ok := ad.(FormOpener); ok && fo.OpensForms() {
+		return st
+	}
+	return st.WithoutForms()
+}
+
 // Adapter is what every platform implements.
 type Adapter interface {
 	// Name is the platform name used in bindings ("slack", "discord").

@@ -56,3 +56,14 @@ func RegisterPostResult(r *tool.Registry, lib *cards.Library) error {
 		return postResultOutput{PostResultOutput: out, card: b}, nil
 	})
 }
+
+// cardText is a card entry's plain fallback, for readers that draw no
+// cards (the web console, exports): the card as plain text, its forms
+// asked in text; what when the card does not decode.
+func cardText(card []byte, what string) string {
+	var st cards.Stamped
+	if err := json.Unmarshal(card, &st); err != nil {
+		return what
+	}
+	return st.WithoutForms().PlainText()
+}

@@ -137,6 +137,9 @@ type ActionContent struct {
 	// through the guard as a call of its own.
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Values are a form's answers (the button opened a form): a JSON
+	// object keyed by input name, typed (numbers, arrays, YYYY-MM-DD).
+	Values json.RawMessage `json:"values,omitempty"`
 }
 
 // SystemContent is a note from the system.

@@ -1028,7 +1028,7 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 	}
 	for _, a := range res.Attachments {
 		if a.MimeType == CardMimeType {
-			if _, err := t.append(ctx, store.EntryCard, CardContent{CallID: c.CallID, Card: a.Data, Text: a.Title}); err != nil {
+			if _, err := t.append(ctx, store.EntryCard, CardContent{CallID: c.CallID, Card: a.Data, Text: cardText(a.Data, a.Title)}); err != nil {
 				return err
 			}
 			continue

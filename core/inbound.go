@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/core/cards"
 )
 
 // Inbound is one message from a platform, normalised. Every adapter turns its
@@ -83,6 +85,10 @@ type Action struct {
 	// Operator: the decision comes from the service's operator (the API's
 	// operator token), who may decide any approval.
 	Operator bool
+	// Values are a form's answers as the platform sent them, keyed by
+	// input name (several for a multi-select): set when a card's form is
+	// submitted, nil when its button was clicked to open it.
+	Values map[string][]string
 }
 
 // ActionResult says what happened to an Action.
@@ -98,6 +104,14 @@ type ActionResult struct {
 	// ephemeral answer to the clicker. Nil when this very click was seen
 	// before (a platform's retry).
 	Settled *Settled
+	// Form, on a click of a card button that opens a form, is the form
+	// to show, FormTitle its heading; nothing was recorded.
+	Form      *cards.Form
+	FormTitle string
+	// Invalid, on a form's submission, says what is wrong with its
+	// answers, keyed by input name, for the person to fix (Form is set
+	// again); nothing was recorded.
+	Invalid map[string]string
 }
 
 // Settled is how a message's buttons were settled before a click.

@@ -242,7 +242,11 @@ func buildRequest(a *config.Agent, contextName tool.ContextName, stable []string
 				name = c.UserID
 			}
 			speaker = name
-			add(model.RoleUser, model.Part{Kind: model.PartText, Text: fmt.Sprintf("[%s] clicked the button %q (value %q) on your card.", name, c.ActionID, c.Value)})
+			text := fmt.Sprintf("[%s] clicked the button %q (value %q) on your card.", name, c.ActionID, c.Value)
+			if len(c.Values) > 0 {
+				text = fmt.Sprintf("[%s] filled in the form of the button %q on your card: %s", name, c.ActionID, c.Values)
+			}
+			add(model.RoleUser, model.Part{Kind: model.PartText, Text: text})
 		case store.EntrySystem:
 			c, err := Decode[SystemContent](e)
 			if err != nil {

@@ -581,10 +581,24 @@ func (s *Service) signal(ctx context.Context, a *Action) (*ActionResult, error) 
 	if act.Kind == "tool" {
 		content.Tool, content.Args = act.Tool, act.Args
 	}
+	if act.Form != nil {
+		// A form's button opens the form; its submission acts (forms.go).
+		res, err := s.formAnswers(ctx, a, entry, act, &content)
+		if res != nil || err != nil {
+			return res, err
+		}
+	}
+	return s.settleCard(ctx, a, entry, act, content)
+}
+
+// settleCard records a card's action (a click, a form's answers) as an
+// action entry and the turn it starts, unless the card was settled before.
+func (s *Service) settleCard(ctx context.Context, a *Action, entry *store.Entry, act *cards.Action, content ActionContent) (*ActionResult, error) {
+	entryID, actionID := entry.ID, act.ID
 	a.ConversationID = entry.ConversationID
 	now := s.now()
 	var first *store.CardChoice
-	err = s.st.InTx(ctx, func(q store.Queries) error {
+	err := s.st.InTx(ctx, func(q store.Queries) error {
 		if err := recordEvent(ctx, q, a, now); err != nil {
 			return err
 		}

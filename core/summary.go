@@ -558,7 +558,11 @@ func transcript(agentName string, entries []*store.Entry, names map[store.Identi
 			}
 		case store.EntryAction:
 			if c, err := Decode[ActionContent](e); err == nil {
-				fmt.Fprintf(&b, "[%s] clicked %q (value %q)\n", cmp.Or(c.UserName, c.UserID), c.ActionID, c.Value)
+				if len(c.Values) > 0 {
+					fmt.Fprintf(&b, "[%s] filled in the form of %q: %s\n", cmp.Or(c.UserName, c.UserID), c.ActionID, clip(string(c.Values)))
+				} else {
+					fmt.Fprintf(&b, "[%s] clicked %q (value %q)\n", cmp.Or(c.UserName, c.UserID), c.ActionID, c.Value)
+				}
 			}
 		case store.EntrySystem:
 			if c, err := Decode[SystemContent](e); err == nil && !c.Notice {

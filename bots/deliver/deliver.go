@@ -277,6 +277,12 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 	if err != nil || msg == nil {
 		return err
 	}
+	if msg.Card != nil {
+		// A platform without modal windows asks a card's forms in text.
+		if st := bots.CardFor(b.ad, msg.Card.Stamped); st != msg.Card.Stamped {
+			msg.Card.Stamped, msg.Text = st, st.PlainText()
+		}
+	}
 	if e.Kind == core.EntryAssistant && b.cardOnly {
 		if quiet, err := d.cardOnlyQuiet(ctx, b.b.ConversationID, e.Seq); err != nil || quiet {
 			return err

@@ -114,6 +114,7 @@ func New(opts Options) (*Adapter, error) {
 	s.AddHandler(a.onMessageUpdate)
 	s.AddHandler(a.onMessageDelete)
 	s.AddHandler(a.onInteractionCreate)
+	s.AddHandler(a.onRawInteraction) // card forms' submissions (forms.go)
 	s.AddHandler(a.onGuildCreate)
 	return a, nil
 }

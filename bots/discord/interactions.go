@@ -15,6 +15,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/cards"
 )
 
 // Slash command names.
@@ -168,6 +169,9 @@ func (a *Adapter) plan(i *discordgo.Interaction) (*discordgo.InteractionResponse
 	case discordgo.InteractionPing:
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	case discordgo.InteractionMessageComponent:
+		if cards.IsFormActionID(i.MessageComponentData().CustomID) {
+			return a.planFormButton(i) // the form itself answers (forms.go)
+		}
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate},
 			func(ctx context.Context) { a.onButton(ctx, i) }
 	case discordgo.InteractionApplicationCommand:
@@ -441,11 +445,20 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var i discordgo.Interaction
-	if err := json.Unmarshal(body, &i); err != nil {
+	// discordgo cannot decode a modal submission's Label components; the
+	// form code reads those from the body (forms.go).
+	modal := isModalSubmit(body)
+	if err := json.Unmarshal(body, &i); err != nil && !modal {
 		http.Error(w, "malformed interaction", http.StatusBadRequest)
 		return
 	}
-	resp, then := a.plan(&i)
+	var resp *discordgo.InteractionResponse
+	var then followUp
+	if modal {
+		resp, then = a.planFormSubmit(&i, body)
+	} else {
+		resp, then = a.plan(&i)
+	}
 	if resp == nil {
 		http.Error(w, "unsupported interaction type", http.StatusBadRequest)
 		return

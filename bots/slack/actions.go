@@ -56,6 +56,10 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 		if res == nil {
 			res = &core.ActionResult{}
 		}
+		if res.Form != nil { // the button opens a form (forms.go)
+			a.openForm(ctx, ic, res, act.ActionID)
+			continue
+		}
 		click := clicked{
 			team:     firstOf(ic.Team.ID, ic.User.TeamID),
 			channel:  firstOf(ic.Container.ChannelID, ic.Channel.ID),

@@ -143,6 +143,10 @@ func (a *Adapter) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "payload does not decode", http.StatusBadRequest)
 		return
 	}
+	if resp, ok := a.formSubmission(r.Context(), &ic); ok {
+		writeFormAnswer(w, resp)
+		return
+	}
 	if err := a.handleInteraction(r.Context(), &ic); err != nil {
 		a.log.ErrorContext(r.Context(), "slack click not handled", "trigger_id", ic.TriggerID, "err", err)
 		http.Error(w, "not handled", http.StatusInternalServerError)

@@ -49,6 +49,10 @@ func (a *Adapter) handleSocketEvent(ctx context.Context, client *socketmode.Clie
 		if !ok || evt.Request == nil {
 			return
 		}
+		if resp, ok := a.formSubmission(ctx, &ic); ok {
+			a.ackFormAnswer(ctx, client, evt.Request.EnvelopeID, resp)
+			return
+		}
 		if err := a.handleInteraction(ctx, &ic); err != nil {
 			a.log.ErrorContext(ctx, "slack click not handled; not acked", "envelope_id", evt.Request.EnvelopeID, "err", err)
 			return

@@ -379,7 +379,8 @@ func (s *session) show(e *core.Entry) error {
 		if err := json.Unmarshal(c.Card, &st); err != nil {
 			return fmt.Errorf("decoding card: %w", err)
 		}
-		fmt.Fprintf(s.out, "\n%s\n", st.PlainText())
+		// The terminal has no forms: their questions are asked in text.
+		fmt.Fprintf(s.out, "\n%s\n", st.WithoutForms().PlainText())
 	case core.EntryError:
 		c, err := core.Decode[core.ErrorContent](e)
 		if err != nil {

@@ -23,6 +23,13 @@
 // custom_id is "card:<entry-id>:<action-id>" (see ActionID), and whoever
 // handles the click loads the entry to find the declared action.
 //
+// A button may open a Form instead of acting at once: its id is then
+// "form:<entry-id>:<action-id>" (FormActionID), so a platform that must
+// answer the click with the form itself (Discord) knows before it asks
+// core. Form.Parse checks the submitted answers and types them; a
+// platform without modal windows shows Stamped.WithoutForms, which asks
+// the questions in text.
+//
 // This package imports no platform SDK and nothing from headless: renderers
 // take the server-side sparkline renderer as a SparklineFunc.
 package cards

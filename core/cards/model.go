@@ -143,4 +143,8 @@ type Action struct {
 	Kind  string          `json:"kind,omitempty" jsonschema:"tool (runs Tool with Args after the permission check) or signal (tells you the button was clicked)"`
 	Tool  string          `json:"tool,omitempty" jsonschema:"for kind tool: the tool to run"`
 	Args  json.RawMessage `json:"args,omitempty" jsonschema:"for kind tool: the tool's arguments, a JSON object"`
+	// Form, when set, makes the button open a form: what the person
+	// submits goes back to you as one object keyed by input name (kind
+	// signal) or is added to Args (kind tool).
+	Form *Form `json:"form,omitempty" jsonschema:"questions the button opens as a form; the answers come back to you (signal) or are added to the tool's args (tool)"`
 }

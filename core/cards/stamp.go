@@ -123,6 +123,9 @@ func resolveActions(in []Action, t *Template, items []Item) ([]Action, error) {
 			if len(m.Args) > 0 {
 				a.Args = slices.Clone(m.Args)
 			}
+			if m.Form != nil {
+				a.Form = m.Form
+			}
 		}
 		if first != nil {
 			args, err := mergeArgs(a.Args, first, spec.ArgsFrom)
@@ -142,6 +145,7 @@ func resolveActions(in []Action, t *Template, items []Item) ([]Action, error) {
 	}
 	for i := range out {
 		out[i].Args = compactJSON(out[i].Args)
+		out[i].Form = cloneForm(out[i].Form)
 	}
 	validateActions(&p, out, true)
 	return out, p.result()
@@ -204,6 +208,7 @@ func (s *Stamped) WithOutcome(text string) *Stamped {
 	c.Actions = make([]Action, len(s.Actions))
 	for i, a := range s.Actions {
 		a.Args = slices.Clone(a.Args)
+		a.Form = cloneForm(a.Form)
 		c.Actions[i] = a
 	}
 	c.Outcome = text
@@ -255,8 +260,14 @@ func ItemColor(l Layout, it *Item) int {
 	return l.Color
 }
 
-// actionPrefix starts every card button's action_id / custom_id.
-const actionPrefix = "card:"
+// actionPrefix starts every card button's action_id / custom_id;
+// formPrefix starts those of a button that opens a form, so a platform
+// that must answer the click with the form itself (Discord's MODAL
+// response) knows before it asks core.
+const (
+	actionPrefix = "card:"
+	formPrefix   = "form:"
+)
 
 // MaxEncodedActionIDLen is the longest ActionID returns: within Discord's
 // 100-character custom_id and Slack's 255-character action_id.
@@ -268,10 +279,35 @@ func ActionID(entryID uuid.UUID, actionID string) string {
 	return actionPrefix + entryID.String() + ":" + actionID
 }
 
-// ParseActionID decodes what ActionID wrote. ok is false for anything else,
-// such as the buttons of approvals or questions, which use other prefixes.
+// FormActionID encodes a card button that opens a form:
+// "form:<entry-uuid>:<action-id>", as long as ActionID's.
+func FormActionID(entryID uuid.UUID, actionID string) string {
+	return formPrefix + entryID.String() + ":" + actionID
+}
+
+// ButtonID is the action_id / custom_id of the card's button for a: a
+// FormActionID when it opens a form, else an ActionID.
+func ButtonID(entryID uuid.UUID, a *Action) string {
+	if a.Form != nil {
+		return FormActionID(entryID, a.ID)
+	}
+	return ActionID(entryID, a.ID)
+}
+
+// IsFormActionID reports whether s is a FormActionID.
+func IsFormActionID(s string) bool {
+	_, _, ok := ParseActionID(s)
+	return ok && strings.HasPrefix(s, formPrefix)
+}
+
+// ParseActionID decodes what ActionID or FormActionID wrote. ok is false
+// for anything else, such as the buttons of approvals or questions, which
+// use other prefixes.
 func ParseActionID(s string) (entryID uuid.UUID, actionID string, ok bool) {
 	rest, found := strings.CutPrefix(s, actionPrefix)
+	if !found {
+		rest, found = strings.CutPrefix(s, formPrefix)
+	}
 	if !found || len(rest) < 38 || rest[36] != ':' {
 		return uuid.Nil, "", false
 	}

@@ -79,6 +79,7 @@ func PostResultDescription(lib *Library) string {
 		"hotels, flights, an email draft, quotes, jobs, recipes, a briefing, news, weather, events, tasks. " +
 		"Pick a template by name and set kind; fill only the fields you know. " +
 		"Buttons: kind \"signal\" tells you when the user clicks; kind \"tool\" runs a tool with args after the permission check. " +
+		"A button with a form (inputs: select, multi_select, date, time, text, number) opens it in a window; the answers come back to you as one object keyed by input name, or are added to the tool's args. " +
 		"If the call fails, the error says which field to fix.\nTemplates:\n" + lib.Describe()
 }
 
@@ -110,6 +111,15 @@ func InputSchema() (*jsonschema.Schema, error) {
 	act.Properties["kind"].Enum = enum(ActionTool, ActionSignal)
 	act.Properties["style"].Enum = enum(StyleDefault, StylePrimary, StyleDanger)
 	act.Properties["id"].Pattern = "^[a-z0-9][a-z0-9_-]{0,31}$"
+	input := act.Properties["form"].Properties["inputs"].Items
+	input.Properties["type"].Enum = enum(InputTypes...)
+	input.Properties["name"].Pattern = "^[a-z][a-z0-9_]{0,31}$"
+	// An initial answer is a string, a number or an array, by type.
+	input.Properties["initial"] = &jsonschema.Schema{
+		Description: input.Properties["initial"].Description,
+		Types:       []string{"string", "number", "array"},
+		Items:       &jsonschema.Schema{Type: "string"},
+	}
 	item.Properties["price"].Properties["currency"].Pattern = "^[A-Z]{3}$"
 	return s, nil
 }

@@ -304,5 +304,8 @@ func validateActions(p *problems, actions []Action, complete bool) {
 				p.add(ap+".args", "must be a JSON object")
 			}
 		}
+		if a.Form != nil {
+			validateForm(p, ap+".form", a.Form, argNames(a.Args))
+		}
 	}
 }

@@ -265,6 +265,8 @@ type Interaction struct {
 	Followups  []string
 	// Choices are the autocomplete choices the app answered with (type 8).
 	Choices []discordgo.ApplicationCommandOptionChoice
+	// Modal is the modal the app answered with (type 9), as sent.
+	Modal *Modal
 
 	// httpAnswered is closed once PostInteraction applied the endpoint's
 	// answer; follow-ups that race ahead of it wait, as Discord orders them.
@@ -1330,6 +1332,9 @@ func (s *Server) interactionCallback(_ http.ResponseWriter, r *http.Request, c *
 	}
 	if resp.Type == discordgo.InteractionApplicationCommandAutocompleteResult || in.Type == discordgo.InteractionApplicationCommandAutocomplete {
 		return s.autocompleteResultLocked(in, resp.Type, c.Body)
+	}
+	if resp.Type == discordgo.InteractionResponseModal {
+		return s.modalResultLocked(in, c.Body) // modals.go
 	}
 	if resp.Data != nil {
 		if e := resp.Data.validate(); e != nil {

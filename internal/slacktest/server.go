@@ -170,6 +170,7 @@ type Server struct {
 	downloads []Download
 	homes     map[string]json.RawMessage // user id → published Home tab view
 	sessions  map[string]string          // channel/thread → agent session status
+	views     viewState                  // modals opened with views.open (views.go)
 }
 
 // User is a workspace member as users.info shows them (SetUser).
@@ -567,6 +568,7 @@ func (s *Server) handlers() map[string]handler {
 		"reactions.add":                         s.reactionsAdd,
 		"reactions.remove":                      s.reactionsRemove,
 		"views.publish":                         s.viewsPublish,
+		"views.open":                            s.viewsOpen,
 	}
 }
 

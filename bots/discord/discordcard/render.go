@@ -346,7 +346,7 @@ func buttons(acts []cards.Action, entry uuid.UUID) []discordgo.MessageComponent 
 		row = append(row, discordgo.Button{
 			Label:    nonEmpty(cards.Truncate(oneLine(a.Label), MaxButtonLabel)),
 			Style:    style,
-			CustomID: cards.ActionID(entry, a.ID),
+			CustomID: cards.ButtonID(entry, &a),
 		})
 		if len(row) == MaxButtonsPerRow || i == n-1 {
 			rows = append(rows, discordgo.ActionsRow{Components: row})

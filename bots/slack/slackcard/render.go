@@ -329,7 +329,7 @@ func actions(acts []cards.Action, entry uuid.UUID) slack.Block {
 	n := min(len(acts), slacklimit.ActionsElements)
 	elems := make([]slack.BlockElement, 0, n)
 	for _, a := range acts[:n] {
-		btn := slack.NewButtonBlockElement(cards.ActionID(entry, a.ID), a.ID, plain(a.Label, slacklimit.ButtonText))
+		btn := slack.NewButtonBlockElement(cards.ButtonID(entry, &a), a.ID, plain(a.Label, slacklimit.ButtonText))
 		switch a.Style {
 		case cards.StylePrimary:
 			btn.Style = slack.StylePrimary

@@ -481,3 +481,27 @@ func Fuzz(lib *cards.Library, pick uint8, texts ...string) cards.Result {
 	}
 	return r
 }
+
+// FormResult is a result whose "book" button opens a form with one input
+// of every type: the example the renderers' form tests draw.
+func FormResult() cards.Result {
+	return cards.Result{
+		Kind: cards.KindEvent, Title: "Dinner at Tasca", Summary: "Pick a day and a table.",
+		Items: []cards.Item{{Title: "Tasca do Chico", Subtitle: "Fado · Bairro Alto"}},
+		Actions: []cards.Action{
+			{ID: "book", Label: "Fill in", Kind: cards.ActionSignal, Style: cards.StylePrimary, Form: &cards.Form{
+				Title: "Book a table", Submit: "Book",
+				Inputs: []cards.Input{
+					{Name: "day", Label: "Day", Type: cards.InputDate, Required: true, Initial: json.RawMessage(`"2026-12-24"`), Earliest: "2026-12-01"},
+					{Name: "seating", Label: "Seating", Type: cards.InputSelect, Required: true, Placeholder: "Choose…",
+						Options: []cards.Option{{Label: "Inside", Value: "inside"}, {Label: "Terrace", Value: "terrace"}}},
+					{Name: "guests", Label: "Guests", Type: cards.InputNumber, Min: ptr(1.0), Max: ptr(12.0), Initial: json.RawMessage(`2`)},
+					{Name: "diet", Label: "Dietary needs", Type: cards.InputMultiSelect,
+						Options: []cards.Option{{Label: "Vegan", Value: "vegan"}, {Label: "Gluten-free", Value: "gluten_free"}}},
+					{Name: "notes", Label: "Notes", Type: cards.InputText, Multiline: true, MaxLength: 500, Placeholder: "Anything we should know"},
+				},
+			}},
+			{ID: "skip", Label: "Not now", Kind: cards.ActionSignal},
+		},
+	}
+}

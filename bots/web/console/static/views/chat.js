@@ -26,6 +26,10 @@ export function entryText(e) {
     case "error":
       return c.message || pretty(c);
     case "card":
+      // The card as plain text, its forms asked as questions to answer
+      // in a message: the console opens no forms.
+      // (Cards saved before that hold their layout's name as text.)
+      if (c.text && c.text !== (c.card && c.card.layout && c.card.layout.name)) return c.text;
       return c.title || (c.card && c.card.title) || pretty(c);
     default:
       return pretty(c);
