@@ -170,6 +170,10 @@ type Server struct {
 	downloads []Download
 	homes     map[string]json.RawMessage // user id → published Home tab view
 	sessions  map[string]string          // channel/thread → agent session status
+
+	views       []View               // modals opened (views.open)
+	functions   map[string]*function // custom step runs by execution id
+	completions []StepCompletion     // functions.completeSuccess/Error taken
 }
 
 // User is a workspace member as users.info shows them (SetUser).
@@ -567,6 +571,9 @@ func (s *Server) handlers() map[string]handler {
 		"reactions.add":                         s.reactionsAdd,
 		"reactions.remove":                      s.reactionsRemove,
 		"views.publish":                         s.viewsPublish,
+		"views.open":                            s.viewsOpen,
+		"functions.completeSuccess":             s.functionsComplete(true),
+		"functions.completeError":               s.functionsComplete(false),
 	}
 }
 
