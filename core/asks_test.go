@@ -68,8 +68,14 @@ func TestAskHandsTheOutcomeBackOnce(t *testing.T) {
 		if again, err := in.svc.Ask(ctx, ask); err != nil || !again.Duplicate {
 			t.Fatalf("the same ask again = %+v, %v; want Duplicate", again, err)
 		}
-		// The first reply fails; its retry waits out a backoff on the
-		// service's clock.
+		// The first reply fails (after the turn: the ask's item runs once
+		// it is over); its retry waits out a backoff on the service's
+		// clock, moved on only now so that no lease of the turn expires.
+		waitFor(t, "the first reply", func() bool {
+			rep.mu.Lock()
+			defer rep.mu.Unlock()
+			return rep.calls > 0
+		})
 		waitFor(t, "the answer handed back", func() bool {
 			s.clock.Advance(10 * time.Second)
 			return len(rep.of(`"fx1"`)) > 0
