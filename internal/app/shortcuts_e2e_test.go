@@ -287,3 +287,26 @@ func TestSlackWorkflowStepAcrossRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestSlackWorkflowStepTwoInstances: Slack delivers one run of the step to
+// two instances of the service on one database (a retry landing on the
+// other replica): the step is completed once.
+func TestSlackWorkflowStepTwoInstances(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		url := db(t)
+		a := startSlack(t, url, envOptions{env: shortcutsModel(t), instanceID: "instance-a"})
+		b := startSlack(t, url, envOptions{env: shortcutsModel(t), instanceID: "instance-b", slack: a.slack})
+		ev := a.stepEvent("Ev0TWO", "Fx0TWO", map[string]any{"prompt": "Which instance answers?"})
+		a.mustPost(ev)
+		b.mustPost(ev)
+		done := a.waitCompletion("Fx0TWO")
+		if !done.Success {
+			t.Fatalf("step completed %+v; want success", done)
+		}
+		a.waitIdle()
+		if n := len(a.slack.Calls("functions.completeSuccess", "functions.completeError")); n != 1 {
+			t.Errorf("the step was completed with %d calls across two instances, want 1", n)
+		}
+	})
+}
