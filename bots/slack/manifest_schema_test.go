@@ -83,8 +83,8 @@ type slackManifest struct {
 		} `yaml:"interactivity"`
 		OrgDeploy       bool   `yaml:"org_deploy_enabled"`
 		FunctionRuntime string `yaml:"function_runtime"`
-		SocketMode    bool `yaml:"socket_mode_enabled"`
-		TokenRotation bool `yaml:"token_rotation_enabled"`
+		SocketMode      bool   `yaml:"socket_mode_enabled"`
+		TokenRotation   bool   `yaml:"token_rotation_enabled"`
 	} `yaml:"settings"`
 	Functions map[string]manifestFunction `yaml:"functions"`
 }

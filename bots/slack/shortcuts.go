@@ -3,7 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -260,7 +260,9 @@ func (a *Adapter) openAskModal(ctx context.Context, team, trigger, callbackID, m
 // askModal is the modal: a select of the agents (when there is more than
 // one) and the question.
 func askModal(callbackID, meta, submit, label string, required bool, agents []string) slack.ModalViewRequest {
-	text := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
+	text := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
 	var blocks []slack.Block
 	if len(agents) > 1 {
 		var opts []*slack.OptionBlockObject

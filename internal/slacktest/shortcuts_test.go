@@ -26,7 +26,9 @@ func TestViewsOpen(t *testing.T) {
 	defer s.Close()
 	api := newClient(s)
 	ctx := context.Background()
-	text := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
+	text := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
 	input := slack.NewInputBlock("q", text("Question"), nil, slack.NewPlainTextInputBlockElement(nil, "q_text"))
 	view := slack.ModalViewRequest{Type: slack.VTModal, Title: text("Ask"), Submit: text("Ask"), CallbackID: "cb", PrivateMetadata: "m",
 		Blocks: slack.Blocks{BlockSet: []slack.Block{input}}}
