@@ -277,6 +277,7 @@ func (s *setup) startWith(t *testing.T, script string, extra func(*tool.Registry
 	core.AddHandler(handlers, svc.RunTurn)
 	core.AddHandler(handlers, svc.RunSummarize)
 	core.AddHandler(handlers, svc.RunInbound)
+	core.AddHandler(handlers, svc.RunAskAnswer)
 	w, err := core.NewWorker(core.WorkerOptions{
 		Store: st, WorkerID: svc.WorkerID(), LeaseTTL: ttl, PollInterval: 20 * time.Millisecond,
 		Handlers: handlers,

@@ -212,6 +212,8 @@ type Service struct {
 	backends map[string]model.Backend
 	// finishers are the adapters that finish events taken by Accept.
 	finishers map[string]InboundFinisher
+	// askRepliers answer asks (asks.go), by platform.
+	askRepliers map[string]AskReplier
 }
 
 var _ Submitter = (*Service)(nil)

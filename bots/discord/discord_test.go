@@ -709,10 +709,10 @@ func TestSlashCommands(t *testing.T) {
 	}
 	var names []string
 	for _, c := range fake.Commands("") {
-		names = append(names, c.Name)
+		names = append(names, fmt.Sprintf("%s(%d)", c.Name, c.Type))
 	}
-	if strings.Join(names, ",") != "ask,agents,remind,login" {
-		t.Errorf("registered commands = %v; want ask, agents, remind, login", names)
+	if strings.Join(names, ",") != "ask(1),agents(1),remind(1),login(1),Ask about this message(3),Ask about this person(2)" {
+		t.Errorf("registered commands = %v; want ask, agents, remind, login (chat input), then the message and the user command", names)
 	}
 
 	t.Run("ask", func(t *testing.T) {

@@ -54,6 +54,7 @@ func Commands() []*discordgo.ApplicationCommand {
 		},
 		{Name: CommandLogin, Description: "Get a one-time link that signs you in to the web console"},
 	}
+	cmds = append(cmds, contextMenuCommands()...)
 	for _, c := range cmds {
 		c.IntegrationTypes = &[]discordgo.ApplicationIntegrationType{discordgo.ApplicationIntegrationGuildInstall, discordgo.ApplicationIntegrationUserInstall}
 		c.Contexts = &[]discordgo.InteractionContextType{discordgo.InteractionContextGuild, discordgo.InteractionContextBotDM, discordgo.InteractionContextPrivateChannel}
@@ -201,6 +202,9 @@ func deferred(private bool) *discordgo.InteractionResponse {
 
 func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionResponse, followUp) {
 	data := i.ApplicationCommandData()
+	if data.CommandType == discordgo.MessageApplicationCommand || data.CommandType == discordgo.UserApplicationCommand {
+		return a.planContextCommand(i, data)
+	}
 	opts := map[string]string{}
 	for _, o := range data.Options {
 		// Read the value directly: discordgo's StringValue panics on an

@@ -20,6 +20,9 @@ type accepter interface {
 type deferred struct {
 	Team  string       `json:"team"`
 	Files []sharedFile `json:"files,omitempty"`
+	// Shortcut is a message shortcut's message, whose thread is read into
+	// the question (shortcuts.go).
+	Shortcut *shortcutContext `json:"shortcut,omitempty"`
 }
 
 // finisher is the adapter's core.InboundFinisher.
@@ -34,6 +37,11 @@ func (f finisher) Prepare(ctx context.Context, in *core.Inbound) error {
 	var d deferred
 	if err := json.Unmarshal(in.Deferred, &d); err != nil {
 		return fmt.Errorf("decoding the deferred part of slack event %s: %w", in.EventID, err)
+	}
+	if d.Shortcut != nil {
+		if w, err := f.a.workspaceFor(ctx, d.Team); err == nil {
+			in.Text = f.a.shortcutQuestion(ctx, w, d.Shortcut)
+		}
 	}
 	if len(d.Files) == 0 {
 		return nil
@@ -65,7 +73,7 @@ func (a *Adapter) afterSubmit(ctx context.Context, in *core.Inbound, res *core.S
 	if res.Refused && res.Notice != "" {
 		a.background(func(ctx context.Context) { a.tellRefused(ctx, in, res.Notice) })
 	}
-	if !res.Duplicate && !res.Ignored && !res.Refused && a.opts.AckReaction != "" {
+	if !res.Duplicate && !res.Ignored && !res.Refused && a.opts.AckReaction != "" && in.MessageID != "" {
 		if w == nil {
 			var d deferred
 			if len(in.Deferred) > 0 {

@@ -16,6 +16,9 @@ import (
 // ActionID and Value are passed through untouched: core put them on the
 // button and parses them back.
 func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCallback) error {
+	if handled, err := a.handleShortcut(ctx, ic); handled {
+		return err
+	}
 	if ic.Type != slack.InteractionTypeBlockActions {
 		a.log.DebugContext(ctx, "ignoring slack interaction", "type", ic.Type)
 		return nil

@@ -132,6 +132,8 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 			return nil
 		}
 		return a.handleAgentEvent(ctx, w, &ae)
+	case "function_executed":
+		return a.handleFunctionExecuted(ctx, w, cb)
 	case "app_mention", "message":
 	default:
 		a.log.DebugContext(ctx, "ignoring slack event", "type", ev.Type, "event_id", cb.EventID)

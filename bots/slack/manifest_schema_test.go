@@ -48,6 +48,12 @@ type slackManifest struct {
 				Message string `yaml:"message"`
 			} `yaml:"suggested_prompts"`
 		} `yaml:"agent_view"`
+		Shortcuts []struct {
+			Name        string `yaml:"name"`
+			Type        string `yaml:"type"`
+			CallbackID  string `yaml:"callback_id"`
+			Description string `yaml:"description"`
+		} `yaml:"shortcuts"`
 		SlashCommands []struct {
 			Command      string `yaml:"command"`
 			Description  string `yaml:"description"`
@@ -75,10 +81,30 @@ type slackManifest struct {
 			IsEnabled  *bool  `yaml:"is_enabled"`
 			RequestURL string `yaml:"request_url"`
 		} `yaml:"interactivity"`
-		OrgDeploy     bool `yaml:"org_deploy_enabled"`
-		SocketMode    bool `yaml:"socket_mode_enabled"`
-		TokenRotation bool `yaml:"token_rotation_enabled"`
+		OrgDeploy       bool   `yaml:"org_deploy_enabled"`
+		FunctionRuntime string `yaml:"function_runtime"`
+		SocketMode      bool   `yaml:"socket_mode_enabled"`
+		TokenRotation   bool   `yaml:"token_rotation_enabled"`
 	} `yaml:"settings"`
+	Functions map[string]manifestFunction `yaml:"functions"`
+}
+
+// manifestFunction is a custom step (a function) of the manifest.
+type manifestFunction struct {
+	Title       string             `yaml:"title"`
+	Description string             `yaml:"description"`
+	Input       manifestParameters `yaml:"input_parameters"`
+	Output      manifestParameters `yaml:"output_parameters"`
+}
+
+type manifestParameters struct {
+	Properties map[string]struct {
+		Type        string `yaml:"type"`
+		Title       string `yaml:"title"`
+		Description string `yaml:"description"`
+		Hint        string `yaml:"hint"`
+	} `yaml:"properties"`
+	Required []string `yaml:"required"`
 }
 
 // TestManifestFollowsSlacksSchema checks slack-app-manifest.yaml against
@@ -163,6 +189,42 @@ func TestManifestFollowsSlacksSchema(t *testing.T) {
 		}
 		if c.URL != "" && !httpURL.MatchString(c.URL) {
 			t.Errorf("slash command url %q must start with http(s)://", c.URL)
+		}
+	}
+
+	callbackIDs := map[string]bool{}
+	for _, sc := range m.Features.Shortcuts {
+		length("features.shortcuts name", sc.Name, 1, 24)
+		length("features.shortcuts description", sc.Description, 1, 150)
+		length("features.shortcuts callback_id", sc.CallbackID, 1, 255)
+		if sc.Type != "message" && sc.Type != "global" {
+			t.Errorf("shortcut %q has type %q; Slack takes message or global", sc.Name, sc.Type)
+		}
+		if callbackIDs[sc.CallbackID] {
+			t.Errorf("shortcut callback_id %q is used twice", sc.CallbackID)
+		}
+		callbackIDs[sc.CallbackID] = true
+	}
+	if len(m.Functions) > 0 && (!m.Settings.OrgDeploy || m.Settings.FunctionRuntime != "remote") {
+		t.Errorf("the manifest has functions but org_deploy_enabled %v, function_runtime %q: a Bolt-style custom step needs an org-ready app with function_runtime remote",
+			m.Settings.OrgDeploy, m.Settings.FunctionRuntime)
+	}
+	for id, f := range m.Functions {
+		if !regexp.MustCompile(`^[a-z0-9_]{1,100}$`).MatchString(id) {
+			t.Errorf("function callback_id %q: want lowercase letters, digits and _", id)
+		}
+		length("functions."+id+".title", f.Title, 1, 255)
+		for which, ps := range map[string]manifestParameters{"input_parameters": f.Input, "output_parameters": f.Output} {
+			for _, r := range ps.Required {
+				if _, ok := ps.Properties[r]; !ok {
+					t.Errorf("functions.%s.%s requires %q, which is not among its properties", id, which, r)
+				}
+			}
+			for name, p := range ps.Properties {
+				if p.Type == "" || p.Title == "" {
+					t.Errorf("functions.%s.%s.%s needs a type and a title", id, which, name)
+				}
+			}
 		}
 	}
 

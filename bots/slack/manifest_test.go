@@ -27,7 +27,20 @@ func TestManifest(t *testing.T) {
 			SlashCommands []struct {
 				Command string `yaml:"command"`
 			} `yaml:"slash_commands"`
+			Shortcuts []struct {
+				Type       string `yaml:"type"`
+				CallbackID string `yaml:"callback_id"`
+			} `yaml:"shortcuts"`
 		} `yaml:"features"`
+		Functions map[string]struct {
+			Input struct {
+				Properties map[string]any `yaml:"properties"`
+				Required   []string       `yaml:"required"`
+			} `yaml:"input_parameters"`
+			Output struct {
+				Properties map[string]any `yaml:"properties"`
+			} `yaml:"output_parameters"`
+		} `yaml:"functions"`
 		OAuth struct {
 			RedirectURLs []string `yaml:"redirect_urls"`
 			Scopes       struct {
@@ -62,7 +75,7 @@ func TestManifest(t *testing.T) {
 	}
 	for _, e := range []string{"app_mention", "message.im", "message.channels", "message.groups", "message.mpim",
 		"assistant_thread_started", "assistant_thread_context_changed", "app_home_opened", "app_context_changed", "agent_session_stopped",
-		"app_uninstalled", "tokens_revoked"} {
+		"app_uninstalled", "tokens_revoked", "function_executed"} {
 		if !slices.Contains(m.Settings.Events.Bot, e) {
 			t.Errorf("manifest lacks bot event %s", e)
 		}
@@ -77,6 +90,30 @@ func TestManifest(t *testing.T) {
 	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled || m.Features.AgentView == nil || !m.Features.AppHome.HomeTab {
 		t.Errorf("manifest: socket mode %v, interactivity %v, agent view %v, home tab %v; want all on",
 			m.Settings.SocketMode, m.Settings.Interactivity.Enabled, m.Features.AgentView != nil, m.Features.AppHome.HomeTab)
+	}
+	// The shortcuts and the step the adapter answers, under the ids it
+	// dispatches on.
+	shortcuts := map[string]string{}
+	for _, sc := range m.Features.Shortcuts {
+		shortcuts[sc.CallbackID] = sc.Type
+	}
+	if shortcuts[ShortcutAskMessage] != "message" || shortcuts[ShortcutAsk] != "global" || len(shortcuts) != 2 {
+		t.Errorf("manifest shortcuts %v; want %s (message) and %s (global)", shortcuts, ShortcutAskMessage, ShortcutAsk)
+	}
+	step, ok := m.Functions[StepAskAgent]
+	if !ok || len(m.Functions) != 1 {
+		t.Fatalf("manifest functions %v; want exactly %s", m.Functions, StepAskAgent)
+	}
+	for _, in := range []string{StepInputAgent, StepInputPrompt, StepInputContext, StepInputUser} {
+		if _, ok := step.Input.Properties[in]; !ok {
+			t.Errorf("step %s lacks the input %s the adapter reads", StepAskAgent, in)
+		}
+	}
+	if !slices.Equal(step.Input.Required, []string{StepInputPrompt}) {
+		t.Errorf("step %s requires %v; want only %s (the agent defaults)", StepAskAgent, step.Input.Required, StepInputPrompt)
+	}
+	if _, ok := step.Output.Properties[StepOutputAnswer]; !ok || len(step.Output.Properties) != 1 {
+		t.Errorf("step %s outputs %v; want %s, what completeSuccess sends", StepAskAgent, step.Output.Properties, StepOutputAnswer)
 	}
 	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != SlashCommand {
 		t.Errorf("manifest slash commands %+v, want %s", m.Features.SlashCommands, SlashCommand)

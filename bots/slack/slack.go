@@ -130,8 +130,19 @@ type Options struct {
 	// rules and grants carry (core.CommandFunc, the handler of ! commands).
 	// Optional: nil answers that commands are not configured.
 	CommandFunc core.CommandFunc
-	// ListAgentsFunc names the agents for /switchboard agents. Optional.
+	// ListAgentsFunc names the agents for /switchboard agents and the
+	// shortcuts' agent choice. Optional.
 	ListAgentsFunc func(ctx context.Context) ([]string, error)
+	// ChannelAgentFunc names the agent a channel is bound to, which answers
+	// the message shortcut there without asking which (shortcuts.go).
+	// Optional.
+	ChannelAgentFunc func(channel string) (string, bool)
+	// Asker runs the Workflow Builder step "Ask an agent" (steps.go).
+	// Optional: nil fails each step with a note that steps are off.
+	Asker Asker
+	// StepTimeout is how long a workflow step waits for the agent's
+	// answer before it fails. Default core.DefaultAskTimeout.
+	StepTimeout time.Duration
 	// HomeFunc reads what a person's App Home tab shows (their agents,
 	// schedules and pending approvals); dm is their DM with the app.
 	// Optional: nil publishes no Home tab.

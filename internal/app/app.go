@@ -793,6 +793,7 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 	core.AddHandler(handlers, a.Service.RunSummarize)
 	core.AddHandler(handlers, a.Service.RunDelegationResult)
 	core.AddHandler(handlers, a.Service.DeliverAudit)
+	core.AddHandler(handlers, a.Service.RunAskAnswer)
 	a.Service.AddRunHandlers(handlers)
 	a.Scheduler.AddHandlers(handlers)
 	a.Memory.AddHandlers(handlers)

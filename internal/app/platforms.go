@@ -52,6 +52,10 @@ func (a *App) buildPlatforms() error {
 			HomeFunc:       a.slackHome,
 			CommandFunc:    a.Access.Guard(a.answerInPersonZone),
 			ListAgentsFunc: a.agentNames,
+			// The message shortcut asks a channel's own agent without a
+			// modal; the workflow step "Ask an agent" is an ask.
+			ChannelAgentFunc: a.channelAgent,
+			Asker:            a.Service,
 			// With an ack reaction set, it becomes ✅ once the reply is in.
 			DoneReaction: "white_check_mark",
 		}
@@ -62,6 +66,7 @@ func (a *App) buildPlatforms() error {
 		}
 		sl.Routes(a.Mux)
 		sl.InstallRoutes(a.Mux)
+		a.Service.SetAskReplier(slackbot.PlatformName, sl)
 		a.Adapters = append(a.Adapters, sl)
 		a.People.SetProfile(slackbot.PlatformName, sl.Profile)
 	} else if cfg.SlackAppToken != "" || cfg.SlackSigningSecret != "" {
@@ -191,6 +196,14 @@ func (a *App) agentNames(context.Context) ([]string, error) {
 		names = append(names, ag.Name)
 	}
 	return names, nil
+}
+
+// channelAgent names the agent a channel is bound to (answers.channels).
+func (a *App) channelAgent(channel string) (string, bool) {
+	if ag, ok := a.Service.Agents().ForChannel(channel); ok {
+		return ag.Name, true
+	}
+	return "", false
 }
 
 // slackHome is what a person's Slack Home tab shows: the agents, the

@@ -1474,15 +1474,19 @@ func (s *Server) bulkOverwrite(_ http.ResponseWriter, r *http.Request, c *Call) 
 	nameRE := regexp.MustCompile(`^[-_\p{L}\p{N}]{1,32}$`)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	perType := map[int]int{}
 	for i, cmd := range cmds {
 		name, _ := cmd["name"].(string)
 		desc, _ := cmd["description"].(string)
-		if !nameRE.MatchString(name) || strings.ToLower(name) != name {
-			return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: %d.name: invalid command name %q", i, name))
+		typ := 1 // CHAT_INPUT when absent
+		if t, ok := cmd["type"].(float64); ok {
+			typ = int(t)
 		}
-		if desc == "" || len([]rune(desc)) > 100 {
-			return http.StatusBadRequest, errBody(50035, fmt.Sprintf("Invalid Form Body: %d.description: Must be between 1 and 100 in length", i))
+		perType[typ]++
+		if e := checkCommandShape(i, typ, name, desc, cmd, nameRE, perType[typ]); e != nil {
+			return http.StatusBadRequest, e
 		}
+		cmd["type"] = typ // Discord's answer names the type it defaulted
 		if e := checkInstallContexts(i, cmd); e != nil {
 			return http.StatusBadRequest, e.body()
 		}

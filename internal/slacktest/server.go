@@ -171,6 +171,9 @@ type Server struct {
 	homes     map[string]json.RawMessage // user id → published Home tab view
 	sessions  map[string]string          // channel/thread → agent session status
 	views     viewState                  // modals opened with views.open (views.go)
+
+	functions   map[string]*function // custom step runs by execution id
+	completions []StepCompletion     // functions.completeSuccess/Error taken
 }
 
 // User is a workspace member as users.info shows them (SetUser).
@@ -569,6 +572,8 @@ func (s *Server) handlers() map[string]handler {
 		"reactions.remove":                      s.reactionsRemove,
 		"views.publish":                         s.viewsPublish,
 		"views.open":                            s.viewsOpen,
+		"functions.completeSuccess":             s.functionsComplete(true),
+		"functions.completeError":               s.functionsComplete(false),
 	}
 }
 
