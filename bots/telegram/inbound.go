@@ -208,11 +208,13 @@ func (a *Adapter) getUpdates(ctx context.Context, offset int64) ([]*models.Updat
 	}
 	defer resp.Body.Close()
 	var r struct {
-		OK          bool              `json:"ok"`
-		Result      []*models.Update  `json:"result"`
-		ErrorCode   int               `json:"error_code"`
-		Description string            `json:"description"`
-		Parameters  *struct{ RetryAfter int `json:"retry_after"` } `json:"parameters"`
+		OK          bool             `json:"ok"`
+		Result      []*models.Update `json:"result"`
+		ErrorCode   int              `json:"error_code"`
+		Description string           `json:"description"`
+		Parameters  *struct {
+			RetryAfter int `json:"retry_after"`
+		} `json:"parameters"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding getUpdates (%s): %w", resp.Status, err)
