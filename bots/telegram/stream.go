@@ -252,6 +252,17 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 	}
 	st.flushMu.Lock()
 	defer st.flushMu.Unlock()
+	st.mu.Lock()
+	wait := time.Until(st.notBefore)
+	st.mu.Unlock()
+	if wait > 0 && len(st.refs) > 0 {
+		// The final edit keeps the chat's pace too.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 	if len(st.refs) == 0 {
 		return st.a.Post(ctx, bots.Target{Platform: Platform, Channel: st.p.chat, Thread: threadOf(st.p)}, final)
 	}
