@@ -182,16 +182,17 @@ func chatID(s string) (int64, error) {
 	return id, nil
 }
 
-// limiter paces the messages sent to each chat within Telegram's limits:
-// about one a second in a chat, twenty a minute in a group, with a short
-// burst.
+// limiter paces the messages sent and edited in each chat within
+// Telegram's limits: one a second in a private chat; twenty a minute in a
+// group, after a short burst.
 type limiter struct {
 	private, group rate.Limit
 	mu             sync.Mutex
 	chats          map[string]*rate.Limiter
 }
 
-const limiterBurst = 3
+// groupBurst is how many messages a group may get at once.
+const groupBurst = 3
 
 // wait blocks until a message may go to chat.
 func (l *limiter) wait(ctx context.Context, chat string) error {
@@ -201,11 +202,10 @@ func (l *limiter) wait(ctx context.Context, chat string) error {
 	}
 	lim := l.chats[chat]
 	if lim == nil {
-		r := l.private
+		lim = rate.NewLimiter(l.private, 1)
 		if strings.HasPrefix(chat, "-") {
-			r = l.group
+			lim = rate.NewLimiter(l.group, groupBurst)
 		}
-		lim = rate.NewLimiter(r, limiterBurst)
 		l.chats[chat] = lim
 	}
 	l.mu.Unlock()

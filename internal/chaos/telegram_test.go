@@ -37,8 +37,8 @@ func (p *telegram) env() []string {
 
 // connected holds until the new process long-polls.
 func (p *telegram) connected() func() bool {
-	before := len(p.fake.Calls("getupdates"))
-	return func() bool { return len(p.fake.Calls("getupdates")) > before }
+	before := p.fake.PollsStarted()
+	return func() bool { return p.fake.PollsStarted() > before }
 }
 
 func (p *telegram) streams() bool { return false }

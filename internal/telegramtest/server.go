@@ -516,6 +516,15 @@ func (s *Server) pushWebhook() {
 	}
 }
 
+// PollsStarted counts the getUpdates calls the fake has begun (a call is
+// in Calls only once it returns, which for a long poll is up to its
+// timeout later).
+func (s *Server) PollsStarted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.polling
+}
+
 // PendingUpdates is how many updates no poller confirmed yet.
 func (s *Server) PendingUpdates() int {
 	s.mu.Lock()
