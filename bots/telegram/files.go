@@ -121,7 +121,9 @@ func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
 func utf16Decode(u []uint16) []rune { return utf16.Decode(u) }
 
 // Profile reads a person's name (a core.ProfileFunc) from their private
-// chat with the bot (getChat); Telegram shares no time zone.
+// chat with the bot (getChat), else from their last message the bot saw
+// (a bot may read only the chats of people who started it); Telegram
+// shares no time zone.
 func (a *Adapter) Profile(ctx context.Context, _, userID string) (core.Profile, error) {
 	id, err := chatID(userID)
 	if err != nil {
@@ -129,6 +131,9 @@ func (a *Adapter) Profile(ctx context.Context, _, userID string) (core.Profile, 
 	}
 	c, err := a.api.GetChat(ctx, &tgbot.GetChatParams{ChatID: id})
 	if err != nil {
+		if name, ok := a.names.Load(userID); ok && errors.Is(err, tgbot.ErrorBadRequest) {
+			return core.Profile{DisplayName: name.(string)}, nil
+		}
 		return core.Profile{}, fmt.Errorf("reading telegram user %s: %w", userID, err)
 	}
 	name := c.FirstName

@@ -322,6 +322,7 @@ func (a *Adapter) normalize(ctx context.Context, updateID int64, m *models.Messa
 	if m.Date == 0 {
 		in.At = a.opts.Now()
 	}
+	a.names.Store(in.UserID, in.UserName)
 	mentioned := mentions(text, entities, me)
 	repliesToBot := m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == me.ID
 	in.Mentioned = in.IsDM || mentioned || repliesToBot

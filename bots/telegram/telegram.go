@@ -46,7 +46,10 @@ type Adapter struct {
 	// thread's latest message addressed to the bot (by thread key), else
 	// the thread's first.
 	replyTo sync.Map
-	typing  typingLoops
+	// names are the display names of the people last seen, by user id
+	// (Profile's fallback).
+	names  sync.Map
+	typing typingLoops
 }
 
 var (

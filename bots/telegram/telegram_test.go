@@ -157,10 +157,10 @@ func TestPostsReadAsTelegramReadsThem(t *testing.T) {
 	to := bots.Target{Platform: Platform, Channel: "42"}
 	for md, shown := range map[string]string{
 		"**bold** and _it_ and `a<b>&c` and [link](https://x.test/?a=1&b=2)": "bold and it and a<b>&c and link",
-		"# Title\n- one\n- two\n> quoted":                                       "Title\n• one\n• two\nquoted",
-		"unclosed **bold and 3 < 4 > 2 & <script>":                              "unclosed **bold and 3 < 4 > 2 & <script>",
-		"snake_case_name and *x*":                                               "snake_case_name and x",
-		"```go\nfmt.Println(\"<hi>\")\n```":                                     "fmt.Println(\"<hi>\")",
+		"# Title\n- one\n- two\n> quoted":                                    "Title\n• one\n• two\nquoted",
+		"unclosed **bold and 3 < 4 > 2 & <script>":                           "unclosed **bold and 3 < 4 > 2 & <script>",
+		"snake_case_name and *x*":                                            "snake_case_name and x",
+		"```go\nfmt.Println(\"<hi>\")\n```":                                  "fmt.Println(\"<hi>\")",
 	} {
 		refs, err := a.Post(t.Context(), to, &bots.Message{Text: md})
 		if err != nil || len(refs) != 1 {
