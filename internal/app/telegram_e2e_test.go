@@ -10,6 +10,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -330,4 +331,146 @@ func TestTelegramPairingFlow(t *testing.T) {
 			t.Errorf("the stranger got %d messages, want the pairing notice and the answer", n)
 		}
 	})
+}
+
+// TestTelegramSettingsNameTheSetting: a bad Telegram setting stops the
+// start with an error naming it.
+func TestTelegramSettingsNameTheSetting(t *testing.T) {
+	t.Parallel()
+	fake := telegramtest.NewServer(t)
+	for _, tc := range []struct {
+		tg     app.TelegramSettings
+		public string
+		want   string
+	}{
+		{app.TelegramSettings{BotToken: "not-a-token"}, "", "TELEGRAM_BOT_TOKEN"},
+		{app.TelegramSettings{BotToken: fake.Token, APIURL: "ftp://example.test"}, "", "TELEGRAM_API_URL"},
+		{app.TelegramSettings{BotToken: fake.Token, WebhookSecret: "short"}, "https://sb.example.test", "TELEGRAM_WEBHOOK_SECRET"},
+		{app.TelegramSettings{BotToken: fake.Token, WebhookSecret: "a-long-enough-secret_123"}, "", "SWITCHBOARD_PUBLIC_URL"},
+		{app.TelegramSettings{BotToken: fake.Token, WebhookSecret: "a-long-enough-secret_123"}, "http://sb.example.test", "SWITCHBOARD_PUBLIC_URL"},
+		{app.TelegramSettings{WebhookSecret: "a-long-enough-secret_123"}, "", "TELEGRAM_BOT_TOKEN is not"},
+	} {
+		env := map[string]string{"SWITCHBOARD_PUBLIC_URL": tc.public}
+		cfg := app.Config{
+			Addr: "127.0.0.1:0", DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "sb.db"), Telegram: tc.tg,
+			ConfigPath: writeConfig(t, openAccess), Env: func(k string) string { return env[k] }, Logger: testenv.Logger(t),
+		}
+		a, err := app.Open(t.Context(), cfg)
+		if err == nil {
+			_ = a.Stop(context.Background())
+			t.Errorf("Open with %+v (public URL %q) started; want an error naming %s", tc.tg, tc.public, tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open with %+v: %v; want it to name %s", tc.tg, err, tc.want)
+		}
+	}
+}
+
+// TestTelegramWebhook: with TELEGRAM_WEBHOOK_SECRET the service registers
+// its webhook and answers what Telegram pushes there; a push without the
+// secret is refused.
+func TestTelegramWebhook(t *testing.T) {
+	t.Parallel()
+	fake := telegramtest.NewServer(t)
+	addr := freeAddr(t)
+	const secret = "webhook-secret_for-the-e2e-test"
+	env := map[string]string{
+		"SWITCHBOARD_MODEL":      "scripted:" + telegramScript(t, 0),
+		"SWITCHBOARD_PUBLIC_URL": "http://" + addr,
+	}
+	cfg := app.Config{
+		Addr: addr, DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "sb.db"),
+		Telegram:   app.TelegramSettings{BotToken: fake.Token, APIURL: fake.URL, WebhookSecret: secret},
+		ConfigPath: writeConfig(t, openAccess), Env: func(k string) string { return env[k] }, Logger: testenv.Logger(t),
+	}
+	a, err := app.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		_ = a.Stop(context.Background())
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	if u, s := fake.Webhook(); u != "http://"+addr+"/telegram/webhook" || s != secret {
+		t.Fatalf("the webhook registered is %q with secret %q", u, s)
+	}
+	resp, err := http.Post("http://"+addr+"/telegram/webhook", "application/json", strings.NewReader(`{"update_id":1,"message":{"message_id":1,"date":1,"chat":{"id":5001,"type":"private"},"from":{"id":5001,"is_bot":false,"first_name":"mallory"},"text":"forged"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a push without the secret answered %d, want 401", resp.StatusCode)
+	}
+	dm := telegramtest.Private(tgAlice)
+	e := &telegramEnv{tb: t, app: a, fake: fake, store: a.Store}
+	e.fake.UserMessage(telegramtest.Send{Chat: dm, From: tgAlice, Text: "via webhook"})
+	e.waitBot(dm.ID, discordFallback(discordUser(tgAlice), "via webhook"))
+	conv := e.settle(dm.ID, "")
+	e.checkOne(conv, "via webhook", discordFallback(discordUser(tgAlice), "via webhook"))
+	if n := len(fake.Calls("getupdates")); n != 0 {
+		t.Errorf("the service long-polled %d times in webhook mode", n)
+	}
+}
+
+// TestTelegramOnePollerAcrossInstances: two instances on one Postgres
+// store; only the holder of the poll lease long-polls (no 409 Conflict),
+// every message is answered once, and when it stops the other takes over.
+func TestTelegramOnePollerAcrossInstances(t *testing.T) {
+	t.Parallel()
+	db := postgresDatabase(t)
+	fake := telegramtest.NewServer(t)
+	script := telegramScript(t, 0)
+	open := func(id string) *app.App {
+		env := map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
+		cfg := app.Config{
+			Addr: "127.0.0.1:0", DatabaseURL: db, InstanceID: id,
+			Telegram:   app.TelegramSettings{BotToken: fake.Token, APIURL: fake.URL},
+			ConfigPath: writeConfig(t, openAccess), Env: func(k string) string { return env[k] }, Logger: testenv.Logger(t),
+		}
+		a, err := app.Open(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Start(context.Background()); err != nil {
+			_ = a.Stop(context.Background())
+			t.Fatal(err)
+		}
+		return a
+	}
+	one := open("telegram-one")
+	fake.Wait(t, "the first instance to poll", func() bool { return fake.PollsStarted() > 0 })
+	two := open("telegram-two")
+	t.Cleanup(func() { _ = two.Stop(context.Background()) })
+	e := &telegramEnv{tb: t, app: one, fake: fake, store: one.Store}
+	for i := range 3 {
+		u := telegramtest.User{ID: int64(6100 + i), FirstName: "p" + strconv.Itoa(i)}
+		e.fake.UserMessage(telegramtest.Send{Chat: telegramtest.Private(u), From: u, Text: "before"})
+		e.waitBot(u.ID, discordFallback(discordUser(u), "before"))
+	}
+	if err := one.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		u := telegramtest.User{ID: int64(6200 + i), FirstName: "q" + strconv.Itoa(i)}
+		e.fake.UserMessage(telegramtest.Send{Chat: telegramtest.Private(u), From: u, Text: "after"})
+		e.waitBot(u.ID, discordFallback(discordUser(u), "after"))
+	}
+	e.store = two.Store
+	for _, base := range []int64{6100, 6200} {
+		for i := range 3 {
+			id := base + int64(i)
+			e.settle(id, "")
+			if n := len(fake.BotMessages(id)); n != 1 {
+				t.Errorf("user %d got %d answers, want 1", id, n)
+			}
+		}
+	}
+	for _, c := range fake.Calls("getupdates") {
+		if c.Status == http.StatusConflict {
+			t.Errorf("a getUpdates was answered 409 Conflict: two instances polled at once")
+		}
+	}
 }
