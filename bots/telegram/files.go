@@ -132,7 +132,7 @@ func (a *Adapter) Profile(ctx context.Context, _, userID string) (core.Profile, 
 	c, err := a.api.GetChat(ctx, &tgbot.GetChatParams{ChatID: id})
 	if err != nil {
 		if name, ok := a.names.Load(userID); ok && errors.Is(err, tgbot.ErrorBadRequest) {
-			return core.Profile{DisplayName: name.(string)}, nil
+			return core.Profile{DisplayName: name}, nil
 		}
 		return core.Profile{}, fmt.Errorf("reading telegram user %s: %w", userID, err)
 	}

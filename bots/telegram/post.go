@@ -61,7 +61,7 @@ func (a *Adapter) placeOf(to bots.Target) (place, error) {
 		}
 		p.replyTo = n
 		if last, ok := a.replyTo.Load(threadKey(chat, t)); ok {
-			p.replyTo = last.(int)
+			p.replyTo = last
 		}
 	}
 	return p, nil

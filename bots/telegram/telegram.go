@@ -45,10 +45,10 @@ type Adapter struct {
 	// replyTo is the message a post into a reply thread answers: the
 	// thread's latest message addressed to the bot (by thread key), else
 	// the thread's first.
-	replyTo sync.Map
+	replyTo bounded[int]
 	// names are the display names of the people last seen, by user id
 	// (Profile's fallback).
-	names  sync.Map
+	names  bounded[string]
 	typing typingLoops
 }
 
@@ -183,6 +183,32 @@ func chatID(s string) (int64, error) {
 		return 0, fmt.Errorf("telegram: %q is not a chat id", s)
 	}
 	return id, nil
+}
+
+// bounded is a small map of what the adapter remembers for convenience
+// only (a reply target, a name): it forgets everything when it grows past
+// boundedMax, so it never grows with the service's age.
+type bounded[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
+}
+
+const boundedMax = 10000
+
+func (b *bounded[V]) Store(k string, v V) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil || len(b.m) >= boundedMax {
+		b.m = map[string]V{}
+	}
+	b.m[k] = v
+}
+
+func (b *bounded[V]) Load(k string) (V, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[k]
+	return v, ok
 }
 
 // limiter paces the messages sent and edited in each chat within
