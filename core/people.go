@@ -111,11 +111,15 @@ func (d *Directory) Keeps(platform string) bool {
 	return ok
 }
 
-// IdentityOf names a platform user. Discord user ids are global, so a
-// Discord user is one identity in every guild and in DMs; a Slack user
-// belongs to their team.
+// IdentityOf names a platform user. Discord and Telegram user ids are
+// global, so such a user is one identity in every guild or group and in
+// DMs; a Slack user belongs to their team.
+// globalUserIDs are the platforms whose user ids are the same in every
+// workspace.
+var globalUserIDs = map[string]bool{"discord": true, "telegram": true}
+
 func IdentityOf(platform, workspace, userID string) store.Identity {
-	if platform == "discord" {
+	if globalUserIDs[platform] {
 		workspace = ""
 	}
 	return store.Identity{Platform: platform, Workspace: workspace, UserID: userID}

@@ -32,12 +32,12 @@ func AddBuiltinSwaps(s *Swapper) error {
 	if err != nil {
 		return fmt.Errorf("building headless render_chart: %w", err)
 	}
-	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextTerminal} {
 		if err := s.Add(ctx, ask); err != nil {
 			return err
 		}
 	}
-	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTerminal, tool.ContextScheduler, tool.ContextMCP} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextTerminal, tool.ContextScheduler, tool.ContextMCP} {
 		if err := s.Add(ctx, chart); err != nil {
 			return err
 		}

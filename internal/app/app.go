@@ -158,6 +158,10 @@ type Config struct {
 	DiscordPublicKey string
 	DiscordAPIURL    string
 	DiscordAppID     string
+	// Telegram: TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET,
+	// TELEGRAM_API_URL (see telegram.go).
+	Telegram TelegramSettings
+
 	// DiscordCommandGuildID registers the slash commands in one guild
 	// (DISCORD_COMMAND_GUILD_ID; over switchboard.yaml's
 	// discord.command_guild_id).
@@ -322,6 +326,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.Connections.fromEnv(getenv)
+	c.Telegram.fromEnv(getenv)
 	if err := c.CLI.fromEnv(getenv); err != nil {
 		return c, err
 	}

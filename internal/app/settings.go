@@ -68,6 +68,9 @@ var Settings = []Setting{
 	{Names: []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}, Prefix: "OTEL_", Default: "empty: no traces, no cost", Text: "export traces over OTLP/HTTP, e.g. `http://otel-collector:4318`; the other standard `OTEL_*` variables apply (see [Observability](../operate.md#observability))"},
 	{Names: []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL"}, Default: "", Text: "Slack (below)"},
 	{Names: []string{"DISCORD_BOT_TOKEN", "DISCORD_PUBLIC_KEY", "DISCORD_API_URL"}, Default: "", Text: "Discord (below)"},
+	{Names: []string{"TELEGRAM_BOT_TOKEN"}, Default: "empty: Telegram off", Text: "the bot token BotFather gives (`123456789:AA…`); turns Telegram on, receiving updates by long polling (one instance at a time; see [Telegram](../telegram.md))"},
+	{Names: []string{"TELEGRAM_WEBHOOK_SECRET"}, Default: "empty: long polling", Text: "receive updates by webhook at `SWITCHBOARD_PUBLIC_URL/telegram/webhook` instead (an https address), registered with this secret token (16 to 256 of `A-Z a-z 0-9 _ -`), which every update must carry"},
+	{Names: []string{"TELEGRAM_API_URL"}, Default: "`https://api.telegram.org`", Text: "the Bot API server: a local Bot API server, or a fake in tests"},
 	{Names: []string{"DISCORD_APPLICATION_ID"}, Default: "empty: the id the gateway reports at connect", Text: "the Discord application's id, for the slash commands and interactions"},
 	{Names: []string{"DISCORD_COMMAND_GUILD_ID"}, Default: "empty: `discord.command_guild_id`, else global", Text: "register the slash commands in one guild (instant, for development); over the YAML setting"},
 }
