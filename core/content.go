@@ -64,6 +64,9 @@ type AssistantContent struct {
 	// Session is the coding CLI session (Claude Code, Codex) the reply
 	// was written in; the agent's next turn resumes it.
 	Session *CLISession `json:"cli_session,omitempty"`
+	// Buttons go under a message posted without a turn (a reminder's
+	// Snooze and Done); never shown to the model.
+	Buttons []ActionButton `json:"buttons,omitempty"`
 }
 
 // CLISession names a coding CLI's session: its backend and its id.

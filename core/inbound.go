@@ -98,6 +98,9 @@ type ActionResult struct {
 	// ephemeral answer to the clicker. Nil when this very click was seen
 	// before (a platform's retry).
 	Settled *Settled
+	// Outcome, when set, is what the click did, shown in place of the
+	// buttons instead of the button's label ("Snoozed until 15:30").
+	Outcome string
 }
 
 // Settled is how a message's buttons were settled before a click.

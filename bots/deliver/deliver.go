@@ -659,7 +659,11 @@ func render(e *core.Entry) (*bots.Message, error) {
 			return nil, err
 		}
 		_, byAgent := e.Author.Agent()
-		return &bots.Message{Text: c.Text, Feedback: byAgent, Markdown: byAgent}, nil
+		m := &bots.Message{Text: c.Text, Feedback: byAgent && len(c.Buttons) == 0, Markdown: byAgent}
+		for _, b := range c.Buttons {
+			m.Buttons = append(m.Buttons, bots.Button{ActionID: b.ActionID, Value: b.Value, Label: b.Label, Style: b.Style})
+		}
+		return m, nil
 	case core.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {
