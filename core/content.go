@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -107,6 +108,8 @@ type Attachment struct {
 	Title    string `json:"title,omitempty"`
 	// Caption is a line of Markdown posted with the file.
 	Caption string `json:"caption,omitempty"`
+	// Chart is a chart image's data, for platforms that draw it natively.
+	Chart *cards.Chart `json:"chart,omitempty"`
 }
 
 // ToolResultContent is a tool's answer to one call.

@@ -671,7 +671,7 @@ func render(e *core.Entry) (*bots.Message, error) {
 		}
 		m := &bots.Message{}
 		for _, a := range c.Attachments {
-			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
+			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption, Chart: a.Chart})
 		}
 		return m, nil
 	case core.EntryCard:

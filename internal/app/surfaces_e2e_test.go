@@ -1,0 +1,144 @@
+package app_test
+
+// End-to-end tests of native platform surfaces (issue 34, part 3): charts
+// drawn by Slack itself, with the PNG kept for what it cannot draw.
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/slacktest"
+)
+
+// startSurfaces starts the service with the surfaces test script.
+func startSurfaces(tb testing.TB, db string, opts envOptions) *slackEnv {
+	tb.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "slack_surfaces.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.env = map[string]string{"SWITCHBOARD_MODEL": "scripted:" + script}
+	return startSlack(tb, db, opts)
+}
+
+// dataViz is a data_visualization block as the fake Slack kept it.
+type dataViz struct {
+	Type  string `json:"type"`
+	Title string `json:"title"`
+	Chart struct {
+		Type   string `json:"type"`
+		Series []struct {
+			Name string `json:"name"`
+			Data []struct {
+				Label string  `json:"label"`
+				Value float64 `json:"value"`
+			} `json:"data"`
+		} `json:"series"`
+		AxisConfig struct {
+			Categories []string `json:"categories"`
+			XLabel     string   `json:"x_label"`
+			YLabel     string   `json:"y_label"`
+		} `json:"axis_config"`
+	} `json:"chart"`
+}
+
+// charts are the data_visualization blocks of the bot's messages in channel.
+func (e *slackEnv) charts(channel string) []dataViz {
+	e.tb.Helper()
+	var out []dataViz
+	for _, m := range e.botMessages(channel) {
+		var blocks []json.RawMessage
+		if len(m.Blocks) == 0 || json.Unmarshal(m.Blocks, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			var d dataViz
+			if json.Unmarshal(b, &d) == nil && d.Type == "data_visualization" {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// TestSlackChartNative: a chart goes to Slack as a native block. The
+// agent's render_chart in a Slack thread is posted as one
+// data_visualization message (a bar chart, its two series and three months,
+// the axis titles), with no image uploaded. A chart the block cannot show
+// (x values not evenly spaced) is shared as the PNG; and in a workspace
+// that refuses the block, the chart is shared as the PNG after one refusal,
+// not retried.
+func TestSlackChartNative(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSurfaces(t, db(t), envOptions{})
+		const ch = "C0CHART"
+		e.mustPost(newEvent("EvChart1", mention(ch, "1700000700.000001", "", alice, "chart the sign-ups please")))
+		e.waitReply(ch, "There it is.")
+		e.waitIdle()
+		charts := e.charts(ch)
+		if len(charts) != 1 {
+			t.Fatalf("want one native chart in %s, got %d: %+v", ch, len(charts), e.botMessages(ch))
+		}
+		c := charts[0]
+		if c.Title != "Sign-ups by month" || c.Chart.Type != "bar" || len(c.Chart.Series) != 2 ||
+			strings.Join(c.Chart.AxisConfig.Categories, ",") != "Jan,Feb,Mar" ||
+			c.Chart.AxisConfig.XLabel != "Month" || c.Chart.AxisConfig.YLabel != "Sign-ups" {
+			t.Fatalf("the native chart does not say what the agent drew: %+v", c)
+		}
+		if s := c.Chart.Series[1]; s.Name != "2026" || len(s.Data) != 3 || s.Data[2].Label != "Mar" || s.Data[2].Value != 210 {
+			t.Fatalf("the 2026 series: want Jan..Mar ending at 210, got %+v", s)
+		}
+		if n := len(e.slack.Calls("files.getUploadURLExternal")); n != 0 {
+			t.Fatalf("a native chart uploads no image, got %d uploads", n)
+		}
+
+		// Uneven x values: the block would space them evenly, so the image.
+		const ch2 = "C0CHART2"
+		e.mustPost(newEvent("EvChart2", mention(ch2, "1700000700.000002", "", alice, "chart the latency please")))
+		e.waitReply(ch2, "There it is.")
+		e.waitIdle()
+		if got := e.charts(ch2); len(got) != 0 {
+			t.Fatalf("a chart with uneven x values must not go natively: %+v", got)
+		}
+		if n := len(e.slack.Files()); n != 1 {
+			t.Fatalf("want the latency chart shared as one image, got %d files", n)
+		}
+	})
+}
+
+// TestSlackChartRefusedFallsBackToImage: a workspace that refuses the
+// data_visualization block (invalid_blocks) gets the chart as its PNG, after
+// one refused post; the delivery is not retried into a loop.
+func TestSlackChartRefusedFallsBackToImage(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		srv := slacktest.NewServer(slacktest.Options{BotToken: e2eBotToken, AppToken: e2eAppToken, BotUserID: e2eBotUser, TeamID: e2eTeam, NoDataVisualization: true})
+		t.Cleanup(srv.Close)
+		e := startSurfaces(t, db(t), envOptions{slack: srv})
+		const ch = "C0CHART3"
+		e.mustPost(newEvent("EvChart3", mention(ch, "1700000700.000003", "", alice, "chart the sign-ups please")))
+		e.waitReply(ch, "There it is.")
+		e.waitIdle()
+		refused := 0
+		for _, c := range e.slack.Calls("chat.postMessage") {
+			if c.Error == "invalid_blocks" && strings.Contains(c.Params.Get("blocks"), "data_visualization") {
+				refused++
+			}
+		}
+		if refused != 1 {
+			t.Fatalf("want one refused chart post, got %d", refused)
+		}
+		if got := e.charts(ch); len(got) != 0 {
+			t.Fatalf("no native chart where Slack refuses it, got %+v", got)
+		}
+		files := e.slack.Files()
+		if len(files) != 1 {
+			t.Fatalf("want the chart shared once as its image, got %d files", len(files))
+		}
+		if !strings.HasSuffix(files[0].Name, ".png") {
+			t.Fatalf("the fallback is the PNG: %s", fmt.Sprint(files[0].Name))
+		}
+	})
+}
