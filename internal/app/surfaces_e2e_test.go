@@ -142,3 +142,55 @@ func TestSlackChartRefusedFallsBackToImage(t *testing.T) {
 		}
 	})
 }
+
+// TestSlackDMStreamingAndStatus: where Slack documents native streaming
+// and status, a DM gets them. A DM message in a thread (each request of an
+// app with the Agents & Assistants feature is one) is answered with
+// chat.startStream and its status set with assistant.threads.setStatus on
+// that thread. A top-level
+// DM message is answered by a posted message (edited as it grows), and no
+// status is set: assistant.threads.setStatus requires thread_ts, and
+// chat.startStream's streamed messages are to be replies in a thread
+// (docs/slack.md).
+func TestSlackDMStreamingAndStatus(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSurfaces(t, db(t), envOptions{})
+		const dm, root = "D0STREAM", "1700000800.000001"
+		e.mustPost(newEvent("EvDMThread", dmInThread(dm, root, "1700000800.000002", alice, "hello in a thread")))
+		threaded := e.waitReply(dm, "Surfaces: ")
+		e.waitIdle()
+		if !threaded.Streamed || threaded.ThreadTS != root {
+			t.Fatalf("a DM in a thread is answered natively in that thread, got %+v", threaded)
+		}
+		var starts, statuses int
+		for _, c := range e.slack.Calls("chat.startStream") {
+			if c.Params.Get("channel") == dm {
+				starts++
+				if c.Params.Get("thread_ts") != root {
+					t.Errorf("chat.startStream in a DM: want thread_ts %s, got %v", root, c.Params)
+				}
+			}
+		}
+		for _, c := range e.slack.Calls("assistant.threads.setStatus") {
+			if c.Params.Get("channel_id") == dm && c.Params.Get("thread_ts") == root {
+				statuses++
+			}
+		}
+		if starts != 1 || statuses == 0 {
+			t.Fatalf("a threaded DM reply: want one native stream and its status set, got %d streams, %d statuses", starts, statuses)
+		}
+
+		const top = "D0TOPLVL"
+		e.mustPost(newEvent("EvDMTop", directMessage(top, "1700000800.000003", alice, "hello at the top")))
+		reply := e.waitReply(top, "Surfaces: ")
+		e.waitIdle()
+		if reply.Streamed || reply.ThreadTS != "" {
+			t.Fatalf("a top-level DM is answered at the top level by a posted message, got %+v", reply)
+		}
+		for _, c := range e.slack.Calls("chat.startStream", "assistant.threads.setStatus") {
+			if c.Params.Get("channel") == top || c.Params.Get("channel_id") == top {
+				t.Fatalf("a top-level DM must not call %s (it needs a thread): %v", c.Method, c.Params)
+			}
+		}
+	})
+}
