@@ -282,9 +282,16 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 			return err
 		}
 	}
-	if e.Kind == core.EntryAssistant {
+	switch e.Kind {
+	case core.EntryAssistant:
 		if c, err := core.Decode[core.AssistantContent](e); err == nil {
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
+		}
+	case core.EntryCard, core.EntryToolResult:
+		// A card or a chart an agent made goes out under its name too (on
+		// Discord, through the agent's webhook like its text replies).
+		if agent, ok := e.Author.Agent(); ok {
+			msg.Identity = d.opts.IdentityFunc(agent)
 		}
 	}
 	if e.Kind == core.EntryAssistant || e.Kind == core.EntryError {
