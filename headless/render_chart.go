@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless/chart"
 )
 
