@@ -4,13 +4,16 @@ package app_test
 // drawn by Slack itself, with the PNG kept for what it cannot draw.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/slacktest"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // startSurfaces starts the service with the surfaces test script.
@@ -191,6 +194,98 @@ func TestSlackDMStreamingAndStatus(t *testing.T) {
 			if c.Params.Get("channel") == top || c.Params.Get("channel_id") == top {
 				t.Fatalf("a top-level DM must not call %s (it needs a thread): %v", c.Method, c.Params)
 			}
+		}
+	})
+}
+
+// reminderPosted waits for the reminder about what in channel, posted with
+// its four buttons.
+func (e *slackEnv) reminderPosted(channel, what string) slacktest.Message {
+	e.tb.Helper()
+	var found slacktest.Message
+	poll(e.tb, "the reminder "+what+" with its buttons", func() (bool, string) {
+		for _, m := range e.botMessages(channel) {
+			if m.Text == "⏰ Reminder: "+what && len(buttonsOf(e.tb, m.Blocks)) == 4 {
+				found = m
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", e.botMessages(channel))
+	})
+	return found
+}
+
+// clickReminder clicks m's button labelled label as alice, over Socket Mode.
+func (e *slackEnv) clickReminder(channel string, m slacktest.Message, label, trigger string) {
+	e.tb.Helper()
+	for _, b := range buttonsOf(e.tb, m.Blocks) {
+		if b.Text.Text != label {
+			continue
+		}
+		env := e.slack.SendInteractive(slacktest.BlockActions(slacktest.Click{
+			TeamID: e2eTeam, UserID: alice, UserName: "alice", Channel: channel, MessageTS: m.TS,
+			ActionID: b.ActionID, Value: b.Value, Label: label, TriggerID: trigger, Blocks: m.Blocks, Text: m.Text,
+		}))
+		if _, err := e.slack.WaitAck(env, waitLong); err != nil {
+			e.tb.Fatalf("the click on %q was not acknowledged: %v", label, err)
+		}
+		return
+	}
+	e.tb.Fatalf("the reminder has no button %q: %s", label, m.Blocks)
+}
+
+// TestSlackReminderSnoozeAndDone: Snooze moves a reminder and Done ends it,
+// through the real service on each store. A reminder set with !remind fires
+// into the DM with Snooze 15 min, Snooze 1 h, Tomorrow and Done; Snooze
+// makes it due again 15 minutes on and the message says so and who did it;
+// a later Done on the same message changes nothing. Done on another
+// reminder ends it and the message says so.
+func TestSlackReminderSnoozeAndDone(t *testing.T) {
+	eachStore(t, func(t *testing.T, db databaseFunc) {
+		e := startSurfaces(t, db(t), envOptions{})
+		const dm = "D0ALICE" // the fake's DM with alice, where reminders go
+		e.mustPost(newEvent("EvRem1", directMessage(dm, "1700000900.000001", alice, "!remind in 1s -- water the plants")))
+		e.mustPost(newEvent("EvRem2", directMessage(dm, "1700000900.000002", alice, "!remind in 1s -- call Ana")))
+		water := e.reminderPosted(dm, "water the plants")
+		call := e.reminderPosted(dm, "call Ana")
+
+		clicked := time.Now()
+		e.clickReminder(dm, water, "Snooze 15 min", "trig-snooze")
+		edited := func(ts, want string) slacktest.Message {
+			var m slacktest.Message
+			poll(t, "the reminder's message saying "+want, func() (bool, string) {
+				m, _ = e.slack.Message(dm, ts)
+				return m.Edits > 0 && strings.Contains(string(m.Blocks), want) && len(buttonsOf(t, m.Blocks)) == 0, string(m.Blocks)
+			})
+			return m
+		}
+		m := edited(water.TS, "Snoozed until")
+		if !strings.Contains(string(m.Blocks), alice) {
+			t.Errorf("the snoozed reminder does not say who snoozed it: %s", m.Blocks)
+		}
+		e.clickReminder(dm, water, "Done", "trig-late")
+		e.clickReminder(dm, call, "Done", "trig-done")
+		edited(call.TS, "Done")
+		e.waitIdle()
+
+		reminders, err := e.store.ScheduleList(context.Background(), &store.ScheduleListParams{Kind: store.ScheduleReminder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range reminders {
+			switch sc.Instruction {
+			case "water the plants":
+				if sc.State != store.ScheduleActive || sc.NextRunAt == nil || sc.NextRunAt.Sub(clicked) < 14*time.Minute || sc.NextRunAt.Sub(clicked) > 16*time.Minute {
+					t.Errorf("the snoozed reminder: want active, due 15 minutes after the click, got %s %v", sc.State, sc.NextRunAt)
+				}
+			case "call Ana":
+				if sc.State != store.ScheduleDone || sc.NextRunAt != nil {
+					t.Errorf("the reminder marked done: want done with nothing due, got %s %v", sc.State, sc.NextRunAt)
+				}
+			}
+		}
+		if m, _ := e.slack.Message(dm, water.TS); m.Edits != 1 || strings.Contains(string(m.Blocks), "*Done*") {
+			t.Errorf("the late Done changed the snoozed reminder's message (%d edits): %s", m.Edits, m.Blocks)
 		}
 	})
 }
