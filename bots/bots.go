@@ -96,6 +96,10 @@ type File struct {
 	// lives). Platforms post it in the same call as the file, so a retried
 	// delivery never finds one without the other.
 	Caption string
+	// Chart, on a chart's image, is the chart's data: a platform that
+	// draws charts natively (Slack's data_visualization block) posts that
+	// instead, and the image when it cannot. Data is always the image.
+	Chart *cards.Chart
 }
 
 // Message is what core asks a platform to show. Text is Markdown as the model

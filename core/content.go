@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/model"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -64,6 +65,9 @@ type AssistantContent struct {
 	// Session is the coding CLI session (Claude Code, Codex) the reply
 	// was written in; the agent's next turn resumes it.
 	Session *CLISession `json:"cli_session,omitempty"`
+	// Buttons go under a message posted without a turn (a reminder's
+	// Snooze and Done); never shown to the model.
+	Buttons []ActionButton `json:"buttons,omitempty"`
 }
 
 // CLISession names a coding CLI's session: its backend and its id.
@@ -104,6 +108,8 @@ type Attachment struct {
 	Title    string `json:"title,omitempty"`
 	// Caption is a line of Markdown posted with the file.
 	Caption string `json:"caption,omitempty"`
+	// Chart is a chart image's data, for platforms that draw it natively.
+	Chart *cards.Chart `json:"chart,omitempty"`
 }
 
 // ToolResultContent is a tool's answer to one call.

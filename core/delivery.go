@@ -114,7 +114,9 @@ type SayParams struct {
 	Agent          string
 	AgentID        *uuid.UUID
 	Text           string
-	Now            time.Time
+	// Buttons go under the message (a reminder's Snooze and Done).
+	Buttons []ActionButton
+	Now     time.Time
 }
 
 // Say appends the agent's message to a conversation and queues its delivery,
@@ -126,7 +128,7 @@ func Say(ctx context.Context, q store.Queries, p *SayParams) error {
 	}
 	if _, err := q.EntryAppend(ctx, &store.EntryAppendParams{
 		ConversationID: p.ConversationID, Kind: store.EntryAssistant, Author: store.AgentAuthor(p.Agent),
-		Content: mustJSON(AssistantContent{Text: p.Text, Agent: p.Agent}), Now: p.Now,
+		Content: mustJSON(AssistantContent{Text: p.Text, Agent: p.Agent, Buttons: p.Buttons}), Now: p.Now,
 	}); err != nil {
 		return fmt.Errorf("appending the message of %s: %w", p.Agent, err)
 	}

@@ -1033,7 +1033,7 @@ func (t *turn) record(ctx context.Context, c ToolCallContent, res tool.Result, v
 			}
 			continue
 		}
-		content.Attachments = append(content.Attachments, Attachment{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
+		content.Attachments = append(content.Attachments, Attachment{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption, Chart: a.Chart})
 	}
 	step := []pendingEntry{{store.EntryToolResult, content}}
 	defer func() {

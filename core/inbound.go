@@ -112,6 +112,9 @@ type ActionResult struct {
 	// answers, keyed by input name, for the person to fix (Form is set
 	// again); nothing was recorded.
 	Invalid map[string]string
+	// Outcome, when set, is what the click did, shown in place of the
+	// buttons instead of the button's label ("Snoozed until 15:30").
+	Outcome string
 }
 
 // Settled is how a message's buttons were settled before a click.

@@ -94,6 +94,9 @@ type Options struct {
 	// commands such as "!remind in 2h -- call Ana") without a model call.
 	// Nil leaves such messages to the agent.
 	CommandFunc CommandFunc
+	// ReminderActFunc decides the clicks of a reminder's Snooze and Done
+	// buttons (the scheduler's ReminderAct); without it they are refused.
+	ReminderActFunc ActionFunc
 	// Deliverer shows turns on the platforms conversations are bound to;
 	// nil delivers nothing (API and terminal clients read the log).
 	Deliverer Deliverer

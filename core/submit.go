@@ -360,6 +360,8 @@ func (s *Service) Act(ctx context.Context, a *Action) (*ActionResult, error) {
 	var ap *store.Approval
 	var err error
 	switch {
+	case IsReminderAction(a.ActionID):
+		return s.reminderAct(ctx, a)
 	case strings.HasPrefix(a.ActionID, approvalPrefix):
 		// A platform button: the action id names the approval, the value
 		// the choice (an index for questions).

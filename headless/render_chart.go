@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/headless/chart"
 )
@@ -181,8 +182,26 @@ func renderChartServer(ctx context.Context, _ *tool.Request, in ChartInput) (Cha
 			MimeType: "image/png",
 			Data:     png,
 			Title:    spec.Title,
+			Chart:    chartData(spec),
 		},
 	}, nil
+}
+
+// chartData is the spec as the platforms read it, kept beside the image
+// for those that draw charts natively.
+func chartData(spec chart.Spec) *cards.Chart {
+	c := &cards.Chart{Title: spec.Title, Kind: string(spec.Kind), XLabel: spec.XLabel, YLabel: spec.YLabel}
+	if c.Kind == "" {
+		c.Kind = cards.ChartLine
+	}
+	for _, se := range spec.Series {
+		s := cards.ChartSeries{Name: se.Name, Points: make([]cards.ChartPoint, len(se.Points))}
+		for i, p := range se.Points {
+			s.Points[i] = cards.ChartPoint{Label: p.Label, X: p.X, Y: p.Y}
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
 }
 
 // fileName makes a safe file name from a title: letters and digits joined

@@ -51,7 +51,9 @@
 //	│                  │  └── routine, pulse: next_run_at = next occurrence
 //	│                  │
 //	│      reminder: ──┴──► done (no next occurrence)
-//	│
+//	│                          │ Snooze (one-off): CAS the firing's run note, then
+//	└──────────────────────────┘ active again, next_run_at = the snooze time
+//
 //	│  loop: next_run_at = none while the iteration runs
 //	│        └─ after the turn, decideLoop:
 //	└──────────── continue: next_run_at = now + interval
@@ -64,8 +66,10 @@
 //	  │ claimed by any instance's worker
 //	  ├─ routine:  core.Service.StartConversation in a conversation bound to the target,
 //	  │            with the occurrence as its place's Run (its own conversation per run)
-//	  ├─ reminder: one transaction: append "⏰ Reminder: …" as the agent's
-//	  │            message in a DM conversation + enqueue "deliver"
+//	  ├─ reminder: one transaction: record the run (note "delivered"),
+//	  │            append "⏰ Reminder: …" as the agent's message in a DM
+//	  │            conversation, with Snooze and Done buttons naming the
+//	  │            run + enqueue "deliver" (snooze.go)
 //	  ├─ pulse:    hash the checklist inputs; unchanged ─► run "skipped", no
 //	  │            model call; changed ─► Start a silent conversation
 //	  │            (platform "scheduler", never delivered) + schedule_after_run
@@ -109,6 +113,11 @@
 //     run's conversation is bound to a place named after the occurrence and a
 //     retry that finds it starts nothing; a reminder's post and its run
 //     record commit in one transaction.
+//   - Two clicks on one reminder firing (Snooze and Done, or one click
+//     delivered to two instances): the click's event id is recorded once,
+//     and the firing's run note is compared and set (delivered → what was
+//     done), so one click changes the schedule, in the same transaction;
+//     the others change nothing and a late clicker is told who came first.
 //   - A turn fails (model error): the routine's conversation shows the error;
 //     a failed pulse is not recorded as seen, so the next pulse looks again;
 //     a loop iteration that failed without a report stops the loop and tells

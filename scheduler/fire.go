@@ -192,20 +192,33 @@ func (s *Scheduler) deliverReminder(ctx context.Context, sc *store.Schedule, p f
 	if p.Late {
 		text += fmt.Sprintf(" (due %s; delivered late because the service was not running)", localTime(p.Due, sc.TimeZone))
 	}
-	return s.st.InTx(ctx, func(q store.Queries) error {
-		posted, err := s.post(ctx, q, postParams{
-			Agent: sc.Agent, Starter: sc.Owner, Place: store.DM(sc.Place.Platform, sc.Place.Workspace, sc.Owner),
-			Key: "reminder-" + key, Text: text, Now: now,
+	// The firing's run is recorded first: its id is what the Snooze and
+	// Done buttons name (snooze.go). Nothing is kept when the message was
+	// posted already (a retried fire).
+	err := s.st.InTx(ctx, func(q store.Queries) error {
+		run, err := q.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
+			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunFinished, Note: runDelivered, Now: now,
 		})
-		if err != nil || !posted {
+		if err != nil {
 			return err
 		}
-		_, err = q.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{
-			ScheduleID: sc.ID, DueAt: p.Due, Status: store.RunFinished, Note: "delivered", Now: now,
+		posted, err := s.post(ctx, q, postParams{
+			Agent: sc.Agent, Starter: sc.Owner, Place: store.DM(sc.Place.Platform, sc.Place.Workspace, sc.Owner),
+			Key: "reminder-" + key, Text: text, Buttons: reminderButtons(run.ID), Now: now,
 		})
+		if err == nil && !posted {
+			err = errAlreadyPosted
+		}
 		return err
 	})
+	if errors.Is(err, errAlreadyPosted) {
+		return nil
+	}
+	return err
 }
+
+// errAlreadyPosted rolls back a retried reminder fire's second run.
+var errAlreadyPosted = errors.New("reminder already posted")
 
 // afterRunArgs are the args of a WorkAfterRun item.
 type afterRunArgs struct {

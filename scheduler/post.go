@@ -29,7 +29,9 @@ type postParams struct {
 	// the same key twice posts once.
 	Key  string
 	Text string
-	Now  time.Time
+	// Buttons go under the message (a reminder's Snooze and Done).
+	Buttons []core.ActionButton
+	Now     time.Time
 }
 
 // post says text as the agent in a conversation of its own bound to the
@@ -66,7 +68,7 @@ func (s *Scheduler) post(ctx context.Context, q store.Queries, p postParams) (bo
 		}
 	}
 	if err := core.Say(ctx, q, &core.SayParams{
-		ConversationID: conv, Agent: p.Agent, AgentID: agentID, Text: p.Text, Now: p.Now,
+		ConversationID: conv, Agent: p.Agent, AgentID: agentID, Text: p.Text, Buttons: p.Buttons, Now: p.Now,
 	}); err != nil {
 		return false, fmt.Errorf("posting message %q: %w", p.Key, err)
 	}

@@ -262,7 +262,11 @@ type ScheduleRunUpdateParams struct {
 	ConversationID *uuid.UUID
 	Report         json.RawMessage
 	Note           *string
-	Now            time.Time
+	// ExpectNote, when set, makes the update conditional: ErrConflict when
+	// the run's note is another (a reminder's Snooze or Done settles its
+	// firing once, whoever clicks first).
+	ExpectNote *string
+	Now        time.Time
 }
 
 // ScheduleFindParams looks a schedule up by its name.
@@ -320,6 +324,8 @@ type ScheduleQueries interface {
 	ScheduleDue(ctx context.Context, p *ScheduleDueParams) ([]*Schedule, error)
 
 	ScheduleRunCreate(ctx context.Context, p *ScheduleRunCreateParams) (*ScheduleRun, error)
+	// ScheduleRunUpdate changes a run; ErrNotFound when absent, ErrConflict
+	// when ExpectNote does not match.
 	ScheduleRunUpdate(ctx context.Context, p *ScheduleRunUpdateParams) (*ScheduleRun, error)
 	ScheduleRunGet(ctx context.Context, id uuid.UUID) (*ScheduleRun, error)
 	// ScheduleRunByConversation finds the run a conversation belongs to;

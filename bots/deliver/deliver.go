@@ -288,9 +288,16 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 			return err
 		}
 	}
-	if e.Kind == core.EntryAssistant {
+	switch e.Kind {
+	case core.EntryAssistant:
 		if c, err := core.Decode[core.AssistantContent](e); err == nil {
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
+		}
+	case core.EntryCard, core.EntryToolResult:
+		// A card or a chart an agent made goes out under its name too (on
+		// Discord, through the agent's webhook like its text replies).
+		if agent, ok := e.Author.Agent(); ok {
+			msg.Identity = d.opts.IdentityFunc(agent)
 		}
 	}
 	if e.Kind == core.EntryAssistant || e.Kind == core.EntryError {
@@ -665,7 +672,11 @@ func render(e *core.Entry) (*bots.Message, error) {
 			return nil, err
 		}
 		_, byAgent := e.Author.Agent()
-		return &bots.Message{Text: c.Text, Feedback: byAgent, Markdown: byAgent}, nil
+		m := &bots.Message{Text: c.Text, Feedback: byAgent && len(c.Buttons) == 0, Markdown: byAgent}
+		for _, b := range c.Buttons {
+			m.Buttons = append(m.Buttons, bots.Button{ActionID: b.ActionID, Value: b.Value, Label: b.Label, Style: b.Style})
+		}
+		return m, nil
 	case core.EntryToolResult:
 		c, err := core.Decode[core.ToolResultContent](e)
 		if err != nil || len(c.Attachments) == 0 {
@@ -673,7 +684,7 @@ func render(e *core.Entry) (*bots.Message, error) {
 		}
 		m := &bots.Message{}
 		for _, a := range c.Attachments {
-			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption})
+			m.Files = append(m.Files, bots.File{Name: a.Name, MimeType: a.MimeType, Data: a.Data, Title: a.Title, Caption: a.Caption, Chart: a.Chart})
 		}
 		return m, nil
 	case core.EntryCard:

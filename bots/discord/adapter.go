@@ -55,6 +55,8 @@ type Adapter struct {
 	routes routes
 	// runs are the messages showing runs' progress (see ShowRun).
 	runs runEmbeds
+	// forumTags remembers the forum posts already tagged (forumtags.go).
+	forumTags forumTagger
 }
 
 var (

@@ -25,6 +25,7 @@ type Config struct {
 	AgentWebhooks        *bool
 	CardsAsEmbeds        *bool
 	ForumPosts           *bool
+	ForumTags            []string
 	AnswerAll            []string
 	Ignore               []string
 	ReplyIsMention       *bool
@@ -78,6 +79,12 @@ func ConfigFrom(sec *config.DiscordSection) (*Config, error) {
 	default:
 		check(fmt.Errorf("discord.cards: %q must be %s or %s", sec.Cards, CardsComponentsV2, CardsEmbeds))
 	}
+	for i, n := range sec.ForumTags {
+		if n = strings.TrimSpace(n); n == "" || len([]rune(n)) > 20 {
+			check(fmt.Errorf("discord.forum_tags[%d]: %q must be a tag name of 1 to 20 characters", i, sec.ForumTags[i]))
+		}
+	}
+	c.ForumTags = sec.ForumTags
 	check(ids("discord.channels.answer_all", sec.Channels.AnswerAll, &c.AnswerAll))
 	check(ids("discord.channels.ignore", sec.Channels.Ignore, &c.Ignore))
 	if err := errors.Join(errs...); err != nil {
@@ -118,6 +125,9 @@ func (c *Config) Apply(o *Options) {
 	}
 	if c.ForumPosts != nil {
 		o.ForumPosts = *c.ForumPosts
+	}
+	if c.ForumTags != nil {
+		o.ForumTags = c.ForumTags
 	}
 	for _, id := range c.AnswerAll {
 		if !slices.Contains(o.Channels, id) {

@@ -298,7 +298,10 @@ func (a *Adapter) onButton(ctx context.Context, i *discordgo.Interaction) {
 		a.tellPrivately(ctx, i, "This was already decided.")
 		return
 	}
-	label := buttonLabel(i.Message, data.CustomID)
+	label := res.Outcome // what the click did, else its button
+	if label == "" {
+		label = buttonLabel(i.Message, data.CustomID)
+	}
 	if label == "" {
 		label = value
 	}

@@ -61,6 +61,10 @@ type Options struct {
 	// ForumPosts makes the first message of a new post in a forum channel
 	// addressed to the bot: a new post is a conversation, answered in it.
 	ForumPosts bool
+	// ForumTags are names of forum tags given to each forum post an agent
+	// answers in, where the forum has them; a tag named like the agent is
+	// given too (see tagForumPost).
+	ForumTags []string
 	// AckReaction is an emoji the bot adds to a message it takes up (the
 	// message was accepted by core, not ignored or refused). "" adds none.
 	AckReaction string

@@ -198,6 +198,9 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 		}
 		refs = append(refs, bots.MessageRef{Channel: channelID, ID: msg.ID})
 	}
+	if !m.Ephemeral {
+		a.tagForumPost(ctx, to, m.Identity)
+	}
 	return refs, nil
 }
 

@@ -19,6 +19,7 @@ func (a *Adapter) StartStream(ctx context.Context, to bots.Target, id *bots.Iden
 	if err != nil {
 		return nil, fmt.Errorf("discord: starting stream: %w", err)
 	}
+	a.tagForumPost(ctx, to, id)
 	return &stream{a: a, to: to, channel: channelID, via: a.viaFor(ctx, to, channelID, id, false)}, nil
 }
 

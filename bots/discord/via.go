@@ -215,7 +215,7 @@ func (a *Adapter) sendVia(ctx context.Context, v via, channelID string, p outgoi
 		}
 		err = withRateLimit(ctx, func(opts ...discordgo.RequestOption) error {
 			var err error
-			msg, err = a.s.WebhookThreadExecute(v.hook.id, v.hook.token, true, v.thread, p.webhookParams(v), opts...)
+			msg, err = a.executeWebhook(v.hook, v.thread, p.webhookParams(v), opts...)
 			return err
 		})
 		if code := restErrorCode(err); code == discordgo.ErrCodeUnknownWebhook {

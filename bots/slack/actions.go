@@ -70,7 +70,7 @@ func (a *Adapter) handleInteraction(ctx context.Context, ic *slack.InteractionCa
 			thread:   firstOf(ic.Container.ThreadTs, ic.Message.ThreadTimestamp),
 			user:     ic.User.ID,
 			blockID:  act.BlockID,
-			choice:   firstOf(label, value),
+			choice:   firstOf(res.Outcome, label, value), // what the click did, else its button
 			text:     ic.Message.Text,
 			blocks:   ic.Message.Blocks.BlockSet,
 			refused:  res.Refused,

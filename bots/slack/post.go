@@ -185,10 +185,8 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 			refs = append(refs, bots.MessageRef{Channel: channel, ID: ts})
 		}
 	}
-	if err := a.uploadFiles(ctx, w, channel, to.Thread, m.Files); err != nil {
-		return refs, err
-	}
-	return refs, nil
+	files, err := a.postFiles(ctx, w, channel, to.Thread, m)
+	return append(refs, files...), err
 }
 
 func (a *Adapter) postPart(ctx context.Context, w *workspace, channel, thread string, p part, id *bots.Identity) (string, error) {

@@ -101,6 +101,10 @@ type DiscordSection struct {
 	Cards string `yaml:"cards,omitempty" default:"components_v2"`
 	// ForumPosts makes a new post in a forum channel a conversation.
 	ForumPosts *bool `yaml:"forum_posts,omitempty" default:"true"`
+	// ForumTags are names of forum tags given to each forum post an agent
+	// answers in, where the forum has them; a tag named like the agent
+	// (its display name, else its name) is given too.
+	ForumTags []string `yaml:"forum_tags,omitempty"`
 	// Channels lists channels read in a particular way.
 	Channels DiscordChannels `yaml:"channels,omitempty"`
 	// Mentions says what else counts as mentioning the bot.

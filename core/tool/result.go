@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/core/cards"
 )
 
 // Result is the outcome of one tool call, as the engine records it.
@@ -36,6 +38,9 @@ type Attachment struct {
 	// Caption, when set, is a line of Markdown posted with the file (a
 	// link to where it lives, say).
 	Caption string
+	// Chart, for a chart's image, is its data: a platform that draws
+	// charts itself shows that instead (see bots.File.Chart).
+	Chart *cards.Chart
 }
 
 // Attacher is the optional interface through which a handler returns files:

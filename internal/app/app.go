@@ -679,6 +679,11 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		CommandFunc: a.Access.Commands(func(ctx context.Context, in *core.Inbound, cmd *core.Command) (string, error) {
 			return a.Commands.Answer(ctx, in, cmd)
 		}),
+		// A reminder's Snooze and Done buttons are the scheduler's, built
+		// just below.
+		ReminderActFunc: func(ctx context.Context, act *core.Action) (*core.ActionResult, error) {
+			return a.Scheduler.ReminderAct(ctx, act)
+		},
 		// The guard: policy levels, who decides and how long they have
 		// (switchboard.yaml's policy, workspaces and approvals).
 		Policies:    agents.Policies(),

@@ -819,6 +819,7 @@ func (s *Server) routes() {
 	add("GET /guilds/{guild}/members/{user}", s.getMember)
 	add("POST /users/@me/channels", s.createDM)
 	add("GET /channels/{channel}", s.getChannel)
+	add("PATCH /channels/{channel}", s.modifyThread)
 	add("GET /channels/{channel}/messages/{message}", s.getMessage)
 	add("POST /channels/{channel}/messages", s.createMessage)
 	add("PATCH /channels/{channel}/messages/{message}", s.editMessage)

@@ -143,11 +143,18 @@ func (s *Server) webhookTargetLocked(r *http.Request) (*Webhook, *discordgo.Chan
 
 // executeWebhook posts a message as the webhook, under the name and
 // avatar the request gives (https://discord.com/developers/docs/resources/webhook#execute-webhook),
-// and sends MESSAGE_CREATE for it as Discord does.
+// and sends MESSAGE_CREATE for it as Discord does. Components are kept only
+// with the with_components=true query parameter: "If you are sending
+// components as part of a webhook you'll need to use the
+// ?with_components=true query param otherwise they'll be ignored"
+// (https://docs.discord.com/developers/components/using-message-components).
 func (s *Server) executeWebhook(_ http.ResponseWriter, r *http.Request, c *Call) (int, any) {
 	p, e := decodePayload(c)
 	if e != nil {
 		return http.StatusBadRequest, e
+	}
+	if c.Query.Get("with_components") != "true" {
+		p.Components = nil
 	}
 	if p.empty(len(c.Files)) {
 		return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")

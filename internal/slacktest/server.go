@@ -52,6 +52,10 @@ type Options struct {
 	// Scopes, when set, are the scopes granted to the token, sent as the
 	// X-OAuth-Scopes header of every Web API answer, as Slack does.
 	Scopes []string
+	// NoDataVisualization answers invalid_blocks to a message with a
+	// data_visualization block, as a workspace Slack has not rolled the
+	// block out to would.
+	NoDataVisualization bool
 }
 
 // Call is one recorded Web API request.
@@ -675,7 +679,7 @@ func (s *Server) chatPostMessage(req request) (map[string]any, string) {
 	if ch == "" {
 		return nil, "channel_not_found"
 	}
-	if e := checkContent(p); e != "" {
+	if e := s.checkMessage(p); e != "" {
 		return nil, e
 	}
 	// Any thread_ts is accepted: tests reply under messages they invented.
@@ -713,7 +717,7 @@ func (s *Server) chatUpdate(req request) (map[string]any, string) {
 	if p.Get("text") == "" && p.Get("blocks") == "" && p.Get("attachments") == "" {
 		return nil, "no_text"
 	}
-	if e := checkContent(p); e != "" {
+	if e := s.checkMessage(p); e != "" {
 		return nil, e
 	}
 	if p.Has("text") {
@@ -748,7 +752,7 @@ func (s *Server) chatPostEphemeral(req request) (map[string]any, string) {
 	if p.Get("user") == "" {
 		return nil, "user_not_in_channel"
 	}
-	if e := checkContent(p); e != "" {
+	if e := s.checkMessage(p); e != "" {
 		return nil, e
 	}
 	return map[string]any{"message_ts": s.nextTSLocked()}, ""
@@ -1179,6 +1183,17 @@ func checkContent(p url.Values) string {
 	}
 	if b := p.Get("blocks"); b != "" {
 		return checkBlocks(b)
+	}
+	return ""
+}
+
+// checkMessage is checkContent plus the blocks this workspace refuses.
+func (s *Server) checkMessage(p url.Values) string {
+	if e := checkContent(p); e != "" {
+		return e
+	}
+	if b := p.Get("blocks"); b != "" {
+		return checkDataVisualizations(b, s.opts.NoDataVisualization)
 	}
 	return ""
 }

@@ -152,8 +152,14 @@ func (q *queries) ScheduleRunCreate(ctx context.Context, p *store.ScheduleRunCre
 
 func (q *queries) ScheduleRunUpdate(ctx context.Context, p *store.ScheduleRunUpdateParams) (*store.ScheduleRun, error) {
 	row, err := call(ctx, q, (*dbsqlc.Queries).ScheduleRunUpdate, &dbsqlc.ScheduleRunUpdateParams{
-		ID: p.ID, Status: optStr(p.Status), ConversationID: p.ConversationID, Report: p.Report, Note: p.Note, Now: ts(p.Now),
+		ID: p.ID, Status: optStr(p.Status), ConversationID: p.ConversationID, Report: p.Report, Note: p.Note,
+		ExpectNote: p.ExpectNote, Now: ts(p.Now),
 	})
+	if errors.Is(err, errNoRow) && p.ExpectNote != nil {
+		if _, err = q.ScheduleRunGet(ctx, p.ID); err == nil {
+			err = fmt.Errorf("%w: run's note is not %q", store.ErrConflict, *p.ExpectNote)
+		}
+	}
 	if err != nil {
 		return nil, wrap(err, "updating run %s", p.ID)
 	}

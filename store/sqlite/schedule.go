@@ -180,10 +180,15 @@ func (q *queries) ScheduleRunCreate(ctx context.Context, p *store.ScheduleRunCre
 
 func (q *queries) ScheduleRunUpdate(ctx context.Context, p *store.ScheduleRunUpdateParams) (*store.ScheduleRun, error) {
 	r, err := write(ctx, q, func(t *queries) (dbsqlc.ScheduleRun, error) {
-		return t.tx.ScheduleRunUpdate(ctx, dbsqlc.ScheduleRunUpdateParams{
+		r, err := t.tx.ScheduleRunUpdate(ctx, dbsqlc.ScheduleRunUpdateParams{
 			ID: p.ID, Status: textArg(p.Status), ConversationID: uuidArg(p.ConversationID),
-			Report: jsonArg(p.Report), Note: textArg(p.Note), Now: micros(p.Now),
+			Report: jsonArg(p.Report), Note: textArg(p.Note), ExpectNote: textArg(p.ExpectNote), Now: micros(p.Now),
 		})
+		if p.ExpectNote == nil {
+			return r, err
+		}
+		return r, orMissing(err, func() (dbsqlc.ScheduleRun, error) { return t.tx.ScheduleRunGet(ctx, p.ID) },
+			fmt.Errorf("%w: run's note is not %q", store.ErrConflict, *p.ExpectNote))
 	})
 	if err != nil {
 		return nil, wrap(err, "updating run %s", p.ID)

@@ -31,6 +31,7 @@ func RunSchedule(t *testing.T, h Harness) {
 		{"AdvanceAndEnqueueInOneTx", s.testScheduleAdvanceInTx},
 		{"ConcurrentAdvanceFiresOnce", s.testScheduleConcurrentAdvance},
 		{"Runs", s.testScheduleRuns},
+		{"RunSettleIsCompareAndSet", s.testScheduleRunSettleOnce},
 		{"UsageTotal", s.testScheduleUsage},
 		{"Sweep", s.testSweep},
 		{"SweepKeepsUp", s.testSweepKeepsUp},
@@ -612,4 +613,53 @@ func (s suite) testSchedulePrune(t *testing.T) {
 		_, err = st.ScheduleGet(ctx, id)
 		noErr(t, err, "a pending reminder or a done routine is kept (%s)", id)
 	}
+}
+
+// testScheduleRunSettleOnce is the compare-and-set a reminder's Snooze and
+// Done buttons rely on: of several conditional updates of one run's note
+// racing, each inside a transaction, exactly one wins and the others get
+// ErrConflict; an unconditional update still applies.
+func (s suite) testScheduleRunSettleOnce(t *testing.T) {
+	st := s.newStore(t)
+	ss := schedulesOf(t, st)
+	ctx, clk := ctxFor(t), newClock()
+	sc := newRoutine(t, ss, clk, "ops", "settle", clk.Now())
+	run, err := ss.ScheduleRunCreate(ctx, &store.ScheduleRunCreateParams{ScheduleID: sc.ID, DueAt: clk.Now(), Status: store.RunFinished, Note: "delivered", Now: clk.Now()})
+	noErr(t, err, "recording a run")
+	const n = 8
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = st.InTx(ctx, func(q store.Queries) error {
+				_, err := schedulesOf(t, q).ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{
+					ID: run.ID, Note: new(fmt.Sprintf("done by %d", i)), ExpectNote: new("delivered"), Now: clk.Now(),
+				})
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range results {
+		switch {
+		case err == nil:
+			isTrue(t, won < 0, "updates %d and %d both won", won, i)
+			won = i
+		case !errors.Is(err, store.ErrConflict):
+			t.Fatalf("update %d: want nil or ErrConflict, got %v", i, err)
+		}
+	}
+	isTrue(t, won >= 0, "no conditional update won")
+	got, err := ss.ScheduleRunGet(ctx, run.ID)
+	noErr(t, err, "reading the run")
+	eq(t, got.Note, fmt.Sprintf("done by %d", won), "the note the winner wrote")
+
+	_, err = ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: uuid.New(), Note: new("x"), ExpectNote: new("delivered"), Now: clk.Now()})
+	errIs(t, err, store.ErrNotFound, "a conditional update of a run that does not exist")
+	up, err := ss.ScheduleRunUpdate(ctx, &store.ScheduleRunUpdateParams{ID: run.ID, Note: new("rewritten"), Now: clk.Now()})
+	noErr(t, err, "an unconditional update")
+	eq(t, up.Note, "rewritten", "note after an unconditional update")
 }

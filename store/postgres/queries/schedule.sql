@@ -118,13 +118,15 @@ FROM s
 RETURNING *;
 
 -- name: ScheduleRunUpdate :one
+-- No row back with the run present means expect_note did not match (the
+-- compare-and-set of a reminder's Snooze and Done buttons).
 UPDATE schedule_runs
 SET status = COALESCE(sqlc.narg(status)::text, status),
     conversation_id = COALESCE(sqlc.narg(conversation_id)::uuid, conversation_id),
     report = COALESCE(sqlc.narg(report)::json, report),
     note = COALESCE(sqlc.narg(note)::text, note),
     updated_at = @now::timestamptz
-WHERE id = @id
+WHERE id = @id AND (sqlc.narg(expect_note)::text IS NULL OR note = sqlc.narg(expect_note)::text)
 RETURNING *;
 
 -- name: ScheduleRunGet :one

@@ -122,13 +122,15 @@ VALUES (sqlc.arg(id), sqlc.arg(schedule_id), CAST(sqlc.arg(seq) AS INTEGER), sql
 RETURNING *;
 
 -- name: ScheduleRunUpdate :one
+-- No row back with the run present means expect_note did not match (the
+-- compare-and-set of a reminder's Snooze and Done buttons).
 UPDATE schedule_runs
 SET status = COALESCE(sqlc.narg(status), status),
     conversation_id = COALESCE(sqlc.narg(conversation_id), conversation_id),
     report = COALESCE(sqlc.narg(report), report),
     note = COALESCE(sqlc.narg(note), note),
     updated_at = CAST(sqlc.arg(now) AS INTEGER)
-WHERE id = sqlc.arg(id)
+WHERE id = sqlc.arg(id) AND (CAST(sqlc.narg(expect_note) AS TEXT) IS NULL OR note = CAST(sqlc.narg(expect_note) AS TEXT))
 RETURNING *;
 
 -- name: ScheduleRunGet :one

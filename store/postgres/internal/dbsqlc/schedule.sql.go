@@ -599,7 +599,7 @@ SET status = COALESCE($1::text, status),
     report = COALESCE($3::json, report),
     note = COALESCE($4::text, note),
     updated_at = $5::timestamptz
-WHERE id = $6
+WHERE id = $6 AND ($7::text IS NULL OR note = $7::text)
 RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report, note, created_at, updated_at
 `
 
@@ -610,8 +610,11 @@ type ScheduleRunUpdateParams struct {
 	Note           *string
 	Now            time.Time
 	ID             uuid.UUID
+	ExpectNote     *string
 }
 
+// No row back with the run present means expect_note did not match (the
+// compare-and-set of a reminder's Snooze and Done buttons).
 func (q *Queries) ScheduleRunUpdate(ctx context.Context, arg *ScheduleRunUpdateParams) (ScheduleRun, error) {
 	row := q.db.QueryRow(ctx, scheduleRunUpdate,
 		arg.Status,
@@ -620,6 +623,7 @@ func (q *Queries) ScheduleRunUpdate(ctx context.Context, arg *ScheduleRunUpdateP
 		arg.Note,
 		arg.Now,
 		arg.ID,
+		arg.ExpectNote,
 	)
 	var i ScheduleRun
 	err := row.Scan(

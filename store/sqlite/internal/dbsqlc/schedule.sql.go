@@ -577,7 +577,7 @@ SET status = COALESCE(?1, status),
     report = COALESCE(?3, report),
     note = COALESCE(?4, note),
     updated_at = CAST(?5 AS INTEGER)
-WHERE id = ?6
+WHERE id = ?6 AND (CAST(?7 AS TEXT) IS NULL OR note = CAST(?7 AS TEXT))
 RETURNING id, schedule_id, seq, due_at, conversation_id, status, input_hash, report, note, created_at, updated_at
 `
 
@@ -588,8 +588,11 @@ type ScheduleRunUpdateParams struct {
 	Note           sql.NullString
 	Now            int64
 	ID             uuid.UUID
+	ExpectNote     sql.NullString
 }
 
+// No row back with the run present means expect_note did not match (the
+// compare-and-set of a reminder's Snooze and Done buttons).
 func (q *Queries) ScheduleRunUpdate(ctx context.Context, arg ScheduleRunUpdateParams) (ScheduleRun, error) {
 	row := q.queryRow(ctx, q.scheduleRunUpdateStmt, scheduleRunUpdate,
 		arg.Status,
@@ -598,6 +601,7 @@ func (q *Queries) ScheduleRunUpdate(ctx context.Context, arg ScheduleRunUpdatePa
 		arg.Note,
 		arg.Now,
 		arg.ID,
+		arg.ExpectNote,
 	)
 	var i ScheduleRun
 	err := row.Scan(
