@@ -871,6 +871,7 @@ type Queries interface {
 	NoteQueries
 	SummaryQueries
 	RulebookQueries
+	SyncCursorQueries
 	ConnectionQueries
 	MCPGrantQueries
 	InstanceLeaseQueries
