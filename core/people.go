@@ -111,11 +111,11 @@ func (d *Directory) Keeps(platform string) bool {
 	return ok
 }
 
-// IdentityOf names a platform user. Discord user ids are global, so a
-// Discord user is one identity in every guild and in DMs; a Slack user
-// belongs to their team.
+// IdentityOf names a platform user. Discord and Matrix user ids are
+// global, so such a user is one identity in every guild or room and in
+// DMs; a Slack user belongs to their team.
 func IdentityOf(platform, workspace, userID string) store.Identity {
-	if platform == "discord" {
+	if platform == "discord" || platform == "matrix" {
 		workspace = ""
 	}
 	return store.Identity{Platform: platform, Workspace: workspace, UserID: userID}

@@ -18,6 +18,7 @@ const (
 	ContextAPI       ContextName = "api"       // an SDK client: runs frontend tools
 	ContextSlack     ContextName = "slack"     // a Slack thread or DM
 	ContextDiscord   ContextName = "discord"   // a Discord channel, thread or DM
+	ContextMatrix    ContextName = "matrix"    // a Matrix room, thread or direct chat
 	ContextTerminal  ContextName = "terminal"  // the console client
 	ContextScheduler ContextName = "scheduler" // a routine, reminder, pulse or goal loop: nobody is watching
 	ContextMCP       ContextName = "mcp"       // a call of an MCP client: it waits for the answer but runs no tools
@@ -25,7 +26,7 @@ const (
 
 // Contexts lists every known context.
 func Contexts() []ContextName {
-	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTerminal, ContextScheduler, ContextMCP}
+	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextMatrix, ContextTerminal, ContextScheduler, ContextMCP}
 }
 
 // Request tells a handler on whose behalf its call runs: tools such as

@@ -70,6 +70,7 @@ var Settings = []Setting{
 	{Names: []string{"DISCORD_BOT_TOKEN", "DISCORD_PUBLIC_KEY", "DISCORD_API_URL"}, Default: "", Text: "Discord (below)"},
 	{Names: []string{"DISCORD_APPLICATION_ID"}, Default: "empty: the id the gateway reports at connect", Text: "the Discord application's id, for the slash commands and interactions"},
 	{Names: []string{"DISCORD_COMMAND_GUILD_ID"}, Default: "empty: `discord.command_guild_id`, else global", Text: "register the slash commands in one guild (instant, for development); over the YAML setting"},
+	{Names: []string{"MATRIX_HOMESERVER_URL", "MATRIX_USER_ID", "MATRIX_ACCESS_TOKEN"}, Default: "empty: Matrix off", Text: "the Matrix bot account: the homeserver's base URL, the bot's full user id and its access token, all three together (see [Matrix](../matrix.md))"},
 }
 
 // Documented reports whether Settings documents the variable name.
