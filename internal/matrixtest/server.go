@@ -616,6 +616,7 @@ func (s *Server) handler() http.Handler {
 		{"PUT /rooms/{roomId}/redact/{eventId}/{txnId}", c3, true, s.redact},
 		{RouteJoin, c3, true, s.join},
 		{"POST /join/{roomIdOrAlias}", c3, true, s.join},
+		{"POST /rooms/{roomId}/leave", c3, true, s.leave},
 		{"GET /rooms/{roomId}/joined_members", c3, true, s.joinedMembers},
 		{"GET /rooms/{roomId}/event/{eventId}", c3, true, s.getEvent},
 		{RouteTyping, c3, true, s.setTyping},
@@ -890,6 +891,20 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"room_id": roomID})
+}
+
+// leave is POST /rooms/{roomId}/leave: leaving a room, or declining an
+// invite.
+func (s *Server) leave(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rm := s.rooms[r.PathValue("roomId")]
+	if rm == nil || (rm.membership[s.Bot.ID] != "join" && rm.membership[s.Bot.ID] != "invite") {
+		writeError(w, http.StatusForbidden, "M_FORBIDDEN", "You are not in this room")
+		return
+	}
+	s.memberLocked(rm, s.Bot.ID, s.Bot.ID, "leave", nil)
+	writeJSON(w, http.StatusOK, map[string]any{})
 }
 
 func (s *Server) joinedMembers(w http.ResponseWriter, r *http.Request) {
