@@ -202,6 +202,10 @@ type Adapter struct {
 	roomMu sync.Mutex
 	rooms  map[id.RoomID]*roomInfo
 	dms    map[id.UserID]id.RoomID
+	// directRooms are the direct chats m.direct lists, with their person.
+	directRooms map[id.RoomID]id.UserID
+	// directMu serialises changes of m.direct (read, add, write).
+	directMu sync.Mutex
 	// encryptedSeen are rooms told they cannot be read (the notice's
 	// transaction id makes it once per room on the homeserver too).
 	encryptedSeen map[id.RoomID]bool
@@ -234,7 +238,7 @@ func New(opts Options) (*Adapter, error) {
 	cli.IgnoreRateLimit = true
 	a := &Adapter{
 		opts: o, log: o.Logger, cli: cli, bot: id.UserID(o.UserID),
-		rooms: map[id.RoomID]*roomInfo{}, dms: map[id.UserID]id.RoomID{}, encryptedSeen: map[id.RoomID]bool{},
+		rooms: map[id.RoomID]*roomInfo{}, dms: map[id.UserID]id.RoomID{}, directRooms: map[id.RoomID]id.UserID{}, encryptedSeen: map[id.RoomID]bool{},
 	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a, nil
@@ -268,6 +272,11 @@ func (a *Adapter) Start(ctx context.Context) error {
 		a.botName = dn.DisplayName
 		a.mu.Unlock()
 	}
+	direct, err := a.loadDirect(ctx)
+	if err != nil {
+		return fmt.Errorf("matrix: %w", err)
+	}
+	a.setDirect(direct)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()

@@ -11,7 +11,9 @@
 // the bot (Element's pills), one that names it in its body (its user id,
 // or its display name or localpart before a colon when the sender's client
 // does not send m.mentions), a reply to one of the bot's messages, and any
-// message in a direct chat (a room of two members). Other messages are
+// message in a direct chat: a room the bot's m.direct account data lists,
+// which it fills as the spec asks of clients (an invite with is_direct it
+// accepted, a direct chat it opened to reach a person). Other messages are
 // submitted with Mentioned false, so core answers in threads it is
 // engaged in and ignores the rest. Dedupe is core's: EventID is the
 // event_id.

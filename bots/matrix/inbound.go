@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -96,8 +97,56 @@ func (a *Adapter) room(ctx context.Context, roomID id.RoomID) (*roomInfo, error)
 	return info, nil
 }
 
-// direct reports whether a room is a direct chat: the bot and one person.
-func (r *roomInfo) direct() bool { return len(r.names) == 2 }
+// isDirect reports whether a room is a direct chat: one the bot's m.direct
+// account data lists (the bot records each direct invite it accepts and
+// each direct chat it opens there, as the spec asks of clients).
+func (a *Adapter) isDirect(roomID id.RoomID) bool {
+	a.roomMu.Lock()
+	defer a.roomMu.Unlock()
+	_, ok := a.directRooms[roomID]
+	return ok
+}
+
+// setDirect replaces what the adapter knows of m.direct.
+func (a *Adapter) setDirect(d directContent) {
+	rooms := map[id.RoomID]id.UserID{}
+	for u, rs := range d {
+		for _, r := range rs {
+			rooms[r] = u
+		}
+	}
+	a.roomMu.Lock()
+	a.directRooms = rooms
+	a.roomMu.Unlock()
+}
+
+// loadDirect reads m.direct from the homeserver.
+func (a *Adapter) loadDirect(ctx context.Context) (directContent, error) {
+	direct := directContent{}
+	err := a.retry(ctx, func() error { return a.cli.GetAccountData(ctx, event.AccountDataDirectChats.Type, &direct) })
+	if err != nil && !errors.Is(err, mautrix.MNotFound) {
+		return nil, fmt.Errorf("reading m.direct: %w", err)
+	}
+	return direct, nil
+}
+
+// recordDirect adds a direct chat with user to m.direct.
+func (a *Adapter) recordDirect(ctx context.Context, user id.UserID, roomID id.RoomID) error {
+	a.directMu.Lock()
+	defer a.directMu.Unlock()
+	direct, err := a.loadDirect(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(direct[user], roomID) {
+		direct[user] = append(direct[user], roomID)
+		if err := a.retry(ctx, func() error { return a.cli.SetAccountData(ctx, event.AccountDataDirectChats.Type, direct) }); err != nil {
+			return fmt.Errorf("recording a direct chat in m.direct: %w", err)
+		}
+	}
+	a.setDirect(direct)
+	return nil
+}
 
 func (r *roomInfo) nameOf(u id.UserID) string {
 	if n := r.names[u]; n != "" {
@@ -145,7 +194,7 @@ func (a *Adapter) onMessage(ctx context.Context, roomID id.RoomID, ev *event.Eve
 		MessageID: ev.ID.String(),
 		UserID:    ev.Sender.String(),
 		UserName:  info.nameOf(ev.Sender),
-		IsDM:      info.direct(),
+		IsDM:      a.isDirect(roomID),
 		At:        time.UnixMilli(ev.Timestamp),
 	}
 	if ev.Timestamp == 0 {

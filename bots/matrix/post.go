@@ -363,10 +363,8 @@ func (a *Adapter) targetRoom(ctx context.Context, to bots.Target, ephemeral bool
 	if to.Channel != "" && !(ephemeral && to.UserID != "") {
 		return id.RoomID(to.Channel), nil
 	}
-	if to.Channel != "" {
-		if info, err := a.room(ctx, id.RoomID(to.Channel)); err == nil && info.direct() {
-			return id.RoomID(to.Channel), nil
-		}
+	if to.Channel != "" && a.isDirect(id.RoomID(to.Channel)) {
+		return id.RoomID(to.Channel), nil
 	}
 	if to.UserID == "" {
 		return "", bots.Refused("the message has no room and no person", errors.New("matrix: empty target"))
@@ -387,26 +385,21 @@ func (a *Adapter) dmRoom(ctx context.Context, user id.UserID) (id.RoomID, error)
 	if ok {
 		return room, nil
 	}
-	direct := directContent{}
-	if err := a.cli.GetAccountData(ctx, event.AccountDataDirectChats.Type, &direct); err != nil && !errors.Is(err, mautrix.MNotFound) {
-		return "", fmt.Errorf("matrix: reading m.direct: %w", err)
-	}
-	for _, r := range direct[user] {
-		if info, err := a.room(ctx, r); err == nil && info.direct() {
-			if _, member := info.names[user]; member {
-				room = r
-				break
-			}
+	a.roomMu.Lock()
+	for r, u := range a.directRooms {
+		if u == user {
+			room = r
+			break
 		}
 	}
+	a.roomMu.Unlock()
 	if room == "" {
 		resp, err := a.cli.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{user}, IsDirect: true, Preset: "trusted_private_chat"})
 		if err != nil {
 			return "", fmt.Errorf("matrix: opening a direct chat with %s: %w", user, refusal(err))
 		}
 		room = resp.RoomID
-		direct[user] = append(direct[user], room)
-		if err := a.cli.SetAccountData(ctx, event.AccountDataDirectChats.Type, direct); err != nil {
+		if err := a.recordDirect(ctx, user, room); err != nil {
 			a.log.WarnContext(ctx, "recording a matrix direct chat in m.direct", "room_id", room, "err", err)
 		}
 	}

@@ -119,6 +119,14 @@ func (a *Adapter) syncOnce(ctx context.Context, pass bool) error {
 // comes again).
 func (a *Adapter) handleBatch(ctx context.Context, resp *mautrix.RespSync, first bool) error {
 	var errs []error
+	for _, ev := range resp.AccountData.Events {
+		if ev != nil && ev.Type == event.AccountDataDirectChats {
+			var d directContent
+			if err := jsonUnmarshal(ev.Content.VeryRaw, &d); err == nil {
+				a.setDirect(d)
+			}
+		}
+	}
 	for roomID, inv := range resp.Rooms.Invite {
 		if err := a.onInvite(ctx, roomID, inv); err != nil {
 			errs = append(errs, err)
@@ -192,6 +200,11 @@ func (a *Adapter) onInvite(ctx context.Context, roomID id.RoomID, inv *mautrix.S
 		return fmt.Errorf("joining %s on %s's invite: %w", roomID, in.Inviter, err)
 	}
 	a.log.InfoContext(ctx, "joined a matrix room", "room_id", roomID, "inviter", in.Inviter, "direct", in.Direct)
+	if in.Direct {
+		if err := a.recordDirect(ctx, id.UserID(in.Inviter), roomID); err != nil {
+			return fmt.Errorf("joining %s on %s's invite: %w", roomID, in.Inviter, err)
+		}
+	}
 	return nil
 }
 
