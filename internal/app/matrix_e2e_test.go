@@ -372,6 +372,15 @@ func TestMatrixPairingFlow(t *testing.T) {
 		e.waitBot(bossDM, "Approved")
 		e.fake.Say(dm, stranger, "hello again")
 		e.waitBot(dm, matrixFallback(stranger, "hello again"))
+
+		// Paired now, the stranger may bring the bot into a room of theirs.
+		room := e.fake.CreateRoom(stranger, matrixtest.RoomOptions{Name: "paired", InviteBot: true})
+		e.fake.Wait(t, "the bot to join the paired person's room", func() bool {
+			return e.fake.Membership(room, e.fake.Bot.ID) == "join"
+		})
+		q := e.fake.Mention(room, stranger, "in a room")
+		e.waitBot(room, matrixFallback(stranger, "in a room"))
+		e.settle(room, q)
 		e.waitIdle()
 	})
 }
