@@ -293,8 +293,9 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 		switch {
 		case p.file != nil:
 			extras = append(extras, p)
-		case len(p.options) > 0 && (len(texts) < len(st.refs) || len(st.refs) > 0):
-			// Options go in an event posted with them.
+		case len(p.options) > 0:
+			// Options go in an event posted with them (a reaction reads
+			// them from the event it annotates), with the bot's reactions.
 			opts := p.options
 			p.options = nil
 			texts = append(texts, p)
