@@ -111,12 +111,12 @@ func (d *Directory) Keeps(platform string) bool {
 	return ok
 }
 
-// IdentityOf names a platform user. Discord and Telegram user ids are
-// global, so such a user is one identity in every guild or group and in
-// DMs; a Slack user belongs to their team.
+// IdentityOf names a platform user. Discord, Telegram and Matrix user ids
+// are global, so such a user is one identity in every guild, group or room
+// and in DMs; a Slack user belongs to their team.
 // globalUserIDs are the platforms whose user ids are the same in every
 // workspace.
-var globalUserIDs = map[string]bool{"discord": true, "telegram": true}
+var globalUserIDs = map[string]bool{"discord": true, "telegram": true, "matrix": true}
 
 func IdentityOf(platform, workspace, userID string) store.Identity {
 	if globalUserIDs[platform] {

@@ -20,7 +20,7 @@ func RegisterBuiltins(r *tool.Registry) error {
 }
 
 // AddBuiltinSwaps adds the server equivalents of the built-in tools to s:
-// ask_user pauses for a person in Slack, Discord and the terminal (not in
+// ask_user pauses for a person in Slack, Discord, Matrix and the terminal (not in
 // the scheduler, where nobody is waiting to answer); render_chart renders
 // a PNG in every context without a client.
 func AddBuiltinSwaps(s *Swapper) error {
@@ -32,12 +32,12 @@ func AddBuiltinSwaps(s *Swapper) error {
 	if err != nil {
 		return fmt.Errorf("building headless render_chart: %w", err)
 	}
-	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextTerminal} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextMatrix, tool.ContextTerminal} {
 		if err := s.Add(ctx, ask); err != nil {
 			return err
 		}
 	}
-	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextTerminal, tool.ContextScheduler, tool.ContextMCP} {
+	for _, ctx := range []tool.ContextName{tool.ContextSlack, tool.ContextDiscord, tool.ContextTelegram, tool.ContextMatrix, tool.ContextTerminal, tool.ContextScheduler, tool.ContextMCP} {
 		if err := s.Add(ctx, chart); err != nil {
 			return err
 		}

@@ -875,6 +875,7 @@ type Queries interface {
 	NoteQueries
 	SummaryQueries
 	RulebookQueries
+	SyncCursorQueries
 	ConnectionQueries
 	MCPGrantQueries
 	InstanceLeaseQueries

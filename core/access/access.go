@@ -88,7 +88,7 @@ var (
 )
 
 // Gated lists the platforms whose messages the Gate judges.
-var Gated = []string{"slack", "discord", "telegram"}
+var Gated = []string{"slack", "discord", "telegram", "matrix"}
 
 // New returns a Gate.
 func New(o Options) (*Gate, error) {

@@ -19,6 +19,7 @@ const (
 	ContextSlack     ContextName = "slack"     // a Slack thread or DM
 	ContextDiscord   ContextName = "discord"   // a Discord channel, thread or DM
 	ContextTelegram  ContextName = "telegram"  // a Telegram chat, topic or reply thread
+	ContextMatrix    ContextName = "matrix"    // a Matrix room, thread or direct chat
 	ContextTerminal  ContextName = "terminal"  // the console client
 	ContextScheduler ContextName = "scheduler" // a routine, reminder, pulse or goal loop: nobody is watching
 	ContextMCP       ContextName = "mcp"       // a call of an MCP client: it waits for the answer but runs no tools
@@ -26,7 +27,7 @@ const (
 
 // Contexts lists every known context.
 func Contexts() []ContextName {
-	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTelegram, ContextTerminal, ContextScheduler, ContextMCP}
+	return []ContextName{ContextWeb, ContextAPI, ContextSlack, ContextDiscord, ContextTelegram, ContextMatrix, ContextTerminal, ContextScheduler, ContextMCP}
 }
 
 // Request tells a handler on whose behalf its call runs: tools such as

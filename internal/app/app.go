@@ -167,6 +167,9 @@ type Config struct {
 	// discord.command_guild_id).
 	DiscordCommandGuildID string
 
+	// The Matrix bot account (see matrix.go).
+	MatrixSettings
+
 	Env    config.Env
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -231,6 +234,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Env:                   getenv,
 		MCPConfigPath:         mcpConfigPath(getenv),
 		AdminAddr:             strings.TrimSpace(getenv("SWITCHBOARD_ADMIN_ADDR")),
+		MatrixSettings:        matrixFromEnv(getenv),
 	}
 	envOr := func(name, def string) string {
 		if v := getenv(name); v != "" {

@@ -55,6 +55,12 @@ func TestPlatformSettingErrorsNameTheSetting(t *testing.T) {
 			[]string{"DISCORD_API_URL"}, []string{"Options."}},
 		{"a discord command guild that is not an id", map[string]string{"DISCORD_BOT_TOKEN": "d-1", "DISCORD_COMMAND_GUILD_ID": "my-guild"},
 			[]string{"DISCORD_COMMAND_GUILD_ID"}, []string{"Options."}},
+		{"a matrix token without the rest", map[string]string{"MATRIX_ACCESS_TOKEN": "syt_1"},
+			[]string{"MATRIX_HOMESERVER_URL is not set", "MATRIX_USER_ID is not set"}, []string{"MATRIX_ACCESS_TOKEN is not set", "Options."}},
+		{"a matrix user id that is not one", map[string]string{"MATRIX_HOMESERVER_URL": "https://matrix.example.org", "MATRIX_USER_ID": "switchboard", "MATRIX_ACCESS_TOKEN": "syt_1"},
+			[]string{"MATRIX_USER_ID"}, []string{"MATRIX_HOMESERVER_URL", "Options."}},
+		{"a matrix homeserver that is not a URL", map[string]string{"MATRIX_HOMESERVER_URL": "matrix.example.org", "MATRIX_USER_ID": "@sb:example.org", "MATRIX_ACCESS_TOKEN": "syt_1"},
+			[]string{"MATRIX_HOMESERVER_URL"}, []string{"MATRIX_USER_ID", "Options."}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

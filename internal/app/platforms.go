@@ -132,7 +132,10 @@ func (a *App) buildPlatforms() error {
 	} else if cfg.DiscordPublicKey != "" {
 		return fmt.Errorf("discord: DISCORD_PUBLIC_KEY is set but DISCORD_BOT_TOKEN is not")
 	}
-	return a.buildTelegram()
+	if err := a.buildTelegram(); err != nil {
+		return err
+	}
+	return a.buildMatrix()
 }
 
 // slackOn names the setting that turned Slack on: the bot token, else the

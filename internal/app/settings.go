@@ -73,6 +73,7 @@ var Settings = []Setting{
 	{Names: []string{"TELEGRAM_API_URL"}, Default: "`https://api.telegram.org`", Text: "the Bot API server: a local Bot API server, or a fake in tests"},
 	{Names: []string{"DISCORD_APPLICATION_ID"}, Default: "empty: the id the gateway reports at connect", Text: "the Discord application's id, for the slash commands and interactions"},
 	{Names: []string{"DISCORD_COMMAND_GUILD_ID"}, Default: "empty: `discord.command_guild_id`, else global", Text: "register the slash commands in one guild (instant, for development); over the YAML setting"},
+	{Names: []string{"MATRIX_HOMESERVER_URL", "MATRIX_USER_ID", "MATRIX_ACCESS_TOKEN"}, Default: "empty: Matrix off", Text: "the Matrix bot account: the homeserver's base URL, the bot's full user id and its access token, all three together (see [Matrix](../matrix.md))"},
 }
 
 // Documented reports whether Settings documents the variable name.

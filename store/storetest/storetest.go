@@ -110,6 +110,7 @@ func Run(t *testing.T, h Harness) {
 		{"Grants", s.grantTests()},
 		{"Records", s.recordTests()},
 		{"NamedLeases", s.namedLeaseTests()},
+		{"SyncCursors", s.syncCursorTests()},
 		{"InstanceLeases", s.instanceLeaseTests()},
 		{"TransientFaults", s.faultTests()},
 		{"SlackInstallations", s.slackInstallationTests()},

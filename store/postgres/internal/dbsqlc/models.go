@@ -610,6 +610,12 @@ type SwitchboardSchemaMigration struct {
 	CompatFloor   *int32
 }
 
+type SyncCursor struct {
+	Name      string
+	Cursor    string
+	UpdatedAt time.Time
+}
+
 type ToolExecution struct {
 	ConversationID uuid.UUID
 	CallID         string

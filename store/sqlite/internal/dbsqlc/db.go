@@ -954,6 +954,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.summarySearchStmt, err = db.PrepareContext(ctx, summarySearch); err != nil {
 		return nil, fmt.Errorf("error preparing query SummarySearch: %w", err)
 	}
+	if q.syncCursorGetStmt, err = db.PrepareContext(ctx, syncCursorGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncCursorGet: %w", err)
+	}
+	if q.syncCursorUpsertStmt, err = db.PrepareContext(ctx, syncCursorUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncCursorUpsert: %w", err)
+	}
 	if q.toolExecutionFinishStmt, err = db.PrepareContext(ctx, toolExecutionFinish); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolExecutionFinish: %w", err)
 	}
@@ -2617,6 +2623,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing summarySearchStmt: %w", cerr)
 		}
 	}
+	if q.syncCursorGetStmt != nil {
+		if cerr := q.syncCursorGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncCursorGetStmt: %w", cerr)
+		}
+	}
+	if q.syncCursorUpsertStmt != nil {
+		if cerr := q.syncCursorUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncCursorUpsertStmt: %w", cerr)
+		}
+	}
 	if q.toolExecutionFinishStmt != nil {
 		if cerr := q.toolExecutionFinishStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolExecutionFinishStmt: %w", cerr)
@@ -3146,6 +3162,8 @@ type Queries struct {
 	slackInstallationTeamNoteStmt       *sql.Stmt
 	slackInstallationTouchStmt          *sql.Stmt
 	summarySearchStmt                   *sql.Stmt
+	syncCursorGetStmt                   *sql.Stmt
+	syncCursorUpsertStmt                *sql.Stmt
 	toolExecutionFinishStmt             *sql.Stmt
 	toolExecutionGetStmt                *sql.Stmt
 	toolExecutionInsertStmt             *sql.Stmt
@@ -3498,6 +3516,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		slackInstallationTeamNoteStmt:       q.slackInstallationTeamNoteStmt,
 		slackInstallationTouchStmt:          q.slackInstallationTouchStmt,
 		summarySearchStmt:                   q.summarySearchStmt,
+		syncCursorGetStmt:                   q.syncCursorGetStmt,
+		syncCursorUpsertStmt:                q.syncCursorUpsertStmt,
 		toolExecutionFinishStmt:             q.toolExecutionFinishStmt,
 		toolExecutionGetStmt:                q.toolExecutionGetStmt,
 		toolExecutionInsertStmt:             q.toolExecutionInsertStmt,

@@ -613,6 +613,12 @@ type SwitchboardSchemaMigration struct {
 	CompatFloor   sql.NullInt64
 }
 
+type SyncCursor struct {
+	Name      string
+	Cursor    string
+	UpdatedAt int64
+}
+
 type ToolExecution struct {
 	ConversationID uuid.UUID
 	CallID         string

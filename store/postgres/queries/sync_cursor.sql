@@ -1,0 +1,9 @@
+-- Sync cursors, one row per pulled event stream.
+
+-- name: SyncCursorGet :one
+SELECT * FROM sync_cursors WHERE name = @name;
+
+-- name: SyncCursorUpsert :exec
+INSERT INTO sync_cursors (name, cursor, updated_at)
+VALUES (@name, @cursor, @now::timestamptz)
+ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at;
