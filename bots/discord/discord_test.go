@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
 	"github.com/switchboardhq/switchboard/internal/discordtest"
@@ -272,7 +273,7 @@ func TestSplitText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			parts := splitText(tc.text, MaxMessageChars)
+			parts := mdsplit.Split(tc.text, MaxMessageChars)
 			if tc.wantParts > 0 && len(parts) != tc.wantParts {
 				t.Errorf("parts = %d; want %d", len(parts), tc.wantParts)
 			}

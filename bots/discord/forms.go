@@ -11,6 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
 )
@@ -412,7 +413,7 @@ func sentUpdate(m *discordgo.Message, note string) *discordgo.InteractionRespons
 		text := note
 		if m.Content != "" {
 			room := MaxMessageChars - len([]rune(note)) - 2
-			text = truncateText(m.Content, room) + "\n\n" + note
+			text = mdsplit.Truncate(m.Content, room) + "\n\n" + note
 		}
 		data.Content, data.Components = text, []discordgo.MessageComponent{}
 	}
@@ -445,7 +446,7 @@ func fixMessage(customID string, f *cards.Form, res *core.ActionResult, given ma
 		}
 	}
 	data := &discordgo.InteractionResponseData{
-		Content: truncateText(b.String(), MaxMessageChars), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+		Content: mdsplit.Truncate(b.String(), MaxMessageChars), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
 		Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 			discordgo.Button{Label: fixLabel, Style: discordgo.PrimaryButton, CustomID: customID},
 		}}},

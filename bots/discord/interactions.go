@@ -14,6 +14,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/cards"
 )
@@ -237,7 +238,7 @@ func (a *Adapter) planCommand(i *discordgo.Interaction) (*discordgo.InteractionR
 
 // editOriginal replaces the interaction's first response.
 func (a *Adapter) editOriginal(ctx context.Context, i *discordgo.Interaction, text string, clearComponents bool) (*discordgo.Message, error) {
-	text = truncateText(text, MaxMessageChars)
+	text = mdsplit.Truncate(text, MaxMessageChars)
 	e := &discordgo.WebhookEdit{Content: &text, AllowedMentions: noMentions()}
 	if clearComponents {
 		e.Components = &[]discordgo.MessageComponent{}
@@ -252,7 +253,7 @@ func (a *Adapter) editOriginal(ctx context.Context, i *discordgo.Interaction, te
 // tellPrivately sends an ephemeral follow-up only the clicking user sees.
 func (a *Adapter) tellPrivately(ctx context.Context, i *discordgo.Interaction, text string) {
 	_, err := a.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{
-		Content: truncateText(text, MaxMessageChars), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+		Content: mdsplit.Truncate(text, MaxMessageChars), Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
 	}, discordgo.WithContext(ctx))
 	if err != nil {
 		a.log.ErrorContext(ctx, "sending discord ephemeral follow-up", "interaction_id", i.ID, "err", err)
@@ -323,7 +324,7 @@ func (a *Adapter) onButton(ctx context.Context, i *discordgo.Interaction) {
 	if original != "" {
 		// Keep the question, cut so the note always fits.
 		room := MaxMessageChars - len([]rune(note)) - 2
-		text = truncateText(original, room) + "\n\n" + note
+		text = mdsplit.Truncate(original, room) + "\n\n" + note
 	}
 	if _, err := a.editOriginal(ctx, i, text, true); err != nil {
 		a.log.ErrorContext(ctx, "showing discord choice", "interaction_id", i.ID, "err", err)

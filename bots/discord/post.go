@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/discord/discordcard"
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 )
 
 // noMentions keeps a message from pinging anyone: the model's text may
@@ -79,7 +80,7 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 			comps = append(cardRows, comps...)
 		}
 	}
-	parts := splitText(text, MaxMessageChars)
+	parts := mdsplit.Split(text, MaxMessageChars)
 	out := make([]outgoing, 0, len(parts)+1)
 	for _, p := range parts {
 		out = append(out, outgoing{content: p})
@@ -286,7 +287,7 @@ func (a *Adapter) Update(ctx context.Context, ref bots.MessageRef, m *bots.Messa
 		if len(p.embeds) > 0 {
 			full = ""
 		}
-		p.content = truncateText(full, MaxMessageChars)
+		p.content = mdsplit.Truncate(full, MaxMessageChars)
 	}
 	if err := a.edit(ctx, ref, p); err != nil {
 		return fmt.Errorf("discord: updating message %s in %s: %w", ref.ID, ref.Channel, refusal(err))
@@ -382,3 +383,6 @@ func (a *Adapter) stopTyping(channelID string) {
 		l.stop()
 	}
 }
+
+// MaxMessageChars is Discord's limit on a message's content.
+const MaxMessageChars = 2000

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 )
 
 // StartStream implements bots.Streamer by editing posted messages as text
@@ -180,7 +181,7 @@ func (st *stream) flush(ctx context.Context) error {
 	st.lastFlush = time.Now()
 	st.mu.Unlock()
 
-	parts := splitText(text, MaxMessageChars)
+	parts := mdsplit.Split(text, MaxMessageChars)
 	out := make([]outgoing, len(parts))
 	for i, p := range parts {
 		out[i] = outgoing{content: p}

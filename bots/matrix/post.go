@@ -19,6 +19,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 )
 
 // Rate limits: a 429 is waited out at most this long, this often.
@@ -207,7 +208,7 @@ func (a *Adapter) render(m *bots.Message) ([]outgoing, error) {
 		}
 	}
 	var out []outgoing
-	for _, p := range splitText(text, a.opts.MaxMessageChars) {
+	for _, p := range mdsplit.Split(text, a.opts.MaxMessageChars) {
 		out = append(out, outgoing{text: p})
 	}
 	if len(opts) > 0 {

@@ -12,6 +12,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/switchboardhq/switchboard/bots"
+	"github.com/switchboardhq/switchboard/bots/mdsplit"
 )
 
 var (
@@ -163,7 +164,7 @@ func (st *stream) flush(ctx context.Context) error {
 	st.mu.Unlock()
 
 	var parts []outgoing
-	for _, p := range splitText(text, st.a.opts.MaxMessageChars) {
+	for _, p := range mdsplit.Split(text, st.a.opts.MaxMessageChars) {
 		parts = append(parts, outgoing{text: p})
 	}
 	err := st.show(ctx, parts, "")

@@ -420,47 +420,17 @@ func (p *discord) mention(_ *harness, run int) string {
 	return ch
 }
 
-func (p *discord) midStream(ch string, atLeast int) bool {
+func (p *discord) texts(ch string) []string {
+	var out []string
 	for _, m := range p.fake.BotMessages(ch) {
-		if len(m.Content) > atLeast && len(m.Content) < len(reply) && strings.HasPrefix(reply, m.Content) {
-			return true
-		}
+		out = append(out, m.Content)
 	}
-	return false
+	return out
 }
 
-func (p *discord) replied(ch string) bool {
-	for _, m := range p.fake.BotMessages(ch) {
-		if m.Content == reply {
-			return true
-		}
-	}
-	return false
-}
-
-// count: lost when no bot message reads the reply, doubled when the bot
-// wrote more than one message for the mention, cut for each message showing
-// only the start of the reply.
-func (p *discord) count(ch string) counts {
-	msgs := p.fake.BotMessages(ch)
-	var c counts
-	whole := false
-	for _, m := range msgs {
-		if m.Content == reply {
-			whole = true
-		}
-		if len(m.Content) < len(reply) && strings.HasPrefix(reply, m.Content) {
-			c.cut++
-		}
-	}
-	if !whole {
-		c.lost = 1
-	}
-	if len(msgs) > 1 {
-		c.doubled = 1
-	}
-	return c
-}
+func (p *discord) midStream(ch string, atLeast int) bool { return midStreamIn(p.texts(ch), atLeast) }
+func (p *discord) replied(ch string) bool                { return repliedIn(p.texts(ch)) }
+func (p *discord) count(ch string) counts                { return countIn(p.texts(ch)) }
 
 func (p *discord) describe(ch string) string {
 	var b strings.Builder
@@ -718,4 +688,41 @@ func poll(timeout time.Duration, cond func() bool) bool {
 		}
 		<-tick.C
 	}
+}
+
+// The counts of a platform whose bot messages are plain texts (Discord,
+// Telegram, Matrix), from the texts the bot's messages show now, one per
+// message made for the mention.
+
+// midStreamIn: one of texts shows more than atLeast bytes of the reply,
+// and not all of it.
+func midStreamIn(texts []string, atLeast int) bool {
+	for _, t := range texts {
+		if len(t) > atLeast && len(t) < len(reply) && strings.HasPrefix(reply, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// repliedIn: one of texts is the whole reply.
+func repliedIn(texts []string) bool { return slices.Contains(texts, reply) }
+
+// countIn: lost when no text is the whole reply, doubled when the bot made
+// more than one message for the mention, cut for each text showing only the
+// start of the reply.
+func countIn(texts []string) counts {
+	var c counts
+	for _, t := range texts {
+		if len(t) < len(reply) && strings.HasPrefix(reply, t) {
+			c.cut++
+		}
+	}
+	if !repliedIn(texts) {
+		c.lost = 1
+	}
+	if len(texts) > 1 {
+		c.doubled = 1
+	}
+	return c
 }

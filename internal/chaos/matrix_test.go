@@ -59,47 +59,17 @@ func (p *matrix) mention(_ *harness, run int) string {
 	return room
 }
 
-func (p *matrix) midStream(room string, atLeast int) bool {
+func (p *matrix) texts(room string) []string {
+	var out []string
 	for _, m := range p.fake.BotMessages(room) {
-		if len(m.Body) > atLeast && len(m.Body) < len(reply) && strings.HasPrefix(reply, m.Body) {
-			return true
-		}
+		out = append(out, m.Body)
 	}
-	return false
+	return out
 }
 
-func (p *matrix) replied(room string) bool {
-	for _, m := range p.fake.BotMessages(room) {
-		if m.Body == reply {
-			return true
-		}
-	}
-	return false
-}
-
-// count: lost when no bot message reads the reply, doubled when the bot
-// made more than one message for the mention, cut for each message showing
-// only the start of the reply.
-func (p *matrix) count(room string) counts {
-	msgs := p.fake.BotMessages(room)
-	var c counts
-	whole := false
-	for _, m := range msgs {
-		if m.Body == reply {
-			whole = true
-		}
-		if len(m.Body) < len(reply) && strings.HasPrefix(reply, m.Body) {
-			c.cut++
-		}
-	}
-	if !whole {
-		c.lost = 1
-	}
-	if len(msgs) > 1 {
-		c.doubled = 1
-	}
-	return c
-}
+func (p *matrix) midStream(room string, atLeast int) bool { return midStreamIn(p.texts(room), atLeast) }
+func (p *matrix) replied(room string) bool                { return repliedIn(p.texts(room)) }
+func (p *matrix) count(room string) counts                { return countIn(p.texts(room)) }
 
 func (p *matrix) describe(room string) string {
 	var b strings.Builder

@@ -69,34 +69,15 @@ func (p *telegram) midStream(where string, atLeast int) bool {
 	return false
 }
 
-func (p *telegram) replied(where string) bool {
-	for _, m := range p.msgs(where) {
-		if m.Text == reply {
-			return true
-		}
-	}
-	return false
-}
+func (p *telegram) replied(where string) bool { return repliedIn(p.texts(where)) }
+func (p *telegram) count(where string) counts { return countIn(p.texts(where)) }
 
-func (p *telegram) count(where string) counts {
-	msgs := p.msgs(where)
-	var c counts
-	whole := false
-	for _, m := range msgs {
-		if m.Text == reply {
-			whole = true
-		}
-		if len(m.Text) < len(reply) && strings.HasPrefix(reply, m.Text) {
-			c.cut++
-		}
+func (p *telegram) texts(where string) []string {
+	var out []string
+	for _, m := range p.msgs(where) {
+		out = append(out, m.Text)
 	}
-	if !whole {
-		c.lost = 1
-	}
-	if len(msgs) > 1 {
-		c.doubled = 1
-	}
-	return c
+	return out
 }
 
 func (p *telegram) describe(where string) string {

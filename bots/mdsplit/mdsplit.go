@@ -1,7 +1,8 @@
-package matrix
-
-// This file is bots/discord's split.go, unchanged but for the package:
-// both platforms take Markdown in parts of a bounded length.
+// Package mdsplit cuts Markdown into messages of a bounded length for the
+// platforms that take a message's text as Markdown and cap its length
+// (Discord at 2,000 characters, Matrix at what its homeserver takes), so
+// that every part renders on its own.
+package mdsplit
 
 import (
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 const fenceClose = "\n```"
 
-// splitText cuts Markdown into parts of at most limit characters (runes),
+// Split cuts Markdown into parts of at most limit characters (runes),
 // preferring a paragraph break, then a line break, then a sentence end, then
 // a space, and cutting hard only inside a very long word. A code block that
 // spans a cut is closed at the end of one part and reopened, with the same
@@ -19,7 +20,7 @@ const fenceClose = "\n```"
 // its own; an info string too long to repeat is dropped from the reopening
 // fence. No part is blank (only spaces and fences), and every part but the last takes at least
 // limit/2 characters of the text, so there are at most 2·len/limit + 1.
-func splitText(text string, limit int) []string {
+func Split(text string, limit int) []string {
 	if limit < 64 {
 		limit = 64
 	}
@@ -141,10 +142,10 @@ func fenceState(s string) (open bool, opener string) {
 	return open, opener
 }
 
-// truncateText fits text into one message: the first part of its split,
+// Truncate fits text into one message: the first part of its split,
 // marked as cut when there was more.
-func truncateText(text string, limit int) string {
-	parts := splitText(text, limit-2)
+func Truncate(text string, limit int) string {
+	parts := Split(text, limit-2)
 	switch len(parts) {
 	case 0:
 		return ""

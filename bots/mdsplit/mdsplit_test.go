@@ -1,4 +1,4 @@
-package discord
+package mdsplit
 
 import (
 	"fmt"
@@ -8,7 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// splitValid checks splitText's promises for any text: every part within
+// MaxMessageChars is Discord's limit on a message's content, the limit the
+// cases are written around.
+const MaxMessageChars = 2000
+
+// splitValid checks Split's promises for any text: every part within
 // the limit, none blank, no code block left open, at most 2·len/limit + 2
 // parts, and no text lost (the reopened fences' info strings are the only
 // text added).
@@ -73,7 +77,7 @@ func TestSplitTextInvariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			parts := splitText(tc.text, tc.limit)
+			parts := Split(tc.text, tc.limit)
 			if len(parts) > tc.maxParts {
 				t.Errorf("parts = %d; want at most %d", len(parts), tc.maxParts)
 			}
@@ -84,7 +88,7 @@ func TestSplitTextInvariants(t *testing.T) {
 	}
 }
 
-// For any text and limit, splitText keeps its promises (see splitValid).
+// For any text and limit, Split keeps its promises (see splitValid).
 func FuzzSplitText(f *testing.F) {
 	f.Add("```"+strings.Repeat("x", 210), uint16(100))
 	f.Add("```go\n"+strings.Repeat("fmt.Println(1)\n", 20)+"```\nafter", uint16(64))
@@ -93,7 +97,7 @@ func FuzzSplitText(f *testing.F) {
 	f.Add("Some text. More text! "+strings.Repeat("é🙂 ", 60)+"\u3000\r\n", uint16(70))
 	f.Fuzz(func(t *testing.T, text string, limit uint16) {
 		n := int(limit % 4000)
-		if err := splitValid(text, splitText(text, n), n); err != nil {
+		if err := splitValid(text, Split(text, n), n); err != nil {
 			t.Fatal(err)
 		}
 	})
