@@ -201,9 +201,11 @@ func TestSlackTokenRenewalRefused(t *testing.T) {
 		srv.SetTokenLifetime(4 * time.Second)
 		e := startInstallOn(t, db(t), "k:"+testKey(6), testenv.Logger(t), map[string]string{"SLACK_TOKEN_REFRESH_MARGIN": "3s"}, "", srv, "")
 		team := slacktest.Team{ID: "T0REF", Name: "Refused", BotUserID: "U0BOTX", BotID: "B0BOTX", Token: "xoxb-ref-77aa", Rotate: true}
-		// The code exchange goes first; every refresh after it is refused.
+		// Every refresh is refused; the code exchange is not. (Set after
+		// the install, a slow install's first renewal, due 1 s after it,
+		// could pass before the fault.)
+		srv.Fail("oauth.v2.access", slacktest.Fault{Error: "invalid_refresh_token", Always: true, Params: map[string]string{"grant_type": "refresh_token"}})
 		e.install(team)
-		srv.Fail("oauth.v2.access", slacktest.Fault{Error: "invalid_refresh_token", Always: true})
 		refreshCalls := func() int {
 			n := 0
 			for _, c := range srv.Calls("oauth.v2.access") {

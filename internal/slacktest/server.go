@@ -84,6 +84,21 @@ type Fault struct {
 	// Always keeps answering every later call of the method with this
 	// fault (a scope that stays missing), instead of only the next one.
 	Always bool
+	// Params, when set, limits the fault to the calls whose parameters
+	// hold these values (oauth.v2.access with grant_type=refresh_token:
+	// renewals refused, installs taken); the other calls are answered as
+	// usual and leave the fault in place.
+	Params map[string]string
+}
+
+// matches reports whether the fault applies to a call with params.
+func (f *Fault) matches(params url.Values) bool {
+	for k, v := range f.Params {
+		if params.Get(k) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // RateLimited is a 429 answer asking the client to wait the given seconds.
@@ -467,7 +482,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.notifyLocked()
 	}()
 
-	if q := s.faults[req.method]; len(q) > 0 {
+	if q := s.faults[req.method]; len(q) > 0 && q[0].matches(req.params) {
 		f := q[0]
 		if !f.Always {
 			s.faults[req.method] = q[1:]
