@@ -155,7 +155,7 @@ func TestRunsStartCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // more than the two 30 s waits below, under load
 	defer cancel()
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
