@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -77,12 +77,9 @@ func (a *Adapter) download(ctx context.Context, url string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET attachment: %s", resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, a.opts.FileMaxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > a.opts.FileMaxBytes {
+	data, over, err := bots.ReadAtMost(resp.Body, a.opts.FileMaxBytes)
+	if over {
 		return nil, fmt.Errorf("the attachment is over the %d-byte limit", a.opts.FileMaxBytes)
 	}
-	return data, nil
+	return data, err
 }

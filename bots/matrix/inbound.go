@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -378,14 +377,11 @@ func (a *Adapter) download(ctx context.Context, mxc string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, a.opts.FileMaxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > a.opts.FileMaxBytes {
+	data, over, err := bots.ReadAtMost(resp.Body, a.opts.FileMaxBytes)
+	if over {
 		return nil, errTooLarge
 	}
-	return data, nil
+	return data, err
 }
 
 // encryptedNotice is what the bot says, once per room, when it sees an

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"unicode/utf16"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -106,14 +106,11 @@ func (a *Adapter) download(ctx context.Context, fileID string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET file: %s", resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, a.opts.FileMaxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > a.opts.FileMaxBytes {
+	data, over, err := bots.ReadAtMost(resp.Body, a.opts.FileMaxBytes)
+	if over {
 		return nil, fmt.Errorf("the file is over the %d-byte limit", a.opts.FileMaxBytes)
 	}
-	return data, nil
+	return data, err
 }
 
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
