@@ -74,6 +74,36 @@ func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry
 	return list, hi == upTo || top < hi, nil
 }
 
+// ScanPage is FetchPage and Advance in one for a reader that writes what it
+// reads straight out (a stream's catch-up): each entry past the cursor (up
+// to upTo, 0: to the end, at most CursorPage seqs) not returned before is
+// handed to each as its columns' bytes (see store.EntryScan), and the
+// cursor moves past it. last is as FetchPage's.
+func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) error) (last bool, err error) {
+	hi := c.seq + CursorPage
+	if upTo > 0 {
+		hi = min(hi, upTo)
+	}
+	top := c.seq
+	p := &store.EntryListParams{ConversationID: c.conv, AfterSeq: c.seq, UpToSeq: max(hi, c.seq), WithErrors: true}
+	err = c.st.EntryScan(ctx, p, func(r *EntryRow) error {
+		if r.Seq == 0 {
+			if c.shown[r.ID] {
+				return nil
+			}
+			c.shown[r.ID] = true
+		} else {
+			top = max(top, r.Seq)
+		}
+		return each(r)
+	})
+	if err != nil {
+		return false, fmt.Errorf("reading the log of %s: %w", c.conv, err)
+	}
+	c.seq = top
+	return hi == upTo || top < hi, nil
+}
+
 // Advance moves past fetched entries and returns those not returned
 // before (an error entry is listed again until the cursor passes the seq it
 // follows).

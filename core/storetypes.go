@@ -21,6 +21,7 @@ type (
 	Entry              = store.Entry
 	EntryKind          = store.EntryKind
 	EntryListParams    = store.EntryListParams
+	EntryRow           = store.EntryRow
 	EntryAppendResult  = store.EntryAppendResult
 	Author             = store.Author
 	WorkItem           = store.WorkItem

@@ -235,6 +235,22 @@ func jsonOr(field string, raw json.RawMessage, def string) (json.RawMessage, err
 	return raw, nil
 }
 
+// canonicalJSON is jsonOr that also writes raw as encoding/json writes a
+// json.RawMessage: compact, with <, >, &, U+2028 and U+2029 escaped. An
+// entry's content is stored so, and a stream sends it as it is stored
+// (EntryScan), byte for byte what encoding/json would send, with no second
+// pass over it on every read.
+func canonicalJSON(field string, raw json.RawMessage, def string) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return jsonOr(field, raw, def)
+	}
+	out, err := json.Marshal(raw) // validates, compacts and escapes in one pass
+	if err != nil {
+		return nil, invalidf("%s is not valid JSON", field)
+	}
+	return out, nil
+}
+
 func limitOr(limit, def int) int {
 	if limit <= 0 {
 		return def
@@ -312,7 +328,7 @@ func (q checked) EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryA
 	}
 	c := *p
 	var err error
-	if c.Content, err = jsonOr("Content", c.Content, "{}"); err != nil {
+	if c.Content, err = canonicalJSON("Content", c.Content, "{}"); err != nil {
 		return nil, fmt.Errorf("appending entry to %s: %w", p.ConversationID, err)
 	}
 	if c.Kind == EntryError {
@@ -357,6 +373,16 @@ func (q checked) EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, e
 		return nil, fmt.Errorf("listing entries of %s: %w", p.ConversationID, invalidf("negative AfterSeq, UpToSeq or Limit"))
 	}
 	return q.Queries.EntryList(ctx, p)
+}
+
+func (q checked) EntryScan(ctx context.Context, p *EntryListParams, each func(*EntryRow) error) error {
+	switch {
+	case p == nil || each == nil:
+		return invalidf("scanning entries: params or callback are nil")
+	case p.AfterSeq < 0 || p.UpToSeq < 0 || p.Limit < 0:
+		return fmt.Errorf("scanning entries of %s: %w", p.ConversationID, invalidf("negative AfterSeq, UpToSeq or Limit"))
+	}
+	return q.Queries.EntryScan(ctx, p, each)
 }
 
 // ---- the work queue ----

@@ -124,8 +124,13 @@ type Conversation struct {
 	// turn finishes.
 	TurnAttempts int
 
-	LastSeq   int64 // the highest seq in the log; 0 when empty
-	CreatedAt time.Time
+	LastSeq int64 // the highest seq in the log; 0 when empty
+	// ContentRev counts the rewrites of its entries' stored content in
+	// place (PersonForget); appends leave it. A reader that keeps entries
+	// it read (a stream's cache of encoded frames) keeps them only while
+	// the conversation's ContentRev is the one it read them at.
+	ContentRev int64
+	CreatedAt  time.Time
 	UpdatedAt time.Time
 }
 
@@ -364,6 +369,22 @@ type EntryAppendResult struct {
 type EntryListInChannelParams struct {
 	Place Place
 	Limit int // at least 1
+}
+
+// EntryRow is an entry as EntryScan hands it over: the columns a display
+// needs, as the driver read them. Its byte slices are the driver's and
+// valid only during the call that receives the row; copy what is kept.
+type EntryRow struct {
+	ID       uuid.UUID
+	Seq      int64 // 0 for an error entry, which has no seq
+	AfterSeq int64 // the seq an error entry follows
+	Kind     []byte
+	Author   []byte
+	// Content is the stored JSON as it is: valid JSON, checked on append,
+	// but not re-encoded (its whitespace and escaping are whatever wrote
+	// it).
+	Content   []byte
+	CreatedAt time.Time
 }
 
 // EntryListParams reads entries in seq order.
@@ -735,6 +756,13 @@ type Queries interface {
 	// ErrNotFound when the conversation does not exist.
 	EntryAppend(ctx context.Context, p *EntryAppendParams) (*EntryAppendResult, error)
 	EntryList(ctx context.Context, p *EntryListParams) ([]*Entry, error)
+	// EntryScan is the display read (EntryList with WithErrors, which it
+	// implies) for readers that write what they read straight out, a
+	// stream's catch-up: each entry is handed to each as its columns'
+	// bytes (EntryRow), in display order, with no Entry built for it. An
+	// error from each stops the read and is returned. It is never retried
+	// once a row was handed over.
+	EntryScan(ctx context.Context, p *EntryListParams, each func(*EntryRow) error) error
 	EntryGet(ctx context.Context, id uuid.UUID) (*Entry, error)
 	// EntryListInChannel lists a channel's newest messages (user and
 	// assistant entries of every conversation bound to the channel, its

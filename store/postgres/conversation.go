@@ -94,6 +94,7 @@ func conversation(r *dbsqlc.Conversation) *store.Conversation {
 		ChildCount:     int(r.ChildCount),
 		AgentID:        r.AgentID,
 		WorkspaceID:    r.WorkspaceID,
+		ContentRev:     r.ContentRev,
 		Title:          r.Title,
 		TitleAuto:      r.TitleAuto,
 		Provider:       r.Provider,

@@ -201,6 +201,9 @@ func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams)
 		}
 		authors, userIDs := store.ForgetAuthors(ids, idents)
 
+		if err := exec(ctx, t, (*dbsqlc.Queries).ForgetBumpContentRev, authors); err != nil {
+			return err
+		}
 		n, err := call(ctx, t, (*dbsqlc.Queries).ForgetEntries, &dbsqlc.ForgetEntriesParams{
 			DeletedAuthor: string(store.DeletedUser), Redact: p.DeleteMessages, RedactedText: store.RedactedText,
 			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,

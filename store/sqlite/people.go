@@ -214,6 +214,9 @@ func (q *queries) PersonForget(ctx context.Context, p *store.PersonForgetParams)
 			redact = 1
 		}
 
+		if err := t.tx.ForgetBumpContentRev(ctx, authors); err != nil {
+			return nil, err
+		}
 		n, err := t.tx.ForgetEntries(ctx, dbsqlc.ForgetEntriesParams{
 			DeletedAuthor: string(store.DeletedUser), Redact: redact, RedactedText: store.RedactedText,
 			DeletedUserID: store.DeletedUserID, DeletedUserName: store.DeletedUserName, Authors: authors,

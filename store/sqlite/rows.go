@@ -133,7 +133,7 @@ func conversation(r dbsqlc.Conversation) *store.Conversation {
 		Title: r.Title, TitleAuto: r.TitleAuto != 0, Provider: r.Provider, Model: r.Model, Thinking: r.Thinking,
 		Status: store.ConversationStatus(r.Status), Metadata: json.RawMessage(r.Metadata),
 		LeaseOwner: r.LeaseOwner, LeaseExpiresAt: nullMicros(r.LeaseExpiresAt), HeartbeatAt: nullMicros(r.HeartbeatAt),
-		TurnAttempts: int(r.TurnAttempts), LastSeq: r.LastSeq,
+		TurnAttempts: int(r.TurnAttempts), LastSeq: r.LastSeq, ContentRev: r.ContentRev,
 		CreatedAt: fromMicros(r.CreatedAt), UpdatedAt: fromMicros(r.UpdatedAt),
 	}
 }

@@ -354,8 +354,55 @@ func (s suite) testErrorEntries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		tc.p.ConversationID = c.ID
-		deepEq(t, seqsOf(listEntries(t, st, tc.p)), tc.want, "%s read (%+v)", tc.name, tc.p)
+		list := listEntries(t, st, tc.p)
+		deepEq(t, seqsOf(list), tc.want, "%s read (%+v)", tc.name, tc.p)
+		if tc.p.WithErrors {
+			// EntryScan is the same display read, handed over as bytes.
+			deepEq(t, scanEntries(t, st, tc.p), shownOf(list), "%s scanned (%+v)", tc.name, tc.p)
+		}
 	}
+}
+
+// shownEntry is what a display shows of an entry: what EntryScan hands
+// over.
+type shownEntry struct {
+	ID        uuid.UUID
+	Seq       int64
+	AfterSeq  int64 // of an error entry
+	Kind      store.EntryKind
+	Author    store.Author
+	Content   string
+	CreatedAt time.Time
+}
+
+func shownOf(list []*store.Entry) []shownEntry {
+	out := make([]shownEntry, 0, len(list))
+	for _, e := range list {
+		s := shownEntry{ID: e.ID, Seq: e.SeqValue(), Kind: e.Kind, Author: e.Author, Content: string(e.Content), CreatedAt: e.CreatedAt}
+		if e.Seq == nil {
+			s.AfterSeq = e.AfterSeq
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// scanEntries reads p with EntryScan, copying what each row hands over
+// (its bytes are the driver's).
+func scanEntries(t *testing.T, st store.Store, p store.EntryListParams) []shownEntry {
+	t.Helper()
+	out := []shownEntry{}
+	err := st.EntryScan(ctxFor(t), &p, func(r *store.EntryRow) error {
+		s := shownEntry{ID: r.ID, Seq: r.Seq, Kind: store.EntryKind(r.Kind), Author: store.Author(r.Author),
+			Content: string(r.Content), CreatedAt: r.CreatedAt}
+		if r.Seq == 0 {
+			s.AfterSeq = r.AfterSeq
+		}
+		out = append(out, s)
+		return nil
+	})
+	noErr(t, err, "scanning entries (%+v)", p)
+	return out
 }
 
 func (s suite) testTimeTravel(t *testing.T) {
@@ -385,6 +432,9 @@ func (s suite) testTimeTravel(t *testing.T) {
 	for _, tc := range cases {
 		tc.p.ConversationID = c.ID
 		deepEq(t, seqsOf(listEntries(t, st, tc.p)), tc.want, "%s (%+v)", tc.name, tc.p)
+		shown := tc.p
+		shown.WithErrors = true
+		deepEq(t, scanEntries(t, st, shown), shownOf(listEntries(t, st, shown)), "%s scanned (%+v)", tc.name, shown)
 	}
 
 	// Resuming a stream is paging with the cursor.

@@ -538,9 +538,15 @@ func (s suite) testForgetDeletesMessages(t *testing.T) {
 	ctx := ctxFor(t)
 	clk := newClock()
 	w := setUpForget(t, st, clk)
+	other := newConversation(t, st, clk) // no entry of Ana's
+	rev := getConversation(t, st, w.conv.ID).ContentRev
 
 	_, err := st.PersonForget(ctx, &store.PersonForgetParams{PersonID: w.ana.ID, DeleteMessages: true, Now: clk.Advance(time.Minute)})
 	noErr(t, err, "forgetting Ana with her messages")
+	// A stream's cache of the conversation's entries is stale now; one of a
+	// conversation she never wrote in is not.
+	eq(t, getConversation(t, st, w.conv.ID).ContentRev, rev+1, "the content revision of a conversation whose entries were rewritten")
+	eq(t, getConversation(t, st, other.ID).ContentRev, int64(0), "the content revision of a conversation with no entry of hers")
 	for _, id := range []uuid.UUID{w.anaEntry, w.anaAPIEntry} {
 		e := entryOf(t, st, w.conv.ID, id)
 		eq(t, e.Author, store.DeletedUser, "the author of Ana's entry")

@@ -111,6 +111,17 @@ WHERE conversation_id = @conversation_id
 ORDER BY seq
 LIMIT NULLIF(@max_rows::integer, 0);
 
+-- name: EntryScan :many
+-- The entries with a seq of a display read as a stream writes them out
+-- (EntryScan): only the columns it sends, handed over unscanned. after_seq
+-- is exclusive, up_to_seq 0 means no bound, max_rows 0 no limit.
+SELECT seq, id, kind, author, created_at, content FROM entries
+WHERE conversation_id = @conversation_id
+  AND seq > @after_seq::bigint
+  AND (@up_to_seq::bigint = 0 OR seq <= @up_to_seq::bigint)
+ORDER BY seq
+LIMIT NULLIF(@max_rows::integer, 0);
+
 -- name: EntryErrorList :many
 -- The error entries (seq NULL) of the display read, placed after seq
 -- after_seq up to up_to_seq (0: no bound), in display order: by the seq they

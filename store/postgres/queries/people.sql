@@ -72,6 +72,12 @@ WHERE code_hash IN (
 -- name: PersonMergedInto :many
 SELECT id FROM people WHERE merged_into = @id ORDER BY id;
 
+-- name: ForgetBumpContentRev :exec
+-- The conversations whose entries ForgetEntries is about to rewrite: their
+-- streams' caches of encoded entries are stale after it.
+UPDATE conversations SET content_rev = content_rev + 1
+WHERE id IN (SELECT DISTINCT conversation_id FROM entries WHERE author = ANY(@authors::text[]));
+
 -- name: ForgetEntries :execrows
 -- Their entries name the deleted user; with redact their text goes too.
 -- jsonb_set with create_missing false replaces only the keys there are.

@@ -32,6 +32,16 @@ WHERE conversation_id = sqlc.arg(conversation_id)
 ORDER BY seq
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
+-- name: EntryScan :many
+-- The entries with a seq of a display read as a stream writes them out
+-- (EntryScan): only the columns it sends, read unscanned.
+SELECT seq, id, kind, author, created_at, content FROM entries
+WHERE conversation_id = sqlc.arg(conversation_id)
+  AND seq > CAST(sqlc.arg(after_seq) AS INTEGER)
+  AND (CAST(sqlc.arg(up_to) AS INTEGER) = 0 OR seq <= CAST(sqlc.arg(up_to) AS INTEGER))
+ORDER BY seq
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
+
 -- name: EntryErrorList :many
 -- Error entries (seq NULL) placed after seq after_seq up to up_to (0: no
 -- bound), in display order: by the seq they follow, then as written. The

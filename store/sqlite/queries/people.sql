@@ -69,6 +69,13 @@ WHERE code_hash IN (
 -- name: PeopleMergedInto :many
 SELECT id FROM people WHERE merged_into = sqlc.arg(id) ORDER BY id;
 
+-- name: ForgetBumpContentRev :exec
+-- The conversations whose entries ForgetEntries is about to rewrite: their
+-- streams' caches of encoded entries are stale after it.
+UPDATE conversations SET content_rev = content_rev + 1
+WHERE id IN (SELECT DISTINCT conversation_id FROM entries
+             WHERE author IN (SELECT value FROM json_each(CAST(sqlc.arg(authors) AS TEXT))));
+
 -- name: ForgetEntries :execrows
 -- json_replace replaces only the keys there are.
 UPDATE entries SET author = CAST(sqlc.arg(deleted_author) AS TEXT),

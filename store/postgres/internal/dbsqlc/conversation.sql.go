@@ -19,7 +19,7 @@ INSERT INTO conversations (id, root_id, agent_id, title, provider, model, thinki
                            metadata, created_at, updated_at)
 VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $8::timestamptz)
 ON CONFLICT (id) DO NOTHING
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev
 `
 
 type ConversationCreateParams struct {
@@ -71,6 +71,7 @@ func (q *Queries) ConversationCreate(ctx context.Context, arg *ConversationCreat
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }
@@ -87,7 +88,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (bool, e
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE parent_id = $1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations WHERE parent_id = $1
   AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
 ORDER BY created_at, id
 `
@@ -124,6 +125,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -136,7 +138,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id *uuid.UUID) ([]Conve
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE id = $1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations WHERE id = $1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -165,6 +167,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }
@@ -196,7 +199,7 @@ func (q *Queries) ConversationLeaseRelease(ctx context.Context, arg *Conversatio
 }
 
 const conversationList = `-- name: ConversationList :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations
 WHERE ($1::boolean OR workspace_id = ANY(CAST($2::text[] AS uuid[])))
   AND ($3::timestamptz IS NULL
        OR (updated_at, id) < ($3::timestamptz, $4::uuid))
@@ -252,6 +255,7 @@ func (q *Queries) ConversationList(ctx context.Context, arg *ConversationListPar
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -264,7 +268,7 @@ func (q *Queries) ConversationList(ctx context.Context, arg *ConversationListPar
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < $1::timestamptz
 ORDER BY lease_expires_at, id
 LIMIT $2
@@ -307,6 +311,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg *Conver
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -324,7 +329,7 @@ SET status = $1,
     turn_attempts = COALESCE($2::integer, turn_attempts),
     updated_at = $3::timestamptz
 WHERE id = $4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, lease_work_id, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev
 `
 
 type ConversationSetStatusParams struct {
@@ -366,6 +371,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg *ConversationSe
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }

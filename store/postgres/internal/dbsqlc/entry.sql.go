@@ -422,3 +422,63 @@ func (q *Queries) EntryLockConversation(ctx context.Context, id uuid.UUID) (Entr
 	err := row.Scan(&i.LastSeq, &i.LeaseOwner, &i.LeaseExpiresAt)
 	return i, err
 }
+
+const entryScan = `-- name: EntryScan :many
+SELECT seq, id, kind, author, created_at, content FROM entries
+WHERE conversation_id = $1
+  AND seq > $2::bigint
+  AND ($3::bigint = 0 OR seq <= $3::bigint)
+ORDER BY seq
+LIMIT NULLIF($4::integer, 0)
+`
+
+type EntryScanParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64
+	UpToSeq        int64
+	MaxRows        int32
+}
+
+type EntryScanRow struct {
+	Seq       *int64
+	ID        uuid.UUID
+	Kind      string
+	Author    string
+	CreatedAt time.Time
+	Content   json.RawMessage
+}
+
+// The entries with a seq of a display read as a stream writes them out
+// (EntryScan): only the columns it sends, handed over unscanned. after_seq
+// is exclusive, up_to_seq 0 means no bound, max_rows 0 no limit.
+func (q *Queries) EntryScan(ctx context.Context, arg *EntryScanParams) ([]EntryScanRow, error) {
+	rows, err := q.db.Query(ctx, entryScan,
+		arg.ConversationID,
+		arg.AfterSeq,
+		arg.UpToSeq,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EntryScanRow
+	for rows.Next() {
+		var i EntryScanRow
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.Kind,
+			&i.Author,
+			&i.CreatedAt,
+			&i.Content,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

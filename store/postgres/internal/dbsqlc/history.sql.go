@@ -34,7 +34,7 @@ func (q *Queries) ConversationChildGone(ctx context.Context, id uuid.UUID) error
 }
 
 const conversationListingGet = `-- name: ConversationListingGet :one
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
@@ -75,6 +75,7 @@ func (q *Queries) ConversationListingGet(ctx context.Context, id uuid.UUID) (Con
 		&i.Conversation.UpdatedAt,
 		&i.Conversation.WorkspaceID,
 		&i.Conversation.TitleAuto,
+		&i.Conversation.ContentRev,
 		&i.FolderID,
 		&i.ArchivedAt,
 		&i.Platform,
@@ -120,7 +121,7 @@ func (q *Queries) ConversationRename(ctx context.Context, arg *ConversationRenam
 
 const conversationSearch = `-- name: ConversationSearch :many
 
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
@@ -223,6 +224,7 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearc
 			&i.Conversation.UpdatedAt,
 			&i.Conversation.WorkspaceID,
 			&i.Conversation.TitleAuto,
+			&i.Conversation.ContentRev,
 			&i.FolderID,
 			&i.ArchivedAt,
 			&i.Platform,
@@ -238,7 +240,7 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg *ConversationSearc
 }
 
 const conversationSearchSorted = `-- name: ConversationSearchSorted :many
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.lease_work_id, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '')::text AS platform
 FROM conversations c
@@ -331,6 +333,7 @@ func (q *Queries) ConversationSearchSorted(ctx context.Context, arg *Conversatio
 			&i.Conversation.UpdatedAt,
 			&i.Conversation.WorkspaceID,
 			&i.Conversation.TitleAuto,
+			&i.Conversation.ContentRev,
 			&i.FolderID,
 			&i.ArchivedAt,
 			&i.Platform,

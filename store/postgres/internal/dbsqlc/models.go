@@ -212,6 +212,7 @@ type Conversation struct {
 	UpdatedAt      time.Time
 	WorkspaceID    *uuid.UUID
 	TitleAuto      bool
+	ContentRev     int64
 }
 
 type ConversationFiling struct {

@@ -56,6 +56,18 @@ func (q *Queries) ForgetAuditDeciders(ctx context.Context, arg *ForgetAuditDecid
 	return err
 }
 
+const forgetBumpContentRev = `-- name: ForgetBumpContentRev :exec
+UPDATE conversations SET content_rev = content_rev + 1
+WHERE id IN (SELECT DISTINCT conversation_id FROM entries WHERE author = ANY($1::text[]))
+`
+
+// The conversations whose entries ForgetEntries is about to rewrite: their
+// streams' caches of encoded entries are stale after it.
+func (q *Queries) ForgetBumpContentRev(ctx context.Context, authors []string) error {
+	_, err := q.db.Exec(ctx, forgetBumpContentRev, authors)
+	return err
+}
+
 const forgetCardChoices = `-- name: ForgetCardChoices :exec
 UPDATE card_choices SET user_id = $1::text, user_name = $2::text
 WHERE user_id = ANY($3::text[])

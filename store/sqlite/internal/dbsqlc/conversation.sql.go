@@ -40,7 +40,7 @@ func (q *Queries) ConversationExists(ctx context.Context, id uuid.UUID) (int64, 
 }
 
 const conversationForks = `-- name: ConversationForks :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE parent_id = ?1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations WHERE parent_id = ?1
   AND NOT EXISTS (SELECT 1 FROM conversation_filing f WHERE f.conversation_id = conversations.id AND f.deleted_at IS NOT NULL)
 ORDER BY created_at, rowid
 `
@@ -76,6 +76,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func (q *Queries) ConversationForks(ctx context.Context, id uuid.NullUUID) ([]Co
 }
 
 const conversationGet = `-- name: ConversationGet :one
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations WHERE id = ?1
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations WHERE id = ?1
 `
 
 func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversation, error) {
@@ -119,6 +120,7 @@ func (q *Queries) ConversationGet(ctx context.Context, id uuid.UUID) (Conversati
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }
@@ -133,7 +135,7 @@ INSERT INTO conversations (
     ?5, ?6, ?7, ?8, ?9,
     ?10, ?11, ?12, CAST(?13 AS INTEGER), CAST(?13 AS INTEGER)
 )
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev
 `
 
 type ConversationInsertParams struct {
@@ -192,6 +194,7 @@ func (q *Queries) ConversationInsert(ctx context.Context, arg ConversationInsert
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }
@@ -296,7 +299,7 @@ func (q *Queries) ConversationLeaseReleaseOwner(ctx context.Context, arg Convers
 }
 
 const conversationListExpiredLeases = `-- name: ConversationListExpiredLeases :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations
 WHERE lease_owner <> '' AND lease_expires_at < CAST(?1 AS INTEGER)
 ORDER BY lease_expires_at, rowid
 LIMIT CAST(?2 AS INTEGER)
@@ -338,6 +341,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -353,7 +357,7 @@ func (q *Queries) ConversationListExpiredLeases(ctx context.Context, arg Convers
 }
 
 const conversationListed = `-- name: ConversationListed :many
-SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto FROM conversations
+SELECT id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev FROM conversations
 WHERE (CAST(?1 AS INTEGER) <> 0
        OR workspace_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
   AND (CAST(?3 AS INTEGER) = 0
@@ -410,6 +414,7 @@ func (q *Queries) ConversationListed(ctx context.Context, arg ConversationListed
 			&i.UpdatedAt,
 			&i.WorkspaceID,
 			&i.TitleAuto,
+			&i.ContentRev,
 		); err != nil {
 			return nil, err
 		}
@@ -455,7 +460,7 @@ SET status = ?1,
     turn_attempts = COALESCE(?2, turn_attempts),
     updated_at = CAST(?3 AS INTEGER)
 WHERE id = ?4
-RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto
+RETURNING id, parent_id, root_id, fork_seq, child_count, agent_id, title, provider, model, thinking, status, metadata, lease_owner, lease_expires_at, heartbeat_at, turn_attempts, last_seq, created_at, updated_at, workspace_id, title_auto, content_rev
 `
 
 type ConversationSetStatusParams struct {
@@ -495,6 +500,7 @@ func (q *Queries) ConversationSetStatus(ctx context.Context, arg ConversationSet
 		&i.UpdatedAt,
 		&i.WorkspaceID,
 		&i.TitleAuto,
+		&i.ContentRev,
 	)
 	return i, err
 }

@@ -312,6 +312,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.entryListInChannelStmt, err = db.PrepareContext(ctx, entryListInChannel); err != nil {
 		return nil, fmt.Errorf("error preparing query EntryListInChannel: %w", err)
 	}
+	if q.entryScanStmt, err = db.PrepareContext(ctx, entryScan); err != nil {
+		return nil, fmt.Errorf("error preparing query EntryScan: %w", err)
+	}
 	if q.entrySeedForkStmt, err = db.PrepareContext(ctx, entrySeedFork); err != nil {
 		return nil, fmt.Errorf("error preparing query EntrySeedFork: %w", err)
 	}
@@ -359,6 +362,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.forgetAuditDecidersStmt, err = db.PrepareContext(ctx, forgetAuditDeciders); err != nil {
 		return nil, fmt.Errorf("error preparing query ForgetAuditDeciders: %w", err)
+	}
+	if q.forgetBumpContentRevStmt, err = db.PrepareContext(ctx, forgetBumpContentRev); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetBumpContentRev: %w", err)
 	}
 	if q.forgetCardChoicesStmt, err = db.PrepareContext(ctx, forgetCardChoices); err != nil {
 		return nil, fmt.Errorf("error preparing query ForgetCardChoices: %w", err)
@@ -1553,6 +1559,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing entryListInChannelStmt: %w", cerr)
 		}
 	}
+	if q.entryScanStmt != nil {
+		if cerr := q.entryScanStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing entryScanStmt: %w", cerr)
+		}
+	}
 	if q.entrySeedForkStmt != nil {
 		if cerr := q.entrySeedForkStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing entrySeedForkStmt: %w", cerr)
@@ -1631,6 +1642,11 @@ func (q *Queries) Close() error {
 	if q.forgetAuditDecidersStmt != nil {
 		if cerr := q.forgetAuditDecidersStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing forgetAuditDecidersStmt: %w", cerr)
+		}
+	}
+	if q.forgetBumpContentRevStmt != nil {
+		if cerr := q.forgetBumpContentRevStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetBumpContentRevStmt: %w", cerr)
 		}
 	}
 	if q.forgetCardChoicesStmt != nil {
@@ -2948,6 +2964,7 @@ type Queries struct {
 	entryLatestSummaryStmt              *sql.Stmt
 	entryListStmt                       *sql.Stmt
 	entryListInChannelStmt              *sql.Stmt
+	entryScanStmt                       *sql.Stmt
 	entrySeedForkStmt                   *sql.Stmt
 	feedbackSummaryStmt                 *sql.Stmt
 	filingGetStmt                       *sql.Stmt
@@ -2964,6 +2981,7 @@ type Queries struct {
 	forgetAPIKeysStmt                   *sql.Stmt
 	forgetApprovalDecidersStmt          *sql.Stmt
 	forgetAuditDecidersStmt             *sql.Stmt
+	forgetBumpContentRevStmt            *sql.Stmt
 	forgetCardChoicesStmt               *sql.Stmt
 	forgetConnectionsStmt               *sql.Stmt
 	forgetDiscardedEntriesStmt          *sql.Stmt
@@ -3302,6 +3320,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		entryLatestSummaryStmt:              q.entryLatestSummaryStmt,
 		entryListStmt:                       q.entryListStmt,
 		entryListInChannelStmt:              q.entryListInChannelStmt,
+		entryScanStmt:                       q.entryScanStmt,
 		entrySeedForkStmt:                   q.entrySeedForkStmt,
 		feedbackSummaryStmt:                 q.feedbackSummaryStmt,
 		filingGetStmt:                       q.filingGetStmt,
@@ -3318,6 +3337,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		forgetAPIKeysStmt:                   q.forgetAPIKeysStmt,
 		forgetApprovalDecidersStmt:          q.forgetApprovalDecidersStmt,
 		forgetAuditDecidersStmt:             q.forgetAuditDecidersStmt,
+		forgetBumpContentRevStmt:            q.forgetBumpContentRevStmt,
 		forgetCardChoicesStmt:               q.forgetCardChoicesStmt,
 		forgetConnectionsStmt:               q.forgetConnectionsStmt,
 		forgetDiscardedEntriesStmt:          q.forgetDiscardedEntriesStmt,

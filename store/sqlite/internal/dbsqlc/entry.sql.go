@@ -261,6 +261,68 @@ func (q *Queries) EntryListInChannel(ctx context.Context, arg EntryListInChannel
 	return items, nil
 }
 
+const entryScan = `-- name: EntryScan :many
+SELECT seq, id, kind, author, created_at, content FROM entries
+WHERE conversation_id = ?1
+  AND seq > CAST(?2 AS INTEGER)
+  AND (CAST(?3 AS INTEGER) = 0 OR seq <= CAST(?3 AS INTEGER))
+ORDER BY seq
+LIMIT CAST(?4 AS INTEGER)
+`
+
+type EntryScanParams struct {
+	ConversationID uuid.UUID
+	AfterSeq       int64
+	UpTo           int64
+	Limit          int64
+}
+
+type EntryScanRow struct {
+	Seq       sql.NullInt64
+	ID        uuid.UUID
+	Kind      string
+	Author    string
+	CreatedAt int64
+	Content   string
+}
+
+// The entries with a seq of a display read as a stream writes them out
+// (EntryScan): only the columns it sends, read unscanned.
+func (q *Queries) EntryScan(ctx context.Context, arg EntryScanParams) ([]EntryScanRow, error) {
+	rows, err := q.query(ctx, q.entryScanStmt, entryScan,
+		arg.ConversationID,
+		arg.AfterSeq,
+		arg.UpTo,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EntryScanRow
+	for rows.Next() {
+		var i EntryScanRow
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.Kind,
+			&i.Author,
+			&i.CreatedAt,
+			&i.Content,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const entrySeedFork = `-- name: EntrySeedFork :execrows
 INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content, turn_id, created_at)
 SELECT ids.value, ?1, e.seq, e.after_seq, e.kind, e.author, e.content, e.turn_id, e.created_at

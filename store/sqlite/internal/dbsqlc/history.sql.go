@@ -34,7 +34,7 @@ func (q *Queries) ConversationChildGone(ctx context.Context, id uuid.UUID) error
 }
 
 const conversationListingGet = `-- name: ConversationListingGet :one
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform
 FROM conversations c
@@ -74,6 +74,7 @@ func (q *Queries) ConversationListingGet(ctx context.Context, id uuid.UUID) (Con
 		&i.Conversation.UpdatedAt,
 		&i.Conversation.WorkspaceID,
 		&i.Conversation.TitleAuto,
+		&i.Conversation.ContentRev,
 		&i.FolderID,
 		&i.ArchivedAt,
 		&i.Platform,
@@ -100,7 +101,7 @@ func (q *Queries) ConversationRename(ctx context.Context, arg ConversationRename
 
 const conversationSearch = `-- name: ConversationSearch :many
 
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform
 FROM conversations c
@@ -198,6 +199,7 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg ConversationSearch
 			&i.Conversation.UpdatedAt,
 			&i.Conversation.WorkspaceID,
 			&i.Conversation.TitleAuto,
+			&i.Conversation.ContentRev,
 			&i.FolderID,
 			&i.ArchivedAt,
 			&i.Platform,
@@ -216,7 +218,7 @@ func (q *Queries) ConversationSearch(ctx context.Context, arg ConversationSearch
 }
 
 const conversationSearchSorted = `-- name: ConversationSearchSorted :many
-SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto,
+SELECT c.id, c.parent_id, c.root_id, c.fork_seq, c.child_count, c.agent_id, c.title, c.provider, c.model, c.thinking, c.status, c.metadata, c.lease_owner, c.lease_expires_at, c.heartbeat_at, c.turn_attempts, c.last_seq, c.created_at, c.updated_at, c.workspace_id, c.title_auto, c.content_rev,
        f.folder_id AS folder_id, f.archived_at AS archived_at,
        CAST(COALESCE((SELECT b.platform FROM bindings b WHERE b.conversation_id = c.id ORDER BY b.created_at, b.id LIMIT 1), '') AS TEXT) AS platform,
        -- The sort keys are columns: sqlc leaves parameters in ORDER BY unbound.
@@ -312,6 +314,7 @@ func (q *Queries) ConversationSearchSorted(ctx context.Context, arg Conversation
 			&i.Conversation.UpdatedAt,
 			&i.Conversation.WorkspaceID,
 			&i.Conversation.TitleAuto,
+			&i.Conversation.ContentRev,
 			&i.FolderID,
 			&i.ArchivedAt,
 			&i.Platform,

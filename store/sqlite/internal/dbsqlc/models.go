@@ -210,6 +210,7 @@ type Conversation struct {
 	UpdatedAt      int64
 	WorkspaceID    uuid.NullUUID
 	TitleAuto      int64
+	ContentRev     int64
 }
 
 type ConversationFiling struct {

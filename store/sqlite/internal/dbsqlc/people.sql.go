@@ -57,6 +57,19 @@ func (q *Queries) ForgetAuditDeciders(ctx context.Context, arg ForgetAuditDecide
 	return err
 }
 
+const forgetBumpContentRev = `-- name: ForgetBumpContentRev :exec
+UPDATE conversations SET content_rev = content_rev + 1
+WHERE id IN (SELECT DISTINCT conversation_id FROM entries
+             WHERE author IN (SELECT value FROM json_each(CAST(?1 AS TEXT))))
+`
+
+// The conversations whose entries ForgetEntries is about to rewrite: their
+// streams' caches of encoded entries are stale after it.
+func (q *Queries) ForgetBumpContentRev(ctx context.Context, authors string) error {
+	_, err := q.exec(ctx, q.forgetBumpContentRevStmt, forgetBumpContentRev, authors)
+	return err
+}
+
 const forgetCardChoices = `-- name: ForgetCardChoices :exec
 UPDATE card_choices SET user_id = CAST(?1 AS TEXT), user_name = CAST(?2 AS TEXT)
 WHERE user_id IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
