@@ -131,7 +131,7 @@ type Conversation struct {
 	// the conversation's ContentRev is the one it read them at.
 	ContentRev int64
 	CreatedAt  time.Time
-	UpdatedAt time.Time
+	UpdatedAt  time.Time
 }
 
 // LeaseHeld reports whether a live lease is held on the conversation at now.

@@ -1,12 +1,16 @@
 package web
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -17,32 +21,46 @@ const streamChunk = 64 << 10
 
 // appendEntryEvent appends an entry's SSE event to buf: "entry" with the
 // seq as its id, or "error" without an id for an error entry. The data is
-// the JSON of toEntryJSON(e), byte for byte, written without encoding/json:
-// a catch-up of 10,000 entries would otherwise spend most of its time in
-// reflection.
+// the JSON of toEntryJSON, written without encoding/json: a catch-up of
+// 10,000 entries would otherwise spend most of its time in reflection.
 func appendEntryEvent(buf []byte, e *core.Entry) ([]byte, error) {
-	if e.Seq != nil {
+	r := core.EntryRow{ID: e.ID, Seq: e.SeqValue(), AfterSeq: e.AfterSeq, Kind: []byte(e.Kind),
+		Author: []byte(e.Author), Content: e.Content, CreatedAt: e.CreatedAt}
+	return appendEntryFrame(buf, &r)
+}
+
+// appendEntryFrame is appendEntryEvent of an entry as the store hands it
+// over (core.EntryRow), written straight from its bytes. The content goes
+// out as it is stored: the store keeps it as encoding/json writes a
+// json.RawMessage (compact, HTML-escaped), so the event is byte for byte
+// what encoding/json would write. Content stored before that rule, or
+// rewritten by Postgres (forgetting a person), may hold whitespace; only a
+// newline could break an SSE data line, so content with one (found by
+// IndexByte, not a scan of our own) is compacted first.
+func appendEntryFrame(buf []byte, e *core.EntryRow) ([]byte, error) {
+	if e.Seq != 0 {
 		buf = append(buf, "id: "...)
-		buf = strconv.AppendInt(buf, *e.Seq, 10)
+		buf = strconv.AppendInt(buf, e.Seq, 10)
 		buf = append(buf, "\nevent: entry\ndata: "...)
 	} else {
 		buf = append(buf, "event: error\ndata: "...)
 	}
 	// The keys in EntryJSON's order: sorted.
 	buf = append(buf, '{')
-	if e.Seq == nil {
+	if e.Seq == 0 {
 		buf = append(buf, `"after_seq":`...)
 		buf = strconv.AppendInt(buf, e.AfterSeq, 10)
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"author":`...)
-	buf = appendJSONString(buf, string(e.Author))
+	buf = appendJSONString(buf, e.Author)
 	buf = append(buf, `,"content":`...)
-	if len(e.Content) == 0 {
+	switch {
+	case len(e.Content) == 0:
 		buf = append(buf, "null"...)
-	} else {
-		// Compacted and HTML-escaped, as encoding/json writes a RawMessage:
-		// an SSE data line must not hold a newline.
+	case bytes.IndexByte(e.Content, '\n') < 0 && bytes.IndexByte(e.Content, '\r') < 0:
+		buf = append(buf, e.Content...)
+	default:
 		var err error
 		if buf, err = appendCompactJSON(buf, e.Content); err != nil {
 			return buf, fmt.Errorf("encoding entry %s: %w", e.ID, err)
@@ -54,23 +72,39 @@ func appendEntryEvent(buf []byte, e *core.Entry) ([]byte, error) {
 	}
 	buf = e.CreatedAt.AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, `","id":"`...)
-	buf = append(buf, e.ID.String()...)
+	buf = appendUUID(buf, e.ID)
 	buf = append(buf, `","kind":`...)
-	buf = appendJSONString(buf, string(e.Kind))
-	if e.Seq != nil {
+	buf = appendJSONString(buf, e.Kind)
+	if e.Seq != 0 {
 		buf = append(buf, `,"seq":`...)
-		buf = strconv.AppendInt(buf, *e.Seq, 10)
+		buf = strconv.AppendInt(buf, e.Seq, 10)
 	}
 	return append(buf, "}\n\n"...), nil
 }
 
+// appendUUID appends id in its canonical text form (as id.String) without
+// building a string.
+func appendUUID(buf []byte, id uuid.UUID) []byte {
+	var b [36]byte
+	hex.Encode(b[0:8], id[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], id[10:])
+	return append(buf, b[:]...)
+}
+
 // appendJSONString appends s as encoding/json writes a string (with its
 // HTML escaping); plain ASCII, the usual case, is copied as is.
-func appendJSONString(buf []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](buf []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
+			b, _ := json.Marshal(string(s)) // a string always encodes
 			return append(buf, b...)
 		}
 	}
