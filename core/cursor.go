@@ -77,21 +77,24 @@ func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry
 // ScanPage is FetchPage and Advance in one for a reader that writes what it
 // reads straight out (a stream's catch-up): each entry past the cursor (up
 // to upTo, 0: to the end, at most CursorPage seqs) not returned before is
-// handed to each as its columns' bytes (see store.EntryScan), and the
-// cursor moves past it. last is as FetchPage's.
-func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) error) (last bool, err error) {
+// handed to each as its columns' bytes (see store.EntryScan). The cursor
+// then moves past them if keep (nil: always) says so: a reader that finds
+// the read raced with something drops what each gathered and leaves the
+// cursor where it was. last is as FetchPage's.
+func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) error, keep func() bool) (last bool, err error) {
 	hi := c.seq + CursorPage
 	if upTo > 0 {
 		hi = min(hi, upTo)
 	}
 	top := c.seq
+	var shown []uuid.UUID
 	p := &store.EntryListParams{ConversationID: c.conv, AfterSeq: c.seq, UpToSeq: max(hi, c.seq), WithErrors: true}
 	err = c.st.EntryScan(ctx, p, func(r *EntryRow) error {
 		if r.Seq == 0 {
 			if c.shown[r.ID] {
 				return nil
 			}
-			c.shown[r.ID] = true
+			shown = append(shown, r.ID)
 		} else {
 			top = max(top, r.Seq)
 		}
@@ -100,8 +103,24 @@ func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) 
 	if err != nil {
 		return false, fmt.Errorf("reading the log of %s: %w", c.conv, err)
 	}
-	c.seq = top
-	return hi == upTo || top < hi, nil
+	last = hi == upTo || top < hi
+	if keep == nil || keep() {
+		c.Passed(top, shown)
+	}
+	return last, nil
+}
+
+// Shown reports whether the error entry id was returned already.
+func (c *Cursor) Shown(id uuid.UUID) bool { return c.shown[id] }
+
+// Passed moves the cursor past seq and records the error entries of ids as
+// returned, for a reader that took entries from elsewhere than the cursor
+// (a cache of what an earlier read returned).
+func (c *Cursor) Passed(seq int64, ids []uuid.UUID) {
+	c.seq = max(c.seq, seq)
+	for _, id := range ids {
+		c.shown[id] = true
+	}
 }
 
 // Advance moves past fetched entries and returns those not returned

@@ -10,12 +10,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
 )
 
 // TestAppendEntryEvent: the catch-up's hand-written encoding is the event
 // writeEvent makes of EntryJSON, byte for byte, for entries and error
-// entries, with content that is indented, escaped or HTML-like.
+// entries, with content as the store keeps it (compact, HTML-escaped) and
+// content with newlines (stored before that rule), which is compacted.
+// Other content goes out as it is stored (TestAppendEntryFrameKeepsContent).
 func TestAppendEntryEvent(t *testing.T) {
 	t.Parallel()
 	seq := int64(42)
@@ -28,7 +31,9 @@ func TestAppendEntryEvent(t *testing.T) {
 		{ID: uuid.New(), AfterSeq: 7, Kind: store.EntryError, Author: store.SystemAuthor,
 			Content: json.RawMessage(`{"error":"model failed"}`), CreatedAt: time.Unix(0, 0).UTC()},
 		{ID: uuid.New(), Seq: &seq, Kind: store.EntryUser, Author: "user:U1",
-			Content: json.RawMessage(`[1, 2.50, null, true]`), CreatedAt: at},
+			Content: json.RawMessage("[1,\n 2.50, null, true]"), CreatedAt: at},
+		{ID: uuid.New(), Seq: &seq, Kind: store.EntryUser, Author: "user:U1",
+			Content: canonical(t, `{"text": "<b> & \u2028"}`), CreatedAt: at},
 	}
 	for _, e := range entries {
 		rec := httptest.NewRecorder()
@@ -47,9 +52,39 @@ func TestAppendEntryEvent(t *testing.T) {
 			t.Errorf("appendEntryEvent =\n%s\nwant\n%s", got, want)
 		}
 	}
-	bad := &store.Entry{ID: uuid.New(), Seq: &seq, Kind: store.EntryUser, Content: json.RawMessage(`{"text":`)}
+	bad := &store.Entry{ID: uuid.New(), Seq: &seq, Kind: store.EntryUser, Content: json.RawMessage("{\"text\":\n")}
 	if _, err := appendEntryEvent(nil, bad); err == nil {
 		t.Error("appendEntryEvent took content that is not JSON")
+	}
+}
+
+func canonical(t *testing.T, s string) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(json.RawMessage(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAppendEntryFrameKeepsContent: content without a newline goes out as
+// it is stored, with no second pass over it (whitespace Postgres wrote when
+// it rewrote an entry stays); one with a newline is compacted, so an SSE
+// data line never breaks.
+func TestAppendEntryFrameKeepsContent(t *testing.T) {
+	t.Parallel()
+	for content, want := range map[string]string{
+		`{"text" : "a  b", "redacted" : true}`: `"content":{"text" : "a  b", "redacted" : true},`,
+		"{\r\n\"text\": \"x\"}":                `"content":{"text":"x"},`,
+	} {
+		r := &core.EntryRow{ID: uuid.New(), Seq: 3, Kind: []byte("user"), Author: []byte("user:U1"), Content: []byte(content), CreatedAt: time.Unix(1, 0).UTC()}
+		got, err := appendEntryFrame(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(got), want) || strings.Count(string(got), "\n") != 4 {
+			t.Errorf("appendEntryFrame(%q) =\n%s\nwant content %s on one data line", content, got, want)
+		}
 	}
 }
 

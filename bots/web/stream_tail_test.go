@@ -24,6 +24,7 @@ type readCounter struct {
 	mu        sync.Mutex
 	conv      uuid.UUID
 	reads     []int
+	scans     []int // of EntryScan alone
 	holdAfter int64
 	release   chan struct{}
 }
@@ -31,7 +32,7 @@ type readCounter struct {
 func (c *readCounter) watch(conv uuid.UUID, holdAfter int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.conv, c.reads, c.holdAfter, c.release = conv, nil, holdAfter, make(chan struct{})
+	c.conv, c.reads, c.scans, c.holdAfter, c.release = conv, nil, nil, holdAfter, make(chan struct{})
 }
 
 func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
@@ -52,6 +53,39 @@ func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) (
 		c.mu.Unlock()
 	}
 	return es, err
+}
+
+// EntryScan is the read a stream's catch-up makes: counted and held the
+// same way.
+func (c *readCounter) EntryScan(ctx context.Context, p *store.EntryListParams, each func(*store.EntryRow) error) error {
+	c.mu.Lock()
+	watched, hold, release := p.ConversationID == c.conv, c.holdAfter, c.release
+	c.mu.Unlock()
+	if watched && hold > 0 && p.AfterSeq >= hold {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	n := 0
+	err := c.Store.EntryScan(ctx, p, func(r *store.EntryRow) error {
+		n++
+		return each(r)
+	})
+	if watched && err == nil {
+		c.mu.Lock()
+		c.reads = append(c.reads, n)
+		c.scans = append(c.scans, n)
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *readCounter) scanCounts() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.scans)
 }
 
 func (c *readCounter) counts() []int {
@@ -218,4 +252,59 @@ func TestStreamTail(t *testing.T) {
 			t.Fatalf("?tail=0 sent ids %v; want only the new message and its reply [%d %d]", ids, n+3, n+4)
 		}
 	})
+}
+
+// TestStreamFramesServeFollowers: while a stream follows a conversation,
+// another stream's catch-up of it (a second tab, a reconnect after a
+// deploy) is served from the frames the first one's read encoded: the
+// same events, error entries in place, and no entry read from the store
+// again (only an empty probe past the end); a live entry is read from the
+// store once for both. A stream that resumes mid-log is served the same way.
+func TestStreamFramesServeFollowers(t *testing.T) {
+	t.Parallel()
+	testenv.Each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		rc := &readCounter{Store: open(t)}
+		s := start(t, rc, newClock(), writeScript(t, echoScript), web.Options{})
+		conv := s.create(t)
+		const n = 2500
+		// No error entry after the last seq: the probe past the end would
+		// read it again each time (it follows the frames' last seq).
+		want := fillLog(t, rc, conv, n, map[int64]int{0: 1, 999: 2, 1000: 1})
+
+		first := s.openStream(t, conv, "")
+		if got := readLog(t, first, len(want)); !slices.Equal(got, want) {
+			t.Fatalf("the first stream sent %d events that differ from the log at %d", len(got), firstDiff(got, want))
+		}
+		rc.watch(conv, 0)
+		second := s.openStream(t, conv, "")
+		if got := readLog(t, second, len(want)); !slices.Equal(got, want) {
+			t.Fatalf("the second stream sent %d events that differ from the log at %d", len(got), firstDiff(got, want))
+		}
+		from := slices.Index(want, "1000") + 1 // the error after 1000 is owed
+		resumed := s.openStream(t, conv, "1000")
+		if got := readLog(t, resumed, len(want)-from); !slices.Equal(got, want[from:]) {
+			t.Fatalf("a stream resumed at 1000 sent events that differ from the log's at %d", firstDiff(got, want[from:]))
+		}
+		if rows := sum(rc.scanCounts()); rows != 0 {
+			t.Fatalf("the catch-ups of two more streams read %d rows from the store (reads %v); want 0, the first one's frames", rows, rc.scanCounts())
+		}
+
+		s.post(t, conv, "live")
+		for _, st := range []*sseStream{first, second, resumed} {
+			if ids, _, _ := st.readThrough(t, n+2); fmt.Sprint(ids) != fmt.Sprint([]int64{n + 1, n + 2}) {
+				t.Fatalf("after the catch-up a stream sent ids %v; want [%d %d]", ids, n+1, n+2)
+			}
+		}
+		if rows := sum(rc.scanCounts()); rows != 2 {
+			t.Fatalf("three streams following a message and its reply read %d rows (reads %v); want each entry read once by the streams, 2", rows, rc.scanCounts())
+		}
+	})
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

@@ -177,7 +177,11 @@ type Options struct {
 	// KeepAlive is the interval of SSE comments that keep proxies from
 	// closing an idle stream (default 15s).
 	KeepAlive time.Duration
-	Logger    *slog.Logger
+	// FrameCacheBytes bounds the encoded catch-up kept for the
+	// conversations being followed (default DefaultFrameCacheBytes;
+	// negative: none is kept, each stream reads the store).
+	FrameCacheBytes int64
+	Logger          *slog.Logger
 	// Grants, when set, serves the standing grants (GET /api/grants,
 	// DELETE /api/grants/{id}).
 	Grants Grants
@@ -251,6 +255,7 @@ type API struct {
 	// shutdown does not wait for them.
 	closing   chan struct{}
 	closeOnce sync.Once
+	frames    *frameCache // nil: none kept
 }
 
 // CloseStreams ends every open SSE stream (each client reconnects with
@@ -278,6 +283,12 @@ func New(opts Options) (*API, error) {
 		opts.Now = time.Now
 	}
 	a := &API{opts: opts, svc: opts.Service, log: opts.Logger, origins: map[string]bool{}, closing: make(chan struct{})}
+	switch {
+	case opts.FrameCacheBytes == 0:
+		a.frames = newFrameCache(DefaultFrameCacheBytes)
+	case opts.FrameCacheBytes > 0:
+		a.frames = newFrameCache(opts.FrameCacheBytes)
+	}
 	for _, o := range opts.AllowedOrigins {
 		canon, err := ParseOrigin(o)
 		if err != nil {
@@ -1008,6 +1019,16 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	flusher.Flush()
 
 	cur := a.svc.Cursor(id, cursor)
+	var frames *convFrames
+	if a.frames != nil {
+		frames = a.frames.follow(id, conv.ContentRev, min(cursor, conv.LastSeq))
+		defer a.frames.release(frames)
+	}
+	openCursor := func(after int64) *core.Cursor { return a.svc.Cursor(id, after) }
+	write := func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	}
 	var sseBuf []byte // catch-up's encoding buffer, kept between reads
 	// catchUp sends the entries past the cursor, up to the seq upTo (0: all).
 	// With guard, a read of the whole log sends nothing if live events were
@@ -1015,42 +1036,57 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) error {
 	// whose deltas are among them, and those events bring the entries, in
 	// order.
 	catchUp := func(upTo int64, guard bool) error {
-		// The log is read a page of seqs at a time (core.CursorPage) and
-		// each page written before the next is read: a catch-up from
-		// cursor 0 or a reconnect after a long absence holds one page in
-		// memory, not the whole backlog.
+		raced := func() bool { return guard && upTo == 0 && len(live) > 0 }
 		for {
-			list, last, err := cur.FetchPage(ctx, upTo)
-			if err != nil {
-				return err
+			// The conversation's frames, kept for all its followers, serve
+			// what they can: a catch-up is then a copy of bytes. A cursor
+			// before where they start reads the store up to there first.
+			bound := upTo
+			if frames != nil {
+				if lo := frames.start(); lo >= 0 && cur.Seq() >= lo {
+					err := frames.read(ctx, a.frames, openCursor, cur, upTo, raced, write)
+					if !errors.Is(err, errNotCached) {
+						flusher.Flush()
+						return err
+					}
+				} else if lo > cur.Seq() && (bound == 0 || bound > lo) {
+					bound = lo
+				}
 			}
-			if guard && upTo == 0 && len(live) > 0 {
-				return nil
-			}
-			// The events are encoded into one buffer and written in large
+			// The log is read a page of seqs at a time (core.CursorPage)
+			// and each page written before the next is read: a catch-up
+			// from cursor 0 or a reconnect after a long absence holds one
+			// page in memory, not the whole backlog. Each entry is encoded
+			// from the store's bytes into one buffer, written in large
 			// chunks: a catch-up of thousands of entries is a few writes,
 			// not one per entry.
 			buf := sseBuf[:0]
-			for _, e := range cur.Advance(list) {
-				if buf, err = appendEntryEvent(buf, e); err != nil {
-					return err
-				}
-				if len(buf) >= streamChunk {
-					if _, err := w.Write(buf); err != nil {
-						return err
-					}
-					buf = buf[:0]
-				}
+			last, err := cur.ScanPage(ctx, bound, func(r *core.EntryRow) error {
+				var err error
+				buf, err = appendEntryFrame(buf, r)
+				return err
+			}, func() bool { return !raced() })
+			if err != nil {
+				return err
 			}
-			sseBuf = buf[:0]
-			if len(buf) > 0 {
-				if _, err := w.Write(buf); err != nil {
+			if raced() {
+				return nil
+			}
+			for rest := buf; len(rest) > 0; {
+				n := min(len(rest), streamChunk)
+				if err := write(rest[:n]); err != nil {
 					return err
 				}
+				rest = rest[n:]
 			}
 			// Each page reaches the client before the next is read.
 			flusher.Flush()
-			if last {
+			if sseBuf = buf[:0]; cap(sseBuf) > 4*streamChunk {
+				sseBuf = nil // an unusually large page: not kept
+			}
+			// Done at upTo, or where the log ends; a read bounded by where
+			// the frames start goes on with them.
+			if last && (bound == upTo || cur.Seq() < bound) {
 				return nil
 			}
 		}
