@@ -23,9 +23,13 @@ type epochSecrets struct {
 	epochAuthenticator []byte
 }
 
-// keySchedule runs RFC 9420 §8 from the joiner secret with no PSKs.
-func keySchedule(joinerSecret []byte, ctx *groupContext) (epochSecrets, []byte) {
-	member := extract(joinerSecret, make([]byte, hashSize)) // psk_secret = 0
+// keySchedule runs RFC 9420 §8 from the joiner secret; DAVE uses no PSKs,
+// so psk_secret is nil (Nh zero bytes) but for the test vectors.
+func keySchedule(joinerSecret, pskSecret []byte, ctx *groupContext) epochSecrets {
+	if pskSecret == nil {
+		pskSecret = make([]byte, hashSize)
+	}
+	member := extract(joinerSecret, pskSecret)
 	epoch := expandWithLabel(member, "epoch", ctx.bytes(), hashSize)
 	return epochSecrets{
 		init:               deriveSecret(epoch, "init"),
@@ -33,7 +37,7 @@ func keySchedule(joinerSecret []byte, ctx *groupContext) (epochSecrets, []byte) 
 		confirmation:       deriveSecret(epoch, "confirm"),
 		membership:         deriveSecret(epoch, "membership"),
 		epochAuthenticator: deriveSecret(epoch, "authentication"),
-	}, member
+	}
 }
 
 func interimTranscriptHash(confirmed, confirmationTag []byte) []byte {
@@ -65,12 +69,13 @@ type group struct {
 // ErrRemoved is returned by a commit that removes this member.
 var ErrRemoved = errors.New("dave: this member was removed from the group")
 
-// joinGroup processes a Welcome for the key package kp (RFC 9420
-// §12.4.3.1).
-func joinGroup(data []byte, kp *keyPackage, initPriv, leafPriv []byte, sig *ecdsa.PrivateKey) (*group, error) {
+// openWelcome finds the group secrets for key package kp in a Welcome,
+// decrypts them with kp's init key, and decrypts the GroupInfo with the
+// welcome secret (RFC 9420 §12.4.3.1 steps 1-3; §8 for the secrets).
+func openWelcome(data []byte, kp *keyPackage, initPriv []byte) (*groupSecrets, *groupInfo, error) {
 	w, err := parseWelcome(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref := kp.ref()
 	var mine *encryptedGroupSecrets
@@ -80,33 +85,41 @@ func joinGroup(data []byte, kp *keyPackage, initPriv, leafPriv []byte, sig *ecds
 		}
 	}
 	if mine == nil {
-		return nil, errors.New("welcome: no group secrets for this key package")
+		return nil, nil, errors.New("welcome: no group secrets for this key package")
 	}
 	plain, err := decryptWithLabel(initPriv, "Welcome", w.encryptedGroupInfo, mine.secrets)
 	if err != nil {
-		return nil, fmt.Errorf("welcome: group secrets: %w", err)
+		return nil, nil, fmt.Errorf("welcome: group secrets: %w", err)
 	}
 	gs, err := parseGroupSecrets(plain)
 	if err != nil {
-		return nil, fmt.Errorf("welcome: %w", err)
+		return nil, nil, fmt.Errorf("welcome: %w", err)
 	}
-
-	// welcome_secret, then the GroupInfo's key and nonce (§8, §12.4.3.1).
 	member := extract(gs.joinerSecret, make([]byte, hashSize))
 	welcomeSecret := deriveSecret(member, "welcome")
 	aead, err := newGCM(expandWithLabel(welcomeSecret, "key", nil, aeadKey))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	giBytes, err := aead.Open(nil, expandWithLabel(welcomeSecret, "nonce", nil, aeadNonce), w.encryptedGroupInfo, nil)
 	if err != nil {
-		return nil, fmt.Errorf("welcome: group info: %w", errDecrypt)
+		return nil, nil, fmt.Errorf("welcome: group info: %w", errDecrypt)
 	}
 	gi, err := parseGroupInfo(giBytes)
 	if err != nil {
-		return nil, fmt.Errorf("welcome: %w", err)
+		return nil, nil, fmt.Errorf("welcome: %w", err)
 	}
+	return gs, gi, nil
+}
 
+// joinGroup processes a Welcome for the key package kp (RFC 9420
+// §12.4.3.1): it checks the GroupInfo's signature, the ratchet tree from
+// its ratchet_tree extension, and the confirmation tag.
+func joinGroup(data []byte, kp *keyPackage, initPriv, leafPriv []byte, sig *ecdsa.PrivateKey) (*group, error) {
+	gs, gi, err := openWelcome(data, kp, initPriv)
+	if err != nil {
+		return nil, err
+	}
 	treeData, ok := findExtension(gi.extensions, extRatchetTree)
 	if !ok {
 		return nil, errors.New("welcome: group info has no ratchet_tree extension (DAVE sends the tree inline)")
@@ -141,7 +154,7 @@ func joinGroup(data []byte, kp *keyPackage, initPriv, leafPriv []byte, sig *ecds
 		}
 	}
 
-	secrets, _ := keySchedule(gs.joinerSecret, &g.ctx)
+	secrets := keySchedule(gs.joinerSecret, nil, &g.ctx)
 	if !hmac.Equal(mac(secrets.confirmation, g.ctx.confirmedTranscriptHash), gi.confirmTag) {
 		return nil, errors.New("welcome: confirmation tag does not verify")
 	}
@@ -212,9 +225,6 @@ func validateTree(t *tree, groupID []byte) error {
 		}
 		if err := l.verify(groupID, i); err != nil {
 			return fmt.Errorf("ratchet tree: %w", err)
-		}
-		if _, err := l.credential.userID(); err != nil {
-			return fmt.Errorf("ratchet tree: leaf %d: %w", i, err)
 		}
 		if seenSig[string(l.signatureKey)] || seenEnc[string(l.encryptionKey)] {
 			return fmt.Errorf("ratchet tree: leaf %d repeats another member's key", i)
@@ -382,7 +392,7 @@ func (g *group) applyCommit(f *framedContent) (*group, error) {
 		addOpaque(b, f.signature)
 	}))
 	joiner := expandWithLabel(extract(g.secrets.init, commitSecret), "joiner", next.ctx.bytes(), hashSize)
-	next.secrets, _ = keySchedule(joiner, &next.ctx)
+	next.secrets = keySchedule(joiner, nil, &next.ctx)
 	if !hmac.Equal(mac(next.secrets.confirmation, next.ctx.confirmedTranscriptHash), f.confirmTag) {
 		return nil, errors.New("commit: confirmation tag does not verify")
 	}

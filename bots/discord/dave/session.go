@@ -109,6 +109,13 @@ func (s *Session) ProcessWelcome(data []byte) error {
 	if !bytes.Equal(g.ctx.groupID, s.groupID()) {
 		return fmt.Errorf("dave: welcome is for group %x, not channel %d", g.ctx.groupID, s.channelID)
 	}
+	for i := uint32(0); i < g.tree.leaves(); i++ {
+		if l := g.tree.leaf(i); l != nil {
+			if _, err := l.credential.userID(); err != nil {
+				return fmt.Errorf("dave: welcome: leaf %d: %w", i, err)
+			}
+		}
+	}
 	if len(g.senders) != 1 || !bytes.Equal(marshal(g.senders[0].add), s.external) {
 		return errors.New("dave: welcome's group does not have the voice gateway as its one external sender")
 	}
@@ -151,6 +158,11 @@ func (s *Session) ProcessProposals(data []byte) error {
 			f, err := parsePublicMessage(m)
 			if err != nil {
 				return fmt.Errorf("dave: proposals: %w", err)
+			}
+			if f.proposal != nil && f.proposal.typ == proposalAdd {
+				if _, err := f.proposal.add.leaf.credential.userID(); err != nil {
+					return fmt.Errorf("dave: add proposal: %w", err)
+				}
 			}
 			if err := s.group.addProposal(f); err != nil {
 				return fmt.Errorf("dave: %w", err)
