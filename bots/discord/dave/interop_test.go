@@ -172,6 +172,23 @@ func TestDaveyInterop(t *testing.T) {
 		t.Fatalf("davey made commit %x and welcome %x", commit, welcome)
 	}
 	a.call(map[string]any{"op": "processCommit", "data": hex.EncodeToString(commit)}, nil)
+	// A Welcome into a group with another external sender, or changed, is
+	// refused.
+	other := newFakeGateway(t, channelID)
+	if err := s.SetExternalSender(other.externalSender()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ProcessWelcome(welcome); err == nil {
+		t.Fatal("joined a group whose external sender is not the gateway's")
+	}
+	if err := s.SetExternalSender(gw.externalSender()); err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(welcome)
+	bad[len(bad)-1] ^= 1
+	if err := s.ProcessWelcome(bad); err == nil {
+		t.Fatal("joined by a changed Welcome")
+	}
 	if err := s.ProcessWelcome(welcome); err != nil {
 		t.Fatalf("joining by davey's Welcome: %v", err)
 	}
@@ -188,12 +205,27 @@ func TestDaveyInterop(t *testing.T) {
 	c.call(map[string]any{"op": "setExternalSender", "data": hex.EncodeToString(gw.externalSender())}, nil)
 	kpC := c.bytes(map[string]any{"op": "keyPackage"})
 	add := gw.proposeAdd(t, 1, kpC)
+	// A proposal signed by anyone but the gateway is refused.
+	impostor := newFakeGateway(t, channelID)
+	if err := s.ProcessProposals(proposalsBody(impostor.proposeAdd(t, 1, kpC))); err == nil {
+		t.Fatal("accepted a proposal not signed by the external sender")
+	}
 	if err := s.ProcessProposals(proposalsBody(add)); err != nil {
 		t.Fatal(err)
 	}
 	commit, welcome = a.processProposals([]uint64{daveyUser, goUser, thirdUser}, add)
 	a.call(map[string]any{"op": "processCommit", "data": hex.EncodeToString(commit)}, nil)
 	c.call(map[string]any{"op": "processWelcome", "data": hex.EncodeToString(welcome)}, nil)
+	// A commit changed anywhere is refused and leaves the session as it
+	// was: a byte in the proposal reference, and the last byte (of the
+	// membership tag).
+	for _, i := range []int{30, len(commit) - 1} {
+		bad := bytes.Clone(commit)
+		bad[i] ^= 1
+		if err := s.ProcessCommit(bad); err == nil {
+			t.Fatalf("accepted davey's commit with byte %d changed", i)
+		}
+	}
 	if err := s.ProcessCommit(commit); err != nil {
 		t.Fatalf("following davey's commit adding a member: %v", err)
 	}
