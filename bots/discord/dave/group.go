@@ -333,52 +333,25 @@ func (g *group) applyCommit(f *framedContent) (*group, error) {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 
-	var adds []*keyPackage
-	var removes []uint32
+	var props []*proposal
 	for _, r := range f.commit.refs {
 		i := slices.IndexFunc(g.proposals, func(p pendingProposal) bool { return bytes.Equal(p.ref, r) })
 		if i < 0 {
 			return nil, errors.New("commit: references a proposal this member has not received")
 		}
-		switch p := g.proposals[i].proposal; p.typ {
-		case proposalAdd:
-			adds = append(adds, p.add)
-		case proposalRemove:
-			removes = append(removes, p.removed)
-		}
+		props = append(props, g.proposals[i].proposal)
 	}
-	if len(removes) > 0 && f.commit.path == nil {
+	next, _, added, removes, err := g.nextWith(props)
+	if err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	if removes && f.commit.path == nil {
 		return nil, errors.New("commit: removes members without an update path (RFC 9420 §12.4)")
-	}
-
-	next := &group{ctx: g.ctx, tree: g.tree.clone(), own: g.own, sig: g.sig, nodeKeys: map[uint32][]byte{}, senders: g.senders}
-	oldKeys := maps.Clone(g.nodeKeys)
-	// §12.3: removes, then adds.
-	for _, r := range removes {
-		if r == g.own {
-			return nil, ErrRemoved
-		}
-		for _, p := range directPath(leafNodeIndex(r), next.tree.leaves()) {
-			delete(oldKeys, p)
-		}
-		if err := next.tree.removeLeaf(r); err != nil {
-			return nil, fmt.Errorf("commit: %w", err)
-		}
-	}
-	var added []uint32
-	for _, kp := range adds {
-		added = append(added, next.tree.addLeaf(&kp.leaf))
-	}
-	for x, k := range oldKeys {
-		if x < uint32(len(next.tree.nodes)) && next.tree.nodes[x] != nil {
-			next.nodeKeys[x] = k
-		}
 	}
 	next.ctx.epoch = g.ctx.epoch + 1
 
 	commitSecret := make([]byte, hashSize)
 	if f.commit.path != nil {
-		var err error
 		if commitSecret, err = next.mergePath(f.senderIndex, f.commit.path, added); err != nil {
 			return nil, fmt.Errorf("commit: %w", err)
 		}
@@ -398,6 +371,43 @@ func (g *group) applyCommit(f *framedContent) (*group, error) {
 	}
 	next.interim = interimTranscriptHash(next.ctx.confirmedTranscriptHash, f.confirmTag)
 	return next, nil
+}
+
+// nextWith starts the next epoch's group from g with the proposals
+// applied to the tree (RFC 9420 §12.3: removes, then adds), keeping the
+// node keys of nodes still there. It returns the added key packages and
+// their leaves, and whether anyone was removed.
+func (g *group) nextWith(props []*proposal) (next *group, adds []*keyPackage, added []uint32, removes bool, err error) {
+	next = &group{ctx: g.ctx, tree: g.tree.clone(), own: g.own, sig: g.sig, nodeKeys: map[uint32][]byte{}, senders: g.senders}
+	next.ctx.epoch = g.ctx.epoch + 1
+	oldKeys := maps.Clone(g.nodeKeys)
+	for _, p := range props {
+		if p.typ != proposalRemove {
+			continue
+		}
+		if p.removed == g.own {
+			return nil, nil, nil, false, ErrRemoved
+		}
+		for _, x := range directPath(leafNodeIndex(p.removed), next.tree.leaves()) {
+			delete(oldKeys, x)
+		}
+		if err := next.tree.removeLeaf(p.removed); err != nil {
+			return nil, nil, nil, false, err
+		}
+		removes = true
+	}
+	for _, p := range props {
+		if p.typ == proposalAdd {
+			adds = append(adds, p.add)
+			added = append(added, next.tree.addLeaf(&p.add.leaf))
+		}
+	}
+	for x, k := range oldKeys {
+		if x < uint32(len(next.tree.nodes)) && next.tree.nodes[x] != nil {
+			next.nodeKeys[x] = k
+		}
+	}
+	return next, adds, added, removes, nil
 }
 
 // mergePath applies a commit's update path (RFC 9420 §7.5, §12.4.2): it
@@ -470,38 +480,52 @@ func (g *group) mergePath(sender uint32, up *updatePath, added []uint32) ([]byte
 	return nil, errors.New("update path: no path node above this member")
 }
 
-// setPathKeys blanks the sender's direct path, puts the path's public keys
-// on its filtered direct path, computes the parent hashes top-down and
-// checks the new leaf's against them (RFC 9420 §7.5, §7.9).
+// setPathKeys merges a received update path into the tree (RFC 9420
+// §7.5) and checks the committer's new leaf's parent_hash (§7.9).
 func (g *group) setPathKeys(x uint32, path []uint32, up *updatePath) error {
-	t := g.tree
-	for _, p := range directPath(x, t.leaves()) {
-		t.nodes[p] = nil
+	for _, p := range directPath(x, g.tree.leaves()) {
 		delete(g.nodeKeys, p)
 	}
-	for i, p := range path {
-		t.nodes[p] = &node{parent: &parentNode{encryptionKey: up.nodes[i].encryptionKey}}
+	pubs := make([][]byte, len(up.nodes))
+	for i, n := range up.nodes {
+		pubs[i] = n.encryptionKey
 	}
-	// Parent hashes from the root down: each node's parent_hash is the
-	// parent hash of the next node up, with the copath child as sibling.
+	if !bytes.Equal(g.tree.setPath(x, path, pubs), up.leaf.parentHash) {
+		return errors.New("update path: the committer's leaf has the wrong parent_hash")
+	}
+	leaf := up.leaf
+	g.tree.nodes[x] = &node{leaf: &leaf}
+	return nil
+}
+
+// setPath blanks x's direct path, puts pubs on its filtered direct path
+// (path) with no unmerged leaves, and sets their parent hashes from the
+// root down, each the parent hash of the next node up with the copath
+// child as sibling (RFC 9420 §7.5, §7.9). It returns the parent hash x's
+// leaf must carry (empty for an empty path).
+func (t *tree) setPath(x uint32, path []uint32, pubs [][]byte) []byte {
+	for _, p := range directPath(x, t.leaves()) {
+		t.nodes[p] = nil
+	}
+	for i, p := range path {
+		t.nodes[p] = &node{parent: &parentNode{encryptionKey: pubs[i]}}
+	}
+	var leafHash []byte
 	for i := len(path) - 1; i >= 0; i-- {
-		var below uint32 = x
+		below := x
 		if i > 0 {
 			below = path[i-1]
 		}
-		// The child of path[i] on the way down to below.
-		c := below
+		c := below // the child of path[i] on the way down to below
 		for parent(c) != path[i] {
 			c = parent(c)
 		}
 		ph := t.parentHash(path[i], sibling(c))
 		if i > 0 {
 			t.nodes[path[i-1]].parent.parentHash = ph
-		} else if !bytes.Equal(up.leaf.parentHash, ph) {
-			return errors.New("update path: the committer's leaf has the wrong parent_hash")
+		} else {
+			leafHash = ph
 		}
 	}
-	leaf := up.leaf
-	t.nodes[x] = &node{leaf: &leaf}
-	return nil
+	return leafHash
 }

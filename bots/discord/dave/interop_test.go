@@ -137,6 +137,7 @@ func roundTrip(t *testing.T, s *Session, p daveyPeer, peerUser uint64) {
 // follows its commits through an add (epoch 2) and a removal with an
 // update path (epoch 3), and exchanges encrypted Opus frames each epoch.
 func TestDaveyInterop(t *testing.T) {
+	t.Parallel()
 	d := davetest.Start(t, "testdata/davey.cjs")
 	var v struct {
 		Version  string
@@ -207,11 +208,12 @@ func TestDaveyInterop(t *testing.T) {
 	add := gw.proposeAdd(t, 1, kpC)
 	// A proposal signed by anyone but the gateway is refused.
 	impostor := newFakeGateway(t, channelID)
-	if err := s.ProcessProposals(proposalsBody(impostor.proposeAdd(t, 1, kpC))); err == nil {
+	if _, _, err := s.ProcessProposals(proposalsBody(impostor.proposeAdd(t, 1, kpC))); err == nil {
 		t.Fatal("accepted a proposal not signed by the external sender")
 	}
-	if err := s.ProcessProposals(proposalsBody(add)); err != nil {
-		t.Fatal(err)
+	// We commit too (every member does); the gateway takes davey's.
+	if cm, w, err := s.ProcessProposals(proposalsBody(add)); err != nil || cm == nil || w == nil {
+		t.Fatalf("our commit of the add: %x, %x, %v", cm, w, err)
 	}
 	commit, welcome = a.processProposals([]uint64{daveyUser, goUser, thirdUser}, add)
 	a.call(map[string]any{"op": "processCommit", "data": hex.EncodeToString(commit)}, nil)
@@ -237,7 +239,7 @@ func TestDaveyInterop(t *testing.T) {
 	// Epoch 3: the third member leaves; davey's commit carries an update
 	// path whose path secret we decrypt.
 	remove := gw.proposeRemove(t, 2, 2)
-	if err := s.ProcessProposals(proposalsBody(remove)); err != nil {
+	if _, _, err := s.ProcessProposals(proposalsBody(remove)); err != nil {
 		t.Fatal(err)
 	}
 	commit, _ = a.processProposals([]uint64{daveyUser, goUser}, remove)
@@ -253,4 +255,81 @@ func TestDaveyInterop(t *testing.T) {
 		t.Fatalf("members after the removal: %v", got)
 	}
 	roundTrip(t, s, a, daveyUser)
+}
+
+// TestDaveyJoinsGo runs it the other way: this package is alone in the
+// channel, so it commits the gateway's proposals; davey joins by our
+// Welcome, follows our add commit, and then our removal commit, whose
+// update path it decrypts and checks.
+func TestDaveyJoinsGo(t *testing.T) {
+	t.Parallel()
+	d := davetest.Start(t, "testdata/davey.cjs")
+	gw := newFakeGateway(t, channelID)
+	s, err := NewSession(goUser, channelID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetExternalSender(gw.externalSender()); err != nil {
+		t.Fatal(err)
+	}
+	newPeer := func(name string, user uint64) (daveyPeer, []byte) {
+		p := daveyPeer{t, d, name}
+		p.call(map[string]any{"op": "new", "user": strconv.FormatUint(user, 10), "channel": strconv.FormatUint(channelID, 10)}, nil)
+		p.call(map[string]any{"op": "setExternalSender", "data": hex.EncodeToString(gw.externalSender())}, nil)
+		return p, p.bytes(map[string]any{"op": "keyPackage"})
+	}
+
+	// Epoch 1: we add davey to our pending group.
+	a, kpA := newPeer("a", daveyUser)
+	commit, welcome, err := s.ProcessProposals(proposalsBody(gw.proposeAdd(t, 0, kpA)))
+	if err != nil || commit == nil || welcome == nil {
+		t.Fatalf("committing the add: %x, %x, %v", commit, welcome, err)
+	}
+	if _, joined := s.Epoch(); joined {
+		t.Fatal("in the group before the gateway announced the commit")
+	}
+	if err := s.ProcessCommit(commit); err != nil {
+		t.Fatal(err)
+	}
+	a.call(map[string]any{"op": "processWelcome", "data": hex.EncodeToString(welcome)}, nil)
+	checkSameEpoch(t, s, a, 1)
+	roundTrip(t, s, a, daveyUser)
+
+	// Epoch 2: a third member; davey commits too, the gateway takes ours.
+	c, kpC := newPeer("c", thirdUser)
+	add := gw.proposeAdd(t, 1, kpC)
+	commit, welcome, err = s.ProcessProposals(proposalsBody(add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.processProposals([]uint64{daveyUser, goUser, thirdUser}, add)
+	a.call(map[string]any{"op": "processCommit", "data": hex.EncodeToString(commit)}, nil)
+	c.call(map[string]any{"op": "processWelcome", "data": hex.EncodeToString(welcome)}, nil)
+	if err := s.ProcessCommit(commit); err != nil {
+		t.Fatal(err)
+	}
+	checkSameEpoch(t, s, a, 2)
+	checkSameEpoch(t, s, c, 2)
+	roundTrip(t, s, c, thirdUser)
+
+	// Epoch 3: davey (leaf 1) leaves; our commit has an update path,
+	// encrypted to the third member.
+	remove := gw.proposeRemove(t, 2, 1)
+	commit, welcome, err = s.ProcessProposals(proposalsBody(remove))
+	if err != nil || welcome != nil {
+		t.Fatalf("committing the removal: welcome %x, %v", welcome, err)
+	}
+	if f, err := parsePublicMessage(commit); err != nil || f.commit.path == nil {
+		t.Fatalf("our removal commit has no update path (err %v)", err)
+	}
+	c.processProposals([]uint64{goUser, thirdUser}, remove)
+	c.call(map[string]any{"op": "processCommit", "data": hex.EncodeToString(commit)}, nil)
+	if err := s.ProcessCommit(commit); err != nil {
+		t.Fatal(err)
+	}
+	checkSameEpoch(t, s, c, 3)
+	if got := s.UserIDs(); len(got) != 2 {
+		t.Fatalf("members after the removal: %v", got)
+	}
+	roundTrip(t, s, c, thirdUser)
 }

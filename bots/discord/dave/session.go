@@ -3,6 +3,7 @@ package dave
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,9 +27,11 @@ var ErrNotJoined = errors.New("dave: not in the group yet")
 
 // Session is one member's DAVE state in one voice channel: the MLS group
 // whose ID is the channel ID (big-endian uint64) and whose members are
-// identified by their Discord user IDs. It joins by Welcome and follows
-// other members' commits; it does not commit itself, so it cannot be the
-// channel's first DAVE member. It is not safe for concurrent use.
+// identified by their Discord user IDs. As libdave does, it commits every
+// batch of proposals the voice gateway sends, whether it is in the group
+// or alone in its pending group, and moves to the next epoch by the commit
+// the gateway announces (its own or another member's) or by a Welcome. It
+// is not safe for concurrent use.
 type Session struct {
 	userID    uint64
 	channelID uint64
@@ -40,7 +43,9 @@ type Session struct {
 	initPriv []byte
 	leafPriv []byte
 
-	group *group
+	group    *group         // the group once joined or established
+	pending  *group         // this member alone, before any commit (RFC 9420 §11)
+	outbound *commitOutput // this member's last commit, until announced
 }
 
 // NewSession starts a session for user userID in voice channel channelID,
@@ -120,18 +125,64 @@ func (s *Session) ProcessWelcome(data []byte) error {
 		return errors.New("dave: welcome's group does not have the voice gateway as its one external sender")
 	}
 	s.group = g
+	s.pending, s.outbound = nil, nil
 	s.kp, s.initPriv, s.leafPriv = nil, nil, nil
 	return nil
 }
 
 // ProcessProposals takes the body of opcode 27 (DAVE_MLS_PROPOSALS): an
 // operation type, then either MLS messages holding proposals from the
-// voice gateway (append) or proposal references (revoke). Before this
-// member has joined, proposals are not for it and are ignored.
-func (s *Session) ProcessProposals(data []byte) error {
-	if s.group == nil {
-		return nil
+// voice gateway (append) or proposal references (revoke). It commits the
+// proposals queued so far and returns the commit and, when it adds
+// members, their Welcome: the body of opcode 28 (DAVE_MLS_COMMIT_WELCOME)
+// is the two one after the other. Before this member is in a group the
+// proposals go to its pending group, which it creates then.
+func (s *Session) ProcessProposals(data []byte) (commit, welcome []byte, err error) {
+	target := s.group
+	if target == nil {
+		if s.pending == nil {
+			if err := s.createPending(); err != nil {
+				return nil, nil, err
+			}
+		}
+		target = s.pending
 	}
+	if err := s.queueProposals(target, data); err != nil {
+		return nil, nil, err
+	}
+	if len(target.proposals) == 0 {
+		s.outbound = nil
+		return nil, nil, nil
+	}
+	out, err := target.commitProposals(rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dave: committing proposals: %w", err)
+	}
+	s.outbound = out
+	return out.message, out.welcome, nil
+}
+
+// createPending creates this member's one-member group, with the leaf of
+// its key package as libdave does.
+func (s *Session) createPending() error {
+	if s.external == nil {
+		return errors.New("dave: proposals before the external sender was set")
+	}
+	if s.kp == nil {
+		if _, err := s.KeyPackage(); err != nil {
+			return err
+		}
+	}
+	leaf := s.kp.leaf
+	g, err := newGroup(s.groupID(), &leaf, s.leafPriv, s.sig, s.external)
+	if err != nil {
+		return fmt.Errorf("dave: creating the pending group: %w", err)
+	}
+	s.pending = g
+	return nil
+}
+
+func (s *Session) queueProposals(target *group, data []byte) error {
 	str := cryptobyte.String(data)
 	var op uint8
 	if !str.ReadUint8(&op) {
@@ -164,7 +215,7 @@ func (s *Session) ProcessProposals(data []byte) error {
 					return fmt.Errorf("dave: add proposal: %w", err)
 				}
 			}
-			if err := s.group.addProposal(f); err != nil {
+			if err := target.addProposal(f); err != nil {
 				return fmt.Errorf("dave: %w", err)
 			}
 		}
@@ -180,7 +231,7 @@ func (s *Session) ProcessProposals(data []byte) error {
 		}) || !str.Empty() {
 			return fmt.Errorf("dave: proposal revocation: %w", errShort)
 		}
-		if err := s.group.revokeProposals(refs); err != nil {
+		if err := target.revokeProposals(refs); err != nil {
 			return fmt.Errorf("dave: %w", err)
 		}
 	default:
@@ -208,6 +259,12 @@ func publicMessageLen(s cryptobyte.String) (int, bool) {
 // the group to the next epoch. It returns ErrRemoved when the commit
 // removes this member.
 func (s *Session) ProcessCommit(data []byte) error {
+	if s.outbound != nil && bytes.Equal(data, s.outbound.message) {
+		s.group = s.outbound.next
+		s.pending, s.outbound = nil, nil
+		s.kp, s.initPriv, s.leafPriv = nil, nil, nil
+		return nil
+	}
 	if s.group == nil {
 		return ErrNotJoined
 	}
@@ -217,13 +274,13 @@ func (s *Session) ProcessCommit(data []byte) error {
 	}
 	next, err := s.group.applyCommit(f)
 	if errors.Is(err, ErrRemoved) {
-		s.group = nil
-		return err
+		s.group, s.outbound = nil, nil
+		return ErrRemoved
 	}
 	if err != nil {
 		return fmt.Errorf("dave: %w", err)
 	}
-	s.group = next
+	s.group, s.outbound = next, nil
 	return nil
 }
 
