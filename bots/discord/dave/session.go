@@ -43,8 +43,8 @@ type Session struct {
 	initPriv []byte
 	leafPriv []byte
 
-	group    *group         // the group once joined or established
-	pending  *group         // this member alone, before any commit (RFC 9420 §11)
+	group    *group        // the group once joined or established
+	pending  *group        // this member alone, before any commit (RFC 9420 §11)
 	outbound *commitOutput // this member's last commit, until announced
 }
 
