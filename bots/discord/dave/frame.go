@@ -108,7 +108,7 @@ func wrappedGeneration(oldest, gen uint32) uint32 {
 // use.
 type Decryptor struct {
 	ratchet *keyRatchet
-	oldest  uint32
+	oldest  uint32 // the oldest generation still accepted
 	newest  uint64 // the newest (generation<<24 | counter) seen, plus one
 	missing map[uint64]bool
 }
@@ -183,6 +183,12 @@ func (d *Decryptor) Decrypt(frame []byte) ([]byte, error) {
 		return nil, err
 	}
 	d.record(big)
+	// Frames of the generation before the newest may still come late;
+	// older keys go (libdave expires them after 10 s).
+	if gen > 0 && gen-1 > d.oldest {
+		d.oldest = gen - 1
+		d.ratchet.forget(d.oldest)
+	}
 
 	// Put the plaintext back between the unencrypted ranges.
 	out := make([]byte, 0, len(body))

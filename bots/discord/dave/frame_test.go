@@ -135,3 +135,31 @@ func TestFrameUnencryptedRanges(t *testing.T) {
 		t.Fatalf("got %q, %v; want %q", got, err, plain)
 	}
 }
+
+// TestFrameGenerationWrap crosses the 8-bit generation's wrap: the 32-bit
+// counter overflows into generation 256, whose nonce byte is 0 again.
+func TestFrameGenerationWrap(t *testing.T) {
+	enc, dec := testRatchets(t)
+	for _, r := range []*keyRatchet{enc.ratchet, dec.ratchet} {
+		for _, g := range []uint32{200, 255} {
+			if _, err := r.key(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	enc.counter, enc.generation = 1<<32-2, 255
+	dec.oldest, dec.newest = 254, 255<<generationShift
+	for i := range 3 {
+		out, err := enc.EncryptOpus([]byte{byte(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := dec.Decrypt(out)
+		if err != nil || !bytes.Equal(got, []byte{byte(i)}) {
+			t.Fatalf("frame %d (counter %#x, generation %d): %x, %v", i, enc.counter, enc.generation, got, err)
+		}
+	}
+	if enc.generation != 256 || dec.oldest != 255 {
+		t.Errorf("after the wrap: encryptor generation %d (want 256), decryptor oldest %d (want 255)", enc.generation, dec.oldest)
+	}
+}

@@ -208,11 +208,14 @@ func TestDaveyInterop(t *testing.T) {
 	add := gw.proposeAdd(t, 1, kpC)
 	// A proposal signed by anyone but the gateway is refused.
 	impostor := newFakeGateway(t, channelID)
-	if _, _, err := s.ProcessProposals(proposalsBody(impostor.proposeAdd(t, 1, kpC))); err == nil {
+	if _, _, err := s.ProcessProposals(proposalsBody(impostor.proposeAdd(t, 1, kpC)), []uint64{daveyUser, goUser, thirdUser}); err == nil {
 		t.Fatal("accepted a proposal not signed by the external sender")
 	}
 	// We commit too (every member does); the gateway takes davey's.
-	if cm, w, err := s.ProcessProposals(proposalsBody(add)); err != nil || cm == nil || w == nil {
+	if _, _, err := s.ProcessProposals(proposalsBody(add), []uint64{daveyUser, goUser}); err == nil {
+		t.Fatal("accepted adding a user the gateway did not say is in the call")
+	}
+	if cm, w, err := s.ProcessProposals(proposalsBody(add), []uint64{daveyUser, goUser, thirdUser}); err != nil || cm == nil || w == nil {
 		t.Fatalf("our commit of the add: %x, %x, %v", cm, w, err)
 	}
 	commit, welcome = a.processProposals([]uint64{daveyUser, goUser, thirdUser}, add)
@@ -239,7 +242,7 @@ func TestDaveyInterop(t *testing.T) {
 	// Epoch 3: the third member leaves; davey's commit carries an update
 	// path whose path secret we decrypt.
 	remove := gw.proposeRemove(t, 2, 2)
-	if _, _, err := s.ProcessProposals(proposalsBody(remove)); err != nil {
+	if _, _, err := s.ProcessProposals(proposalsBody(remove), []uint64{daveyUser, goUser}); err != nil {
 		t.Fatal(err)
 	}
 	commit, _ = a.processProposals([]uint64{daveyUser, goUser}, remove)
@@ -281,7 +284,7 @@ func TestDaveyJoinsGo(t *testing.T) {
 
 	// Epoch 1: we add davey to our pending group.
 	a, kpA := newPeer("a", daveyUser)
-	commit, welcome, err := s.ProcessProposals(proposalsBody(gw.proposeAdd(t, 0, kpA)))
+	commit, welcome, err := s.ProcessProposals(proposalsBody(gw.proposeAdd(t, 0, kpA)), []uint64{daveyUser, goUser})
 	if err != nil || commit == nil || welcome == nil {
 		t.Fatalf("committing the add: %x, %x, %v", commit, welcome, err)
 	}
@@ -298,7 +301,7 @@ func TestDaveyJoinsGo(t *testing.T) {
 	// Epoch 2: a third member; davey commits too, the gateway takes ours.
 	c, kpC := newPeer("c", thirdUser)
 	add := gw.proposeAdd(t, 1, kpC)
-	commit, welcome, err = s.ProcessProposals(proposalsBody(add))
+	commit, welcome, err = s.ProcessProposals(proposalsBody(add), []uint64{daveyUser, goUser, thirdUser})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +318,7 @@ func TestDaveyJoinsGo(t *testing.T) {
 	// Epoch 3: davey (leaf 1) leaves; our commit has an update path,
 	// encrypted to the third member.
 	remove := gw.proposeRemove(t, 2, 1)
-	commit, welcome, err = s.ProcessProposals(proposalsBody(remove))
+	commit, welcome, err = s.ProcessProposals(proposalsBody(remove), []uint64{daveyUser, goUser})
 	if err != nil || welcome != nil {
 		t.Fatalf("committing the removal: welcome %x, %v", welcome, err)
 	}

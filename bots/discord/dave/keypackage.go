@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"golang.org/x/crypto/cryptobyte"
 )
@@ -309,10 +308,6 @@ func newKeyPackage(userID uint64, sig *ecdsa.PrivateKey, leafKey, initKey hpkeKe
 		return nil, err
 	}
 	return kp, nil
-}
-
-func (c *capabilities) supportsCredential(t uint16) bool {
-	return slices.Contains(c.credentials, t) || t == credentialBasic
 }
 
 func parseKeyPackage(data []byte) (*keyPackage, error) {

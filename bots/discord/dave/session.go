@@ -137,7 +137,11 @@ func (s *Session) ProcessWelcome(data []byte) error {
 // members, their Welcome: the body of opcode 28 (DAVE_MLS_COMMIT_WELCOME)
 // is the two one after the other. Before this member is in a group the
 // proposals go to its pending group, which it creates then.
-func (s *Session) ProcessProposals(data []byte) (commit, welcome []byte, err error) {
+//
+// recognized are the users the voice gateway said are in the call
+// (opcodes 11 and 13); a proposal to add anyone else is refused, as
+// libdave refuses it.
+func (s *Session) ProcessProposals(data []byte, recognized []uint64) (commit, welcome []byte, err error) {
 	target := s.group
 	if target == nil {
 		if s.pending == nil {
@@ -147,7 +151,7 @@ func (s *Session) ProcessProposals(data []byte) (commit, welcome []byte, err err
 		}
 		target = s.pending
 	}
-	if err := s.queueProposals(target, data); err != nil {
+	if err := s.queueProposals(target, data, recognized); err != nil {
 		return nil, nil, err
 	}
 	if len(target.proposals) == 0 {
@@ -182,7 +186,7 @@ func (s *Session) createPending() error {
 	return nil
 }
 
-func (s *Session) queueProposals(target *group, data []byte) error {
+func (s *Session) queueProposals(target *group, data []byte, recognized []uint64) error {
 	str := cryptobyte.String(data)
 	var op uint8
 	if !str.ReadUint8(&op) {
@@ -211,8 +215,12 @@ func (s *Session) queueProposals(target *group, data []byte) error {
 				return fmt.Errorf("dave: proposals: %w", err)
 			}
 			if f.proposal != nil && f.proposal.typ == proposalAdd {
-				if _, err := f.proposal.add.leaf.credential.userID(); err != nil {
+				id, err := f.proposal.add.leaf.credential.userID()
+				if err != nil {
 					return fmt.Errorf("dave: add proposal: %w", err)
+				}
+				if !slices.Contains(recognized, id) {
+					return fmt.Errorf("dave: add proposal for user %d, who is not in the call", id)
 				}
 			}
 			if err := target.addProposal(f); err != nil {
