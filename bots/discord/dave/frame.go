@@ -160,7 +160,7 @@ func (d *Decryptor) Decrypt(frame []byte) ([]byte, error) {
 	var aad, ct []byte
 	at := 0
 	for _, r := range ranges {
-		if r.off < at || r.size < 0 || r.off+r.size > len(body) {
+		if r.off < at || r.off > len(body) || r.size < 0 || r.size > len(body)-r.off {
 			return nil, errors.New("dave: unencrypted ranges overlap or leave the frame")
 		}
 		ct = append(ct, body[at:r.off]...)
