@@ -25,8 +25,11 @@ func FuzzDecrypt(f *testing.F) {
 // voice gateway relays: Welcomes, commits and proposals, key packages,
 // ratchet trees, external senders.
 func FuzzHandshakeMessages(f *testing.F) {
-	gw := &fakeGateway{groupID: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
-	f.Add(marshal(gw.sender.add))
+	gw, err := NewExternalSender()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(gw.Package())
 	f.Add([]byte{0, 1, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 2, 0, 3, 0, 0, 0, 1, 0})
 	f.Add([]byte{0, 2, 0x40, 0x05, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
