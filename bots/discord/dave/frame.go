@@ -60,6 +60,7 @@ func readULEB128(b []byte) (v uint64, n int, ok bool) {
 // Encryptor encrypts this member's outgoing Opus frames. It is not safe for
 // concurrent use.
 type Encryptor struct {
+	group      *group // the epoch it belongs to
 	ratchet    *keyRatchet
 	counter    uint32
 	generation uint32

@@ -445,8 +445,8 @@ func (g *group) mergePath(sender uint32, up *updatePath, added []uint32) ([]byte
 			for j, n := range res {
 				if _, ok := g.nodeKeys[n]; ok {
 					slot, recipient := i, n
-					if j >= len(up.nodes[i].secrets) {
-						return nil, fmt.Errorf("update path: node %d has %d ciphertexts, need %d", p, len(up.nodes[i].secrets), j+1)
+					if len(up.nodes[i].secrets) != len(res) {
+						return nil, fmt.Errorf("update path: node %d has %d ciphertexts for a resolution of %d", p, len(up.nodes[i].secrets), len(res))
 					}
 					recipientSecret := up.nodes[i].secrets[j]
 					// Merge the public keys first: the provisional group

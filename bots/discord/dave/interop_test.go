@@ -111,6 +111,9 @@ func roundTrip(t *testing.T, s *Session, p daveyPeer, peerUser uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if again, _ := s.Encryptor(); again != e {
+		t.Fatal("a second encryptor in one epoch (its nonces would repeat the first's)")
+	}
 	for i := range 3 { // several frames: the nonce counts up
 		out, err := e.EncryptOpus(mine)
 		if err != nil {

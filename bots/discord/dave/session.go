@@ -44,6 +44,7 @@ type Session struct {
 	leafPriv []byte
 
 	group    *group        // the group once joined or established
+	enc      *Encryptor    // this member's encryptor in group's epoch
 	pending  *group        // this member alone, before any commit (RFC 9420 §11)
 	outbound *commitOutput // this member's last commit, until announced
 }
@@ -337,14 +338,19 @@ func (s *Session) senderRatchet(userID uint64) (*keyRatchet, error) {
 	return newKeyRatchet(base), nil
 }
 
-// Encryptor returns an encryptor for this member's frames in the current
-// epoch; make a new one after each transition.
+// Encryptor returns the encryptor of this member's frames in the current
+// epoch. It is the same one for the whole epoch: two encryptors over one
+// key would reuse nonces.
 func (s *Session) Encryptor() (*Encryptor, error) {
+	if s.enc != nil && s.enc.group == s.group {
+		return s.enc, nil
+	}
 	r, err := s.senderRatchet(s.userID)
 	if err != nil {
 		return nil, err
 	}
-	return &Encryptor{ratchet: r}, nil
+	s.enc = &Encryptor{ratchet: r, group: s.group}
+	return s.enc, nil
 }
 
 // Decryptor returns a decryptor for userID's frames in the current epoch.
