@@ -1,7 +1,9 @@
-// Package voice holds the parts of a Discord voice connection (voice
-// gateway version 8) that do not need audio: the DAVE side of the voice
-// gateway (its opcodes 11, 13 and 21-31, over package dave), the
-// aead_aes256_gcm_rtpsize transport encryption of RTP packets, and UDP IP
-// discovery. The WebSocket and UDP client around them, Opus, and joining
-// channels are not built yet.
+// Package voice is a Discord voice connection (voice gateway version 8)
+// without audio: Dial runs the voice gateway's handshake (hello,
+// identify with DAVE, ready, UDP IP discovery, select protocol, session
+// description, heartbeats), DAVE over its opcodes 11, 13 and 21-31 (with
+// package dave), and the UDP side with aead_aes256_gcm_rtpsize transport
+// encryption; it takes and gives Opus frames with their speaker. Opus
+// decoding and encoding, resuming a dropped connection, and joining a
+// channel through the main gateway are not built yet.
 package voice
