@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bots/discord/dave"
 )
@@ -60,7 +61,13 @@ type DAVEOptions struct {
 	UserID    uint64 // the bot's user ID
 	ChannelID uint64 // the voice channel's ID
 	Logger    *slog.Logger
+	Now       func() time.Time // default time.Now
 }
+
+// previousKeysFor is how long the previous epoch's keys still decrypt
+// after a transition, for frames already on their way (libdave keeps them
+// 10 s: kCryptorExpiry).
+const previousKeysFor = 10 * time.Second
 
 func (o *DAVEOptions) validate() error {
 	if o.UserID == 0 {
@@ -71,6 +78,9 @@ func (o *DAVEOptions) validate() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return nil
 }
@@ -93,6 +103,8 @@ type DAVE struct {
 	pending   map[uint16]int // transition ID → protocol version
 	staged    map[uint16]*keys
 	current   *keys
+	previous  *keys     // the keys before the last transition
+	prevUntil time.Time // when previous stops being used
 }
 
 // NewDAVE starts with no protocol version in effect; Start begins the
@@ -290,6 +302,7 @@ func (d *DAVE) execute(ctx context.Context, id uint16) {
 	delete(d.pending, id)
 	d.version = version
 	if k, ok := d.staged[id]; ok {
+		d.previous, d.prevUntil = d.current, d.opts.Now().Add(previousKeysFor)
 		d.current = k
 		delete(d.staged, id)
 	}
@@ -328,5 +341,13 @@ func (d *DAVE) Decrypt(userID uint64, frame []byte) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("voice: no DAVE key for user %d", userID)
 	}
-	return dec.Decrypt(frame)
+	out, err := dec.Decrypt(frame)
+	if err != nil && d.previous != nil && d.opts.Now().Before(d.prevUntil) {
+		if old, ok := d.previous.dec[userID]; ok {
+			if out, perr := old.Decrypt(frame); perr == nil {
+				return out, nil
+			}
+		}
+	}
+	return out, err
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bots/discord/dave"
 )
@@ -17,6 +18,7 @@ const (
 	channel = 987654321987654321
 	userA   = 111111111111111111
 	userB   = 222222222222222222
+	userC   = 333333333333333333
 )
 
 // gatewayConn is one client's side of a fake voice gateway: it numbers the
@@ -27,9 +29,13 @@ type gatewayConn struct {
 	seq uint16
 }
 
+// clock is the tests' time.
+var clock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
 func newConn(t *testing.T, user uint64) (*gatewayConn, []Message) {
 	t.Helper()
-	d, err := NewDAVE(DAVEOptions{UserID: user, ChannelID: channel, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	d, err := NewDAVE(DAVEOptions{UserID: user, ChannelID: channel, Now: func() time.Time { return clock },
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +133,56 @@ func TestDAVEHandshakeOverTheGateway(t *testing.T) {
 		if err != nil || !bytes.Equal(got, frame) {
 			t.Fatalf("frame from %d: %q, %v", dir.sender, got, err)
 		}
+	}
+
+	// A third member joins under transition 9. A frame A sealed before
+	// it still opens for B for 10 s, from the previous epoch's keys.
+	early, err := a.d.Encrypt([]byte("sealed before transition 9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, err := a.d.Encrypt([]byte("sealed before transition 9, opened late"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, outC := newConn(t, userC)
+	kpC := only(t, outC, OpMLSKeyPackage).Binary
+	c.binary(OpMLSExternalSender, gw.Package())
+	for _, conn := range []*gatewayConn{a, b} {
+		conn.json(OpClientsConnect, fmt.Sprintf(`{"user_ids":["%d"]}`, userC))
+	}
+	c.json(OpClientsConnect, fmt.Sprintf(`{"user_ids":["%d","%d"]}`, userA, userB))
+	addC, err := gw.ProposeAdd(channel, 1, kpC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw = only(t, a.binary(OpMLSProposals, dave.ProposalsAppend(addC)), OpMLSCommitWelcome).Binary
+	only(t, b.binary(OpMLSProposals, dave.ProposalsAppend(addC)), OpMLSCommitWelcome) // B's loses
+	commit, welcome, err = dave.SplitCommitWelcome(cw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only(t, a.binary(OpMLSAnnounceCommit, withTransition(9, commit)), OpReadyForTransition)
+	only(t, b.binary(OpMLSAnnounceCommit, withTransition(9, commit)), OpReadyForTransition)
+	only(t, c.binary(OpMLSWelcome, withTransition(9, welcome)), OpReadyForTransition)
+	for _, conn := range []*gatewayConn{a, b, c} {
+		conn.json(OpExecuteTransition, `{"transition_id":9}`)
+	}
+	if got, err := b.d.Decrypt(userA, early); err != nil || string(got) != "sealed before transition 9" {
+		t.Fatalf("a frame of the previous epoch: %q, %v", got, err)
+	}
+	now, err := a.d.Encrypt([]byte("after transition 9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range []*gatewayConn{b, c} {
+		if got, err := conn.d.Decrypt(userA, now); err != nil || string(got) != "after transition 9" {
+			t.Fatalf("user %d: %q, %v", conn.d.opts.UserID, got, err)
+		}
+	}
+	clock = clock.Add(11 * time.Second)
+	if got, err := b.d.Decrypt(userA, late); err == nil {
+		t.Fatalf("a frame of the previous epoch opened 11 s after the transition: %q", got)
 	}
 
 	// A Welcome that does not open: B flags it and sends a new key package.
