@@ -244,7 +244,7 @@ func (f *framedContent) ref() []byte {
 	return refHash("MLS 1.0 Proposal Reference", f.authenticatedContent())
 }
 
-// parseMLSMessage reads an MLSMessage holding a PublicMessage.
+// parsePublicMessage reads an MLSMessage holding a PublicMessage.
 func parsePublicMessage(data []byte) (*framedContent, error) {
 	s := cryptobyte.String(data)
 	var version, wire uint16
