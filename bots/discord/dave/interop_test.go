@@ -338,4 +338,22 @@ func TestDaveyJoinsGo(t *testing.T) {
 		t.Fatalf("members after the removal: %v", got)
 	}
 	roundTrip(t, s, c, thirdUser)
+
+	// Epoch 4: the third member leaves and a fourth joins in one commit;
+	// the fourth's Welcome carries a path secret, whose node keys davey
+	// derives and checks against our tree.
+	const fourthUser = 444444444444444444
+	dd, kpD := newPeer("d", fourthUser)
+	leafC, _ := s.LeafIndex(thirdUser)
+	props := [][]byte{gw.proposeRemove(t, 3, leafC), gw.proposeAdd(t, 3, kpD)}
+	commit, welcome, err = s.ProcessProposals(proposalsBody(props...), []uint64{goUser, thirdUser, fourthUser})
+	if err != nil || welcome == nil {
+		t.Fatalf("committing a removal and an addition: welcome %x, %v", welcome, err)
+	}
+	if err := s.ProcessCommit(commit); err != nil {
+		t.Fatal(err)
+	}
+	dd.call(map[string]any{"op": "processWelcome", "data": hex.EncodeToString(welcome)}, nil)
+	checkSameEpoch(t, s, dd, 4)
+	roundTrip(t, s, dd, fourthUser)
 }
