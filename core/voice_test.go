@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/voice"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -386,5 +387,29 @@ func TestVoiceLimits(t *testing.T) {
 	}
 	if _, err := in.svc.SpeakReply(ctx, core.ReplySpeechOptions{Conversation: uuid.New(), Agent: "atlas", Play: newCollector().play}); !errors.Is(err, core.ErrVoiceOff) {
 		t.Fatalf("speaking with speak: off: %v", err)
+	}
+}
+
+// An agent whose offline engine is missing stops the start, naming the
+// agent and the package to install.
+func TestStartNeedsTheVoiceEngines(t *testing.T) {
+	t.Parallel()
+	s := &setup{st: testenv.SQLite(t), clock: newClock(), tools: &testTools{}}
+	reg := registry(t, s.tools)
+	agents := &config.Config{Agents: []config.Agent{{
+		Name: "atlas", Persona: "p", Model: "scripted:" + writeScript(t, "fallback:\n  text: ok\n"), MaxTokens: 100, StepBudget: 5,
+		Answers: config.Answers{Default: true},
+		Voice:   config.Voice{Transcribe: "offline", Speak: "off", MaxUtterance: time.Minute, PerMinute: 5},
+	}}}
+	svc, err := core.New(core.Options{
+		Store: s.st, Agents: agents, Registry: reg, Tools: func(c tool.ContextName) []*tool.Tool { return nil },
+		Voice: core.VoiceOptions{Offline: voice.OfflineOptions{Recognizer: "/nonexistent/pocketsphinx_continuous"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = svc.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `agent "atlas"`) || !strings.Contains(err.Error(), "apt-get install pocketsphinx") {
+		t.Fatalf("Start = %v, want an error naming the agent and the package", err)
 	}
 }
