@@ -41,3 +41,57 @@ func MergeErrors(list, errs []*Entry, limit int) []*Entry {
 	}
 	return out
 }
+
+// ScanMerge is MergeErrors for EntryScan, whose entries with a seq go by
+// one at a time: the drivers read the range's error entries first (errs,
+// in display order; there are few), then hand each entry with a seq to Row
+// and end with Done. each gets them all in display order, cut at
+// p.Limit, the error entries after the last seq read as ErrorsUpTo says.
+type ScanMerge struct {
+	p       *EntryListParams
+	errs    []EntryRow
+	each    func(*EntryRow) error
+	handed  int
+	lastSeq int64
+}
+
+// NewScanMerge starts the merge of a read of p.
+func NewScanMerge(p *EntryListParams, errs []EntryRow, each func(*EntryRow) error) *ScanMerge {
+	return &ScanMerge{p: p, errs: errs, each: each, lastSeq: p.AfterSeq}
+}
+
+// Full reports that the read has handed over p.Limit entries: the driver
+// stops reading.
+func (m *ScanMerge) Full() bool { return m.p.Limit > 0 && m.handed >= m.p.Limit }
+
+// Row hands over the error entries that come before r, then r.
+func (m *ScanMerge) Row(r *EntryRow) error {
+	if err := m.errorsBefore(r.Seq); err != nil || m.Full() {
+		return err
+	}
+	m.handed++
+	m.lastSeq = r.Seq
+	return m.each(r)
+}
+
+// Done hands over the error entries that follow the last entry read: one
+// that followed an entry appended after the read waits for the next.
+func (m *ScanMerge) Done() error {
+	upTo := m.lastSeq
+	if m.p.UpToSeq > 0 {
+		upTo = min(upTo, m.p.UpToSeq)
+	}
+	return m.errorsBefore(upTo + 1)
+}
+
+func (m *ScanMerge) errorsBefore(seq int64) error {
+	for len(m.errs) > 0 && m.errs[0].AfterSeq < seq && !m.Full() {
+		e := &m.errs[0]
+		m.errs = m.errs[1:]
+		m.handed++
+		if err := m.each(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -35,7 +35,9 @@ func (c *readCounter) watch(conv uuid.UUID, holdAfter int64) {
 	c.conv, c.reads, c.scans, c.holdAfter, c.release = conv, nil, nil, holdAfter, make(chan struct{})
 }
 
-func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
+// wait holds a read of the watched conversation past holdAfter until
+// release; watched says whether to count it.
+func (c *readCounter) wait(ctx context.Context, p *store.EntryListParams) (watched bool, err error) {
 	c.mu.Lock()
 	watched, hold, release := p.ConversationID == c.conv, c.holdAfter, c.release
 	c.mu.Unlock()
@@ -43,8 +45,16 @@ func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) (
 		select {
 		case <-release:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return watched, ctx.Err()
 		}
+	}
+	return watched, nil
+}
+
+func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) ([]*store.Entry, error) {
+	watched, err := c.wait(ctx, p)
+	if err != nil {
+		return nil, err
 	}
 	es, err := c.Store.EntryList(ctx, p)
 	if watched && err == nil {
@@ -58,18 +68,12 @@ func (c *readCounter) EntryList(ctx context.Context, p *store.EntryListParams) (
 // EntryScan is the read a stream's catch-up makes: counted and held the
 // same way.
 func (c *readCounter) EntryScan(ctx context.Context, p *store.EntryListParams, each func(*store.EntryRow) error) error {
-	c.mu.Lock()
-	watched, hold, release := p.ConversationID == c.conv, c.holdAfter, c.release
-	c.mu.Unlock()
-	if watched && hold > 0 && p.AfterSeq >= hold {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	watched, err := c.wait(ctx, p)
+	if err != nil {
+		return err
 	}
 	n := 0
-	err := c.Store.EntryScan(ctx, p, func(r *store.EntryRow) error {
+	err = c.Store.EntryScan(ctx, p, func(r *store.EntryRow) error {
 		n++
 		return each(r)
 	})

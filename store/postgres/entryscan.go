@@ -38,39 +38,23 @@ func scanBatch(br pgx.BatchResults, p *store.EntryListParams, each func(*store.E
 	if err != nil {
 		return err
 	}
-	errs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[dbsqlc.Entry])
+	errRows, err := pgx.CollectRows(rows, pgx.RowToStructByPos[dbsqlc.Entry])
 	if err != nil {
 		return fmt.Errorf("reading error entries: %w", err)
 	}
+	errs := make([]store.EntryRow, len(errRows))
+	for i, e := range errRows {
+		errs[i] = store.EntryRow{ID: e.ID, AfterSeq: e.AfterSeq, Kind: []byte(e.Kind), Author: []byte(e.Author),
+			Content: e.Content, CreatedAt: e.CreatedAt}
+	}
+	merge := store.NewScanMerge(p, errs, each)
 	if rows, err = br.Query(); err != nil {
 		return err
 	}
 	defer rows.Close()
-	var (
-		row     store.EntryRow
-		handed  int
-		lastSeq = p.AfterSeq
-	)
-	// emitErrors hands over the error entries that follow a seq before
-	// the given one.
-	emitErrors := func(before int64) error {
-		for len(errs) > 0 && errs[0].AfterSeq < before {
-			e := &errs[0]
-			errs = errs[1:]
-			if p.Limit > 0 && handed >= p.Limit {
-				return nil
-			}
-			handed++
-			er := store.EntryRow{ID: e.ID, AfterSeq: e.AfterSeq, Kind: []byte(e.Kind), Author: []byte(e.Author),
-				Content: e.Content, CreatedAt: e.CreatedAt}
-			if err := each(&er); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	var row store.EntryRow
 	fields := rows.FieldDescriptions()
-	for rows.Next() {
+	for rows.Next() && !merge.Full() {
 		raw := rows.RawValues()
 		if len(raw) != 6 || len(fields) != 6 {
 			return fmt.Errorf("EntryScan read %d columns, want 6", len(raw))
@@ -78,28 +62,14 @@ func scanBatch(br pgx.BatchResults, p *store.EntryListParams, each func(*store.E
 		if err := decodeEntryRow(rows.Conn().TypeMap(), fields, raw, &row); err != nil {
 			return err
 		}
-		if err := emitErrors(row.Seq); err != nil {
-			return err
-		}
-		if p.Limit > 0 && handed >= p.Limit {
-			return nil
-		}
-		handed++
-		lastSeq = row.Seq
-		if err := each(&row); err != nil {
+		if err := merge.Row(&row); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// The error entries after the last entry read (store.ErrorsUpTo): one
-	// that followed an entry appended after this read waits for the next.
-	upTo := lastSeq
-	if p.UpToSeq > 0 {
-		upTo = min(upTo, p.UpToSeq)
-	}
-	return emitErrors(upTo + 1)
+	return merge.Done()
 }
 
 // decodeEntryRow fills row from EntryScan's columns (seq, id, kind, author,

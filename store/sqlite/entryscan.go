@@ -26,25 +26,12 @@ func (q *queries) entryScan(ctx context.Context, p *store.EntryListParams, each 
 	if err != nil {
 		return fmt.Errorf("reading error entries: %w", err)
 	}
-	errs := errRows
-	handed := 0
-	full := func() bool { return p.Limit > 0 && handed >= p.Limit }
-	emitErrors := func(before int64) error {
-		for len(errs) > 0 && errs[0].AfterSeq < before {
-			e := errs[0]
-			errs = errs[1:]
-			if full() {
-				return nil
-			}
-			handed++
-			row := store.EntryRow{ID: e.ID, AfterSeq: e.AfterSeq, Kind: []byte(e.Kind), Author: []byte(e.Author),
-				Content: []byte(e.Content), CreatedAt: fromMicros(e.CreatedAt)}
-			if err := each(&row); err != nil {
-				return err
-			}
-		}
-		return nil
+	errs := make([]store.EntryRow, len(errRows))
+	for i, e := range errRows {
+		errs[i] = store.EntryRow{ID: e.ID, AfterSeq: e.AfterSeq, Kind: []byte(e.Kind), Author: []byte(e.Author),
+			Content: []byte(e.Content), CreatedAt: fromMicros(e.CreatedAt)}
 	}
+	merge := store.NewScanMerge(p, errs, each)
 	rows, err := q.read().EntryScanRows(ctx, dbsqlc.EntryScanParams(args))
 	if err != nil {
 		return err
@@ -54,9 +41,8 @@ func (q *queries) entryScan(ctx context.Context, p *store.EntryListParams, each 
 		row                       store.EntryRow
 		id, kind, author, content sql.RawBytes
 		micros                    int64
-		lastSeq                   = p.AfterSeq
 	)
-	for rows.Next() {
+	for rows.Next() && !merge.Full() {
 		if err := rows.Scan(&row.Seq, &id, &kind, &author, &micros, &content); err != nil {
 			return err
 		}
@@ -64,24 +50,12 @@ func (q *queries) entryScan(ctx context.Context, p *store.EntryListParams, each 
 			return fmt.Errorf("reading the id of seq %d: %w", row.Seq, err)
 		}
 		row.Kind, row.Author, row.Content, row.CreatedAt = kind, author, content, fromMicros(micros)
-		if err := emitErrors(row.Seq); err != nil {
-			return err
-		}
-		if full() {
-			return nil
-		}
-		handed++
-		lastSeq = row.Seq
-		if err := each(&row); err != nil {
+		if err := merge.Row(&row); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	upTo := lastSeq
-	if p.UpToSeq > 0 {
-		upTo = min(upTo, p.UpToSeq)
-	}
-	return emitErrors(upTo + 1)
+	return merge.Done()
 }
