@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/voice"
 )
 
@@ -168,3 +169,14 @@ func AudioType(mimeType, name string, clip bool) string {
 	}
 	return ""
 }
+
+// HearFunc hears a voice note: in is a message addressed to an agent, and
+// rec the recording it came with (a Slack audio clip, a Discord voice
+// message, an audio file). It transcribes rec for the agent the message
+// goes to and makes in the spoken message core takes (the transcript as
+// its text, marked as spoken, the recording kept as a file). It runs in
+// the event's durable work item, after the platform's ack: an error is
+// retried with the item, so a HearFunc returns one only for a failure
+// that may pass (a provider's 5xx, a timeout); a recording that cannot be
+// heard for good is noted on the message, and nil returned.
+type HearFunc func(ctx context.Context, in *core.Inbound, rec voice.Recording) error
