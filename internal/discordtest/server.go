@@ -1101,7 +1101,9 @@ func (p *messagePayload) nonce() (string, string) {
 
 func present(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 
-func (p *messagePayload) hasStickers() bool { return present(p.StickerIDs) && string(p.StickerIDs) != "[]" }
+func (p *messagePayload) hasStickers() bool {
+	return present(p.StickerIDs) && string(p.StickerIDs) != "[]"
+}
 
 func (p *messagePayload) voice() bool { return p.Flags != nil && *p.Flags&FlagVoiceMessage != 0 }
 
