@@ -95,6 +95,9 @@ type Options struct {
 	// to it in the event's work item. Optional: nil passes recordings on
 	// as attachments.
 	HearFunc voicenote.HearFunc
+	// Encoder encodes an agent's spoken reply (bots.Message.Voice) as a
+	// voice message's Ogg Opus. Default: ffmpeg on PATH.
+	Encoder voicenote.Encoder
 	// Binder binds a guild to a Switchboard workspace when the bot joins it
 	// (GUILD_CREATE), owned by the guild's owner. Optional: nil skips it.
 	Binder WorkspaceBinder

@@ -2,12 +2,16 @@ package discord
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/voicenote"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/voice"
@@ -137,5 +141,52 @@ func (a *Adapter) hearNow(ctx context.Context, in *core.Inbound) {
 	if err := a.hear(ctx, in, d.Voice); err != nil {
 		a.log.WarnContext(ctx, "hearing a discord voice note", "message_id", in.MessageID, "err", err)
 		in.Files = append(in.Files, core.UserFile{Name: d.Voice.Filename, MimeType: d.Voice.ContentType, Size: int64(d.Voice.Size), Note: "it could not be transcribed"})
+	}
+}
+
+// voicePart is the nonce index of a reply's voice message: apart from its
+// text's parts (a reply has far fewer than 99).
+const voicePart = 99
+
+// voiceMeta is the attachments entry of a voice message: its one file's
+// length and waveform.
+type voiceMeta struct {
+	ID           string  `json:"id"`
+	Filename     string  `json:"filename"`
+	DurationSecs float64 `json:"duration_secs"`
+	Waveform     string  `json:"waveform"`
+}
+
+// postVoice posts a reply's spoken audio (Message.Voice) as a voice
+// message after its text, as the bot (webhooks post text under the
+// agent's name; a voice message goes as the bot, which may send them):
+// Ogg Opus, its length and waveform, the IS_VOICE_MESSAGE flag and
+// nothing else, as Discord requires. Its nonce makes a retried post
+// return the message the first one made. It never fails the post: the
+// text is the answer, so an encoding or post that fails is logged and the
+// voice left out.
+func (a *Adapter) postVoice(ctx context.Context, channelID string, m *bots.Message) {
+	if m.Voice == nil {
+		return
+	}
+	data, err := a.opts.Encoder.Encode(ctx, *m.Voice, voicenote.OggOpus)
+	if err != nil {
+		a.log.WarnContext(ctx, "encoding a spoken reply for discord; posting the text alone", "channel_id", channelID, "err", err)
+		return
+	}
+	name := "voice-message" + voicenote.OggOpus.Ext()
+	secs := m.Voice.Format.Duration(len(m.Voice.PCM)).Seconds()
+	p := outgoing{
+		files: []bots.File{{Name: name, MimeType: voicenote.OggOpus.MimeType(), Data: data}},
+		flags: discordgo.MessageFlagsIsVoiceMessage,
+		attachments: []voiceMeta{{ID: "0", Filename: name, DurationSecs: math.Round(secs*100) / 100,
+			Waveform: base64.StdEncoding.EncodeToString(voicenote.Waveform(*m.Voice))}},
+		nonce: nonceFor(m.Key, voicePart),
+	}
+	if p.nonce == "" {
+		p.nonce = nonceFor(uuid.NewString(), voicePart)
+	}
+	if _, err := a.sendMessage(ctx, channelID, p); err != nil {
+		a.log.WarnContext(ctx, "posting a spoken reply to discord; the text went alone", "channel_id", channelID, "err", refusal(err))
 	}
 }

@@ -174,6 +174,9 @@ type Options struct {
 	// the event's work item, after the ack. Optional: nil passes
 	// recordings on as files the model cannot read.
 	HearFunc voicenote.HearFunc
+	// Encoder encodes an agent's spoken reply (bots.Message.Voice) as an
+	// audio file. Default: ffmpeg on PATH.
+	Encoder voicenote.Encoder
 	// FileTimeout bounds the downloads of one message's files. Default 20s.
 	FileTimeout time.Duration
 	// SubmitTimeout bounds a Submit or Act call made while Slack waits for
