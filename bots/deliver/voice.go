@@ -35,7 +35,7 @@ import (
 // SpeakReplyFunc speaks an agent's reply to a voice note: the audio to
 // post with it, or nil when the agent does not answer with its voice. An
 // error leaves the voice out (the text is the answer); it is logged.
-type SpeakReplyFunc func(ctx context.Context, agent, text string) (*voice.Audio, error)
+type SpeakReplyFunc func(ctx context.Context, conv uuid.UUID, agent, text string) (*voice.Audio, error)
 
 // heardWindow is how many entries before a reply are read for the voice
 // note it answers.
@@ -90,11 +90,11 @@ func (d *Deliverer) answerOf(ctx context.Context, conv uuid.UUID, seq int64) (an
 
 // speakReply is the reply's text spoken by agent, or nil (no
 // SpeakReplyFunc, an agent that answers in text alone, a failure).
-func (d *Deliverer) speakReply(ctx context.Context, agent, text string) *voice.Audio {
+func (d *Deliverer) speakReply(ctx context.Context, conv uuid.UUID, agent, text string) *voice.Audio {
 	if d.opts.SpeakReplyFunc == nil || strings.TrimSpace(text) == "" {
 		return nil
 	}
-	a, err := d.opts.SpeakReplyFunc(ctx, agent, text)
+	a, err := d.opts.SpeakReplyFunc(ctx, conv, agent, text)
 	if err != nil {
 		d.log.WarnContext(ctx, "speaking a reply to a voice note; posting its text alone", "agent", agent, "error", redact.String(err.Error()))
 		return nil
@@ -119,7 +119,7 @@ func (d *Deliverer) withVoiceNote(ctx context.Context, b *bound, e *core.Entry, 
 	if p, err := d.st.PostedGet(ctx, &core.PostedGetParams{BindingID: b.b.ID, EntryID: e.ID}); err == nil && !p.Pending {
 		return nil
 	}
-	msg.Voice = d.speakReply(ctx, agent, text)
+	msg.Voice = d.speakReply(ctx, b.b.ConversationID, agent, text)
 	return nil
 }
 
@@ -148,6 +148,10 @@ func (t *turnDelivery) streamPrefix(ctx context.Context, b *bound) string {
 // spokenText is the transcript of a spoken message, and whether it was
 // spoken.
 func spokenText(c *core.UserContent) (string, bool) {
-	// TODO(voice-notes): read core's spoken mark once voice-core lands it.
-	return "", false
+	if c.Spoken == nil || c.Spoken.Live {
+		// Live speech (the console, a voice channel) is answered where it
+		// was heard, not quoted.
+		return "", false
+	}
+	return c.Text, true
 }
