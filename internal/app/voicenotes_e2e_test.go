@@ -263,3 +263,35 @@ func TestVoiceNoteReplyWithVoice(t *testing.T) {
 		}
 	})
 }
+
+// TestVoiceNoteWithVoiceOff: an agent that does not transcribe still
+// answers a clip: it is told a voice note came that it cannot hear, the
+// log keeps the note's name and the reason, not its audio, and nothing is
+// quoted or transcribed.
+func TestVoiceNoteWithVoiceOff(t *testing.T) {
+	t.Parallel()
+	webm := voicenotetest.Encode(t, voicenotetest.WAV(t, voicePhrase), "webm")
+	e := startVoice(t, sqliteDatabase(t), openAccess+"slack:\n  ack: deferred\n")
+	e.model.Default(modeltest.Reply{Text: "I cannot listen to voice notes yet."})
+	const dm = "D0DEAF"
+	e.slackClip("EvDeaf", dm, "1700000900.000100", webm, "audio/webm")
+	reply := e.waitReply(dm, "cannot listen")
+	e.waitIdle()
+	if shown(reply) != "I cannot listen to voice notes yet." {
+		t.Fatalf("the reply shows %q; want the agent's words alone, no transcript", shown(reply))
+	}
+	if n := len(e.audio.Requests()); n != 0 {
+		t.Fatalf("%d transcription requests; want none", n)
+	}
+	calls := e.model.Requests()
+	if len(calls) != 1 {
+		t.Fatalf("%d model calls; want 1", len(calls))
+	}
+	if _, text := lastUserMedia(t, calls[0]); !strings.Contains(text, "voice.transcribe is off") {
+		t.Fatalf("the model was told %q; want the note named with the reason it was not heard", text)
+	}
+	c := decode[core.UserContent](t, e.entries(e.conversation(dm, "").ID, store.EntryUser)[0])
+	if c.Spoken != nil || len(c.Files) != 1 || len(c.Files[0].Data) != 0 || c.Files[0].Note == "" {
+		t.Fatalf("the logged message %+v; want the note by name with its reason, not spoken, no audio", c)
+	}
+}
