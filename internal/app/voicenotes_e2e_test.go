@@ -62,7 +62,8 @@ func startVoice(t *testing.T, db string, config string) *voiceEnv {
 
 // slackClip sends alice's audio clip in a DM, as Slack sends it.
 func (e *voiceEnv) slackClip(eventID, dm, ts string, file []byte, mime string) {
-	clip := e.slack.ShareAudioClip("audio_message."+strings.TrimPrefix(mime, "audio/"), mime, file, 2500)
+	_, ext, _ := strings.Cut(mime, "/")
+	clip := e.slack.ShareAudioClip("audio_message."+ext, mime, file, 2500)
 	e.mustPost(newEvent(eventID, fileShare(dm, ts, alice, "", clip)))
 }
 
@@ -82,13 +83,31 @@ func (e *voiceEnv) spokenEntry(t *testing.T, conv *store.Conversation, transcrip
 	for _, f := range c.Files {
 		kept = kept || (len(f.Data) > 0 && strings.HasPrefix(f.MimeType, "audio/"))
 	}
-	if !kept {
-		t.Fatalf("the logged message's files %+v; want the recording kept", c.Files)
+	if c.Spoken == nil || !kept {
+		t.Fatalf("the logged message: spoken %+v, files %+v; want it marked spoken, the recording kept", c.Spoken, c.Files)
+	}
+	// The transcription is accounted for once, however often the event
+	// came.
+	usage, err := e.store.UsageList(context.Background(), conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := 0
+	for _, u := range usage {
+		if u.Kind == store.UsageTranscription {
+			heard++
+			if u.AudioMs <= 0 {
+				t.Fatalf("the transcription's usage has %d ms of audio; want the note's length", u.AudioMs)
+			}
+		}
+	}
+	if heard != 1 {
+		t.Fatalf("%d transcription usage rows in the conversation; want 1", heard)
 	}
 }
 
-// TestVoiceNotesAreAnsweredOnce: a Slack audio clip (WebM, and MP4 as a
-// phone records it) and a Discord voice message (Ogg Opus), made at test
+// TestVoiceNotesAreAnsweredOnce: a Slack audio clip (WebM; MP4 as a phone
+// records it, once labelled video/mp4 as Slack sometimes does) and a Discord voice message (Ogg Opus), made at test
 // time from espeak-ng's speech, are each transcribed (an OpenAI-compatible
 // server) and answered once, the transcript quoted above the reply; the
 // model hears the transcript as the person's words; a redelivered event
@@ -105,13 +124,14 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 		for i, clip := range []struct {
 			file []byte
 			mime string
-		}{{webm, "audio/webm"}, {mp4, "audio/mp4"}} {
+		}{{webm, "audio/webm"}, {mp4, "audio/mp4"}, {mp4, "video/mp4"}} {
 			dm, ts := fmt.Sprintf("D0CLIP%d", i), fmt.Sprintf("1700000700.%06d", i)
 			e.slackClip(fmt.Sprintf("EvClip%d", i), dm, ts, clip.file, clip.mime)
 			e.waitReply(dm, "17:00")
 			e.waitIdle()
 			// Slack delivers the event again (its ack was slow): nothing new.
-			again := e.slack.ShareAudioClip("audio_message.webm", clip.mime, clip.file, 2500)
+			_, ext, _ := strings.Cut(clip.mime, "/")
+			again := e.slack.ShareAudioClip("audio_message."+ext, clip.mime, clip.file, 2500)
 			retry := newEvent(fmt.Sprintf("EvClip%d", i), fileShare(dm, ts, alice, "", again))
 			retry.header = map[string][]string{"X-Slack-Retry-Num": {"1"}, "X-Slack-Retry-Reason": {"http_timeout"}}
 			e.mustPost(retry)
@@ -151,11 +171,11 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 		e.spokenEntry(t, conv, voicePhrase)
 		_ = in
 
-		// Three notes, three transcriptions (each once, with the file in
-		// the form the API takes) and three model calls that heard them.
+		// Four notes, four transcriptions (each once, with the file in
+		// the form the API takes) and four model calls that heard them.
 		reqs := e.audio.Requests()
-		if len(reqs) != 3 {
-			t.Fatalf("%d transcription requests; want 3, one per note", len(reqs))
+		if len(reqs) != 4 {
+			t.Fatalf("%d transcription requests; want 4, one per note", len(reqs))
 		}
 		for i, r := range reqs {
 			if r.Model != "whisper-1" || len(r.File) == 0 {
@@ -163,8 +183,8 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 			}
 		}
 		calls := e.model.Requests()
-		if len(calls) != 3 {
-			t.Fatalf("%d model calls; want 3", len(calls))
+		if len(calls) != 4 {
+			t.Fatalf("%d model calls; want 4", len(calls))
 		}
 		for i, c := range calls {
 			if _, text := lastUserMedia(t, c); !strings.Contains(text, voicePhrase) {
@@ -243,6 +263,25 @@ func TestVoiceNoteReplyWithVoice(t *testing.T) {
 		back := voicenotetest.PCM(t, att.Data)
 		if d := back.Format.Duration(len(back.PCM)).Seconds(); d < 1 || d > 10 || d-att.DurationSecs > 0.2 || att.DurationSecs-d > 0.2 {
 			t.Fatalf("the voice message lasts %.2fs and says %.2fs; want the reply spoken, and its true length", d, att.DurationSecs)
+		}
+
+		// The speech is accounted for: the characters said, the audio made.
+		b, err := e.store.BindingFind(context.Background(), &store.BindingFindParams{Place: store.PlaceFromColumns("discord", discordtest.DefaultGuildID, voiceChannel, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		usage, err := e.store.UsageList(context.Background(), b.ConversationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := 0
+		for _, u := range usage {
+			if u.Kind == store.UsageSpeech && u.SpeechChars > 0 && u.AudioMs > 0 {
+				said++
+			}
+		}
+		if said != 1 {
+			t.Fatalf("%d speech usage rows; want the one spoken reply", said)
 		}
 
 		const dm = "D0SPOKEN"
