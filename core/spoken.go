@@ -74,6 +74,7 @@ func (s *Service) TranscribeFor(ctx context.Context, agent, person string, rec v
 		return nil, &VoiceLimited{Reason: fmt.Sprintf("the recording lasts %s; %s hears at most %s at a time (voice.max_utterance)", length.Round(time.Second), agent, max)}
 	}
 	in := rec
+	in.Duration = length
 	if eng.Hears == voice.ProviderOffline {
 		// The offline engine hears the PCM; decoded once here, it is not
 		// decoded again.

@@ -145,17 +145,22 @@ func (o *OpenAI) Transcribe(ctx context.Context, rec Recording) (Transcript, err
 		return Transcript{}, errors.New("voice openai: no transcription model is set")
 	}
 	kind := Kind(rec.Data)
-	// The duration prices the call; WAV's is in its header, the others'
-	// need a decode (ffmpeg) that the upload does not.
-	f, pcm, err := o.opts.Decoder.Decode(ctx, rec)
-	if err != nil {
-		return Transcript{}, err
-	}
-	audio := f.Duration(len(pcm))
 	name, mime, data := rec.Name, uploadable[kind], rec.Data
-	if mime == "" {
-		name, mime, data = "audio.wav", "audio/wav", EncodeWAV(f, pcm)
-	} else if name == "" || !strings.Contains(name, ".") {
+	audio := rec.Duration
+	// The duration prices the call: a caller that decoded the recording
+	// says it; else WAV's is in its header, and the others need a decode
+	// (ffmpeg) that the upload itself does not.
+	if audio <= 0 || mime == "" {
+		f, pcm, err := o.opts.Decoder.Decode(ctx, rec)
+		if err != nil {
+			return Transcript{}, err
+		}
+		audio = f.Duration(len(pcm))
+		if mime == "" {
+			name, mime, data = "audio.wav", "audio/wav", EncodeWAV(f, pcm)
+		}
+	}
+	if name == "" || !strings.Contains(name, ".") {
 		name = "audio." + kind
 	}
 	text, err := o.transcribe(ctx, name, mime, data, nil)
@@ -298,6 +303,7 @@ type bufferStream struct {
 	rest     []byte
 	pcm      []byte
 	lastPart int
+	voiced   bool // speech-loud audio came since the last partial
 	ended    bool
 
 	pmu      sync.Mutex
@@ -326,9 +332,14 @@ func (s *bufferStream) Write(p []byte) (int, error) {
 	buf := append(s.rest, p...)
 	whole := len(buf) - len(buf)%frame
 	s.rest = append([]byte(nil), buf[whole:]...)
-	s.pcm = append(s.pcm, Mono(s.in, buf[:whole])...)
+	added := Mono(s.in, buf[:whole])
+	s.pcm = append(s.pcm, added...)
+	if Level(s.in, added) > partialLevel {
+		s.voiced = true
+	}
 	mono := Format{SampleRate: s.in.SampleRate, Channels: 1}
-	if s.every > 0 && mono.Duration(len(s.pcm)-s.lastPart) >= s.every {
+	// Each partial is a request (paid, with a provider): none for quiet.
+	if s.every > 0 && s.voiced && mono.Duration(len(s.pcm)-s.lastPart) >= s.every {
 		select {
 		case s.kick <- struct{}{}:
 		default:
@@ -350,7 +361,7 @@ func (s *bufferStream) partialLoop() {
 		}
 		s.mu.Lock()
 		snapshot := append([]byte(nil), s.pcm...)
-		s.lastPart = len(s.pcm)
+		s.lastPart, s.voiced = len(s.pcm), false
 		s.mu.Unlock()
 		text, err := s.recognize(s.partCtx, snapshot, nil)
 		if err != nil {
