@@ -111,7 +111,8 @@ func (e *voiceEnv) spokenEntry(t *testing.T, conv *store.Conversation, transcrip
 // time from espeak-ng's speech, are each transcribed (an OpenAI-compatible
 // server) and answered once, the transcript quoted above the reply; the
 // model hears the transcript as the person's words; a redelivered event
-// is answered no second time.
+// is answered no second time. A clip in a message mentioning the bot in a
+// channel is answered in its thread.
 func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 	t.Parallel()
 	wav := voicenotetest.WAV(t, voicePhrase)
@@ -147,6 +148,19 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 			e.spokenEntry(t, e.conversation(dm, ""), voicePhrase)
 		}
 
+		// A clip in a message mentioning the bot, in a channel: answered
+		// in the thread it starts.
+		const ch, ts = "C0VOICE", "1700000750.000100"
+		ev := mention(ch, ts, "", alice, "")
+		ev["files"] = []any{e.slack.ShareAudioClip("audio_message.webm", "audio/webm", webm, 2500)}
+		e.mustPost(newEvent("EvClipMention", ev))
+		e.waitReply(ch, "17:00")
+		e.waitIdle()
+		if msgs := e.botMessages(ch); len(msgs) != 1 || msgs[0].ThreadTS != ts || shown(msgs[0]) != want {
+			t.Fatalf("slack mention with a clip: the bot's messages %+v; want one in the thread, %q", msgs, want)
+		}
+		e.spokenEntry(t, e.conversation(ch, ts), voicePhrase)
+
 		in := e.discord.UserVoiceMessage(voiceChannel, discordgo.User{ID: "2000000000000000001", Username: "alice"}, ogg, 2.6, []byte{3, 90, 140, 30})
 		e.discord.Wait(t, "the reply to the voice message", func() bool {
 			for _, m := range e.discord.BotMessages(voiceChannel) {
@@ -171,11 +185,11 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 		e.spokenEntry(t, conv, voicePhrase)
 		_ = in
 
-		// Four notes, four transcriptions (each once, with the file in
-		// the form the API takes) and four model calls that heard them.
+		// Five notes, five transcriptions (each once, with the file in
+		// the form the API takes) and five model calls that heard them.
 		reqs := e.audio.Requests()
-		if len(reqs) != 4 {
-			t.Fatalf("%d transcription requests; want 4, one per note", len(reqs))
+		if len(reqs) != 5 {
+			t.Fatalf("%d transcription requests; want 5, one per note", len(reqs))
 		}
 		for i, r := range reqs {
 			if r.Model != "whisper-1" || len(r.File) == 0 {
@@ -183,8 +197,8 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 			}
 		}
 		calls := e.model.Requests()
-		if len(calls) != 4 {
-			t.Fatalf("%d model calls; want 4", len(calls))
+		if len(calls) != 5 {
+			t.Fatalf("%d model calls; want 5", len(calls))
 		}
 		for i, c := range calls {
 			if _, text := lastUserMedia(t, c); !strings.Contains(text, voicePhrase) {
