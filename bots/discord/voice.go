@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/voicenote"
@@ -161,8 +160,8 @@ type voiceMeta struct {
 // message after its text, as the bot (webhooks post text under the
 // agent's name; a voice message goes as the bot, which may send them):
 // Ogg Opus, its length and waveform, the IS_VOICE_MESSAGE flag and
-// nothing else, as Discord requires. Its nonce makes a retried post
-// return the message the first one made. It never fails the post: the
+// nothing else, as Discord requires. Its nonce (from the post's key)
+// makes a retried post return the message the first one made. It never fails the post: the
 // text is the answer, so an encoding or post that fails is logged and the
 // voice left out.
 func (a *Adapter) postVoice(ctx context.Context, channelID string, m *bots.Message) {
@@ -182,9 +181,6 @@ func (a *Adapter) postVoice(ctx context.Context, channelID string, m *bots.Messa
 		attachments: []voiceMeta{{ID: "0", Filename: name, DurationSecs: math.Round(secs*100) / 100,
 			Waveform: base64.StdEncoding.EncodeToString(voicenote.Waveform(*m.Voice))}},
 		nonce: nonceFor(m.Key, voicePart),
-	}
-	if p.nonce == "" {
-		p.nonce = nonceFor(uuid.NewString(), voicePart)
 	}
 	if _, err := a.sendMessage(ctx, channelID, p); err != nil {
 		a.log.WarnContext(ctx, "posting a spoken reply to discord; the text went alone", "channel_id", channelID, "err", refusal(err))

@@ -161,7 +161,7 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 		}
 		e.spokenEntry(t, e.conversation(ch, ts), voicePhrase)
 
-		in := e.discord.UserVoiceMessage(voiceChannel, discordgo.User{ID: "2000000000000000001", Username: "alice"}, ogg, 2.6, []byte{3, 90, 140, 30})
+		e.discord.UserVoiceMessage(voiceChannel, discordgo.User{ID: "2000000000000000001", Username: "alice"}, ogg, 2.6, []byte{3, 90, 140, 30})
 		e.discord.Wait(t, "the reply to the voice message", func() bool {
 			for _, m := range e.discord.BotMessages(voiceChannel) {
 				if m.Content == want {
@@ -183,7 +183,6 @@ func TestVoiceNotesAreAnsweredOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.spokenEntry(t, conv, voicePhrase)
-		_ = in
 
 		// Five notes, five transcriptions (each once, with the file in
 		// the form the API takes) and five model calls that heard them.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,12 +102,12 @@ func (h *harness) restartAndCountVoice(run, where string, plat voicePlatform) (c
 	h.t.Helper()
 	restarted := time.Now()
 	h.start()
-	if poll(waitLong, func() bool { return slicesContains(plat.texts(where), heardReply) }) {
+	if poll(waitLong, func() bool { return slices.Contains(plat.texts(where), heardReply) }) {
 		latency, ok = time.Since(restarted), true
 	}
 	h.waitIdle()
 	texts := plat.texts(where)
-	if !slicesContains(texts, heardReply) {
+	if !slices.Contains(texts, heardReply) {
 		c.lost = 1
 	}
 	if len(texts) > 1 {
@@ -142,15 +143,6 @@ func (h *harness) restartAndCountVoice(run, where string, plat voicePlatform) (c
 		h.t.Errorf("%s (%s): lost %d, doubled %d, cut %d; messages:\n%s", run, where, c.lost, c.doubled, c.cut, plat.describe(where))
 	}
 	return c, latency, ok
-}
-
-func slicesContains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // setConfig replaces the service's switchboard.yaml.
