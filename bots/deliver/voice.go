@@ -41,9 +41,17 @@ type SpeakReplyFunc func(ctx context.Context, conv uuid.UUID, agent, text string
 // note it answers.
 const heardWindow = 24
 
-// heardQuote is the line that shows a transcript above a reply.
+// maxQuote is the most characters of a transcript quoted above a reply:
+// a long note is shown by its start (the log keeps it whole).
+const maxQuote = 400
+
+// heardQuote is the line that shows a transcript above a reply: one line,
+// however the speech was broken, cut at maxQuote characters.
 func heardQuote(transcript string) string {
 	t := strings.Join(strings.Fields(transcript), " ")
+	if r := []rune(t); len(r) > maxQuote {
+		t = strings.TrimSpace(string(r[:maxQuote-1])) + "…"
+	}
 	return "> 🎙️ “" + t + "”\n\n"
 }
 
