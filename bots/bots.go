@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core/cards"
+	"github.com/switchboardhq/switchboard/core/voice"
 )
 
 // ErrGone is what a platform answers for a target it can no longer reach
@@ -122,6 +123,12 @@ type Message struct {
 	// that show Markdown as written do (Slack's markdown block); the others
 	// convert it as they convert any text.
 	Markdown bool
+	// Voice is the reply spoken, on an agent's answer to a voice note
+	// when the agent answers with its voice too (voice.reply_with_voice):
+	// Discord posts it as a voice message after the text, Slack uploads
+	// it as an audio file. A platform that cannot post it logs why and
+	// posts the rest: the text is the answer.
+	Voice *voice.Audio
 	// Key is the idempotency key of the post (the entry id it delivers).
 	// Platforms that can make a post idempotent use it (Discord: a nonce
 	// with enforce_nonce) or tag the message with it so it can be found

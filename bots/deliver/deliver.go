@@ -72,6 +72,10 @@ type Options struct {
 	// LinkFunc gives the address people follow to read a conversation (a
 	// side thread's, from its marker); nil or "" shows its id instead.
 	LinkFunc func(conv uuid.UUID) string
+	// SpeakReplyFunc speaks an agent's replies to a voice note, for the
+	// platform to post with their text (see voice.go); nil posts text
+	// alone.
+	SpeakReplyFunc SpeakReplyFunc
 }
 
 // Observer is told how delivery goes. It is called inline: it must be quick.
@@ -292,6 +296,11 @@ func (d *Deliverer) deliverEntry(ctx context.Context, b *bound, live *liveStream
 	case core.EntryAssistant:
 		if c, err := core.Decode[core.AssistantContent](e); err == nil {
 			msg.Identity = d.opts.IdentityFunc(c.Agent)
+			if _, byAgent := e.Author.Agent(); byAgent {
+				if err := d.withVoiceNote(ctx, b, e, c.Agent, c.Text, msg); err != nil {
+					return err
+				}
+			}
 		}
 	case core.EntryCard, core.EntryToolResult:
 		// A card or a chart an agent made goes out under its name too (on

@@ -52,6 +52,9 @@ type liveStream struct {
 	// text is what the stream has shown since it (re)started, so a turn
 	// a person stopped keeps it.
 	text strings.Builder
+	// prefix opens the stream, and opens it again after a reset: the
+	// quote of the voice note the reply answers (voice.go).
+	prefix string
 }
 
 // turnDelivery delivers one running turn. Its goroutine handles the turn's
@@ -281,6 +284,7 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 			t.d.log.WarnContext(ctx, "starting over a live stream left by an earlier attempt", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
 		ls.stream = s
+		t.openWith(ctx, b, ls)
 		return ls
 	}
 	if err != nil {
@@ -306,7 +310,23 @@ func (t *turnDelivery) streamOf(ctx context.Context, b *bound) *liveStream {
 		k.SetKey(key)
 	}
 	ls.stream, ls.saved = s, []string{}
+	t.openWith(ctx, b, ls)
 	return ls
+}
+
+// openWith shows the stream's prefix (the voice note's quote) at the
+// start of a stream just opened or reset.
+func (t *turnDelivery) openWith(ctx context.Context, b *bound, ls *liveStream) {
+	if ls.prefix == "" {
+		ls.prefix = t.streamPrefix(ctx, b)
+	}
+	if ls.prefix == "" {
+		return
+	}
+	ls.text.WriteString(ls.prefix)
+	if err := ls.stream.Append(ctx, ls.prefix); err != nil {
+		t.d.log.WarnContext(ctx, "streaming", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
+	}
 }
 
 // closeOtherTurn finishes a live message another turn left open on b
@@ -416,6 +436,7 @@ func (t *turnDelivery) reset(ctx context.Context) {
 		if err := ls.stream.Reset(ctx); err != nil {
 			t.d.log.WarnContext(ctx, "resetting live stream", "platform", b.b.Place.Platform, "error", redact.String(err.Error()))
 		}
+		t.openWith(ctx, b, ls)
 		t.save(ctx, b, ls)
 	}
 }
@@ -475,7 +496,7 @@ func (t *turnDelivery) closeStream(ctx context.Context, b *bound, ls *liveStream
 			return fmt.Errorf("closing a stopped live stream on %s: %w", b.b.Place.Platform, err)
 		}
 		return t.d.st.LiveStreamDelete(ctx, b.b.ID)
-	case strings.TrimSpace(text) == "":
+	case strings.TrimSpace(strings.TrimPrefix(text, ls.prefix)) == "":
 		// Nothing was cut: the turn showed only its tasks (a question it
 		// asked, then paused), or nothing at all.
 		if len(ls.stream.Refs()) > 0 {

@@ -118,6 +118,9 @@ func New(opts Options) (*Adapter, error) {
 	s.AddHandler(a.onInteractionCreate)
 	s.AddHandler(a.onRawInteraction) // card forms' submissions (forms.go)
 	s.AddHandler(a.onGuildCreate)
+	if acc, ok := o.Submitter.(accepter); ok && o.HearFunc != nil {
+		acc.SetInboundFinisher(Platform, finisher{a})
+	}
 	return a, nil
 }
 

@@ -30,18 +30,40 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	if !ok {
 		return
 	}
-	res, err := a.opts.Submitter.Submit(ctx, in)
+	var (
+		res *core.SubmitResult
+		err error
+	)
+	if acc, accepts := a.opts.Submitter.(accepter); accepts && len(in.Deferred) > 0 {
+		// A voice note: the event is stored at once, and the recording
+		// downloaded and heard in its work item (voice.go).
+		res, err = acc.Accept(ctx, in)
+	} else {
+		res, err = a.opts.Submitter.Submit(ctx, in)
+	}
 	if err != nil {
 		a.log.ErrorContext(ctx, "submitting discord message", "message_id", in.MessageID, "channel_id", in.Channel, "err", err)
 		return
 	}
-	a.log.DebugContext(ctx, "discord message submitted", "message_id", in.MessageID,
+	a.log.DebugContext(ctx, "discord message submitted", "message_id", in.MessageID, "accepted", res.Accepted,
 		"conversation_id", res.ConversationID, "duplicate", res.Duplicate, "ignored", res.Ignored, "refused", res.Refused)
+	if !res.Accepted {
+		a.afterSubmit(ctx, in, res)
+	}
+}
+
+// afterSubmit reacts to a message core took, and tells a refused sender
+// why.
+func (a *Adapter) afterSubmit(ctx context.Context, in *core.Inbound, res *core.SubmitResult) {
 	if a.opts.AckReaction != "" && !res.Duplicate && !res.Ignored && !res.Refused {
 		// The reaction says "seen, working on it"; it is a courtesy, so a
 		// failure is only logged.
-		if err := a.s.MessageReactionAdd(ev.ChannelID, ev.ID, a.opts.AckReaction, discordgo.WithContext(ctx)); err != nil {
-			a.log.WarnContext(ctx, "adding the acknowledgement reaction", "message_id", ev.ID, "err", err)
+		channel := in.Channel
+		if in.Thread != "" && in.Thread != in.MessageID {
+			channel = in.Thread
+		}
+		if err := a.s.MessageReactionAdd(channel, in.MessageID, a.opts.AckReaction, discordgo.WithContext(ctx)); err != nil {
+			a.log.WarnContext(ctx, "adding the acknowledgement reaction", "message_id", in.MessageID, "err", err)
 		}
 	}
 	if res.Refused && res.Notice != "" {
@@ -129,11 +151,25 @@ func (a *Adapter) normalize(ctx context.Context, m *discordgo.Message) (*core.In
 		}
 	}
 	in.Mentioned = mentioned || configured || in.IsDM
-	in.Text = messageText(m, botID)
+	atts := m.Attachments
+	if note, rest, ok := a.voiceNote(m); ok {
+		// Its words are the message: the recording is heard after the
+		// event is stored, never named as an attachment.
+		atts = rest
+		mm := *m
+		mm.Attachments = rest
+		in.Text = messageText(&mm, botID)
+		in.Deferred = core.DeferredJSON(voiceDeferred{Voice: note})
+		if _, accepts := a.opts.Submitter.(accepter); !accepts {
+			a.hearNow(ctx, in)
+		}
+	} else {
+		in.Text = messageText(m, botID)
+	}
 	// Handlers run on the gateway's read goroutine: only a message
 	// addressed to the bot waits for its downloads; others list their
 	// files by name.
-	in.Files = a.readAttachments(m.Attachments, in.Mentioned)
+	in.Files = append(in.Files, a.readAttachments(atts, in.Mentioned)...)
 
 	threadHere := a.opts.ThreadOnEveryMention || slices.Contains(a.opts.ThreadOnMention, m.ChannelID)
 	if topLevel && !in.IsDM && in.Mentioned && threadHere {

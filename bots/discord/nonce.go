@@ -39,21 +39,24 @@ func nonceFor(key string, part int) string {
 // message the first one created, and creates nothing.
 type messageSendWithNonce struct {
 	*discordgo.MessageSend
-	Nonce        string `json:"nonce"`
-	EnforceNonce bool   `json:"enforce_nonce"`
+	Nonce        string `json:"nonce,omitempty"`
+	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
+	// Attachments is the files' metadata (a voice message's), which
+	// MessageSend lacks too.
+	Attachments []voiceMeta `json:"attachments,omitempty"`
 }
 
 // sendWithNonce is ChannelMessageSendComplex with a nonce and enforce_nonce,
 // written out because discordgo has no field for them; it sends what that
 // function sends (JSON, or multipart with the JSON as payload_json when
 // there are files) to the same endpoint and rate-limit bucket.
-func (a *Adapter) sendWithNonce(channelID string, data *discordgo.MessageSend, nonce string, opts ...discordgo.RequestOption) (*discordgo.Message, error) {
+func (a *Adapter) sendWithNonce(channelID string, data *discordgo.MessageSend, nonce string, atts []voiceMeta, opts ...discordgo.RequestOption) (*discordgo.Message, error) {
 	for _, e := range data.Embeds {
 		if e.Type == "" {
 			e.Type = discordgo.EmbedTypeRich
 		}
 	}
-	body := messageSendWithNonce{MessageSend: data, Nonce: nonce, EnforceNonce: true}
+	body := messageSendWithNonce{MessageSend: data, Nonce: nonce, EnforceNonce: nonce != "", Attachments: atts}
 	endpoint := discordgo.EndpointChannelMessages(channelID)
 	var (
 		resp []byte

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/discord/discordcard"
+	"github.com/switchboardhq/switchboard/bots/voicenote"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -88,6 +89,15 @@ type Options struct {
 
 	// Submitter is core's inbound half. Required.
 	Submitter core.Submitter
+	// HearFunc hears a voice note: a voice message (IS_VOICE_MESSAGE), or
+	// an audio file, sent to the bot is stored at once (with a Submitter
+	// that has Accept), then downloaded within the file limits and handed
+	// to it in the event's work item. Optional: nil passes recordings on
+	// as attachments.
+	HearFunc voicenote.HearFunc
+	// Encoder encodes an agent's spoken reply (bots.Message.Voice) as a
+	// voice message's Ogg Opus. Default: ffmpeg on PATH.
+	Encoder voicenote.Encoder
 	// Binder binds a guild to a Switchboard workspace when the bot joins it
 	// (GUILD_CREATE), owned by the guild's owner. Optional: nil skips it.
 	Binder WorkspaceBinder

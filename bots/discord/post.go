@@ -37,6 +37,9 @@ type outgoing struct {
 	// flags are the message flags: IS_COMPONENTS_V2 for a card drawn in
 	// Components V2 (then content and embeds stay empty).
 	flags discordgo.MessageFlags
+	// attachments is the files' metadata, sent as the attachments array:
+	// a voice message's duration and waveform (voice.go).
+	attachments []voiceMeta
 }
 
 // render splits m into the messages Discord will show: the text in parts of
@@ -201,6 +204,7 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 	}
 	if !m.Ephemeral {
 		a.tagForumPost(ctx, to, m.Identity)
+		a.postVoice(ctx, channelID, m)
 	}
 	return refs, nil
 }
@@ -251,10 +255,10 @@ func (a *Adapter) sendMessage(ctx context.Context, channelID string, p outgoing)
 			AllowedMentions: noMentions(),
 			Flags:           p.flags,
 		}
-		if p.nonce == "" {
+		if p.nonce == "" && len(p.attachments) == 0 {
 			msg, err = a.s.ChannelMessageSendComplex(channelID, send, opts...)
 		} else {
-			msg, err = a.sendWithNonce(channelID, send, p.nonce, opts...)
+			msg, err = a.sendWithNonce(channelID, send, p.nonce, p.attachments, opts...)
 		}
 		return err
 	})

@@ -272,5 +272,6 @@ func (st *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messa
 	if err := st.show(ctx, parts); err != nil {
 		return nil, fmt.Errorf("discord: finishing stream: %w", refusal(err))
 	}
+	st.a.postVoice(ctx, st.channel, final)
 	return append([]bots.MessageRef(nil), st.refs...), nil
 }

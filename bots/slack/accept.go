@@ -55,7 +55,10 @@ func (f finisher) Prepare(ctx context.Context, in *core.Inbound) error {
 		return nil
 	}
 	in.Files = f.a.readFiles(ctx, w, d.Files)
-	return nil
+	// Heard here, in the event's work item: a process killed while it
+	// transcribes leaves the item to run again, and nothing is stored
+	// until Submit commits the message, once.
+	return f.a.hear(ctx, in)
 }
 
 // Submitted does what the ack used to do once core had the message: the

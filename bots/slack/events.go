@@ -155,6 +155,9 @@ func (a *Adapter) handleCallback(ctx context.Context, cb *callback) error {
 		in.Deferred = core.DeferredJSON(deferred{Team: team, Files: ev.Files})
 	case hasFiles(&ev):
 		in.Files = a.readFiles(ctx, w, ev.Files)
+		if err := a.hear(ctx, in); err != nil {
+			a.log.WarnContext(ctx, "hearing a slack voice note", "event_id", cb.EventID, "err", err)
+		}
 	}
 	if in.IsDM && in.Thread != "" && a.threads.take(in.Channel+"/"+in.Thread) {
 		a.background(func(ctx context.Context) { a.titleThread(ctx, w, in.Channel, in.Thread, in.Text) })

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/bots/voicenote"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/voice"
 )
 
 // Files people share with the bot (files:read): each is downloaded with the
@@ -34,6 +37,18 @@ type sharedFile struct {
 	// read; FileAccess "check_file_info" for a Slack Connect file.
 	Mode       string `json:"mode"`
 	FileAccess string `json:"file_access"`
+	// Subtype is slack_audio for an audio clip recorded in Slack (the
+	// microphone button), which is a voice note to hear.
+	Subtype string `json:"subtype,omitempty"`
+}
+
+// audioType is the media type a shared file is heard as, or "" when it is
+// not a recording or the adapter hears none (no HearFunc).
+func (a *Adapter) audioType(f sharedFile) string {
+	if a.opts.HearFunc == nil {
+		return ""
+	}
+	return voicenote.AudioType(f.MimeType, firstOf(f.Name, f.Title), f.Subtype == "slack_audio")
 }
 
 // readFiles downloads the files of a message for the model, within the
@@ -48,12 +63,16 @@ func (a *Adapter) readFiles(ctx context.Context, w *workspace, files []sharedFil
 	out := make([]core.UserFile, 0, len(files))
 	for i, f := range files {
 		uf := core.UserFile{Name: firstOf(f.Name, f.Title, f.ID, "file"), MimeType: f.MimeType, Size: f.Size}
+		audio := a.audioType(f)
+		if audio != "" {
+			uf.MimeType = audio
+		}
 		switch {
 		case a.opts.FileMaxCount < 0:
 			uf.Note = "the bot does not read files (slack.files.max_count is 0)"
 		case i >= a.opts.FileMaxCount:
 			uf.Note = fmt.Sprintf("more than the %d files read per message", a.opts.FileMaxCount)
-		case core.FileKind(f.MimeType) == "":
+		case core.FileKind(f.MimeType) == "" && audio == "":
 			uf.Note = "a file type the model cannot read"
 		case f.Size > a.opts.FileMaxBytes:
 			uf.Note = fmt.Sprintf("%s, over the %s limit", byteSize(f.Size), byteSize(a.opts.FileMaxBytes))
@@ -118,6 +137,28 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// hear hands the first recording among the message's files (a Slack audio
+// clip, an audio file) to HearFunc, which makes the message the spoken
+// one; the other files stay as they are.
+func (a *Adapter) hear(ctx context.Context, in *core.Inbound) error {
+	if a.opts.HearFunc == nil {
+		return nil
+	}
+	for i, f := range in.Files {
+		if len(f.Data) == 0 || voicenote.AudioType(f.MimeType, f.Name, false) == "" {
+			continue
+		}
+		files := in.Files
+		in.Files = slices.Delete(slices.Clone(files), i, i+1)
+		if err := a.opts.HearFunc(ctx, in, voice.Recording{Name: f.Name, MimeType: f.MimeType, Data: f.Data}); err != nil {
+			in.Files = files
+			return fmt.Errorf("hearing the voice note %q of slack event %s: %w", f.Name, in.EventID, err)
+		}
+		return nil
+	}
+	return nil
 }
 
 // hasFiles says whether an event's message shares files.

@@ -186,6 +186,9 @@ func (a *Adapter) Post(ctx context.Context, to bots.Target, m *bots.Message) ([]
 		}
 	}
 	files, err := a.postFiles(ctx, w, channel, to.Thread, m)
+	if err == nil {
+		a.postVoice(ctx, w, channel, to.Thread, m)
+	}
 	return append(refs, files...), err
 }
 

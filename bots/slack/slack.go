@@ -38,6 +38,7 @@ import (
 	"github.com/switchboardhq/switchboard/bots"
 	"github.com/switchboardhq/switchboard/bots/slack/slackcard"
 	"github.com/switchboardhq/switchboard/bots/slack/slacklimit"
+	"github.com/switchboardhq/switchboard/bots/voicenote"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -167,6 +168,15 @@ type Options struct {
 	// FileMaxCount is how many files of one message are read; the others
 	// are listed by name. Default DefaultFileMaxCount; negative reads none.
 	FileMaxCount int
+	// HearFunc hears a voice note: a Slack audio clip (subtype
+	// slack_audio), or an audio file, shared with a message addressed to
+	// the bot, is downloaded within the file limits and handed to it in
+	// the event's work item, after the ack. Optional: nil passes
+	// recordings on as files the model cannot read.
+	HearFunc voicenote.HearFunc
+	// Encoder encodes an agent's spoken reply (bots.Message.Voice) as an
+	// audio file. Default: ffmpeg on PATH.
+	Encoder voicenote.Encoder
 	// FileTimeout bounds the downloads of one message's files. Default 20s.
 	FileTimeout time.Duration
 	// SubmitTimeout bounds a Submit or Act call made while Slack waits for

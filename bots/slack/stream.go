@@ -464,6 +464,7 @@ func (s *stream) Finish(ctx context.Context, final *bots.Message) ([]bots.Messag
 	if err := s.a.uploadFiles(ctx, s.w, s.channel, s.to.Thread, final.Files); err != nil {
 		return refs, err
 	}
+	s.a.postVoice(ctx, s.w, s.channel, s.to.Thread, final)
 	return refs, nil
 }
 

@@ -777,6 +777,8 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		Store: a.Store, Adapters: a.Adapters, Logger: a.log.With("part", "deliver"), Now: cfg.Now, Observer: a.Metrics,
 		// A side thread's marker links to its conversation over the API.
 		LinkFunc: conversationLink(cfg.Env("SWITCHBOARD_PUBLIC_URL")),
+		// Replies to voice notes are spoken too, for agents that say so.
+		SpeakReplyFunc: a.speakReply,
 		IdentityFunc: func(name string) *bots.Identity {
 			ag, ok := a.Service.Agents().Find(name) // as last reloaded
 			if !ok {

@@ -58,6 +58,8 @@ func (a *App) buildPlatforms() error {
 			Asker:            a.Service,
 			// With an ack reaction set, it becomes ✅ once the reply is in.
 			DoneReaction: "white_check_mark",
+			// Audio clips are heard by the agent's transcriber, after the ack.
+			HearFunc: a.Service.HearVoiceNote,
 		}
 		slackCfg.Apply(&sopts)
 		sl, err := slackbot.New(sopts)
@@ -117,6 +119,8 @@ func (a *App) buildPlatforms() error {
 			AgentWebhooks:  webhooks,
 			// With an ack reaction set, it becomes ✅ once the reply is in.
 			DoneReaction: "✅",
+			// Voice messages are stored on arrival and heard after.
+			HearFunc: a.Service.HearVoiceNote,
 		}
 		discordCfg.Apply(&dopts)
 		if cfg.DiscordCommandGuildID != "" {

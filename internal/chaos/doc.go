@@ -14,6 +14,11 @@
 //   - TestRefusedUpload: no kill; Slack refuses a file for good
 //     (missing_scope) in the second of five turns of one thread: every
 //     reply once, whole and closed, and one notice in the file's place.
+//   - TestKillVoiceNote, TestKillDiscordVoiceMessage: kill -9 while a Slack
+//     audio clip (a Discord voice message) is being transcribed, held by
+//     an OpenAI-compatible transcription server; after the restart the
+//     note is heard again and answered once, the transcript quoted above
+//     the reply, and the log holds the spoken message once.
 //   - TestPostgresFaults: 120 mentions while every Postgres connection of
 //     the service is terminated every 2 s, and (CHAOS_PG_RESTART=1) the
 //     local cluster restarts once.

@@ -76,6 +76,10 @@ type Attachment struct {
 	// URL is where a person's attachment (UserMessageFiles) is served, on
 	// the fake's own host in place of Discord's CDN.
 	URL string
+	// DurationSecs and Waveform (base64) are a voice message's audio
+	// metadata (see voice.go); zero and "" otherwise.
+	DurationSecs float64
+	Waveform     string
 }
 
 // Message is a message as the fake stores it.
@@ -217,11 +221,15 @@ func (m *Message) wire() map[string]any {
 	w["components"] = rawOr(m.Components, "[]")
 	atts := make([]map[string]any, 0, len(m.Attachments))
 	for i, a := range m.Attachments {
-		atts = append(atts, map[string]any{
+		att := map[string]any{
 			"id": m.ID + strconv.Itoa(i), "filename": a.Filename,
 			"content_type": a.ContentType, "size": len(a.Data),
 			"url": cmpOr(a.URL, "https://cdn.discordapp.com/attachments/"+m.ChannelID+"/"+m.ID+"/"+a.Filename),
-		})
+		}
+		if a.DurationSecs > 0 {
+			att["duration_secs"], att["waveform"] = a.DurationSecs, a.Waveform
+		}
+		atts = append(atts, att)
 	}
 	w["attachments"] = atts
 	if m.Reference != nil {
@@ -594,6 +602,10 @@ func (s *Server) UserMessage(channelID string, author discordgo.User, content st
 // its attachment url on the fake's host (GET /attachments/...), as Discord's
 // CDN serves them, without a token.
 func (s *Server) UserMessageFiles(channelID string, author discordgo.User, content string, files ...Attachment) *Message {
+	return s.userMessage(channelID, author, content, 0, files...)
+}
+
+func (s *Server) userMessage(channelID string, author discordgo.User, content string, flags int, files ...Attachment) *Message {
 	s.mu.Lock()
 	ch, ok := s.channels[channelID]
 	if !ok {
@@ -602,7 +614,7 @@ func (s *Server) UserMessageFiles(channelID string, author discordgo.User, conte
 	}
 	m := &Message{
 		ID: s.id(), ChannelID: channelID, GuildID: ch.GuildID, Author: author,
-		Content: content, Timestamp: s.now().UTC(),
+		Content: content, Timestamp: s.now().UTC(), Flags: flags,
 	}
 	for _, f := range files {
 		f.URL = s.URL + "/attachments/" + channelID + "/" + m.ID + "/" + url.PathEscape(f.Filename)
@@ -1054,6 +1066,7 @@ type messagePayload struct {
 	Reference       *discordgo.MessageReference `json:"message_reference"`
 	Flags           *int                        `json:"flags"`
 	Attachments     json.RawMessage             `json:"attachments"`
+	StickerIDs      json.RawMessage             `json:"sticker_ids"`
 	Nonce           json.RawMessage             `json:"nonce"`
 	EnforceNonce    bool                        `json:"enforce_nonce"`
 	// Webhook executions name who the message appears from.
@@ -1087,6 +1100,12 @@ func (p *messagePayload) nonce() (string, string) {
 }
 
 func present(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+
+func (p *messagePayload) hasStickers() bool {
+	return present(p.StickerIDs) && string(p.StickerIDs) != "[]"
+}
+
+func (p *messagePayload) voice() bool { return p.Flags != nil && *p.Flags&FlagVoiceMessage != 0 }
 
 // validate checks the payload against Discord's limits: content, embeds
 // (each field and 6,000 in all) and components (legacy rows of buttons, or
@@ -1182,6 +1201,11 @@ func (s *Server) createMessage(_ http.ResponseWriter, r *http.Request, c *Call) 
 	if p.empty(len(c.Files)) {
 		return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")
 	}
+	if p.voice() {
+		if status, e := voiceMessage(p, c.Files); e != nil {
+			return status, e
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.channels[r.PathValue("channel")]
@@ -1226,6 +1250,9 @@ func (s *Server) editMessage(_ http.ResponseWriter, r *http.Request, c *Call) (i
 	}
 	if m.Author.ID != s.Bot.ID {
 		return http.StatusForbidden, errBody(50005, "Cannot edit a message authored by another user")
+	}
+	if m.VoiceMessage() {
+		return http.StatusBadRequest, errBody(50162, "Voice messages cannot be edited.")
 	}
 	if fe := applyEdit(m, p, c.Files); fe != nil {
 		return http.StatusBadRequest, fe.body()
@@ -1457,6 +1484,9 @@ func (s *Server) editWebhookMessage(w http.ResponseWriter, r *http.Request, c *C
 	m, ok := s.messages[id]
 	if !ok {
 		return http.StatusNotFound, errBody(10008, "Unknown Message")
+	}
+	if m.VoiceMessage() {
+		return http.StatusBadRequest, errBody(50162, "Voice messages cannot be edited.")
 	}
 	if fe := applyEdit(m, p, c.Files); fe != nil {
 		return http.StatusBadRequest, fe.body()

@@ -159,6 +159,11 @@ func (s *Server) executeWebhook(_ http.ResponseWriter, r *http.Request, c *Call)
 	if p.empty(len(c.Files)) {
 		return http.StatusBadRequest, errBody(50006, "Cannot send an empty message")
 	}
+	if p.voice() {
+		if status, e := voiceMessage(p, c.Files); e != nil {
+			return status, e
+		}
+	}
 	if p.Username != "" && (runes(p.Username) > 80 || forbiddenWebhookName.MatchString(p.Username)) {
 		return http.StatusBadRequest, invalid("username", "WEBHOOK_INVALID_USERNAME", "Must be between 1 and 80 in length and not contain \"clyde\" or \"discord\"").body()
 	}
@@ -210,6 +215,9 @@ func (s *Server) editByWebhook(_ http.ResponseWriter, r *http.Request, c *Call) 
 	m, status, e := s.webhookMessageLocked(r)
 	if e != nil {
 		return status, e
+	}
+	if m.VoiceMessage() {
+		return http.StatusBadRequest, errBody(50162, "Voice messages cannot be edited.")
 	}
 	if fe := applyEdit(m, p, c.Files); fe != nil {
 		return http.StatusBadRequest, fe.body()
