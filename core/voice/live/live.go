@@ -10,21 +10,26 @@
 //	    │  final transcript posted (Options.Post)               │ (or push-to-talk up,
 //	    └──────────────────────────── finishing ◄───────────────┘  or MaxUtterance)
 //
-// Replies are spoken independently of that cycle: each reply's text is
-// cut into sentences (voice.Sentences) as it streams, and a single speaker
-// goroutine speaks them in order and hands the audio to the surface.
+// The surface supplies the two halves of core it needs: Listen opens an
+// utterance of the person to the agent (core.Service.Listen, bound to the
+// conversation and the person), whose Post enters the words into the
+// conversation as the person's spoken message (core.Service.PostSpoken);
+// Speak starts speaking the agent's next reply (core.Service.SpeakReply),
+// handing each sentence's audio to Play. Speak is started just before the
+// words are posted, so it hears the reply from its first delta.
 //
-// Barge-in: a speech start while a reply is being spoken (synthesised, or
-// still playing at the client by the clock: the audio is sent faster than
-// it plays) cancels the Speaker, drops the sentences not yet spoken, mutes
-// the rest of that reply, and sends EventStop so the client stops playback
-// at once. The new words are heard as the next utterance.
+// Barge-in: a speech start (or push-to-talk down) while a reply is being
+// spoken, or may still be playing at the client by the clock (the audio is
+// sent faster than it plays), stops the replies being spoken (their Play
+// is refused from that moment, their Speaker cancelled) and sends
+// EventStop, so the client stops playback at once. The new words are heard
+// as the next utterance.
 //
 // What happens on failure: a transcriber error ends that utterance with
-// EventError and the session listens again; a Speaker error skips the
-// sentence (EventError) and goes on with the next; a Post error is
-// reported as EventError with the transcript, which is not retried (the
-// person can say it again). Audio is never logged, only its length.
+// EventError and the session listens again; a Post error is reported as
+// EventError with the words, which are not retried (the person can say
+// them again); a reply that cannot be spoken is still written in the
+// conversation. Audio is never logged, only its length.
 package live
 
 import (
@@ -58,12 +63,10 @@ const (
 	EventSpeechStart EventKind = "speech_start" // the person began speaking
 	EventPartial     EventKind = "partial"      // Text: heard so far
 	EventFinal       EventKind = "final"        // Text: the utterance, posted as the person's message
-	EventIgnored     EventKind = "ignored"      // Text: an utterance without the wake word; not posted
-	EventReply       EventKind = "reply"        // Text: a delta of the agent's reply
-	EventReplyEnd    EventKind = "reply_end"    // the reply is complete
+	EventIgnored     EventKind = "ignored"      // Text, Reason: an utterance not posted (no words, no wake word)
 	EventSentence    EventKind = "sentence"     // Sentence, Text, Format, Audio: its frames follow
 	EventAudio       EventKind = "audio"        // Sentence, Frame: a piece of the sentence's PCM
-	EventStop        EventKind = "stop"         // Sentence: stop playback of this sentence and those before it
+	EventStop        EventKind = "stop"         // Sentence, Reason: stop playback of this sentence and those before it
 	EventError       EventKind = "error"        // Text: what went wrong
 )
 
@@ -79,19 +82,46 @@ type Event struct {
 	Audio time.Duration
 	// Frame is a piece of a sentence's PCM (EventAudio).
 	Frame []byte
-	// Reason says why playback stopped ("barge_in").
+	// Reason says why playback stopped ("barge_in") or an utterance was
+	// ignored.
 	Reason string
+}
+
+// Utterance is one utterance being heard (core.Listening, with the
+// conversation to post into).
+type Utterance interface {
+	Write(pcm []byte) (int, error)
+	Partials() <-chan voice.Transcript
+	// Finish ends the utterance and returns the words heard ("" for
+	// none).
+	Finish(ctx context.Context) (string, error)
+	// Post enters what Finish heard into the conversation as the
+	// person's message.
+	Post(ctx context.Context) error
+	Close() error
+}
+
+// ErrTooLong is what an Utterance's Write returns once the utterance is
+// as long as it may be: the session finishes it.
+var ErrTooLong = errors.New("the utterance is as long as it may be")
+
+// Play hands one spoken sentence of a reply to the client, in order
+// (core.PlayFunc).
+type Play func(ctx context.Context, a voice.Audio, sentence string) error
+
+// Speech is one reply being spoken (core.ReplySpeech).
+type Speech interface {
+	// Stop interrupts it and waits until it has stopped.
+	Stop()
 }
 
 // Options configure a session.
 type Options struct {
-	// Transcriber hears the utterances; required.
-	Transcriber voice.Transcriber
-	// Speaker speaks the replies; nil: replies are not spoken (speak: off).
-	Speaker voice.Speaker
-	// Post enters a final transcript into the conversation as the
-	// person's message; required.
-	Post func(ctx context.Context, text string) error
+	// Listen opens an utterance; required.
+	Listen func(ctx context.Context) (Utterance, error)
+	// Speak starts speaking the agent's next reply, each sentence through
+	// play; nil: replies are not spoken (voice.speak: off).
+	Speak func(ctx context.Context, play Play) (Speech, error)
 	// Send delivers an event to the client; required. It is called from
 	// one goroutine at a time.
 	Send func(Event) error
@@ -105,8 +135,6 @@ type Options struct {
 	Wake string
 	// Endpoint tunes the speech detector.
 	Endpoint voice.EndpointOptions
-	// MaxUtterance ends an utterance that lasts longer (default 30s).
-	MaxUtterance time.Duration
 	// FrameBytes is the size of the audio frames sent for a sentence
 	// (default 100 ms of its audio).
 	FrameBytes int
@@ -120,10 +148,8 @@ type Options struct {
 
 func (o *Options) validate() error {
 	switch {
-	case o.Transcriber == nil:
-		return errors.New("live voice: Options.Transcriber is required")
-	case o.Post == nil:
-		return errors.New("live voice: Options.Post is required")
+	case o.Listen == nil:
+		return errors.New("live voice: Options.Listen is required")
 	case o.Send == nil:
 		return errors.New("live voice: Options.Send is required")
 	}
@@ -139,12 +165,6 @@ func (o *Options) validate() error {
 	case ModeVoice, ModePushToTalk:
 	default:
 		return fmt.Errorf("live voice: mode %q is not %q or %q", o.Mode, ModeVoice, ModePushToTalk)
-	}
-	if o.MaxUtterance == 0 {
-		o.MaxUtterance = 30 * time.Second
-	}
-	if o.MaxUtterance < 0 {
-		return fmt.Errorf("live voice: max utterance %s is negative", o.MaxUtterance)
 	}
 	if o.PreRoll == 0 {
 		o.PreRoll = 300 * time.Millisecond
@@ -162,8 +182,7 @@ func (o *Options) validate() error {
 }
 
 // Session is one live voice conversation. Audio and PushToTalk are called
-// by the surface's reader, Reply by whatever follows the conversation's
-// replies; each may be called from its own goroutine.
+// by the surface's reader (one goroutine).
 type Session struct {
 	opts Options
 	ctx  context.Context
@@ -176,32 +195,22 @@ type Session struct {
 	pre       []byte     // the last PreRoll of audio while listening
 	utter     *utterance // the utterance being heard, nil while listening
 	pttDown   bool       // push-to-talk held
-	sentences voice.Sentences
-	// Speaking: one goroutine speaks the queued sentences in order. A
-	// barge-in moves to the next generation: sentences of an older one are
-	// dropped, and its Speak call is cancelled.
-	queue       chan queued
-	gen         int
-	speakCtx    context.Context
-	speakCancel context.CancelFunc
-	pending     int       // sentences queued or being spoken
-	muted       bool      // the rest of the current reply is not spoken (barge-in)
-	replying    bool      // a reply is streaming
-	playUntil   time.Time // when the audio sent so far ends playing at the client
-	lastSent    int       // the number of the last sentence sent
-	wg          sync.WaitGroup
+	speeches  []*speech  // replies being spoken (or done: Stop is harmless then)
+	playUntil time.Time  // when the audio sent so far ends playing at the client
+	lastSent  int        // the number of the last sentence sent
+	wg        sync.WaitGroup
 }
 
 type utterance struct {
-	stream voice.Stream
-	heard  time.Duration
+	u      Utterance
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-type queued struct {
-	gen  int
-	text string
+// speech is a reply being spoken; once stopped, its Play is refused.
+type speech struct {
+	sp      Speech
+	stopped bool
 }
 
 // Start opens a session; ctx bounds it (Close also ends it).
@@ -213,26 +222,30 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("live voice: %w", err)
 	}
-	s := &Session{opts: opts, ep: ep, queue: make(chan queued, 256)}
+	s := &Session{opts: opts, ep: ep}
 	s.ctx, s.stop = context.WithCancel(ctx)
-	s.speakCtx, s.speakCancel = context.WithCancel(s.ctx)
-	s.wg.Add(1)
-	go s.speakLoop()
 	return s, nil
 }
 
-// Close ends the session: an utterance being heard is abandoned, speaking
+// Close ends the session: an utterance being heard is dropped, speaking
 // stops, and Close waits for the session's goroutines.
 func (s *Session) Close() {
 	s.stop()
 	s.mu.Lock()
 	if u := s.utter; u != nil {
 		u.cancel()
-		_ = u.stream.Close()
+		_ = u.u.Close()
 		s.utter = nil
 	}
-	s.speakCancel()
+	speeches := s.speeches
+	s.speeches = nil
+	for _, sp := range speeches {
+		sp.stopped = true
+	}
 	s.mu.Unlock()
+	for _, sp := range speeches {
+		sp.sp.Stop()
+	}
 	s.wg.Wait()
 }
 
@@ -263,16 +276,16 @@ func (s *Session) Audio(pcm []byte) error {
 				continue
 			}
 			if s.utter == nil {
-				if err := s.beginLocked(); err != nil {
-					return err
-				}
+				s.beginLocked()
 			}
 		case voice.SpeechEnd:
 			if s.opts.Mode == ModeVoice && s.utter != nil {
 				// The rest of this PCM is silence after the speech: it
 				// ends the utterance, it is not the next one.
 				s.writeLocked(pcm)
-				s.finishLocked()
+				if s.utter != nil {
+					s.finishLocked()
+				}
 				s.keepPreRoll(pcm)
 				return nil
 			}
@@ -280,10 +293,6 @@ func (s *Session) Audio(pcm []byte) error {
 	}
 	if s.utter != nil {
 		s.writeLocked(pcm)
-		if s.utter != nil && s.utter.heard >= s.opts.MaxUtterance {
-			s.opts.Logger.InfoContext(s.ctx, "live voice: utterance cut at the maximum length", "max", s.opts.MaxUtterance)
-			s.finishLocked()
-		}
 		return nil
 	}
 	s.keepPreRoll(pcm)
@@ -315,7 +324,10 @@ func (s *Session) PushToTalk(down bool) error {
 	s.pttDown = down
 	if down {
 		s.pre = s.pre[:0] // what came before the key is not part of it
-		return s.beginLocked()
+		if s.utter == nil {
+			s.beginLocked()
+		}
+		return nil
 	}
 	if s.utter != nil {
 		s.finishLocked()
@@ -324,18 +336,18 @@ func (s *Session) PushToTalk(down bool) error {
 }
 
 // beginLocked opens an utterance: barge-in first, then the transcriber.
-func (s *Session) beginLocked() error {
+func (s *Session) beginLocked() {
 	s.bargeInLocked()
 	s.send(Event{Kind: EventSpeechStart})
 	ctx, cancel := context.WithCancel(s.ctx)
-	stream, err := s.opts.Transcriber.Stream(ctx, s.opts.Format)
+	u, err := s.opts.Listen(ctx)
 	if err != nil {
 		cancel()
-		s.send(Event{Kind: EventError, Text: "the transcriber could not start: " + err.Error()})
-		return nil // the session goes on listening
+		s.opts.Logger.WarnContext(s.ctx, "live voice: listening", "error", err)
+		s.send(Event{Kind: EventError, Text: "cannot listen: " + err.Error()})
+		return // the session goes on listening for the next one
 	}
-	u := &utterance{stream: stream, ctx: ctx, cancel: cancel}
-	s.utter = u
+	s.utter = &utterance{u: u, ctx: ctx, cancel: cancel}
 	if len(s.pre) > 0 {
 		s.writeLocked(s.pre)
 		s.pre = s.pre[:0]
@@ -343,26 +355,28 @@ func (s *Session) beginLocked() error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		for t := range stream.Partials() {
+		for t := range u.Partials() {
 			if strings.TrimSpace(t.Text) != "" {
 				s.send(Event{Kind: EventPartial, Text: t.Text})
 			}
 		}
 	}()
-	return nil
 }
 
 func (s *Session) writeLocked(pcm []byte) {
 	u := s.utter
-	if _, err := u.stream.Write(pcm); err != nil {
+	_, err := u.u.Write(pcm)
+	switch {
+	case errors.Is(err, ErrTooLong):
+		s.opts.Logger.InfoContext(s.ctx, "live voice: the utterance reached its maximum length")
+		s.finishLocked()
+	case err != nil:
 		s.opts.Logger.WarnContext(s.ctx, "live voice: feeding the transcriber", "error", err)
 		s.send(Event{Kind: EventError, Text: "the transcriber failed: " + err.Error()})
 		u.cancel()
-		_ = u.stream.Close()
+		_ = u.u.Close()
 		s.utter = nil
-		return
 	}
-	u.heard += s.opts.Format.Duration(len(pcm))
 }
 
 // finishLocked ends the utterance being heard: its final transcript is
@@ -374,28 +388,33 @@ func (s *Session) finishLocked() {
 	go func() {
 		defer s.wg.Done()
 		defer u.cancel()
-		t, err := u.stream.Finish(u.ctx)
-		_ = u.stream.Close()
-		if err != nil {
-			if s.ctx.Err() == nil {
-				s.opts.Logger.WarnContext(s.ctx, "live voice: final transcript", "audio", u.heard, "error", err)
-				s.send(Event{Kind: EventError, Text: "could not transcribe: " + err.Error()})
+		defer u.u.Close()
+		text, err := u.u.Finish(u.ctx)
+		text = strings.TrimSpace(text)
+		switch {
+		case err != nil && s.ctx.Err() != nil:
+			return
+		case err != nil && text == "":
+			s.opts.Logger.WarnContext(s.ctx, "live voice: final transcript", "error", err)
+			s.send(Event{Kind: EventError, Text: "could not transcribe: " + err.Error()})
+			return
+		case text == "":
+			s.send(Event{Kind: EventIgnored, Reason: "no words were heard"})
+			return
+		case !HasWake(text, s.opts.Wake):
+			s.send(Event{Kind: EventIgnored, Text: text, Reason: fmt.Sprintf("it does not begin with %q", s.opts.Wake)})
+			return
+		}
+		// The reply's speech listens before the words are posted, so it
+		// hears the reply from its first delta.
+		sp := s.startSpeech()
+		if err := u.u.Post(s.ctx); err != nil {
+			if sp != nil {
+				s.stopSpeeches([]*speech{sp})
 			}
-			return
-		}
-		text := strings.TrimSpace(t.Text)
-		if text == "" {
-			s.send(Event{Kind: EventIgnored, Reason: "nothing heard"})
-			return
-		}
-		if !HasWake(text, s.opts.Wake) {
-			s.send(Event{Kind: EventIgnored, Text: text, Reason: "no wake word"})
-			return
-		}
-		if err := s.opts.Post(s.ctx, text); err != nil {
 			if s.ctx.Err() == nil {
 				s.opts.Logger.WarnContext(s.ctx, "live voice: posting the transcript", "error", err)
-				s.send(Event{Kind: EventError, Text: "could not send the message (" + text + "): " + err.Error()})
+				s.send(Event{Kind: EventError, Text: fmt.Sprintf("could not send %q: %v", text, err)})
 			}
 			return
 		}
@@ -403,138 +422,90 @@ func (s *Session) finishLocked() {
 	}()
 }
 
-// bargeInLocked stops what is being said: the speaker is cancelled, its
-// queue dropped, the rest of the reply muted, and the client told to stop
+// startSpeech starts speaking the next reply; nil when replies are not
+// spoken or it cannot start (reported).
+func (s *Session) startSpeech() *speech {
+	if s.opts.Speak == nil {
+		return nil
+	}
+	sp := &speech{}
+	spk, err := s.opts.Speak(s.ctx, func(ctx context.Context, a voice.Audio, sentence string) error {
+		return s.play(ctx, sp, a, sentence)
+	})
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.opts.Logger.WarnContext(s.ctx, "live voice: speaking the reply", "error", err)
+			s.send(Event{Kind: EventError, Text: "the reply will not be spoken: " + err.Error()})
+		}
+		return nil
+	}
+	sp.sp = spk
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		sp.stopped = true
+		go spk.Stop()
+		return nil
+	}
+	// Drop the replies that are over: a Stop of one is harmless, but the
+	// list would grow with every utterance.
+	if len(s.speeches) > 8 {
+		s.speeches = s.speeches[len(s.speeches)-8:]
+	}
+	s.speeches = append(s.speeches, sp)
+	return sp
+}
+
+// stopSpeeches stops replies being spoken; Stop waits for the reply's
+// speaker, which may be waiting for the lock in play, so it is called
+// without the lock.
+func (s *Session) stopSpeeches(list []*speech) {
+	for _, sp := range list {
+		if sp.sp != nil {
+			sp.sp.Stop()
+		}
+	}
+}
+
+// bargeInLocked stops what is being said: every reply being spoken is
+// stopped (its Play refused from now on), and the client told to stop
 // playback when anything may still be playing there.
 func (s *Session) bargeInLocked() {
 	playing := s.opts.Now().Before(s.playUntil)
-	if s.pending == 0 && !playing && !s.replying {
+	if len(s.speeches) == 0 && !playing {
 		return
 	}
-	s.speakCancel()
-	s.gen++
-	s.pending = 0
-	s.speakCtx, s.speakCancel = context.WithCancel(s.ctx)
-	s.muted = s.replying
-	s.sentences = voice.Sentences{}
+	list := s.speeches
+	s.speeches = nil
+	for _, sp := range list {
+		sp.stopped = true
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.stopSpeeches(list)
+	}()
 	s.playUntil = time.Time{}
-	if s.lastSent > 0 || playing {
+	if playing {
 		s.send(Event{Kind: EventStop, Sentence: s.lastSent, Reason: "barge_in"})
 	}
 }
 
-// ReplyKind is what happened to the agent's reply.
-type ReplyKind int
-
-const (
-	ReplyDelta   ReplyKind = iota + 1 // Text: the next piece of the reply
-	ReplyRestart                      // the reply is written again from the start (a retried model call)
-	ReplyEnd                          // the turn ended
-	ReplyWhole                        // Text: a whole reply that was not streamed
-)
-
-// Reply takes what the conversation's agent is saying.
-func (s *Session) Reply(kind ReplyKind, text string) {
-	if s.ctx.Err() != nil {
-		return
-	}
+// play sends a sentence's audio in frames unless its reply was stopped;
+// the check and the sends hold the lock, so no frame of a stopped reply
+// follows EventStop.
+func (s *Session) play(ctx context.Context, sp *speech, audio voice.Audio, sentence string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch kind {
-	case ReplyDelta:
-		s.replying = true
-		s.send(Event{Kind: EventReply, Text: text})
-		if !s.muted {
-			for _, sentence := range s.sentences.Feed(text) {
-				s.speakLocked(sentence)
-			}
-		}
-	case ReplyWhole:
-		s.send(Event{Kind: EventReply, Text: text})
-		if !s.muted {
-			for _, sentence := range s.sentences.Feed(text) {
-				s.speakLocked(sentence)
-			}
-			if rest := s.sentences.Flush(); rest != "" {
-				s.speakLocked(rest)
-			}
-		}
-	case ReplyRestart:
-		// What was spoken stays spoken; the text is cut again from here.
-		s.sentences = voice.Sentences{}
-	case ReplyEnd:
-		if !s.muted {
-			if rest := s.sentences.Flush(); rest != "" {
-				s.speakLocked(rest)
-			}
-		}
-		s.sentences = voice.Sentences{}
-		s.muted, s.replying = false, false
-		s.send(Event{Kind: EventReplyEnd})
+	if sp.stopped {
+		return context.Canceled
 	}
-}
-
-// speakLocked queues a sentence for the speaker.
-func (s *Session) speakLocked(sentence string) {
-	if s.opts.Speaker == nil || strings.TrimSpace(sentence) == "" {
-		return
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	select {
-	case s.queue <- queued{gen: s.gen, text: sentence}:
-		s.pending++
-	default:
-		s.opts.Logger.WarnContext(s.ctx, "live voice: too many sentences waiting to be spoken; one skipped")
+	if err := s.ctx.Err(); err != nil {
+		return err
 	}
-}
-
-func (s *Session) speakLoop() {
-	defer s.wg.Done()
-	for {
-		var q queued
-		select {
-		case <-s.ctx.Done():
-			return
-		case q = <-s.queue:
-		}
-		s.mu.Lock()
-		current, ctx := q.gen == s.gen, s.speakCtx
-		s.mu.Unlock()
-		if !current {
-			continue // dropped by a barge-in
-		}
-		audio, err := s.opts.Speaker.Speak(ctx, q.text)
-		switch {
-		case ctx.Err() != nil:
-			continue // barge-in, or the end of the session
-		case err != nil:
-			s.opts.Logger.WarnContext(ctx, "live voice: speaking a sentence", "chars", len(q.text), "error", err)
-			s.send(Event{Kind: EventError, Text: "could not speak: " + err.Error()})
-			s.done(q.gen)
-			continue
-		}
-		s.sendAudio(q, audio)
-	}
-}
-
-// done counts a sentence of generation gen as spoken.
-func (s *Session) done(gen int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if gen == s.gen && s.pending > 0 {
-		s.pending--
-	}
-}
-
-// sendAudio sends a sentence's audio in frames unless a barge-in came
-// meanwhile; the check and the sends hold the lock, so no frame of a
-// stopped reply follows EventStop.
-func (s *Session) sendAudio(q queued, audio voice.Audio) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if q.gen != s.gen {
-		return
-	}
-	s.pending--
 	dur := audio.Format.Duration(len(audio.PCM))
 	s.lastSent++
 	now := s.opts.Now()
@@ -542,7 +513,7 @@ func (s *Session) sendAudio(q queued, audio voice.Audio) {
 		s.playUntil = now
 	}
 	s.playUntil = s.playUntil.Add(dur)
-	s.send(Event{Kind: EventSentence, Sentence: s.lastSent, Text: q.text, Format: audio.Format, Audio: dur})
+	s.send(Event{Kind: EventSentence, Sentence: s.lastSent, Text: sentence, Format: audio.Format, Audio: dur})
 	frame := s.opts.FrameBytes
 	if frame <= 0 {
 		frame = audio.Format.SampleRate / 10 * 2 * max(1, audio.Format.Channels)
@@ -554,6 +525,7 @@ func (s *Session) sendAudio(q queued, audio voice.Audio) {
 	for off := 0; off < len(audio.PCM); off += frame {
 		s.send(Event{Kind: EventAudio, Sentence: s.lastSent, Frame: audio.PCM[off:min(off+frame, len(audio.PCM))]})
 	}
+	return s.ctx.Err()
 }
 
 // HasWake reports whether text begins with the wake phrase (its words, in

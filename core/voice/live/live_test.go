@@ -13,63 +13,105 @@ import (
 	"github.com/switchboardhq/switchboard/core/voice"
 )
 
-// fakeEar is a Transcriber double: the final transcript names how much
-// audio the utterance had and how loud it was, so a test can tell one
-// utterance from another.
-type fakeEar struct {
-	mu      sync.Mutex
-	streams int
-	text    func(n int) string
+// ear is the Listen double: the final transcript names how much audio
+// the utterance had, so a test can tell what reached the transcriber.
+type ear struct {
+	mu     sync.Mutex
+	opened int
+	posted []string
+	text   func(n int) string
 }
 
-func (f *fakeEar) Transcribe(context.Context, voice.Recording) (voice.Transcript, error) {
-	return voice.Transcript{}, fmt.Errorf("not used")
+func (e *ear) listen(ctx context.Context) (Utterance, error) {
+	e.mu.Lock()
+	e.opened++
+	e.mu.Unlock()
+	return &heard{e: e, partials: make(chan voice.Transcript, 8)}, nil
 }
 
-func (f *fakeEar) Stream(ctx context.Context, fm voice.Format) (voice.Stream, error) {
-	f.mu.Lock()
-	f.streams++
-	f.mu.Unlock()
-	return &fakeStream{f: f, partials: make(chan voice.Transcript, 8)}, nil
+func (e *ear) posts() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.posted...)
 }
 
-type fakeStream struct {
-	f        *fakeEar
+type heard struct {
+	e        *ear
 	n        int
+	text     string
 	partials chan voice.Transcript
 	once     sync.Once
 }
 
-func (s *fakeStream) Write(p []byte) (int, error) {
-	if s.n == 0 {
-		s.partials <- voice.Transcript{Text: "partial words"}
+func (h *heard) Write(p []byte) (int, error) {
+	if h.n == 0 {
+		h.partials <- voice.Transcript{Text: "partial words"}
 	}
-	s.n += len(p)
+	h.n += len(p)
 	return len(p), nil
 }
-func (s *fakeStream) Partials() <-chan voice.Transcript { return s.partials }
-func (s *fakeStream) Finish(ctx context.Context) (voice.Transcript, error) {
-	s.Close()
-	return voice.Transcript{Text: s.f.text(s.n), Final: true}, nil
+func (h *heard) Partials() <-chan voice.Transcript { return h.partials }
+func (h *heard) Finish(ctx context.Context) (string, error) {
+	h.Close()
+	h.text = h.e.text(h.n)
+	return h.text, nil
 }
-func (s *fakeStream) Close() error { s.once.Do(func() { close(s.partials) }); return nil }
+func (h *heard) Post(ctx context.Context) error {
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	h.e.posted = append(h.e.posted, h.text)
+	return nil
+}
+func (h *heard) Close() error { h.once.Do(func() { close(h.partials) }); return nil }
 
-// fakeMouth is a Speaker double: each sentence is a second of audio;
-// with block set, Speak waits for its context (a slow synthesiser).
-type fakeMouth struct {
+// mouth is the Speak double (core.SpeakReply's part here): the test says
+// the reply's sentences; each is a second of audio, handed to play in
+// order; with block set, synthesis waits for its context (a slow
+// synthesiser) and reports what it was cancelled on.
+type mouth struct {
 	block              bool
 	started, cancelled chan string
+	replies            chan chan string // a reply's sentences, one channel per Speak
 }
 
-func (m *fakeMouth) Speak(ctx context.Context, text string) (voice.Audio, error) {
-	if m.block {
-		m.started <- text
-		<-ctx.Done()
-		m.cancelled <- text
-		return voice.Audio{}, ctx.Err()
-	}
-	f := voice.Format{SampleRate: 8000, Channels: 1}
-	return voice.Audio{Format: f, PCM: make([]byte, 16000), Characters: len(text)}, nil
+func newMouth(block bool) *mouth {
+	return &mouth{block: block, started: make(chan string, 8), cancelled: make(chan string, 8), replies: make(chan chan string, 8)}
+}
+
+type reply struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *reply) Stop() { r.cancel(); <-r.done }
+
+func (m *mouth) speak(ctx context.Context, play Play) (Speech, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &reply{cancel: cancel, done: make(chan struct{})}
+	sentences := make(chan string, 16)
+	m.replies <- sentences
+	go func() {
+		defer close(r.done)
+		for {
+			var text string
+			select {
+			case <-ctx.Done():
+				return
+			case text = <-sentences:
+			}
+			if m.block {
+				m.started <- text
+				<-ctx.Done()
+				m.cancelled <- text
+				return
+			}
+			a := voice.Audio{Format: voice.Format{SampleRate: 8000, Channels: 1}, PCM: make([]byte, 16000), Characters: len(text)}
+			if err := play(ctx, a, text); err != nil {
+				return
+			}
+		}
+	}()
+	return r, nil
 }
 
 // pcm makes d of audio at 16 kHz: a 300 Hz tone at amp (0: silence).
@@ -96,7 +138,6 @@ func feed(t *testing.T, s *Session, b []byte) {
 type recorder struct {
 	mu     sync.Mutex
 	events []Event
-	posted []string
 	change chan struct{}
 }
 
@@ -110,13 +151,6 @@ func (r *recorder) send(ev Event) error {
 	case r.change <- struct{}{}:
 	default:
 	}
-	return nil
-}
-
-func (r *recorder) post(_ context.Context, text string) error {
-	r.mu.Lock()
-	r.posted = append(r.posted, text)
-	r.mu.Unlock()
 	return nil
 }
 
@@ -172,13 +206,11 @@ func count(evs []Event, kind EventKind) int {
 	return n
 }
 
-func start(t *testing.T, o Options) (*Session, *recorder) {
+func start(t *testing.T, o Options, e *ear) (*Session, *recorder) {
 	t.Helper()
 	r := newRecorder()
-	o.Send, o.Post = r.send, r.post
-	if o.Transcriber == nil {
-		o.Transcriber = &fakeEar{text: func(n int) string { return fmt.Sprintf("heard %d bytes", n) }}
-	}
+	o.Send = r.send
+	o.Listen = e.listen
 	s, err := Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -187,132 +219,142 @@ func start(t *testing.T, o Options) (*Session, *recorder) {
 	return s, r
 }
 
+func bytesHeard() *ear {
+	return &ear{text: func(n int) string { return fmt.Sprintf("heard %d bytes", n) }}
+}
+
 func TestUtteranceIsPosted(t *testing.T) {
-	s, r := start(t, Options{})
+	e := bytesHeard()
+	s, r := start(t, Options{}, e)
 	feed(t, s, pcm(time.Second, 0))
 	feed(t, s, pcm(time.Second, 0.3))
 	feed(t, s, pcm(time.Second, 0))
 	r.wait(t, "the final transcript", has(EventFinal))
-	kinds := r.kinds()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.posted) != 1 || !strings.HasPrefix(r.posted[0], "heard ") {
-		t.Fatalf("posted %q; want one transcript", r.posted)
+	posted := e.posts()
+	if len(posted) != 1 || !strings.HasPrefix(posted[0], "heard ") {
+		t.Fatalf("posted %q; want one transcript", posted)
 	}
 	// The transcriber got the speech and the pre-roll before it was
 	// confirmed, not the second of silence before it.
 	var n int
-	fmt.Sscanf(r.posted[0], "heard %d bytes", &n)
+	fmt.Sscanf(posted[0], "heard %d bytes", &n)
 	speech := len(pcm(time.Second, 0.3))
 	if n < speech || n > speech+len(pcm(1100*time.Millisecond, 0)) {
 		t.Errorf("the transcriber got %d bytes; want the %d of speech, the pre-roll and the trailing silence (at most 1.1 s more)", n, speech)
 	}
 	want := []EventKind{EventSpeechStart, EventPartial, EventFinal}
-	if got := kinds; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := r.kinds(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v; want %v", got, want)
 	}
 }
 
 func TestSilenceIsNotAnUtterance(t *testing.T) {
-	ear := &fakeEar{text: func(int) string { return "x" }}
-	s, r := start(t, Options{Transcriber: ear})
+	e := bytesHeard()
+	s, r := start(t, Options{}, e)
 	feed(t, s, pcm(3*time.Second, 0))
 	feed(t, s, pcm(60*time.Millisecond, 0.3)) // a click, shorter than MinSpeech
 	feed(t, s, pcm(time.Second, 0))
-	if ear.streams != 0 || len(r.kinds()) != 0 { // Audio is synchronous: all it caused is recorded
-		t.Errorf("silence and a click opened %d utterances, sent %v; want none", ear.streams, r.kinds())
+	if e.opened != 0 || len(r.kinds()) != 0 { // Audio is synchronous: all it caused is recorded
+		t.Errorf("silence and a click opened %d utterances, sent %v; want none", e.opened, r.kinds())
 	}
 }
 
-func TestRepliesAreSpokenSentenceBySentence(t *testing.T) {
-	s, r := start(t, Options{Speaker: &fakeMouth{}})
-	for _, d := range []string{"Hello the", "re. How are", " you? Fine", " thanks"} {
-		s.Reply(ReplyDelta, d)
+// say speaks one utterance of a second.
+func say(t *testing.T, s *Session) {
+	t.Helper()
+	feed(t, s, pcm(300*time.Millisecond, 0))
+	feed(t, s, pcm(time.Second, 0.3))
+	feed(t, s, pcm(time.Second, 0))
+}
+
+func TestTheReplyIsSpoken(t *testing.T) {
+	m := newMouth(false)
+	s, r := start(t, Options{Speak: m.speak}, bytesHeard())
+	say(t, s)
+	r.wait(t, "the final transcript", has(EventFinal))
+	sentences := <-m.replies // Speak was started before the words were posted
+	for _, x := range []string{"Hello there.", "How are you?", "Fine thanks"} {
+		sentences <- x
 	}
-	r.wait(t, "two sentences spoken", func(evs []Event) bool { return count(evs, EventSentence) == 2 })
-	s.Reply(ReplyEnd, "")
-	r.wait(t, "the rest spoken at the end of the reply", func(evs []Event) bool { return count(evs, EventSentence) == 3 && count(evs, EventAudio) >= 30 })
+	r.wait(t, "three sentences played", func(evs []Event) bool { return count(evs, EventSentence) == 3 && count(evs, EventAudio) == 30 })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var texts []string
-	frames := 0
 	for _, e := range r.events {
-		switch e.Kind {
-		case EventSentence:
+		if e.Kind == EventSentence {
 			texts = append(texts, e.Text)
-			if e.Audio != time.Second || e.Format.SampleRate != 8000 {
-				t.Errorf("sentence %q: %s at %d Hz; want 1s at 8000 Hz", e.Text, e.Audio, e.Format.SampleRate)
+			if e.Audio != time.Second || e.Format.SampleRate != 8000 || e.Sentence != len(texts) {
+				t.Errorf("sentence %q: #%d, %s at %d Hz; want #%d, 1s at 8000 Hz", e.Text, e.Sentence, e.Audio, e.Format.SampleRate, len(texts))
 			}
-		case EventAudio:
-			frames++
 		}
 	}
 	if want := []string{"Hello there.", "How are you?", "Fine thanks"}; fmt.Sprint(texts) != fmt.Sprint(want) {
 		t.Errorf("spoken %q; want %q", texts, want)
 	}
-	if frames != 30 {
-		t.Errorf("%d audio frames; want 10 of 100 ms per sentence", frames)
-	}
 }
 
 func TestBargeInStopsPlaybackAndIsHeard(t *testing.T) {
-	s, r := start(t, Options{Speaker: &fakeMouth{}})
-	feed(t, s, pcm(500*time.Millisecond, 0))
-	s.Reply(ReplyDelta, "One. Two. Three. Four. ")
-	s.Reply(ReplyEnd, "")
-	r.wait(t, "the reply spoken", func(evs []Event) bool { return count(evs, EventSentence) == 4 })
+	m := newMouth(false)
+	e := bytesHeard()
+	s, r := start(t, Options{Speak: m.speak}, e)
+	say(t, s)
+	r.wait(t, "the final transcript", has(EventFinal))
+	sentences := <-m.replies
+	for _, x := range []string{"One.", "Two.", "Three.", "Four."} {
+		sentences <- x
+	}
+	r.wait(t, "the reply played", func(evs []Event) bool { return count(evs, EventAudio) == 40 })
 	// Four seconds of audio were sent just now: it is still playing.
 	feed(t, s, pcm(time.Second, 0.3))
 	r.wait(t, "playback stopped", has(EventStop))
+	sentences <- "Five." // the stopped reply says no more
 	feed(t, s, pcm(time.Second, 0))
-	r.wait(t, "the interruption heard", has(EventFinal))
+	r.wait(t, "the interruption heard", func(evs []Event) bool { return count(evs, EventFinal) == 2 })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var stop Event
-	for _, e := range r.events {
-		if e.Kind == EventStop {
-			stop = e
+	afterStop := 0
+	for _, ev := range r.events {
+		if ev.Kind == EventStop {
+			stop = ev
+		}
+		if stop.Kind != "" && (ev.Kind == EventSentence || ev.Kind == EventAudio) {
+			afterStop++
 		}
 	}
 	if stop.Sentence != 4 || stop.Reason != "barge_in" {
 		t.Errorf("stop %+v; want sentence 4, reason barge_in", stop)
 	}
-	if len(r.posted) != 1 {
-		t.Errorf("posted %q; want the interruption", r.posted)
+	if afterStop != 0 {
+		t.Errorf("%d sentence or audio events after the stop; want none", afterStop)
+	}
+	if n := len(e.posts()); n != 2 {
+		t.Errorf("%d messages posted; want the first words and the interruption", n)
 	}
 }
 
 func TestBargeInCancelsTheSpeaker(t *testing.T) {
-	mouth := &fakeMouth{block: true, started: make(chan string, 4), cancelled: make(chan string, 4)}
-	s, r := start(t, Options{Speaker: mouth})
-	feed(t, s, pcm(500*time.Millisecond, 0))
-	s.Reply(ReplyDelta, "A long first sentence. And a second one. ")
-	// The first sentence is being synthesised (Speak blocks); speech now
-	// cancels it and drops the second.
-	<-mouth.started
+	m := newMouth(true)
+	s, r := start(t, Options{Speak: m.speak}, bytesHeard())
+	say(t, s)
+	r.wait(t, "the final transcript", has(EventFinal))
+	sentences := <-m.replies
+	sentences <- "A long first sentence."
+	// The first sentence is being synthesised; speech now cancels it.
+	<-m.started
 	feed(t, s, pcm(time.Second, 0.3))
 	select {
-	case got := <-mouth.cancelled:
+	case got := <-m.cancelled:
 		if got != "A long first sentence." {
 			t.Errorf("cancelled %q; want the first sentence", got)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the speaker was not cancelled by the barge-in")
 	}
-	// The rest of the interrupted reply is not spoken.
-	s.Reply(ReplyDelta, "A third. ")
-	feed(t, s, pcm(time.Second, 0))
-	r.wait(t, "the interruption heard", has(EventFinal))
-	s.Close() // the speaker's goroutine has ended: nothing more can start
-	select {
-	case got := <-mouth.started:
-		t.Errorf("%q was spoken after the barge-in", got)
-	default:
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := count(r.events, EventSentence); n != 0 {
-		t.Errorf("%d sentences sent; want none", n)
+	if has(EventStop)(r.events) {
+		t.Error("a stop was sent though nothing was playing")
 	}
 }
 
@@ -333,27 +375,22 @@ func TestWakeWord(t *testing.T) {
 			t.Errorf("HasWake(%q, %q) = %v; want %v", tc.text, tc.wake, got, tc.want)
 		}
 	}
-	ear := &fakeEar{text: func(int) string { return "what time is it" }}
-	s, r := start(t, Options{Transcriber: ear, Wake: "atlas"})
-	feed(t, s, pcm(300*time.Millisecond, 0))
-	feed(t, s, pcm(time.Second, 0.3))
-	feed(t, s, pcm(time.Second, 0))
+	e := &ear{text: func(int) string { return "what time is it" }}
+	s, r := start(t, Options{Wake: "atlas"}, e)
+	say(t, s)
 	r.wait(t, "the utterance ignored", has(EventIgnored))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.posted) != 0 {
-		t.Errorf("posted %q without the wake word", r.posted)
+	if p := e.posts(); len(p) != 0 {
+		t.Errorf("posted %q without the wake word", p)
 	}
 }
 
 func TestPushToTalk(t *testing.T) {
-	s, r := start(t, Options{Mode: ModePushToTalk, Speaker: &fakeMouth{}})
+	e := bytesHeard()
+	s, r := start(t, Options{Mode: ModePushToTalk}, e)
 	// Speech without the key is not an utterance.
-	feed(t, s, pcm(300*time.Millisecond, 0))
-	feed(t, s, pcm(time.Second, 0.3))
-	feed(t, s, pcm(time.Second, 0))
+	say(t, s)
 	if r.mu.Lock(); has(EventSpeechStart)(r.events) {
-		t.Fatalf("speech without the key opened an utterance: %v", r.kinds())
+		t.Fatalf("speech without the key opened an utterance")
 	}
 	r.mu.Unlock()
 	if err := s.PushToTalk(true); err != nil {
@@ -367,23 +404,21 @@ func TestPushToTalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wait(t, "the final transcript", has(EventFinal))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if want := len(pcm(2*time.Second, 0)); len(r.posted) != 1 || r.posted[0] != fmt.Sprintf("heard %d bytes", want) {
-		t.Errorf("posted %q; want one utterance of the %d bytes between the key's press and release", r.posted, want)
+	if want, p := len(pcm(2*time.Second, 0)), e.posts(); len(p) != 1 || p[0] != fmt.Sprintf("heard %d bytes", want) {
+		t.Errorf("posted %q; want one utterance of the %d bytes between the key's press and release", p, want)
 	}
-	voiceOnly, _ := start(t, Options{})
+	voiceOnly, _ := start(t, Options{}, e)
 	if err := voiceOnly.PushToTalk(true); err == nil || !strings.Contains(err.Error(), "push_to_talk") {
 		t.Errorf("push-to-talk in voice mode: %v; want an error naming the mode", err)
 	}
 }
 
 func TestOptionsNameTheField(t *testing.T) {
-	_, err := Start(context.Background(), Options{Post: func(context.Context, string) error { return nil }, Send: func(Event) error { return nil }})
-	if err == nil || !strings.Contains(err.Error(), "Transcriber") {
-		t.Errorf("no transcriber: %v", err)
+	_, err := Start(context.Background(), Options{Send: func(Event) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), "Listen") {
+		t.Errorf("no Listen: %v", err)
 	}
-	_, err = Start(context.Background(), Options{Transcriber: &fakeEar{}, Post: func(context.Context, string) error { return nil }, Send: func(Event) error { return nil }, Mode: "shout"})
+	_, err = Start(context.Background(), Options{Listen: bytesHeard().listen, Send: func(Event) error { return nil }, Mode: "shout"})
 	if err == nil || !strings.Contains(err.Error(), "shout") {
 		t.Errorf("bad mode: %v", err)
 	}
