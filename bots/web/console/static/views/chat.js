@@ -2,6 +2,7 @@
 // last seq seen), and answer the frontend tools a turn pauses on: ask_user
 // as a form, render_chart drawn here as SVG.
 import { registerView, api, h, navigate, session, toast, refreshList } from "../app.js";
+import { voiceControls } from "./voice.js";
 
 // ---- entries, shared with the log view ----
 
@@ -270,7 +271,10 @@ async function chat(el, id) {
   };
   text.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); send(); } });
   const composer = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); send(); } }, text, h("button", { class: "primary", type: "submit" }, "Send"));
-  el.append(h("div", { class: "chat" }, head, log, composer));
+  // Live voice: what is said enters as a message and shows in the log
+  // like a typed one; the reply is spoken as well as written.
+  const voice = voiceControls(id, { context: () => `The chat view of the web console, conversation ${id}, showing messages up to #${lastSeq}; the person spoke this message.` });
+  el.append(h("div", { class: "chat" }, head, log, voice.el, composer));
 
   const scroll = () => { log.scrollTop = log.scrollHeight; };
   const add = (e) => {
@@ -356,7 +360,7 @@ async function chat(el, id) {
   open();
   await checkPending();
   text.focus();
-  return () => { closed = true; clearTimeout(retry); clearTimeout(statusTimer); if (es) es.close(); };
+  return () => { closed = true; clearTimeout(retry); clearTimeout(statusTimer); if (es) es.close(); voice.cleanup(); };
 }
 
 registerView("chat", {
