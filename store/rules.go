@@ -732,6 +732,16 @@ func (q checked) UsageRecord(ctx context.Context, u *Usage) error {
 	if c.ID == uuid.Nil {
 		c.ID = newID()
 	}
+	switch c.Kind {
+	case "":
+		c.Kind = UsageModel
+	case UsageModel, UsageTranscription, UsageSpeech:
+	default:
+		return invalidf("recording usage: Kind %q: want %q, %q or %q", c.Kind, UsageModel, UsageTranscription, UsageSpeech)
+	}
+	if c.AudioMs < 0 || c.SpeechChars < 0 {
+		return invalidf("recording usage: negative AudioMs or SpeechChars")
+	}
 	c.CreatedAt = q.at(c.CreatedAt)
 	if err := q.Queries.UsageRecord(ctx, &c); err != nil {
 		return err

@@ -221,7 +221,22 @@ type Usage struct {
 	// CacheWriteTokens were written to the prompt cache (Anthropic bills
 	// them apart); InputTokens, CachedTokens and these make the prompt.
 	CacheWriteTokens int64
+	// Kind is what was used: UsageModel (a model call, priced by tokens;
+	// "" reads as it), UsageTranscription (priced by AudioMs) or
+	// UsageSpeech (priced by SpeechChars).
+	Kind string
+	// AudioMs is the audio a transcription heard, in milliseconds.
+	AudioMs int64
+	// SpeechChars are the characters a speech spoke.
+	SpeechChars int64
 }
+
+// Usage kinds.
+const (
+	UsageModel         = "model"
+	UsageTranscription = "transcription"
+	UsageSpeech        = "speech"
+)
 
 // Binding ties a conversation to a place on a platform (a Slack thread, a
 // Discord channel or thread) and tracks what has been delivered there.

@@ -38,6 +38,8 @@ type UsageTotal struct {
 	CacheWriteTokens int64 // written to the prompt cache
 	ReasoningTokens  int64
 	CostMicroUSD     int64
+	AudioMs          int64 // heard by transcriptions
+	SpeechChars      int64 // spoken by speeches
 }
 
 // PromptTokens is the size of the prompts, cached or not.

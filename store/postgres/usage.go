@@ -18,6 +18,7 @@ func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
 		Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
 		CostMicroUSD: u.CostMicroUSD, CreatedAt: ts(u.CreatedAt),
+		Kind: u.Kind, AudioMs: u.AudioMs, SpeechChars: u.SpeechChars,
 	})
 	return wrap(err, "recording usage in conversation %s", u.ConversationID)
 }

@@ -119,6 +119,7 @@ func (q *queries) UsageRecord(ctx context.Context, u *store.Usage) error {
 			Provider: u.Provider, Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CachedTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens,
 			CostMicroUSD: u.CostMicroUSD, CreatedAt: micros(u.CreatedAt),
+			Kind: u.Kind, AudioMs: u.AudioMs, SpeechChars: u.SpeechChars,
 		})
 	})
 	if err != nil {
@@ -135,6 +136,7 @@ func (q *queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]*s
 			Provider: r.Provider, Model: r.Model, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 			CachedTokens: r.CachedTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
 			CostMicroUSD: r.CostMicroUSD, CreatedAt: fromMicros(r.CreatedAt), WorkspaceID: nullUUID(r.WorkspaceID),
+			Kind: r.Kind, AudioMs: r.AudioMs, SpeechChars: r.SpeechChars,
 		}
 	})
 	if err != nil {

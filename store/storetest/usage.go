@@ -16,6 +16,7 @@ func (s suite) usageTests() []namedTest {
 	return []namedTest{
 		{"Summary", s.testUsageSummary},
 		{"SummaryInvalid", s.testUsageSummaryInvalid},
+		{"Voice", s.testUsageVoice},
 		{"Feedback", s.testFeedbackSummary},
 	}
 }
@@ -76,6 +77,42 @@ func (s suite) testUsageSummary(t *testing.T) {
 	noErr(t, err, "summing usage by conversation, one row")
 	eq(t, len(limited), 1, "rows under Limit 1")
 	eq(t, limited[0].Key, c2.ID.String(), "Limit keeps the costliest")
+}
+
+// testUsageVoice records a transcription (priced by audio) and a speech
+// (by characters) beside a model call: each row keeps its kind and its
+// measure, the report sums them, and a model row without a kind reads as
+// a model call.
+func (s suite) testUsageVoice(t *testing.T) {
+	st := s.newStore(t)
+	ctx, clk := ctxFor(t), newClock()
+	atlas, err := st.AgentUpsert(ctx, &store.AgentUpsertParams{Name: "atlas", Config: json.RawMessage(`{}`), Now: clk.Now()})
+	noErr(t, err, "creating agent atlas")
+	c := newConversation(t, st, clk)
+	for _, u := range []*store.Usage{
+		{ConversationID: c.ID, AgentID: &atlas.ID, Provider: "anthropic", Model: "m", InputTokens: 10, CostMicroUSD: 5},
+		{ConversationID: c.ID, AgentID: &atlas.ID, Kind: store.UsageTranscription, Provider: "openai", Model: "whisper-1", AudioMs: 2500, CostMicroUSD: 250},
+		{ConversationID: c.ID, AgentID: &atlas.ID, Kind: store.UsageSpeech, Provider: "openai", Model: "tts-1", SpeechChars: 40, CostMicroUSD: 600},
+		{ConversationID: c.ID, AgentID: &atlas.ID, Kind: store.UsageTranscription, Provider: "offline", Model: "pocketsphinx", AudioMs: 1000},
+	} {
+		u.CreatedAt = clk.Now()
+		noErr(t, st.UsageRecord(ctx, u), "recording %s usage", u.Kind)
+	}
+	rows, err := st.UsageList(ctx, c.ID)
+	noErr(t, err, "listing usage")
+	eq(t, len(rows), 4, "usage rows")
+	kinds := map[string]int64{}
+	for _, r := range rows {
+		kinds[r.Kind] += r.AudioMs + r.SpeechChars
+	}
+	deepEq(t, kinds, map[string]int64{store.UsageModel: 0, store.UsageTranscription: 3500, store.UsageSpeech: 40}, "measures by kind")
+	byAgent, err := st.UsageSummary(ctx, &store.UsageSummaryParams{By: store.UsageByAgent})
+	noErr(t, err, "summing usage by agent")
+	deepEq(t, totals(byAgent), []store.UsageTotal{
+		{Key: "atlas", Calls: 4, InputTokens: 10, CostMicroUSD: 855, AudioMs: 3500, SpeechChars: 40},
+	}, "the report sums audio and characters")
+	err = st.UsageRecord(ctx, &store.Usage{ConversationID: c.ID, Kind: "video", Provider: "x", Model: "y", CreatedAt: clk.Now()})
+	isTrue(t, errors.Is(err, store.ErrInvalid), "an unknown kind: want ErrInvalid, got %v", err)
 }
 
 func totals(ts []*store.UsageTotal) []store.UsageTotal {

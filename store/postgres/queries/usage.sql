@@ -3,10 +3,10 @@
 -- name: UsageRecord :exec
 INSERT INTO usage_records (id, conversation_id, turn_id, agent_id, provider, model,
                            input_tokens, output_tokens, cached_tokens, cache_write_tokens,
-                           reasoning_tokens, cost_micro_usd, created_at)
+                           reasoning_tokens, cost_micro_usd, created_at, kind, audio_ms, speech_chars)
 VALUES (@id, @conversation_id, @turn_id, @agent_id, @provider, @model, @input_tokens,
         @output_tokens, @cached_tokens, @cache_write_tokens, @reasoning_tokens, @cost_micro_usd,
-        @created_at);
+        @created_at, @kind, @audio_ms, @speech_chars);
 
 -- name: UsageList :many
 SELECT * FROM usage_records WHERE conversation_id = @conversation_id ORDER BY created_at, id;
@@ -25,7 +25,9 @@ SELECT CAST(CASE @group_by::text
        COALESCE(sum(u.cached_tokens), 0)::bigint AS cached_tokens,
        COALESCE(sum(u.cache_write_tokens), 0)::bigint AS cache_write_tokens,
        COALESCE(sum(u.reasoning_tokens), 0)::bigint AS reasoning_tokens,
-       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd
+       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd,
+       COALESCE(sum(u.audio_ms), 0)::bigint AS audio_ms,
+       COALESCE(sum(u.speech_chars), 0)::bigint AS speech_chars
 FROM usage_records u
 LEFT JOIN agents a ON a.id = u.agent_id
 WHERE sqlc.narg(since)::timestamptz IS NULL OR u.created_at >= sqlc.narg(since)::timestamptz

@@ -63,11 +63,13 @@ LIMIT sqlc.arg(max_rows);
 -- name: UsageInsert :exec
 INSERT INTO usage (
     id, conversation_id, turn_id, agent_id, provider, model, input_tokens,
-    output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, created_at
+    output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, created_at,
+    kind, audio_ms, speech_chars
 ) VALUES (
     sqlc.arg(id), sqlc.arg(conversation_id), sqlc.narg(turn_id), sqlc.narg(agent_id), sqlc.arg(provider),
     sqlc.arg(model), sqlc.arg(input_tokens), sqlc.arg(output_tokens), sqlc.arg(cached_tokens),
-    sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens), sqlc.arg(cost_micro_usd), sqlc.arg(created_at)
+    sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens), sqlc.arg(cost_micro_usd), sqlc.arg(created_at),
+    sqlc.arg(kind), sqlc.arg(audio_ms), sqlc.arg(speech_chars)
 );
 
 -- name: UsageList :many

@@ -14,7 +14,9 @@ SELECT CAST(CASE CAST(sqlc.arg(group_by) AS TEXT)
        CAST(COALESCE(SUM(u.cached_tokens), 0) AS INTEGER) AS cached_tokens,
        CAST(COALESCE(SUM(u.cache_write_tokens), 0) AS INTEGER) AS cache_write_tokens,
        CAST(COALESCE(SUM(u.reasoning_tokens), 0) AS INTEGER) AS reasoning_tokens,
-       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd
+       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd,
+       CAST(COALESCE(SUM(u.audio_ms), 0) AS INTEGER) AS audio_ms,
+       CAST(COALESCE(SUM(u.speech_chars), 0) AS INTEGER) AS speech_chars
 FROM usage AS u
 LEFT JOIN agents AS a ON a.id = u.agent_id
 WHERE u.created_at >= CAST(sqlc.arg(since) AS INTEGER)

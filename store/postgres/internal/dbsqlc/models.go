@@ -639,6 +639,9 @@ type UsageRecord struct {
 	CreatedAt        time.Time
 	WorkspaceID      *uuid.UUID
 	CacheWriteTokens int64
+	Kind             string
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 type WebLogin struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens, kind, audio_ms, speech_chars FROM usage_records WHERE conversation_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]UsageRecord, error) {
@@ -40,6 +40,9 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.CreatedAt,
 			&i.WorkspaceID,
 			&i.CacheWriteTokens,
+			&i.Kind,
+			&i.AudioMs,
+			&i.SpeechChars,
 		); err != nil {
 			return nil, err
 		}
@@ -55,10 +58,10 @@ const usageRecord = `-- name: UsageRecord :exec
 
 INSERT INTO usage_records (id, conversation_id, turn_id, agent_id, provider, model,
                            input_tokens, output_tokens, cached_tokens, cache_write_tokens,
-                           reasoning_tokens, cost_micro_usd, created_at)
+                           reasoning_tokens, cost_micro_usd, created_at, kind, audio_ms, speech_chars)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12,
-        $13)
+        $13, $14, $15, $16)
 `
 
 type UsageRecordParams struct {
@@ -75,6 +78,9 @@ type UsageRecordParams struct {
 	ReasoningTokens  int64
 	CostMicroUSD     int64
 	CreatedAt        time.Time
+	Kind             string
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 // What each model call cost.
@@ -93,6 +99,9 @@ func (q *Queries) UsageRecord(ctx context.Context, arg *UsageRecordParams) error
 		arg.ReasoningTokens,
 		arg.CostMicroUSD,
 		arg.CreatedAt,
+		arg.Kind,
+		arg.AudioMs,
+		arg.SpeechChars,
 	)
 	return err
 }
@@ -109,7 +118,9 @@ SELECT CAST(CASE $1::text
        COALESCE(sum(u.cached_tokens), 0)::bigint AS cached_tokens,
        COALESCE(sum(u.cache_write_tokens), 0)::bigint AS cache_write_tokens,
        COALESCE(sum(u.reasoning_tokens), 0)::bigint AS reasoning_tokens,
-       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd
+       COALESCE(sum(u.cost_micro_usd), 0)::bigint AS cost_micro_usd,
+       COALESCE(sum(u.audio_ms), 0)::bigint AS audio_ms,
+       COALESCE(sum(u.speech_chars), 0)::bigint AS speech_chars
 FROM usage_records u
 LEFT JOIN agents a ON a.id = u.agent_id
 WHERE $2::timestamptz IS NULL OR u.created_at >= $2::timestamptz
@@ -133,6 +144,8 @@ type UsageSummaryRow struct {
 	CacheWriteTokens int64
 	ReasoningTokens  int64
 	CostMicroUSD     int64
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 // The usage report: by agent, by conversation or by UTC day, costliest first
@@ -155,6 +168,8 @@ func (q *Queries) UsageSummary(ctx context.Context, arg *UsageSummaryParams) ([]
 			&i.CacheWriteTokens,
 			&i.ReasoningTokens,
 			&i.CostMicroUSD,
+			&i.AudioMs,
+			&i.SpeechChars,
 		); err != nil {
 			return nil, err
 		}

@@ -361,11 +361,13 @@ func (q *Queries) AuditSettle(ctx context.Context, arg AuditSettleParams) (Audit
 const usageInsert = `-- name: UsageInsert :exec
 INSERT INTO usage (
     id, conversation_id, turn_id, agent_id, provider, model, input_tokens,
-    output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, created_at
+    output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_micro_usd, created_at,
+    kind, audio_ms, speech_chars
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5,
     ?6, ?7, ?8, ?9,
-    ?10, ?11, ?12, ?13
+    ?10, ?11, ?12, ?13,
+    ?14, ?15, ?16
 )
 `
 
@@ -383,6 +385,9 @@ type UsageInsertParams struct {
 	ReasoningTokens  int64
 	CostMicroUSD     int64
 	CreatedAt        int64
+	Kind             string
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error {
@@ -400,12 +405,15 @@ func (q *Queries) UsageInsert(ctx context.Context, arg UsageInsertParams) error 
 		arg.ReasoningTokens,
 		arg.CostMicroUSD,
 		arg.CreatedAt,
+		arg.Kind,
+		arg.AudioMs,
+		arg.SpeechChars,
 	)
 	return err
 }
 
 const usageList = `-- name: UsageList :many
-SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
+SELECT id, conversation_id, turn_id, agent_id, provider, model, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micro_usd, created_at, workspace_id, cache_write_tokens, kind, audio_ms, speech_chars FROM usage WHERE conversation_id = ?1 ORDER BY created_at, rowid
 `
 
 func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Usage, error) {
@@ -432,6 +440,9 @@ func (q *Queries) UsageList(ctx context.Context, conversationID uuid.UUID) ([]Us
 			&i.CreatedAt,
 			&i.WorkspaceID,
 			&i.CacheWriteTokens,
+			&i.Kind,
+			&i.AudioMs,
+			&i.SpeechChars,
 		); err != nil {
 			return nil, err
 		}

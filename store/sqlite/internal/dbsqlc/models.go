@@ -642,6 +642,9 @@ type Usage struct {
 	CreatedAt        int64
 	WorkspaceID      uuid.NullUUID
 	CacheWriteTokens int64
+	Kind             string
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 type WebLogin struct {

@@ -22,7 +22,9 @@ SELECT CAST(CASE CAST(?1 AS TEXT)
        CAST(COALESCE(SUM(u.cached_tokens), 0) AS INTEGER) AS cached_tokens,
        CAST(COALESCE(SUM(u.cache_write_tokens), 0) AS INTEGER) AS cache_write_tokens,
        CAST(COALESCE(SUM(u.reasoning_tokens), 0) AS INTEGER) AS reasoning_tokens,
-       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd
+       CAST(COALESCE(SUM(u.cost_micro_usd), 0) AS INTEGER) AS cost_micro_usd,
+       CAST(COALESCE(SUM(u.audio_ms), 0) AS INTEGER) AS audio_ms,
+       CAST(COALESCE(SUM(u.speech_chars), 0) AS INTEGER) AS speech_chars
 FROM usage AS u
 LEFT JOIN agents AS a ON a.id = u.agent_id
 WHERE u.created_at >= CAST(?2 AS INTEGER)
@@ -46,6 +48,8 @@ type UsageSummaryRow struct {
 	CacheWriteTokens int64
 	ReasoningTokens  int64
 	CostMicroUSD     int64
+	AudioMs          int64
+	SpeechChars      int64
 }
 
 // The usage report.
@@ -69,6 +73,8 @@ func (q *Queries) UsageSummary(ctx context.Context, arg UsageSummaryParams) ([]U
 			&i.CacheWriteTokens,
 			&i.ReasoningTokens,
 			&i.CostMicroUSD,
+			&i.AudioMs,
+			&i.SpeechChars,
 		); err != nil {
 			return nil, err
 		}
