@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/voice"
 	"github.com/switchboardhq/switchboard/core/voice/live"
 )
@@ -28,7 +29,7 @@ import (
 type Voice interface {
 	// VoiceFor is an agent's voice engines (ErrVoiceOff when it has
 	// none).
-	VoiceFor(agent string) (*core.VoiceEngines, *core.Agent, error)
+	VoiceFor(agent string) (*core.VoiceEngines, *config.Agent, error)
 	Listen(ctx context.Context, agent, person string, f voice.Format) (*core.Listening, error)
 	PostSpoken(ctx context.Context, conv uuid.UUID, userID string, h *core.Heard, o core.MessageOptions) (int64, error)
 	SpeakReply(ctx context.Context, o core.ReplySpeechOptions) (*core.ReplySpeech, error)

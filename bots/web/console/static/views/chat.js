@@ -53,7 +53,8 @@ export function entryEl(e, opts = {}) {
   if (isErr) cls.push("error");
   const seq = isErr ? h("span", { class: "seq", title: "error entries have no seq: shown, never sent to a model" }, "no seq · after " + (e.after_seq ?? 0)) : h("span", { class: "seq" }, "#" + e.seq);
   const head = h("div", { class: "who" }, h("span", { class: "kind" }, e.kind), h("span", {}, authorName(e)), seq,
-    isErr && c.interim ? h("span", { class: "pill" }, "attempt discarded, retried") : null);
+    isErr && c.interim ? h("span", { class: "pill" }, "attempt discarded, retried") : null,
+    e.kind === "user" && c.spoken ? h("span", { class: "pill spoken", title: "Spoken, and heard by " + (c.spoken.engine || "the transcriber") }, "spoken") : null);
   const body = h("div", { class: "body" }, entryText(e));
   const el = h("div", { class: cls.join(" "), dataset: { seq: isErr ? "" : String(e.seq), kind: e.kind, id: e.id } }, head, body);
   if (e.kind === "tool_call" && c.name === "render_chart" && c.input) el.append(h("div", { class: "chart" }, chartSVG(c.input)));

@@ -151,21 +151,24 @@ export function voiceControls(convId, opts = {}) {
     }
   };
 
-  // onset watches the level of what the microphone sends.
-  let loud = 0, quietSince = performance.now(), inSpeech = false;
+  // onset watches the level of what the microphone sends: speech is
+  // ONSET_FRAMES loud frames in a row, and it ends after QUIET_MS of quiet;
+  // the onset's time is its first loud frame's arrival.
+  let loud = 0, loudFrom = 0, quietFrom = performance.now(), inSpeech = false;
   const onset = (rms) => {
     const now = performance.now();
     if (rms > ONSET_RMS) {
+      if (loud === 0) loudFrom = now;
       loud++;
-      if (!inSpeech && loud >= ONSET_FRAMES && now - quietSince >= QUIET_MS) {
+      if (!inSpeech && loud >= ONSET_FRAMES) {
         inSpeech = true;
-        stats.onsets.push({ t: now, playing: playing() });
+        stats.onsets.push({ t: loudFrom, playing: playing() });
       }
-    } else {
-      if (loud > 0 || inSpeech) quietSince = now;
-      loud = 0;
-      if (inSpeech && now - quietSince > QUIET_MS) inSpeech = false;
+      return;
     }
+    if (loud > 0) quietFrom = now;
+    loud = 0;
+    if (inSpeech && now - quietFrom >= QUIET_MS) inSpeech = false;
   };
 
   const start = async () => {
