@@ -62,7 +62,7 @@ type EventKind string
 const (
 	EventSpeechStart EventKind = "speech_start" // the person began speaking
 	EventPartial     EventKind = "partial"      // Text: heard so far
-	EventFinal       EventKind = "final"        // Text: the utterance, posted as the person's message
+	EventFinal       EventKind = "final"        // Text: the utterance, now posted as the person's message (an EventError follows if that fails)
 	EventIgnored     EventKind = "ignored"      // Text, Reason: an utterance not posted (no words, no wake word)
 	EventSentence    EventKind = "sentence"     // Sentence, Text, Format, Audio: its frames follow
 	EventAudio       EventKind = "audio"        // Sentence, Frame: a piece of the sentence's PCM
@@ -202,9 +202,10 @@ type Session struct {
 }
 
 type utterance struct {
-	u      Utterance
-	ctx    context.Context
-	cancel context.CancelFunc
+	u        Utterance
+	ctx      context.Context
+	cancel   context.CancelFunc
+	partials chan struct{} // closed when its partials are all sent
 }
 
 // speech is a reply being spoken; once stopped, its Play is refused.
@@ -347,20 +348,22 @@ func (s *Session) beginLocked() {
 		s.send(Event{Kind: EventError, Text: "cannot listen: " + err.Error()})
 		return // the session goes on listening for the next one
 	}
-	s.utter = &utterance{u: u, ctx: ctx, cancel: cancel}
-	if len(s.pre) > 0 {
-		s.writeLocked(s.pre)
-		s.pre = s.pre[:0]
-	}
+	ut := &utterance{u: u, ctx: ctx, cancel: cancel, partials: make(chan struct{})}
+	s.utter = ut
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(ut.partials)
 		for t := range u.Partials() {
 			if strings.TrimSpace(t.Text) != "" {
 				s.send(Event{Kind: EventPartial, Text: t.Text})
 			}
 		}
 	}()
+	if len(s.pre) > 0 {
+		s.writeLocked(s.pre)
+		s.pre = s.pre[:0]
+	}
 }
 
 func (s *Session) writeLocked(pcm []byte) {
@@ -388,9 +391,11 @@ func (s *Session) finishLocked() {
 	go func() {
 		defer s.wg.Done()
 		defer u.cancel()
-		defer u.u.Close()
 		text, err := u.u.Finish(u.ctx)
 		text = strings.TrimSpace(text)
+		// The partials come before the final transcript: Close ends them.
+		_ = u.u.Close()
+		<-u.partials
 		switch {
 		case err != nil && s.ctx.Err() != nil:
 			return
@@ -405,6 +410,9 @@ func (s *Session) finishLocked() {
 			s.send(Event{Kind: EventIgnored, Text: text, Reason: fmt.Sprintf("it does not begin with %q", s.opts.Wake)})
 			return
 		}
+		// The final transcript goes out first: the reply to it can be
+		// quicker than the post's answer.
+		s.send(Event{Kind: EventFinal, Text: text})
 		// The reply's speech listens before the words are posted, so it
 		// hears the reply from its first delta.
 		sp := s.startSpeech()
@@ -416,9 +424,7 @@ func (s *Session) finishLocked() {
 				s.opts.Logger.WarnContext(s.ctx, "live voice: posting the transcript", "error", err)
 				s.send(Event{Kind: EventError, Text: fmt.Sprintf("could not send %q: %v", text, err)})
 			}
-			return
 		}
-		s.send(Event{Kind: EventFinal, Text: text})
 	}()
 }
 

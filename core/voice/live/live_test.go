@@ -219,6 +219,18 @@ func start(t *testing.T, o Options, e *ear) (*Session, *recorder) {
 	return s, r
 }
 
+// waitPosts waits until n messages were posted.
+func waitPosts(t *testing.T, e *ear, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.posts()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages posted; want %d", len(e.posts()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func bytesHeard() *ear {
 	return &ear{text: func(n int) string { return fmt.Sprintf("heard %d bytes", n) }}
 }
@@ -230,6 +242,7 @@ func TestUtteranceIsPosted(t *testing.T) {
 	feed(t, s, pcm(time.Second, 0.3))
 	feed(t, s, pcm(time.Second, 0))
 	r.wait(t, "the final transcript", has(EventFinal))
+	waitPosts(t, e, 1)
 	posted := e.posts()
 	if len(posted) != 1 || !strings.HasPrefix(posted[0], "heard ") {
 		t.Fatalf("posted %q; want one transcript", posted)
@@ -310,6 +323,7 @@ func TestBargeInStopsPlaybackAndIsHeard(t *testing.T) {
 	sentences <- "Five." // the stopped reply says no more
 	feed(t, s, pcm(time.Second, 0))
 	r.wait(t, "the interruption heard", func(evs []Event) bool { return count(evs, EventFinal) == 2 })
+	waitPosts(t, e, 2)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var stop Event
@@ -404,6 +418,7 @@ func TestPushToTalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wait(t, "the final transcript", has(EventFinal))
+	waitPosts(t, e, 1)
 	if want, p := len(pcm(2*time.Second, 0)), e.posts(); len(p) != 1 || p[0] != fmt.Sprintf("heard %d bytes", want) {
 		t.Errorf("posted %q; want one utterance of the %d bytes between the key's press and release", p, want)
 	}
