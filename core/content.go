@@ -33,6 +33,41 @@ type UserContent struct {
 	// log, bytes and all, so that a restart, a retried turn or a fork
 	// shows the model the same message.
 	Files []UserFile `json:"files,omitempty"`
+
+	// Spoken, when set, says the message was spoken: Text is what the
+	// transcriber heard, and the recording is kept among Files.
+	Spoken *Spoken `json:"spoken,omitempty"`
+}
+
+// Spoken is how a spoken message was heard.
+type Spoken struct {
+	// Engine is the transcriber: "offline" or "openai:MODEL".
+	Engine string `json:"engine"`
+	// AudioMs is how long the speech lasted.
+	AudioMs int64 `json:"audio_ms"`
+	// File names the recording among the message's files; the model is
+	// given its transcript, never the file.
+	File string `json:"file,omitempty"`
+	// Live: heard as it was spoken (the console's microphone, a voice
+	// channel), not from a voice note.
+	Live bool `json:"live,omitempty"`
+	// Agent is the agent whose transcriber heard it.
+	Agent string `json:"agent,omitempty"`
+}
+
+// modelFiles are the message's files the model is shown: all but the
+// spoken message's recording, whose words are the text.
+func (c UserContent) modelFiles() []UserFile {
+	if c.Spoken == nil || c.Spoken.File == "" {
+		return c.Files
+	}
+	out := make([]UserFile, 0, len(c.Files))
+	for _, f := range c.Files {
+		if f.Name != c.Spoken.File {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // UserFile is a file a person shared with a message. With Data it reaches

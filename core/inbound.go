@@ -35,8 +35,11 @@ type Inbound struct {
 	// Files are the files shared with the message, read by the platform
 	// adapter within its limits (see UserFile).
 	Files []UserFile `json:",omitempty"`
-	Agent string     // the agent addressed, when the platform knows ("" for the default)
-	At    time.Time
+	// Spoken, when set, says Text was spoken and heard (see
+	// Service.TranscribeFor and Heard.Apply); its recording is among Files.
+	Spoken *Spoken `json:",omitempty"`
+	Agent  string  // the agent addressed, when the platform knows ("" for the default)
+	At     time.Time
 	// TimeZone is the person's time zone, filled in by core from their
 	// profile before a command runs ("" when unknown).
 	TimeZone string `json:",omitempty"`

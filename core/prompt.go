@@ -168,7 +168,7 @@ func buildRequest(a *config.Agent, contextName tool.ContextName, stable []string
 				text = "[" + name + "] " + text
 			}
 			add(model.RoleUser, model.Part{Kind: model.PartText, Text: text})
-			for _, p := range fileParts(c.Files) {
+			for _, p := range fileParts(c.modelFiles()) {
 				add(model.RoleUser, p)
 			}
 		case store.EntryAssistant:

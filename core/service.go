@@ -135,6 +135,8 @@ type Options struct {
 	// AuditSinks receive every audit row the service writes (see
 	// auditsinks.go); nil: the rows stay in the database.
 	AuditSinks *audit.Sinks
+	// Voice says how agents' voice engines are built (see VoiceOptions).
+	Voice VoiceOptions
 }
 
 func (o *Options) validate() error {
@@ -217,6 +219,9 @@ type Service struct {
 	finishers map[string]InboundFinisher
 	// askRepliers answer asks (asks.go), by platform.
 	askRepliers map[string]AskReplier
+	// voices are the agents' voice engines and the rate of utterances
+	// (voices.go).
+	voices voices
 }
 
 var _ Submitter = (*Service)(nil)

@@ -137,6 +137,11 @@ func (s *Service) submit(ctx context.Context, in *Inbound, admitted bool) (*Subm
 		}
 		return &res, nil
 	}
+	if in.Spoken != nil && bound != nil && res.ConversationID != uuid.Nil {
+		// Once, with the message: a redelivered event is a Duplicate and
+		// never gets here.
+		s.recordHeard(ctx, ag.Name, res.ConversationID, in.Spoken)
+	}
 	if bound != nil && s.opts.People != nil && s.opts.People.Keeps(in.Platform) && in.UserID != "" {
 		// The person is found or made here, from the store alone; their
 		// profile is read from the platform on the turn, never on the ack.
@@ -220,7 +225,7 @@ func (s *Service) bindInbound(ctx context.Context, q store.Queries, in *Inbound,
 }
 
 func userContent(in *Inbound) UserContent {
-	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID, Workspace: in.Workspace, Files: in.Files}
+	return UserContent{Text: in.Text, UserID: in.UserID, UserName: in.UserName, Platform: in.Platform, MessageID: in.MessageID, Workspace: in.Workspace, Files: in.Files, Spoken: in.Spoken}
 }
 
 // CommandPrefix starts a command typed to the bot ("!remind in 2h -- call
@@ -739,6 +744,10 @@ type MessageOptions struct {
 	// UserName is the sender's display name, shown to the model instead of
 	// the user id.
 	UserName string
+
+	// spoken and files make the message a spoken one (PostSpoken).
+	spoken *Spoken
+	files  []UserFile
 }
 
 // PostMessageWith is PostMessage with what the client says about the
@@ -754,7 +763,7 @@ func (s *Service) PostMessageWith(ctx context.Context, conv uuid.UUID, userID, t
 	var seq int64
 	err := s.st.InTx(ctx, func(q store.Queries) error {
 		var err error
-		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID, UserName: o.UserName, PageContext: strings.TrimSpace(pageContext)}})
+		seq, err = s.admit(ctx, q, &speech{conv: conv, author: store.UserAuthor(userID), content: UserContent{Text: text, UserID: userID, UserName: o.UserName, PageContext: strings.TrimSpace(pageContext), Spoken: o.spoken, Files: o.files}})
 		return err
 	})
 	if err != nil {

@@ -108,6 +108,9 @@ type Agent struct {
 	Plans bool `yaml:"plans,omitempty" json:"plans,omitempty"`
 	// RunCheck is the completion check of the runs it leads.
 	RunCheck RunCheck `yaml:"run_check,omitempty" json:"run_check,omitempty"`
+	// Voice is how the agent hears and speaks: voice notes, the console's
+	// microphone, Discord voice (see Voice); left out, it does neither.
+	Voice Voice `yaml:"voice,omitempty" json:"voice,omitempty"`
 	// RunsOn is where the agent's model calls run: service (inside
 	// switchboard serve) or bridge (on a machine of the agent's own, a
 	// `switchboard bridge` connected to the service; see bridge:).
@@ -266,6 +269,7 @@ func Parse(file string, raw []byte, env Env) (*Config, error) {
 			a.MaxTokens = DefaultMaxTokens
 		}
 		a.Context = a.Context.Over(cfg.Context)
+		a.Voice.defaults()
 	}
 	if len(cfg.Agents) == 1 {
 		cfg.Agents[0].Answers.Default = true
@@ -352,6 +356,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s: family %q must be 1-64 lowercase letters, digits, - or _", where, a.Family)
 		}
 		if err := a.Context.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := a.Voice.validate(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if a.Answers.Default {

@@ -120,6 +120,12 @@ type Price struct {
 	// CacheWrite is the price of prompt tokens written to the cache
 	// (default: Input).
 	CacheWrite *float64 `yaml:"cache_write,omitempty" json:"cache_write,omitempty"`
+	// AudioMinute is a voice model's price per minute of audio heard (a
+	// transcription model) or spoken (a speech model priced by time).
+	AudioMinute *float64 `yaml:"audio_minute,omitempty" json:"audio_minute,omitempty"`
+	// MillionChars is a speech model's price per million characters
+	// spoken.
+	MillionChars *float64 `yaml:"million_chars,omitempty" json:"million_chars,omitempty"`
 }
 
 func (c *Config) validateBudgets() error {
@@ -143,7 +149,8 @@ func (c *Config) validateBudgets() error {
 		if !ok || provider == "" || model == "" {
 			return fmt.Errorf("prices: %q must be provider:model, as in \"openai:gpt-4.1-mini\"", spec)
 		}
-		for field, v := range map[string]*float64{"input": &p.Input, "output": &p.Output, "cache_read": p.CacheRead, "cache_write": p.CacheWrite} {
+		for field, v := range map[string]*float64{"input": &p.Input, "output": &p.Output, "cache_read": p.CacheRead, "cache_write": p.CacheWrite,
+			"audio_minute": p.AudioMinute, "million_chars": p.MillionChars} {
 			if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
 				return fmt.Errorf("prices[%q].%s: %v must not be negative", spec, field, *v)
 			}

@@ -145,17 +145,22 @@ func (o *OpenAI) Transcribe(ctx context.Context, rec Recording) (Transcript, err
 		return Transcript{}, errors.New("voice openai: no transcription model is set")
 	}
 	kind := Kind(rec.Data)
-	// The duration prices the call; WAV's is in its header, the others'
-	// need a decode (ffmpeg) that the upload does not.
-	f, pcm, err := o.opts.Decoder.Decode(ctx, rec)
-	if err != nil {
-		return Transcript{}, err
-	}
-	audio := f.Duration(len(pcm))
 	name, mime, data := rec.Name, uploadable[kind], rec.Data
-	if mime == "" {
-		name, mime, data = "audio.wav", "audio/wav", EncodeWAV(f, pcm)
-	} else if name == "" || !strings.Contains(name, ".") {
+	audio := rec.Duration
+	// The duration prices the call: a caller that decoded the recording
+	// says it; else WAV's is in its header, and the others need a decode
+	// (ffmpeg) that the upload itself does not.
+	if audio <= 0 || mime == "" {
+		f, pcm, err := o.opts.Decoder.Decode(ctx, rec)
+		if err != nil {
+			return Transcript{}, err
+		}
+		audio = f.Duration(len(pcm))
+		if mime == "" {
+			name, mime, data = "audio.wav", "audio/wav", EncodeWAV(f, pcm)
+		}
+	}
+	if name == "" || !strings.Contains(name, ".") {
 		name = "audio." + kind
 	}
 	text, err := o.transcribe(ctx, name, mime, data, nil)

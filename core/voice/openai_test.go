@@ -153,3 +153,18 @@ func TestOpenAIOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// A caller that knows the recording's length (core decoded it to check
+// max_utterance) spares the backend a decode: no ffmpeg runs.
+func TestOpenAIKnownDurationNeedsNoDecoder(t *testing.T) {
+	fake := modeltest.NewOpenAIAudio(t)
+	o := newOpenAI(t, fake, voice.OpenAIOptions{TranscribeModel: "whisper-1", Decoder: voice.Decoder{FFmpeg: "/nonexistent/ffmpeg"}})
+	ogg := []byte("OggS\x00\x02 a voice message")
+	got, err := o.Transcribe(context.Background(), voice.Recording{Name: "voice-message.ogg", Data: ogg, Duration: 4 * time.Second})
+	if err != nil || got.Audio != 4*time.Second {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if _, err := o.Transcribe(context.Background(), voice.Recording{Name: "voice-message.ogg", Data: ogg}); err == nil || !strings.Contains(err.Error(), "/nonexistent/ffmpeg") {
+		t.Fatalf("without a duration the file is decoded (and here fails): %v", err)
+	}
+}

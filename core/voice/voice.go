@@ -49,6 +49,10 @@ type Recording struct {
 	Name     string // file name, for the provider's upload and the entry
 	MimeType string // audio/wav, audio/ogg, audio/mp4, audio/webm…
 	Data     []byte
+	// Duration, when the caller has decoded the recording already, is
+	// its length: a backend that uploads the file as it is then need not
+	// decode it to learn it (0: unknown).
+	Duration time.Duration
 }
 
 // Transcriber hears speech.
