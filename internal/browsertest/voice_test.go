@@ -188,6 +188,16 @@ func TestVoiceConsole(t *testing.T) {
 		if len(st.Finals) != 2 || st.Finals[0] == "" || st.Finals[1] == "" || st.Finals[0] == st.Finals[1] {
 			t.Fatalf("finals %q; want two different transcripts", st.Finals)
 		}
+		// The transcripts appear in the chat as the person's messages,
+		// marked spoken.
+		shown := eval[[]string](p, `[...document.querySelectorAll("#log .msg.user")].filter(m => m.querySelector(".pill.spoken")).map(m => m.querySelector(".body").textContent)`)
+		if fmt.Sprint(shown) != fmt.Sprint(st.Finals) {
+			t.Errorf("spoken messages in the chat %q; want the transcripts %q", shown, st.Finals)
+		}
+		if len(st.SpeechStarts) > 0 && len(st.Sentences) > 0 {
+			t.Logf("timing: the first sentence arrived %.0f ms after the first speech start; the second phrase begins about %s after it",
+				st.Sentences[0].T-st.SpeechStarts[0], time.Duration(float64(time.Second)*2.5)+voiceGap)
+		}
 		// The first answer was spoken: audio frames of its sentences
 		// reached the page before the interruption.
 		var stop *voiceStop
