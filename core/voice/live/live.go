@@ -105,6 +105,9 @@ type Utterance interface {
 // as long as it may be: the session finishes it.
 var ErrTooLong = errors.New("the utterance is as long as it may be")
 
+// postTimeout bounds the post of an utterance's words.
+const postTimeout = 30 * time.Second
+
 // Play hands one spoken sentence of a reply to the client, in order
 // (core.PlayFunc).
 type Play func(ctx context.Context, a voice.Audio, sentence string) error
@@ -416,7 +419,11 @@ func (s *Session) finishLocked() {
 		// The reply's speech listens before the words are posted, so it
 		// hears the reply from its first delta.
 		sp := s.startSpeech()
-		if err := u.u.Post(s.ctx); err != nil {
+		// Heard is said: the post outlives the session (the person may
+		// turn the microphone off right after speaking).
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), postTimeout)
+		defer cancel()
+		if err := u.u.Post(pctx); err != nil {
 			if sp != nil {
 				s.stopSpeeches([]*speech{sp})
 			}

@@ -23,10 +23,11 @@ function saveSettings(s) {
 }
 
 // Onset: the page's own view of when the person began speaking (the
-// server's Endpointer decides; this is for the figures): the level above
-// ONSET_RMS for ONSET_FRAMES frames after QUIET_MS of quiet.
-const ONSET_RMS = 0.01;
-const ONSET_FRAMES = 2;
+// server's Endpointer decides; this is for the figures): the first frame
+// above ONSET_RMS (-45 dBFS, the Endpointer's floor) after QUIET_MS of
+// quiet. It errs early, so the barge-in time measured from it errs long.
+const ONSET_RMS = 0.0056;
+const ONSET_FRAMES = 1;
 const QUIET_MS = 200;
 
 function newStats() {
