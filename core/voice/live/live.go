@@ -4,11 +4,15 @@
 // surface moves bytes and control messages, this package decides what they
 // mean.
 //
-//	            speech start (Endpointer, or push-to-talk down)
-//	listening ─────────────────────────────────────────────► hearing
-//	    ▲                                                       │ speech end
-//	    │  final transcript posted (Options.Post)               │ (or push-to-talk up,
-//	    └──────────────────────────── finishing ◄───────────────┘  or MaxUtterance)
+//	            speech start (Endpointer, or push-to-talk down): barge-in, Listen
+//	listening ─────────────────────────────────────────────────────► hearing
+//	    ▲                                                               │ speech end (or push-to-talk
+//	    │                                                               │ up, or the utterance's
+//	    │  final sent; Speak started; Utterance.Post                    │ maximum length: ErrTooLong)
+//	    └──────────────────────────────── finishing ◄───────────────────┘
+//
+// Finishing runs on its own goroutine: the session listens again at once,
+// so speech during the transcription or the reply is heard.
 //
 // The surface supplies the two halves of core it needs: Listen opens an
 // utterance of the person to the agent (core.Service.Listen, bound to the
