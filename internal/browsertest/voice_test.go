@@ -269,6 +269,21 @@ func TestVoiceConsole(t *testing.T) {
 		if len(answered) != 2 || !strings.Contains(answered[0], st.Finals[0]) || !strings.Contains(answered[1], st.Finals[1]) {
 			t.Errorf("answers %q; want one to each transcript, in order", answered)
 		}
+		// Push-to-talk: the mode chosen in the page, the talk button held
+		// for a second of audio and released: the server hears an
+		// utterance between the two (whatever the fake microphone plays
+		// then: a final transcript, or nothing heard).
+		p.doOnStillDOM("the microphone off", chromedp.Click(chromedp.CSS("#mic")))
+		p.waitJS("voice off", `document.getElementById("voice-state").textContent === "voice off"`)
+		eval[bool](p, `(() => { const m = document.getElementById("voice-mode"); m.value = "push_to_talk"; m.dispatchEvent(new Event("change")); return true })()`)
+		p.doOnStillDOM("the microphone on for push-to-talk", chromedp.Click(chromedp.CSS("#mic")))
+		p.waitJS("push-to-talk ready", `document.getElementById("voice-state").textContent === "hold to talk" && !document.getElementById("talk").hidden`)
+		eval[bool](p, `(() => { const v = switchboardVoice; window.__ptt = {sent: v.sent, starts: v.speechStarts.length, ends: v.finals.length + v.ignored.length}; document.getElementById("talk").dispatchEvent(new PointerEvent("pointerdown")); return true })()`)
+		p.waitJS("the key's speech start", `window.switchboardVoice.speechStarts.length === window.__ptt.starts + 1`)
+		p.waitJS("a second of audio held", `window.switchboardVoice.sent >= window.__ptt.sent + 50`)
+		eval[bool](p, `document.getElementById("talk").dispatchEvent(new PointerEvent("pointerup"))`)
+		p.waitJS("the utterance ended", `window.switchboardVoice.finals.length + window.switchboardVoice.ignored.length === window.__ptt.ends + 1`)
+
 		// The page counted the frames; the server spoke more than one
 		// sentence of the first answer before it was stopped.
 		first := 0

@@ -31,7 +31,7 @@ const ONSET_FRAMES = 1;
 const QUIET_MS = 200;
 
 function newStats() {
-  return { frames: 0, bytes: 0, sentences: [], partials: [], finals: [], ignored: [], replies: 0, onsets: [], stops: [], speechStarts: [], errors: [] };
+  return { sent: 0, frames: 0, bytes: 0, sentences: [], partials: [], finals: [], ignored: [], replies: 0, onsets: [], stops: [], speechStarts: [], errors: [] };
 }
 
 // voiceControls returns the microphone button and its panel for the
@@ -115,6 +115,9 @@ export function voiceControls(convId, opts = {}) {
       case "ready":
         setState(m.mode === "push_to_talk" ? "hold to talk" : "listening", "running");
         talk.hidden = m.mode !== "push_to_talk";
+        // The space bar talks from here (on the microphone button it would
+        // turn the microphone off).
+        if (!talk.hidden && document.activeElement === mic) talk.focus();
         if (!m.speaks) toast(`${m.agent} does not speak: its replies are shown, not read out`);
         break;
       case "speech_start":
@@ -208,7 +211,7 @@ export function voiceControls(convId, opts = {}) {
       };
       node.port.onmessage = ({ data }) => {
         onset(data.rms);
-        if (ready && ws.readyState === WebSocket.OPEN) ws.send(data.pcm);
+        if (ready && ws.readyState === WebSocket.OPEN) { ws.send(data.pcm); stats.sent++; }
       };
       src.connect(node);
       await ctx.resume();
@@ -226,7 +229,11 @@ export function voiceControls(convId, opts = {}) {
     talk.hidden = true;
     setState("voice off");
     partial.textContent = "";
-    if (ws) { try { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "stop" })); ws.close(1000); } catch { /* closing anyway */ } }
+    if (ws) {
+      // This socket's late events are not the next session's.
+      ws.onclose = ws.onmessage = ws.onopen = null;
+      try { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "stop" })); ws.close(1000); } catch { /* closing anyway */ }
+    }
     if (node) node.port.onmessage = null;
     if (stream) for (const t of stream.getTracks()) t.stop();
     if (player && ctx) stopPlayback(player.stoppedThrough, "off");
@@ -246,7 +253,7 @@ export function voiceControls(convId, opts = {}) {
   talk.addEventListener("pointerdown", (ev) => { ev.preventDefault(); ptt(true); });
   talk.addEventListener("pointerup", () => ptt(false));
   talk.addEventListener("pointerleave", () => ptt(false));
-  const typing = (t) => t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable);
+  const typing = (t) => t && (t === mic || t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" || t.isContentEditable);
   const keydown = (ev) => { if (ev.code === "Space" && !talk.hidden && !typing(ev.target)) { ev.preventDefault(); if (!ev.repeat) ptt(true); } };
   const keyup = (ev) => { if (ev.code === "Space" && !talk.hidden && !typing(ev.target)) { ev.preventDefault(); ptt(false); } };
   document.addEventListener("keydown", keydown);
