@@ -262,6 +262,9 @@ func (s *Service) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.startVoices(ctx); err != nil {
+		return err
+	}
 	return s.registerAgents(ctx, s.agents())
 }
 

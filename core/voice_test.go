@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/config"
+	"github.com/switchboardhq/switchboard/core/model"
+	"github.com/switchboardhq/switchboard/core/tool"
 	"github.com/switchboardhq/switchboard/core/voice"
 	"github.com/switchboardhq/switchboard/internal/testenv"
 	"github.com/switchboardhq/switchboard/store"
@@ -386,5 +389,75 @@ func TestVoiceLimits(t *testing.T) {
 	}
 	if _, err := in.svc.SpeakReply(ctx, core.ReplySpeechOptions{Conversation: uuid.New(), Agent: "atlas", Play: newCollector().play}); !errors.Is(err, core.ErrVoiceOff) {
 		t.Fatalf("speaking with speak: off: %v", err)
+	}
+}
+
+// An agent whose offline engine is missing stops the start, naming the
+// agent and the package to install.
+func TestStartNeedsTheVoiceEngines(t *testing.T) {
+	t.Parallel()
+	s := &setup{st: testenv.SQLite(t), clock: newClock(), tools: &testTools{}}
+	reg := registry(t, s.tools)
+	agents := &config.Config{Agents: []config.Agent{{
+		Name: "atlas", Persona: "p", Model: "scripted:" + writeScript(t, "fallback:\n  text: ok\n"), MaxTokens: 100, StepBudget: 5,
+		Answers: config.Answers{Default: true},
+		Voice:   config.Voice{Transcribe: "offline", Speak: "off", MaxUtterance: time.Minute, PerMinute: 5},
+	}}}
+	svc, err := core.New(core.Options{
+		Store: s.st, Agents: agents, Registry: reg, Tools: func(c tool.ContextName) []*tool.Tool { return nil },
+		Voice: core.VoiceOptions{Offline: voice.OfflineOptions{Recognizer: "/nonexistent/pocketsphinx_continuous"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = svc.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `agent "atlas"`) || !strings.Contains(err.Error(), "apt-get install pocketsphinx") {
+		t.Fatalf("Start = %v, want an error naming the agent and the package", err)
+	}
+}
+
+// openai: voice models ask for the credentials of an openai: model of the
+// agent: the voice block's base_url and api_key_env first, then the
+// agent's own only when its model is openai: too.
+func TestVoiceEnginesCredentials(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name          string
+		agent         config.Agent
+		wantKeyEnv    string
+		wantBaseURL   string
+		wantHears     string
+		wantTranscrbr bool
+	}{
+		{"an anthropic agent uses OPENAI_API_KEY, not its own key",
+			config.Agent{Name: "a", Model: "anthropic:claude-sonnet-4-5", APIKeyEnv: "ATLAS_ANTHROPIC", BaseURL: "http://127.0.0.1:1/anthropic",
+				Voice: config.Voice{Transcribe: "openai:whisper-1", Speak: "off"}},
+			"", "", "openai:whisper-1", true},
+		{"an openai agent lends its key and server",
+			config.Agent{Name: "a", Model: "openai:gpt-4.1-mini", APIKeyEnv: "ATLAS_OPENAI", BaseURL: "http://127.0.0.1:1/v1",
+				Voice: config.Voice{Transcribe: "off", Speak: "openai:tts-1"}},
+			"ATLAS_OPENAI", "http://127.0.0.1:1/v1", "", false},
+		{"the voice block's own come first",
+			config.Agent{Name: "a", Model: "openai:gpt-4.1-mini", APIKeyEnv: "ATLAS_OPENAI", BaseURL: "http://127.0.0.1:1/v1",
+				Voice: config.Voice{Transcribe: "openai:whisper-large-v3", Speak: "off", APIKeyEnv: "GROQ_API_KEY", BaseURL: "http://127.0.0.1:2/openai/v1"}},
+			"GROQ_API_KEY", "http://127.0.0.1:2/openai/v1", "openai:whisper-large-v3", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var asked config.Agent
+			creds := func(a *config.Agent) (model.Credentials, error) {
+				asked = *a
+				return model.Credentials{APIKey: "k", BaseURL: cmp.Or(a.BaseURL, "http://127.0.0.1:3/v1")}, nil
+			}
+			e, err := core.NewVoiceEngines(&c.agent, core.VoiceOptions{}, creds, testenv.Logger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(asked.Model, "openai:") || asked.APIKeyEnv != c.wantKeyEnv || asked.BaseURL != c.wantBaseURL {
+				t.Fatalf("credentials asked for model %q, key env %q, base URL %q; want openai:, %q, %q", asked.Model, asked.APIKeyEnv, asked.BaseURL, c.wantKeyEnv, c.wantBaseURL)
+			}
+			if e.Hears != c.wantHears || (e.Transcriber != nil) != c.wantTranscrbr || (e.Speaker != nil) == c.wantTranscrbr {
+				t.Fatalf("engines %+v", e)
+			}
+		})
 	}
 }

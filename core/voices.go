@@ -2,10 +2,12 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -247,4 +249,28 @@ func engineName(engine string, offlineModel string) (provider, name string) {
 		return p, offlineModel
 	}
 	return p, m
+}
+
+// startVoices builds the voice engines of every agent whose voice block
+// turns them on, so a missing program or key stops the start with an error
+// naming the agent and what to install or set, as a model's missing key
+// does. A missing ffmpeg is only a warning: WAV needs no decoding.
+func (s *Service) startVoices(ctx context.Context) error {
+	on := false
+	for _, a := range s.agents().Agents {
+		if !a.Voice.Hears() && !a.Voice.Speaks() {
+			continue
+		}
+		on = true
+		if _, _, err := s.VoiceFor(a.Name); err != nil {
+			return err
+		}
+	}
+	if on && s.opts.Voice.Engines == nil {
+		ffmpeg := cmp.Or(s.opts.Voice.Decoder.FFmpeg, "ffmpeg")
+		if _, err := exec.LookPath(ffmpeg); err != nil {
+			s.log.WarnContext(ctx, "voice notes other than WAV cannot be decoded: install ffmpeg (Debian: apt-get install ffmpeg)", "ffmpeg", ffmpeg, "error", err)
+		}
+	}
+	return nil
 }

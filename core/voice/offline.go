@@ -107,6 +107,10 @@ func (o *Offline) RecognizerCommand(rate int, infile string) []string {
 	return append(args, o.opts.RecognizerArgs...)
 }
 
+// partialLevel is the level (dBFS) above which new audio is worth a
+// partial transcript: the Endpointer's default threshold.
+const partialLevel = -45
+
 // nfft is the smallest power of two that holds pocketsphinx's analysis
 // window (25.625 ms) at the rate: 512 at 16 kHz, 1024 at 22.05 kHz.
 func nfft(rate int) int {
@@ -242,6 +246,7 @@ type offlineStream struct {
 	pcm      []byte // mono at the input rate
 	sent     int    // how much of pcm went to the recogniser (resampled when rate differs)
 	lastPart int    // len(pcm) at the last partial run
+	voiced   bool   // speech-loud audio came since the last partial run
 	finished bool
 	closed   bool
 
@@ -276,10 +281,15 @@ func (s *offlineStream) Write(p []byte) (int, error) {
 	s.rest = append([]byte(nil), buf[whole:]...)
 	mono := Mono(s.in, buf[:whole])
 	s.pcm = append(s.pcm, mono...)
+	if Level(s.in, mono) > partialLevel {
+		s.voiced = true
+	}
 	if err := s.feed(false); err != nil {
 		return 0, err
 	}
-	if s.o.opts.PartialEvery > 0 && s.in.Duration(len(s.pcm)-s.lastPart) >= s.o.opts.PartialEvery {
+	// Quiet after the words adds nothing to hear: no run for it, and the
+	// live recogniser has the CPU to itself when the end of speech comes.
+	if s.o.opts.PartialEvery > 0 && s.voiced && s.in.Duration(len(s.pcm)-s.lastPart) >= s.o.opts.PartialEvery {
 		select {
 		case s.kick <- struct{}{}:
 		default:
@@ -328,7 +338,7 @@ func (s *offlineStream) partialLoop() {
 			return
 		}
 		snapshot := append([]byte(nil), s.pcm...)
-		s.lastPart = len(s.pcm)
+		s.lastPart, s.voiced = len(s.pcm), false
 		s.mu.Unlock()
 		pcm := Resample(snapshot, s.in.SampleRate, s.rate)
 		text, err := s.o.recognize(s.partCtx, s.rate, pcm)

@@ -303,6 +303,7 @@ type bufferStream struct {
 	rest     []byte
 	pcm      []byte
 	lastPart int
+	voiced   bool // speech-loud audio came since the last partial
 	ended    bool
 
 	pmu      sync.Mutex
@@ -331,9 +332,14 @@ func (s *bufferStream) Write(p []byte) (int, error) {
 	buf := append(s.rest, p...)
 	whole := len(buf) - len(buf)%frame
 	s.rest = append([]byte(nil), buf[whole:]...)
-	s.pcm = append(s.pcm, Mono(s.in, buf[:whole])...)
+	added := Mono(s.in, buf[:whole])
+	s.pcm = append(s.pcm, added...)
+	if Level(s.in, added) > partialLevel {
+		s.voiced = true
+	}
 	mono := Format{SampleRate: s.in.SampleRate, Channels: 1}
-	if s.every > 0 && mono.Duration(len(s.pcm)-s.lastPart) >= s.every {
+	// Each partial is a request (paid, with a provider): none for quiet.
+	if s.every > 0 && s.voiced && mono.Duration(len(s.pcm)-s.lastPart) >= s.every {
 		select {
 		case s.kick <- struct{}{}:
 		default:
@@ -355,7 +361,7 @@ func (s *bufferStream) partialLoop() {
 		}
 		s.mu.Lock()
 		snapshot := append([]byte(nil), s.pcm...)
-		s.lastPart = len(s.pcm)
+		s.lastPart, s.voiced = len(s.pcm), false
 		s.mu.Unlock()
 		text, err := s.recognize(s.partCtx, snapshot, nil)
 		if err != nil {

@@ -168,6 +168,7 @@ var figures = []figure{
 	{name: "first", what: "first turn of a conversation of 50,000 entries with no summary yet vs a turn of one of 10 (p50)", run: one(runFirstTurn)},
 	{name: "start", what: "start-to-ready of `switchboard serve` as its own process (/readyz 200) vs a no-op `switchboard migrate`", run: one(runStart)},
 	{name: "growth", what: "the conversation list (limit=50) and a /metrics scrape at 50,000 conversations and 200,000 finished work items vs at 100 (p50)", run: runGrowth},
+	{name: "voice", what: "end of speech to the first audio of the answer, offline engines and a zero-latency model, vs pocketsphinx + espeak-ng alone (p50; only when named: needs the engines)", run: one(runVoice), long: true},
 	{name: "prune", what: "work table rows under 500 finished items/s for -duration, the sweep pruning, vs rate x (retention + sweep period) (long)", run: one(runPrune), long: true},
 	{name: "soak", what: "two `serve` processes behind PgBouncer on -soak-entries entries, -soak-duration of traffic: end vs start (long; Postgres)", run: runSoak, long: true},
 }
@@ -182,7 +183,7 @@ func Names() []string {
 }
 
 // DefaultNames lists the figures a run with none named measures: all but
-// the long ones (prune, soak).
+// the long ones (prune, soak) and voice, which needs the offline engines.
 func DefaultNames() []string {
 	var out []string
 	for _, f := range figures {
