@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
@@ -134,7 +135,7 @@ func (a *API) voiceSocket(w http.ResponseWriter, r *http.Request) error {
 	if off != nil {
 		// A page cannot read a refused handshake's answer; it reads the
 		// close reason.
-		_ = c.Close(websocket.StatusPolicyViolation, off.Error())
+		_ = c.Close(websocket.StatusPolicyViolation, closeReason(off.Error()))
 		return nil
 	}
 	c.SetReadLimit(voiceMaxMessage)
@@ -153,13 +154,27 @@ func (a *API) voiceSocket(w http.ResponseWriter, r *http.Request) error {
 	default:
 		var pe *voiceProtocolError
 		if errors.As(err, &pe) {
-			_ = c.Close(websocket.StatusPolicyViolation, pe.msg)
+			_ = c.Close(websocket.StatusPolicyViolation, closeReason(pe.msg))
 			return nil
 		}
 		a.log.InfoContext(r.Context(), "voice: session ended", "conversation_id", id, "error", err)
 		_ = c.Close(websocket.StatusInternalError, "the voice session failed")
 	}
 	return nil
+}
+
+// closeReason fits a reason into a close frame (at most 123 bytes), cut
+// at a character boundary.
+func closeReason(s string) string {
+	const max = 123
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max-len("…")]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 // voiceProtocolError is a message from the page the protocol does not

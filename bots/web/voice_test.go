@@ -325,6 +325,8 @@ func TestVoiceSocketRefusals(t *testing.T) {
 		{"bad mode", func(vc *voiceClient) { vc.send(map[string]string{"type": "start", "mode": "shout"}) }, `mode "shout"`},
 		{"bad rate", func(vc *voiceClient) { vc.send(map[string]any{"type": "start", "sample_rate": 44100}) }, "sample_rate 44100"},
 		{"unknown field", func(vc *voiceClient) { vc.send(map[string]any{"type": "start", "volume": 11}) }, "volume"},
+		// A reason longer than a close frame holds is cut, not lost.
+		{"long reason", func(vc *voiceClient) { vc.send(map[string]any{"type": "start", strings.Repeat("x", 300): 1}) }, "unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vc, _, err := dialVoice(t, s, c.ID, auth)
