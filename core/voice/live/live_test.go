@@ -20,6 +20,8 @@ type ear struct {
 	opened int
 	posted []string
 	text   func(n int) string
+	// posting, when set, is called as a post begins (with its context).
+	posting func(ctx context.Context)
 }
 
 func (e *ear) listen(ctx context.Context) (Utterance, error) {
@@ -57,6 +59,9 @@ func (h *heard) Finish(ctx context.Context) (string, error) {
 	return h.text, nil
 }
 func (h *heard) Post(ctx context.Context) error {
+	if h.e.posting != nil {
+		h.e.posting(ctx)
+	}
 	h.e.mu.Lock()
 	defer h.e.mu.Unlock()
 	h.e.posted = append(h.e.posted, h.text)
@@ -436,5 +441,29 @@ func TestOptionsNameTheField(t *testing.T) {
 	_, err = Start(context.Background(), Options{Listen: bytesHeard().listen, Send: func(Event) error { return nil }, Mode: "shout"})
 	if err == nil || !strings.Contains(err.Error(), "shout") {
 		t.Errorf("bad mode: %v", err)
+	}
+}
+
+// TestHeardIsPostedWhenTheSessionCloses: the person turns the microphone
+// off right after speaking; what was heard is still sent.
+func TestHeardIsPostedWhenTheSessionCloses(t *testing.T) {
+	e := bytesHeard()
+	started, release := make(chan struct{}), make(chan struct{})
+	var postErr error
+	e.posting = func(ctx context.Context) {
+		close(started)
+		<-release
+		postErr = ctx.Err()
+	}
+	s, _ := start(t, Options{}, e)
+	say(t, s)
+	<-started
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	<-s.ctx.Done() // the session has ended
+	close(release)
+	<-closed // Close waits for the post
+	if postErr != nil || len(e.posts()) != 1 {
+		t.Errorf("post context %v, %d posted; want the words posted whole", postErr, len(e.posts()))
 	}
 }
