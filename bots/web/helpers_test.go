@@ -118,8 +118,9 @@ func testAgent(name, scriptPath string, isDefault bool) config.Agent {
 }
 
 // startTeam is startFull with these agents; with runs, the worker also
-// moves runs (their steps start and end).
-func startTeam(t *testing.T, st store.Store, clk *clock, team []config.Agent, runs bool, opts web.Options, extra func(*tool.Registry), fill func(*core.Service, *web.Options)) *server {
+// moves runs (their steps start and end). tweak, when given, changes the
+// service's options before it is built.
+func startTeam(t *testing.T, st store.Store, clk *clock, team []config.Agent, runs bool, opts web.Options, extra func(*tool.Registry), fill func(*core.Service, *web.Options), tweak ...func(*core.Options)) *server {
 	t.Helper()
 	agents := &config.Config{Agents: team}
 	reg := tool.NewRegistry()
@@ -129,12 +130,16 @@ func startTeam(t *testing.T, st store.Store, clk *clock, team []config.Agent, ru
 	if extra != nil {
 		extra(reg)
 	}
-	svc, err := core.New(core.Options{
+	co := core.Options{
 		Store: st, Agents: agents, Registry: reg,
 		Tools:  func(c tool.ContextName) []*tool.Tool { return headless.ToolsFor(reg, c) },
 		Logger: testenv.Logger(t),
 		Now:    clk.Now,
-	})
+	}
+	for _, f := range tweak {
+		f(&co)
+	}
+	svc, err := core.New(co)
 	if err != nil {
 		t.Fatal(err)
 	}

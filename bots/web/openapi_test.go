@@ -595,6 +595,7 @@ func TestRoutesMatchTheDocument(t *testing.T) {
 		MCPStatus: func() []mcpclient.Status { return nil }, ConfigStatus: func() config.ReloadStatus { return config.ReloadStatus{} },
 		Sessions: (*core.Service)(nil),
 		Bridges:  struct{ Bridges }{},
+		Voice:    struct{ Voice }{},
 	}
 	a := &API{opts: opts}
 	mux := &recordingMux{}

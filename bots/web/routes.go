@@ -196,6 +196,8 @@ var routes = []Route{
 			{Name: "Last-Event-ID", In: "header", Type: "integer", Doc: "a reconnect: resume after this seq (overrides cursor and tail)"},
 		},
 		Status: http.StatusOK, Text: mediaSSE, handler: (*API).stream},
+	{Method: "GET", Path: "/api/conversations/{id}/voice", ID: "voiceConversation", Tag: "conversations", Summary: "Talk with the conversation's agent: a WebSocket carrying the microphone's PCM (16-bit, 16 kHz, mono) and control messages in, transcripts, the reply and its spoken audio out (docs/voice-console.md)",
+		Status: http.StatusSwitchingProtocols, Enabled: withVoice, handler: (*API).voiceSocket},
 	{Method: "POST", Path: "/api/conversations/{id}/tool-results", ID: "postToolResults", Tag: "conversations", Summary: "Post the results of frontend tool calls; the paused turn resumes",
 		Body: ToolResultsRequest{}, Status: http.StatusAccepted, Answer: PostedJSON{}, handler: (*API).toolResults},
 	{Method: "POST", Path: "/api/conversations/{id}/fork", ID: "forkConversation", Tag: "conversations", Summary: "Edit an earlier message: a new conversation seeded with the entries before seq",

@@ -239,6 +239,9 @@ type Options struct {
 	// people see and end (GET /api/sessions, POST
 	// /api/sessions/{session}/end).
 	Sessions Sessions
+	// Voice, when set, serves live voice in a conversation (GET
+	// /api/conversations/{id}/voice, a WebSocket; see voice.go).
+	Voice Voice
 	// Bridges, when set, serves the bridges of runs_on: bridge agents
 	// (/api/bridge/..., GET /api/bridges; see bridge.go).
 	Bridges Bridges

@@ -837,7 +837,7 @@ func (a *App) build(ctx context.Context, agents *config.Config, mcpServers *mcpc
 		Compare: func(ctx context.Context, req *web.CompareRequest) ([]compare.Result, error) {
 			return Compare(ctx, a.cfg, req)
 		},
-		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler, Sessions: a.Service, Bridges: a.Bridges,
+		SignIn: a.signIn, AgentsFunc: a.agentList, Actor: a.Service, Schedules: a.Scheduler, Sessions: a.Service, Bridges: a.Bridges, Voice: a.Service,
 		MCPStatus: func() []mcpclient.Status { return a.mcpNow().Status() }, ConfigStatus: a.ReloadStatus})
 	if err != nil {
 		return err

@@ -17,6 +17,8 @@
 //	app.js             router, api client, session, CSRF header, palette
 //	app.css            the styles (light and dark from prefers-color-scheme)
 //	views/chat.js      chat with an agent (this package)
+//	views/voice.js     live voice in the chat: microphone, transcripts, spoken replies, barge-in (GET /api/conversations/{id}/voice)
+//	views/voice-worklet.js the microphone's AudioWorklet: 16 kHz PCM16 frames
 //	views/log.js       the log, forks and the seq slider (this package)
 //	views/ops.js       operator views (approvals, schedules with run now, budgets, Slack installs, usage, audit)
 //	views/runs.js      runs with their steps, events, cancel and retry

@@ -2,6 +2,7 @@
 // last seq seen), and answer the frontend tools a turn pauses on: ask_user
 // as a form, render_chart drawn here as SVG.
 import { registerView, api, h, navigate, session, toast, refreshList } from "../app.js";
+import { voiceControls } from "./voice.js";
 
 // ---- entries, shared with the log view ----
 
@@ -52,7 +53,8 @@ export function entryEl(e, opts = {}) {
   if (isErr) cls.push("error");
   const seq = isErr ? h("span", { class: "seq", title: "error entries have no seq: shown, never sent to a model" }, "no seq · after " + (e.after_seq ?? 0)) : h("span", { class: "seq" }, "#" + e.seq);
   const head = h("div", { class: "who" }, h("span", { class: "kind" }, e.kind), h("span", {}, authorName(e)), seq,
-    isErr && c.interim ? h("span", { class: "pill" }, "attempt discarded, retried") : null);
+    isErr && c.interim ? h("span", { class: "pill" }, "attempt discarded, retried") : null,
+    e.kind === "user" && c.spoken ? h("span", { class: "pill spoken", title: "Spoken, and heard by " + (c.spoken.engine || "the transcriber") }, "spoken") : null);
   const body = h("div", { class: "body" }, entryText(e));
   const el = h("div", { class: cls.join(" "), dataset: { seq: isErr ? "" : String(e.seq), kind: e.kind, id: e.id } }, head, body);
   if (e.kind === "tool_call" && c.name === "render_chart" && c.input) el.append(h("div", { class: "chart" }, chartSVG(c.input)));
@@ -270,7 +272,10 @@ async function chat(el, id) {
   };
   text.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); send(); } });
   const composer = h("form", { class: "composer", onsubmit: (ev) => { ev.preventDefault(); send(); } }, text, h("button", { class: "primary", type: "submit" }, "Send"));
-  el.append(h("div", { class: "chat" }, head, log, composer));
+  // Live voice: what is said enters as a message and shows in the log
+  // like a typed one; the reply is spoken as well as written.
+  const voice = voiceControls(id, { context: () => `The chat view of the web console, conversation ${id}, showing messages up to #${lastSeq}; the person spoke this message.` });
+  el.append(h("div", { class: "chat" }, head, log, voice.el, composer));
 
   const scroll = () => { log.scrollTop = log.scrollHeight; };
   const add = (e) => {
@@ -356,7 +361,7 @@ async function chat(el, id) {
   open();
   await checkPending();
   text.focus();
-  return () => { closed = true; clearTimeout(retry); clearTimeout(statusTimer); if (es) es.close(); };
+  return () => { closed = true; clearTimeout(retry); clearTimeout(statusTimer); if (es) es.close(); voice.cleanup(); };
 }
 
 registerView("chat", {
