@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/core/config"
 	"github.com/switchboardhq/switchboard/core/voice"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -55,14 +56,8 @@ func (h *Heard) Apply(in *Inbound) {
 // voice.max_utterance is refused. Both refusals are *VoiceLimited, whose
 // Reason is for the person.
 func (s *Service) TranscribeFor(ctx context.Context, agent, person string, rec voice.Recording) (*Heard, error) {
-	eng, a, err := s.VoiceFor(agent)
+	eng, a, err := s.hearer(agent, person)
 	if err != nil {
-		return nil, err
-	}
-	if eng.Transcriber == nil || !a.Voice.Hears() {
-		return nil, fmt.Errorf("agent %q does not transcribe (voice.transcribe is off): %w", agent, ErrVoiceOff)
-	}
-	if err := s.allowUtterance(a, person); err != nil {
 		return nil, err
 	}
 	f, pcm, err := s.opts.Voice.Decoder.Decode(ctx, rec)
@@ -102,6 +97,22 @@ func (s *Service) heard(agent, engine, text string, length time.Duration, rec Us
 	return h, nil
 }
 
+// hearer is the agent's voice engines when it transcribes and person may
+// speak to it now (voice.utterances_per_minute, counted here).
+func (s *Service) hearer(agent, person string) (*VoiceEngines, *config.Agent, error) {
+	eng, a, err := s.VoiceFor(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	if eng.Transcriber == nil || !a.Voice.Hears() {
+		return nil, nil, fmt.Errorf("agent %q does not transcribe (voice.transcribe is off): %w", agent, ErrVoiceOff)
+	}
+	if err := s.allowUtterance(a, person); err != nil {
+		return nil, nil, err
+	}
+	return eng, a, nil
+}
+
 // recordingFile is the recording as a message's file.
 func recordingFile(rec voice.Recording) UserFile {
 	kind := voice.Kind(rec.Data)
@@ -123,14 +134,8 @@ func recordingFile(rec voice.Recording) UserFile {
 // f as it is captured (see Listening). The utterance counts against
 // voice.utterances_per_minute when it opens.
 func (s *Service) Listen(ctx context.Context, agent, person string, f voice.Format) (*Listening, error) {
-	eng, a, err := s.VoiceFor(agent)
+	eng, a, err := s.hearer(agent, person)
 	if err != nil {
-		return nil, err
-	}
-	if eng.Transcriber == nil || !a.Voice.Hears() {
-		return nil, fmt.Errorf("agent %q does not transcribe (voice.transcribe is off): %w", agent, ErrVoiceOff)
-	}
-	if err := s.allowUtterance(a, person); err != nil {
 		return nil, err
 	}
 	st, err := eng.Transcriber.Stream(ctx, f)

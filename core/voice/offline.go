@@ -218,9 +218,9 @@ func (o *Offline) Stream(ctx context.Context, f Format) (Stream, error) {
 	s := &offlineStream{
 		o: o, in: f, rate: rate, cmd: cmd, stdin: stdin, stderr: &stderr,
 		ctx: ctx, cancel: cancel,
-		partials: make(chan Transcript, 1),
-		lines:    make(chan []string, 1),
-		kick:     make(chan struct{}, 1),
+		partialQueue: newPartialQueue(),
+		lines:        make(chan []string, 1),
+		kick:         make(chan struct{}, 1),
 	}
 	s.partCtx, s.partCancel = context.WithCancel(ctx)
 	go s.read(stdout)
@@ -250,14 +250,12 @@ type offlineStream struct {
 	finished bool
 	closed   bool
 
-	partials   chan Transcript
+	*partialQueue
 	lines      chan []string // the live recogniser's lines, once it exits
 	kick       chan struct{}
 	partCtx    context.Context // partial runs, cancelled at Finish
 	partCancel context.CancelFunc
 	wg         sync.WaitGroup
-	partialMu  sync.Mutex // serialises sends on partials with closing it
-	partialOK  bool
 }
 
 func (s *offlineStream) read(r io.Reader) {
@@ -322,8 +320,6 @@ func (s *offlineStream) feed(final bool) error {
 	return nil
 }
 
-func (s *offlineStream) Partials() <-chan Transcript { return s.partials }
-
 func (s *offlineStream) partialLoop() {
 	defer s.wg.Done()
 	for {
@@ -349,37 +345,6 @@ func (s *offlineStream) partialLoop() {
 			continue
 		}
 		s.publish(Transcript{Text: text, Audio: s.in.Duration(len(snapshot))})
-	}
-}
-
-// publish offers a partial without blocking: a reader that has not taken
-// the previous one gets the newer one instead.
-func (s *offlineStream) publish(t Transcript) {
-	s.partialMu.Lock()
-	defer s.partialMu.Unlock()
-	if s.partialOK {
-		return // closed
-	}
-	select {
-	case s.partials <- t:
-	default:
-		select {
-		case <-s.partials:
-		default:
-		}
-		select {
-		case s.partials <- t:
-		default:
-		}
-	}
-}
-
-func (s *offlineStream) closePartials() {
-	s.partialMu.Lock()
-	defer s.partialMu.Unlock()
-	if !s.partialOK {
-		s.partialOK = true
-		close(s.partials)
 	}
 }
 

@@ -306,15 +306,13 @@ type bufferStream struct {
 	voiced   bool // speech-loud audio came since the last partial
 	ended    bool
 
-	pmu      sync.Mutex
-	pclosed  bool
-	partials chan Transcript
+	*partialQueue
 }
 
 func (s *bufferStream) start(ctx context.Context) {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.partCtx, s.partCancel = context.WithCancel(s.ctx)
-	s.partials = make(chan Transcript, 1)
+	s.partialQueue = newPartialQueue()
 	s.kick = make(chan struct{}, 1)
 	if s.every > 0 {
 		s.wg.Add(1)
@@ -348,8 +346,6 @@ func (s *bufferStream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *bufferStream) Partials() <-chan Transcript { return s.partials }
-
 func (s *bufferStream) partialLoop() {
 	defer s.wg.Done()
 	mono := Format{SampleRate: s.in.SampleRate, Channels: 1}
@@ -371,35 +367,6 @@ func (s *bufferStream) partialLoop() {
 			continue
 		}
 		s.publish(Transcript{Text: text, Audio: mono.Duration(len(snapshot))})
-	}
-}
-
-func (s *bufferStream) publish(t Transcript) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.pclosed {
-		return
-	}
-	select {
-	case s.partials <- t:
-	default:
-		select {
-		case <-s.partials:
-		default:
-		}
-		select {
-		case s.partials <- t:
-		default:
-		}
-	}
-}
-
-func (s *bufferStream) closePartials() {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if !s.pclosed {
-		s.pclosed = true
-		close(s.partials)
 	}
 }
 
