@@ -17,16 +17,19 @@ import (
 )
 
 // The two things said into the fake microphone, and the agent's answer:
-// long enough (about twenty seconds spoken) that the second phrase comes
-// while it still plays.
+// long enough (about thirty-five seconds spoken) that the second phrase
+// comes while it still plays.
 const (
 	firstPhrase  = "remind me to water the plants at five"
 	secondPhrase = "what is the weather tomorrow"
 	// voiceGap is the silence between the phrases: the end of the first
 	// (the Endpointer's 700 ms), its recognition, the turn and the first
 	// sentence's synthesis all happen in it, and playback has begun when
-	// the second phrase starts.
-	voiceGap = 9 * time.Second
+	// the second phrase starts. On a quiet machine that takes 1.5–2.5 s;
+	// under CI's load pocketsphinx alone took 5 s and 9 s was not enough
+	// (the second phrase came before playback began), so the gap leaves
+	// room for several times that.
+	voiceGap = 20 * time.Second
 	// bargeInBound is the issue's bound on the time from the person's
 	// voice onset to the stop of playback.
 	bargeInBound = 300 * time.Millisecond
@@ -38,7 +41,7 @@ turns:
   - when_last_user_contains: "hello"
     text: "Hello. Press the microphone and speak."
 fallback:
-  text: "You said {{last_user}}. ` + strings.Repeat("Here is a long answer, read out one sentence after another. ", 8) + `That is all."
+  text: "You said {{last_user}}. ` + strings.Repeat("Here is a long answer, read out one sentence after another. ", 10) + `That is all."
 `
 
 // needVoiceTools skips without the offline engines (and fails in CI,
