@@ -19,24 +19,17 @@ import (
 // writes to the connection.
 const streamChunk = 64 << 10
 
-// appendEntryEvent appends an entry's SSE event to buf: "entry" with the
+// appendEntryFrame appends an entry's SSE event to buf, written straight
+// from the bytes the store handed over (core.EntryRow): "entry" with the
 // seq as its id, or "error" without an id for an error entry. The data is
 // the JSON of toEntryJSON, written without encoding/json: a catch-up of
-// 10,000 entries would otherwise spend most of its time in reflection.
-func appendEntryEvent(buf []byte, e *core.Entry) ([]byte, error) {
-	r := core.EntryRow{ID: e.ID, Seq: e.SeqValue(), AfterSeq: e.AfterSeq, Kind: []byte(e.Kind),
-		Author: []byte(e.Author), Content: e.Content, CreatedAt: e.CreatedAt}
-	return appendEntryFrame(buf, &r)
-}
-
-// appendEntryFrame is appendEntryEvent of an entry as the store hands it
-// over (core.EntryRow), written straight from its bytes. The content goes
-// out as it is stored: the store keeps it as encoding/json writes a
-// json.RawMessage (compact, HTML-escaped), so the event is byte for byte
-// what encoding/json would write. Content stored before that rule, or
-// rewritten by Postgres (forgetting a person), may hold whitespace; only a
-// newline could break an SSE data line, so content with one (found by
-// IndexByte, not a scan of our own) is compacted first.
+// 10,000 entries would otherwise spend most of its time in reflection. The
+// content goes out as it is stored: the store keeps it as encoding/json
+// writes a json.RawMessage (compact, HTML-escaped), so the event is byte
+// for byte what encoding/json would write. Content stored before that
+// rule, or rewritten by Postgres (forgetting a person), may hold
+// whitespace; only a newline could break an SSE data line, so content with
+// one (found by IndexByte, not a scan of our own) is compacted first.
 func appendEntryFrame(buf []byte, e *core.EntryRow) ([]byte, error) {
 	if e.Seq != 0 {
 		buf = append(buf, "id: "...)

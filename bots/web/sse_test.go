@@ -14,7 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-// TestAppendEntryEvent: the catch-up's hand-written encoding is the event
+// TestAppendEntryEvent: the catch-up's hand-written encoding (appendEntryFrame) is the event
 // writeEvent makes of EntryJSON, byte for byte, for entries and error
 // entries, with content as the store keeps it (compact, HTML-escaped) and
 // content with newlines (stored before that rule), which is compacted.
@@ -56,6 +56,13 @@ func TestAppendEntryEvent(t *testing.T) {
 	if _, err := appendEntryEvent(nil, bad); err == nil {
 		t.Error("appendEntryEvent took content that is not JSON")
 	}
+}
+
+// appendEntryEvent is appendEntryFrame of an entry as EntryList returns it.
+func appendEntryEvent(buf []byte, e *store.Entry) ([]byte, error) {
+	r := core.EntryRow{ID: e.ID, Seq: e.SeqValue(), AfterSeq: e.AfterSeq, Kind: []byte(e.Kind),
+		Author: []byte(e.Author), Content: e.Content, CreatedAt: e.CreatedAt}
+	return appendEntryFrame(buf, &r)
 }
 
 func canonical(t *testing.T, s string) json.RawMessage {

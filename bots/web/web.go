@@ -940,7 +940,7 @@ type EntryList struct {
 // EntryJSON is an entry as clients see it, in the log and in a stream's
 // entry and error events. An entry has a seq; an error entry has none, and
 // after_seq places it. The fields are in the order of their names, the
-// order appendEntryEvent writes them in.
+// order appendEntryFrame writes them in.
 type EntryJSON struct {
 	AfterSeq  *int64          `json:"after_seq,omitempty"`
 	Author    core.Author     `json:"author"`
