@@ -59,10 +59,7 @@ const CursorPage = 1000
 // last reports that the page reached upTo or the end of the log; until
 // then a reader Advances past the page and fetches the next one.
 func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry, last bool, err error) {
-	hi := c.seq + CursorPage
-	if upTo > 0 {
-		hi = min(hi, upTo)
-	}
+	hi := c.pageEnd(upTo)
 	if list, err = c.Fetch(ctx, hi); err != nil {
 		return nil, false, err
 	}
@@ -70,8 +67,7 @@ func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry
 	for _, e := range list {
 		top = max(top, e.SeqValue())
 	}
-	// Seqs have no gaps: a page that stops short of hi is the log's end.
-	return list, hi == upTo || top < hi, nil
+	return list, pageLast(hi, upTo, top), nil
 }
 
 // ScanPage is FetchPage and Advance in one for a reader that writes what it
@@ -82,10 +78,7 @@ func (c *Cursor) FetchPage(ctx context.Context, upTo int64) (list []*store.Entry
 // the read raced with something drops what each gathered and leaves the
 // cursor where it was. last is as FetchPage's.
 func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) error, keep func() bool) (last bool, err error) {
-	hi := c.seq + CursorPage
-	if upTo > 0 {
-		hi = min(hi, upTo)
-	}
+	hi := c.pageEnd(upTo)
 	top := c.seq
 	var shown []uuid.UUID
 	p := &store.EntryListParams{ConversationID: c.conv, AfterSeq: c.seq, UpToSeq: max(hi, c.seq), WithErrors: true}
@@ -103,7 +96,7 @@ func (c *Cursor) ScanPage(ctx context.Context, upTo int64, each func(*EntryRow) 
 	if err != nil {
 		return false, fmt.Errorf("reading the log of %s: %w", c.conv, err)
 	}
-	last = hi == upTo || top < hi
+	last = pageLast(hi, upTo, top)
 	if keep == nil || keep() {
 		c.Passed(top, shown)
 	}
@@ -122,6 +115,20 @@ func (c *Cursor) Passed(seq int64, ids []uuid.UUID) {
 		c.shown[id] = true
 	}
 }
+
+// pageEnd is the last seq a page read past the cursor takes, reading up
+// to upTo (0: to the end).
+func (c *Cursor) pageEnd(upTo int64) int64 {
+	if upTo > 0 {
+		return min(c.seq+CursorPage, upTo)
+	}
+	return c.seq + CursorPage
+}
+
+// pageLast reports whether a page read up to hi, whose top seq was top,
+// was the last: it reached upTo, or stopped short of hi, which (seqs have
+// no gaps) is the log's end.
+func pageLast(hi, upTo, top int64) bool { return hi == upTo || top < hi }
 
 // Advance moves past fetched entries and returns those not returned
 // before (an error entry is listed again until the cursor passes the seq it
