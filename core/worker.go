@@ -28,7 +28,8 @@ type WorkerOptions struct {
 	Concurrency int
 	// LeaseTTL is the lease on each item; heartbeats renew it every third of
 	// it (default 15s). Another instance takes over a dead one's items after
-	// it; the same instance restarting takes them back at once.
+	// it, and up to a quarter of it more (see expiredEvery); the same
+	// instance restarting takes them back at once.
 	LeaseTTL time.Duration
 	// PollInterval bounds the wait when a wake-up is lost (default 1s).
 	PollInterval time.Duration
@@ -59,6 +60,16 @@ type Lane struct {
 
 // completeBatch bounds one WorkCompleteMany.
 const completeBatch = 500
+
+// expiredEvery is how often a claim loop's claim also takes over running
+// items whose lease expired (and fails those on their last attempt): a
+// quarter of the lease, within [250ms, 5s]. The claims between are
+// store.WorkClaimParams.AvailableOnly, which read no running item: at 100
+// slots the whole claim read every running item of its kinds twice, as
+// many rows as it hands out.
+func expiredEvery(leaseTTL time.Duration) time.Duration {
+	return min(max(leaseTTL/4, 250*time.Millisecond), 5*time.Second)
+}
 
 func (o *WorkerOptions) validate() error {
 	seen := map[string]bool{}
@@ -401,13 +412,21 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 	// before it holds its executors back).
 	completing := make(chan struct{}, max(l.concurrency, completeBatch))
 	finished := make(chan struct{}, l.concurrency)
+	every := expiredEvery(w.opts.LeaseTTL)
+	var lastWhole time.Time // of the latest whole claim that succeeded
 	for {
 		free := cap(slots) - len(slots)
 		claimed := 0
 		if free > 0 {
+			now := w.opts.Now()
+			whole := now.Sub(lastWhole) >= every
 			items, err := w.opts.Store.WorkClaim(ctx, &store.WorkClaimParams{
-				Worker: w.opts.WorkerID, Kinds: l.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: w.opts.Now(),
+				Worker: w.opts.WorkerID, Kinds: l.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: now,
+				AvailableOnly: !whole,
 			})
+			if err == nil && whole {
+				lastWhole = now
+			}
 			if err != nil && ctx.Err() == nil {
 				w.log.ErrorContext(ctx, "claiming work", "error", redact.String(err.Error()))
 			}

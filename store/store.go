@@ -458,6 +458,13 @@ type WorkClaimParams struct {
 	Limit    int
 	LeaseTTL time.Duration
 	Now      time.Time
+	// AvailableOnly claims only available items, from conversations no
+	// lease is held on: running items whose lease expired are neither taken
+	// over nor failed (nor is an available item of their conversation
+	// handed out before them). A busy worker's claims set it, and one claim
+	// in a while leaves it unset (core.Worker), so the hot claim does not
+	// read the running items every time. false: the whole claim.
+	AvailableOnly bool
 }
 
 // WorkLeaseParams identifies a claimed item and its holder.

@@ -94,12 +94,17 @@ func explainLast(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, c
 
 // indexed runs call and fails t when the plan of the last query it ran
 // reads every row of a growing table: a sequential scan, a sort or a bitmap
-// heap scan.
+// heap scan. A sort of the running work items alone (read from
+// work_items_running_idx) is allowed: there are never more of them than
+// the workers' slots, however old the data.
 func indexed(t *testing.T, rec *recorder, pool *pgxpool.Pool, name string, call func() error) {
 	t.Helper()
 	raw := explainLast(t, rec, pool, name, call)
 	nodes := planNodes(t, raw)
-	for _, n := range nodes {
+	for i, n := range nodes {
+		if n == "Sort" && i+1 < len(nodes) && strings.HasSuffix(nodes[i+1], " work_items work_items_running_idx") {
+			continue
+		}
 		if b := strings.TrimPrefix(n, "subplan "); strings.HasPrefix(b, "Seq Scan") || n == "Sort" || strings.HasPrefix(b, "Bitmap Heap Scan") {
 			t.Errorf("%s is planned with %q, which reads every row of a growing table; plan: %v", name, n, nodes)
 		}
@@ -333,10 +338,20 @@ func TestClaimReadsTheQueueInClaimOrder(t *testing.T) {
 		SELECT gen_random_uuid(), 'turn', 'available', '{}', now() - (20000 - n) * interval '1 ms', 3, now(), now() FROM generate_series(1, 20000) n`); err != nil {
 		t.Fatal(err)
 	}
-	for _, kinds := range [][]string{{"turn"}, nil} {
+	for _, tc := range []struct {
+		kinds     []string
+		available bool
+	}{{[]string{"turn"}, false}, {nil, false}, {[]string{"turn"}, true}, {nil, true}} {
+		kinds := tc.kinds
 		var c capturedDB
 		now := time.Now()
-		_, err := dbsqlc.New(&c).WorkClaim(ctx, &dbsqlc.WorkClaimParams{Worker: "w", Kinds: kinds, MaxItems: 8, Now: now, LeaseExpiresAt: now.Add(time.Minute)})
+		args := &dbsqlc.WorkClaimParams{Worker: "w", Kinds: kinds, MaxItems: 8, Now: now, LeaseExpiresAt: now.Add(time.Minute)}
+		var err error
+		if tc.available {
+			_, err = dbsqlc.New(&c).WorkClaimAvailable(ctx, (*dbsqlc.WorkClaimAvailableParams)(args))
+		} else {
+			_, err = dbsqlc.New(&c).WorkClaim(ctx, args)
+		}
 		if !errors.Is(err, errCaptured) {
 			t.Fatalf("capturing the claim: %v", err)
 		}
@@ -354,7 +369,7 @@ func TestClaimReadsTheQueueInClaimOrder(t *testing.T) {
 		}
 		nodes := planNodes(t, raw)
 		if !slices.Contains(nodes, "Index Scan work_items work_items_available_idx") {
-			t.Errorf("the claim of kinds %v does not read work_items_available_idx: %v", kinds, nodes)
+			t.Errorf("the claim (available only: %v) of kinds %v does not read work_items_available_idx: %v", tc.available, kinds, nodes)
 		}
 	}
 }

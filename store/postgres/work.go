@@ -56,9 +56,16 @@ func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*s
 		c.db = q.d.claims
 		q = &c
 	}
-	rows, err := call(ctx, q, (*dbsqlc.Queries).WorkClaim, &dbsqlc.WorkClaimParams{
+	args := &dbsqlc.WorkClaimParams{
 		Worker: p.Worker, Kinds: p.Kinds, MaxItems: int32(p.Limit), Now: now, LeaseExpiresAt: ts(now.Add(p.LeaseTTL)),
-	})
+	}
+	var rows []dbsqlc.WorkItem
+	var err error
+	if p.AvailableOnly {
+		rows, err = call(ctx, q, (*dbsqlc.Queries).WorkClaimAvailable, (*dbsqlc.WorkClaimAvailableParams)(args))
+	} else {
+		rows, err = call(ctx, q, (*dbsqlc.Queries).WorkClaim, args)
+	}
 	if err != nil {
 		return nil, wrap(err, "claiming work for %s", p.Worker)
 	}

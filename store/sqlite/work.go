@@ -46,16 +46,29 @@ func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*s
 	now, kinds := micros(p.Now), listArg(p.Kinds)
 	expires := micros(p.Now.Add(p.LeaseTTL))
 	items, err := write(ctx, q, func(t *queries) ([]*store.WorkItem, error) {
-		if err := t.tx.WorkFailExhausted(ctx, dbsqlc.WorkFailExhaustedParams{Now: now, Kinds: kinds}); err != nil {
-			return nil, fmt.Errorf("failing exhausted items: %w", err)
+		var ids []uuid.UUID
+		if p.AvailableOnly {
+			cands, err := t.tx.WorkClaimCandidatesAvailable(ctx, dbsqlc.WorkClaimCandidatesAvailableParams{Now: now, Kinds: kinds, Limit: int64(p.Limit)})
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cands {
+				ids = append(ids, c.ID)
+			}
+		} else {
+			if err := t.tx.WorkFailExhausted(ctx, dbsqlc.WorkFailExhaustedParams{Now: now, Kinds: kinds}); err != nil {
+				return nil, fmt.Errorf("failing exhausted items: %w", err)
+			}
+			cands, err := t.tx.WorkClaimCandidates(ctx, dbsqlc.WorkClaimCandidatesParams{Now: now, Kinds: kinds, Worker: p.Worker, Limit: int64(p.Limit)})
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cands {
+				ids = append(ids, c.ID)
+			}
 		}
-		cands, err := t.tx.WorkClaimCandidates(ctx, dbsqlc.WorkClaimCandidatesParams{Now: now, Kinds: kinds, Worker: p.Worker, Limit: int64(p.Limit)})
-		if err != nil || len(cands) == 0 {
-			return nil, err
-		}
-		ids := make([]uuid.UUID, len(cands))
-		for i, c := range cands {
-			ids[i] = c.ID
+		if len(ids) == 0 {
+			return nil, nil
 		}
 		idsJSON, err := json.Marshal(ids)
 		if err != nil {

@@ -28,6 +28,7 @@ func (s suite) workTests() []namedTest {
 		{"ConcurrentClaim", s.testWorkConcurrentClaim},
 		{"ConversationExclusive", s.testWorkConversationExclusive},
 		{"LeaseExpiryReclaim", s.testWorkLeaseExpiry},
+		{"AvailableOnly", s.testWorkAvailableOnly},
 		{"Heartbeat", s.testWorkHeartbeat},
 		{"RetryAndGiveUp", s.testWorkRetry},
 		{"Prune", s.testWorkPrune},
@@ -502,6 +503,44 @@ func (s suite) testWorkLeaseExpiry(t *testing.T) {
 	done, err := st.WorkComplete(ctx, &store.WorkLeaseParams{ID: it.ID, Worker: "w2", Now: late})
 	noErr(t, err, "complete by the new holder")
 	eq(t, done.State, store.WorkDone, "state after the new holder completed")
+}
+
+// An AvailableOnly claim hands out available items only: an expired
+// running item is neither taken over nor failed, and the rest of its
+// conversation waits behind it; the next whole claim does both.
+func (s suite) testWorkAvailableOnly(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	t0 := clk.Now()
+	c := newConversation(t, st, clk)
+	first := enqueue(t, st, store.WorkEnqueueParams{Kind: "turn", ConversationID: &c.ID, Now: t0})
+	last := enqueue(t, st, store.WorkEnqueueParams{Kind: "last", MaxAttempts: 1, Now: t0})
+	got := claim(t, st, "w1", 2, 30*time.Second, t0)
+	eq(t, len(got), 2, "items of the first claim")
+	next := enqueue(t, st, store.WorkEnqueueParams{Kind: "turn", ConversationID: &c.ID, Now: t0.Add(time.Second)})
+	free := enqueue(t, st, store.WorkEnqueueParams{Kind: "turn", Now: t0.Add(time.Second)})
+
+	late := t0.Add(31 * time.Second)
+	hot, err := st.WorkClaim(ctx, &store.WorkClaimParams{Worker: "w2", Limit: 10, LeaseTTL: 30 * time.Second, Now: late, AvailableOnly: true})
+	noErr(t, err, "claiming available items only")
+	deepEq(t, idsOf(hot), []uuid.UUID{free.ID}, "an available-only claim while an item of the conversation ran out of its lease")
+	for _, id := range []uuid.UUID{first.ID, last.ID} {
+		it, err := st.WorkGet(ctx, id)
+		noErr(t, err, "getting an expired item")
+		eq(t, it.State, store.WorkRunning, "state of an expired item after an available-only claim")
+		eq(t, it.ClaimedBy, "w1", "holder of an expired item after an available-only claim")
+	}
+
+	whole := claim(t, st, "w2", 10, 30*time.Second, late)
+	deepEq(t, idsOf(whole), []uuid.UUID{first.ID}, "the whole claim after it takes over the expired item before the rest of its conversation")
+	eq(t, whole[0].Attempts, 2, "attempts of the item taken over")
+	gone, err := st.WorkGet(ctx, last.ID)
+	noErr(t, err, "getting the item expired on its last attempt")
+	eq(t, gone.State, store.WorkFailed, "state of an item expired on its last attempt after the whole claim")
+	waiting, err := st.WorkGet(ctx, next.ID)
+	noErr(t, err, "getting the conversation's next item")
+	eq(t, waiting.State, store.WorkAvailable, "state of the conversation's next item while the first runs again")
 }
 
 func (s suite) testWorkHeartbeat(t *testing.T) {

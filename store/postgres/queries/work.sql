@@ -155,6 +155,73 @@ FROM chosen ch
 WHERE w.id = ch.id
 RETURNING w.*;
 
+-- name: WorkClaimAvailable :many
+-- WorkClaim of available items only (store.WorkClaimParams.AvailableOnly):
+-- running items whose lease expired are neither taken over nor failed
+-- here, which a worker's claims leave to one claim in a while (see
+-- core.Worker) instead of reading the running items on every claim. So
+-- that such an item still goes before the rest of its conversation, a
+-- conversation with any lease on it, live or expired, is left out (a lease
+-- is held from an item's claim to its end: an expired one is an item to
+-- take over). The rest is WorkClaim's statement, less its exhausted and
+-- expired parts.
+WITH available AS MATERIALIZED (
+    SELECT w.id, w.conversation_id, w.priority, w.run_at, w.created_at
+    FROM work_items w
+    WHERE w.state = 'available' AND w.run_at <= @now::timestamptz
+      AND (COALESCE(cardinality(@kinds::text[]), 0) = 0 OR w.kind = ANY (@kinds::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
+      AND NOT EXISTS (
+          SELECT 1 FROM conversations c
+          WHERE c.id = w.conversation_id AND c.lease_owner <> '')
+    ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
+    LIMIT 2 * @max_items::integer
+    FOR UPDATE OF w SKIP LOCKED
+), ranked AS (
+    SELECT a.*,
+           row_number() OVER (
+               PARTITION BY COALESCE(a.conversation_id, a.id)
+               ORDER BY a.priority DESC, a.run_at, a.created_at, a.id) AS rn
+    FROM available a
+), convs AS MATERIALIZED (
+    SELECT c.id
+    FROM conversations c
+    WHERE c.id IN (SELECT r.conversation_id FROM ranked r WHERE r.rn = 1)
+      AND c.lease_owner = ''
+    FOR UPDATE SKIP LOCKED
+), chosen AS MATERIALIZED (
+    SELECT r.id, r.conversation_id
+    FROM ranked r
+    WHERE r.rn = 1
+      AND (r.conversation_id IS NULL OR r.conversation_id IN (SELECT id FROM convs))
+    ORDER BY r.priority DESC, r.run_at, r.created_at, r.id
+    LIMIT @max_items::integer
+), conv_lease AS (
+    UPDATE conversations c
+    SET lease_owner = @worker::text,
+        lease_expires_at = @lease_expires_at::timestamptz,
+        heartbeat_at = @now::timestamptz,
+        lease_work_id = ch.id,
+        status = CASE WHEN c.status = 'idle' THEN 'running' ELSE c.status END,
+        updated_at = @now::timestamptz
+    FROM chosen ch
+    WHERE c.id = ch.conversation_id
+)
+UPDATE work_items w
+SET state = 'running',
+    claimed_by = @worker::text,
+    lease_expires_at = @lease_expires_at::timestamptz,
+    attempts = w.attempts + 1,
+    updated_at = @now::timestamptz
+FROM chosen ch
+WHERE w.id = ch.id
+RETURNING w.*;
+
 -- name: WorkHeartbeat :one
 -- Extends the item's lease and its conversation's. Refused when the item is
 -- no longer running for worker, or when someone else took the

@@ -124,6 +124,40 @@ WHERE w.state = 'running' AND w.lease_expires_at <= CAST(sqlc.arg(now) AS INTEGE
 ORDER BY 2 DESC, 3, 4
 LIMIT CAST(sqlc.arg(limit) AS INTEGER);
 
+-- name: WorkClaimCandidatesAvailable :many
+-- WorkClaimCandidates of available items only
+-- (store.WorkClaimParams.AvailableOnly): no expired running item is taken
+-- over, and a conversation with any lease on it, live or expired, is left
+-- out, so that such an item still goes before the rest of its
+-- conversation (a lease is held from an item's claim to its end).
+SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
+FROM work AS w
+WHERE w.state = 'available' AND w.run_at <= CAST(sqlc.arg(now) AS INTEGER)
+  AND (CAST(sqlc.narg(kinds) AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(sqlc.narg(kinds) AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
+  AND (w.conversation_id IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM conversations AS c
+            WHERE c.id = w.conversation_id AND c.lease_owner <> '')
+    AND NOT EXISTS (
+            -- an earlier available item of the conversation goes first
+            SELECT 1 FROM work AS o
+            WHERE o.conversation_id = w.conversation_id
+              AND o.id <> w.id
+              AND (CAST(sqlc.narg(kinds) AS TEXT) IS NULL OR o.kind IN (SELECT value FROM json_each(CAST(sqlc.narg(kinds) AS TEXT))))
+              AND o.state = 'available' AND o.run_at <= CAST(sqlc.arg(now) AS INTEGER)
+              AND (o.priority > w.priority
+                OR (o.priority = w.priority AND (o.run_at < w.run_at
+                  OR (o.run_at = w.run_at AND o._rowid_ < w._rowid_)))))
+  ))
+ORDER BY w.priority DESC, w.run_at, w._rowid_
+LIMIT CAST(sqlc.arg(limit) AS INTEGER);
+
 -- name: WorkClaimMark :many
 UPDATE work
 SET state = 'running',

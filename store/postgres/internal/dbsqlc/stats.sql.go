@@ -25,10 +25,15 @@ func (q *Queries) ApprovalCount(ctx context.Context, now time.Time) (int64, erro
 
 const workCount = `-- name: WorkCount :many
 
-SELECT kind, state, count(*)::bigint AS count
-FROM work_items
-WHERE state IN ('available', 'running', 'failed')
-GROUP BY kind, state
+SELECT w.kind, w.state, count(*)::bigint AS count
+FROM work_items w
+WHERE w.state IN ('available', 'failed')
+GROUP BY w.kind, w.state
+UNION ALL
+SELECT r.kind, r.state, count(*)::bigint AS count
+FROM work_items r
+WHERE r.state = 'running'
+GROUP BY r.kind, r.state
 `
 
 type WorkCountRow struct {
@@ -39,7 +44,9 @@ type WorkCountRow struct {
 
 // Monitoring counts, one aggregate query each.
 // Finished items are left out: done ones pile up until the sweep prunes
-// them, and are not the queue.
+// them, and are not the queue. Waiting and failed items are counted from
+// work_items_queue_waiting_idx, running ones from work_items_running_idx
+// (no more of them than the workers' slots).
 func (q *Queries) WorkCount(ctx context.Context) ([]WorkCountRow, error) {
 	rows, err := q.db.Query(ctx, workCount)
 	if err != nil {

@@ -204,6 +204,127 @@ func (q *Queries) WorkClaim(ctx context.Context, arg *WorkClaimParams) ([]WorkIt
 	return items, nil
 }
 
+const workClaimAvailable = `-- name: WorkClaimAvailable :many
+WITH available AS MATERIALIZED (
+    SELECT w.id, w.conversation_id, w.priority, w.run_at, w.created_at
+    FROM work_items w
+    WHERE w.state = 'available' AND w.run_at <= $3::timestamptz
+      AND (COALESCE(cardinality($4::text[]), 0) = 0 OR w.kind = ANY ($4::text[]))
+      AND (w.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM work_items k
+          WHERE k.ordering_key = w.ordering_key
+            AND k.state IN ('available', 'running')
+            AND k.id <> w.id
+            AND (k.state = 'running' OR (k.created_at, k.id) < (w.created_at, w.id))))
+      AND NOT EXISTS (
+          SELECT 1 FROM conversations c
+          WHERE c.id = w.conversation_id AND c.lease_owner <> '')
+    ORDER BY w.priority DESC, w.run_at, w.created_at, w.id
+    LIMIT 2 * $5::integer
+    FOR UPDATE OF w SKIP LOCKED
+), ranked AS (
+    SELECT a.id, a.conversation_id, a.priority, a.run_at, a.created_at,
+           row_number() OVER (
+               PARTITION BY COALESCE(a.conversation_id, a.id)
+               ORDER BY a.priority DESC, a.run_at, a.created_at, a.id) AS rn
+    FROM available a
+), convs AS MATERIALIZED (
+    SELECT c.id
+    FROM conversations c
+    WHERE c.id IN (SELECT r.conversation_id FROM ranked r WHERE r.rn = 1)
+      AND c.lease_owner = ''
+    FOR UPDATE SKIP LOCKED
+), chosen AS MATERIALIZED (
+    SELECT r.id, r.conversation_id
+    FROM ranked r
+    WHERE r.rn = 1
+      AND (r.conversation_id IS NULL OR r.conversation_id IN (SELECT id FROM convs))
+    ORDER BY r.priority DESC, r.run_at, r.created_at, r.id
+    LIMIT $5::integer
+), conv_lease AS (
+    UPDATE conversations c
+    SET lease_owner = $1::text,
+        lease_expires_at = $2::timestamptz,
+        heartbeat_at = $3::timestamptz,
+        lease_work_id = ch.id,
+        status = CASE WHEN c.status = 'idle' THEN 'running' ELSE c.status END,
+        updated_at = $3::timestamptz
+    FROM chosen ch
+    WHERE c.id = ch.conversation_id
+)
+UPDATE work_items w
+SET state = 'running',
+    claimed_by = $1::text,
+    lease_expires_at = $2::timestamptz,
+    attempts = w.attempts + 1,
+    updated_at = $3::timestamptz
+FROM chosen ch
+WHERE w.id = ch.id
+RETURNING w.id, w.kind, w.payload, w.conversation_id, w.agent_id, w.run_at, w.priority, w.attempts, w.max_attempts, w.unique_key, w.state, w.claimed_by, w.lease_expires_at, w.last_error, w.created_at, w.updated_at, w.finished_at, w.ordering_key
+`
+
+type WorkClaimAvailableParams struct {
+	Worker         string
+	LeaseExpiresAt time.Time
+	Now            time.Time
+	Kinds          []string
+	MaxItems       int32
+}
+
+// WorkClaim of available items only (store.WorkClaimParams.AvailableOnly):
+// running items whose lease expired are neither taken over nor failed
+// here, which a worker's claims leave to one claim in a while (see
+// core.Worker) instead of reading the running items on every claim. So
+// that such an item still goes before the rest of its conversation, a
+// conversation with any lease on it, live or expired, is left out (a lease
+// is held from an item's claim to its end: an expired one is an item to
+// take over). The rest is WorkClaim's statement, less its exhausted and
+// expired parts.
+func (q *Queries) WorkClaimAvailable(ctx context.Context, arg *WorkClaimAvailableParams) ([]WorkItem, error) {
+	rows, err := q.db.Query(ctx, workClaimAvailable,
+		arg.Worker,
+		arg.LeaseExpiresAt,
+		arg.Now,
+		arg.Kinds,
+		arg.MaxItems,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItem
+	for rows.Next() {
+		var i WorkItem
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Payload,
+			&i.ConversationID,
+			&i.AgentID,
+			&i.RunAt,
+			&i.Priority,
+			&i.Attempts,
+			&i.MaxAttempts,
+			&i.UniqueKey,
+			&i.State,
+			&i.ClaimedBy,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.OrderingKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workComplete = `-- name: WorkComplete :one
 WITH item AS (
     UPDATE work_items

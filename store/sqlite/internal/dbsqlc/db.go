@@ -987,6 +987,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workClaimCandidatesStmt, err = db.PrepareContext(ctx, workClaimCandidates); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkClaimCandidates: %w", err)
 	}
+	if q.workClaimCandidatesAvailableStmt, err = db.PrepareContext(ctx, workClaimCandidatesAvailable); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkClaimCandidatesAvailable: %w", err)
+	}
 	if q.workClaimConversationsStmt, err = db.PrepareContext(ctx, workClaimConversations); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkClaimConversations: %w", err)
 	}
@@ -2684,6 +2687,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workClaimCandidatesStmt: %w", cerr)
 		}
 	}
+	if q.workClaimCandidatesAvailableStmt != nil {
+		if cerr := q.workClaimCandidatesAvailableStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workClaimCandidatesAvailableStmt: %w", cerr)
+		}
+	}
 	if q.workClaimConversationsStmt != nil {
 		if cerr := q.workClaimConversationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workClaimConversationsStmt: %w", cerr)
@@ -3189,6 +3197,7 @@ type Queries struct {
 	usageListStmt                       *sql.Stmt
 	usageSummaryStmt                    *sql.Stmt
 	workClaimCandidatesStmt             *sql.Stmt
+	workClaimCandidatesAvailableStmt    *sql.Stmt
 	workClaimConversationsStmt          *sql.Stmt
 	workClaimMarkStmt                   *sql.Stmt
 	workCompleteStmt                    *sql.Stmt
@@ -3545,6 +3554,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		usageListStmt:                       q.usageListStmt,
 		usageSummaryStmt:                    q.usageSummaryStmt,
 		workClaimCandidatesStmt:             q.workClaimCandidatesStmt,
+		workClaimCandidatesAvailableStmt:    q.workClaimCandidatesAvailableStmt,
 		workClaimConversationsStmt:          q.workClaimConversationsStmt,
 		workClaimMarkStmt:                   q.workClaimMarkStmt,
 		workCompleteStmt:                    q.workCompleteStmt,

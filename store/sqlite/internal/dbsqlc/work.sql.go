@@ -147,6 +147,82 @@ func (q *Queries) WorkClaimCandidates(ctx context.Context, arg WorkClaimCandidat
 	return items, nil
 }
 
+const workClaimCandidatesAvailable = `-- name: WorkClaimCandidatesAvailable :many
+SELECT w.id, w.priority, w.run_at, CAST(w._rowid_ AS INTEGER) AS rid
+FROM work AS w
+WHERE w.state = 'available' AND w.run_at <= CAST(?1 AS INTEGER)
+  AND (CAST(?2 AS TEXT) IS NULL OR w.kind IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
+  AND (w.ordering_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM work AS k
+        WHERE k.ordering_key = w.ordering_key
+          AND k.state IN ('available', 'running')
+          AND k.id <> w.id
+          AND (k.state = 'running' OR k._rowid_ < w._rowid_)))
+  AND (w.conversation_id IS NULL OR (
+        NOT EXISTS (
+            SELECT 1 FROM conversations AS c
+            WHERE c.id = w.conversation_id AND c.lease_owner <> '')
+    AND NOT EXISTS (
+            -- an earlier available item of the conversation goes first
+            SELECT 1 FROM work AS o
+            WHERE o.conversation_id = w.conversation_id
+              AND o.id <> w.id
+              AND (CAST(?2 AS TEXT) IS NULL OR o.kind IN (SELECT value FROM json_each(CAST(?2 AS TEXT))))
+              AND o.state = 'available' AND o.run_at <= CAST(?1 AS INTEGER)
+              AND (o.priority > w.priority
+                OR (o.priority = w.priority AND (o.run_at < w.run_at
+                  OR (o.run_at = w.run_at AND o._rowid_ < w._rowid_)))))
+  ))
+ORDER BY w.priority DESC, w.run_at, w._rowid_
+LIMIT CAST(?3 AS INTEGER)
+`
+
+type WorkClaimCandidatesAvailableParams struct {
+	Now   int64
+	Kinds sql.NullString
+	Limit int64
+}
+
+type WorkClaimCandidatesAvailableRow struct {
+	ID       uuid.UUID
+	Priority int64
+	RunAt    int64
+	Rid      int64
+}
+
+// WorkClaimCandidates of available items only
+// (store.WorkClaimParams.AvailableOnly): no expired running item is taken
+// over, and a conversation with any lease on it, live or expired, is left
+// out, so that such an item still goes before the rest of its
+// conversation (a lease is held from an item's claim to its end).
+func (q *Queries) WorkClaimCandidatesAvailable(ctx context.Context, arg WorkClaimCandidatesAvailableParams) ([]WorkClaimCandidatesAvailableRow, error) {
+	rows, err := q.query(ctx, q.workClaimCandidatesAvailableStmt, workClaimCandidatesAvailable, arg.Now, arg.Kinds, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkClaimCandidatesAvailableRow
+	for rows.Next() {
+		var i WorkClaimCandidatesAvailableRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Priority,
+			&i.RunAt,
+			&i.Rid,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workClaimConversations = `-- name: WorkClaimConversations :exec
 UPDATE conversations
 SET lease_owner = ?1,
