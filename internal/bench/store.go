@@ -201,7 +201,7 @@ func waitDrained(ctx context.Context, st store.Store, timeout time.Duration) err
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(2 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 	}
 }
