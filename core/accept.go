@@ -58,8 +58,8 @@ func (s *Service) finisher(platform string) InboundFinisher {
 }
 
 // Accept takes an inbound event with one durable write: a work item holding
-// the event, unique by its platform event id, group-committed with the
-// Accepts running beside it. Everything else Submit does happens in that
+// the event, unique by its platform event id, enqueued with the Accepts
+// running beside it in one statement (store.Store.EnqueueGroup). Everything else Submit does happens in that
 // item (RunInbound), right after the platform has its ack. An accepted event
 // is never lost: it is in the store when Accept returns, and the item runs
 // until it is done; a redelivered event finds its item and is Duplicate.
@@ -101,28 +101,26 @@ func (s *Service) Accept(ctx context.Context, in *Inbound) (*SubmitResult, error
 		}
 	}
 	key, order := "inbound/"+in.Platform+"/"+in.EventID, inboundOrderingKey(in)
-	var inserted bool
-	err = s.st.InTxGroup(ctx, func(q store.Queries) error {
-		r, err := Enqueue(ctx, q, InboundArgs{Inbound: *in, Admitted: true}, &EnqueueOpts{
-			UniqueKey: &key, MaxAttempts: s.opts.MaxTurnAttempts + 1, Now: s.now(),
-			// One place's events run one at a time, in the order of their
-			// acks, in every instance: each binds and logs its message
-			// before the next starts, as Submit on the ack did.
-			OrderingKey: &order,
-			// Ahead of turns: an event waits for its ack's work, never
-			// behind the answers of the events before it.
-			Priority: 1,
-		})
-		if err != nil {
-			return err
-		}
-		inserted = r.Inserted
-		return nil
+	p, err := enqueueParams(InboundArgs{Inbound: *in, Admitted: true}, &EnqueueOpts{
+		UniqueKey: &key, MaxAttempts: s.opts.MaxTurnAttempts + 1, Now: s.now(),
+		// One place's events run one at a time, in the order of their
+		// acks, in every instance: each binds and logs its message
+		// before the next starts, as Submit on the ack did.
+		OrderingKey: &order,
+		// Ahead of turns: an event waits for its ack's work, never
+		// behind the answers of the events before it.
+		Priority: 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("accepting %s event %s: %w", in.Platform, in.EventID, err)
 	}
-	return &SubmitResult{Accepted: true, Duplicate: !inserted}, nil
+	// Grouped with the Accepts running beside it: one statement and one
+	// commit for a burst's acks.
+	r, err := s.st.EnqueueGroup(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("accepting %s event %s: %w", in.Platform, in.EventID, err)
+	}
+	return &SubmitResult{Accepted: true, Duplicate: !r.Inserted}, nil
 }
 
 // inboundOrderingKey is the ordering key of an event's inbound item: the

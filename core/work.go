@@ -166,6 +166,16 @@ type Enqueuer interface {
 // Enqueue queues a work item of args' kind with args as its payload; opts
 // may be nil.
 func Enqueue(ctx context.Context, q Enqueuer, args WorkArgs, opts *EnqueueOpts) (*store.WorkEnqueueResult, error) {
+	p, err := enqueueParams(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The store names the kind in its errors.
+	return q.WorkEnqueue(ctx, p)
+}
+
+// enqueueParams are the store's params for enqueueing args.
+func enqueueParams(args WorkArgs, opts *EnqueueOpts) (*store.WorkEnqueueParams, error) {
 	if opts == nil {
 		opts = &EnqueueOpts{}
 	}
@@ -173,8 +183,7 @@ func Enqueue(ctx context.Context, q Enqueuer, args WorkArgs, opts *EnqueueOpts) 
 	if err != nil {
 		return nil, fmt.Errorf("encoding the args of %s work: %w", args.Kind(), err)
 	}
-	// The store names the kind in its errors.
-	return q.WorkEnqueue(ctx, &store.WorkEnqueueParams{
+	return &store.WorkEnqueueParams{
 		Kind:           args.Kind(),
 		Payload:        payload,
 		ConversationID: opts.ConversationID,
@@ -185,5 +194,5 @@ func Enqueue(ctx context.Context, q Enqueuer, args WorkArgs, opts *EnqueueOpts) 
 		UniqueKey:      opts.UniqueKey,
 		OrderingKey:    opts.OrderingKey,
 		Now:            opts.Now,
-	})
+	}, nil
 }

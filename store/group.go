@@ -19,19 +19,71 @@ import (
 // transient fault; none of its writes outlives a rolled-back run.
 type group struct {
 	inTx func(ctx context.Context, fn func(q Queries) error) error
-	max  int
-	// lanes is how many batches may commit at once (at least 1). One is
-	// right for a store with one writer; a server database with round trips
-	// to wait on lets a burst spread over a few connections.
-	lanes int
 	// behind makes the batches' transactions group commits that are not
 	// ahead of other writers (GroupAhead false): the group of InTxGroup
 	// calls made under GroupBehind.
 	behind bool
+	batches[*groupCall]
+}
+
+// batches is the leadership both groups share: a call joins the pending
+// ones, and runs a batch itself when fewer than lanes batches are running.
+// There is no timer: calls that arrive while batches run wait for one to
+// end and form the next, so a lone call runs at once and a burst runs in a
+// few large batches.
+type batches[C any] struct {
+	max int
+	// lanes is how many batches may commit at once (at least 1). One is
+	// right for a store with one writer; a server database with round trips
+	// to wait on lets a burst spread over a few connections.
+	lanes int
+	run   func(batch []C)
 
 	mu      sync.Mutex
-	pending []*groupCall
+	pending []C
 	running int // batches committing
+}
+
+// add queues c and runs batches until none is waiting when it leads.
+func (b *batches[C]) add(c C) {
+	b.mu.Lock()
+	b.pending = append(b.pending, c)
+	lead := b.running < b.lanes
+	if lead {
+		b.running++
+	}
+	b.mu.Unlock()
+	if lead {
+		b.lead()
+	}
+}
+
+// lead runs one batch, then hands the leadership to a new goroutine when
+// more calls are waiting, so no caller keeps committing for others. With
+// several lanes, a batch takes its share of the calls waiting and free
+// lanes start on the rest.
+func (b *batches[C]) lead() {
+	b.mu.Lock()
+	n := min((len(b.pending)+b.lanes-1)/b.lanes, b.max)
+	batch := b.pending[:n:n]
+	b.pending = b.pending[n:]
+	for b.running < b.lanes && len(b.pending) > 0 {
+		b.running++
+		go b.lead()
+	}
+	b.mu.Unlock()
+
+	b.run(batch)
+
+	b.mu.Lock()
+	more := len(b.pending) > 0
+	if !more {
+		b.running--
+	}
+	b.mu.Unlock()
+	if more {
+		go b.lead()
+	}
 }
 
 type groupCall struct {
@@ -44,48 +96,17 @@ type groupCall struct {
 // errMemberFailed aborts a batch's transaction when one member failed.
 var errMemberFailed = errors.New("a member of the group commit failed")
 
-func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
-	c := &groupCall{ctx: ctx, fn: fn, done: make(chan struct{})}
-	g.mu.Lock()
-	g.pending = append(g.pending, c)
-	lead := g.running < g.lanes
-	if lead {
-		g.running++
-	}
-	g.mu.Unlock()
-	if lead {
-		g.lead()
-	}
-	<-c.done
-	return c.err
+func newGroup(inTx func(ctx context.Context, fn func(q Queries) error) error, most, lanes int, behind bool) *group {
+	g := &group{inTx: inTx, behind: behind}
+	g.batches = batches[*groupCall]{max: most, lanes: max(lanes, 1), run: g.run}
+	return g
 }
 
-// lead runs one batch, then hands the leadership to a new goroutine when
-// more calls are waiting, so no caller keeps committing for others. With
-// several lanes, a batch takes its share of the calls waiting and free
-// lanes start on the rest.
-func (g *group) lead() {
-	g.mu.Lock()
-	n := min((len(g.pending)+g.lanes-1)/g.lanes, g.max)
-	batch := g.pending[:n:n]
-	g.pending = g.pending[n:]
-	for g.running < g.lanes && len(g.pending) > 0 {
-		g.running++
-		go g.lead()
-	}
-	g.mu.Unlock()
-
-	g.run(batch)
-
-	g.mu.Lock()
-	more := len(g.pending) > 0
-	if !more {
-		g.running--
-	}
-	g.mu.Unlock()
-	if more {
-		go g.lead()
-	}
+func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
+	c := &groupCall{ctx: ctx, fn: fn, done: make(chan struct{})}
+	g.add(c)
+	<-c.done
+	return c.err
 }
 
 // run commits batch, taking out members that fail until the rest commit.

@@ -14,7 +14,7 @@ import (
 func TestGroupLanes(t *testing.T) {
 	var running, most, txs atomic.Int32
 	ran := make([]atomic.Int32, 200)
-	g := &group{max: 128, lanes: 3, inTx: func(ctx context.Context, fn func(q Queries) error) error {
+	g := newGroup(func(ctx context.Context, fn func(q Queries) error) error {
 		if !GroupCommit(ctx) {
 			t.Error("a group's transaction has no GroupCommit mark")
 		}
@@ -29,7 +29,7 @@ func TestGroupLanes(t *testing.T) {
 		txs.Add(1)
 		time.Sleep(5 * time.Millisecond) // the round trips of a batch
 		return fn(nil)
-	}}
+	}, 128, 3, false)
 	var wg sync.WaitGroup
 	for i := range ran {
 		wg.Go(func() {
@@ -78,8 +78,8 @@ func TestGroupBehind(t *testing.T) {
 		return fn(nil)
 	}
 	r := &ruled{}
-	r.group = &group{max: 128, lanes: 1, inTx: inTx}
-	r.behind = &group{max: 128, lanes: 1, behind: true, inTx: inTx}
+	r.group = newGroup(inTx, 128, 1, false)
+	r.behind = newGroup(inTx, 128, 1, true)
 	for _, behind := range []bool{false, true, false, true} {
 		ctx := t.Context()
 		if behind {

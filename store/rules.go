@@ -65,8 +65,9 @@ func New(d Driver, o Options) Store {
 	}
 	r := &ruled{d: d}
 	r.checked = checked{Queries: d, now: o.Now, db: r}
-	r.group = &group{inTx: r.InTx, max: maxGroup, lanes: max(o.GroupLanes, 1)}
-	r.behind = &group{inTx: r.InTx, max: maxGroup, lanes: max(o.GroupLanes, 1), behind: true}
+	r.group = newGroup(r.InTx, maxGroup, o.GroupLanes, false)
+	r.behind = newGroup(r.InTx, maxGroup, o.GroupLanes, true)
+	r.enqueues = newEnqueueGroup(r.checked.WorkEnqueueMany, maxGroup, o.GroupLanes)
 	return r
 }
 
@@ -77,6 +78,8 @@ type ruled struct {
 	group *group
 	// behind groups the InTxGroup calls made under GroupBehind.
 	behind *group
+	// enqueues groups the EnqueueGroup calls.
+	enqueues *enqueueGroup
 }
 
 // maxGroup bounds the calls one group commit holds, so that one
@@ -88,6 +91,10 @@ func (r *ruled) InTxGroup(ctx context.Context, fn func(q Queries) error) error {
 		return r.behind.do(ctx, fn)
 	}
 	return r.group.do(ctx, fn)
+}
+
+func (r *ruled) EnqueueGroup(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error) {
+	return r.enqueues.do(ctx, p)
 }
 
 func (r *ruled) InTx(ctx context.Context, fn func(q Queries) error) error {
@@ -388,6 +395,30 @@ func (q checked) EntryScan(ctx context.Context, p *EntryListParams, each func(*E
 // ---- the work queue ----
 
 func (q checked) WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error) {
+	c, err := q.enqueueParams(p)
+	if err != nil {
+		return nil, err
+	}
+	return q.Queries.WorkEnqueue(ctx, c)
+}
+
+func (q checked) WorkEnqueueMany(ctx context.Context, ps []*WorkEnqueueParams) ([]*WorkEnqueueResult, error) {
+	cs := make([]*WorkEnqueueParams, len(ps))
+	for i, p := range ps {
+		c, err := q.enqueueParams(p)
+		if err != nil {
+			return nil, fmt.Errorf("item %d of %d: %w", i, len(ps), err)
+		}
+		cs[i] = c
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	return q.Queries.WorkEnqueueMany(ctx, cs)
+}
+
+// enqueueParams checks p and returns a copy with its defaults filled in.
+func (q checked) enqueueParams(p *WorkEnqueueParams) (*WorkEnqueueParams, error) {
 	switch {
 	case p == nil:
 		return nil, invalidf("enqueueing work: params are nil")
@@ -410,7 +441,7 @@ func (q checked) WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEn
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
-	return q.Queries.WorkEnqueue(ctx, &c)
+	return &c, nil
 }
 
 func (q checked) WorkClaim(ctx context.Context, p *WorkClaimParams) ([]*WorkItem, error) {

@@ -792,6 +792,11 @@ type Queries interface {
 	EntryListInChannel(ctx context.Context, p *EntryListInChannelParams) ([]*Entry, error)
 
 	WorkEnqueue(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error)
+	// WorkEnqueueMany is WorkEnqueue for several items, one result each in
+	// the order of ps, in one statement where the driver can. Two items of
+	// one call with the same UniqueKey: the first is inserted, the second
+	// gets it.
+	WorkEnqueueMany(ctx context.Context, ps []*WorkEnqueueParams) ([]*WorkEnqueueResult, error)
 	// WorkClaim claims runnable items: available with run_at <= now, or running
 	// with an expired lease. It never hands out an item whose conversation has a
 	// live lease held by someone else, nor two items of one conversation, and
@@ -959,6 +964,15 @@ type Store interface {
 	// takes no savepoint per write for fn to go on after it. Calls under
 	// GroupBehind(ctx) are grouped apart, behind the others (GroupAhead).
 	InTxGroup(ctx context.Context, fn func(q Queries) error) error
+
+	// EnqueueGroup is WorkEnqueue with group commit, for what an
+	// acknowledgement waits on: the calls running at once are enqueued by
+	// one WorkEnqueueMany outside a transaction, one statement and one
+	// commit for them all, ahead of other writers as InTxGroup's. p needs a
+	// UniqueKey (only a keyed insert is safe to send again after a lost
+	// answer); an item whose first sending committed unanswered comes back
+	// with Inserted false. Each call returns once its item is stored.
+	EnqueueGroup(ctx context.Context, p *WorkEnqueueParams) (*WorkEnqueueResult, error)
 
 	// Sweep deletes the spine's rows that are no longer needed as of
 	// p.Now: platform event ids past InboundRetention, finished work items

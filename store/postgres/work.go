@@ -3,8 +3,11 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -226,4 +229,97 @@ func workItem(r *dbsqlc.WorkItem) *store.WorkItem {
 		UpdatedAt:      r.UpdatedAt,
 		FinishedAt:     r.FinishedAt,
 	}
+}
+
+// enqueueRow is one item of WorkEnqueueMany's statement: a row of its
+// json_to_recordset, n its place in the call.
+type enqueueRow struct {
+	ID             uuid.UUID       `json:"id"`
+	Kind           string          `json:"kind"`
+	Payload        json.RawMessage `json:"payload"`
+	ConversationID *uuid.UUID      `json:"conversation_id"`
+	AgentID        *uuid.UUID      `json:"agent_id"`
+	RunAt          time.Time       `json:"run_at"`
+	Priority       int             `json:"priority"`
+	MaxAttempts    int             `json:"max_attempts"`
+	UniqueKey      *string         `json:"unique_key"`
+	OrderingKey    *string         `json:"ordering_key"`
+	Now            time.Time       `json:"now"`
+	N              int             `json:"n"`
+}
+
+// WorkEnqueueMany inserts every item in one statement. Outside a
+// transaction it is one commit, and a statement whose answer was lost is
+// sent again (an item it had inserted then comes back as its key's existing
+// item); that is safe only for keyed items, so a call with an unkeyed item
+// runs in a transaction, whose lost commit inTx settles. Under GroupAhead
+// (EnqueueGroup) it runs on the group commit's connections.
+func (q *queries) WorkEnqueueMany(ctx context.Context, ps []*store.WorkEnqueueParams) ([]*store.WorkEnqueueResult, error) {
+	if !q.tx && slices.ContainsFunc(ps, func(p *store.WorkEnqueueParams) bool { return p.UniqueKey == nil }) {
+		var out []*store.WorkEnqueueResult
+		err := q.d.inTx(ctx, func(t *queries) (err error) {
+			out, err = t.WorkEnqueueMany(ctx, ps)
+			return err
+		})
+		return out, err
+	}
+	if !q.tx && store.GroupAhead(ctx) {
+		c := *q
+		c.db = dbsqlc.New(q.d.groupPool)
+		q = &c
+	}
+	rows := make([]enqueueRow, len(ps))
+	for i, p := range ps {
+		rows[i] = enqueueRow{
+			ID: newID(), Kind: p.Kind, Payload: p.Payload, ConversationID: p.ConversationID, AgentID: p.AgentID,
+			RunAt: ts(p.RunAt), Priority: p.Priority, MaxAttempts: p.MaxAttempts,
+			UniqueKey: p.UniqueKey, OrderingKey: p.OrderingKey, Now: ts(p.Now), N: i,
+		}
+	}
+	enc, err := json.Marshal(rows)
+	if err != nil {
+		return nil, fmt.Errorf("enqueueing %d work items: encoding them: %w", len(ps), err)
+	}
+	got, err := call(ctx, q, (*dbsqlc.Queries).WorkEnqueueMany, json.RawMessage(enc))
+	if err != nil {
+		return nil, wrap(err, "enqueueing %d work items", len(ps))
+	}
+	byID := make(map[uuid.UUID]*dbsqlc.WorkItem, len(got))
+	for i := range got {
+		byID[got[i].ID] = &got[i]
+	}
+	out := make([]*store.WorkEnqueueResult, len(ps))
+	var taken []string
+	for i, p := range ps {
+		if r, ok := byID[rows[i].ID]; ok {
+			q.notify(store.TopicWork, p.Kind)
+			out[i] = &store.WorkEnqueueResult{Item: workItem(r), Inserted: true}
+		} else if p.UniqueKey != nil {
+			taken = append(taken, *p.UniqueKey)
+		}
+	}
+	if len(taken) == 0 {
+		return out, nil
+	}
+	// In READ COMMITTED this statement sees the rows that won, even those
+	// committed while the insert waited on them.
+	existing, err := call(ctx, q, (*dbsqlc.Queries).WorkListByUniqueKeys, taken)
+	if err != nil {
+		return nil, wrap(err, "enqueueing %d work items: reading the %d whose keys exist", len(ps), len(taken))
+	}
+	byKey := make(map[string]*dbsqlc.WorkItem, len(existing))
+	for i := range existing {
+		byKey[*existing[i].UniqueKey] = &existing[i]
+	}
+	for i, p := range ps {
+		if out[i] != nil {
+			continue
+		}
+		r, ok := byKey[*p.UniqueKey]
+		if !ok {
+			return nil, fmt.Errorf("enqueueing %s work: the item with key %q was neither inserted nor found", p.Kind, *p.UniqueKey)
+		}
+		out[i] = &store.WorkEnqueueResult{Item: workItem(r)}
+	}
+	return out, nil
 }

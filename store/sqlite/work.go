@@ -42,6 +42,23 @@ func (q *queries) WorkEnqueue(ctx context.Context, p *store.WorkEnqueueParams) (
 	return res, nil
 }
 
+// WorkEnqueueMany inserts every item in one write transaction (SQLite has
+// one writer and no round trips: a statement an item costs nothing a
+// multi-row one would save).
+func (q *queries) WorkEnqueueMany(ctx context.Context, ps []*store.WorkEnqueueParams) ([]*store.WorkEnqueueResult, error) {
+	return write(ctx, q, func(t *queries) ([]*store.WorkEnqueueResult, error) {
+		out := make([]*store.WorkEnqueueResult, len(ps))
+		for i, p := range ps {
+			r, err := t.WorkEnqueue(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	})
+}
+
 func (q *queries) WorkClaim(ctx context.Context, p *store.WorkClaimParams) ([]*store.WorkItem, error) {
 	now, kinds := micros(p.Now), listArg(p.Kinds)
 	expires := micros(p.Now.Add(p.LeaseTTL))

@@ -19,6 +19,8 @@ func (s suite) workTests() []namedTest {
 		{"EnqueueDefaults", s.testWorkEnqueueDefaults},
 		{"UniqueKey", s.testWorkUniqueKey},
 		{"UniqueKeyInTx", s.testWorkUniqueKeyInTx},
+		{"EnqueueMany", s.testWorkEnqueueMany},
+		{"EnqueueGroup", s.testWorkEnqueueGroup},
 		{"OutboxRollback", s.testWorkOutboxRollback},
 		{"RunAtFuture", s.testWorkRunAt},
 		{"PriorityOrder", s.testWorkPriority},
@@ -541,6 +543,102 @@ func (s suite) testWorkAvailableOnly(t *testing.T) {
 	waiting, err := st.WorkGet(ctx, next.ID)
 	noErr(t, err, "getting the conversation's next item")
 	eq(t, waiting.State, store.WorkAvailable, "state of the conversation's next item while the first runs again")
+}
+
+// WorkEnqueueMany enqueues as WorkEnqueue would, each result in the order
+// of the call: defaults filled in, an existing key's item handed back, two
+// items of the call with one key inserted once, and inside a transaction
+// nothing of it outlives a rollback.
+func (s suite) testWorkEnqueueMany(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	c := newConversation(t, st, clk)
+	key, order := "many/taken", "many/order"
+	first := enqueue(t, st, store.WorkEnqueueParams{Kind: "fire", UniqueKey: &key, Now: clk.Now()})
+	fresh := "many/fresh"
+	runAt := clk.Now().Add(time.Hour)
+	now := clk.Advance(time.Second)
+	res, err := st.WorkEnqueueMany(ctx, []*store.WorkEnqueueParams{
+		{Kind: "turn", ConversationID: &c.ID, Payload: json.RawMessage(`{"n": 1}`), Priority: 2, OrderingKey: &order, Now: now},
+		{Kind: "fire", UniqueKey: &key, Now: now},
+		{Kind: "fire", UniqueKey: &fresh, RunAt: runAt, MaxAttempts: 5, Now: now},
+		{Kind: "fire", UniqueKey: &fresh, Now: now},
+		{Kind: "turn", ConversationID: &c.ID, OrderingKey: &order, Now: now},
+	})
+	noErr(t, err, "enqueueing five items at once")
+	eq(t, len(res), 5, "results of five items")
+	for i, want := range []bool{true, false, true, false, true} {
+		eq(t, res[i].Inserted, want, fmt.Sprintf("inserted, item %d", i))
+	}
+	eq(t, res[1].Item.ID, first.ID, "the item of a key enqueued before")
+	eq(t, res[3].Item.ID, res[2].Item.ID, "the second item of a key new in the call")
+	got, err := st.WorkGet(ctx, res[0].Item.ID)
+	noErr(t, err, "getting the first item")
+	jsonEq(t, got.Payload, json.RawMessage(`{"n": 1}`), "payload")
+	uuidPtrEq(t, got.ConversationID, c.ID, "conversation id")
+	eq(t, got.Priority, 2, "priority")
+	eq(t, got.MaxAttempts, 3, "max attempts left 0")
+	timeEq(t, got.RunAt, now, "run at left zero")
+	isTrue(t, got.OrderingKey != nil && *got.OrderingKey == order, "ordering key, got %v", got.OrderingKey)
+	got, err = st.WorkGet(ctx, res[2].Item.ID)
+	noErr(t, err, "getting the keyed item")
+	timeEq(t, got.RunAt, runAt, "run at")
+	eq(t, got.MaxAttempts, 5, "max attempts")
+	jsonEq(t, got.Payload, json.RawMessage(`{}`), "payload left nil")
+
+	// The call's order is the ordering key's: the first item of the key
+	// runs first, the second only after it finished.
+	items := claim(t, st, "w", 10, time.Minute, now, "turn")
+	deepEq(t, idsOf(items), []uuid.UUID{res[0].Item.ID}, "a claim of the key's items")
+
+	_, err = st.WorkEnqueueMany(ctx, []*store.WorkEnqueueParams{{Kind: "fire", Now: now}, {Kind: "", Now: now}})
+	errIs(t, err, store.ErrInvalid, "enqueueing an item without a kind among others")
+
+	rollback := errors.New("roll back")
+	var inTx []*store.WorkEnqueueResult
+	err = st.InTx(ctx, func(q store.Queries) error {
+		var err error
+		inTx, err = q.WorkEnqueueMany(ctx, []*store.WorkEnqueueParams{{Kind: "fire", Now: now}, {Kind: "fire", Now: now}})
+		if err != nil {
+			return err
+		}
+		return rollback
+	})
+	errIs(t, err, rollback, "a transaction rolled back")
+	eq(t, len(inTx), 2, "results inside the transaction")
+	_, err = st.WorkGet(ctx, inTx[0].Item.ID)
+	errIs(t, err, store.ErrNotFound, "an item enqueued in a rolled-back transaction")
+}
+
+// EnqueueGroup: concurrent calls each get their own item, once, a key
+// enqueued twice comes back as the first, and an unkeyed item is refused.
+func (s suite) testWorkEnqueueGroup(t *testing.T) {
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	clk := newClock()
+	const n = 60
+	var wg sync.WaitGroup
+	res := make([]*store.WorkEnqueueResult, 2*n)
+	errs := make([]error, 2*n)
+	for i := range 2 * n {
+		key := fmt.Sprintf("group/%d", i%n)
+		wg.Go(func() {
+			res[i], errs[i] = st.EnqueueGroup(ctx, &store.WorkEnqueueParams{Kind: "inbound", UniqueKey: &key, Now: clk.Now()})
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		noErr(t, errs[i], "enqueueing in a group")
+		noErr(t, errs[i+n], "enqueueing a key twice in a group")
+		eq(t, res[i].Item.ID, res[i+n].Item.ID, fmt.Sprintf("the item of key %d, from its two calls", i))
+		isTrue(t, res[i].Inserted != res[i+n].Inserted, "one of the two calls with key %d inserted", i)
+	}
+	all, err := st.WorkList(ctx, &store.WorkListParams{Kind: "inbound"})
+	noErr(t, err, "listing the group's items")
+	eq(t, len(all), n, "items stored")
+	_, err = st.EnqueueGroup(ctx, &store.WorkEnqueueParams{Kind: "inbound", Now: clk.Now()})
+	errIs(t, err, store.ErrInvalid, "a group enqueue without a key")
 }
 
 func (s suite) testWorkHeartbeat(t *testing.T) {

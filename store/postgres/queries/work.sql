@@ -18,6 +18,26 @@ VALUES (@id, @kind, @payload, @conversation_id, @agent_id, @run_at, @priority,
 ON CONFLICT (unique_key) DO NOTHING
 RETURNING *;
 
+-- name: WorkEnqueueMany :many
+-- WorkEnqueue of several items in one statement. item_rows is a JSON array of
+-- the rows to insert, in insertion order (see the driver's enqueueRow).
+-- Two items of one call with the same key: the first inserts, the second
+-- does nothing. No row back for an item: its key exists
+-- (WorkListByUniqueKeys then reads it).
+INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,
+                        max_attempts, unique_key, ordering_key, state, created_at, updated_at)
+SELECT u.id, u.kind, u.payload, u.conversation_id, u.agent_id, u.run_at, u.priority,
+       u.max_attempts, u.unique_key, u.ordering_key, 'available', u.now, u.now
+FROM json_to_recordset(@item_rows::json)
+     AS u(id uuid, kind text, payload json, conversation_id uuid, agent_id uuid, run_at timestamptz,
+          priority integer, max_attempts integer, unique_key text, ordering_key text, now timestamptz, n bigint)
+ORDER BY u.n
+ON CONFLICT (unique_key) DO NOTHING
+RETURNING *;
+
+-- name: WorkListByUniqueKeys :many
+SELECT * FROM work_items WHERE unique_key = ANY (@unique_keys::text[]);
+
 -- name: WorkGetByUniqueKey :one
 SELECT * FROM work_items WHERE unique_key = @unique_key;
 

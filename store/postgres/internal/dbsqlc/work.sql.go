@@ -583,6 +583,63 @@ func (q *Queries) WorkEnqueue(ctx context.Context, arg *WorkEnqueueParams) (Work
 	return i, err
 }
 
+const workEnqueueMany = `-- name: WorkEnqueueMany :many
+INSERT INTO work_items (id, kind, payload, conversation_id, agent_id, run_at, priority,
+                        max_attempts, unique_key, ordering_key, state, created_at, updated_at)
+SELECT u.id, u.kind, u.payload, u.conversation_id, u.agent_id, u.run_at, u.priority,
+       u.max_attempts, u.unique_key, u.ordering_key, 'available', u.now, u.now
+FROM json_to_recordset($1::json)
+     AS u(id uuid, kind text, payload json, conversation_id uuid, agent_id uuid, run_at timestamptz,
+          priority integer, max_attempts integer, unique_key text, ordering_key text, now timestamptz, n bigint)
+ORDER BY u.n
+ON CONFLICT (unique_key) DO NOTHING
+RETURNING id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key
+`
+
+// WorkEnqueue of several items in one statement. item_rows is a JSON array of
+// the rows to insert, in insertion order (see the driver's enqueueRow).
+// Two items of one call with the same key: the first inserts, the second
+// does nothing. No row back for an item: its key exists
+// (WorkListByUniqueKeys then reads it).
+func (q *Queries) WorkEnqueueMany(ctx context.Context, itemRows json.RawMessage) ([]WorkItem, error) {
+	rows, err := q.db.Query(ctx, workEnqueueMany, itemRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItem
+	for rows.Next() {
+		var i WorkItem
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Payload,
+			&i.ConversationID,
+			&i.AgentID,
+			&i.RunAt,
+			&i.Priority,
+			&i.Attempts,
+			&i.MaxAttempts,
+			&i.UniqueKey,
+			&i.State,
+			&i.ClaimedBy,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.OrderingKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workExists = `-- name: WorkExists :one
 SELECT EXISTS (SELECT 1 FROM work_items WHERE id = $1)
 `
@@ -866,6 +923,49 @@ func (q *Queries) WorkList(ctx context.Context, arg *WorkListParams) ([]WorkItem
 		arg.ConversationID,
 		arg.MaxRows,
 	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItem
+	for rows.Next() {
+		var i WorkItem
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Payload,
+			&i.ConversationID,
+			&i.AgentID,
+			&i.RunAt,
+			&i.Priority,
+			&i.Attempts,
+			&i.MaxAttempts,
+			&i.UniqueKey,
+			&i.State,
+			&i.ClaimedBy,
+			&i.LeaseExpiresAt,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.OrderingKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workListByUniqueKeys = `-- name: WorkListByUniqueKeys :many
+SELECT id, kind, payload, conversation_id, agent_id, run_at, priority, attempts, max_attempts, unique_key, state, claimed_by, lease_expires_at, last_error, created_at, updated_at, finished_at, ordering_key FROM work_items WHERE unique_key = ANY ($1::text[])
+`
+
+func (q *Queries) WorkListByUniqueKeys(ctx context.Context, uniqueKeys []string) ([]WorkItem, error) {
+	rows, err := q.db.Query(ctx, workListByUniqueKeys, uniqueKeys)
 	if err != nil {
 		return nil, err
 	}
