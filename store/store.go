@@ -918,6 +918,7 @@ type Queries interface {
 	NoteQueries
 	SummaryQueries
 	RulebookQueries
+	TurnContextQueries
 	SyncCursorQueries
 	ConnectionQueries
 	MCPGrantQueries
