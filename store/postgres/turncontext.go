@@ -44,7 +44,10 @@ func (q *queries) turnContext(ctx context.Context, id uuid.UUID) (*store.TurnCon
 	reads := []func(*dbsqlc.Queries) error{
 		func(db *dbsqlc.Queries) (err error) { conv, err = db.ConversationGet(ctx, id); return err },
 		func(db *dbsqlc.Queries) (err error) { summary, err = db.EntryLatestSummary(ctx, id); return err },
-		func(db *dbsqlc.Queries) (err error) { bindings, err = db.BindingListByConversation(ctx, id); return err },
+		func(db *dbsqlc.Queries) (err error) {
+			bindings, err = db.BindingListByConversation(ctx, id)
+			return err
+		},
 		func(db *dbsqlc.Queries) (err error) { rules, err = db.RulebookGet(ctx, id); return err },
 		func(db *dbsqlc.Queries) (err error) { side, err = db.SideThreadByChild(ctx, id); return err },
 		func(db *dbsqlc.Queries) (err error) { deleg, err = db.DelegationByChild(ctx, id); return err },
