@@ -30,9 +30,12 @@ const CardMimeType = "application/vnd.switchboard.card+json"
 // everything it knows comes from the log when it starts, and everything it
 // produces goes to the log as soon as it is finished.
 type turn struct {
-	s     *Service
-	item  *store.WorkItem
-	conv  *store.Conversation
+	s    *Service
+	item *store.WorkItem
+	conv *store.Conversation
+	// tc is what the turn read of its conversation before the model
+	// (TurnContextGet); tc.Conversation is conv.
+	tc    *store.TurnContext
 	agent *config.Agent
 	meta  ConversationMeta
 	model model.Backend
@@ -117,10 +120,13 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	if item.ConversationID == nil {
 		return fmt.Errorf("turn %s has no conversation", item.ID)
 	}
-	conv, cerr := s.st.ConversationGet(ctx, *item.ConversationID)
+	// What the turn reads before the model, in one call (one round trip
+	// on Postgres): the conversation and the rows around it.
+	tc, cerr := s.st.TurnContextGet(ctx, *item.ConversationID)
 	if cerr != nil {
 		return fmt.Errorf("loading conversation for turn %s: %w", item.ID, cerr)
 	}
+	conv := tc.Conversation
 	// A run step cancelled before its turn started is not started: the
 	// cancel found no running turn to stop.
 	if stop, err := s.runStepGone(ctx, conv); err != nil || stop {
@@ -129,7 +135,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 	// The model's view of the log: the latest summary and what follows it,
 	// the newest of it when that is long (window.go).
 	window := s.turnWindow(conv, args)
-	ml, err := loadModelLog(ctx, s.st, conv, window)
+	ml, err := loadModelLogAfter(ctx, s.st, conv, window, tc.LatestSummary)
 	if err != nil {
 		return fmt.Errorf("loading log: %w", err)
 	}
@@ -195,7 +201,7 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		}
 	}
 
-	ag, err := s.withPersonality(ctx, base)
+	ag, err := s.withPersonalityOf(ctx, base, conv, tc.Personality)
 	if err != nil {
 		return err
 	}
@@ -204,15 +210,12 @@ func (s *Service) RunTurn(ctx context.Context, item *store.WorkItem, args TurnAr
 		tr.outcome = TurnOutcomeFailed
 		return s.endTurn(ctx, conv.ID, item, turnDone, s.fail(ctx, conv.ID, item, err.Error(), false, td, args))
 	}
-	place, err := s.placeOf(ctx, conv.ID)
-	if err != nil {
-		return err
-	}
+	place := placeIn(tc.Bindings)
 	workspace := place.Workspace
 	// Read with the conversation: a conversation's workspace is set once
 	// and never moved.
 	workspaceID := conv.WorkspaceID
-	t := &turn{s: s, item: item, conv: conv, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
+	t := &turn{s: s, item: item, conv: conv, tc: tc, agent: ag, meta: metaOf(conv), model: backend, entries: entries, td: td,
 		workspace: workspace, workspaceID: workspaceID, place: place, args: args, trigger: trigger, summary: ml.summary, summarySeq: ml.summarySeq, partial: ml.partial, seen: lastSeq(entries)}
 	t.countFailures()
 	if sc := t.meta.Run; sc != nil && sc.Repo != "" {
@@ -596,7 +599,7 @@ func (t *turn) run(ctx context.Context) (turnOutcome, error) {
 func (t *turn) callModel(ctx context.Context) (*model.Response, *store.Usage, error) {
 	if t.stable == nil {
 		// Once per turn: every step sends the same stable block.
-		parts, err := t.s.stableParts(ctx, t.conv, t.agent)
+		parts, err := t.s.stableParts(ctx, t.tc, t.agent)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -93,15 +93,20 @@ func (s *Service) placeOf(ctx context.Context, conv uuid.UUID) (store.Place, err
 	if err != nil {
 		return store.Place{}, fmt.Errorf("finding the workspace of %s: %w", conv, err)
 	}
+	return placeIn(bs), nil
+}
+
+// placeIn is placeOf from the conversation's bindings read already.
+func placeIn(bs []*store.Binding) store.Place {
 	for _, b := range bs {
 		if b.Place.Workspace != "" {
-			return b.Place, nil
+			return b.Place
 		}
 	}
 	if len(bs) > 0 {
-		return bs[0].Place, nil
+		return bs[0].Place
 	}
-	return store.Place{}, nil
+	return store.Place{}
 }
 
 // turnStarter is the person whose message started the turn: the author of

@@ -164,6 +164,22 @@ func (s *Service) seedPersonality(ctx context.Context, a *config.Agent, row *sto
 	return nil
 }
 
+// withPersonalityOf is withPersonality with the current document of conv's
+// agent read already (doc; nil: it has none): used when a is that agent,
+// else the document of a is read.
+func (s *Service) withPersonalityOf(ctx context.Context, a *config.Agent, conv *store.Conversation, doc *store.Personality) (*config.Agent, error) {
+	id := s.agentID(a.Name)
+	if id == nil || conv.AgentID == nil || *conv.AgentID != *id {
+		return s.withPersonality(ctx, a)
+	}
+	if doc == nil {
+		return a, nil
+	}
+	c := *a
+	c.Persona = doc.Text
+	return &c, nil
+}
+
 // withPersonality is the turn's agent with its current personality document
 // as the persona the prompt is built from. The document is read once per
 // turn, so a replacement made during a turn shows from the next one and the

@@ -22,20 +22,15 @@ type StablePartFunc func(ctx context.Context, conv *store.Conversation, a *confi
 
 // stableParts is the conversation's rulebook, then the StableParts, for
 // one turn.
-func (s *Service) stableParts(ctx context.Context, conv *store.Conversation, a *config.Agent) ([]string, error) {
+// The rulebook and side thread are the turn's context's (tc), read with
+// the conversation before the model.
+func (s *Service) stableParts(ctx context.Context, tc *store.TurnContext, a *config.Agent) ([]string, error) {
 	var out []string
-	rules, err := s.rulebookPart(ctx, conv)
-	if err != nil {
-		return nil, err
-	}
-	if rules != "" {
+	conv := tc.Conversation
+	if rules := rulebookPart(tc.Rulebook); rules != "" {
 		out = append(out, rules)
 	}
-	side, err := s.sideThreadPart(ctx, conv, a.Name)
-	if err != nil {
-		return nil, err
-	}
-	if side != "" {
+	if side := s.sideThreadPart(tc.SideThread, tc.Bindings, a.Name); side != "" {
 		out = append(out, side)
 	}
 	for i, f := range s.opts.StableParts {

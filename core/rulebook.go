@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -58,16 +57,12 @@ func (s *Service) ClearRulebook(ctx context.Context, conv uuid.UUID) (bool, erro
 }
 
 // rulebookPart is the rulebook's section of the stable block ("" when the
-// conversation has none).
-func (s *Service) rulebookPart(ctx context.Context, conv *store.Conversation) (string, error) {
-	rb, err := s.st.RulebookGet(ctx, conv.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
+// conversation has none: rb nil).
+func rulebookPart(rb *store.Rulebook) string {
+	if rb == nil {
+		return ""
 	}
-	if err != nil {
-		return "", fmt.Errorf("reading the rulebook of %s: %w", conv.ID, err)
-	}
-	return RulebookHeading + "\n" + rb.Text, nil
+	return RulebookHeading + "\n" + rb.Text
 }
 
 // RulebookHeading opens the rulebook's section of the stable block.

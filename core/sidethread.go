@@ -342,18 +342,16 @@ func (s *Service) resolveSideThread(ctx context.Context, req *tool.Request, in r
 // sideThreadPart is what the stable block says about side threads: the
 // tag and who can be reached, where the conversation's channel (or the
 // file) says agents are told; and, in a side conversation, what it is.
-func (s *Service) sideThreadPart(ctx context.Context, conv *store.Conversation, name string) (string, error) {
-	th, err := s.st.SideThreadByChild(ctx, conv.ID)
-	switch {
-	case err == nil:
+// th is the side thread the conversation is the child of (nil: none), bs
+// its bindings.
+func (s *Service) sideThreadPart(th *store.SideThread, bs []*store.Binding, name string) string {
+	if th != nil {
 		other := th.Peer
 		if other == name {
 			other = th.Opener
 		}
 		return fmt.Sprintf("This is a side conversation between you and %s, opened from another conversation. "+
-			"When it has reached its answer, call %s with a short summary: it is posted back there.", other, ResolveSideThreadToolName), nil
-	case !errors.Is(err, store.ErrNotFound):
-		return "", fmt.Errorf("reading the side thread of %s: %w", conv.ID, err)
+			"When it has reached its answer, call %s with a short summary: it is posted back there.", other, ResolveSideThreadToolName)
 	}
 	var others []string
 	for _, n := range s.agentNames() {
@@ -362,21 +360,17 @@ func (s *Service) sideThreadPart(ctx context.Context, conv *store.Conversation, 
 		}
 	}
 	if len(others) == 0 {
-		return "", nil
+		return ""
 	}
 	channel := ""
-	bs, err := s.st.BindingListByConversation(ctx, conv.ID)
-	if err != nil {
-		return "", fmt.Errorf("reading the bindings of %s: %w", conv.ID, err)
-	}
 	if len(bs) > 0 {
 		channel = bs[0].Place.Channel
 	}
 	tell, prompt := s.agents().SideThreadsFor(channel)
 	if !tell {
-		return "", nil
+		return ""
 	}
-	return prompt + "\nAgents you can reach: " + strings.Join(others, ", ") + ".", nil
+	return prompt + "\nAgents you can reach: " + strings.Join(others, ", ") + "."
 }
 
 // RegisterTeamTools registers the tools of agents working together:

@@ -97,13 +97,22 @@ type modelLog struct {
 // probe for the latest summary, then the entries after what it covers, w's
 // worth of the newest of them (all of them for a zero w).
 func loadModelLog(ctx context.Context, q store.Queries, conv *store.Conversation, w logWindow) (*modelLog, error) {
-	ml := &modelLog{}
 	e, err := q.EntryLatestSummary(ctx, conv.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		e = nil
 	case err != nil:
 		return nil, fmt.Errorf("finding the latest summary of %s: %w", conv.ID, err)
-	default:
+	}
+	return loadModelLogAfter(ctx, q, conv, w, e)
+}
+
+// loadModelLogAfter is loadModelLog from the latest summary e read
+// already (nil: the conversation has none).
+func loadModelLogAfter(ctx context.Context, q store.Queries, conv *store.Conversation, w logWindow, e *store.Entry) (*modelLog, error) {
+	ml := &modelLog{}
+	var err error
+	if e != nil {
 		c, err := Decode[SummaryContent](e)
 		if err != nil {
 			return nil, err

@@ -241,6 +241,14 @@ func (s *Service) loopLimit(parts []*store.Participant) int {
 	return group
 }
 
+// lowestLoopLimit is the lower of the limits loopLimit picks from: a
+// streak below it is under the limit whoever takes part.
+func (s *Service) lowestLoopLimit() int {
+	loop := s.agents().Loop
+	return min(cmpOr(loop.MaxAgentMessagesGroup, config.DefaultMaxAgentMessagesGroup),
+		cmpOr(loop.MaxAgentMessagesDirect, config.DefaultMaxAgentMessagesDirect))
+}
+
 func cmpOr(v, def int) int {
 	if v > 0 {
 		return v

@@ -118,9 +118,16 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 			return nil, fmt.Errorf("marking %s done: %w", t.agent.Name, err)
 		}
 	}
-	// A reply in a side thread is its progress.
-	if err := s.sideThreadProgress(ctx, q, conv); err != nil {
-		return nil, fmt.Errorf("noting side thread progress: %w", err)
+	// A reply in a side thread is its progress. Whether conv is a side
+	// thread's child, or runs a delegation, was read before the model and
+	// cannot have changed since: both are made in the transaction that
+	// creates their conversation (openTalk), never for one that exists.
+	// A conversation that was neither is read no more; one that was is
+	// read again here, as its status may have moved.
+	if t.tc.SideThread != nil {
+		if err := s.sideThreadProgress(ctx, q, conv); err != nil {
+			return nil, fmt.Errorf("noting side thread progress: %w", err)
+		}
 	}
 	if text == "" {
 		// No message: nothing to count or hand over, but the next agent
@@ -130,7 +137,7 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 	// A delegate's reply in its task's conversation is the task's result;
 	// a lead's plan there is not: the run it becomes brings the result
 	// (see finishRun).
-	if !s.isPlan(t.meta, t.agent, text) {
+	if t.tc.Delegation != nil && !s.isPlan(t.meta, t.agent, text) {
 		if err := s.delegationResult(ctx, q, conv, t.agent.Name, text); err != nil {
 			return nil, err
 		}
@@ -148,22 +155,27 @@ func (t *turn) replied(ctx context.Context, q store.Queries, text string) ([]*st
 	if err != nil {
 		return nil, err
 	}
-	parts, err := q.ParticipantList(ctx, conv)
-	if err != nil {
-		return nil, err
-	}
-	if limit := s.loopLimit(parts); f.AgentStreak >= limit {
-		if f.AgentStreak > limit {
-			return nil, nil // said once already
-		}
-		res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
-			ConversationID: conv, Kind: store.EntrySystem, Author: store.SystemAuthor,
-			Content: mustJSON(SystemContent{Text: haltNotice(limit), Notice: true}), Now: now,
-		})
+	// The participants decide which limit holds (loopLimit); below the
+	// lower of the two they cannot change the answer, so they are read
+	// only when the streak may have reached one.
+	if f.AgentStreak >= s.lowestLoopLimit() {
+		parts, err := q.ParticipantList(ctx, conv)
 		if err != nil {
-			return nil, fmt.Errorf("noting the loop guard: %w", err)
+			return nil, err
 		}
-		return []*store.Entry{res.Entry}, nil
+		if limit := s.loopLimit(parts); f.AgentStreak >= limit {
+			if f.AgentStreak > limit {
+				return nil, nil // said once already
+			}
+			res, err := q.EntryAppend(ctx, &store.EntryAppendParams{
+				ConversationID: conv, Kind: store.EntrySystem, Author: store.SystemAuthor,
+				Content: mustJSON(SystemContent{Text: haltNotice(limit), Notice: true}), Now: now,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("noting the loop guard: %w", err)
+			}
+			return []*store.Entry{res.Entry}, nil
+		}
 	}
 	if err := t.queueNext(ctx, q); err != nil {
 		return nil, err

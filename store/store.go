@@ -930,6 +930,7 @@ type Queries interface {
 	NoteQueries
 	SummaryQueries
 	RulebookQueries
+	TurnContextQueries
 	SyncCursorQueries
 	ConnectionQueries
 	MCPGrantQueries

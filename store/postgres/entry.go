@@ -33,9 +33,10 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		Author: string(p.Author), Content: p.Content, TurnID: p.TurnID, Now: now, LeaseOwner: p.LeaseOwner,
 		Title: p.Title,
 	}
-	seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+	row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 	if err == nil {
-		return q.appended(nextEntry(next, seq), false), nil
+		q.wrote(row.Xid)
+		return q.appended(nextEntry(next, row.Seq), false), nil
 	}
 	if !errors.Is(err, errNoRow) {
 		return nil, wrap(err, "appending entry to %s", p.ConversationID)
@@ -59,11 +60,12 @@ func (q *queries) EntryAppend(ctx context.Context, p *store.EntryAppendParams) (
 		}
 		if action == store.AppendNext {
 			// Another append ended between our two statements; ExpectSeq is next now.
-			seq, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
+			row, err := call(ctx, q, (*dbsqlc.Queries).EntryAppendNext, next)
 			if err != nil {
 				return err
 			}
-			res = q.appended(nextEntry(next, seq), false)
+			q.wrote(row.Xid)
+			res = q.appended(nextEntry(next, row.Seq), false)
 			return nil
 		}
 		row, err := call(ctx, q, (*dbsqlc.Queries).EntryFork, &dbsqlc.EntryForkParams{

@@ -23,6 +23,19 @@ type queries struct {
 	// pending collects the notifications of a transaction until it commits;
 	// nil outside one, where each call has committed before it notifies.
 	pending *[]note
+	// xid is the transaction's id once a write returned it (0: not yet);
+	// nil outside a transaction. tryTx reads it before COMMIT when no
+	// write did (see wrote).
+	xid *int64
+}
+
+// wrote records the transaction id a write returned along with its rows,
+// which saves tryTx reading it before COMMIT: a transaction's id, once it
+// has one, never changes.
+func (q *queries) wrote(xid int64) {
+	if q.xid != nil && xid != 0 {
+		*q.xid = xid
+	}
 }
 
 var _ store.Queries = (*queries)(nil)

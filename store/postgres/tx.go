@@ -19,7 +19,8 @@ func (d *driver) InTx(ctx context.Context, fn func(q store.Queries) error) error
 // inTx runs fn in a transaction, again after a transient fault, until it
 // commits or the retry budget is spent.
 //
-// Before COMMIT it reads the transaction's id (one more round trip). If the
+// Before COMMIT it reads the transaction's id (one more round trip, saved
+// when a write inside returned it already: the hot append does). If the
 // COMMIT's answer is lost (the connection died while it was in flight, so the
 // server may or may not have committed) it asks the server, on another
 // connection, what became of that id: committed means done, aborted means
@@ -76,12 +77,14 @@ func (d *driver) tryTx(ctx context.Context, fn func(q *queries) error) (xid int6
 		}
 	}()
 	db := dbsqlc.New(tx)
-	if err := fn(&queries{d: d, db: db, tx: true, pending: &pending}); err != nil {
+	var id int64
+	if err := fn(&queries{d: d, db: db, tx: true, pending: &pending, xid: &id}); err != nil {
 		return 0, nil, err
 	}
-	id, err := db.TxID(ctx)
-	if err != nil {
-		return 0, nil, fmt.Errorf("reading the transaction id: %w", mapErr(err))
+	if id == 0 {
+		if id, err = db.TxID(ctx); err != nil {
+			return 0, nil, fmt.Errorf("reading the transaction id: %w", mapErr(err))
+		}
 	}
 	err = tx.Commit(ctx)
 	committed = true // Commit has ended the transaction either way

@@ -126,6 +126,7 @@ func Run(t *testing.T, h Harness) {
 		{"Stats", s.statsTests()},
 		{"Notes", s.noteTests()},
 		{"Summaries", s.summaryTests()},
+		{"TurnContext", s.turnContextTests()},
 		{"Connections", s.connectionTests()},
 		{"MCPGrants", s.mcpGrantTests()},
 		{"SideThreads", s.sideThreadTests()},

@@ -14,7 +14,9 @@
 -- and is then automatic (title_auto).
 -- Only the seq comes back: the caller has every other field of the entry,
 -- and the row it would send back costs the server and the client more than
--- the seq.
+-- the seq. With it comes the id of the transaction the insert made it take
+-- (as TxID reads it), so that a transaction that appended need not read it
+-- again before its COMMIT (see tryTx).
 WITH c AS (
     UPDATE conversations
     SET last_seq = last_seq + 1, updated_at = @now::timestamptz,
@@ -29,7 +31,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT @id, c.id, c.last_seq, c.last_seq - 1, @kind, @author, @content, @turn_id, @now::timestamptz
 FROM c
-RETURNING seq;
+RETURNING seq, COALESCE(txid_current_if_assigned(), 0)::bigint AS xid;
 
 -- name: EntryAppendError :one
 -- An error entry: no seq, placed after the current end of the log. Fenced by

@@ -17,3 +17,13 @@ SELECT * FROM agent_personalities
 WHERE agent_id = @agent_id
 ORDER BY version DESC
 LIMIT @max_rows;
+
+-- name: PersonalityOfConversation :one
+-- The current version of the document of a conversation's agent, for a
+-- turn's context (TurnContextGet), which cannot name the agent before it
+-- has read the conversation in the same batch.
+SELECT p.* FROM agent_personalities p
+JOIN conversations c ON c.agent_id = p.agent_id
+WHERE c.id = @conversation_id
+ORDER BY p.version DESC
+LIMIT 1;

@@ -78,7 +78,7 @@ INSERT INTO entries (id, conversation_id, seq, after_seq, kind, author, content,
                      turn_id, created_at)
 SELECT $1, c.id, c.last_seq, c.last_seq - 1, $2, $3, $4, $5, $6::timestamptz
 FROM c
-RETURNING seq
+RETURNING seq, COALESCE(txid_current_if_assigned(), 0)::bigint AS xid
 `
 
 type EntryAppendNextParams struct {
@@ -92,6 +92,11 @@ type EntryAppendNextParams struct {
 	ConversationID uuid.UUID
 	ExpectSeq      *int64
 	LeaseOwner     string
+}
+
+type EntryAppendNextRow struct {
+	Seq *int64
+	Xid int64
 }
 
 // The conversation log. Every query returning an entry returns the whole row
@@ -108,8 +113,10 @@ type EntryAppendNextParams struct {
 // and is then automatic (title_auto).
 // Only the seq comes back: the caller has every other field of the entry,
 // and the row it would send back costs the server and the client more than
-// the seq.
-func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (*int64, error) {
+// the seq. With it comes the id of the transaction the insert made it take
+// (as TxID reads it), so that a transaction that appended need not read it
+// again before its COMMIT (see tryTx).
+func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParams) (EntryAppendNextRow, error) {
 	row := q.db.QueryRow(ctx, entryAppendNext,
 		arg.ID,
 		arg.Kind,
@@ -122,9 +129,9 @@ func (q *Queries) EntryAppendNext(ctx context.Context, arg *EntryAppendNextParam
 		arg.ExpectSeq,
 		arg.LeaseOwner,
 	)
-	var seq *int64
-	err := row.Scan(&seq)
-	return seq, err
+	var i EntryAppendNextRow
+	err := row.Scan(&i.Seq, &i.Xid)
+	return i, err
 }
 
 const entryErrorList = `-- name: EntryErrorList :many

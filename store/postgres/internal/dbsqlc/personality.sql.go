@@ -110,3 +110,27 @@ func (q *Queries) PersonalityList(ctx context.Context, arg *PersonalityListParam
 	}
 	return items, nil
 }
+
+const personalityOfConversation = `-- name: PersonalityOfConversation :one
+SELECT p.agent_id, p.version, p.text, p.author, p.created_at FROM agent_personalities p
+JOIN conversations c ON c.agent_id = p.agent_id
+WHERE c.id = $1
+ORDER BY p.version DESC
+LIMIT 1
+`
+
+// The current version of the document of a conversation's agent, for a
+// turn's context (TurnContextGet), which cannot name the agent before it
+// has read the conversation in the same batch.
+func (q *Queries) PersonalityOfConversation(ctx context.Context, conversationID uuid.UUID) (AgentPersonality, error) {
+	row := q.db.QueryRow(ctx, personalityOfConversation, conversationID)
+	var i AgentPersonality
+	err := row.Scan(
+		&i.AgentID,
+		&i.Version,
+		&i.Text,
+		&i.Author,
+		&i.CreatedAt,
+	)
+	return i, err
+}
