@@ -569,7 +569,7 @@ func (s suite) testWorkEnqueueMany(t *testing.T) {
 	noErr(t, err, "enqueueing five items at once")
 	eq(t, len(res), 5, "results of five items")
 	for i, want := range []bool{true, false, true, false, true} {
-		eq(t, res[i].Inserted, want, fmt.Sprintf("inserted, item %d", i))
+		eq(t, res[i].Inserted, want, "inserted, item %d", i)
 	}
 	eq(t, res[1].Item.ID, first.ID, "the item of a key enqueued before")
 	eq(t, res[3].Item.ID, res[2].Item.ID, "the second item of a key new in the call")
@@ -631,7 +631,7 @@ func (s suite) testWorkEnqueueGroup(t *testing.T) {
 	for i := range n {
 		noErr(t, errs[i], "enqueueing in a group")
 		noErr(t, errs[i+n], "enqueueing a key twice in a group")
-		eq(t, res[i].Item.ID, res[i+n].Item.ID, fmt.Sprintf("the item of key %d, from its two calls", i))
+		eq(t, res[i].Item.ID, res[i+n].Item.ID, "the item of key %d, from its two calls", i)
 		isTrue(t, res[i].Inserted != res[i+n].Inserted, "one of the two calls with key %d inserted", i)
 	}
 	all, err := st.WorkList(ctx, &store.WorkListParams{Kind: "inbound"})
