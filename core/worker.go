@@ -414,12 +414,17 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 	finished := make(chan struct{}, l.concurrency)
 	every := expiredEvery(w.opts.LeaseTTL)
 	var lastWhole time.Time // of the latest whole claim that succeeded
+	// hot: this claim follows a full batch or a freed slot, in a burst. Only
+	// such claims leave out the running items (see expiredEvery); one after
+	// a wake-up or the poll is whole, as it also takes back this worker's
+	// own items whose lease ran out while they ran.
+	hot := false
 	for {
 		free := cap(slots) - len(slots)
 		claimed := 0
 		if free > 0 {
 			now := w.opts.Now()
-			whole := now.Sub(lastWhole) >= every
+			whole := !hot || now.Sub(lastWhole) >= every
 			items, err := w.opts.Store.WorkClaim(ctx, &store.WorkClaimParams{
 				Worker: w.opts.WorkerID, Kinds: l.kinds, Limit: free, LeaseTTL: w.opts.LeaseTTL, Now: now,
 				AvailableOnly: !whole,
@@ -472,8 +477,10 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 		// slots free up, for as many as the cooldown gathers.
 		if claimed > 0 && claimed == free {
 			w.cooldown(ctx, slots, finished)
+			hot = true
 			continue
 		}
+		hot = false
 		jitter := time.Duration(rand.Int64N(int64(w.opts.PollInterval) / 4))
 		timer := time.NewTimer(w.opts.PollInterval + jitter)
 		select {
@@ -483,6 +490,7 @@ func (w *Worker) loop(ctx, workCtx context.Context, l *lane) {
 		case <-l.wake:
 		case <-finished:
 			w.cooldown(ctx, slots, finished)
+			hot = true
 		case <-timer.C:
 		}
 		timer.Stop()
