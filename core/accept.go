@@ -59,8 +59,9 @@ func (s *Service) finisher(platform string) InboundFinisher {
 
 // Accept takes an inbound event with one durable write: a work item holding
 // the event, unique by its platform event id, enqueued with the Accepts
-// running beside it in one statement (store.Store.EnqueueGroup). Everything else Submit does happens in that
-// item (RunInbound), right after the platform has its ack. An accepted event
+// running beside it in one statement (store.Store.EnqueueGroup). Everything
+// else Submit does happens in that item (RunInbound), right after the
+// platform has its ack. An accepted event
 // is never lost: it is in the store when Accept returns, and the item runs
 // until it is done; a redelivered event finds its item and is Duplicate.
 // The items of one place (thread, channel or DM) run one at a time, in the

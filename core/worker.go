@@ -61,12 +61,13 @@ type Lane struct {
 // completeBatch bounds one WorkCompleteMany.
 const completeBatch = 500
 
-// expiredEvery is how often a claim loop's claim also takes over running
-// items whose lease expired (and fails those on their last attempt): a
-// quarter of the lease, within [250ms, 5s]. The claims between are
-// store.WorkClaimParams.AvailableOnly, which read no running item: at 100
-// slots the whole claim read every running item of its kinds twice, as
-// many rows as it hands out.
+// expiredEvery is how often, during a burst, a claim loop's claim also
+// takes over running items whose lease expired (and fails those on their
+// last attempt): a quarter of the lease, within [250ms, 5s]. The burst's
+// claims between are store.WorkClaimParams.AvailableOnly, which read no
+// running item: at 100 slots the whole claim read every running item of
+// its kinds twice, as many rows as it hands out. A claim after a wake-up
+// or the poll is always whole (see loop).
 func expiredEvery(leaseTTL time.Duration) time.Duration {
 	return min(max(leaseTTL/4, 250*time.Millisecond), 5*time.Second)
 }
