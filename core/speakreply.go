@@ -36,7 +36,8 @@ type ReplySpeech struct {
 	engine string
 	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{}
+	quiet  chan struct{} // closed when nothing plays any more
+	done   chan struct{} // closed after quiet, once the usage is recorded
 
 	mu      sync.Mutex
 	err     error
@@ -61,7 +62,7 @@ func (s *Service) SpeakReply(ctx context.Context, o ReplySpeechOptions) (*ReplyS
 	}
 	events, unsubscribe := s.hub.Subscribe(o.Conversation, 4096)
 	ctx, cancel := context.WithCancel(ctx)
-	r := &ReplySpeech{s: s, o: o, engine: eng.Speaks, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	r := &ReplySpeech{s: s, o: o, engine: eng.Speaks, ctx: ctx, cancel: cancel, quiet: make(chan struct{}), done: make(chan struct{})}
 	sentences := make(chan string, 256)
 	go r.listen(events, unsubscribe, sentences)
 	go r.speak(eng.Speaker, sentences)
@@ -145,6 +146,7 @@ func (r *ReplySpeech) listen(events <-chan Event, unsubscribe func(), out chan<-
 func (r *ReplySpeech) speak(sp voice.Speaker, sentences <-chan string) {
 	defer close(r.done)
 	defer r.record()
+	defer close(r.quiet)
 	type spoken struct {
 		a voice.Audio
 		s string
@@ -209,13 +211,13 @@ func (r *ReplySpeech) record() {
 
 // Stop interrupts the reply at once (barge-in): the sentence playing is
 // cut (its Play's ctx is cancelled) and no other is spoken. It waits until
-// speaking has stopped.
+// nothing plays, not for the speech's usage row (Wait does).
 func (r *ReplySpeech) Stop() {
 	r.mu.Lock()
 	r.stopped = true
 	r.mu.Unlock()
 	r.cancel()
-	<-r.done
+	<-r.quiet
 }
 
 // ErrReplyInterrupted is Wait's error for a reply stopped before its end.

@@ -118,8 +118,10 @@ type Play func(ctx context.Context, a voice.Audio, sentence string) error
 
 // Speech is one reply being spoken (core.ReplySpeech).
 type Speech interface {
-	// Stop interrupts it and waits until it has stopped.
+	// Stop interrupts it and waits until nothing of it plays.
 	Stop()
+	// Wait waits until it is over, its bookkeeping (usage) included.
+	Wait(ctx context.Context) error
 }
 
 // Options configure a session.
@@ -253,6 +255,11 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	for _, sp := range speeches {
 		sp.sp.Stop()
+	}
+	// Stop returns once nothing plays; what each reply still writes (its
+	// usage) is waited for here, so a closed session leaves nothing behind.
+	for _, sp := range speeches {
+		_ = sp.sp.Wait(context.Background())
 	}
 	s.wg.Wait()
 }

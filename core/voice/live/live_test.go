@@ -90,6 +90,15 @@ type reply struct {
 
 func (r *reply) Stop() { r.cancel(); <-r.done }
 
+func (r *reply) Wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (m *mouth) speak(ctx context.Context, play Play) (Speech, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &reply{cancel: cancel, done: make(chan struct{})}
