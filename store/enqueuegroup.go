@@ -24,6 +24,9 @@ type enqueueCall struct {
 	done chan struct{}
 }
 
+func (c *enqueueCall) context() context.Context { return c.ctx }
+func (c *enqueueCall) answer(err error)         { c.err = err; close(c.done) }
+
 func newEnqueueGroup(many func(ctx context.Context, ps []*WorkEnqueueParams) ([]*WorkEnqueueResult, error), most, lanes int) *enqueueGroup {
 	g := &enqueueGroup{many: many}
 	g.batches = batches[*enqueueCall]{max: most, lanes: max(lanes, 1), run: g.run}
@@ -43,15 +46,7 @@ func (g *enqueueGroup) do(ctx context.Context, p *WorkEnqueueParams) (*WorkEnque
 }
 
 func (g *enqueueGroup) run(batch []*enqueueCall) {
-	live := batch[:0:0]
-	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = context.Cause(c.ctx)
-			close(c.done)
-			continue
-		}
-		live = append(live, c)
-	}
+	live := waiting(batch)
 	if len(live) == 0 {
 		return
 	}
@@ -74,11 +69,9 @@ func (g *enqueueGroup) run(batch []*enqueueCall) {
 		return
 	}
 	for i, c := range live {
-		if err != nil {
-			c.err = err
-		} else {
+		if err == nil {
 			c.res = res[i]
 		}
-		close(c.done)
+		c.answer(err)
 	}
 }

@@ -93,6 +93,29 @@ type groupCall struct {
 	done chan struct{}
 }
 
+func (c *groupCall) context() context.Context { return c.ctx }
+func (c *groupCall) answer(err error)         { c.err = err; close(c.done) }
+
+// member is a call of either group.
+type member interface {
+	context() context.Context
+	answer(err error)
+}
+
+// waiting returns the calls of batch whose callers still wait; the others
+// are answered with their context's cause, nothing of them written.
+func waiting[C member](batch []C) []C {
+	live := batch[:0:0]
+	for _, c := range batch {
+		if ctx := c.context(); ctx.Err() != nil {
+			c.answer(context.Cause(ctx))
+			continue
+		}
+		live = append(live, c)
+	}
+	return live
+}
+
 // errMemberFailed aborts a batch's transaction when one member failed.
 var errMemberFailed = errors.New("a member of the group commit failed")
 
@@ -112,16 +135,7 @@ func (g *group) do(ctx context.Context, fn func(q Queries) error) error {
 // run commits batch, taking out members that fail until the rest commit.
 func (g *group) run(batch []*groupCall) {
 	for len(batch) > 0 {
-		live := batch[:0:0]
-		for _, c := range batch {
-			if err := c.ctx.Err(); err != nil {
-				// Gone before its writes ran: nothing of it is written.
-				c.err = context.Cause(c.ctx)
-				close(c.done)
-				continue
-			}
-			live = append(live, c)
-		}
+		live := waiting(batch)
 		if len(live) == 0 {
 			return
 		}
@@ -151,12 +165,11 @@ func (g *group) run(batch []*groupCall) {
 		switch {
 		case err == nil:
 			for _, c := range live {
-				close(c.done)
+				c.answer(nil)
 			}
 			return
 		case failed != nil && errors.Is(err, errMemberFailed):
-			failed.err = failedErr
-			close(failed.done)
+			failed.answer(failedErr)
 			rest := live[:0:0]
 			for _, c := range live {
 				if c != failed {
@@ -168,8 +181,7 @@ func (g *group) run(batch []*groupCall) {
 			// The transaction itself failed (after the driver's retries), or
 			// its outcome is unknown: every member shares that answer.
 			for _, c := range live {
-				c.err = err
-				close(c.done)
+				c.answer(err)
 			}
 			return
 		}
