@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -59,12 +58,6 @@ func start(t *testing.T, name string, env []string) *instance {
 // test's previous release).
 func startBinary(t *testing.T, binary, name string, env []string) *instance {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
@@ -73,21 +66,35 @@ func startBinary(t *testing.T, binary, name string, env []string) *instance {
 	}
 	t.Cleanup(func() { logf.Close() })
 	cmd := exec.Command(binary, "serve")
-	cmd.Env = append(env, "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_INSTANCE_ID="+name, "HOME="+dir)
+	// Port 0: the process binds a free port and logs it (testenv.ServeAddr).
+	cmd.Env = append(env, "SWITCHBOARD_ADDR=127.0.0.1:0", "SWITCHBOARD_INSTANCE_ID="+name, "HOME="+dir)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
-	in := &instance{t: t, name: name, addr: addr, log: logPath, cmd: cmd, done: make(chan error, 1)}
-	go func() { in.done <- cmd.Wait() }()
+	in := &instance{t: t, name: name, log: logPath, cmd: cmd, done: make(chan error, 1)}
+	exited := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		close(exited)
+		in.done <- err
+	}()
 	t.Cleanup(func() {
 		if t.Failed() {
 			in.dump()
 		}
 		in.kill()
 	})
+	addr, err := testenv.ServeAddr(func() string {
+		b, _ := os.ReadFile(logPath)
+		return string(b)
+	}, exited, waitLong)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	in.addr = addr
 	client := &http.Client{Timeout: 2 * time.Second}
 	if !poll(waitLong, func() bool {
 		resp, err := client.Get("http://" + addr + "/readyz")
