@@ -253,14 +253,7 @@ func (s *Session) Close() {
 		sp.stopped = true
 	}
 	s.mu.Unlock()
-	for _, sp := range speeches {
-		sp.sp.Stop()
-	}
-	// Stop returns once nothing plays; what each reply still writes (its
-	// usage) is waited for here, so a closed session leaves nothing behind.
-	for _, sp := range speeches {
-		_ = sp.sp.Wait(context.Background())
-	}
+	s.stopSpeeches(speeches)
 	s.wg.Wait()
 }
 
@@ -480,13 +473,21 @@ func (s *Session) startSpeech() *speech {
 	return sp
 }
 
-// stopSpeeches stops replies being spoken; Stop waits for the reply's
+// stopSpeeches stops replies being spoken, then waits until each is over,
+// its usage written: Stop returns once nothing of a reply plays, and what
+// the reply still writes is waited for here (by Close, or under s.wg), so a
+// closed session leaves nothing behind. Stop waits for the reply's
 // speaker, which may be waiting for the lock in play, so it is called
 // without the lock.
 func (s *Session) stopSpeeches(list []*speech) {
 	for _, sp := range list {
 		if sp.sp != nil {
 			sp.sp.Stop()
+		}
+	}
+	for _, sp := range list {
+		if sp.sp != nil {
+			_ = sp.sp.Wait(context.Background())
 		}
 	}
 }
